@@ -1,0 +1,177 @@
+import { displayPrefix, generateApiKey, hashApiKey } from "../crypto/api-key.ts";
+import { AppError } from "../errors/catalog.ts";
+import { fetchNumberDetails } from "../numbers/sync.ts";
+import type { Deps } from "../runtime/deps.ts";
+import { randomId } from "../runtime/random.ts";
+import type { Account, ApiKey, PhoneNumber, User, Waba } from "../store/types.ts";
+import type {
+  CreateAccountInput, CreateApiKeyInput, CreateNumberInput, CreateUserInput, CreateWabaInput,
+  UpdateAccountInput, UpdateNumberInput, UpdateWabaInput,
+} from "./schemas.ts";
+
+/**
+ * The operator's operations (CONTRACT 3) as plain functions: the HTTP routes and the CLI both call
+ * these, so the two can never disagree.
+ */
+type OpDeps = Pick<Deps, "store" | "clock" | "random" | "config" | "fetch" | "logger">;
+
+function mustAccount(deps: OpDeps, id: string): Account {
+  const account = deps.store.directory.account(id);
+  if (!account) throw new AppError("not_found", `No account ${id}.`);
+  return account;
+}
+
+export function getAccount(deps: OpDeps, id: string): Account {
+  return mustAccount(deps, id);
+}
+
+export async function createAccount(deps: OpDeps, input: CreateAccountInput): Promise<Account> {
+  return deps.store.directory.createAccount({
+    id: randomId(deps.random, "acc"),
+    name: input.name,
+    email: input.email,
+    billingStatus: input.billing_status ?? "active",
+    retention: input.retention ?? "24h",
+    maxNumbers: input.max_numbers ?? null,
+    createdAt: deps.clock.now(),
+  });
+}
+
+export async function updateAccount(deps: OpDeps, id: string, input: UpdateAccountInput): Promise<Account> {
+  mustAccount(deps, id);
+  const patch: Partial<Account> = {};
+  if (input.name !== undefined) patch.name = input.name;
+  if (input.email !== undefined) patch.email = input.email;
+  if (input.billing_status !== undefined) patch.billingStatus = input.billing_status;
+  if (input.retention !== undefined) patch.retention = input.retention;
+  if (input.max_numbers !== undefined) patch.maxNumbers = input.max_numbers;
+  return (await deps.store.directory.updateAccount(id, patch))!;
+}
+
+export async function createUser(deps: OpDeps, accountId: string, input: CreateUserInput): Promise<User> {
+  mustAccount(deps, accountId);
+  if (await deps.store.users.byEmail(input.email)) {
+    throw new AppError("conflict", `A dashboard user with email ${input.email} already exists.`);
+  }
+  return deps.store.users.create({
+    id: randomId(deps.random, "usr"),
+    accountId,
+    email: input.email,
+    passwordHash: await Bun.password.hash(input.password, { algorithm: "argon2id" }),
+    createdAt: deps.clock.now(),
+  });
+}
+
+/** Creates a key; the plain key is returned only here and never stored. */
+export async function createApiKey(deps: OpDeps, accountId: string, input: CreateApiKeyInput): Promise<{ key: string; record: ApiKey }> {
+  mustAccount(deps, accountId);
+  const key = generateApiKey(deps.random, input.mode);
+  const record = await deps.store.directory.createApiKey({
+    id: randomId(deps.random, "key"),
+    accountId,
+    mode: input.mode,
+    name: input.name ?? null,
+    prefix: displayPrefix(key),
+    keyHash: hashApiKey(key),
+    createdAt: deps.clock.now(),
+    revokedAt: null,
+  });
+  return { key, record };
+}
+
+/** Revokes a key; `accountId` scopes the look-up for the dashboard, where other accounts' keys are 404. */
+export async function revokeApiKey(deps: OpDeps, id: string, accountId?: string): Promise<ApiKey> {
+  const key = deps.store.directory.apiKey(id);
+  if (!key || (accountId !== undefined && key.accountId !== accountId)) throw new AppError("not_found", `No API key ${id}.`);
+  return (await deps.store.directory.revokeApiKey(id, deps.clock.now()))!;
+}
+
+export function getWaba(deps: OpDeps, wabaId: string): Waba {
+  const waba = deps.store.directory.waba(wabaId);
+  if (!waba) throw new AppError("not_found", `No WABA ${wabaId}.`);
+  return waba;
+}
+
+export async function createWaba(deps: OpDeps, accountId: string, input: CreateWabaInput): Promise<Waba> {
+  mustAccount(deps, accountId);
+  if (deps.store.directory.waba(input.waba_id)) throw new AppError("conflict", `WABA ${input.waba_id} is already connected.`);
+  const now = deps.clock.now();
+  return deps.store.directory.createWaba({
+    wabaId: input.waba_id,
+    accountId,
+    accessToken: input.access_token,
+    appSecret: input.app_secret ?? null,
+    status: "connected",
+    createdAt: now,
+    updatedAt: now,
+  });
+}
+
+export async function updateWaba(deps: OpDeps, wabaId: string, input: UpdateWabaInput): Promise<Waba> {
+  getWaba(deps, wabaId);
+  return (await deps.store.directory.updateWaba(wabaId, {
+    status: input.status,
+    accessToken: input.access_token,
+    updatedAt: deps.clock.now(),
+  }))!;
+}
+
+export function getNumber(deps: OpDeps, phoneNumberId: string): PhoneNumber {
+  const number = deps.store.directory.number(phoneNumberId);
+  if (!number) throw new AppError("not_found", `No number ${phoneNumberId}.`);
+  return number;
+}
+
+/** Re-reads a number's details from upstream; on failure the number keeps its level and records why. */
+export async function syncNumber(deps: OpDeps, phoneNumberId: string): Promise<PhoneNumber> {
+  const number = getNumber(deps, phoneNumberId);
+  const waba = getWaba(deps, number.wabaId);
+  const result = await fetchNumberDetails(deps, number, waba);
+  const now = deps.clock.now();
+  if (!result.ok) {
+    deps.logger.warn("number sync failed", { phone_number_id: phoneNumberId, reason: result.reason });
+    return (await deps.store.directory.updateNumber(phoneNumberId, { syncError: result.reason, updatedAt: now }))!;
+  }
+  return (await deps.store.directory.updateNumber(phoneNumberId, {
+    ...result.details,
+    syncedAt: now,
+    syncError: null,
+    updatedAt: now,
+  }))!;
+}
+
+export async function createNumber(deps: OpDeps, accountId: string, input: CreateNumberInput): Promise<PhoneNumber> {
+  const account = mustAccount(deps, accountId);
+  const waba = deps.store.directory.waba(input.waba_id);
+  if (!waba || waba.accountId !== accountId) {
+    throw new AppError("invalid_request", `WABA ${input.waba_id} is not connected to account ${accountId}; add it first.`);
+  }
+  if (deps.store.directory.number(input.phone_number_id)) {
+    throw new AppError("conflict", `Number ${input.phone_number_id} is already connected.`);
+  }
+  const connected = deps.store.directory.numbers(accountId).filter((n) => n.status !== "disconnected").length;
+  if (account.maxNumbers !== null && connected >= account.maxNumbers) {
+    throw new AppError("plan_limit", `The account's plan allows ${account.maxNumbers} number(s).`);
+  }
+  const now = deps.clock.now();
+  await deps.store.directory.createNumber({
+    phoneNumberId: input.phone_number_id,
+    accountId,
+    wabaId: input.waba_id,
+    kind: input.kind,
+    status: "connected",
+    throughputLevel: "STANDARD",
+    displayPhoneNumber: null,
+    verifiedName: null,
+    syncedAt: null,
+    syncError: null,
+    createdAt: now,
+    updatedAt: now,
+  });
+  return syncNumber(deps, input.phone_number_id);
+}
+
+export async function updateNumber(deps: OpDeps, phoneNumberId: string, input: UpdateNumberInput): Promise<PhoneNumber> {
+  getNumber(deps, phoneNumberId);
+  return (await deps.store.directory.updateNumber(phoneNumberId, { status: input.status, updatedAt: deps.clock.now() }))!;
+}

@@ -1,0 +1,48 @@
+import type { Account, ApiKey, PhoneNumber, Waba } from "../store/types.ts";
+
+/** The JSON shapes the operator and dashboard APIs answer with (snake_case, never a secret). */
+
+const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
+
+export const accountView = (a: Account) => ({
+  id: a.id,
+  name: a.name,
+  email: a.email,
+  billing_status: a.billingStatus,
+  retention: a.retention,
+  max_numbers: a.maxNumbers,
+  created_at: iso(a.createdAt),
+});
+
+export const apiKeyView = (k: ApiKey) => ({
+  id: k.id,
+  account_id: k.accountId,
+  mode: k.mode,
+  name: k.name,
+  prefix: k.prefix,
+  created_at: iso(k.createdAt),
+  revoked_at: iso(k.revokedAt),
+});
+
+export const wabaView = (w: Waba) => ({
+  waba_id: w.wabaId,
+  account_id: w.accountId,
+  status: w.status,
+  byo_app: w.appSecret !== null,
+  created_at: iso(w.createdAt),
+  updated_at: iso(w.updatedAt),
+});
+
+export const numberView = (n: PhoneNumber) => ({
+  phone_number_id: n.phoneNumberId,
+  account_id: n.accountId,
+  waba_id: n.wabaId,
+  kind: n.kind,
+  status: n.status,
+  throughput_level: n.throughputLevel,
+  display_phone_number: n.displayPhoneNumber,
+  verified_name: n.verifiedName,
+  synced_at: iso(n.syncedAt),
+  sync_error: n.syncError,
+  created_at: iso(n.createdAt),
+});

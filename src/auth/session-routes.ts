@@ -1,0 +1,49 @@
+import { Elysia, t } from "elysia";
+import { AppError } from "../errors/catalog.ts";
+import type { Deps } from "../runtime/deps.ts";
+import { checkOrigin, findSession, SESSION_COOKIE, SESSION_TTL_MS, signIn, signOut } from "./session.ts";
+
+function readCookie(header: string | null, name: string): string | undefined {
+  if (!header) return undefined;
+  for (const part of header.split(";")) {
+    const [k, ...v] = part.trim().split("=");
+    if (k === name) return v.join("=");
+  }
+  return undefined;
+}
+
+const isHttps = (request: Request) =>
+  request.url.startsWith("https:") || request.headers.get("x-forwarded-proto") === "https";
+
+/** POST/DELETE /api/session (CONTRACT 4). */
+export function sessionRoutes(deps: Deps) {
+  return new Elysia()
+    .post("/api/session", async ({ body, request, set }) => {
+      checkOrigin(request.method, request.headers.get("origin"), request.headers.get("host"));
+      const { token } = await signIn(deps, body.email, body.password);
+      const secure = isHttps(request) ? "; Secure" : "";
+      set.headers["set-cookie"] = `${SESSION_COOKIE}=${token}; HttpOnly; SameSite=Strict; Path=/; Max-Age=${SESSION_TTL_MS / 1000}${secure}`;
+      set.status = 204;
+    }, {
+      body: t.Object({ email: t.String({ maxLength: 320 }), password: t.String({ maxLength: 200 }) }),
+      detail: { tags: ["Dashboard API"], summary: "Sign in; sets the session cookie" },
+    })
+    .delete("/api/session", async ({ request, set }) => {
+      await signOut(deps, readCookie(request.headers.get("cookie"), SESSION_COOKIE));
+      set.headers["set-cookie"] = `${SESSION_COOKIE}=; HttpOnly; SameSite=Strict; Path=/; Max-Age=0`;
+      set.status = 204;
+    }, { detail: { tags: ["Dashboard API"], summary: "Sign out" } });
+}
+
+/**
+ * For dashboard API routes: resolves the session cookie to `accountId`, or answers 401.
+ * Every /api route except sign-in and the field list goes through this.
+ */
+export function requireSession(deps: Deps) {
+  return new Elysia({ name: "require-session" }).resolve({ as: "scoped" }, async ({ request }) => {
+    checkOrigin(request.method, request.headers.get("origin"), request.headers.get("host"));
+    const session = await findSession(deps, readCookie(request.headers.get("cookie"), SESSION_COOKIE));
+    if (!session) throw new AppError("unauthorized", "Sign in first.");
+    return { accountId: session.accountId, userId: session.userId };
+  });
+}

@@ -1,0 +1,63 @@
+import { createHash } from "node:crypto";
+import { AppError } from "../errors/catalog.ts";
+import type { Deps } from "../runtime/deps.ts";
+import type { Session } from "../store/types.ts";
+
+export const SESSION_COOKIE = "sb_session";
+export const SESSION_TTL_MS = 12 * 60 * 60 * 1000;
+/** Failed sign-ins allowed before each further try must wait, doubling up to the cap. */
+const FREE_FAILURES = 5;
+const MAX_LOCK_MS = 15 * 60 * 1000;
+
+type SessionDeps = Pick<Deps, "store" | "clock" | "random">;
+
+const hashToken = (token: string) => createHash("sha256").update(token).digest("hex");
+
+/** How long a sign-in for this email must still wait, in ms (0 = may try now). */
+export function signInLockRemaining(failures: { count: number; lastAt: number } | undefined, now: number): number {
+  if (!failures || failures.count < FREE_FAILURES) return 0;
+  const lock = Math.min(1000 * 2 ** (failures.count - FREE_FAILURES), MAX_LOCK_MS);
+  return Math.max(0, failures.lastAt + lock - now);
+}
+
+/** Checks the password and opens a session; returns the cookie value. */
+export async function signIn(deps: SessionDeps, email: string, password: string): Promise<{ token: string; session: Session }> {
+  const now = deps.clock.now();
+  const wait = signInLockRemaining(await deps.store.users.failures(email), now);
+  if (wait > 0) throw new AppError("too_many_attempts", `Too many failed sign-ins; try again in ${Math.ceil(wait / 1000)} s.`);
+  const user = await deps.store.users.byEmail(email);
+  const ok = user ? await Bun.password.verify(password, user.passwordHash) : false;
+  if (!user || !ok) {
+    await deps.store.users.recordFailure(email, now);
+    throw new AppError("unauthorized", "Wrong email or password.");
+  }
+  await deps.store.users.clearFailures(email);
+  const token = Buffer.from(deps.random.bytes(32)).toString("base64url");
+  const session: Session = { tokenHash: hashToken(token), userId: user.id, accountId: user.accountId, createdAt: now, expiresAt: now + SESSION_TTL_MS };
+  await deps.store.sessions.create(session);
+  return { token, session };
+}
+
+/** The live session behind a cookie value, or null. */
+export async function findSession(deps: SessionDeps, token: string | undefined): Promise<Session | null> {
+  if (!token) return null;
+  const session = await deps.store.sessions.find(hashToken(token));
+  if (!session || session.expiresAt <= deps.clock.now()) return null;
+  return session;
+}
+
+export async function signOut(deps: SessionDeps, token: string | undefined): Promise<void> {
+  if (token) await deps.store.sessions.delete(hashToken(token));
+}
+
+/** State-changing calls from a browser must come from our own origin (CSRF defence beside SameSite). */
+export function checkOrigin(method: string, origin: string | null, host: string | null): void {
+  if (method === "GET" || method === "HEAD" || origin === null) return;
+  let originHost: string;
+  try {
+    originHost = new URL(origin).host;
+  } catch {
+    throw new AppError("forbidden");
+  }
+  if (originHost !== host) throw new AppError("forbidden");
+}

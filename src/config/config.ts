@@ -1,0 +1,142 @@
+import { parseDuration } from "./duration.ts";
+
+export interface Config {
+  readonly port: number;
+  readonly host: string;
+  /** Path of the SQLite file (":memory:" allowed in tests). */
+  readonly databasePath: string;
+  readonly upstreamUrl: string;
+  /** Version used for the service's own calls upstream (number sync). Proxied calls keep the caller's. */
+  readonly upstreamApiVersion: string;
+  readonly appSecret: string;
+  readonly webhookVerifyToken: string | null;
+  readonly adminToken: string | null;
+  /** 32 bytes; null only in DEV_MODE, where main.ts supplies a key kept beside the database. */
+  readonly encryptionKey: Uint8Array | null;
+  readonly devMode: boolean;
+  readonly upstreamTimeoutMs: number;
+  readonly upstreamMediaTimeoutMs: number;
+  readonly webhookTimeoutMs: number;
+  /** Waits between attempts: N waits = N + 1 attempts. */
+  readonly webhookRetrySchedule: readonly number[];
+  readonly smtpUrl: string | null;
+  readonly mailFrom: string;
+  readonly logLevel: "debug" | "info" | "warn" | "error";
+}
+
+export class ConfigError extends Error {
+  constructor(readonly variable: string, detail: string) {
+    super(`${variable}: ${detail}`);
+  }
+}
+
+export const DEFAULT_UPSTREAM_URL = "https://graph.facebook.com";
+/** Used only when DEV_MODE=1 and APP_SECRET is unset, so a development server starts with no setup. */
+export const DEV_APP_SECRET = "switchboard-dev-app-secret";
+
+type Env = Record<string, string | undefined>;
+
+function text(env: Env, name: string): string | null {
+  const value = env[name];
+  return value === undefined || value.trim() === "" ? null : value.trim();
+}
+
+function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = text(env, name);
+  if (raw === null) return fallback;
+  if (!/^\d+$/.test(raw)) throw new ConfigError(name, `must be a whole number, got "${raw}"`);
+  const value = Number(raw);
+  if (value < min || value > max) throw new ConfigError(name, `must be between ${min} and ${max}, got ${value}`);
+  return value;
+}
+
+function flag(env: Env, name: string): boolean {
+  const raw = text(env, name);
+  if (raw === null || raw === "0" || raw === "false") return false;
+  if (raw === "1" || raw === "true") return true;
+  throw new ConfigError(name, `must be 0 or 1, got "${raw}"`);
+}
+
+function databasePath(raw: string): string {
+  if (raw === ":memory:" || raw === "file::memory:") return ":memory:";
+  if (raw.startsWith("file:")) return raw.slice("file:".length);
+  if (/^postgres(ql)?:\/\//.test(raw)) {
+    throw new ConfigError("DATABASE_URL", "PostgreSQL is not supported yet; use file:<path> for SQLite");
+  }
+  throw new ConfigError("DATABASE_URL", `must look like file:./data/switchboard.db, got "${raw}"`);
+}
+
+function upstreamUrl(raw: string): string {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ConfigError("UPSTREAM_URL", `is not a URL: "${raw}"`);
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") {
+    throw new ConfigError("UPSTREAM_URL", "must start with http:// or https://");
+  }
+  if (raw.endsWith("/")) throw new ConfigError("UPSTREAM_URL", "must not end with a slash");
+  return raw;
+}
+
+function encryptionKey(raw: string | null, devMode: boolean): Uint8Array | null {
+  if (raw === null) {
+    if (devMode) return null;
+    throw new ConfigError("ENCRYPTION_KEY", "is required (32 bytes, base64; make one with `openssl rand -base64 32`)");
+  }
+  const bytes = Buffer.from(raw, "base64");
+  if (bytes.length !== 32 || !/^[A-Za-z0-9+/]+={0,2}$/.test(raw)) {
+    throw new ConfigError("ENCRYPTION_KEY", `must be 32 bytes in base64, got ${bytes.length} bytes`);
+  }
+  return new Uint8Array(bytes);
+}
+
+function retrySchedule(raw: string | null): number[] {
+  if (raw === null) return [5_000, 60_000, 300_000, 1_800_000, 7_200_000, 21_600_000, 43_200_000];
+  const parts = raw.split(",");
+  const waits = parts.map(parseDuration);
+  const bad = parts.find((_, i) => waits[i] === null);
+  if (bad !== undefined) {
+    throw new ConfigError("WEBHOOK_RETRY_SCHEDULE", `"${bad.trim()}" is not a duration like 5s, 1m or 2h`);
+  }
+  return waits as number[];
+}
+
+function logLevel(raw: string | null): Config["logLevel"] {
+  if (raw === null) return "info";
+  if (raw === "debug" || raw === "info" || raw === "warn" || raw === "error") return raw;
+  throw new ConfigError("LOG_LEVEL", `must be debug, info, warn or error, got "${raw}"`);
+}
+
+/** Reads the environment once into a frozen, typed configuration; throws ConfigError naming the variable. */
+export function parseConfig(env: Env): Config {
+  const devMode = flag(env, "DEV_MODE");
+  const appSecret = text(env, "APP_SECRET") ?? (devMode ? DEV_APP_SECRET : null);
+  if (appSecret === null) throw new ConfigError("APP_SECRET", "is required unless DEV_MODE=1");
+  const version = text(env, "UPSTREAM_API_VERSION") ?? "v21.0";
+  if (!/^v\d+\.0$/.test(version)) throw new ConfigError("UPSTREAM_API_VERSION", `must look like v21.0, got "${version}"`);
+  const smtpUrl = text(env, "SMTP_URL");
+  if (smtpUrl !== null && !/^smtps?:\/\//.test(smtpUrl)) {
+    throw new ConfigError("SMTP_URL", "must start with smtp:// or smtps://");
+  }
+  return Object.freeze({
+    port: integer(env, "PORT", 8080, 0, 65535),
+    host: text(env, "HOST") ?? "0.0.0.0",
+    databasePath: databasePath(text(env, "DATABASE_URL") ?? "file:./data/switchboard.db"),
+    upstreamUrl: upstreamUrl(text(env, "UPSTREAM_URL") ?? DEFAULT_UPSTREAM_URL),
+    upstreamApiVersion: version,
+    appSecret,
+    webhookVerifyToken: text(env, "WEBHOOK_VERIFY_TOKEN"),
+    adminToken: text(env, "ADMIN_TOKEN"),
+    encryptionKey: encryptionKey(text(env, "ENCRYPTION_KEY"), devMode),
+    devMode,
+    upstreamTimeoutMs: integer(env, "UPSTREAM_TIMEOUT_MS", 30_000, 1, 600_000),
+    upstreamMediaTimeoutMs: integer(env, "UPSTREAM_MEDIA_TIMEOUT_MS", 120_000, 1, 600_000),
+    webhookTimeoutMs: integer(env, "WEBHOOK_TIMEOUT_MS", 10_000, 1, 120_000),
+    webhookRetrySchedule: Object.freeze(retrySchedule(text(env, "WEBHOOK_RETRY_SCHEDULE"))),
+    smtpUrl,
+    mailFrom: text(env, "MAIL_FROM") ?? "switchboard@localhost",
+    logLevel: logLevel(text(env, "LOG_LEVEL")),
+  });
+}

@@ -1,0 +1,74 @@
+/**
+ * Every error the service raises itself. Proxy errors (SPEC 7.2) carry numeric codes that are
+ * never renumbered; the operator and dashboard APIs (CONTRACT 3, 4) use string codes.
+ */
+export const ERRORS = {
+  // SPEC 7.2
+  invalid_api_key: { status: 401, type: "ProxyAuthException", code: 1001, message: "Invalid or missing API key." },
+  test_key_on_live_number: { status: 401, type: "ProxyAuthException", code: 1001, message: "Test keys only work with sandbox numbers." },
+  no_subscription: { status: 402, type: "ProxyBillingException", code: 1002, message: "This account has no active subscription." },
+  payment_overdue: { status: 402, type: "ProxyBillingException", code: 1002, message: "Subscription payment is overdue." },
+  account_suspended: { status: 402, type: "ProxyBillingException", code: 1002, message: "This account is suspended." },
+  unknown_route: { status: 404, type: "ProxyRoutingException", code: 1003, message: "Unknown route or object." },
+  payload_too_large: { status: 413, type: "ProxyPayloadTooLargeException", code: 1004, message: "Request body exceeds 100 MB." },
+  waba_token_revoked: { status: 422, type: "ProxyNotConnectedException", code: 1005, message: "WABA token revoked." },
+  waba_disconnected: { status: 422, type: "ProxyNotConnectedException", code: 1005, message: "WABA disconnected." },
+  number_disconnected: { status: 422, type: "ProxyNotConnectedException", code: 1005, message: "Number disconnected." },
+  number_restricted: { status: 422, type: "ProxyNotConnectedException", code: 1005, message: "Number restricted." },
+  number_flagged: { status: 422, type: "ProxyNotConnectedException", code: 1005, message: "Number flagged." },
+  number_not_registered: { status: 422, type: "ProxyNotConnectedException", code: 1005, message: "Number not registered." },
+  rate_limited: { status: 429, type: "ProxyThrottleException", code: 1006, message: "Rate limit reached for this number." },
+  upstream_unreachable: { status: 502, type: "ProxyUpstreamException", code: 1007, message: "The upstream platform could not be reached." },
+  upstream_timeout: { status: 503, type: "ProxyUpstreamException", code: 1007, message: "Upstream request timed out." },
+
+  // CONTRACT 3 and 4
+  unauthorized: { status: 401, type: "AuthException", code: "unauthorized", message: "Missing or invalid credentials." },
+  forbidden: { status: 403, type: "AuthException", code: "forbidden", message: "This request is not allowed from this origin." },
+  not_found: { status: 404, type: "NotFoundException", code: "not_found", message: "Not found." },
+  invalid_request: { status: 400, type: "InvalidRequestException", code: "invalid_request", message: "The request is not valid." },
+  conflict: { status: 409, type: "ConflictException", code: "conflict", message: "This conflicts with an existing record." },
+  plan_limit: { status: 409, type: "ConflictException", code: "plan_limit", message: "The account's plan allows no more numbers." },
+  no_numbers: { status: 409, type: "ConflictException", code: "no_numbers", message: "Connect a live number before adding a webhook endpoint." },
+  invalid_url: { status: 422, type: "InvalidRequestException", code: "invalid_url", message: "The URL is not allowed." },
+  invalid_fields: { status: 422, type: "InvalidRequestException", code: "invalid_fields", message: "Choose 1 to 40 known event fields." },
+  payload_expired: { status: 410, type: "GoneException", code: "payload_expired", message: "The payload of this delivery has been deleted." },
+  too_many_attempts: { status: 429, type: "AuthException", code: "too_many_attempts", message: "Too many failed sign-ins; try again later." },
+  internal: { status: 500, type: "InternalException", code: "internal", message: "Internal error." },
+} as const;
+
+export type ErrorName = keyof typeof ERRORS;
+export type ErrorSpec = (typeof ERRORS)[ErrorName];
+
+/** An error of ours, as a value: which one, and optionally a more specific message. */
+export class AppError extends Error {
+  readonly spec: ErrorSpec;
+  constructor(readonly errorName: ErrorName, message?: string) {
+    const spec = ERRORS[errorName];
+    super(message ?? spec.message);
+    this.spec = spec;
+  }
+  get status(): number {
+    return this.spec.status;
+  }
+}
+
+export interface ErrorEnvelope {
+  error: { message: string; type: string; code: number | string; trace_id: string };
+}
+
+/** The one place the envelope of SPEC 7.1 is written. */
+export function errorEnvelope(name: ErrorName, traceId: string, message?: string): ErrorEnvelope {
+  const spec = ERRORS[name];
+  return { error: { message: message ?? spec.message, type: spec.type, code: spec.code, trace_id: traceId } };
+}
+
+export function errorResponse(
+  name: ErrorName,
+  traceId: string,
+  options: { message?: string; headers?: Record<string, string> } = {},
+): Response {
+  return new Response(JSON.stringify(errorEnvelope(name, traceId, options.message)), {
+    status: ERRORS[name].status,
+    headers: { "content-type": "application/json", "x-proxy-request-id": traceId, ...options.headers },
+  });
+}

@@ -1,0 +1,78 @@
+import { Elysia } from "elysia";
+import { AppError, ERRORS, errorEnvelope, type ErrorName } from "../errors/catalog.ts";
+import type { Logger } from "../observability/logger.ts";
+import type { Metrics } from "../observability/metrics.ts";
+import { randomId } from "../runtime/random.ts";
+import type { Random } from "../runtime/random.ts";
+
+/** Which part of the service a path belongs to, for metrics and for how a 404 is worded. */
+export function routeGroup(path: string): "admin" | "api" | "webhooks" | "dashboard" | "ops" | "proxy" {
+  if (path.startsWith("/admin")) return "admin";
+  if (path.startsWith("/api/")) return "api";
+  if (path.startsWith("/webhooks/")) return "webhooks";
+  if (path.startsWith("/dashboard")) return "dashboard";
+  if (path === "/healthz" || path === "/metrics" || path.startsWith("/docs")) return "ops";
+  return "proxy";
+}
+
+function validationMessage(error: unknown): string {
+  const detail = error as { all?: { path?: string; message?: string }[] } | undefined;
+  const first = detail?.all?.[0];
+  if (!first) return "The request body is not valid.";
+  const where = first.path ? first.path.replace(/^\//, "").replaceAll("/", ".") : "body";
+  return `${where}: ${first.message ?? "is not valid"}`;
+}
+
+/**
+ * Gives every request an id (sent back as X-Proxy-Request-Id and used as trace_id), renders every
+ * error of ours in the one envelope, logs each request and counts it.
+ */
+export function requestContext(deps: { random: Random; logger: Logger; metrics: Metrics }) {
+  return new Elysia({ name: "request-context" })
+    .derive({ as: "global" }, () => ({
+      requestId: randomId(deps.random, "req", 20),
+      startedAt: performance.now(),
+    }))
+    .onAfterHandle({ as: "global" }, ({ set, requestId }) => {
+      set.headers["x-proxy-request-id"] = requestId;
+    })
+    .onError({ as: "global" }, (context) => {
+      const { code, error, request, path } = context;
+      // derive has not run when routing itself failed (NOT_FOUND, PARSE): mint the id here then.
+      const traceId = ("requestId" in context && typeof context.requestId === "string" ? context.requestId : null) ?? randomId(deps.random, "req", 20);
+      let name: ErrorName;
+      let message: string | undefined;
+      if (error instanceof AppError) {
+        name = error.errorName;
+        message = error.message;
+      } else if (code === "VALIDATION" || code === "PARSE") {
+        name = "invalid_request";
+        message = code === "PARSE" ? "The request body is not valid JSON." : validationMessage(error);
+      } else if (code === "NOT_FOUND") {
+        const group = routeGroup(path);
+        name = group === "admin" || group === "api" ? "not_found" : "unknown_route";
+      } else {
+        name = "internal";
+        deps.logger.error("unhandled error", { method: request.method, path, error });
+      }
+      const body = errorEnvelope(name, traceId, message);
+      return new Response(JSON.stringify(body), {
+        status: ERRORS[name].status,
+        headers: { "content-type": "application/json", "x-proxy-request-id": traceId },
+      });
+    })
+    .onAfterResponse({ as: "global" }, ({ request, path, set, requestId, startedAt }) => {
+      const status = typeof set.status === "number" ? set.status : 200;
+      const group = routeGroup(path);
+      deps.metrics.httpRequests.inc({ group, status: `${Math.floor(status / 100)}xx` });
+      if (group !== "ops") {
+        deps.logger.info("request", {
+          request_id: requestId,
+          method: request.method,
+          path,
+          status,
+          ms: startedAt === undefined ? undefined : Math.round((performance.now() - startedAt) * 10) / 10,
+        });
+      }
+    });
+}

@@ -1,0 +1,47 @@
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
+
+/** One registry per app (never prom-client's global one), so two apps in one test process do not mix. */
+export function createMetrics() {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry, prefix: "switchboard_" });
+  return {
+    registry,
+    httpRequests: new Counter({
+      name: "switchboard_http_requests_total",
+      help: "HTTP requests answered, by route group and status class.",
+      labelNames: ["group", "status"] as const,
+      registers: [registry],
+    }),
+    proxyRequests: new Counter({
+      name: "switchboard_proxy_requests_total",
+      help: "Proxied calls by outcome: upstream status, or our own error code.",
+      labelNames: ["outcome"] as const,
+      registers: [registry],
+    }),
+    upstreamLatency: new Histogram({
+      name: "switchboard_upstream_seconds",
+      help: "Time from forwarding a proxied call to upstream's response headers.",
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 120],
+      registers: [registry],
+    }),
+    webhookEvents: new Counter({
+      name: "switchboard_webhook_events_total",
+      help: "Upstream webhook events received, by result.",
+      labelNames: ["result"] as const,
+      registers: [registry],
+    }),
+    deliveryAttempts: new Counter({
+      name: "switchboard_delivery_attempts_total",
+      help: "Webhook delivery attempts, by outcome.",
+      labelNames: ["outcome"] as const,
+      registers: [registry],
+    }),
+    deliveriesPending: new Gauge({
+      name: "switchboard_deliveries_pending",
+      help: "Deliveries waiting for an attempt or a retry.",
+      registers: [registry],
+    }),
+  };
+}
+
+export type Metrics = ReturnType<typeof createMetrics>;

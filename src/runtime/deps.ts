@@ -1,0 +1,29 @@
+import type { Config } from "../config/config.ts";
+import type { Logger } from "../observability/logger.ts";
+import type { Metrics } from "../observability/metrics.ts";
+import type { Store } from "../store/store.ts";
+import type { Clock } from "./clock.ts";
+import type { Random } from "./random.ts";
+import type { Resolver } from "./resolver.ts";
+
+/** The fetch the service uses to talk outward (upstream platform, webhook receivers). */
+export type Fetch = (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
+
+/** Everything createApp needs from the outside world; tests pass their own. */
+export interface Deps {
+  config: Config;
+  store: Store;
+  clock: Clock;
+  random: Random;
+  resolver: Resolver;
+  fetch: Fetch;
+  logger: Logger;
+  metrics: Metrics;
+}
+
+/** Background work a capability runs while the server is up (scheduler ticks, coalesced writes). */
+export interface Worker {
+  start(): void;
+  /** Finishes in-flight work and flushes state; called after the server stops accepting. */
+  stop(): Promise<void>;
+}

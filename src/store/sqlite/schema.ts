@@ -1,0 +1,159 @@
+import { sql } from "drizzle-orm";
+import { blob, index, integer, real, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+
+// Times are Unix epoch milliseconds from the injected clock, never SQL's own now().
+
+export const accounts = sqliteTable("accounts", {
+  id: text("id").primaryKey(),
+  name: text("name").notNull(),
+  email: text("email").notNull(),
+  billingStatus: text("billing_status", { enum: ["active", "none", "overdue", "suspended"] }).notNull(),
+  retention: text("retention", { enum: ["24h", "7d"] }).notNull(),
+  maxNumbers: integer("max_numbers"),
+  createdAt: integer("created_at").notNull(),
+});
+
+export const users = sqliteTable("users", {
+  id: text("id").primaryKey(),
+  accountId: text("account_id").notNull().references(() => accounts.id, { onDelete: "cascade" }),
+  email: text("email").notNull(),
+  passwordHash: text("password_hash").notNull(),
+  createdAt: integer("created_at").notNull(),
+}, (t) => [uniqueIndex("users_email").on(t.email)]);
+
+export const sessions = sqliteTable("sessions", {
+  // sha256 of the cookie value: a stolen database does not yield live sessions.
+  tokenHash: text("token_hash").primaryKey(),
+  userId: text("user_id").notNull().references(() => users.id, { onDelete: "cascade" }),
+  accountId: text("account_id").notNull().references(() => accounts.id, { onDelete: "cascade" }),
+  createdAt: integer("created_at").notNull(),
+  expiresAt: integer("expires_at").notNull(),
+}, (t) => [index("sessions_expires").on(t.expiresAt)]);
+
+export const apiKeys = sqliteTable("api_keys", {
+  id: text("id").primaryKey(),
+  accountId: text("account_id").notNull().references(() => accounts.id, { onDelete: "cascade" }),
+  mode: text("mode", { enum: ["live", "test"] }).notNull(),
+  name: text("name"),
+  // First characters of the key, enough to recognise it in a list; the rest exists only as a hash.
+  prefix: text("prefix").notNull(),
+  keyHash: text("key_hash").notNull(),
+  createdAt: integer("created_at").notNull(),
+  revokedAt: integer("revoked_at"),
+}, (t) => [uniqueIndex("api_keys_hash").on(t.keyHash), index("api_keys_account").on(t.accountId)]);
+
+export const wabas = sqliteTable("wabas", {
+  wabaId: text("waba_id").primaryKey(),
+  accountId: text("account_id").notNull().references(() => accounts.id, { onDelete: "cascade" }),
+  accessTokenEnc: text("access_token_enc").notNull(),
+  appSecretEnc: text("app_secret_enc"),
+  status: text("status", { enum: ["connected", "disconnected", "token_revoked"] }).notNull(),
+  createdAt: integer("created_at").notNull(),
+  updatedAt: integer("updated_at").notNull(),
+}, (t) => [index("wabas_account").on(t.accountId)]);
+
+export const numbers = sqliteTable("numbers", {
+  phoneNumberId: text("phone_number_id").primaryKey(),
+  accountId: text("account_id").notNull().references(() => accounts.id, { onDelete: "cascade" }),
+  wabaId: text("waba_id").notNull().references(() => wabas.wabaId, { onDelete: "cascade" }),
+  kind: text("kind", { enum: ["sandbox", "byo", "embedded", "coexistence"] }).notNull(),
+  status: text("status", { enum: ["connected", "disconnected", "restricted", "flagged", "not_registered"] }).notNull(),
+  throughputLevel: text("throughput_level", { enum: ["STANDARD", "HIGH"] }).notNull(),
+  displayPhoneNumber: text("display_phone_number"),
+  verifiedName: text("verified_name"),
+  syncedAt: integer("synced_at"),
+  syncError: text("sync_error"),
+  createdAt: integer("created_at").notNull(),
+  updatedAt: integer("updated_at").notNull(),
+}, (t) => [index("numbers_account").on(t.accountId), index("numbers_waba").on(t.wabaId)]);
+
+export const endpoints = sqliteTable("endpoints", {
+  id: text("id").primaryKey(),
+  accountId: text("account_id").notNull().references(() => accounts.id, { onDelete: "cascade" }),
+  url: text("url").notNull(),
+  fields: text("fields", { mode: "json" }).$type<string[]>().notNull(),
+  phoneNumberId: text("phone_number_id"),
+  secretEnc: text("secret_enc").notNull(),
+  // Kept for the 24-hour overlap after a rotation, then ignored.
+  previousSecretEnc: text("previous_secret_enc"),
+  previousSecretExpiresAt: integer("previous_secret_expires_at"),
+  enabled: integer("enabled", { mode: "boolean" }).notNull(),
+  disabledReason: text("disabled_reason", { enum: ["consecutive_failures", "gone"] }),
+  consecutiveFailures: integer("consecutive_failures").notNull().default(0),
+  lastSuccessAt: integer("last_success_at"),
+  warnedAt: integer("warned_at"),
+  createdAt: integer("created_at").notNull(),
+  updatedAt: integer("updated_at").notNull(),
+}, (t) => [index("endpoints_account").on(t.accountId)]);
+
+// One row per account per upstream event: the body that account's endpoints receive.
+export const events = sqliteTable("events", {
+  id: text("id").primaryKey(),
+  accountId: text("account_id").notNull().references(() => accounts.id, { onDelete: "cascade" }),
+  receivedAt: integer("received_at").notNull(),
+  // Null once the payload is deleted (history payloads, retention).
+  body: blob("body", { mode: "buffer" }),
+  // The upstream X-Hub-Signature-256, kept only while the body is byte-identical to what upstream signed.
+  upstreamSignature: text("upstream_signature"),
+  fields: text("fields", { mode: "json" }).$type<string[]>().notNull(),
+  containsHistory: integer("contains_history", { mode: "boolean" }).notNull().default(false),
+  isTest: integer("is_test", { mode: "boolean" }).notNull().default(false),
+}, (t) => [index("events_account_received").on(t.accountId, t.receivedAt)]);
+
+export const deliveries = sqliteTable("deliveries", {
+  // Sent as webhook-id; identical on every retry.
+  id: text("id").primaryKey(),
+  accountId: text("account_id").notNull().references(() => accounts.id, { onDelete: "cascade" }),
+  endpointId: text("endpoint_id").notNull().references(() => endpoints.id, { onDelete: "cascade" }),
+  eventId: text("event_id").notNull().references(() => events.id, { onDelete: "cascade" }),
+  status: text("status", { enum: ["pending", "succeeded", "parked"] }).notNull(),
+  attemptCount: integer("attempt_count").notNull().default(0),
+  nextAttemptAt: integer("next_attempt_at"),
+  // A claim that expires: a delivery claimed by a process that died is attempted again.
+  leaseUntil: integer("lease_until"),
+  replayOf: text("replay_of"),
+  createdAt: integer("created_at").notNull(),
+  updatedAt: integer("updated_at").notNull(),
+}, (t) => [
+  index("deliveries_due").on(t.status, t.nextAttemptAt),
+  index("deliveries_account_created").on(t.accountId, t.createdAt),
+  index("deliveries_endpoint_created").on(t.endpointId, t.createdAt),
+]);
+
+export const attempts = sqliteTable("attempts", {
+  id: integer("id").primaryKey({ autoIncrement: true }),
+  deliveryId: text("delivery_id").notNull().references(() => deliveries.id, { onDelete: "cascade" }),
+  number: integer("number").notNull(),
+  at: integer("at").notNull(),
+  statusCode: integer("status_code"),
+  error: text("error"),
+  responseExcerpt: text("response_excerpt"),
+  durationMs: integer("duration_ms").notNull(),
+}, (t) => [index("attempts_delivery").on(t.deliveryId)]);
+
+export const notifications = sqliteTable("notifications", {
+  id: text("id").primaryKey(),
+  accountId: text("account_id").notNull().references(() => accounts.id, { onDelete: "cascade" }),
+  kind: text("kind").notNull(),
+  subject: text("subject").notNull(),
+  body: text("body").notNull(),
+  emailedAt: integer("emailed_at"),
+  createdAt: integer("created_at").notNull(),
+}, (t) => [index("notifications_account").on(t.accountId, t.createdAt)]);
+
+export const rateBuckets = sqliteTable("rate_buckets", {
+  key: text("key").primaryKey(),
+  tokens: real("tokens").notNull(),
+  updatedAt: integer("updated_at").notNull(),
+});
+
+export const signInFailures = sqliteTable("sign_in_failures", {
+  email: text("email").primaryKey(),
+  count: integer("count").notNull(),
+  lastAt: integer("last_at").notNull(),
+});
+
+export const meta = sqliteTable("meta", {
+  key: text("key").primaryKey(),
+  value: text("value").notNull().default(sql`''`),
+});

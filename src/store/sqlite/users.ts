@@ -1,0 +1,52 @@
+import { eq, lt } from "drizzle-orm";
+import type { SessionStore, UserStore } from "../store.ts";
+import type { Session, User } from "../types.ts";
+import type { Db } from "./open.ts";
+import { sessions, signInFailures, users } from "./schema.ts";
+
+export class SqliteUsers implements UserStore {
+  constructor(private readonly db: Db) {}
+  async byEmail(email: string) {
+    return this.db.select().from(users).where(eq(users.email, email.toLowerCase())).get();
+  }
+  async byId(id: string) {
+    return this.db.select().from(users).where(eq(users.id, id)).get();
+  }
+  async create(user: User) {
+    const row = { ...user, email: user.email.toLowerCase() };
+    this.db.insert(users).values(row).run();
+    return row;
+  }
+  async failures(email: string) {
+    const row = this.db.select().from(signInFailures).where(eq(signInFailures.email, email.toLowerCase())).get();
+    return row ? { count: row.count, lastAt: row.lastAt } : undefined;
+  }
+  async recordFailure(email: string, at: number) {
+    const key = email.toLowerCase();
+    const current = this.db.select().from(signInFailures).where(eq(signInFailures.email, key)).get();
+    this.db
+      .insert(signInFailures)
+      .values({ email: key, count: 1, lastAt: at })
+      .onConflictDoUpdate({ target: signInFailures.email, set: { count: (current?.count ?? 0) + 1, lastAt: at } })
+      .run();
+  }
+  async clearFailures(email: string) {
+    this.db.delete(signInFailures).where(eq(signInFailures.email, email.toLowerCase())).run();
+  }
+}
+
+export class SqliteSessions implements SessionStore {
+  constructor(private readonly db: Db) {}
+  async create(session: Session) {
+    this.db.insert(sessions).values(session).run();
+  }
+  async find(tokenHash: string) {
+    return this.db.select().from(sessions).where(eq(sessions.tokenHash, tokenHash)).get();
+  }
+  async delete(tokenHash: string) {
+    this.db.delete(sessions).where(eq(sessions.tokenHash, tokenHash)).run();
+  }
+  async purgeExpired(now: number) {
+    return this.db.delete(sessions).where(lt(sessions.expiresAt, now)).returning({ tokenHash: sessions.tokenHash }).all().length;
+  }
+}

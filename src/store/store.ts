@@ -1,0 +1,79 @@
+import type {
+  Account, ApiKey, BucketState, Notification, PhoneNumber, Session, User, Waba, WabaStatus,
+} from "./types.ts";
+
+/**
+ * The storage seam. Each capability sees only its own small interface; a PostgreSQL backend
+ * implements the same ones. Writes are async so that a networked backend fits; the directory's
+ * reads are synchronous because the proxy's hot path reads them from memory.
+ */
+export interface Store {
+  directory: Directory;
+  users: UserStore;
+  sessions: SessionStore;
+  notifications: NotificationStore;
+  buckets: BucketStore;
+  /** True when the database answers a trivial query. */
+  healthy(): boolean;
+  close(): void;
+}
+
+/**
+ * Accounts, API keys, WABAs and numbers: a write-through in-memory view, so that every read on the
+ * proxy path is a map look-up and every change is visible to the very next request.
+ */
+export interface Directory {
+  account(id: string): Account | undefined;
+  accounts(): Account[];
+  createAccount(account: Account): Promise<Account>;
+  updateAccount(id: string, patch: Partial<Omit<Account, "id" | "createdAt">>): Promise<Account | undefined>;
+
+  apiKeyByHash(keyHash: string): ApiKey | undefined;
+  apiKey(id: string): ApiKey | undefined;
+  apiKeys(accountId: string): ApiKey[];
+  createApiKey(key: ApiKey): Promise<ApiKey>;
+  revokeApiKey(id: string, at: number): Promise<ApiKey | undefined>;
+
+  waba(wabaId: string): Waba | undefined;
+  wabas(accountId: string): Waba[];
+  createWaba(waba: Waba): Promise<Waba>;
+  updateWaba(wabaId: string, patch: { status?: WabaStatus; accessToken?: string; appSecret?: string | null; updatedAt: number }): Promise<Waba | undefined>;
+
+  number(phoneNumberId: string): PhoneNumber | undefined;
+  numbers(accountId: string): PhoneNumber[];
+  numbersOfWaba(wabaId: string): PhoneNumber[];
+  createNumber(number: PhoneNumber): Promise<PhoneNumber>;
+  updateNumber(
+    phoneNumberId: string,
+    patch: Partial<Omit<PhoneNumber, "phoneNumberId" | "accountId" | "wabaId" | "createdAt">> & { updatedAt: number },
+  ): Promise<PhoneNumber | undefined>;
+}
+
+export interface UserStore {
+  byEmail(email: string): Promise<User | undefined>;
+  byId(id: string): Promise<User | undefined>;
+  create(user: User): Promise<User>;
+  /** Failed sign-ins per email, to slow down guessing. */
+  failures(email: string): Promise<{ count: number; lastAt: number } | undefined>;
+  recordFailure(email: string, at: number): Promise<void>;
+  clearFailures(email: string): Promise<void>;
+}
+
+export interface SessionStore {
+  create(session: Session): Promise<void>;
+  find(tokenHash: string): Promise<Session | undefined>;
+  delete(tokenHash: string): Promise<void>;
+  purgeExpired(now: number): Promise<number>;
+}
+
+export interface NotificationStore {
+  add(notification: Notification): Promise<void>;
+  list(accountId: string, limit?: number): Promise<Notification[]>;
+  markEmailed(id: string, at: number): Promise<void>;
+}
+
+export interface BucketStore {
+  loadAll(): Promise<BucketState[]>;
+  /** One batched write of many buckets: the limiter coalesces, never a write per request. */
+  saveMany(states: BucketState[]): Promise<void>;
+}

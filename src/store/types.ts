@@ -1,0 +1,90 @@
+/** Domain records, as the rest of the service sees them (secrets already decrypted). */
+
+export type BillingStatus = "active" | "none" | "overdue" | "suspended";
+export type Retention = "24h" | "7d";
+export type KeyMode = "live" | "test";
+export type WabaStatus = "connected" | "disconnected" | "token_revoked";
+export type NumberKind = "sandbox" | "byo" | "embedded" | "coexistence";
+export type NumberStatus = "connected" | "disconnected" | "restricted" | "flagged" | "not_registered";
+export type ThroughputLevel = "STANDARD" | "HIGH";
+
+export interface Account {
+  id: string;
+  name: string;
+  email: string;
+  billingStatus: BillingStatus;
+  retention: Retention;
+  /** The plan's number allowance; null = no cap. */
+  maxNumbers: number | null;
+  createdAt: number;
+}
+
+export interface ApiKey {
+  id: string;
+  accountId: string;
+  mode: KeyMode;
+  name: string | null;
+  prefix: string;
+  keyHash: string;
+  createdAt: number;
+  revokedAt: number | null;
+}
+
+export interface Waba {
+  wabaId: string;
+  accountId: string;
+  accessToken: string;
+  /** Only for bring-your-own apps; otherwise the service's APP_SECRET applies. */
+  appSecret: string | null;
+  status: WabaStatus;
+  createdAt: number;
+  updatedAt: number;
+}
+
+export interface PhoneNumber {
+  phoneNumberId: string;
+  accountId: string;
+  wabaId: string;
+  kind: NumberKind;
+  status: NumberStatus;
+  throughputLevel: ThroughputLevel;
+  displayPhoneNumber: string | null;
+  verifiedName: string | null;
+  syncedAt: number | null;
+  /** Why the last sync failed; null after a good one. */
+  syncError: string | null;
+  createdAt: number;
+  updatedAt: number;
+}
+
+export interface User {
+  id: string;
+  accountId: string;
+  email: string;
+  passwordHash: string;
+  createdAt: number;
+}
+
+export interface Session {
+  tokenHash: string;
+  userId: string;
+  accountId: string;
+  createdAt: number;
+  expiresAt: number;
+}
+
+export interface Notification {
+  id: string;
+  accountId: string;
+  kind: string;
+  subject: string;
+  body: string;
+  emailedAt: number | null;
+  createdAt: number;
+}
+
+export interface BucketState {
+  key: string;
+  tokens: number;
+  updatedAt: number;
+}
