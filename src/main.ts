@@ -10,7 +10,7 @@ import { adminUsage, runAdminCommand, UsageError } from "./cli/admin-commands.ts
 import { ConfigError, parseConfig, type Config } from "./config/config.ts";
 import { SealError } from "./crypto/sealer.ts";
 import { AppError, errorEnvelope } from "./errors/catalog.ts";
-import { createLogger } from "./observability/logger.ts";
+import { createLogger, type Logger } from "./observability/logger.ts";
 import type { Deps } from "./runtime/deps.ts";
 import { systemDeps } from "./runtime/system-deps.ts";
 
@@ -30,8 +30,7 @@ function loadConfig(env: Record<string, string | undefined>): Config {
   }
 }
 
-function openDeps(config: Config): Deps {
-  const logger = createLogger(config.logLevel);
+function openDeps(config: Config, logger: Logger): Deps {
   try {
     return systemDeps(config, logger);
   } catch (error) {
@@ -46,7 +45,7 @@ async function serve(argv: string[]): Promise<void> {
   const env = { ...process.env };
   if (values.dev) env.DEV_MODE = "1";
   const config = loadConfig(env);
-  const deps = openDeps(config);
+  const deps = openDeps(config, createLogger(config.logLevel));
   const app = createApp(deps);
   app.listen({ port: config.port, hostname: config.host });
   deps.logger.info("listening", {
@@ -77,7 +76,8 @@ async function admin(argv: string[]): Promise<void> {
     return;
   }
   const config = loadConfig(process.env);
-  const deps = openDeps(config);
+  // Standard output carries the command's JSON; log lines go to standard error.
+  const deps = openDeps(config, createLogger(config.logLevel, (line) => process.stderr.write(line + "\n")));
   try {
     console.log(JSON.stringify(await runAdminCommand(deps, argv), null, 2));
   } catch (error) {

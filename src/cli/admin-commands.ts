@@ -68,27 +68,39 @@ function flagValue(name: string, raw: string): unknown {
   return raw;
 }
 
+const kebab = (field: string) => field.replaceAll("_", "-");
+const fieldsOf = (c: Command) => Object.keys((c.schema as { properties?: Record<string, unknown> } | undefined)?.properties ?? {});
+
+/** Every flag any command takes, each a string; parseArgs then rejects unknown flags and missing values. */
+const FLAG_OPTIONS = Object.fromEntries(
+  ADMIN_COMMANDS.flatMap(fieldsOf).map((field) => [kebab(field), { type: "string" as const }]),
+);
+
 /** Finds the command, turns `--kebab-flags` into the snake_case body the HTTP API takes, validates it. */
 export function parseAdminCommand(argv: string[]): { command: Command; ids: string[]; body: Record<string, unknown> } {
-  const { values, positionals } = parseArgs({ args: argv, strict: false, allowPositionals: true });
-  const [noun, verb, ...ids] = positionals;
+  let parsed: ReturnType<typeof parseArgs<{ args: string[]; options: typeof FLAG_OPTIONS; allowPositionals: true }>>;
+  try {
+    parsed = parseArgs({ args: argv, options: FLAG_OPTIONS, allowPositionals: true });
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+  const [noun, verb, ...ids] = parsed.positionals;
   const found = ADMIN_COMMANDS.find((c) => c.noun === noun && c.verb === verb);
   if (!found) throw new UsageError(noun ? `unknown command: admin ${noun} ${verb ?? ""}`.trim() : "missing command");
   if (ids.length !== found.ids.length) throw new UsageError(`admin ${noun} ${verb} takes ${found.ids.join(" ") || "no ids"}`);
+  const allowed = fieldsOf(found);
   const body: Record<string, unknown> = {};
-  for (const [flag, raw] of Object.entries(values)) {
-    if (typeof raw !== "string") throw new UsageError(`--${flag} needs a value`);
+  for (const [flag, raw] of Object.entries(parsed.values)) {
     const name = flag.replaceAll("-", "_");
-    body[name] = flagValue(name, raw);
+    if (!allowed.includes(name)) throw new UsageError(`admin ${noun} ${verb} does not take --${flag}`);
+    body[name] = flagValue(name, raw as string);
   }
   if (found.schema) {
     const first = Value.Errors(found.schema, body).First();
     if (first) {
-      const where = first.path ? `--${first.path.slice(1).replaceAll("_", "-")}` : "flags";
+      const where = first.path ? `--${kebab(first.path.slice(1))}` : "flags";
       throw new AppError("invalid_request", `${where}: ${first.message}`);
     }
-  } else if (Object.keys(body).length > 0) {
-    throw new UsageError(`admin ${noun} ${verb} takes no flags`);
   }
   return { command: found, ids, body };
 }

@@ -1,4 +1,4 @@
-import { eq, sql } from "drizzle-orm";
+import { eq } from "drizzle-orm";
 import type { Sealer } from "../../crypto/sealer.ts";
 import type { Directory } from "../store.ts";
 import type { Account, ApiKey, PhoneNumber, Waba } from "../types.ts";
@@ -48,7 +48,7 @@ export class SqliteDirectory implements Directory {
   }
 
   private dataVersion(): number {
-    return this.db.get<{ data_version: number }>(sql`PRAGMA data_version`).data_version;
+    return this.db.$client.query<{ data_version: number }, []>("PRAGMA data_version").get()!.data_version;
   }
 
   private load(): void {
