@@ -104,11 +104,15 @@ describe("the server process", () => {
     });
     cleanups.push(() => proc.kill("SIGKILL"));
     await waitForOk(`http://127.0.0.1:${port}/healthz`);
+    const check = Bun.spawnSync([process.execPath, MAIN, "healthcheck"], { cwd: ROOT, env: { PATH: process.env.PATH ?? "", PORT: String(port) } });
+    expect(check.exitCode).toBe(0);
     proc.kill("SIGTERM");
     expect(await proc.exited).toBe(0);
     const log = await new Response(proc.stdout).text();
     expect(log).toContain('"msg":"listening"');
     expect(log).toContain('"msg":"no accounts yet; create the first one with"');
     expect(log).toContain('"msg":"shutting down","signal":"SIGTERM"');
+    const stopped = Bun.spawnSync([process.execPath, MAIN, "healthcheck"], { cwd: ROOT, env: { PATH: process.env.PATH ?? "", PORT: String(port) } });
+    expect(stopped.exitCode).toBe(1);
   });
 });
