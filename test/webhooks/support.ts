@@ -70,14 +70,23 @@ export async function relayApp(options: { env?: Record<string, string>; deps?: P
     const email = `user-${id}@example.com`;
     const password = "correct horse battery";
     await admin(server.url, "POST", `/admin/accounts/${created.id}/users`, { email, password });
-    const session = await fetch(`${server.url}/api/session`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ email, password }) });
-    const cookie = session.headers.get("set-cookie")!.split(";")[0]!;
+    const signIn = async () => {
+      const session = await fetch(`${server.url}/api/session`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ email, password }) });
+      return session.headers.get("set-cookie")!.split(";")[0]!;
+    };
+    let cookie = await signIn();
+    const send = (method: string, path: string, body?: unknown) => fetch(`${server.url}${path}`, {
+      method,
+      headers: { cookie, ...(body === undefined ? {} : { "content-type": "application/json" }) },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
     const api = async (method: string, path: string, body?: unknown) => {
-      const response = await fetch(`${server.url}${path}`, {
-        method,
-        headers: { cookie, ...(body === undefined ? {} : { "content-type": "application/json" }) },
-        body: body === undefined ? undefined : JSON.stringify(body),
-      });
+      let response = await send(method, path, body);
+      // Tests move the clock by hours; sessions last 12, so sign in again when one has expired.
+      if (response.status === 401) {
+        cookie = await signIn();
+        response = await send(method, path, body);
+      }
       const text = await response.text();
       return { status: response.status, body: (text ? JSON.parse(text) : null) as Record<string, any>, headers: response.headers };
     };
