@@ -6,7 +6,8 @@ import { MAX_PAGE, MAX_STATS_HOURS } from "./deliveries.ts";
  * Request shapes of the webhook API (CONTRACT 4). Field names are checked against SPEC 6.2 by the
  * operations (so the answer is 422 `invalid_fields`, not a generic validation error).
  */
-const url = t.String({ minLength: 1, maxLength: MAX_URL_LENGTH + 1, description: "https URL, at most 2048 characters, no credentials" });
+// Longer URLs pass the schema so that the URL rules answer with 422 invalid_url and a reason.
+const url = t.String({ minLength: 1, maxLength: 4 * MAX_URL_LENGTH, description: "https URL, at most 2048 characters, no credentials" });
 const fields = t.Array(t.String({ maxLength: 100 }), { maxItems: 100, description: "1 to 40 names from GET /api/webhooks/fields" });
 const phoneNumberId = t.Union([t.String({ minLength: 1, maxLength: 64 }), t.Null()], {
   description: "deliver only changes for this number; null = every number",
