@@ -20,7 +20,9 @@ export function receiver(respond: Responder = () => new Response("ok")) {
     hostname: "127.0.0.1",
     async fetch(req) {
       const body = await req.text();
-      received.push({ headers: Object.fromEntries(req.headers), body, at: Date.now() });
+      const headers: Record<string, string> = {};
+      req.headers.forEach((value, key) => (headers[key] = value));
+      received.push({ headers, body, at: Date.now() });
       return current(req, body);
     },
   });
@@ -109,7 +111,7 @@ export async function relayApp(options: { env?: Record<string, string>; deps?: P
       return r;
     },
     /** POSTs an upstream event signed with `secret` (APP_SECRET by default). */
-    post(body: string | Uint8Array, secret: string | null = TEST_APP_SECRET) {
+    post(body: string | Uint8Array<ArrayBuffer>, secret: string | null = TEST_APP_SECRET) {
       const bytes = typeof body === "string" ? new TextEncoder().encode(body) : body;
       return fetch(`${server.url}/webhooks/upstream`, {
         method: "POST",
