@@ -6,6 +6,10 @@ import { requestContext } from "./http/request-context.ts";
 import { opsRoutes } from "./observability/routes.ts";
 import type { Deps, Worker } from "./runtime/deps.ts";
 import { intervalWorker } from "./runtime/interval-worker.ts";
+import { MemoryLimiter } from "./limits/limiter.ts";
+import { bucketWriteThrough } from "./limits/write-through.ts";
+import { createProxy } from "./proxy/pipeline.ts";
+import { proxyPlugin } from "./proxy/plugin.ts";
 
 /** Bun's own cap; our proxy enforces 100 MB itself and must see the body first to answer 413 in our envelope. */
 const MAX_REQUEST_BODY = 200 * 1024 * 1024;
@@ -20,6 +24,8 @@ export function createApp(deps: Deps) {
     // The CLI may change accounts, keys or numbers while the server runs.
     intervalWorker("directory refresh", 1000, () => deps.store.directory.refresh(), deps.logger),
   ];
+  const limiter = new MemoryLimiter(deps.clock);
+  workers.push(bucketWriteThrough(limiter, deps.store.buckets, deps.logger));
   const app = new Elysia({
     // An unknown body field is an error (a typo such as `billingStatus` must not be dropped silently).
     // Set here because a plugin's routes are compiled with the root instance's configuration.
@@ -31,6 +37,7 @@ export function createApp(deps: Deps) {
     },
   })
     .use(requestContext(deps))
+    .use(proxyPlugin(createProxy(deps, limiter)))
     .use(
       swagger({
         path: "/docs",

@@ -8,10 +8,18 @@ export interface RecordedRequest {
   query: string;
   headers: Record<string, string>;
   /** The first `keepBytes` bytes of the body (all of it unless it was larger). */
-  body: Uint8Array;
+  body: Uint8Array<ArrayBuffer>;
   bodyLength: number;
   /** Hex SHA-256 of the whole body, so large uploads can be compared without keeping them. */
   bodySha256: string;
+}
+
+function headerRecord(headers: Headers): Record<string, string> {
+  const out: Record<string, string> = {};
+  headers.forEach((value, name) => {
+    out[name] = value;
+  });
+  return out;
 }
 
 /** Reads a request body as it streams: hashes and counts all of it, keeps its first bytes. */
@@ -21,23 +29,24 @@ export async function recordRequest(request: Request, keepBytes: number): Promis
   const kept: Uint8Array[] = [];
   let keptLength = 0;
   let length = 0;
-  if (request.body) {
-    for await (const chunk of request.body) {
-      hasher.update(chunk);
-      length += chunk.byteLength;
-      if (keptLength < keepBytes) {
-        const part = chunk.subarray(0, keepBytes - keptLength);
-        kept.push(part.slice());
-        keptLength += part.byteLength;
-      }
+  const reader = request.body?.getReader();
+  while (reader) {
+    const { done, value: chunk } = await reader.read();
+    if (done) break;
+    hasher.update(chunk);
+    length += chunk.byteLength;
+    if (keptLength < keepBytes) {
+      const part = chunk.subarray(0, keepBytes - keptLength);
+      kept.push(part.slice());
+      keptLength += part.byteLength;
     }
   }
   return {
     method: request.method,
     path,
     query: query ?? "",
-    headers: Object.fromEntries(request.headers),
-    body: Buffer.concat(kept),
+    headers: headerRecord(request.headers),
+    body: new Uint8Array(Buffer.concat(kept)),
     bodyLength: length,
     bodySha256: hasher.digest("hex"),
   };
