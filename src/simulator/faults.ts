@@ -4,6 +4,8 @@ import type { UpstreamErrorCode } from "./upstream-errors.ts";
 export type Fault =
   | { error: UpstreamErrorCode; message?: string }
   | { delayMs: number }
+  /** Answers exactly these bytes (after the credential check), with the platform's headers unless overridden. */
+  | { reply: { status: number; body: string | Uint8Array<ArrayBuffer>; headers?: Record<string, string> } }
   /** Closes the connection without sending a status line. */
   | { drop: true };
 

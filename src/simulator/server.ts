@@ -92,6 +92,11 @@ export function startSimulator(options: SimulatorOptions = {}): Simulator {
     const auth = checkCredentials(world, recorded.headers.authorization, params, id, requireProof);
     if (!auth.ok) return respond(upstreamErrorBody(auth.code, traceId, auth.message));
     const wabaId = auth.waba?.wabaId;
+    const canned = applied.find((f) => "reply" in f);
+    if (canned && "reply" in canned) {
+      const { status, body, headers } = canned.reply;
+      return new Response(body, { status, headers: { ...platformHeaders(traceId, wabaId), ...headers } });
+    }
     const error = applied.find((f) => "error" in f);
     if (error && "error" in error) return respond(upstreamErrorBody(error.error, traceId, error.message), wabaId);
     if (!auth.waba) return respond(upstreamErrorBody(100, traceId), undefined);
