@@ -4,8 +4,11 @@ import type { UpstreamErrorCode } from "./upstream-errors.ts";
 export type Fault =
   | { error: UpstreamErrorCode; message?: string }
   | { delayMs: number }
-  /** Answers exactly these bytes (after the credential check), with the platform's headers unless overridden. */
-  | { reply: { status: number; body: string | Uint8Array<ArrayBuffer>; headers?: Record<string, string> } }
+  /**
+   * Answers exactly these bytes (after the credential check), with the platform's headers unless
+   * overridden; `chunked` sends them in two chunks without a Content-Length.
+   */
+  | { reply: { status: number; body: string | Uint8Array<ArrayBuffer>; headers?: Record<string, string>; chunked?: boolean } }
   /** Closes the connection without sending a status line. */
   | { drop: true };
 

@@ -14,7 +14,8 @@ export interface RecordedRequest {
   bodySha256: string;
 }
 
-function headerRecord(headers: Headers): Record<string, string> {
+/** A Headers object as a plain record (lower-case names). */
+export function headerRecord(headers: Headers): Record<string, string> {
   const out: Record<string, string> = {};
   headers.forEach((value, name) => {
     out[name] = value;

@@ -56,6 +56,21 @@ function platformHeaders(traceId: string, wabaId: string | undefined): Record<st
 /** A stream that fails at once with no reason: Bun then closes the connection silently, before any status line. */
 const dropped = () => new Response(new ReadableStream({ pull: (c) => c.error(undefined) }));
 
+function inTwoChunks(body: string | Uint8Array): ReadableStream<Uint8Array> {
+  const bytes = typeof body === "string" ? new TextEncoder().encode(body) : body;
+  const half = Math.floor(bytes.length / 2);
+  const parts = [bytes.slice(0, half), bytes.slice(half)];
+  return new ReadableStream({
+    // The pause makes Bun send the first chunk before the body is known, hence without a length.
+    async pull(controller) {
+      const part = parts.shift();
+      if (!part) return controller.close();
+      if (parts.length === 0) await Bun.sleep(5);
+      controller.enqueue(part);
+    },
+  });
+}
+
 /**
  * A local stand-in for the upstream platform's HTTP API (SPEC 4.1): realistic answers, the
  * platform's credential checks, trace and usage headers, and faults on demand. It records every
@@ -94,8 +109,8 @@ export function startSimulator(options: SimulatorOptions = {}): Simulator {
     const wabaId = auth.waba?.wabaId;
     const canned = applied.find((f) => "reply" in f);
     if (canned && "reply" in canned) {
-      const { status, body, headers } = canned.reply;
-      return new Response(body, { status, headers: { ...platformHeaders(traceId, wabaId), ...headers } });
+      const { status, body, headers, chunked } = canned.reply;
+      return new Response(chunked ? inTwoChunks(body) : body, { status, headers: { ...platformHeaders(traceId, wabaId), ...headers } });
     }
     const error = applied.find((f) => "error" in f);
     if (error && "error" in error) return respond(upstreamErrorBody(error.error, traceId, error.message), wabaId);

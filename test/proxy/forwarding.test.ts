@@ -2,6 +2,7 @@ import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { createHash } from "node:crypto";
 import { appsecretProof } from "../../src/crypto/appsecret-proof.ts";
 import { TEST_APP_SECRET } from "../support/harness.ts";
+import { headerRecord } from "../../src/simulator/recorder.ts";
 import { bearer, startWorld, type Business, type World } from "../support/world.ts";
 
 let world: World;
@@ -92,7 +93,7 @@ describe("SPEC 4.3: what comes back", () => {
     const r = await world.call(messages(), { method: "POST", headers: bearer(biz.liveKey), body: "{}" });
     expect(r.status).toBe(400);
     expect(await r.text()).toBe(odd);
-    const headers = Object.fromEntries(r.headers.entries());
+    const headers = headerRecord(r.headers);
     const id = headers["x-proxy-request-id"];
     expect(id).toMatch(/^req_/);
     expect(headers).toEqual({

@@ -1,4 +1,5 @@
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
+import { headerRecord } from "../../src/simulator/recorder.ts";
 import { bearer, startWorld, type Business, type World } from "../support/world.ts";
 
 let world: World;
@@ -156,7 +157,7 @@ describe("SPEC 4.2: unmatched requests get 404 ProxyRoutingException 1003", () =
       const b = await world.call(unknown, { method, headers: bearer(biz.liveKey) });
       const strip = async (r: Response) => {
         const id = r.headers.get("x-proxy-request-id")!;
-        const headers = [...r.headers.entries()].filter(([k]) => k !== "x-proxy-request-id" && k !== "date");
+        const headers = Object.entries(headerRecord(r.headers)).filter(([k]) => k !== "x-proxy-request-id" && k !== "date");
         return { status: r.status, headers, body: (await r.text()).replace(id, "TRACE") };
       };
       expect(await strip(a)).toEqual(await strip(b));
