@@ -1,7 +1,9 @@
+import { createSealer } from "../../src/crypto/sealer.ts";
 import type { Deps } from "../../src/runtime/deps.ts";
 import { cryptoRandom } from "../../src/runtime/random.ts";
 import { startSimulator, type Simulator, type SimulatorOptions } from "../../src/simulator/server.ts";
 import { numericId, type ThroughputLevel } from "../../src/simulator/world.ts";
+import { openSqliteStore } from "../../src/store/sqlite/store.ts";
 import type { BillingStatus, NumberKind } from "../../src/store/types.ts";
 import { admin, startApp, testDeps, TEST_APP_SECRET, type TestDeps } from "./harness.ts";
 
@@ -26,6 +28,8 @@ export interface World {
   waba(accountId: string, options?: { appSecret?: string }): Promise<{ wabaId: string; token: string }>;
   number(accountId: string, wabaId: string, options?: { kind?: NumberKind; throughput?: ThroughputLevel }): Promise<string>;
   business(options?: { kind?: NumberKind; throughput?: ThroughputLevel; billing?: BillingStatus }): Promise<Business>;
+  /** Shuts the app down (its workers flush) and starts a new one over the same database file, same clock. */
+  restart(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -43,7 +47,8 @@ async function json<T>(response: Promise<Response>): Promise<T> {
 export function startWorld(options: { env?: Record<string, string>; deps?: Partial<Deps>; sim?: SimulatorOptions } = {}): World {
   const sim = startSimulator(options.sim);
   const deps = testDeps({ env: { UPSTREAM_URL: sim.url, ...options.env }, deps: options.deps });
-  const server = startApp(deps);
+  const firstStore = deps.store;
+  let server = startApp(deps);
   const newId = () => numericId(cryptoRandom);
   let serial = 0;
 
@@ -51,28 +56,28 @@ export function startWorld(options: { env?: Record<string, string>; deps?: Parti
     sim,
     deps,
     url: server.url,
-    call: (path, init) => fetch(`${server.url}${path}`, init),
+    call: (path, init) => fetch(`${world.url}${path}`, init),
     async account(billing = "active") {
       serial++;
       const body = { name: `Business ${serial}`, email: `owner${serial}@example.com`, billing_status: billing };
-      return (await json<{ id: string }>(admin(server.url, "POST", "/admin/accounts", body))).id;
+      return (await json<{ id: string }>(admin(world.url, "POST", "/admin/accounts", body))).id;
     },
     async key(accountId, mode) {
-      return (await json<{ key: string }>(admin(server.url, "POST", `/admin/accounts/${accountId}/api-keys`, { mode }))).key;
+      return (await json<{ key: string }>(admin(world.url, "POST", `/admin/accounts/${accountId}/api-keys`, { mode }))).key;
     },
     async waba(accountId, opts = {}) {
       const wabaId = newId();
       const token = `EAAG${newId()}`;
       sim.addWaba({ wabaId, accessToken: token, appSecret: opts.appSecret ?? TEST_APP_SECRET });
       const body = { waba_id: wabaId, access_token: token, ...(opts.appSecret ? { app_secret: opts.appSecret } : {}) };
-      await json(admin(server.url, "POST", `/admin/accounts/${accountId}/wabas`, body));
+      await json(admin(world.url, "POST", `/admin/accounts/${accountId}/wabas`, body));
       return { wabaId, token };
     },
     async number(accountId, wabaId, opts = {}) {
       const phoneNumberId = newId();
       sim.addNumber(wabaId, { phoneNumberId, throughputLevel: opts.throughput ?? "STANDARD" });
       const body = { phone_number_id: phoneNumberId, waba_id: wabaId, kind: opts.kind ?? "embedded" };
-      await json(admin(server.url, "POST", `/admin/accounts/${accountId}/numbers`, body));
+      await json(admin(world.url, "POST", `/admin/accounts/${accountId}/numbers`, body));
       return phoneNumberId;
     },
     async business(opts = {}) {
@@ -82,12 +87,20 @@ export function startWorld(options: { env?: Record<string, string>; deps?: Parti
       const { wabaId, token } = await world.waba(accountId);
       const phoneNumberId = await world.number(accountId, wabaId, opts);
       // Billing last: the operator API itself works whatever the billing state.
-      if (opts.billing) await json(admin(server.url, "PATCH", `/admin/accounts/${accountId}`, { billing_status: opts.billing }));
+      if (opts.billing) await json(admin(world.url, "PATCH", `/admin/accounts/${accountId}`, { billing_status: opts.billing }));
       return { accountId, liveKey, testKey, wabaId, token, phoneNumberId };
+    },
+    async restart() {
+      await server.stop();
+      deps.store.close();
+      deps.store = openSqliteStore(deps.dbPath, createSealer(deps.config.encryptionKey!, deps.random));
+      server = startApp(deps);
+      world.url = server.url;
     },
     async stop() {
       await server.stop();
       await sim.stop();
+      if (deps.store !== firstStore) deps.store.close();
       deps.cleanup();
     },
   };
