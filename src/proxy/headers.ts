@@ -25,12 +25,12 @@ export function rateLimitHeaders(decision: Decision): Record<string, string> {
   return headers;
 }
 
-/** The caller's response headers: the passed upstream ones plus ours. */
-export function responseHeaders(upstream: Headers, ours: Record<string, string>): Headers {
-  const headers = new Headers(ours);
+/** The caller's response headers: the passed upstream ones plus ours (a plain record: cheaper than Headers). */
+export function responseHeaders(upstream: Headers, ours: Record<string, string>): Record<string, string> {
+  const headers: Record<string, string> = {};
   for (const name of PASSED_RESPONSE_HEADERS) {
     const value = upstream.get(name);
-    if (value !== null) headers.set(name, value);
+    if (value !== null) headers[name] = value;
   }
-  return headers;
+  return Object.assign(headers, ours);
 }

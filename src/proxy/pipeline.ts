@@ -4,7 +4,7 @@ import { decide } from "../limits/fail-open.ts";
 import type { RateLimiter } from "../limits/limiter.ts";
 import { numberBucket, wabaBucket } from "../limits/policy.ts";
 import type { Deps } from "../runtime/deps.ts";
-import { randomId } from "../runtime/random.ts";
+import { idSource } from "../runtime/random.ts";
 import { declaredLength, MAX_BODY_BYTES } from "./body-limit.ts";
 import { authenticate, billingError, connectionError, resolveTarget, testKeyRefused, type Target } from "./checks.ts";
 import { forward } from "./forward.ts";
@@ -16,6 +16,25 @@ import { applyEffect, effectOf } from "./side-effects.ts";
 
 export type ProxyDeps = Pick<Deps, "config" | "store" | "clock" | "random" | "fetch" | "logger" | "metrics">;
 
+/**
+ * Counts a proxied call: our own errors by code, upstream answers by status (the two never share
+ * a label). Label children are looked up once per value, not hashed on every call.
+ */
+function outcomeCounter(metrics: ProxyDeps["metrics"]) {
+  const children = new Map<string, { inc(): void }>();
+  const child = (key: string, make: () => { inc(): void }) => {
+    let found = children.get(key);
+    if (!found) children.set(key, (found = make()));
+    return found;
+  };
+  return (code: number | string | null, status: number) => {
+    const outcome = code === null ? `upstream_${status}` : String(code);
+    child(`o:${outcome}`, () => metrics.proxyRequests.labels(outcome)).inc();
+    const group = `${Math.floor(status / 100)}xx`;
+    child(`s:${group}`, () => metrics.httpRequests.labels("proxy", group)).inc();
+  };
+}
+
 const bucketOf = (target: Target) =>
   target.route.bucket === "number" && target.number ? numberBucket(target.number) : wabaBucket(target.waba.wabaId);
 
@@ -24,6 +43,8 @@ export function createProxy(deps: ProxyDeps, limiter: RateLimiter) {
   const { config, store, logger, metrics } = deps;
   const directory = store.directory;
   const proofs = new ProofCache(config.appSecret);
+  const nextRequestId = idSource(deps.random, "req", 20);
+  const count = outcomeCounter(metrics);
 
   /** SPEC 7.3: every check in order, stopping at the first failure. */
   async function pipeline(request: Request, requestId: string, outcome: { code: number | string | null }): Promise<Response> {
@@ -64,7 +85,7 @@ export function createProxy(deps: ProxyDeps, limiter: RateLimiter) {
   }
 
   return async function handle(request: Request): Promise<Response> {
-    const requestId = randomId(deps.random, "req", 20);
+    const requestId = nextRequestId();
     const started = performance.now();
     const outcome: { code: number | string | null } = { code: null };
     let response: Response;
@@ -75,9 +96,7 @@ export function createProxy(deps: ProxyDeps, limiter: RateLimiter) {
       response = errorResponse("upstream_unreachable", requestId);
       outcome.code = ERRORS.upstream_unreachable.code;
     }
-    // Our own errors by code, upstream answers by status: the two never share a label.
-    metrics.proxyRequests.inc({ outcome: outcome.code === null ? `upstream_${response.status}` : String(outcome.code) });
-    metrics.httpRequests.inc({ group: "proxy", status: `${Math.floor(response.status / 100)}xx` });
+    count(outcome.code, response.status);
     logger.info("request", { request_id: requestId, method: request.method, path: rawTarget(request.url).path, status: response.status, ms: Math.round((performance.now() - started) * 10) / 10 });
     return response;
   };

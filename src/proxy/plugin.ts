@@ -9,6 +9,20 @@ import { routeGroup } from "../http/request-context.ts";
  */
 export function proxyPlugin(handle: (request: Request) => Promise<Response>) {
   return new Elysia({ name: "proxy" }).onRequest(({ request }) => {
-    if (routeGroup(rawTarget(request.url).path) === "proxy") return handle(request);
+    if (isProxied(request)) return handle(request);
   });
+}
+
+const isProxied = (request: Request) => routeGroup(rawTarget(request.url).path) === "proxy";
+
+type Handler = (request: Request) => Response | Promise<Response>;
+
+/**
+ * The same mount as a Bun native route, for `serve.routes`: Elysia puts its own routes in Bun's
+ * router, so only paths none of them match reach this catch-all, which answers proxied calls
+ * without the context Elysia's general handler would build first (bench/RESULTS.md, Proxy) and
+ * hands anything else (unknown /admin paths, /docs assets) back to Elysia.
+ */
+export function proxyRoute(handle: (request: Request) => Promise<Response>, elysia: Handler): Record<string, Handler> {
+  return { "/*": (request) => (isProxied(request) ? handle(request) : elysia(request)) };
 }
