@@ -10,20 +10,28 @@ export function declaredLength(request: Request): number | null {
 /**
  * Passes a body through unchanged while counting it; past `max` bytes it fails the stream and
  * calls `onTooLarge` (which aborts the upstream request), so nothing beyond the limit is sent.
+ * Pull-based: a chunk is read from the caller only when upstream asks for one, so at most one
+ * chunk is in flight and a slow upstream slows the caller instead of filling memory.
  */
 export function countedBody(body: ReadableStream<Uint8Array>, max: number, onTooLarge: () => void): ReadableStream<Uint8Array> {
+  const reader = body.getReader();
   let seen = 0;
-  return body.pipeThrough(
-    new TransformStream<Uint8Array, Uint8Array>({
-      transform(chunk, controller) {
-        seen += chunk.byteLength;
+  return new ReadableStream<Uint8Array>(
+    {
+      async pull(controller) {
+        const { done, value } = await reader.read();
+        if (done) return controller.close();
+        seen += value.byteLength;
         if (seen > max) {
           onTooLarge();
           controller.error(new Error("request body exceeds the limit"));
+          await reader.cancel();
           return;
         }
-        controller.enqueue(chunk);
+        controller.enqueue(value);
       },
-    }),
+      cancel: (reason) => reader.cancel(reason),
+    },
+    { highWaterMark: 0 },
   );
 }
