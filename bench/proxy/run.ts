@@ -47,6 +47,7 @@ async function waitFor(url: string): Promise<void> {
 }
 
 function start(cmd: string[], env: Record<string, string> = {}): Subprocess {
+  // (pids of the servers are read from here for the CPU column)
   const child = Bun.spawn(cmd, { cwd: ROOT, env: { ...process.env, ...env }, stdout: "ignore", stderr: "inherit" });
   children.push(child);
   return child;
@@ -66,20 +67,34 @@ async function sampling<T>(pid: number, task: Promise<T>): Promise<{ result: T; 
   return { result, peakMb: Math.max(peak, status(pid, "VmRSS")) };
 }
 
-interface WrkResult { rps: number; p50: number; p99: number; errors: string | null }
+interface WrkResult { rps: number; p50: number; p99: number; errors: string | null; requests: number; cpuUsPerRequest: number }
+
+/** CPU seconds (user + system) used so far by a process and its children's threads (nginx's worker). */
+function cpuSeconds(pid: number): number {
+  const ticks = (p: number) => {
+    const fields = readFileSync(`/proc/${p}/stat`, "utf8").split(") ")[1]!.split(" ");
+    return Number(fields[11]) + Number(fields[12]);
+  };
+  let total = ticks(pid);
+  for (const child of readFileSync(`/proc/${pid}/task/${pid}/children`, "utf8").trim().split(" ").filter(Boolean)) total += ticks(Number(child));
+  return total / 100;
+}
 
 function ms(text: string): number {
   const m = /([\d.]+)(us|ms|s)/.exec(text)!;
   return Number(m[1]) * (m[2] === "us" ? 0.001 : m[2] === "s" ? 1000 : 1);
 }
 
-async function wrk(url: string, script: string, seconds = SECONDS): Promise<WrkResult> {
+async function wrk(url: string, script: string, seconds = SECONDS, serverPid?: number): Promise<WrkResult> {
+  const cpuBefore = serverPid ? cpuSeconds(serverPid) : 0;
   const child = Bun.spawn(["wrk", "-t2", `-c${CONNECTIONS}`, `-d${seconds}s`, "--latency", "-s", script, url], { stdout: "pipe", stderr: "inherit" });
   const out = await new Response(child.stdout).text();
   await child.exited;
   const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1]);
+  const requests = Number(/(\d+) requests in/.exec(out)?.[1]);
+  const cpuUsPerRequest = serverPid ? ((cpuSeconds(serverPid) - cpuBefore) * 1e6) / requests : NaN;
   const errors = /Non-2xx or 3xx responses: \d+|Socket errors:.*/.exec(out)?.[0] ?? null;
-  return { rps, p50: ms(/ 50%\s+(\S+)/.exec(out)![1]!), p99: ms(/ 99%\s+(\S+)/.exec(out)![1]!), errors };
+  return { rps, p50: ms(/ 50%\s+(\S+)/.exec(out)![1]!), p99: ms(/ 99%\s+(\S+)/.exec(out)![1]!), errors, requests, cpuUsPerRequest };
 }
 
 async function admin(base: string, method: string, path: string, body?: unknown): Promise<{ id: string; key: string }> {
@@ -123,7 +138,7 @@ async function upload(url: string, key: string, mode: "chunked" | "declared", fi
 
 async function main() {
   const upstreamPort = await freePort();
-  start(["bun", "bench/proxy/upstream.ts"], { PORT: String(upstreamPort) });
+  const upstreamChild = start(["bun", "bench/proxy/upstream.ts"], { PORT: String(upstreamPort) });
   const upstream = `http://127.0.0.1:${upstreamPort}`;
   await waitFor(upstream);
 
@@ -131,11 +146,11 @@ async function main() {
   const conf = readFileSync(join(import.meta.dir, "nginx.conf.template"), "utf8")
     .replaceAll("__DIR__", work).replaceAll("__UPSTREAM_PORT__", String(upstreamPort)).replaceAll("__PORT__", String(nginxPort));
   writeFileSync(join(work, "nginx.conf"), conf);
-  start(["nginx", "-p", work, "-c", join(work, "nginx.conf")]);
+  const nginxChild = start(["nginx", "-p", work, "-c", join(work, "nginx.conf")]);
   await waitFor(`http://127.0.0.1:${nginxPort}/`);
 
   const barePort = await freePort();
-  start(["bun", "bench/proxy/bare.ts"], { PORT: String(barePort), UPSTREAM_URL: upstream });
+  const bareChild = start(["bun", "bench/proxy/bare.ts"], { PORT: String(barePort), UPSTREAM_URL: upstream });
   await waitFor(`http://127.0.0.1:${barePort}/`);
 
   const dbPath = join(work, "switchboard.db");
@@ -153,6 +168,7 @@ async function main() {
 
   const rows = { a: "upstream directly", b: "nginx proxy_pass (keep-alive)", c: "bare Bun fetch pass-through", d: "Switchboard, every check on" } as const;
   const urls: Record<keyof typeof rows, string> = { a: upstream, b: `http://127.0.0.1:${nginxPort}`, c: `http://127.0.0.1:${barePort}`, d: sb.url };
+  const pids: Record<keyof typeof rows, number> = { a: upstreamChild.pid, b: nginxChild.pid, c: bareChild.pid, d: sb.child.pid };
   const results: Record<string, WrkResult[]> = { a: [], b: [], c: [], d: [] };
   let peakUnderLoad = 0;
   const chosen = (Object.keys(rows) as (keyof typeof rows)[]).filter((row) => ROWS.includes(row));
@@ -160,11 +176,11 @@ async function main() {
   for (let round = 0; round < ROUNDS; round++) {
     for (const row of chosen) {
       if (row === "d") {
-        const { result, peakMb } = await sampling(sb.child.pid, wrk(urls.d, script));
+        const { result, peakMb } = await sampling(sb.child.pid, wrk(urls.d, script, SECONDS, pids.d));
         peakUnderLoad = Math.max(peakUnderLoad, peakMb);
         results.d!.push(result);
       } else {
-        results[row]!.push(await wrk(urls[row], script));
+        results[row]!.push(await wrk(urls[row], script, SECONDS, pids[row]));
       }
     }
   }
@@ -179,7 +195,7 @@ async function main() {
   writeFileSync(file, new Uint8Array(100 * 1024 * 1024).fill(7));
   await wrk(sb.url, script, 1);
   await Bun.sleep(500);
-  for (const mode of ["chunked", "declared"] as const) {
+  for (const mode of ["declared", "chunked"] as const) {
     const baseMb = status(sb.child.pid, "VmRSS");
     const { result: code, peakMb } = await sampling(sb.child.pid, upload(sb.url, key, mode, file));
     uploads.push({ mode, code, addedMb: peakMb - baseMb, baseMb });
@@ -187,21 +203,22 @@ async function main() {
   }
 
   const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
-  const summary = Object.fromEntries(Object.entries(results).map(([row, rs]) => [row, { rps: mean(rs.map((r) => r.rps)), p99: mean(rs.map((r) => r.p99)), p50: mean(rs.map((r) => r.p50)), errors: rs.map((r) => r.errors).filter(Boolean) }]));
-  const s = summary as Record<keyof typeof rows, { rps: number; p99: number; p50: number; errors: string[] }>;
+  const summary = Object.fromEntries(Object.entries(results).map(([row, rs]) => [row, { rps: mean(rs.map((r) => r.rps)), p99: mean(rs.map((r) => r.p99)), p50: mean(rs.map((r) => r.p50)), cpu: mean(rs.map((r) => r.cpuUsPerRequest)), errors: rs.map((r) => r.errors).filter(Boolean) }]));
+  const s = summary as Record<keyof typeof rows, { rps: number; p99: number; p50: number; cpu: number; errors: string[] }>;
   const load = readFileSync("/proc/loadavg", "utf8").split(" ").slice(0, 3).join(" ");
   console.log(`\nwrk -t2 -c${CONNECTIONS} -d${SECONDS}s, ${ROUNDS} round(s) per row (mean shown), ${NUMBERS} numbers; load average now ${load}\n`);
-  console.log("| row | what | req/s | p50 ms | p99 ms | note |");
-  console.log("|---|---|---:|---:|---:|---|");
+  console.log("| row | what | req/s | p50 ms | p99 ms | server CPU µs/req | note |");
+  console.log("|---|---|---:|---:|---:|---:|---|");
   for (const row of chosen) {
     const r = s[row];
     const each = results[row]!.map((x) => Math.round(x.rps)).join(" / ");
-    console.log(`| ${row} | ${rows[row]} | ${Math.round(r.rps)} | ${r.p50.toFixed(2)} | ${r.p99.toFixed(2)} | rounds: ${each}${r.errors.length ? `; ${r.errors.join("; ")}` : ""} |`);
+    console.log(`| ${row} | ${rows[row]} | ${Math.round(r.rps)} | ${r.p50.toFixed(2)} | ${r.p99.toFixed(2)} | ${r.cpu.toFixed(1)} | rounds: ${each}${r.errors.length ? `; ${r.errors.join("; ")}` : ""} |`);
   }
   console.log("");
   console.log(`(d)/(c) = ${(s.d.rps / s.c.rps).toFixed(2)}   (target >= 0.90)`);
   console.log(`(d)/(b) = ${(s.d.rps / s.b.rps).toFixed(2)}`);
   console.log(`(c)/(b) = ${(s.c.rps / s.b.rps).toFixed(2)}`);
+  console.log(`CPU per request (c)/(d) = ${(s.c.cpu / s.d.cpu).toFixed(2)}   (the throughput ratio (d)/(c) this implies on an idle machine; less noisy than req/s under shared CPU)`);
   console.log(`p99 (d) - p99 (c) = ${(s.d.p99 - s.c.p99).toFixed(2)} ms   (target <= 1 ms)`);
   console.log(`peak RSS of Switchboard under load = ${peakUnderLoad.toFixed(0)} MB   (target <= 150 MB)`);
   for (const u of uploads) console.log(`100 MB ${u.mode} upload: HTTP ${u.code}, RSS ${u.baseMb.toFixed(0)} MB before, +${u.addedMb.toFixed(1)} MB at peak   (target <= 32 MB)`);

@@ -1,27 +1,21 @@
-import { afterEach, beforeEach, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { createHash } from "node:crypto";
 import { appsecretProof } from "../../src/crypto/appsecret-proof.ts";
 import { TEST_APP_SECRET } from "../support/harness.ts";
 import { headerRecord } from "../../src/simulator/recorder.ts";
-import { bearer, startWorld, type Business, type World } from "../support/world.ts";
+import { bearer, useWorld } from "../support/world.ts";
 
-let world: World;
-let biz: Business;
-beforeEach(async () => {
-  world = startWorld();
-  biz = await world.business();
-});
-afterEach(() => world.stop());
+const t = useWorld();
 
-const messages = () => `/v21.0/${biz.phoneNumberId}/messages`;
-const last = () => world.sim.requests.at(-1)!;
+const messages = () => `/v21.0/${t.biz.phoneNumberId}/messages`;
+const last = () => t.world.sim.requests.at(-1)!;
 
 describe("SPEC 4.3: what is sent upstream", () => {
   test("the caller's key is replaced by the WABA's token; only Content-Type and Accept go along", async () => {
-    const r = await world.call(messages(), {
+    const r = await t.world.call(messages(), {
       method: "POST",
       headers: {
-        ...bearer(biz.liveKey),
+        ...bearer(t.biz.liveKey),
         "content-type": "application/json; charset=utf-8",
         accept: "application/json",
         "accept-encoding": "gzip, br",
@@ -34,25 +28,25 @@ describe("SPEC 4.3: what is sent upstream", () => {
     });
     expect(r.status).toBe(200);
     const sent = last().headers;
-    expect(sent.authorization).toBe(`Bearer ${biz.token}`);
+    expect(sent.authorization).toBe(`Bearer ${t.biz.token}`);
     expect(sent["content-type"]).toBe("application/json; charset=utf-8");
     expect(sent.accept).toBe("application/json");
     for (const name of ["accept-encoding", "cookie", "x-forwarded-for", "x-custom"]) expect(sent[name]).toBeUndefined();
     expect(sent["user-agent"]).not.toBe("caller/1.0");
-    expect(JSON.stringify(sent)).not.toContain(biz.liveKey);
+    expect(JSON.stringify(sent)).not.toContain(t.biz.liveKey);
   });
 
   test("the query is kept as written minus the caller's credentials, with our appsecret_proof appended", async () => {
     const query = "fields=throughput%2Cverified_name&access_token=stolen&x=1&&appsecret_proof=forged&access%5Ftoken=sneaky&y=a+b";
-    const r = await world.call(`/v21.0/${biz.phoneNumberId}?${query}`, { headers: bearer(biz.liveKey) });
+    const r = await t.world.call(`/v21.0/${t.biz.phoneNumberId}?${query}`, { headers: bearer(t.biz.liveKey) });
     expect(r.status).toBe(200);
-    expect(last().query).toBe(`fields=throughput%2Cverified_name&x=1&&y=a+b&appsecret_proof=${appsecretProof(biz.token, TEST_APP_SECRET)}`);
+    expect(last().query).toBe(`fields=throughput%2Cverified_name&x=1&&y=a+b&appsecret_proof=${appsecretProof(t.biz.token, TEST_APP_SECRET)}`);
   });
 
   test("a BYO WABA's proof is keyed with its own app secret", async () => {
-    const { wabaId, token } = await world.waba(biz.accountId, { appSecret: "byo-app-secret" });
-    const number = await world.number(biz.accountId, wabaId, { kind: "byo" });
-    const r = await world.call(`/v21.0/${number}`, { headers: bearer(biz.liveKey) });
+    const { wabaId, token } = await t.world.waba(t.biz.accountId, { appSecret: "byo-app-secret" });
+    const number = await t.world.number(t.biz.accountId, wabaId, { kind: "byo" });
+    const r = await t.world.call(`/v21.0/${number}`, { headers: bearer(t.biz.liveKey) });
     expect(r.status).toBe(200);
     expect(last().query).toBe(`appsecret_proof=${appsecretProof(token, "byo-app-secret")}`);
     expect(last().headers.authorization).toBe(`Bearer ${token}`);
@@ -60,7 +54,7 @@ describe("SPEC 4.3: what is sent upstream", () => {
 
   test("oddly formatted JSON goes upstream byte for byte", async () => {
     const odd = '{  "to" :"15550100","messaging_product":"chat",\n\t"text":{"body":"caf\\u00e9 \u00e9 \ud83d\ude00"}, "type":"text" ,"n":1.50e+2, "dup":1, "dup":2 }\r\n';
-    const r = await world.call(messages(), { method: "POST", headers: { ...bearer(biz.liveKey), "content-type": "application/json" }, body: odd });
+    const r = await t.world.call(messages(), { method: "POST", headers: { ...bearer(t.biz.liveKey), "content-type": "application/json" }, body: odd });
     expect(r.status).toBe(200);
     expect(Buffer.from(last().body).equals(Buffer.from(odd))).toBe(true);
   });
@@ -74,9 +68,9 @@ describe("SPEC 4.3: what is sent upstream", () => {
       file,
       Buffer.from(`\r\n--${boundary}--\r\n`),
     ]);
-    const r = await world.call(`/v21.0/${biz.phoneNumberId}/media`, {
+    const r = await t.world.call(`/v21.0/${t.biz.phoneNumberId}/media`, {
       method: "POST",
-      headers: { ...bearer(biz.liveKey), "content-type": `multipart/form-data; boundary=${boundary}` },
+      headers: { ...bearer(t.biz.liveKey), "content-type": `multipart/form-data; boundary=${boundary}` },
       body,
     });
     expect(r.status).toBe(200);
@@ -89,8 +83,8 @@ describe("SPEC 4.3: what is sent upstream", () => {
 describe("SPEC 4.3: what comes back", () => {
   test("upstream's status and body unchanged, only the listed headers, plus ours", async () => {
     const odd = '{"error" : {"message":"x",  "code":131047,"trace_id":"AbC"}}\n';
-    world.sim.fault(biz.phoneNumberId, { reply: { status: 400, body: odd, headers: { "content-disposition": "inline", "set-cookie": "s=1", "content-encoding": "identity" } } });
-    const r = await world.call(messages(), { method: "POST", headers: bearer(biz.liveKey), body: "{}" });
+    t.world.sim.fault(t.biz.phoneNumberId, { reply: { status: 400, body: odd, headers: { "content-disposition": "inline", "set-cookie": "s=1", "content-encoding": "identity" } } });
+    const r = await t.world.call(messages(), { method: "POST", headers: bearer(t.biz.liveKey), body: "{}" });
     expect(r.status).toBe(400);
     expect(await r.text()).toBe(odd);
     const headers = headerRecord(r.headers);
@@ -114,22 +108,22 @@ describe("SPEC 4.3: what comes back", () => {
 
   test("a binary answer passes byte for byte; nothing is decompressed or re-encoded", async () => {
     const gzipped = Bun.gzipSync(Buffer.from(JSON.stringify({ data: [] })));
-    world.sim.fault(biz.wabaId, { reply: { status: 200, body: new Uint8Array(gzipped), headers: { "content-type": "application/octet-stream", "content-encoding": "gzip" } } });
-    const r = await world.call(`/v21.0/${biz.wabaId}/message_templates`, { headers: { ...bearer(biz.liveKey), "accept-encoding": "gzip" }, decompress: false } as RequestInit);
+    t.world.sim.fault(t.biz.wabaId, { reply: { status: 200, body: new Uint8Array(gzipped), headers: { "content-type": "application/octet-stream", "content-encoding": "gzip" } } });
+    const r = await t.world.call(`/v21.0/${t.biz.wabaId}/message_templates`, { headers: { ...bearer(t.biz.liveKey), "accept-encoding": "gzip" }, decompress: false } as RequestInit);
     expect(Buffer.from(await r.arrayBuffer()).equals(Buffer.from(gzipped))).toBe(true);
     expect(last().headers["accept-encoding"]).toBeUndefined();
   });
 
   test("redirects are passed back, not followed", async () => {
-    world.sim.fault(biz.phoneNumberId, { reply: { status: 302, body: "", headers: { location: "http://127.0.0.1:9/elsewhere" } } });
-    const r = await world.call(`/v21.0/${biz.phoneNumberId}`, { headers: bearer(biz.liveKey), redirect: "manual" });
+    t.world.sim.fault(t.biz.phoneNumberId, { reply: { status: 302, body: "", headers: { location: "http://127.0.0.1:9/elsewhere" } } });
+    const r = await t.world.call(`/v21.0/${t.biz.phoneNumberId}`, { headers: bearer(t.biz.liveKey), redirect: "manual" });
     expect(r.status).toBe(302);
     expect(r.headers.get("location")).toBeNull();
   });
 
   test("every response carries X-Proxy-Request-Id, equal to trace_id on our errors; ids differ", async () => {
-    const ok = await world.call(`/v21.0/${biz.phoneNumberId}`, { headers: bearer(biz.liveKey) });
-    const notFound = await world.call("/nowhere");
+    const ok = await t.world.call(`/v21.0/${t.biz.phoneNumberId}`, { headers: bearer(t.biz.liveKey) });
+    const notFound = await t.world.call("/nowhere");
     const ids = [ok.headers.get("x-proxy-request-id"), notFound.headers.get("x-proxy-request-id")];
     expect(ids.every((id) => /^req_[0-9a-z]{20}$/.test(id ?? ""))).toBe(true);
     expect(ids[0]).not.toBe(ids[1]);
@@ -137,9 +131,9 @@ describe("SPEC 4.3: what comes back", () => {
   });
 
   test("the operator API, health and metrics keep their own routes", async () => {
-    expect((await world.call("/healthz")).status).toBe(200);
-    expect(await (await world.call("/metrics")).text()).toContain('switchboard_proxy_requests_total');
-    const r = await world.call("/admin/accounts/nope", { headers: { authorization: "Bearer test-admin-token" } });
+    expect((await t.world.call("/healthz")).status).toBe(200);
+    expect(await (await t.world.call("/metrics")).text()).toContain('switchboard_proxy_requests_total');
+    const r = await t.world.call("/admin/accounts/nope", { headers: { authorization: "Bearer test-admin-token" } });
     expect(r.status).toBe(404);
     expect(((await r.json()) as { error: { code: string } }).error.code).toBe("not_found");
   });
@@ -169,11 +163,11 @@ describe("SPEC 4.3 / 7.3: 100 MB bodies", () => {
     return { stream, sha256: hash.digest("hex") };
   }
   const uploadInit = (body: ReadableStream<Uint8Array> | Blob) =>
-    ({ method: "POST", headers: { ...bearer(biz.liveKey), "content-type": "application/octet-stream" }, body, duplex: "half" }) as RequestInit;
+    ({ method: "POST", headers: { ...bearer(t.biz.liveKey), "content-type": "application/octet-stream" }, body, duplex: "half" }) as RequestInit;
 
   test("a chunked upload of exactly 100 MB streams through intact", async () => {
     const { stream, sha256 } = chunked(100 * MB);
-    const r = await world.call(`/v21.0/${biz.phoneNumberId}/media`, uploadInit(stream));
+    const r = await t.world.call(`/v21.0/${t.biz.phoneNumberId}/media`, uploadInit(stream));
     expect(r.status).toBe(200);
     expect(last().bodyLength).toBe(100 * MB);
     expect(last().bodySha256).toBe(sha256);
@@ -182,19 +176,19 @@ describe("SPEC 4.3 / 7.3: 100 MB bodies", () => {
 
   test("a chunked upload past 100 MB is cut off with 413 and no RateLimit headers", async () => {
     const { stream } = chunked(100 * MB + 1);
-    const r = await world.call(`/v21.0/${biz.phoneNumberId}/media`, uploadInit(stream));
+    const r = await t.world.call(`/v21.0/${t.biz.phoneNumberId}/media`, uploadInit(stream));
     expect(r.status).toBe(413);
     const body = (await r.json()) as { error: { code: number; trace_id: string } };
     expect(body.error.code).toBe(1004);
     expect(body.error.trace_id).toBe(r.headers.get("x-proxy-request-id")!);
     expect(r.headers.has("ratelimit-limit")).toBe(false);
     // Upstream saw an aborted request, never a complete 100 MB + 1 body.
-    expect(world.sim.requests.filter((q) => q.path.endsWith("/media") && q.bodyLength > 100 * MB)).toHaveLength(0);
+    expect(t.world.sim.requests.filter((q) => q.path.endsWith("/media") && q.bodyLength > 100 * MB)).toHaveLength(0);
   });
 
   test("a declared 100 MB body passes with its Content-Length", async () => {
     const blob = new Blob([new Uint8Array(100 * MB)]);
-    const r = await world.call(`/v21.0/${biz.phoneNumberId}/media`, uploadInit(blob));
+    const r = await t.world.call(`/v21.0/${t.biz.phoneNumberId}/media`, uploadInit(blob));
     expect(r.status).toBe(200);
     expect(last().headers["content-length"]).toBe(String(100 * MB));
     expect(last().bodyLength).toBe(100 * MB);

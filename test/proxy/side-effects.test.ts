@@ -1,35 +1,29 @@
-import { afterEach, beforeEach, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { admin } from "../support/harness.ts";
-import { bearer, startWorld, type Business, type World } from "../support/world.ts";
+import { bearer, useWorld } from "../support/world.ts";
 
-let world: World;
-let biz: Business;
-beforeEach(async () => {
-  world = startWorld();
-  biz = await world.business();
-});
-afterEach(() => world.stop());
+const t = useWorld();
 
-const send = (phoneNumberId = biz.phoneNumberId) =>
-  world.call(`/v21.0/${phoneNumberId}/messages`, {
+const send = (phoneNumberId = t.biz.phoneNumberId) =>
+  t.world.call(`/v21.0/${phoneNumberId}/messages`, {
     method: "POST",
-    headers: { ...bearer(biz.liveKey), "content-type": "application/json" },
+    headers: { ...bearer(t.biz.liveKey), "content-type": "application/json" },
     body: JSON.stringify({ messaging_product: "chat", to: "15550100", type: "text", text: { body: "hi" } }),
   });
-const templates = () => world.call(`/v21.0/${biz.wabaId}/message_templates`, { headers: bearer(biz.liveKey) });
-const numberStatus = async (id = biz.phoneNumberId) => ((await (await admin(world.url, "GET", `/admin/numbers/${id}`)).json()) as { status: string }).status;
-const wabaStatus = async () => ((await (await admin(world.url, "GET", `/admin/wabas/${biz.wabaId}`)).json()) as { status: string }).status;
+const templates = () => t.world.call(`/v21.0/${t.biz.wabaId}/message_templates`, { headers: bearer(t.biz.liveKey) });
+const numberStatus = async (id = t.biz.phoneNumberId) => ((await (await admin(t.world.url, "GET", `/admin/numbers/${id}`)).json()) as { status: string }).status;
+const wabaStatus = async () => ((await (await admin(t.world.url, "GET", `/admin/wabas/${t.biz.wabaId}`)).json()) as { status: string }).status;
 const message = async (r: Response) => ((await r.json()) as { error: { message: string } }).error.message;
 
 describe("SPEC 3.3 / 7.5: upstream errors that change stored state", () => {
   test("190 on a number call revokes the WABA's token: the caller sees upstream's answer, every number then gets 422", async () => {
-    const second = await world.number(biz.accountId, biz.wabaId);
-    world.sim.fault(biz.phoneNumberId, { error: 190 }, 1);
+    const second = await t.world.number(t.biz.accountId, t.biz.wabaId);
+    t.world.sim.fault(t.biz.phoneNumberId, { error: 190 }, 1);
     const r = await send();
     expect(r.status).toBe(401);
     expect(((await r.json()) as { error: { code: number; type: string } }).error).toMatchObject({ code: 190, type: "OAuthException" });
     expect(await wabaStatus()).toBe("token_revoked");
-    for (const id of [biz.phoneNumberId, second]) {
+    for (const id of [t.biz.phoneNumberId, second]) {
       const next = await send(id);
       expect(next.status).toBe(422);
       expect(await message(next)).toBe("WABA token revoked.");
@@ -38,14 +32,14 @@ describe("SPEC 3.3 / 7.5: upstream errors that change stored state", () => {
   });
 
   test("190 on a WABA call revokes the token too", async () => {
-    world.sim.fault(biz.wabaId, { error: 190 }, 1);
+    t.world.sim.fault(t.biz.wabaId, { error: 190 }, 1);
     expect((await templates()).status).toBe(401);
     expect(await wabaStatus()).toBe("token_revoked");
   });
 
   for (const [code, status, text] of [[131031, "restricted", "Number restricted."], [133010, "not_registered", "Number not registered."], [368, "flagged", "Number flagged."]] as const) {
     test(`${code} on a number call marks the number ${status}`, async () => {
-      world.sim.fault(biz.phoneNumberId, { error: code }, 1);
+      t.world.sim.fault(t.biz.phoneNumberId, { error: code }, 1);
       const r = await send();
       expect(r.status).toBe(400);
       expect(((await r.json()) as { error: { code: number } }).error.code).toBe(code);
@@ -57,7 +51,7 @@ describe("SPEC 3.3 / 7.5: upstream errors that change stored state", () => {
     });
 
     test(`${code} on a WABA call changes nothing`, async () => {
-      world.sim.fault(biz.wabaId, { error: code }, 1);
+      t.world.sim.fault(t.biz.wabaId, { error: code }, 1);
       expect((await templates()).status).toBe(400);
       expect(await numberStatus()).toBe("connected");
       expect(await wabaStatus()).toBe("connected");
@@ -67,12 +61,12 @@ describe("SPEC 3.3 / 7.5: upstream errors that change stored state", () => {
 
   test("bodies that are not JSON, larger than 64 KB, or successes change nothing", async () => {
     const big = JSON.stringify({ error: { code: 368, message: "x".repeat(70 * 1024) } });
-    world.sim.fault(biz.phoneNumberId, { reply: { status: 400, body: big } }, 1);
+    t.world.sim.fault(t.biz.phoneNumberId, { reply: { status: 400, body: big } }, 1);
     const r = await send();
     expect((await r.text()).length).toBe(big.length);
-    world.sim.fault(biz.phoneNumberId, { reply: { status: 400, body: "error code 368", headers: { "content-type": "text/plain" } } }, 1);
+    t.world.sim.fault(t.biz.phoneNumberId, { reply: { status: 400, body: "error code 368", headers: { "content-type": "text/plain" } } }, 1);
     await (await send()).text();
-    world.sim.fault(biz.phoneNumberId, { reply: { status: 200, body: JSON.stringify({ error: { code: 190 } }) } }, 1);
+    t.world.sim.fault(t.biz.phoneNumberId, { reply: { status: 200, body: JSON.stringify({ error: { code: 190 } }) } }, 1);
     await (await send()).text();
     expect(await numberStatus()).toBe("connected");
     expect(await wabaStatus()).toBe("connected");
@@ -80,7 +74,7 @@ describe("SPEC 3.3 / 7.5: upstream errors that change stored state", () => {
 
   test("a chunked JSON error body under 64 KB is examined too, and passed on unchanged", async () => {
     const body = JSON.stringify({ error: { code: 368, message: "blocked" } });
-    world.sim.fault(biz.phoneNumberId, { reply: { status: 400, body, chunked: true } }, 1);
+    t.world.sim.fault(t.biz.phoneNumberId, { reply: { status: 400, body, chunked: true } }, 1);
     const r = await send();
     expect(r.headers.get("content-length")).toBeNull();
     expect(await r.text()).toBe(body);

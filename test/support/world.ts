@@ -1,3 +1,4 @@
+import { afterEach, beforeEach } from "bun:test";
 import { createSealer } from "../../src/crypto/sealer.ts";
 import type { Deps } from "../../src/runtime/deps.ts";
 import { cryptoRandom } from "../../src/runtime/random.ts";
@@ -109,3 +110,14 @@ export function startWorld(options: { env?: Record<string, string>; deps?: Parti
 
 /** Authorization header for a key. */
 export const bearer = (key: string) => ({ authorization: `Bearer ${key}` });
+
+/** Registers hooks giving each test a fresh world with one business in it; read them from the result. */
+export function useWorld(): { world: World; biz: Business } {
+  const current = {} as { world: World; biz: Business };
+  beforeEach(async () => {
+    current.world = startWorld();
+    current.biz = await current.world.business();
+  });
+  afterEach(() => current.world.stop());
+  return current;
+}
