@@ -5,7 +5,8 @@ import { routeGroup } from "../http/request-context.ts";
 /**
  * Mounts the proxy in front of Elysia's router: every path outside /admin, /api, /webhooks,
  * /dashboard, /docs, /healthz and /metrics is answered here, before routing and before any body
- * parsing, so the body stream reaches upstream untouched and routing costs nothing per call.
+ * parsing, so the body stream reaches upstream untouched. A listening server answers proxied
+ * calls from `proxyRoute` below before this hook is reached; the hook serves `app.handle()`.
  */
 export function proxyPlugin(handle: (request: Request) => Promise<Response>) {
   return new Elysia({ name: "proxy" }).onRequest(({ request }) => {
