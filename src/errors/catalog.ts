@@ -31,6 +31,7 @@ export const ERRORS = {
   no_numbers: { status: 409, type: "ConflictException", code: "no_numbers", message: "Connect a live number before adding a webhook endpoint." },
   invalid_url: { status: 422, type: "InvalidRequestException", code: "invalid_url", message: "The URL is not allowed." },
   invalid_fields: { status: 422, type: "InvalidRequestException", code: "invalid_fields", message: "Choose 1 to 40 known event fields." },
+  invalid_credentials: { status: 422, type: "InvalidRequestException", code: "invalid_credentials", message: "The upstream platform did not accept these credentials." },
   payload_expired: { status: 410, type: "GoneException", code: "payload_expired", message: "The payload of this delivery has been deleted." },
   too_many_attempts: { status: 429, type: "AuthException", code: "too_many_attempts", message: "Too many failed sign-ins; try again later." },
   internal: { status: 500, type: "InternalException", code: "internal", message: "Internal error." },
