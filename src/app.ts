@@ -1,7 +1,9 @@
 import { swagger } from "@elysiajs/swagger";
 import { Elysia } from "elysia";
+import { accountApiRoutes } from "./account-api/routes.ts";
 import { adminRoutes } from "./admin/routes.ts";
 import { sessionRoutes } from "./auth/session-routes.ts";
+import { dashboardRoutes } from "./dashboard/routes.ts";
 import { requestContext } from "./http/request-context.ts";
 import { opsRoutes } from "./observability/routes.ts";
 import type { Deps, Worker } from "./runtime/deps.ts";
@@ -40,6 +42,8 @@ export function createApp(deps: Deps) {
     .use(opsRoutes(deps))
     .use(adminRoutes(deps))
     .use(sessionRoutes(deps))
+    .use(accountApiRoutes(deps))
+    .use(dashboardRoutes(deps))
     .onStart(() => {
       for (const worker of workers) worker.start();
     })

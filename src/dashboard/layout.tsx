@@ -36,6 +36,7 @@ function Document(props: { title: string; children: Children }) {
           <meta name="htmx-config" content={HTMX_CONFIG} />
           <meta name="referrer" content="same-origin" />
           <title>{escapeHtml(props.title)} · Switchboard</title>
+          <link rel="icon" href="/dashboard/assets/favicon.svg" type="image/svg+xml" />
           <link rel="stylesheet" href="/dashboard/assets/dashboard.css" />
           <script src="/dashboard/assets/htmx.min.js" defer></script>
           <script src="/dashboard/assets/dashboard.js" defer></script>

@@ -12,3 +12,7 @@ declare module "htmx.org/dist/htmx.min.js" {
   const path: string;
   export default path;
 }
+declare module "*.svg" {
+  const path: string;
+  export default path;
+}
