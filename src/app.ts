@@ -7,17 +7,25 @@ import { dashboardRoutes } from "./dashboard/routes.ts";
 import { requestContext } from "./http/request-context.ts";
 import { opsRoutes } from "./observability/routes.ts";
 import type { Deps, Worker } from "./runtime/deps.ts";
+import { intervalWorker } from "./runtime/interval-worker.ts";
 
 /** Bun's own cap; our proxy enforces 100 MB itself and must see the body first to answer 413 in our envelope. */
 const MAX_REQUEST_BODY = 200 * 1024 * 1024;
 
 /**
  * Builds the whole service from injected dependencies. Nothing starts until the app listens:
- * background workers start with the server and are stopped (and flushed) after it stops accepting.
+ * background workers start with the server; `shutdown()` stops accepting, lets in-flight requests
+ * finish, then stops the workers (which flush their state).
  */
 export function createApp(deps: Deps) {
-  const workers: Worker[] = [];
-  return new Elysia({
+  const workers: Worker[] = [
+    // The CLI may change accounts, keys or numbers while the server runs.
+    intervalWorker("directory refresh", 1000, () => deps.store.directory.refresh(), deps.logger),
+  ];
+  const app = new Elysia({
+    // An unknown body field is an error (a typo such as `billingStatus` must not be dropped silently).
+    // Set here because a plugin's routes are compiled with the root instance's configuration.
+    normalize: false,
     serve: {
       maxRequestBodySize: MAX_REQUEST_BODY,
       // Upstream media calls may take 120 s; Bun's default 10 s idle time-out would drop them.
@@ -46,10 +54,18 @@ export function createApp(deps: Deps) {
     .use(dashboardRoutes(deps))
     .onStart(() => {
       for (const worker of workers) worker.start();
-    })
-    .onStop(async () => {
-      for (const worker of workers) await worker.stop();
     });
+  let stopping: Promise<void> | undefined;
+  return Object.assign(app, {
+    /** Idempotent; Elysia's own onStop hooks are not awaited, so the workers are stopped here. */
+    shutdown(): Promise<void> {
+      stopping ??= (async () => {
+        if (app.server) await app.stop();
+        for (const worker of workers) await worker.stop();
+      })();
+      return stopping;
+    },
+  });
 }
 
 export type App = ReturnType<typeof createApp>;

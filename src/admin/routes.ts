@@ -3,13 +3,14 @@ import { checkAdminToken } from "../auth/admin-guard.ts";
 import type { Deps } from "../runtime/deps.ts";
 import * as ops from "./operations.ts";
 import * as s from "./schemas.ts";
-import { accountView, apiKeyView, numberView, wabaView } from "./views.ts";
+import { accountView, apiKeyView, numberView, userView, wabaView } from "./views.ts";
 
 /** The operator API (CONTRACT 3): thin routes over admin/operations.ts. */
 export function adminRoutes(deps: Deps) {
   const detail = { tags: ["Operator API"], security: [{ adminToken: [] }] };
   return new Elysia({ prefix: "/admin" })
-    .onBeforeHandle(({ request }) => checkAdminToken(deps.config.adminToken, request.headers.get("authorization")))
+    // onTransform runs before body validation, so an unauthenticated caller learns nothing about the schema.
+    .onTransform(({ request }) => checkAdminToken(deps.config.adminToken, request.headers.get("authorization")))
     .post("/accounts", async ({ body, set }) => {
       set.status = 201;
       return accountView(await ops.createAccount(deps, body));
@@ -24,7 +25,7 @@ export function adminRoutes(deps: Deps) {
     .post("/accounts/:id/users", async ({ params, body, set }) => {
       const user = await ops.createUser(deps, params.id, body);
       set.status = 201;
-      return { id: user.id, account_id: user.accountId, email: user.email };
+      return userView(user);
     }, { body: s.createUserBody, detail: { ...detail, summary: "Create a dashboard login for an account" } })
     .post("/accounts/:id/api-keys", async ({ params, body, set }) => {
       const { key, record } = await ops.createApiKey(deps, params.id, body);

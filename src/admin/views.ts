@@ -1,4 +1,4 @@
-import type { Account, ApiKey, PhoneNumber, Waba } from "../store/types.ts";
+import type { Account, ApiKey, PhoneNumber, User, Waba } from "../store/types.ts";
 
 /** The JSON shapes the operator and dashboard APIs answer with (snake_case, never a secret). */
 
@@ -46,3 +46,5 @@ export const numberView = (n: PhoneNumber) => ({
   sync_error: n.syncError,
   created_at: iso(n.createdAt),
 });
+
+export const userView = (u: User) => ({ id: u.id, account_id: u.accountId, email: u.email, created_at: iso(u.createdAt) });

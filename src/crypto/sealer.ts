@@ -10,6 +10,9 @@ export interface Sealer {
   open(sealed: string): string;
 }
 
+/** A stored secret that this key cannot open: almost always a different ENCRYPTION_KEY. */
+export class SealError extends Error {}
+
 export function createSealer(key: Uint8Array, random: Random): Sealer {
   if (key.length !== 32) throw new Error("encryption key must be 32 bytes");
   return {
@@ -21,11 +24,15 @@ export function createSealer(key: Uint8Array, random: Random): Sealer {
     },
     open(sealed) {
       const [version, ivText, bodyText] = sealed.split(".");
-      if (version !== "v1" || !ivText || !bodyText) throw new Error("not a sealed value");
+      if (version !== "v1" || !ivText || !bodyText) throw new SealError("a stored secret is not in the sealed format");
       const body = Buffer.from(bodyText, "base64");
       const decipher = createDecipheriv("aes-256-gcm", key, Buffer.from(ivText, "base64"));
       decipher.setAuthTag(body.subarray(body.length - 16));
-      return Buffer.concat([decipher.update(body.subarray(0, body.length - 16)), decipher.final()]).toString("utf8");
+      try {
+        return Buffer.concat([decipher.update(body.subarray(0, body.length - 16)), decipher.final()]).toString("utf8");
+      } catch {
+        throw new SealError("a stored secret cannot be decrypted: the database was written with another ENCRYPTION_KEY");
+      }
     },
   };
 }

@@ -23,6 +23,12 @@ export interface Store {
  * proxy path is a map look-up and every change is visible to the very next request.
  */
 export interface Directory {
+  /**
+   * Picks up changes that another process (the CLI beside a running server) committed since the
+   * last call; returns true when it reloaded. Cheap when nothing changed: called about once a second.
+   */
+  refresh(): boolean;
+
   account(id: string): Account | undefined;
   accounts(): Account[];
   createAccount(account: Account): Promise<Account>;

@@ -64,9 +64,10 @@ export function testDeps(options: { env?: Record<string, string>; deps?: Partial
 
 /** Starts the app on a free loopback port. */
 export function startApp(deps: Deps): { app: App; url: string; stop: () => Promise<void> } {
-  const app = createApp(deps).listen({ port: 0, hostname: "127.0.0.1" });
+  const app = createApp(deps);
+  app.listen({ port: 0, hostname: "127.0.0.1" });
   const url = `http://127.0.0.1:${app.server!.port}`;
-  return { app, url, stop: async () => { await app.stop(true); } };
+  return { app, url, stop: () => app.shutdown() };
 }
 
 /** fetch against the operator API with the test admin token. */

@@ -40,11 +40,32 @@ export class SqliteDirectory implements Directory {
   private readonly numbersByAccount = new Map<string, PhoneNumber[]>();
   private readonly numbersByWaba = new Map<string, PhoneNumber[]>();
 
+  /** SQLite's data_version changes only when another connection commits: the CLI beside a running server. */
+  private seenVersion = -1;
+
   constructor(private readonly db: Db, private readonly sealer: Sealer) {
-    for (const row of db.select().from(accounts).all()) this.accountsById.set(row.id, row);
-    for (const row of db.select().from(apiKeys).all()) this.cacheKey(row);
-    for (const row of db.select().from(wabas).all()) this.cacheWaba(this.toWaba(row));
-    for (const row of db.select().from(numbers).all()) this.cacheNumber(row);
+    this.load();
+  }
+
+  private dataVersion(): number {
+    return this.db.$client.query<{ data_version: number }, []>("PRAGMA data_version").get()!.data_version;
+  }
+
+  private load(): void {
+    for (const map of [this.accountsById, this.keysById, this.keysByHash, this.keysByAccount, this.wabasById,
+      this.wabasByAccount, this.numbersById, this.numbersByAccount, this.numbersByWaba]) map.clear();
+    this.seenVersion = this.dataVersion();
+    for (const row of this.db.select().from(accounts).all()) this.accountsById.set(row.id, row);
+    for (const row of this.db.select().from(apiKeys).all()) this.cacheKey(row);
+    for (const row of this.db.select().from(wabas).all()) this.cacheWaba(this.toWaba(row));
+    for (const row of this.db.select().from(numbers).all()) this.cacheNumber(row);
+  }
+
+  refresh(): boolean {
+    if (this.dataVersion() === this.seenVersion) return false;
+    // Reloading everything is simpler than diffing and cheap: the directory is small.
+    this.load();
+    return true;
   }
 
   private toWaba(row: typeof wabas.$inferSelect): Waba {

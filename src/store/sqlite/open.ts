@@ -5,7 +5,7 @@ import { drizzle, type BunSQLiteDatabase } from "drizzle-orm/bun-sqlite";
 import * as schema from "./schema.ts";
 import { applyMigrations } from "./migrate.ts";
 
-export type Db = BunSQLiteDatabase<typeof schema>;
+export type Db = BunSQLiteDatabase<typeof schema> & { $client: Database };
 
 /** Opens (creating if needed) the SQLite file in WAL mode and brings its schema up to date. */
 export function openDatabase(path: string): { db: Db; sqlite: Database } {

@@ -1,0 +1,111 @@
+import type { TSchema } from "@sinclair/typebox";
+import { Value } from "@sinclair/typebox/value";
+import { parseArgs } from "node:util";
+import * as ops from "../admin/operations.ts";
+import * as s from "../admin/schemas.ts";
+import { accountView, apiKeyView, numberView, userView, wabaView } from "../admin/views.ts";
+import { AppError } from "../errors/catalog.ts";
+
+type OpDeps = Parameters<typeof ops.createAccount>[0];
+
+/** One `switchboard admin <noun> <verb>` command: its positional ids, its flags' schema and what it runs. */
+interface Command {
+  noun: string;
+  verb: string;
+  ids: string[];
+  schema?: TSchema;
+  summary: string;
+  run(deps: OpDeps, ids: string[], body: never): Promise<unknown> | unknown;
+}
+
+const command = <B>(c: Omit<Command, "run"> & { run(deps: OpDeps, ids: string[], body: B): Promise<unknown> | unknown }) =>
+  c as unknown as Command;
+
+/** The operator API of CONTRACT 3, on the command line; every command prints the JSON the HTTP call answers. */
+export const ADMIN_COMMANDS: Command[] = [
+  command<s.CreateAccountInput>({ noun: "accounts", verb: "create", ids: [], schema: s.createAccountBody, summary: "--name N --email E [--billing-status S] [--retention 24h|7d] [--max-numbers N|null]",
+    run: async (d, _, b) => accountView(await ops.createAccount(d, b)) }),
+  command<s.UpdateAccountInput>({ noun: "accounts", verb: "update", ids: ["account_id"], schema: s.updateAccountBody, summary: "ACCOUNT_ID [any flag of create]",
+    run: async (d, [id], b) => accountView(await ops.updateAccount(d, id!, b)) }),
+  command({ noun: "accounts", verb: "get", ids: ["account_id"], summary: "ACCOUNT_ID",
+    run: (d, [id]) => accountView(ops.getAccount(d, id!)) }),
+  command<s.CreateUserInput>({ noun: "users", verb: "create", ids: ["account_id"], schema: s.createUserBody, summary: "ACCOUNT_ID --email E --password P",
+    run: async (d, [id], b) => userView(await ops.createUser(d, id!, b)) }),
+  command<s.CreateApiKeyInput>({ noun: "api-keys", verb: "create", ids: ["account_id"], schema: s.createApiKeyBody, summary: "ACCOUNT_ID --mode live|test [--name N]",
+    run: async (d, [id], b) => {
+      const { key, record } = await ops.createApiKey(d, id!, b);
+      return { ...apiKeyView(record), key };
+    } }),
+  command({ noun: "api-keys", verb: "revoke", ids: ["key_id"], summary: "KEY_ID",
+    run: async (d, [id]) => apiKeyView(await ops.revokeApiKey(d, id!)) }),
+  command<s.CreateWabaInput>({ noun: "wabas", verb: "create", ids: ["account_id"], schema: s.createWabaBody, summary: "ACCOUNT_ID --waba-id W --access-token T [--app-secret S]",
+    run: async (d, [id], b) => wabaView(await ops.createWaba(d, id!, b)) }),
+  command<s.UpdateWabaInput>({ noun: "wabas", verb: "update", ids: ["waba_id"], schema: s.updateWabaBody, summary: "WABA_ID [--status connected|disconnected|token_revoked] [--access-token T]",
+    run: async (d, [id], b) => wabaView(await ops.updateWaba(d, id!, b)) }),
+  command({ noun: "wabas", verb: "get", ids: ["waba_id"], summary: "WABA_ID",
+    run: (d, [id]) => wabaView(ops.getWaba(d, id!)) }),
+  command<s.CreateNumberInput>({ noun: "numbers", verb: "create", ids: ["account_id"], schema: s.createNumberBody, summary: "ACCOUNT_ID --phone-number-id P --waba-id W --kind sandbox|byo|embedded|coexistence",
+    run: async (d, [id], b) => numberView(await ops.createNumber(d, id!, b)) }),
+  command<s.UpdateNumberInput>({ noun: "numbers", verb: "update", ids: ["phone_number_id"], schema: s.updateNumberBody, summary: "PHONE_NUMBER_ID --status connected|disconnected|restricted|flagged|not_registered",
+    run: async (d, [id], b) => numberView(await ops.updateNumber(d, id!, b)) }),
+  command({ noun: "numbers", verb: "get", ids: ["phone_number_id"], summary: "PHONE_NUMBER_ID",
+    run: (d, [id]) => numberView(ops.getNumber(d, id!)) }),
+  command({ noun: "numbers", verb: "sync", ids: ["phone_number_id"], summary: "PHONE_NUMBER_ID (re-read details from upstream)",
+    run: async (d, [id]) => numberView(await ops.syncNumber(d, id!)) }),
+];
+
+/** A command line that does not fit any command: the caller prints it with the usage and exits 2. */
+export class UsageError extends Error {}
+
+export function adminUsage(): string {
+  return ["Usage: switchboard admin <noun> <verb> [ids] [--flags]", "",
+    ...ADMIN_COMMANDS.map((c) => `  switchboard admin ${c.noun} ${c.verb} ${c.summary}`)].join("\n");
+}
+
+/** `--max-numbers 5` → 5, `null` → null; every other flag stays text, so the schema decides. */
+function flagValue(name: string, raw: string): unknown {
+  if (name === "max_numbers") return raw === "null" ? null : /^\d+$/.test(raw) ? Number(raw) : raw;
+  return raw;
+}
+
+const kebab = (field: string) => field.replaceAll("_", "-");
+const fieldsOf = (c: Command) => Object.keys((c.schema as { properties?: Record<string, unknown> } | undefined)?.properties ?? {});
+
+/** Every flag any command takes, each a string; parseArgs then rejects unknown flags and missing values. */
+const FLAG_OPTIONS = Object.fromEntries(
+  ADMIN_COMMANDS.flatMap(fieldsOf).map((field) => [kebab(field), { type: "string" as const }]),
+);
+
+/** Finds the command, turns `--kebab-flags` into the snake_case body the HTTP API takes, validates it. */
+export function parseAdminCommand(argv: string[]): { command: Command; ids: string[]; body: Record<string, unknown> } {
+  let parsed: ReturnType<typeof parseArgs<{ args: string[]; options: typeof FLAG_OPTIONS; allowPositionals: true }>>;
+  try {
+    parsed = parseArgs({ args: argv, options: FLAG_OPTIONS, allowPositionals: true });
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+  const [noun, verb, ...ids] = parsed.positionals;
+  const found = ADMIN_COMMANDS.find((c) => c.noun === noun && c.verb === verb);
+  if (!found) throw new UsageError(noun ? `unknown command: admin ${noun} ${verb ?? ""}`.trim() : "missing command");
+  if (ids.length !== found.ids.length) throw new UsageError(`admin ${noun} ${verb} takes ${found.ids.join(" ") || "no ids"}`);
+  const allowed = fieldsOf(found);
+  const body: Record<string, unknown> = {};
+  for (const [flag, raw] of Object.entries(parsed.values)) {
+    const name = flag.replaceAll("-", "_");
+    if (!allowed.includes(name)) throw new UsageError(`admin ${noun} ${verb} does not take --${flag}`);
+    body[name] = flagValue(name, raw as string);
+  }
+  if (found.schema) {
+    const first = Value.Errors(found.schema, body).First();
+    if (first) {
+      const where = first.path ? `--${kebab(first.path.slice(1))}` : "flags";
+      throw new AppError("invalid_request", `${where}: ${first.message}`);
+    }
+  }
+  return { command: found, ids, body };
+}
+
+export async function runAdminCommand(deps: OpDeps, argv: string[]): Promise<unknown> {
+  const { command: found, ids, body } = parseAdminCommand(argv);
+  return found.run(deps, ids, body as never);
+}

@@ -1,0 +1,18 @@
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import type { Random } from "../runtime/random.ts";
+
+/**
+ * In DEV_MODE without ENCRYPTION_KEY, secrets are sealed with a key kept beside the database, so
+ * a development database still opens after a restart. Production always names its key.
+ */
+export function devEncryptionKey(databasePath: string, random: Random): Uint8Array {
+  if (databasePath === ":memory:") return random.bytes(32);
+  const file = join(dirname(databasePath), "dev-encryption.key");
+  if (existsSync(file)) return new Uint8Array(Buffer.from(readFileSync(file, "utf8").trim(), "base64"));
+  const key = random.bytes(32);
+  mkdirSync(dirname(file), { recursive: true });
+  writeFileSync(file, Buffer.from(key).toString("base64") + "\n", { mode: 0o600 });
+  chmodSync(file, 0o600);
+  return key;
+}

@@ -1,0 +1,100 @@
+import { describe, expect, test } from "bun:test";
+import { ConfigError, DEFAULT_UPSTREAM_URL, parseConfig } from "../../src/config/config.ts";
+import { tempDir, TEST_ENCRYPTION_KEY } from "../support/harness.ts";
+import { runMain } from "../support/process.ts";
+
+const base = { APP_SECRET: "s", ENCRYPTION_KEY: TEST_ENCRYPTION_KEY };
+
+function errorOf(env: Record<string, string>): ConfigError {
+  try {
+    parseConfig(env);
+  } catch (error) {
+    if (error instanceof ConfigError) return error;
+    throw error;
+  }
+  throw new Error("parseConfig accepted the environment");
+}
+
+describe("parseConfig", () => {
+  test("defaults follow CONTRACT 2", () => {
+    const config = parseConfig(base);
+    expect(config.port).toBe(8080);
+    expect(config.host).toBe("0.0.0.0");
+    expect(config.databasePath).toBe("./data/switchboard.db");
+    expect(config.upstreamUrl).toBe(DEFAULT_UPSTREAM_URL);
+    expect(config.adminToken).toBeNull();
+    expect(config.webhookVerifyToken).toBeNull();
+    expect(config.devMode).toBe(false);
+    expect(config.upstreamTimeoutMs).toBe(30_000);
+    expect(config.upstreamMediaTimeoutMs).toBe(120_000);
+    expect(config.webhookTimeoutMs).toBe(10_000);
+    expect(config.webhookRetrySchedule).toEqual([5_000, 60_000, 300_000, 1_800_000, 7_200_000, 21_600_000, 43_200_000]);
+    expect(config.smtpUrl).toBeNull();
+    expect(Object.isFrozen(config)).toBe(true);
+  });
+
+  test("reads every variable", () => {
+    const config = parseConfig({
+      ...base, PORT: "9090", HOST: "127.0.0.1", DATABASE_URL: "file:/tmp/x.db", UPSTREAM_URL: "http://127.0.0.1:7000",
+      WEBHOOK_VERIFY_TOKEN: "vt", ADMIN_TOKEN: "at", DEV_MODE: "1", UPSTREAM_TIMEOUT_MS: "100",
+      UPSTREAM_MEDIA_TIMEOUT_MS: "200", WEBHOOK_TIMEOUT_MS: "300", WEBHOOK_RETRY_SCHEDULE: "250ms, 2s,1m,1h",
+      SMTP_URL: "smtp://127.0.0.1:2525", MAIL_FROM: "ops@example.com",
+    });
+    expect(config).toMatchObject({
+      port: 9090, host: "127.0.0.1", databasePath: "/tmp/x.db", upstreamUrl: "http://127.0.0.1:7000",
+      webhookVerifyToken: "vt", adminToken: "at", devMode: true, upstreamTimeoutMs: 100, upstreamMediaTimeoutMs: 200,
+      webhookTimeoutMs: 300, webhookRetrySchedule: [250, 2000, 60_000, 3_600_000], smtpUrl: "smtp://127.0.0.1:2525",
+      mailFrom: "ops@example.com",
+    });
+  });
+
+  test("DEV_MODE needs neither APP_SECRET nor ENCRYPTION_KEY", () => {
+    const config = parseConfig({ DEV_MODE: "1" });
+    expect(config.appSecret.length).toBeGreaterThan(0);
+    expect(config.encryptionKey).toBeNull();
+  });
+
+  test.each([
+    [{ ENCRYPTION_KEY: TEST_ENCRYPTION_KEY }, "APP_SECRET"],
+    [{ APP_SECRET: "s" }, "ENCRYPTION_KEY"],
+    [{ ...base, ENCRYPTION_KEY: Buffer.alloc(16).toString("base64") }, "ENCRYPTION_KEY"],
+    [{ ...base, ENCRYPTION_KEY: "not base64 at all!!" }, "ENCRYPTION_KEY"],
+    [{ ...base, PORT: "eighty" }, "PORT"],
+    [{ ...base, PORT: "70000" }, "PORT"],
+    [{ ...base, DEV_MODE: "yes" }, "DEV_MODE"],
+    [{ ...base, DATABASE_URL: "mysql://x" }, "DATABASE_URL"],
+    [{ ...base, DATABASE_URL: "postgres://127.0.0.1/test" }, "DATABASE_URL"],
+    [{ ...base, UPSTREAM_URL: "ftp://x" }, "UPSTREAM_URL"],
+    [{ ...base, UPSTREAM_URL: "http://x/" }, "UPSTREAM_URL"],
+    [{ ...base, UPSTREAM_URL: "nonsense" }, "UPSTREAM_URL"],
+    [{ ...base, UPSTREAM_TIMEOUT_MS: "-1" }, "UPSTREAM_TIMEOUT_MS"],
+    [{ ...base, UPSTREAM_MEDIA_TIMEOUT_MS: "1.5" }, "UPSTREAM_MEDIA_TIMEOUT_MS"],
+    [{ ...base, WEBHOOK_TIMEOUT_MS: "0" }, "WEBHOOK_TIMEOUT_MS"],
+    [{ ...base, WEBHOOK_RETRY_SCHEDULE: "5s,soon" }, "WEBHOOK_RETRY_SCHEDULE"],
+    [{ ...base, WEBHOOK_RETRY_SCHEDULE: "5 s" }, "WEBHOOK_RETRY_SCHEDULE"],
+    [{ ...base, SMTP_URL: "mail.example.com" }, "SMTP_URL"],
+    [{ ...base, LOG_LEVEL: "loud" }, "LOG_LEVEL"],
+  ])("a bad value names its variable: %j", (env, variable) => {
+    const error = errorOf(env as Record<string, string>);
+    expect(error.variable).toBe(variable);
+    expect(error.message.startsWith(`${variable}: `)).toBe(true);
+  });
+});
+
+describe("switchboard serve with a bad configuration", () => {
+  test("stops with one line naming the variable and exit code 2", async () => {
+    const dir = tempDir();
+    try {
+      const { code, stdout, stderr } = await runMain(["serve"], {
+        PATH: process.env.PATH ?? "", APP_SECRET: "s", ENCRYPTION_KEY: "short", DATABASE_URL: `file:${dir.path}/db.sqlite`,
+      });
+      expect(code).toBe(2);
+      expect(stdout).toBe("");
+      const lines = stderr.trim().split("\n");
+      expect(lines).toHaveLength(1);
+      expect(lines[0]).toStartWith("switchboard: configuration error: ENCRYPTION_KEY:");
+    } finally {
+      dir.cleanup();
+    }
+  });
+});

@@ -1,0 +1,118 @@
+import { afterEach, describe, expect, test } from "bun:test";
+import { join } from "node:path";
+import { createLogger, redact } from "../../src/observability/logger.ts";
+import { admin, startApp, tempDir, testDeps } from "../support/harness.ts";
+import { freePort, MAIN, processEnv, ROOT, waitForOk } from "../support/process.ts";
+
+const cleanups: (() => unknown)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+function running() {
+  const deps = testDeps();
+  const server = startApp(deps);
+  cleanups.push(deps.cleanup, server.stop);
+  return { deps, url: server.url };
+}
+
+describe("operations endpoints", () => {
+  test("/healthz checks the database", async () => {
+    const { deps, url } = running();
+    const ok = await fetch(`${url}/healthz`);
+    expect(ok.status).toBe(200);
+    expect(await ok.json()).toEqual({ status: "ok" });
+    deps.store.close();
+    const down = await fetch(`${url}/healthz`);
+    expect(down.status).toBe(503);
+  });
+
+  test("/metrics speaks Prometheus text and counts requests", async () => {
+    const { url } = running();
+    await admin(url, "POST", "/admin/accounts", { name: "A", email: "a@example.com" });
+    const response = await fetch(`${url}/metrics`);
+    expect(response.headers.get("content-type")).toContain("text/plain");
+    const text = await response.text();
+    expect(text).toContain("# TYPE switchboard_http_requests_total counter");
+    expect(text).toMatch(/switchboard_http_requests_total\{group="admin",status="2xx"\} 1/);
+    expect(text).toContain("switchboard_process_resident_memory_bytes");
+  });
+
+  test("/docs serves OpenAPI covering the operator and dashboard APIs", async () => {
+    const { url } = running();
+    expect((await fetch(`${url}/docs`)).headers.get("content-type")).toContain("text/html");
+    const spec = (await (await fetch(`${url}/docs/json`)).json()) as { openapi: string; paths: Record<string, unknown> };
+    expect(spec.openapi).toStartWith("3.");
+    for (const path of ["/admin/accounts", "/admin/accounts/{id}/numbers", "/admin/wabas/{waba_id}", "/api/session"]) {
+      expect(Object.keys(spec.paths)).toContain(path);
+    }
+    expect(Object.keys(spec.paths).some((p) => p.startsWith("/healthz"))).toBe(false);
+  });
+
+  test("every response carries X-Proxy-Request-Id, equal to the trace_id of an error", async () => {
+    const { url } = running();
+    const ids = new Set<string>();
+    for (const path of ["/healthz", "/metrics", "/docs/json", "/admin/accounts", "/v21.0/1/messages", "/nowhere"]) {
+      const response = await fetch(`${url}${path}`);
+      const id = response.headers.get("x-proxy-request-id");
+      expect(id).toMatch(/^req_[0-9a-z]{20}$/);
+      ids.add(id!);
+      if (response.status >= 400) expect(((await response.json()) as { error: { trace_id: string } }).error.trace_id).toBe(id!);
+    }
+    expect(ids.size).toBe(6);
+  });
+
+  test("requests are logged as JSON with their request id and no credentials", async () => {
+    const { deps, url } = running();
+    await fetch(`${url}/admin/accounts`, { method: "POST", headers: { authorization: "Bearer px_live_abcdefghijklmnopqrstuvwxyzABCDEF" } });
+    const line = deps.logger.lines.find((l) => l.msg === "request" && l.path === "/admin/accounts");
+    expect(line).toMatchObject({ method: "POST", status: 401, level: "info" });
+    expect(line!.request_id).toMatch(/^req_/);
+    expect(JSON.stringify(deps.logger.lines)).not.toContain("abcdefghijklmnop");
+  });
+});
+
+describe("log redaction", () => {
+  test("secret-named fields and secret-looking values never reach the log", () => {
+    const lines: string[] = [];
+    const logger = createLogger("debug", (line) => lines.push(line));
+    logger.info("x", {
+      access_token: "EAAG-1", headers: { Authorization: "Bearer t", cookie: "sb_session=1" }, password: "p", app_secret: "s",
+      note: "key px_live_abcdEFGHijklMNOPqrstUVWXyz012345 and whsec_c2VjcmV0c2VjcmV0", error: new Error("bad whsec_QUJDRA=="),
+    });
+    const text = lines.join("\n");
+    for (const secret of ["EAAG-1", "Bearer t", "sb_session=1", '"p"', '"s"', "EFGHijkl", "c2VjcmV0", "QUJDRA"]) expect(text).not.toContain(secret);
+    expect(text).toContain("px_live_abcd…");
+    expect(redact({ nested: [{ token: "t" }] })).toEqual({ nested: [{ token: "[redacted]" }] });
+  });
+  test("levels below the configured one are dropped", () => {
+    const lines: string[] = [];
+    const logger = createLogger("warn", (line) => lines.push(line));
+    logger.info("quiet");
+    logger.warn("loud");
+    expect(lines.map((l) => JSON.parse(l).msg)).toEqual(["loud"]);
+  });
+});
+
+describe("the server process", () => {
+  test("starts from source, answers /healthz and stops cleanly on SIGTERM", async () => {
+    const dir = tempDir();
+    cleanups.push(dir.cleanup);
+    const port = freePort();
+    const proc = Bun.spawn([process.execPath, MAIN, "serve"], {
+      cwd: ROOT, env: processEnv(join(dir.path, "db.sqlite"), { PORT: String(port), HOST: "127.0.0.1" }), stdout: "pipe", stderr: "pipe",
+    });
+    cleanups.push(() => proc.kill("SIGKILL"));
+    await waitForOk(`http://127.0.0.1:${port}/healthz`);
+    const check = Bun.spawnSync([process.execPath, MAIN, "healthcheck"], { cwd: ROOT, env: { PATH: process.env.PATH ?? "", PORT: String(port) } });
+    expect(check.exitCode).toBe(0);
+    proc.kill("SIGTERM");
+    expect(await proc.exited).toBe(0);
+    const log = await new Response(proc.stdout).text();
+    expect(log).toContain('"msg":"listening"');
+    expect(log).toContain('"msg":"no accounts yet; create the first one with"');
+    expect(log).toContain('"msg":"shutting down","signal":"SIGTERM"');
+    const stopped = Bun.spawnSync([process.execPath, MAIN, "healthcheck"], { cwd: ROOT, env: { PATH: process.env.PATH ?? "", PORT: String(port) } });
+    expect(stopped.exitCode).toBe(1);
+  });
+});

@@ -1,0 +1,150 @@
+import { Database } from "bun:sqlite";
+import { afterEach, describe, expect, test } from "bun:test";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import * as ops from "../../src/admin/operations.ts";
+import { apiKeyMode, hashApiKey, sameHash } from "../../src/crypto/api-key.ts";
+import { createSealer, SealError } from "../../src/crypto/sealer.ts";
+import { cryptoRandom } from "../../src/runtime/random.ts";
+import { openSqliteStore } from "../../src/store/sqlite/store.ts";
+import { embeddedMigrations } from "../../db/migrations.gen.ts";
+import { tempDir, testDeps } from "../support/harness.ts";
+
+const cleanups: (() => void)[] = [];
+afterEach(() => {
+  for (const cleanup of cleanups.splice(0)) cleanup();
+});
+
+function fresh() {
+  const deps = testDeps();
+  cleanups.push(deps.cleanup);
+  return deps;
+}
+
+/** Every byte SQLite wrote for this database: the main file and its write-ahead log. */
+function rawBytes(dbPath: string): string {
+  let text = readFileSync(dbPath).toString("latin1");
+  try {
+    text += readFileSync(`${dbPath}-wal`).toString("latin1");
+  } catch {
+    // no WAL file: everything is in the main file
+  }
+  return text;
+}
+
+describe("migrations", () => {
+  test("a fresh database gets every table and one applied migration per file", () => {
+    const deps = fresh();
+    const db = new Database(deps.dbPath, { readonly: true });
+    const tables = db.query<{ name: string }, []>("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").all().map((r) => r.name);
+    for (const name of ["accounts", "users", "sessions", "api_keys", "wabas", "numbers", "endpoints", "events", "deliveries", "attempts", "notifications", "rate_buckets"]) {
+      expect(tables).toContain(name);
+    }
+    const applied = db.query<{ n: number }, []>("SELECT count(*) AS n FROM __drizzle_migrations").get()!.n;
+    expect(applied).toBe(embeddedMigrations.length);
+    expect(db.query<{ journal_mode: string }, []>("PRAGMA journal_mode").get()!.journal_mode).toBe("wal");
+    db.close();
+  });
+
+  test("reopening an existing database keeps its data and applies nothing twice", async () => {
+    const dir = tempDir();
+    cleanups.push(dir.cleanup);
+    const path = join(dir.path, "db.sqlite");
+    const sealer = createSealer(new Uint8Array(32).fill(1), cryptoRandom);
+    const first = openSqliteStore(path, sealer);
+    await first.directory.createAccount({ id: "acc_kept", name: "Kept", email: "k@example.com", billingStatus: "active", retention: "7d", maxNumbers: null, createdAt: 1 });
+    first.close();
+    const second = openSqliteStore(path, sealer);
+    expect(second.directory.account("acc_kept")).toMatchObject({ name: "Kept", retention: "7d" });
+    second.close();
+    const db = new Database(path, { readonly: true });
+    expect(db.query<{ n: number }, []>("SELECT count(*) AS n FROM __drizzle_migrations").get()!.n).toBe(embeddedMigrations.length);
+    db.close();
+  });
+
+  test("a database from an older build is upgraded in place", async () => {
+    // Simulate the older build: only the first migration applied, then the current code opens it.
+    const dir = tempDir();
+    cleanups.push(dir.cleanup);
+    const path = join(dir.path, "db.sqlite");
+    const old = new Database(path, { create: true });
+    const first = embeddedMigrations[0]!;
+    for (const statement of first.sql.split("--> statement-breakpoint")) old.run(statement);
+    old.run("CREATE TABLE __drizzle_migrations (id INTEGER PRIMARY KEY AUTOINCREMENT, hash text NOT NULL, created_at numeric)");
+    old.run("INSERT INTO __drizzle_migrations (hash, created_at) VALUES (?, ?)", [new Bun.CryptoHasher("sha256").update(first.sql).digest("hex"), first.when]);
+    old.run("INSERT INTO accounts (id, name, email, billing_status, retention, created_at) VALUES ('acc_old', 'Old', 'o@example.com', 'active', '24h', 1)");
+    old.close();
+    const store = openSqliteStore(path, createSealer(new Uint8Array(32).fill(1), cryptoRandom));
+    expect(store.directory.account("acc_old")?.name).toBe("Old");
+    store.close();
+    const db = new Database(path, { readonly: true });
+    expect(db.query<{ n: number }, []>("SELECT count(*) AS n FROM __drizzle_migrations").get()!.n).toBe(embeddedMigrations.length);
+    db.close();
+  });
+});
+
+describe("API keys", () => {
+  test("only a SHA-256 hash of the key is stored, and the key is found by that hash", async () => {
+    const deps = fresh();
+    const account = await ops.createAccount(deps, { name: "A", email: "a@example.com" });
+    const { key, record } = await ops.createApiKey(deps, account.id, { mode: "live" });
+    expect(apiKeyMode(key)).toBe("live");
+    expect(record.keyHash).toBe(hashApiKey(key));
+    expect(deps.store.directory.apiKeyByHash(hashApiKey(key))?.id).toBe(record.id);
+    expect(sameHash(record.keyHash, hashApiKey(key))).toBe(true);
+    expect(sameHash(record.keyHash, hashApiKey(`${key}x`))).toBe(false);
+    deps.store.close();
+    const raw = rawBytes(deps.dbPath);
+    expect(raw).not.toContain(key);
+    expect(raw).not.toContain(key.slice(12));
+    expect(raw).toContain(record.keyHash);
+  });
+
+  test.each(["", "px_live_short", "px_prod_" + "a".repeat(32), "px_live_" + "a".repeat(31) + "!", "Bearer px_live_" + "a".repeat(32)])(
+    "%j is not a well-formed key", (text) => {
+      expect(apiKeyMode(text)).toBeNull();
+    });
+});
+
+describe("encryption at rest", () => {
+  test("upstream tokens, BYO app secrets and password never appear in the database file", async () => {
+    const deps = fresh();
+    const account = await ops.createAccount(deps, { name: "A", email: "a@example.com" });
+    const token = "EAAGtoken-" + "t".repeat(40);
+    const appSecret = "byo-app-secret-" + "s".repeat(20);
+    await ops.createWaba(deps, account.id, { waba_id: "1001", access_token: token, app_secret: appSecret });
+    await ops.updateWaba(deps, "1001", { access_token: `${token}-rotated` });
+    await ops.createUser(deps, account.id, { email: "u@example.com", password: "hunter2hunter2" });
+    expect(deps.store.directory.waba("1001")?.accessToken).toBe(`${token}-rotated`);
+    deps.store.close();
+    const raw = rawBytes(deps.dbPath);
+    for (const secret of [token, appSecret, "hunter2hunter2"]) expect(raw).not.toContain(secret);
+  });
+
+  test("a database opened with another key fails clearly instead of yielding garbage", async () => {
+    const dir = tempDir();
+    cleanups.push(dir.cleanup);
+    const path = join(dir.path, "db.sqlite");
+    const store = openSqliteStore(path, createSealer(new Uint8Array(32).fill(1), cryptoRandom));
+    await store.directory.createAccount({ id: "acc_a", name: "A", email: "a@example.com", billingStatus: "active", retention: "24h", maxNumbers: null, createdAt: 1 });
+    await store.directory.createWaba({ wabaId: "1001", accountId: "acc_a", accessToken: "tok", appSecret: null, status: "connected", createdAt: 1, updatedAt: 1 });
+    store.close();
+    expect(() => openSqliteStore(path, createSealer(new Uint8Array(32).fill(2), cryptoRandom))).toThrow(SealError);
+  });
+});
+
+describe("directory refresh", () => {
+  test("changes committed by another connection appear after refresh, not before", async () => {
+    const deps = fresh();
+    expect(deps.store.directory.refresh()).toBe(false);
+    const other = openSqliteStore(deps.dbPath, createSealer(deps.config.encryptionKey!, cryptoRandom));
+    await other.directory.createAccount({ id: "acc_cli", name: "From CLI", email: "c@example.com", billingStatus: "active", retention: "24h", maxNumbers: null, createdAt: 1 });
+    other.close();
+    expect(deps.store.directory.account("acc_cli")).toBeUndefined();
+    expect(deps.store.directory.refresh()).toBe(true);
+    expect(deps.store.directory.account("acc_cli")?.name).toBe("From CLI");
+    // Our own writes do not trigger a reload.
+    await deps.store.directory.updateAccount("acc_cli", { name: "Renamed" });
+    expect(deps.store.directory.refresh()).toBe(false);
+  });
+});
