@@ -8,6 +8,7 @@ import { requestContext } from "./http/request-context.ts";
 import { opsRoutes } from "./observability/routes.ts";
 import type { Deps, Worker } from "./runtime/deps.ts";
 import { intervalWorker } from "./runtime/interval-worker.ts";
+import { webhookRelay } from "./webhooks/relay.ts";
 
 /** Bun's own cap; our proxy enforces 100 MB itself and must see the body first to answer 413 in our envelope. */
 const MAX_REQUEST_BODY = 200 * 1024 * 1024;
@@ -18,7 +19,9 @@ const MAX_REQUEST_BODY = 200 * 1024 * 1024;
  * finish, then stops the workers (which flush their state).
  */
 export function createApp(deps: Deps) {
+  const webhooks = webhookRelay(deps);
   const workers: Worker[] = [
+    webhooks.worker,
     // The CLI may change accounts, keys or numbers while the server runs.
     intervalWorker("directory refresh", 1000, () => deps.store.directory.refresh(), deps.logger),
   ];
@@ -50,8 +53,9 @@ export function createApp(deps: Deps) {
     .use(opsRoutes(deps))
     .use(adminRoutes(deps))
     .use(sessionRoutes(deps))
+    .use(webhooks.routes)
     .use(accountApiRoutes(deps))
-    .use(dashboardRoutes(deps))
+    .use(dashboardRoutes(deps, webhooks))
     .onStart(() => {
       for (const worker of workers) worker.start();
     });

@@ -35,6 +35,7 @@ CREATE TABLE `attempts` (
 );
 --> statement-breakpoint
 CREATE INDEX `attempts_delivery` ON `attempts` (`delivery_id`);--> statement-breakpoint
+CREATE INDEX `attempts_at` ON `attempts` (`at`);--> statement-breakpoint
 CREATE TABLE `deliveries` (
 	`id` text PRIMARY KEY NOT NULL,
 	`account_id` text NOT NULL,
@@ -45,6 +46,8 @@ CREATE TABLE `deliveries` (
 	`next_attempt_at` integer,
 	`lease_until` integer,
 	`replay_of` text,
+	`parked_reason` text,
+	`payload_deleted` integer DEFAULT false NOT NULL,
 	`created_at` integer NOT NULL,
 	`updated_at` integer NOT NULL,
 	FOREIGN KEY (`account_id`) REFERENCES `accounts`(`id`) ON UPDATE no action ON DELETE cascade,
@@ -53,6 +56,8 @@ CREATE TABLE `deliveries` (
 );
 --> statement-breakpoint
 CREATE INDEX `deliveries_due` ON `deliveries` (`status`,`next_attempt_at`);--> statement-breakpoint
+CREATE INDEX `deliveries_lease` ON `deliveries` (`lease_until`);--> statement-breakpoint
+CREATE INDEX `deliveries_event` ON `deliveries` (`event_id`);--> statement-breakpoint
 CREATE INDEX `deliveries_account_created` ON `deliveries` (`account_id`,`created_at`);--> statement-breakpoint
 CREATE INDEX `deliveries_endpoint_created` ON `deliveries` (`endpoint_id`,`created_at`);--> statement-breakpoint
 CREATE TABLE `endpoints` (

@@ -1,19 +1,13 @@
 import { escapeHtml } from "@kitajs/html";
 
-/** One hour of an endpoint's deliveries, as GET /api/endpoints/{id}/stats answers it. */
-export interface HourBucket {
-  hour: string;
-  succeeded: number;
-  failed: number;
-  parked: number;
-}
+import type { HourBucket } from "./webhook-shapes.ts";
 
 const BAR = 8;
 const GAP = 2;
 const PLOT = 48;
 
-function hourLabel(iso: string): string {
-  return `${iso.slice(11, 16)} UTC`;
+function hourLabel(iso: string | null): string {
+  return iso === null ? "" : `${iso.slice(11, 16)} UTC`;
 }
 
 /**

@@ -1,6 +1,7 @@
 import type {
   Account, ApiKey, BucketState, Notification, PhoneNumber, Session, User, Waba, WabaStatus,
 } from "./types.ts";
+import type { WebhookStore } from "./webhooks.ts";
 
 /**
  * The storage seam. Each capability sees only its own small interface; a PostgreSQL backend
@@ -13,6 +14,8 @@ export interface Store {
   sessions: SessionStore;
   notifications: NotificationStore;
   buckets: BucketStore;
+  /** Webhook endpoints and the durable delivery queue (src/store/webhooks.ts). */
+  webhooks: WebhookStore;
   /** True when the database answers a trivial query. */
   healthy(): boolean;
   close(): void;

@@ -6,7 +6,7 @@ import { launchBrowser, newContext, screenshot } from "./browser.ts";
 import { createAccount, dashboardWorld, operatorNumber, type TestAccount } from "./support.ts";
 
 // A real browser on a shared 2-core machine: give each flow room.
-setDefaultTimeout(30_000);
+setDefaultTimeout(60_000);
 const browser: Browser | null = await launchBrowser();
 
 async function signIn(page: Page, account: TestAccount, path = "/dashboard/numbers") {

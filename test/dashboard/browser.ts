@@ -46,6 +46,8 @@ export async function screenshot(page: Page, name: string): Promise<void> {
   const size = page.viewportSize() ?? { width: 1280, height: 900 };
   await page.screenshot({ path: join(ARTIFACTS, `${name}-desktop.png`), fullPage: true });
   await page.setViewportSize({ width: 390, height: 844 });
-  await page.screenshot({ path: join(ARTIFACTS, `${name}-phone.png`), fullPage: true });
+  // The top of the page at phone width (long lists would make a strip too thin to look at).
+  const height = Math.min(await page.evaluate(() => document.documentElement.scrollHeight), 1600);
+  await page.screenshot({ path: join(ARTIFACTS, `${name}-phone.png`), fullPage: true, clip: { x: 0, y: 0, width: 390, height } });
   await page.setViewportSize(size);
 }

@@ -77,6 +77,8 @@ export function dashboardWorld(env: Record<string, string> = {}) {
     deps,
     upstream,
     url: app.url,
+    /** The running relay: `relay.dispatcher.tick()` attempts what is due and waits until idle. */
+    relay: app.app.decorator.webhookRelay,
     async close() {
       await app.stop();
       upstream.stop();

@@ -1,9 +1,9 @@
 import { escapeHtml } from "@kitajs/html";
 import { ActionButton, Badge, FieldError, Notice, SecretOnce, Time } from "../components.tsx";
-import { DeliveryChart, type HourBucket } from "../chart.tsx";
+import { DeliveryChart } from "../chart.tsx";
 import { FIELD_GUIDE } from "../field-guide.ts";
 import { formatTime } from "../format.ts";
-import type { EndpointShape } from "../webhook-shapes.ts";
+import type { EndpointShape, HourBucket } from "../webhook-shapes.ts";
 import { ReceiverGuide } from "./receiver-guide.tsx";
 
 export interface NumberChoice {

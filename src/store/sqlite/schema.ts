@@ -112,10 +112,16 @@ export const deliveries = sqliteTable("deliveries", {
   // A claim that expires: a delivery claimed by a process that died is attempted again.
   leaseUntil: integer("lease_until"),
   replayOf: text("replay_of"),
+  parkedReason: text("parked_reason", { enum: ["attempts_exhausted", "gone", "endpoint_disabled", "payload_missing"] }),
+  // Set when this delivery's `history` payload was deleted on success or park: its replay is 410.
+  payloadDeleted: integer("payload_deleted", { mode: "boolean" }).notNull().default(false),
   createdAt: integer("created_at").notNull(),
   updatedAt: integer("updated_at").notNull(),
 }, (t) => [
   index("deliveries_due").on(t.status, t.nextAttemptAt),
+  // Live leases are few; counting them per endpoint must not scan the pending backlog.
+  index("deliveries_lease").on(t.leaseUntil),
+  index("deliveries_event").on(t.eventId),
   index("deliveries_account_created").on(t.accountId, t.createdAt),
   index("deliveries_endpoint_created").on(t.endpointId, t.createdAt),
 ]);
@@ -129,7 +135,7 @@ export const attempts = sqliteTable("attempts", {
   error: text("error"),
   responseExcerpt: text("response_excerpt"),
   durationMs: integer("duration_ms").notNull(),
-}, (t) => [index("attempts_delivery").on(t.deliveryId)]);
+}, (t) => [index("attempts_delivery").on(t.deliveryId), index("attempts_at").on(t.at)]);
 
 export const notifications = sqliteTable("notifications", {
   id: text("id").primaryKey(),

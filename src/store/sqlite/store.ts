@@ -5,6 +5,7 @@ import { SqliteDirectory } from "./directory.ts";
 import { SqliteNotifications } from "./notifications.ts";
 import { openDatabase, type Db } from "./open.ts";
 import { SqliteSessions, SqliteUsers } from "./users.ts";
+import { SqliteWebhooks } from "./webhooks.ts";
 
 export interface SqliteStore extends Store {
   /** For capabilities whose SQLite implementation lives beside their own code. */
@@ -20,6 +21,7 @@ export function openSqliteStore(path: string, sealer: Sealer): SqliteStore {
     sessions: new SqliteSessions(db),
     notifications: new SqliteNotifications(db),
     buckets: new SqliteBuckets(db),
+    webhooks: new SqliteWebhooks(db, sqlite, sealer),
     healthy() {
       try {
         return sqlite.query("SELECT 1 AS ok").get() !== null;

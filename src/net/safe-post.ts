@@ -1,0 +1,114 @@
+import type { Fetch } from "../runtime/deps.ts";
+import type { Resolver } from "../runtime/resolver.ts";
+import { blockedReason } from "./address-policy.ts";
+import { formatIp, parseIp } from "./ip.ts";
+import { checkWebhookUrl, type UrlRules } from "./url-rules.ts";
+
+/** Only this much of a receiver's answer is read and kept (SPEC 6.5). */
+export const RESPONSE_EXCERPT_BYTES = 1024;
+
+export interface SafePostOptions {
+  resolver: Resolver;
+  fetch: Fetch;
+  rules: UrlRules;
+  /** Total budget: DNS, connect, TLS, response headers and the excerpt. */
+  timeoutMs: number;
+  /** Extra certificate authorities to trust (tests use a private CA); verification is never off. */
+  ca?: string;
+}
+
+/** What happened to one POST; how that counts for a delivery is decided elsewhere. */
+export type PostOutcome =
+  | { kind: "response"; status: number; excerpt: string; durationMs: number }
+  | { kind: "blocked"; error: string; durationMs: number }
+  | { kind: "failed"; error: string; durationMs: number };
+
+function withTimeout<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    if (signal.aborted) return onAbort();
+    signal.addEventListener("abort", onAbort, { once: true });
+    work.then(resolve, reject).finally(() => signal.removeEventListener("abort", onAbort));
+  });
+}
+
+function describe(error: unknown, timeoutMs: number): string {
+  const e = error as { name?: string; code?: string; message?: string };
+  if (e?.name === "TimeoutError" || e?.name === "AbortError") return `timed out after ${timeoutMs} ms`;
+  const code = typeof e?.code === "string" ? e.code : "";
+  if (code === "ENOTFOUND" || code === "EAI_AGAIN") return `DNS lookup failed (${code})`;
+  if (code === "ECONNREFUSED") return "connection refused";
+  if (code === "ECONNRESET") return "connection reset";
+  if (/CERT|TLS|SSL|SELF_SIGNED|UNABLE_TO/.test(code)) return `TLS error: ${code}`;
+  return `${code ? `${code}: ` : ""}${e?.message ?? String(error)}`;
+}
+
+async function readExcerpt(response: Response): Promise<string> {
+  if (!response.body) return "";
+  const reader = response.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  while (size < RESPONSE_EXCERPT_BYTES) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    chunks.push(value);
+    size += value.length;
+  }
+  if (size >= RESPONSE_EXCERPT_BYTES) await reader.cancel().catch(() => undefined);
+  const bytes = Buffer.concat(chunks).subarray(0, RESPONSE_EXCERPT_BYTES);
+  return new TextDecoder().decode(bytes);
+}
+
+/**
+ * POSTs to a webhook URL without ever reaching a blocked address (SPEC 6.7). The name is resolved
+ * once with the injected resolver; every answer must pass the address policy; then the request
+ * goes to that checked address itself, with the hostname in `Host` and as TLS SNI and the name
+ * the certificate is verified against. Bun's fetch would resolve a name again on its own, so it is
+ * never handed one: a second, rebinding DNS answer cannot be used. Redirects are not followed.
+ */
+export async function safePost(
+  target: string,
+  request: { headers: Record<string, string>; body: Uint8Array<ArrayBuffer> },
+  options: SafePostOptions,
+): Promise<PostOutcome> {
+  const started = performance.now();
+  const elapsed = () => Math.round(performance.now() - started);
+  const checked = checkWebhookUrl(target, options.rules);
+  if (!checked.ok) return { kind: "blocked", error: `blocked: ${checked.reason}`, durationMs: elapsed() };
+  const { url } = checked;
+  const signal = AbortSignal.timeout(options.timeoutMs);
+  try {
+    let address: string;
+    if (checked.ipLiteral !== null) {
+      address = formatIp(parseIp(checked.ipLiteral)!);
+    } else {
+      const answers = await withTimeout(options.resolver(url.hostname), signal);
+      if (answers.length === 0) return { kind: "failed", error: "DNS lookup returned no address", durationMs: elapsed() };
+      for (const answer of answers) {
+        if (blockedReason(answer, options.rules.policy) !== null) {
+          const ip = parseIp(answer);
+          return { kind: "blocked", error: `blocked: resolved to ${ip ? formatIp(ip) : answer}`, durationMs: elapsed() };
+        }
+      }
+      address = formatIp(parseIp(answers[0]!)!);
+    }
+    const hostPart = address.includes(":") ? `[${address}]` : address;
+    const port = url.port === "" ? "" : `:${url.port}`;
+    const pinned = `${url.protocol}//${hostPart}${port}${url.pathname}${url.search}`;
+    const init: BunFetchRequestInit = {
+      method: "POST",
+      headers: { ...request.headers, host: url.host },
+      body: request.body,
+      redirect: "manual",
+      signal,
+    };
+    if (url.protocol === "https:") {
+      init.tls = { serverName: checked.ipLiteral === null ? url.hostname : undefined, ...(options.ca ? { ca: options.ca } : {}) };
+    }
+    const response = await options.fetch(pinned, init);
+    const excerpt = await readExcerpt(response);
+    return { kind: "response", status: response.status, excerpt, durationMs: elapsed() };
+  } catch (error) {
+    return { kind: "failed", error: describe(error, options.timeoutMs), durationMs: elapsed() };
+  }
+}

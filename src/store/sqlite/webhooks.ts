@@ -1,0 +1,311 @@
+import type { Database, Statement } from "bun:sqlite";
+import { asc, eq } from "drizzle-orm";
+import type { Sealer } from "../../crypto/sealer.ts";
+import type { Retention } from "../types.ts";
+import type {
+  Attempt, ClaimedDelivery, Delivery, DeliveryFilter, Endpoint, EndpointChange, EndpointPatch, EndpointTarget,
+  HourlyStats, NewDelivery, NewEvent, WebhookStore,
+} from "../webhooks.ts";
+import type { Db } from "./open.ts";
+import { endpoints } from "./schema.ts";
+
+type Row = Record<string, unknown>;
+const HOUR = 3_600_000;
+const PURGE_BATCH = 5_000;
+
+const DELIVERY_COLUMNS = `d.id, d.account_id, d.endpoint_id, d.event_id, d.status, d.attempt_count, d.next_attempt_at,
+  d.replay_of, d.parked_reason, d.created_at, d.updated_at, e.fields AS event_fields, e.is_test,
+  (e.body IS NOT NULL AND d.payload_deleted = 0) AS payload_available`;
+
+function toDelivery(row: Row): Delivery {
+  return {
+    id: row.id as string,
+    accountId: row.account_id as string,
+    endpointId: row.endpoint_id as string,
+    eventId: row.event_id as string,
+    status: row.status as Delivery["status"],
+    attemptCount: row.attempt_count as number,
+    nextAttemptAt: row.next_attempt_at as number | null,
+    replayOf: row.replay_of as string | null,
+    parkedReason: row.parked_reason as Delivery["parkedReason"],
+    payloadAvailable: row.payload_available === 1,
+    fields: JSON.parse(row.event_fields as string) as string[],
+    isTest: row.is_test === 1,
+    createdAt: row.created_at as number,
+    updatedAt: row.updated_at as number,
+  };
+}
+
+function toAttempt(row: Row): Attempt {
+  return {
+    number: row.number as number,
+    at: row.at as number,
+    statusCode: row.status_code as number | null,
+    error: row.error as string | null,
+    responseExcerpt: row.response_excerpt as string | null,
+    durationMs: row.duration_ms as number,
+  };
+}
+
+/**
+ * Endpoints go through drizzle's query builder; the queue's hot paths (enqueue, claim, complete)
+ * are prepared once as plain SQL on the same connection, which is several times faster (BUN-NOTES).
+ */
+export class SqliteWebhooks implements WebhookStore {
+  private readonly stmt: Record<string, Statement>;
+
+  constructor(private readonly db: Db, private readonly sqlite: Database, private readonly sealer: Sealer) {
+    const q = (text: string) => this.sqlite.prepare(text);
+    this.stmt = {
+      targets: q("SELECT id, fields, phone_number_id FROM endpoints WHERE account_id = $account ORDER BY created_at, id"),
+      insertEvent: q(`INSERT INTO events (id, account_id, received_at, body, upstream_signature, fields, contains_history, is_test)
+        VALUES ($id, $account, $at, $body, $signature, $fields, $history, $test)`),
+      insertDelivery: q(`INSERT INTO deliveries (id, account_id, endpoint_id, event_id, status, attempt_count, next_attempt_at, replay_of, created_at, updated_at)
+        VALUES ($id, $account, $endpoint, $event, 'pending', 0, $next, $replayOf, $at, $at)`),
+      claim: q(`UPDATE deliveries SET lease_until = $leaseUntil WHERE id IN (
+        WITH busy AS (
+          SELECT endpoint_id, COUNT(*) AS n FROM deliveries WHERE lease_until > $now AND status = 'pending' GROUP BY endpoint_id
+        ), due AS (
+          SELECT d.id, d.next_attempt_at,
+            ROW_NUMBER() OVER (PARTITION BY d.endpoint_id ORDER BY d.next_attempt_at, d.id) + COALESCE(b.n, 0) AS slot
+          FROM deliveries d LEFT JOIN busy b ON b.endpoint_id = d.endpoint_id
+          WHERE d.status = 'pending' AND d.next_attempt_at <= $now AND (d.lease_until IS NULL OR d.lease_until <= $now)
+        )
+        SELECT id FROM due WHERE slot <= $perEndpoint ORDER BY next_attempt_at, id LIMIT $limit
+      ) RETURNING id`),
+      claimed: q(`SELECT ${DELIVERY_COLUMNS}, e.body, e.upstream_signature, e.contains_history, d.payload_deleted
+        FROM deliveries d JOIN events e ON e.id = d.event_id WHERE d.id = $id`),
+      releaseAll: q("UPDATE deliveries SET lease_until = NULL WHERE lease_until IS NOT NULL"),
+      insertAttempt: q(`INSERT INTO attempts (delivery_id, number, at, status_code, error, response_excerpt, duration_ms)
+        VALUES ($delivery, $number, $at, $status, $error, $excerpt, $duration)`),
+      updateDelivery: q(`UPDATE deliveries SET status = $status, attempt_count = attempt_count + $attempted, next_attempt_at = $next,
+        lease_until = NULL, parked_reason = $reason, payload_deleted = (payload_deleted OR $deletePayload), updated_at = $now
+        WHERE id = $id RETURNING event_id`),
+      dropEventBody: q(`UPDATE events SET body = NULL WHERE id = $event
+        AND NOT EXISTS (SELECT 1 FROM deliveries WHERE event_id = $event AND status = 'pending')`),
+      success: q(`UPDATE endpoints SET consecutive_failures = 0, last_success_at = $now, warned_at = NULL WHERE id = $id`),
+      failure: q(`UPDATE endpoints SET consecutive_failures = consecutive_failures + 1 WHERE id = $id
+        RETURNING consecutive_failures, last_success_at, warned_at, enabled`),
+      warn: q("UPDATE endpoints SET warned_at = $now WHERE id = $id"),
+      disable: q("UPDATE endpoints SET enabled = 0, disabled_reason = $reason, updated_at = $now WHERE id = $id"),
+      delivery: q(`SELECT ${DELIVERY_COLUMNS} FROM deliveries d JOIN events e ON e.id = d.event_id WHERE d.id = $id`),
+      attempts: q("SELECT * FROM attempts WHERE delivery_id = $id ORDER BY number, id"),
+      list: q(`SELECT ${DELIVERY_COLUMNS} FROM deliveries d JOIN events e ON e.id = d.event_id
+        WHERE d.account_id = $account AND ($endpoint IS NULL OR d.endpoint_id = $endpoint) AND ($status IS NULL OR d.status = $status)
+          AND ($beforeAt IS NULL OR d.created_at < $beforeAt OR (d.created_at = $beforeAt AND d.id < $beforeId))
+        ORDER BY d.created_at DESC, d.id DESC LIMIT $limit`),
+      eventBody: q("SELECT body FROM events WHERE id = $id"),
+      attemptStats: q(`SELECT (a.at / ${HOUR}) * ${HOUR} AS hour,
+          SUM(CASE WHEN a.status_code BETWEEN 200 AND 299 THEN 1 ELSE 0 END) AS succeeded,
+          SUM(CASE WHEN a.status_code BETWEEN 200 AND 299 THEN 0 ELSE 1 END) AS failed
+        FROM attempts a JOIN deliveries d ON d.id = a.delivery_id
+        WHERE d.endpoint_id = $endpoint AND a.at >= $since GROUP BY hour`),
+      parkedStats: q(`SELECT (updated_at / ${HOUR}) * ${HOUR} AS hour, COUNT(*) AS parked FROM deliveries
+        WHERE endpoint_id = $endpoint AND status = 'parked' AND updated_at >= $since GROUP BY hour`),
+      pending: q("SELECT COUNT(*) AS n FROM deliveries WHERE status = 'pending'"),
+      purgeDeliveries: q(`DELETE FROM deliveries WHERE rowid IN (
+        SELECT d.rowid FROM deliveries d JOIN accounts a ON a.id = d.account_id
+        WHERE d.created_at < $now - CASE a.retention WHEN '7d' THEN $week ELSE $day END LIMIT ${PURGE_BATCH})`),
+      purgeEvents: q(`DELETE FROM events WHERE rowid IN (
+        SELECT e.rowid FROM events e JOIN accounts a ON a.id = e.account_id
+        WHERE e.received_at < $now - CASE a.retention WHEN '7d' THEN $week ELSE $day END
+          AND NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.event_id = e.id) LIMIT ${PURGE_BATCH})`),
+    };
+  }
+
+  private toEndpoint(row: typeof endpoints.$inferSelect): Endpoint {
+    return {
+      id: row.id,
+      accountId: row.accountId,
+      url: row.url,
+      fields: row.fields,
+      phoneNumberId: row.phoneNumberId,
+      secret: this.sealer.open(row.secretEnc),
+      previousSecret: row.previousSecretEnc === null ? null : this.sealer.open(row.previousSecretEnc),
+      previousSecretExpiresAt: row.previousSecretExpiresAt,
+      enabled: row.enabled,
+      disabledReason: row.disabledReason,
+      consecutiveFailures: row.consecutiveFailures,
+      lastSuccessAt: row.lastSuccessAt,
+      warnedAt: row.warnedAt,
+      createdAt: row.createdAt,
+      updatedAt: row.updatedAt,
+    };
+  }
+
+  async createEndpoint(endpoint: Endpoint) {
+    const { secret, previousSecret, ...rest } = endpoint;
+    this.db.insert(endpoints).values({
+      ...rest,
+      secretEnc: this.sealer.seal(secret),
+      previousSecretEnc: previousSecret === null ? null : this.sealer.seal(previousSecret),
+    }).run();
+    return { ...endpoint };
+  }
+  async endpoint(id: string) {
+    const row = this.db.select().from(endpoints).where(eq(endpoints.id, id)).get();
+    return row ? this.toEndpoint(row) : undefined;
+  }
+  async endpoints(accountId: string) {
+    return this.db.select().from(endpoints).where(eq(endpoints.accountId, accountId))
+      .orderBy(asc(endpoints.createdAt), asc(endpoints.id)).all().map((row) => this.toEndpoint(row));
+  }
+  targets(accountId: string): EndpointTarget[] {
+    return this.stmt.targets!.all({ account: accountId }).map((row) => {
+      const r = row as Row;
+      return { id: r.id as string, fields: JSON.parse(r.fields as string) as string[], phoneNumberId: r.phone_number_id as string | null };
+    });
+  }
+  async updateEndpoint(id: string, patch: EndpointPatch) {
+    const { secret, previousSecret, ...rest } = patch;
+    const row: Partial<typeof endpoints.$inferInsert> = Object.fromEntries(Object.entries(rest).filter(([, v]) => v !== undefined));
+    if (secret !== undefined) row.secretEnc = this.sealer.seal(secret);
+    if (previousSecret !== undefined) row.previousSecretEnc = previousSecret === null ? null : this.sealer.seal(previousSecret);
+    const changed = this.db.update(endpoints).set(row).where(eq(endpoints.id, id)).returning().get();
+    return changed ? this.toEndpoint(changed) : undefined;
+  }
+  async deleteEndpoint(id: string) {
+    return this.db.delete(endpoints).where(eq(endpoints.id, id)).returning({ id: endpoints.id }).all().length > 0;
+  }
+
+  async enqueue(events: NewEvent[], deliveries: NewDelivery[]) {
+    this.sqlite.transaction(() => {
+      for (const e of events) {
+        this.stmt.insertEvent!.run({
+          id: e.id, account: e.accountId, at: e.receivedAt, body: e.body, signature: e.upstreamSignature,
+          fields: JSON.stringify(e.fields), history: e.containsHistory ? 1 : 0, test: e.isTest ? 1 : 0,
+        });
+      }
+      for (const d of deliveries) {
+        this.stmt.insertDelivery!.run({
+          id: d.id, account: d.accountId, endpoint: d.endpointId, event: d.eventId, next: d.nextAttemptAt,
+          replayOf: d.replayOf, at: d.createdAt,
+        });
+      }
+    })();
+  }
+
+  async claimDue(now: number, options: { limit: number; perEndpoint: number; leaseMs: number }) {
+    const claimed: ClaimedDelivery[] = [];
+    const endpointsById = new Map<string, Endpoint | undefined>();
+    this.sqlite.transaction(() => {
+      const ids = this.stmt.claim!.all({ now, leaseUntil: now + options.leaseMs, perEndpoint: options.perEndpoint, limit: options.limit }) as Row[];
+      for (const { id } of ids) {
+        const row = this.stmt.claimed!.get({ id: id as string }) as Row | null;
+        if (!row) continue;
+        const delivery = toDelivery(row);
+        if (!endpointsById.has(delivery.endpointId)) {
+          const ep = this.db.select().from(endpoints).where(eq(endpoints.id, delivery.endpointId)).get();
+          endpointsById.set(delivery.endpointId, ep ? this.toEndpoint(ep) : undefined);
+        }
+        const endpoint = endpointsById.get(delivery.endpointId);
+        if (!endpoint) continue;
+        claimed.push({
+          delivery,
+          endpoint,
+          body: row.body === null || row.payload_deleted === 1 ? null : new Uint8Array(row.body as Uint8Array),
+          upstreamSignature: row.upstream_signature as string | null,
+          containsHistory: row.contains_history === 1,
+        });
+      }
+    })();
+    return claimed;
+  }
+
+  /** One server process owns a SQLite file, so at start every lease belongs to a run that ended. */
+  async recoverLeases() {
+    this.stmt.releaseAll!.run();
+  }
+
+  async completeAttempt(input: Parameters<WebhookStore["completeAttempt"]>[0]): Promise<EndpointChange> {
+    const { now, rules } = input;
+    const change: EndpointChange = { consecutiveFailures: 0, warned: false, disabled: null };
+    this.sqlite.transaction(() => {
+      if (input.attempt) {
+        const a = input.attempt;
+        this.stmt.insertAttempt!.run({
+          delivery: input.deliveryId, number: a.number, at: a.at, status: a.statusCode, error: a.error,
+          excerpt: a.responseExcerpt, duration: a.durationMs,
+        });
+      }
+      const next = input.next;
+      const updated = this.stmt.updateDelivery!.get({
+        id: input.deliveryId,
+        status: next.status,
+        attempted: input.attempt ? 1 : 0,
+        next: next.status === "pending" ? next.nextAttemptAt : null,
+        reason: next.status === "parked" ? next.reason : null,
+        deletePayload: input.deletePayload ? 1 : 0,
+        now,
+      }) as Row | null;
+      if (updated && input.deletePayload) this.stmt.dropEventBody!.run({ event: updated.event_id as string });
+      if (input.effect === "success") {
+        this.stmt.success!.run({ id: input.endpointId, now });
+      } else if (input.effect === "failure" || input.effect === "gone") {
+        const ep = this.stmt.failure!.get({ id: input.endpointId }) as Row | null;
+        if (!ep) return;
+        const count = ep.consecutive_failures as number;
+        change.consecutiveFailures = count;
+        if (ep.enabled !== 1) return;
+        if (input.effect === "gone") {
+          change.disabled = "gone";
+        } else {
+          const lastSuccess = ep.last_success_at as number | null;
+          if (count >= rules.disableAt && (lastSuccess === null || lastSuccess <= now - rules.quietMs)) change.disabled = "consecutive_failures";
+          else if (count >= rules.warnAt && ep.warned_at === null) change.warned = true;
+        }
+        if (change.disabled) this.stmt.disable!.run({ id: input.endpointId, reason: change.disabled, now });
+        if (change.warned) this.stmt.warn!.run({ id: input.endpointId, now });
+      }
+    })();
+    return change;
+  }
+
+  async delivery(id: string) {
+    const row = this.stmt.delivery!.get({ id }) as Row | null;
+    return row ? toDelivery(row) : undefined;
+  }
+  async attempts(deliveryId: string) {
+    return (this.stmt.attempts!.all({ id: deliveryId }) as Row[]).map(toAttempt);
+  }
+  async deliveries(filter: DeliveryFilter) {
+    return (this.stmt.list!.all({
+      account: filter.accountId,
+      endpoint: filter.endpointId ?? null,
+      status: filter.status ?? null,
+      beforeAt: filter.before?.createdAt ?? null,
+      beforeId: filter.before?.id ?? null,
+      limit: filter.limit,
+    }) as Row[]).map(toDelivery);
+  }
+  async eventBody(eventId: string) {
+    const row = this.stmt.eventBody!.get({ id: eventId }) as Row | null;
+    return row && row.body !== null ? new Uint8Array(row.body as Uint8Array) : null;
+  }
+  async hourlyStats(endpointId: string, since: number, now: number): Promise<HourlyStats[]> {
+    const first = Math.floor(since / HOUR) * HOUR;
+    const buckets = new Map<number, HourlyStats>();
+    for (let hour = first; hour <= now; hour += HOUR) buckets.set(hour, { hour, succeeded: 0, failed: 0, parked: 0 });
+    for (const row of this.stmt.attemptStats!.all({ endpoint: endpointId, since: first }) as Row[]) {
+      const b = buckets.get(row.hour as number);
+      if (b) Object.assign(b, { succeeded: row.succeeded as number, failed: row.failed as number });
+    }
+    for (const row of this.stmt.parkedStats!.all({ endpoint: endpointId, since: first }) as Row[]) {
+      const b = buckets.get(row.hour as number);
+      if (b) b.parked = row.parked as number;
+    }
+    return [...buckets.values()];
+  }
+  async pendingCount() {
+    return (this.stmt.pending!.get() as Row).n as number;
+  }
+
+  async purgeExpired(now: number, retentionMs: Record<Retention, number>) {
+    const params = { now, day: retentionMs["24h"], week: retentionMs["7d"] };
+    let deliveries = 0;
+    let events = 0;
+    for (let n = PURGE_BATCH; n === PURGE_BATCH; deliveries += n) n = this.stmt.purgeDeliveries!.run(params).changes;
+    for (let n = PURGE_BATCH; n === PURGE_BATCH; events += n) n = this.stmt.purgeEvents!.run(params).changes;
+    return { deliveries, events };
+  }
+}

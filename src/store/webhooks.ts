@@ -1,0 +1,215 @@
+import type { Retention } from "./types.ts";
+
+/** Records of the webhook relay (secrets already decrypted), and the storage it needs. */
+
+export type DisabledReason = "consecutive_failures" | "gone";
+export type DeliveryStatus = "pending" | "succeeded" | "parked";
+export type ParkedReason = "attempts_exhausted" | "gone" | "endpoint_disabled" | "payload_missing";
+
+export interface Endpoint {
+  id: string;
+  accountId: string;
+  url: string;
+  fields: string[];
+  /** Only changes for this number are delivered; null = every number of the account. */
+  phoneNumberId: string | null;
+  secret: string;
+  /** The secret before the last rotation; also signs until previousSecretExpiresAt. */
+  previousSecret: string | null;
+  previousSecretExpiresAt: number | null;
+  enabled: boolean;
+  disabledReason: DisabledReason | null;
+  consecutiveFailures: number;
+  lastSuccessAt: number | null;
+  /** When the 20-failure warning went out for the current run of failures. */
+  warnedAt: number | null;
+  createdAt: number;
+  updatedAt: number;
+}
+
+export type EndpointPatch = Partial<Omit<Endpoint, "id" | "accountId" | "createdAt" | "updatedAt">> & { updatedAt: number };
+
+/** What ingress needs to match changes to an endpoint. */
+export interface EndpointTarget {
+  id: string;
+  fields: string[];
+  phoneNumberId: string | null;
+}
+
+/** One account's share of one upstream event: the exact body its endpoints receive. */
+export interface NewEvent {
+  id: string;
+  accountId: string;
+  receivedAt: number;
+  body: Uint8Array;
+  /** Upstream's X-Hub-Signature-256, only when `body` is byte-identical to what upstream signed. */
+  upstreamSignature: string | null;
+  fields: string[];
+  containsHistory: boolean;
+  isTest: boolean;
+}
+
+export interface NewDelivery {
+  /** Sent as webhook-id on every attempt. */
+  id: string;
+  accountId: string;
+  endpointId: string;
+  eventId: string;
+  nextAttemptAt: number;
+  replayOf: string | null;
+  createdAt: number;
+}
+
+export interface Delivery {
+  id: string;
+  accountId: string;
+  endpointId: string;
+  eventId: string;
+  status: DeliveryStatus;
+  attemptCount: number;
+  /** When the next attempt is due; null once succeeded or parked. */
+  nextAttemptAt: number | null;
+  replayOf: string | null;
+  parkedReason: ParkedReason | null;
+  /** False once the payload is gone (history payload deleted, or purged). */
+  payloadAvailable: boolean;
+  fields: string[];
+  isTest: boolean;
+  createdAt: number;
+  updatedAt: number;
+}
+
+export interface Attempt {
+  number: number;
+  at: number;
+  statusCode: number | null;
+  error: string | null;
+  responseExcerpt: string | null;
+  durationMs: number;
+}
+
+/** A delivery leased to this process, with everything one attempt needs. */
+export interface ClaimedDelivery {
+  delivery: Delivery;
+  endpoint: Endpoint;
+  /** Null when the payload no longer exists. */
+  body: Uint8Array | null;
+  upstreamSignature: string | null;
+  containsHistory: boolean;
+}
+
+/** Where a delivery goes after an attempt (or after finding its endpoint disabled). */
+export type DeliveryNext =
+  | { status: "pending"; nextAttemptAt: number }
+  | { status: "succeeded" }
+  | { status: "parked"; reason: ParkedReason };
+
+/** How an attempt counts for its endpoint's health (SPEC 3.1). */
+export type EndpointEffect = "none" | "success" | "failure" | "gone";
+
+/** SPEC 3.1 thresholds, passed in as data. */
+export interface FailureRules {
+  warnAt: number;
+  disableAt: number;
+  /** Disabling also needs no success within this long. */
+  quietMs: number;
+}
+
+/** What completing an attempt did to the endpoint, so the caller can send emails. */
+export interface EndpointChange {
+  consecutiveFailures: number;
+  /** The warning threshold was reached by this attempt. */
+  warned: boolean;
+  /** The endpoint was disabled by this attempt, and why. */
+  disabled: DisabledReason | null;
+}
+
+export interface DeliveryFilter {
+  accountId: string;
+  endpointId?: string;
+  status?: DeliveryStatus;
+  /** Keyset cursor: only deliveries created strictly before this (createdAt, id), newest first. */
+  before?: { createdAt: number; id: string };
+  limit: number;
+}
+
+export interface HourlyStats {
+  /** Start of the hour, epoch ms. */
+  hour: number;
+  succeeded: number;
+  failed: number;
+  parked: number;
+}
+
+/**
+ * Storage of the webhook relay: endpoints, the durable delivery queue and its history. Every
+ * promise resolves only once the change is durable. A PostgreSQL implementation must keep the
+ * same promises (use one transaction where one is named, and `FOR UPDATE SKIP LOCKED` to claim).
+ */
+export interface WebhookStore {
+  createEndpoint(endpoint: Endpoint): Promise<Endpoint>;
+  endpoint(id: string): Promise<Endpoint | undefined>;
+  /** The account's endpoints, oldest first. */
+  endpoints(accountId: string): Promise<Endpoint[]>;
+  /** The account's endpoints as ingress matches them (no secrets, so nothing to decrypt). */
+  targets(accountId: string): EndpointTarget[];
+  updateEndpoint(id: string, patch: EndpointPatch): Promise<Endpoint | undefined>;
+  /** Deletes the endpoint with its deliveries and their attempts. */
+  deleteEndpoint(id: string): Promise<boolean>;
+
+  /**
+   * Stores events and their deliveries in ONE transaction: when this resolves, all are durable;
+   * when it rejects, none is. Ingress answers 200 only after this.
+   */
+  enqueue(events: NewEvent[], deliveries: NewDelivery[]): Promise<void>;
+
+  /**
+   * Leases up to `limit` pending deliveries that are due at `now` and not leased (or whose lease
+   * expired: the process that held it died), oldest due first, never giving an endpoint more than
+   * `perEndpoint` live leases in total. A lease lasts until `now + leaseMs` or until
+   * completeAttempt; an expired lease makes the delivery claimable again (at-least-once).
+   */
+  /**
+   * Called once when the delivery worker starts: makes deliveries leased by an earlier run claimable
+   * again at once. SQLite has one server process per file, so it releases every lease; a shared
+   * backend must release only leases of holders known to be gone and otherwise wait for expiry.
+   */
+  recoverLeases(): Promise<void>;
+
+  claimDue(now: number, options: { limit: number; perEndpoint: number; leaseMs: number }): Promise<ClaimedDelivery[]>;
+
+  /**
+   * Records the outcome of a leased delivery in ONE transaction: the attempt row (if an attempt
+   * was made), the delivery's next state (lease released), the endpoint's health by `effect`
+   * under `rules` (a success resets the failure count; a failure increments it, sets warnedAt
+   * when it reaches warnAt, and disables with `consecutive_failures` at disableAt when no success
+   * happened within quietMs; `gone` disables at once), and, when `deletePayload`, marks the
+   * delivery's payload deleted and drops the event body once no pending delivery still needs it.
+   */
+  completeAttempt(input: {
+    deliveryId: string;
+    endpointId: string;
+    attempt: Attempt | null;
+    next: DeliveryNext;
+    effect: EndpointEffect;
+    deletePayload: boolean;
+    now: number;
+    rules: FailureRules;
+  }): Promise<EndpointChange>;
+
+  delivery(id: string): Promise<Delivery | undefined>;
+  attempts(deliveryId: string): Promise<Attempt[]>;
+  /** Newest first. */
+  deliveries(filter: DeliveryFilter): Promise<Delivery[]>;
+  /** The stored body of an event, or null when it was deleted. */
+  eventBody(eventId: string): Promise<Uint8Array | null>;
+  /** Per-hour counts of an endpoint's succeeded and failed attempts and of deliveries parked, from `since`. */
+  hourlyStats(endpointId: string, since: number, now: number): Promise<HourlyStats[]>;
+  pendingCount(): Promise<number>;
+
+  /**
+   * Deletes deliveries (with attempts) older than their account's retention, then events older
+   * than it that no remaining delivery refers to. Works in bounded batches; returns what it removed.
+   */
+  purgeExpired(now: number, retentionMs: Record<Retention, number>): Promise<{ deliveries: number; events: number }>;
+}

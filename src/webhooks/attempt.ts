@@ -1,0 +1,92 @@
+import { safePost, type SafePostOptions } from "../net/safe-post.ts";
+import type { Notifier } from "../notify/notifier.ts";
+import type { Deps } from "../runtime/deps.ts";
+import type { ClaimedDelivery, DeliveryNext, Endpoint, EndpointChange } from "../store/webhooks.ts";
+import { afterAttempt, attemptRecord, classify, FAILURE_RULES } from "./outcome.ts";
+import { signatureHeader } from "./signing.ts";
+
+export type AttemptDeps = Pick<Deps, "store" | "clock" | "config" | "logger" | "metrics"> & {
+  notifier: Notifier;
+  client: Omit<SafePostOptions, "timeoutMs">;
+};
+
+/** The secrets that sign now: the current one, and the previous one during the rotation overlap. */
+export function signingSecrets(endpoint: Endpoint, now: number): string[] {
+  const previous = endpoint.previousSecret !== null && (endpoint.previousSecretExpiresAt ?? 0) > now;
+  return previous ? [endpoint.secret, endpoint.previousSecret!] : [endpoint.secret];
+}
+
+/** SPEC 6.4 headers, signed afresh for this attempt. */
+export function deliveryHeaders(claimed: ClaimedDelivery, body: Uint8Array, now: number): Record<string, string> {
+  const id = claimed.delivery.id;
+  const timestamp = Math.floor(now / 1000);
+  const headers: Record<string, string> = {
+    "content-type": "application/json",
+    "user-agent": "proxy-webhooks/1",
+    "webhook-id": id,
+    "webhook-timestamp": String(timestamp),
+    "webhook-signature": signatureHeader(signingSecrets(claimed.endpoint, now), id, timestamp, body),
+  };
+  if (claimed.upstreamSignature !== null) headers["x-upstream-signature-256"] = claimed.upstreamSignature;
+  return headers;
+}
+
+async function tellAccount(deps: AttemptDeps, endpoint: Endpoint, change: EndpointChange): Promise<void> {
+  if (change.disabled === "gone") {
+    await deps.notifier.notify(endpoint.accountId, "endpoint_disabled", `Webhook endpoint disabled: ${endpoint.url}`,
+      `The endpoint ${endpoint.url} answered 410 Gone, so it was disabled and receives nothing until you enable it again in the dashboard.`);
+  } else if (change.disabled === "consecutive_failures") {
+    await deps.notifier.notify(endpoint.accountId, "endpoint_disabled", `Webhook endpoint disabled: ${endpoint.url}`,
+      `${change.consecutiveFailures} delivery attempts in a row to ${endpoint.url} failed with no success in 24 hours, so the endpoint was disabled. Fix the receiver, enable the endpoint in the dashboard and replay the parked deliveries.`);
+  } else if (change.warned) {
+    await deps.notifier.notify(endpoint.accountId, "endpoint_failing", `Webhook endpoint failing: ${endpoint.url}`,
+      `${change.consecutiveFailures} delivery attempts in a row to ${endpoint.url} failed. After ${FAILURE_RULES.disableAt} failures with no success in 24 hours the endpoint is disabled.`);
+  }
+}
+
+async function finish(deps: AttemptDeps, claimed: ClaimedDelivery, next: DeliveryNext, input: Partial<Parameters<Deps["store"]["webhooks"]["completeAttempt"]>[0]>) {
+  return deps.store.webhooks.completeAttempt({
+    deliveryId: claimed.delivery.id,
+    endpointId: claimed.endpoint.id,
+    attempt: null,
+    effect: "none",
+    next,
+    // SPEC 3.2: a history payload goes as soon as its delivery succeeds or parks.
+    deletePayload: claimed.containsHistory && next.status !== "pending",
+    now: deps.clock.now(),
+    rules: FAILURE_RULES,
+    ...input,
+  });
+}
+
+/** Makes one attempt of a leased delivery and records where it leaves the delivery and endpoint. */
+export async function runAttempt(deps: AttemptDeps, claimed: ClaimedDelivery): Promise<void> {
+  const { delivery, endpoint, body } = claimed;
+  if (!endpoint.enabled) {
+    await finish(deps, claimed, { status: "parked", reason: "endpoint_disabled" }, {});
+    deps.metrics.deliveryAttempts.inc({ outcome: "parked_disabled" });
+    return;
+  }
+  if (body === null) {
+    await finish(deps, claimed, { status: "parked", reason: "payload_missing" }, {});
+    return;
+  }
+  const started = deps.clock.now();
+  const number = delivery.attemptCount + 1;
+  const post = await safePost(endpoint.url, { headers: deliveryHeaders(claimed, body, started), body: body as Uint8Array<ArrayBuffer> }, {
+    ...deps.client,
+    timeoutMs: deps.config.webhookTimeoutMs,
+  });
+  const outcome = classify(post);
+  deps.metrics.deliveryAttempts.inc({ outcome: outcome.kind });
+  const now = deps.clock.now();
+  const { next, effect } = afterAttempt(outcome, number, deps.config.webhookRetrySchedule, now);
+  const change = await finish(deps, claimed, next, { attempt: attemptRecord(outcome, number, started), effect, now });
+  if (outcome.kind !== "succeeded") {
+    deps.logger.info("delivery attempt failed", {
+      delivery_id: delivery.id, endpoint_id: endpoint.id, attempt: number, outcome: outcome.kind,
+      error: "error" in outcome ? outcome.error : `HTTP ${outcome.status}`, next: next.status,
+    });
+  }
+  await tellAccount(deps, endpoint, change);
+}

@@ -1,0 +1,82 @@
+import { AppError } from "../errors/catalog.ts";
+import type { Deps } from "../runtime/deps.ts";
+import { randomId } from "../runtime/random.ts";
+import type { Attempt, Delivery, DeliveryStatus, HourlyStats } from "../store/webhooks.ts";
+import { mustEndpoint } from "./endpoints.ts";
+
+type DeliveryDeps = Pick<Deps, "store" | "clock" | "random">;
+
+export const DEFAULT_PAGE = 50;
+export const MAX_PAGE = 200;
+
+async function mustDelivery(deps: DeliveryDeps, accountId: string, id: string): Promise<Delivery> {
+  const delivery = await deps.store.webhooks.delivery(id);
+  if (!delivery || delivery.accountId !== accountId) throw new AppError("not_found", `No delivery ${id}.`);
+  return delivery;
+}
+
+/** Cursors are opaque to clients: the (createdAt, id) of the last row of the previous page. */
+export function encodeCursor(d: Pick<Delivery, "createdAt" | "id">): string {
+  return Buffer.from(`${d.createdAt}.${d.id}`).toString("base64url");
+}
+
+function decodeCursor(cursor: string): { createdAt: number; id: string } {
+  const text = Buffer.from(cursor, "base64url").toString("utf8");
+  const dot = text.indexOf(".");
+  const createdAt = Number(text.slice(0, dot));
+  if (dot < 1 || !Number.isSafeInteger(createdAt)) throw new AppError("invalid_request", "cursor is not valid; use next_cursor of a previous page.");
+  return { createdAt, id: text.slice(dot + 1) };
+}
+
+export async function listDeliveries(
+  deps: DeliveryDeps,
+  accountId: string,
+  query: { endpoint_id?: string; status?: DeliveryStatus; cursor?: string; limit?: number },
+): Promise<{ data: Delivery[]; nextCursor: string | null }> {
+  if (query.endpoint_id !== undefined) await mustEndpoint(deps, accountId, query.endpoint_id);
+  const limit = Math.min(query.limit ?? DEFAULT_PAGE, MAX_PAGE);
+  const rows = await deps.store.webhooks.deliveries({
+    accountId,
+    endpointId: query.endpoint_id,
+    status: query.status,
+    before: query.cursor ? decodeCursor(query.cursor) : undefined,
+    limit: limit + 1,
+  });
+  const data = rows.slice(0, limit);
+  return { data, nextCursor: rows.length > limit ? encodeCursor(data[data.length - 1]!) : null };
+}
+
+export async function getDelivery(deps: DeliveryDeps, accountId: string, id: string): Promise<{ delivery: Delivery; attempts: Attempt[]; payload: string | null }> {
+  const delivery = await mustDelivery(deps, accountId, id);
+  const [attempts, body] = await Promise.all([
+    deps.store.webhooks.attempts(id),
+    delivery.payloadAvailable ? deps.store.webhooks.eventBody(delivery.eventId) : Promise.resolve(null),
+  ]);
+  return { delivery, attempts, payload: body === null ? null : new TextDecoder().decode(body) };
+}
+
+/**
+ * SPEC 6.6: a new delivery of the same body to the same endpoint, with a new webhook-id and
+ * `replay_of`; 410 `payload_expired` once the payload is gone.
+ */
+export async function replayDelivery(deps: DeliveryDeps, accountId: string, id: string): Promise<Delivery> {
+  const original = await mustDelivery(deps, accountId, id);
+  if (!original.payloadAvailable) throw new AppError("payload_expired");
+  const endpoint = await mustEndpoint(deps, accountId, original.endpointId);
+  if (!endpoint.enabled) throw new AppError("endpoint_disabled");
+  const now = deps.clock.now();
+  const replayId = randomId(deps.random, "msg", 24);
+  await deps.store.webhooks.enqueue([], [{
+    id: replayId, accountId, endpointId: endpoint.id, eventId: original.eventId, nextAttemptAt: now, replayOf: original.id, createdAt: now,
+  }]);
+  return (await deps.store.webhooks.delivery(replayId))!;
+}
+
+export const MAX_STATS_HOURS = 24 * 7;
+
+/** Hourly succeeded / failed attempts and parked deliveries of one endpoint, oldest hour first. */
+export async function endpointStats(deps: DeliveryDeps, accountId: string, endpointId: string, hours: number): Promise<HourlyStats[]> {
+  await mustEndpoint(deps, accountId, endpointId);
+  const now = deps.clock.now();
+  return deps.store.webhooks.hourlyStats(endpointId, now - (hours - 1) * 3_600_000, now);
+}

@@ -1,0 +1,139 @@
+import { checkWebhookUrl, type UrlRules } from "../net/url-rules.ts";
+import { AppError } from "../errors/catalog.ts";
+import type { Deps } from "../runtime/deps.ts";
+import { randomId } from "../runtime/random.ts";
+import type { Endpoint, EndpointPatch } from "../store/webhooks.ts";
+import { isEventField } from "./fields.ts";
+import { generateSecret } from "./signing.ts";
+import { testEventBody } from "./test-event.ts";
+
+/** SPEC 6.6: the old secret keeps signing for 24 hours after a rotation. */
+export const ROTATION_OVERLAP_MS = 24 * 60 * 60 * 1000;
+const MAX_FIELDS = 40;
+
+export type EndpointDeps = Pick<Deps, "store" | "clock" | "random" | "config"> & { urlRules: UrlRules };
+
+export interface EndpointInput {
+  url?: string;
+  fields?: string[];
+  phone_number_id?: string | null;
+}
+
+export async function mustEndpoint(deps: Pick<Deps, "store">, accountId: string, id: string): Promise<Endpoint> {
+  const endpoint = await deps.store.webhooks.endpoint(id);
+  // Another account's endpoint answers exactly like a missing one.
+  if (!endpoint || endpoint.accountId !== accountId) throw new AppError("not_found", `No endpoint ${id}.`);
+  return endpoint;
+}
+
+function checkUrl(deps: EndpointDeps, url: string): string {
+  const result = checkWebhookUrl(url, deps.urlRules);
+  if (!result.ok) throw new AppError("invalid_url", `The URL is not allowed: ${result.reason}.`);
+  return url;
+}
+
+function checkFields(fields: string[]): string[] {
+  const unknown = fields.filter((f) => !isEventField(f));
+  if (unknown.length > 0) throw new AppError("invalid_fields", `Unknown event field(s): ${unknown.join(", ")}. GET /api/webhooks/fields lists them.`);
+  if (fields.length < 1 || fields.length > MAX_FIELDS) throw new AppError("invalid_fields");
+  return [...new Set(fields)];
+}
+
+function checkNumber(deps: EndpointDeps, accountId: string, phoneNumberId: string | null): string | null {
+  if (phoneNumberId === null) return null;
+  const number = deps.store.directory.number(phoneNumberId);
+  if (!number || number.accountId !== accountId) {
+    throw new AppError("invalid_request", `phone_number_id ${phoneNumberId} is not a number of this account.`);
+  }
+  return phoneNumberId;
+}
+
+/** SPEC 6.1: an account needs a live (not sandbox) connected number before it adds an endpoint. */
+function hasLiveNumber(deps: EndpointDeps, accountId: string): boolean {
+  return deps.store.directory.numbers(accountId).some((n) => n.status === "connected" && n.kind !== "sandbox");
+}
+
+/** Creates an endpoint; its secret is returned only here. */
+export async function createEndpoint(deps: EndpointDeps, accountId: string, input: Required<Pick<EndpointInput, "url" | "fields">> & EndpointInput) {
+  if (!hasLiveNumber(deps, accountId)) throw new AppError("no_numbers");
+  const url = checkUrl(deps, input.url);
+  const fields = checkFields(input.fields);
+  const phoneNumberId = checkNumber(deps, accountId, input.phone_number_id ?? null);
+  const now = deps.clock.now();
+  return deps.store.webhooks.createEndpoint({
+    id: randomId(deps.random, "ep"),
+    accountId,
+    url,
+    fields,
+    phoneNumberId,
+    secret: generateSecret(deps.random),
+    previousSecret: null,
+    previousSecretExpiresAt: null,
+    enabled: true,
+    disabledReason: null,
+    consecutiveFailures: 0,
+    lastSuccessAt: null,
+    warnedAt: null,
+    createdAt: now,
+    updatedAt: now,
+  });
+}
+
+export async function updateEndpoint(deps: EndpointDeps, accountId: string, id: string, input: EndpointInput): Promise<Endpoint> {
+  await mustEndpoint(deps, accountId, id);
+  const patch: EndpointPatch = { updatedAt: deps.clock.now() };
+  if (input.url !== undefined) patch.url = checkUrl(deps, input.url);
+  if (input.fields !== undefined) patch.fields = checkFields(input.fields);
+  if (input.phone_number_id !== undefined) patch.phoneNumberId = checkNumber(deps, accountId, input.phone_number_id);
+  return (await deps.store.webhooks.updateEndpoint(id, patch))!;
+}
+
+export async function deleteEndpoint(deps: EndpointDeps, accountId: string, id: string): Promise<void> {
+  await mustEndpoint(deps, accountId, id);
+  await deps.store.webhooks.deleteEndpoint(id);
+}
+
+/** SPEC 3.1: Enable resets the failure count. Deliveries parked meanwhile stay parked (replay them). */
+export async function enableEndpoint(deps: EndpointDeps, accountId: string, id: string): Promise<Endpoint> {
+  await mustEndpoint(deps, accountId, id);
+  return (await deps.store.webhooks.updateEndpoint(id, {
+    enabled: true, disabledReason: null, consecutiveFailures: 0, warnedAt: null, updatedAt: deps.clock.now(),
+  }))!;
+}
+
+/** A new secret, shown once; the current one keeps signing beside it for ROTATION_OVERLAP_MS. */
+export async function rotateSecret(deps: EndpointDeps, accountId: string, id: string): Promise<{ secret: string; endpoint: Endpoint }> {
+  const endpoint = await mustEndpoint(deps, accountId, id);
+  const now = deps.clock.now();
+  const secret = generateSecret(deps.random);
+  const updated = await deps.store.webhooks.updateEndpoint(id, {
+    secret,
+    previousSecret: endpoint.secret,
+    previousSecretExpiresAt: now + ROTATION_OVERLAP_MS,
+    updatedAt: now,
+  });
+  return { secret, endpoint: updated! };
+}
+
+/** Send test (SPEC 6.1): a synthetic `messages` event queued through the normal pipeline, retries included. */
+export async function sendTest(deps: EndpointDeps, accountId: string, id: string): Promise<string> {
+  const endpoint = await mustEndpoint(deps, accountId, id);
+  const number = (endpoint.phoneNumberId ? deps.store.directory.number(endpoint.phoneNumberId) : undefined)
+    ?? deps.store.directory.numbers(accountId).find((n) => n.status === "connected" && n.kind !== "sandbox")
+    ?? deps.store.directory.numbers(accountId)[0];
+  const now = deps.clock.now();
+  const eventId = randomId(deps.random, "evt", 20);
+  const deliveryId = randomId(deps.random, "msg", 24);
+  const body = testEventBody({
+    wabaId: number?.wabaId ?? "0",
+    phoneNumberId: number?.phoneNumberId ?? "0",
+    displayPhoneNumber: number?.displayPhoneNumber ?? null,
+    messageId: `wamid.proxy_test.${randomId(deps.random, "t", 20).slice(2)}`,
+    now,
+  });
+  await deps.store.webhooks.enqueue(
+    [{ id: eventId, accountId, receivedAt: now, body, upstreamSignature: null, fields: ["messages"], containsHistory: false, isTest: true }],
+    [{ id: deliveryId, accountId, endpointId: endpoint.id, eventId, nextAttemptAt: now, replayOf: null, createdAt: now }],
+  );
+  return deliveryId;
+}

@@ -1,0 +1,95 @@
+import { scanBody } from "./scanner.ts";
+
+/** One change of an entry, as far as routing needs it. */
+export interface EventChange {
+  field: string;
+  /** `value.metadata.phone_number_id`, when the change carries one. */
+  phoneNumberId: string | null;
+}
+
+export interface EventEntry {
+  wabaId: string;
+  changes: EventChange[];
+  /** [start, end) of this entry's bytes in the raw body. */
+  range: [number, number];
+}
+
+/** An upstream event: its raw bytes, and what routing needs from them. */
+export interface UpstreamEvent {
+  bytes: Uint8Array;
+  objectRange: [number, number];
+  entries: EventEntry[];
+}
+
+export type ParseResult = { ok: true; event: UpstreamEvent } | { ok: false; reason: string };
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
+const strictUtf8 = new TextDecoder("utf-8", { fatal: true });
+
+/**
+ * Checks the SPEC 6.3 shape ({object, entry: [{id, changes: [{field, value}]}]}) with JSON.parse,
+ * and finds each entry's byte range with the scanner. The parsed values are only read, never
+ * serialised again.
+ */
+export function parseEvent(bytes: Uint8Array): ParseResult {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(strictUtf8.decode(bytes));
+  } catch {
+    return { ok: false, reason: "the body is not UTF-8 JSON" };
+  }
+  if (!isObject(parsed)) return { ok: false, reason: "the body is not a JSON object" };
+  if (typeof parsed.object !== "string") return { ok: false, reason: "`object` is not a string" };
+  if (!Array.isArray(parsed.entry)) return { ok: false, reason: "`entry` is not an array" };
+  const ranges = scanBody(bytes);
+  if (ranges.object === null || ranges.entries.length !== parsed.entry.length) {
+    return { ok: false, reason: "the body's structure could not be scanned" };
+  }
+  const entries: EventEntry[] = [];
+  for (const [i, entry] of (parsed.entry as unknown[]).entries()) {
+    if (!isObject(entry) || typeof entry.id !== "string" || !Array.isArray(entry.changes)) {
+      return { ok: false, reason: `entry[${i}] needs a string \`id\` and a \`changes\` array` };
+    }
+    const changes: EventChange[] = [];
+    for (const [j, change] of (entry.changes as unknown[]).entries()) {
+      if (!isObject(change) || typeof change.field !== "string" || !isObject(change.value)) {
+        return { ok: false, reason: `entry[${i}].changes[${j}] needs a string \`field\` and an object \`value\`` };
+      }
+      const metadata = change.value.metadata;
+      const phone = isObject(metadata) && typeof metadata.phone_number_id === "string" ? metadata.phone_number_id : null;
+      changes.push({ field: change.field, phoneNumberId: phone });
+    }
+    entries.push({ wabaId: entry.id, changes, range: ranges.entries[i]! });
+  }
+  return { ok: true, event: { bytes, objectRange: ranges.object, entries } };
+}
+
+const OPEN = new TextEncoder().encode('{"object":');
+const MIDDLE = new TextEncoder().encode(',"entry":[');
+const CLOSE = new TextEncoder().encode("]}");
+
+/**
+ * A body holding only some entries: the service writes the wrapper, and copies `object`'s value
+ * and each entry byte for byte, in upstream order.
+ */
+export function wrapEntries(event: UpstreamEvent, entries: EventEntry[]): Uint8Array<ArrayBuffer> {
+  const { bytes } = event;
+  const objectBytes = bytes.subarray(event.objectRange[0], event.objectRange[1]);
+  let size = OPEN.length + objectBytes.length + MIDDLE.length + CLOSE.length + Math.max(0, entries.length - 1);
+  for (const e of entries) size += e.range[1] - e.range[0];
+  const out = new Uint8Array(size);
+  let at = 0;
+  const put = (part: Uint8Array) => {
+    out.set(part, at);
+    at += part.length;
+  };
+  put(OPEN);
+  put(objectBytes);
+  put(MIDDLE);
+  entries.forEach((e, i) => {
+    if (i > 0) out[at++] = 0x2c;
+    put(bytes.subarray(e.range[0], e.range[1]));
+  });
+  put(CLOSE);
+  return out;
+}

@@ -1,0 +1,108 @@
+import type { Deps } from "../runtime/deps.ts";
+import { randomId } from "../runtime/random.ts";
+import type { Waba } from "../store/types.ts";
+import type { EndpointTarget, NewDelivery, NewEvent } from "../store/webhooks.ts";
+import { parseEvent, wrapEntries, type EventChange, type EventEntry, type UpstreamEvent } from "./event.ts";
+import { HISTORY_FIELD } from "./fields.ts";
+import { hubSignatureMatches } from "./hub-signature.ts";
+
+/** The platform sends at most about 3 MB; anything past this is refused with 413. */
+export const MAX_EVENT_BYTES = 10 * 1024 * 1024;
+
+export type IngressDeps = Pick<Deps, "store" | "config" | "clock" | "random" | "logger">;
+
+export type IngressResult =
+  | { kind: "accepted"; events: number; deliveries: number }
+  | { kind: "rejected"; error: "invalid_signature" | "invalid_event"; reason: string };
+
+/** Which entries a valid signature speaks for (CONTRACT 5). */
+type Trust = { all: true } | { all: false; appSecret: string };
+
+function trustOf(deps: IngressDeps, bytes: Uint8Array, header: string | null, event: UpstreamEvent | null): Trust | null {
+  if (hubSignatureMatches(header, deps.config.appSecret, bytes)) return { all: true };
+  if (!event) return null;
+  const byoSecrets = new Set<string>();
+  for (const entry of event.entries) {
+    const secret = deps.store.directory.waba(entry.wabaId)?.appSecret;
+    if (secret) byoSecrets.add(secret);
+  }
+  for (const secret of byoSecrets) if (hubSignatureMatches(header, secret, bytes)) return { all: false, appSecret: secret };
+  return null;
+}
+
+/** Does one change go to this endpoint? (its fields, and its number when set) */
+export function changeMatches(target: EndpointTarget, change: EventChange): boolean {
+  return target.fields.includes(change.field) && (target.phoneNumberId === null || change.phoneNumberId === target.phoneNumberId);
+}
+
+/** The endpoints that get a delivery of these entries: at least one change must match. */
+export function matchingTargets(targets: EndpointTarget[], entries: EventEntry[]): EndpointTarget[] {
+  return targets.filter((t) => entries.some((e) => e.changes.some((c) => changeMatches(t, c))));
+}
+
+/**
+ * Checks, splits and stores one upstream event (CONTRACT 5, SPEC 6.3). Entries go to the account
+ * owning their WABA; when every entry goes to one account the body is kept byte for byte with
+ * upstream's signature, otherwise each account gets a new wrapper around its own entries' bytes.
+ * Every event and delivery is committed in one transaction before this resolves.
+ */
+export async function acceptEvent(deps: IngressDeps, bytes: Uint8Array<ArrayBuffer>, signature: string | null): Promise<IngressResult> {
+  const parsed = parseEvent(bytes);
+  const trust = trustOf(deps, bytes, signature, parsed.ok ? parsed.event : null);
+  if (!trust) return { kind: "rejected", error: "invalid_signature", reason: "no secret matches X-Hub-Signature-256" };
+  if (!parsed.ok) return { kind: "rejected", error: "invalid_event", reason: parsed.reason };
+  const event = parsed.event;
+
+  const byAccount = new Map<string, EventEntry[]>();
+  let dropped = 0;
+  for (const entry of event.entries) {
+    const waba: Waba | undefined = deps.store.directory.waba(entry.wabaId);
+    if (!waba) {
+      dropped++;
+      deps.logger.warn("webhook entry dropped: unknown WABA", { waba_id: entry.wabaId });
+      continue;
+    }
+    if (!trust.all && waba.appSecret !== trust.appSecret) {
+      dropped++;
+      deps.logger.warn("webhook entry dropped: signed with another app's secret", { waba_id: entry.wabaId });
+      continue;
+    }
+    const list = byAccount.get(waba.accountId);
+    if (list) list.push(entry);
+    else byAccount.set(waba.accountId, [entry]);
+  }
+
+  const untouched = dropped === 0 && byAccount.size === 1;
+  const now = deps.clock.now();
+  const events: NewEvent[] = [];
+  const deliveries: NewDelivery[] = [];
+  for (const [accountId, entries] of byAccount) {
+    const targets = matchingTargets(deps.store.webhooks.targets(accountId), entries);
+    if (targets.length === 0) continue;
+    const fields = [...new Set(entries.flatMap((e) => e.changes.map((c) => c.field)))];
+    const eventId = randomId(deps.random, "evt", 20);
+    events.push({
+      id: eventId,
+      accountId,
+      receivedAt: now,
+      body: untouched ? bytes : wrapEntries(event, entries),
+      upstreamSignature: untouched ? signature : null,
+      fields,
+      containsHistory: fields.includes(HISTORY_FIELD),
+      isTest: false,
+    });
+    for (const target of targets) {
+      deliveries.push({
+        id: randomId(deps.random, "msg", 24),
+        accountId,
+        endpointId: target.id,
+        eventId,
+        nextAttemptAt: now,
+        replayOf: null,
+        createdAt: now,
+      });
+    }
+  }
+  if (events.length > 0) await deps.store.webhooks.enqueue(events, deliveries);
+  return { kind: "accepted", events: events.length, deliveries: deliveries.length };
+}

@@ -1,0 +1,53 @@
+import { networkInterfaces } from "node:os";
+import { Elysia } from "elysia";
+import type { Config } from "../config/config.ts";
+import { canonicalAddresses } from "../net/address-policy.ts";
+import type { UrlRules } from "../net/url-rules.ts";
+import { createNotifier } from "../notify/notifier.ts";
+import type { Deps } from "../runtime/deps.ts";
+import { Dispatcher } from "./dispatcher.ts";
+import { ingressRoutes, webhookApiRoutes } from "./routes.ts";
+
+export interface RelayOptions {
+  /** Loopback receivers allowed; by default only in DEV_MODE (CONTRACT 2). */
+  allowLoopback?: boolean;
+  /** Plain http allowed; by default only in DEV_MODE. */
+  allowHttp?: boolean;
+  /** An extra CA the delivery client trusts (tests); certificate verification is never turned off. */
+  ca?: string;
+  /** The service's own addresses, blocked as targets; by default every local interface and HOST. */
+  selfAddresses?: string[];
+}
+
+/** Every address of this machine's interfaces, and the listen address when it is a specific one. */
+function ownAddresses(config: Config): string[] {
+  const addresses = Object.values(networkInterfaces()).flatMap((list) => (list ?? []).map((i) => i.address));
+  if (config.host !== "0.0.0.0" && config.host !== "::") addresses.push(config.host);
+  return addresses;
+}
+
+/**
+ * The webhook relay (SPEC 6): ingress, the dashboard's webhook API, and the delivery queue worker.
+ * `dispatcher` is exposed (also as the `webhookRelay` decorator) so tests can drive its tick.
+ */
+export function webhookRelay(deps: Deps, options: RelayOptions = {}) {
+  const urlRules: UrlRules = {
+    allowHttp: options.allowHttp ?? deps.config.devMode,
+    policy: {
+      allowLoopback: options.allowLoopback ?? deps.config.devMode,
+      selfAddresses: canonicalAddresses(options.selfAddresses ?? ownAddresses(deps.config)),
+    },
+  };
+  const notifier = createNotifier(deps);
+  const dispatcher = new Dispatcher({
+    ...deps,
+    notifier,
+    client: { resolver: deps.resolver, fetch: deps.fetch, rules: urlRules, ca: options.ca },
+  });
+  const relay = { dispatcher, urlRules };
+  const routes = new Elysia()
+    .decorate("webhookRelay", relay)
+    .use(ingressRoutes(deps, dispatcher))
+    .use(webhookApiRoutes(deps, { dispatcher, endpointDeps: { ...deps, urlRules } }));
+  return { ...relay, routes, worker: dispatcher };
+}

@@ -1,0 +1,164 @@
+import { timingSafeEqual, createHash } from "node:crypto";
+import { Elysia, t } from "elysia";
+import { requireSession } from "../auth/session-routes.ts";
+import { AppError } from "../errors/catalog.ts";
+import type { Deps } from "../runtime/deps.ts";
+import * as deliveries from "./deliveries.ts";
+import type { Dispatcher } from "./dispatcher.ts";
+import * as endpoints from "./endpoints.ts";
+import { EVENT_FIELDS } from "./fields.ts";
+import { acceptEvent, MAX_EVENT_BYTES } from "./ingress.ts";
+import * as s from "./schemas.ts";
+import { attemptView, deliveryView, endpointView, statsView } from "./views.ts";
+
+const digest = (text: string) => createHash("sha256").update(text).digest();
+
+/** The raw body, or null when it is larger than `max` (declared or counted while it streams). */
+async function readLimited(request: Request, max: number): Promise<Uint8Array<ArrayBuffer> | null> {
+  const declared = request.headers.get("content-length");
+  if (declared !== null) {
+    if (Number(declared) > max) return null;
+    return new Uint8Array(await request.arrayBuffer());
+  }
+  if (!request.body) return new Uint8Array(0);
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  const reader = request.body.getReader();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.length;
+    if (size > max) {
+      await reader.cancel();
+      return null;
+    }
+    chunks.push(value);
+  }
+  return new Uint8Array(Buffer.concat(chunks));
+}
+
+/** CONTRACT 5: the subscription handshake and the event intake. */
+export function ingressRoutes(deps: Deps, dispatcher: Dispatcher) {
+  return new Elysia()
+    .get("/webhooks/upstream", ({ request }) => {
+      const query = new URL(request.url).searchParams;
+      const expected = deps.config.webhookVerifyToken;
+      const given = query.get("hub.verify_token") ?? "";
+      const challenge = query.get("hub.challenge");
+      if (query.get("hub.mode") !== "subscribe" || expected === null || challenge === null || !timingSafeEqual(digest(given), digest(expected))) {
+        throw new AppError("verify_token_mismatch");
+      }
+      return new Response(challenge, { headers: { "content-type": "text/plain" } });
+    })
+    .post("/webhooks/upstream", async ({ request }) => {
+      const bytes = await readLimited(request, MAX_EVENT_BYTES);
+      if (bytes === null) {
+        deps.metrics.webhookEvents.inc({ result: "too_large" });
+        throw new AppError("event_too_large");
+      }
+      const result = await acceptEvent(deps, bytes, request.headers.get("x-hub-signature-256"));
+      if (result.kind === "rejected") {
+        deps.metrics.webhookEvents.inc({ result: result.error });
+        deps.logger.warn("webhook event rejected", { error: result.error, reason: result.reason, bytes: bytes.length });
+        throw new AppError(result.error, result.error === "invalid_event" ? `The body is not a webhook event: ${result.reason}.` : undefined);
+      }
+      deps.metrics.webhookEvents.inc({ result: "accepted" });
+      if (result.deliveries > 0) dispatcher.wake();
+      return new Response("ok", { headers: { "content-type": "text/plain" } });
+    }, { parse: "none" });
+}
+
+const tag = { tags: ["Webhooks"] };
+
+/** The webhook part of the dashboard API (CONTRACT 4); thin routes over endpoints.ts and deliveries.ts. */
+export function webhookApiRoutes(deps: Deps, ctx: { dispatcher: Dispatcher; endpointDeps: endpoints.EndpointDeps }) {
+  const { dispatcher, endpointDeps } = ctx;
+  const open = new Elysia().get("/api/webhooks/fields", () => ({ fields: [...EVENT_FIELDS] }), {
+    detail: { ...tag, summary: "The event field names an endpoint accepts (SPEC 6.2); needs no login" },
+  });
+  const idParams = t.Object({ id: t.String({ maxLength: 64 }) });
+  const signedIn = new Elysia()
+    .use(requireSession(deps))
+    .get("/api/endpoints", async ({ accountId }) => ({ data: (await deps.store.webhooks.endpoints(accountId)).map(endpointView) }), {
+      detail: { ...tag, summary: "List the account's webhook endpoints" },
+    })
+    .post("/api/endpoints", async ({ accountId, body, set }) => {
+      const endpoint = await endpoints.createEndpoint(endpointDeps, accountId, body);
+      set.status = 201;
+      return { ...endpointView(endpoint), secret: endpoint.secret };
+    }, {
+      body: s.createEndpointBody,
+      detail: { ...tag, summary: "Add an endpoint; the signing secret (whsec_…) is shown only in this answer. 409 no_numbers, 422 invalid_url / invalid_fields" },
+    })
+    .get("/api/endpoints/:id", async ({ accountId, params }) => endpointView(await endpoints.mustEndpoint(deps, accountId, params.id)), {
+      params: idParams,
+      detail: { ...tag, summary: "Read an endpoint (never its secret)" },
+    })
+    .patch("/api/endpoints/:id", async ({ accountId, params, body }) =>
+      endpointView(await endpoints.updateEndpoint(endpointDeps, accountId, params.id, body)), {
+      params: idParams,
+      body: s.updateEndpointBody,
+      detail: { ...tag, summary: "Change an endpoint's url, fields or phone_number_id" },
+    })
+    .delete("/api/endpoints/:id", async ({ accountId, params, set }) => {
+      await endpoints.deleteEndpoint(endpointDeps, accountId, params.id);
+      set.status = 204;
+    }, { params: idParams, detail: { ...tag, summary: "Delete an endpoint with its deliveries" } })
+    .post("/api/endpoints/:id/enable", async ({ accountId, params }) =>
+      endpointView(await endpoints.enableEndpoint(endpointDeps, accountId, params.id)), {
+      params: idParams,
+      detail: { ...tag, summary: "Enable a disabled endpoint; resets its failure count" },
+    })
+    .post("/api/endpoints/:id/rotate-secret", async ({ accountId, params }) => {
+      const { secret } = await endpoints.rotateSecret(endpointDeps, accountId, params.id);
+      return { secret };
+    }, {
+      params: idParams,
+      detail: { ...tag, summary: "New signing secret, shown once; the old one also signs for 24 hours" },
+    })
+    .post("/api/endpoints/:id/test", async ({ accountId, params, set }) => {
+      const deliveryId = await endpoints.sendTest(endpointDeps, accountId, params.id);
+      dispatcher.wake();
+      set.status = 202;
+      return { delivery_id: deliveryId };
+    }, { params: idParams, detail: { ...tag, summary: "Send test: queue a proxy_test messages event to this endpoint" } })
+    .get("/api/endpoints/:id/stats", async ({ accountId, params, query }) => {
+      const hours = query.hours ?? 24;
+      return { hours, data: (await deliveries.endpointStats(deps, accountId, params.id, hours)).map(statsView) };
+    }, {
+      params: idParams,
+      query: s.statsQuery,
+      detail: {
+        ...tag,
+        summary: "Hourly buckets (oldest first) of succeeded and failed attempts and of deliveries parked, for a chart; hours defaults to 24",
+      },
+    })
+    .get("/api/deliveries", async ({ accountId, query }) => {
+      const page = await deliveries.listDeliveries(deps, accountId, query);
+      return { data: page.data.map(deliveryView), next_cursor: page.nextCursor };
+    }, {
+      query: s.deliveryQuery,
+      detail: { ...tag, summary: "List deliveries, newest first; filter by endpoint_id and status (pending, succeeded, parked); page with next_cursor" },
+    })
+    .get("/api/deliveries/:id", async ({ accountId, params }) => {
+      const { delivery, attempts, payload } = await deliveries.getDelivery(deps, accountId, params.id);
+      return { ...deliveryView(delivery), attempts: attempts.map(attemptView), payload };
+    }, {
+      params: idParams,
+      detail: { ...tag, summary: "A delivery with its attempts, next_attempt_at while pending, replay_of, and its payload while kept" },
+    })
+    .post("/api/deliveries/:id/replay", async ({ accountId, params, set }) => {
+      const replay = await deliveries.replayDelivery(deps, accountId, params.id);
+      dispatcher.wake();
+      set.status = 201;
+      return deliveryView(replay);
+    }, { params: idParams, detail: { ...tag, summary: "Replay into a new delivery (new id, replay_of set); 410 payload_expired" } })
+    .get("/api/settings", ({ accountId }) => ({ retention: deps.store.directory.account(accountId)!.retention }), {
+      detail: { ...tag, summary: "The account's settings: delivery retention (24h or 7d)" },
+    })
+    .patch("/api/settings", async ({ accountId, body }) => {
+      const account = await deps.store.directory.updateAccount(accountId, { retention: body.retention });
+      return { retention: account!.retention };
+    }, { body: s.settingsBody, detail: { ...tag, summary: "Change delivery retention (24h or 7d)" } });
+  return new Elysia().use(open).use(signedIn);
+}

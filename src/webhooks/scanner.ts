@@ -1,0 +1,132 @@
+/**
+ * Finds byte ranges in a raw JSON webhook body without re-encoding anything (SPEC 6.3): the raw
+ * value of the top-level `object` member and of each element of the top-level `entry` array.
+ * The caller has already checked that the text is valid JSON (JSON.parse), so this scanner only
+ * tracks structure. It works on UTF-8 bytes: every byte of a multi-byte character is >= 0x80, so
+ * it can never be mistaken for a quote, bracket or comma.
+ */
+export interface BodyRanges {
+  /** [start, end) of the `object` member's value, or null when there is none. */
+  object: [number, number] | null;
+  /** [start, end) of each element of `entry`, in order. */
+  entries: [number, number][];
+}
+
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const COLON = 0x3a;
+const COMMA = 0x2c;
+const OPEN_OBJECT = 0x7b;
+const CLOSE_OBJECT = 0x7d;
+const OPEN_ARRAY = 0x5b;
+const CLOSE_ARRAY = 0x5d;
+
+const isSpace = (b: number) => b === 0x20 || b === 0x0a || b === 0x0d || b === 0x09;
+
+class Cursor {
+  constructor(readonly bytes: Uint8Array, public at = 0) {}
+  skipSpace(): void {
+    while (this.at < this.bytes.length && isSpace(this.bytes[this.at]!)) this.at++;
+  }
+  expect(byte: number): void {
+    this.skipSpace();
+    if (this.bytes[this.at] !== byte) throw new Error(`expected '${String.fromCharCode(byte)}' at byte ${this.at}`);
+    this.at++;
+  }
+  /** Skips a string starting at the current quote; returns its [start, end) including quotes. */
+  string(): [number, number] {
+    const start = this.at;
+    this.at++;
+    for (;;) {
+      const b = this.bytes[this.at++];
+      if (b === undefined) throw new Error("unterminated string");
+      if (b === BACKSLASH) this.at++;
+      else if (b === QUOTE) return [start, this.at];
+    }
+  }
+  /** Skips any value; returns its [start, end). */
+  value(): [number, number] {
+    this.skipSpace();
+    const start = this.at;
+    const first = this.bytes[this.at];
+    if (first === QUOTE) return this.string();
+    if (first === OPEN_OBJECT || first === OPEN_ARRAY) {
+      let depth = 0;
+      while (this.at < this.bytes.length) {
+        const b = this.bytes[this.at]!;
+        if (b === QUOTE) {
+          this.string();
+          continue;
+        }
+        if (b === OPEN_OBJECT || b === OPEN_ARRAY) depth++;
+        else if (b === CLOSE_OBJECT || b === CLOSE_ARRAY) depth--;
+        this.at++;
+        if (depth === 0) return [start, this.at];
+      }
+      throw new Error("unterminated container");
+    }
+    // number, true, false, null: runs until a delimiter.
+    while (this.at < this.bytes.length) {
+      const b = this.bytes[this.at]!;
+      if (b === COMMA || b === CLOSE_OBJECT || b === CLOSE_ARRAY || isSpace(b)) break;
+      this.at++;
+    }
+    if (this.at === start) throw new Error(`expected a value at byte ${start}`);
+    return [start, this.at];
+  }
+}
+
+const decoder = new TextDecoder();
+
+/** A member name as JSON.parse would read it (escapes such as `entr\u0079` included). */
+function memberName(bytes: Uint8Array, [start, end]: [number, number]): string {
+  const raw = bytes.subarray(start, end);
+  return raw.includes(BACKSLASH) ? (JSON.parse(decoder.decode(raw)) as string) : decoder.decode(raw.subarray(1, -1));
+}
+
+function arrayElements(cursor: Cursor): [number, number][] {
+  const out: [number, number][] = [];
+  cursor.expect(OPEN_ARRAY);
+  cursor.skipSpace();
+  if (cursor.bytes[cursor.at] === CLOSE_ARRAY) {
+    cursor.at++;
+    return out;
+  }
+  for (;;) {
+    out.push(cursor.value());
+    cursor.skipSpace();
+    const b = cursor.bytes[cursor.at++];
+    if (b === CLOSE_ARRAY) return out;
+    if (b !== COMMA) throw new Error(`expected ',' or ']' at byte ${cursor.at - 1}`);
+  }
+}
+
+/**
+ * The ranges of `object` and of each `entry` element. When a member name repeats, the last one
+ * wins, as it does for JSON.parse, so the ranges always describe the parsed value.
+ */
+export function scanBody(bytes: Uint8Array): BodyRanges {
+  const cursor = new Cursor(bytes);
+  const result: BodyRanges = { object: null, entries: [] };
+  cursor.expect(OPEN_OBJECT);
+  cursor.skipSpace();
+  if (bytes[cursor.at] === CLOSE_OBJECT) return result;
+  for (;;) {
+    cursor.skipSpace();
+    if (bytes[cursor.at] !== QUOTE) throw new Error(`expected a member name at byte ${cursor.at}`);
+    const name = memberName(bytes, cursor.string());
+    cursor.expect(COLON);
+    if (name === "entry") {
+      cursor.skipSpace();
+      result.entries = bytes[cursor.at] === OPEN_ARRAY ? arrayElements(cursor) : (cursor.value(), []);
+    } else if (name === "object") {
+      result.object = cursor.value();
+    } else {
+      cursor.value();
+    }
+    cursor.skipSpace();
+    const b = bytes[cursor.at++];
+    if (b === CLOSE_OBJECT) return result;
+    if (b !== COMMA) throw new Error(`expected ',' or '}' at byte ${cursor.at - 1}`);
+  }
+}

@@ -1,0 +1,116 @@
+import { afterEach, describe, expect, test } from "bun:test";
+import { hubSignature } from "../../src/webhooks/hub-signature.ts";
+import { TEST_APP_SECRET } from "../support/harness.ts";
+import { eventBody, messageChange, relayApp, type RelayApp } from "./support.ts";
+
+let app: RelayApp;
+afterEach(() => app?.close());
+
+const count = (app: RelayApp, table: "events" | "deliveries") =>
+  (app.deps.store.db.$client.query(`SELECT COUNT(*) AS n FROM ${table}`).get() as { n: number }).n;
+
+describe("subscription handshake (CONTRACT 5)", () => {
+  test("the right verify token gets the challenge back; anything else 403", async () => {
+    app = await relayApp();
+    const ok = await fetch(`${app.url}/webhooks/upstream?hub.mode=subscribe&hub.verify_token=verify-me&hub.challenge=12345`);
+    expect(ok.status).toBe(200);
+    expect(await ok.text()).toBe("12345");
+    for (const query of ["hub.mode=subscribe&hub.verify_token=wrong&hub.challenge=1", "hub.mode=other&hub.verify_token=verify-me&hub.challenge=1", "hub.mode=subscribe&hub.challenge=1"]) {
+      const refused = await fetch(`${app.url}/webhooks/upstream?${query}`);
+      expect(refused.status).toBe(403);
+      expect((await refused.json()).error.code).toBe("verify_token_mismatch");
+    }
+  });
+});
+
+describe("X-Hub-Signature-256", () => {
+  test("missing or wrong signature: 401 and nothing is kept", async () => {
+    app = await relayApp();
+    const a = await app.account();
+    await a.endpoint(app.receiver().url);
+    const body = eventBody([{ id: a.wabaId, changes: [messageChange(a.numbers[0]!)] }]);
+    for (const secret of [null, "wrong-secret"]) {
+      const response = await app.post(body, secret);
+      expect(response.status).toBe(401);
+      expect((await response.json()).error.code).toBe("invalid_signature");
+    }
+    const tampered = await fetch(`${app.url}/webhooks/upstream`, {
+      method: "POST",
+      headers: { "x-hub-signature-256": hubSignature(TEST_APP_SECRET, new TextEncoder().encode(body)) },
+      body: body.replace("hi", "ho"),
+    });
+    expect(tampered.status).toBe(401);
+    expect(count(app, "events")).toBe(0);
+    expect(count(app, "deliveries")).toBe(0);
+  });
+
+  test("an accepted event and its deliveries are stored before the 200", async () => {
+    app = await relayApp();
+    const a = await app.account();
+    const rx = app.receiver(() => new Response("no", { status: 500 }));
+    await a.endpoint(rx.url);
+    await a.endpoint(rx.url + "?second");
+    const response = await app.post(eventBody([{ id: a.wabaId, changes: [messageChange(a.numbers[0]!)] }]));
+    expect(response.status).toBe(200);
+    expect(count(app, "events")).toBe(1);
+    expect(count(app, "deliveries")).toBe(2);
+  });
+
+  test("a BYO app's signature speaks only for WABAs using that app secret: other accounts' entries are dropped", async () => {
+    app = await relayApp();
+    const byo = await app.account({ kind: "byo", appSecret: "byo-app-secret" });
+    const victim = await app.account();
+    const [rxByo, rxVictim] = [app.receiver(), app.receiver()];
+    await byo.endpoint(rxByo.url);
+    await victim.endpoint(rxVictim.url);
+    const mine = JSON.stringify({ id: byo.wabaId, changes: [messageChange(byo.numbers[0]!)] });
+    const injected = JSON.stringify({ id: victim.wabaId, changes: [messageChange(victim.numbers[0]!, "forged")] });
+    const body = `{"object":"whatsapp_business_account","entry":[${mine},${injected}]}`;
+    expect((await app.post(body, "byo-app-secret")).status).toBe(200);
+    await app.tick();
+    expect(rxVictim.received).toHaveLength(0);
+    expect(rxByo.received.map((r) => r.body)).toEqual([`{"object":"whatsapp_business_account","entry":[${mine}]}`]);
+    expect(app.deps.logger.lines.some((l) => l.msg === "webhook entry dropped: signed with another app's secret")).toBe(true);
+
+    // Only its own entries: byte for byte, with the signature upstream made.
+    const own = `{"object":"whatsapp_business_account","entry":[${mine}]}`;
+    expect((await app.post(own, "byo-app-secret")).status).toBe(200);
+    await app.tick();
+    expect(rxByo.received[1]!.body).toBe(own);
+    expect(rxByo.received[1]!.headers["x-upstream-signature-256"]).toBe(hubSignature("byo-app-secret", new TextEncoder().encode(own)));
+
+    // The service's APP_SECRET is trusted for every entry.
+    expect((await app.post(body)).status).toBe(200);
+    await app.tick();
+    expect(rxVictim.received).toHaveLength(1);
+  });
+});
+
+describe("bad bodies", () => {
+  test("not the SPEC 6.3 shape: 400, logged, nothing kept", async () => {
+    app = await relayApp();
+    for (const body of ["not json", '{"object":"x"}', '{"object":"x","entry":[{"id":"1","changes":[{"field":"messages","value":3}]}]}']) {
+      const response = await app.post(body);
+      expect(response.status).toBe(400);
+      expect((await response.json()).error.code).toBe("invalid_event");
+    }
+    expect(app.deps.logger.lines.filter((l) => l.msg === "webhook event rejected" && l.error === "invalid_event")).toHaveLength(3);
+    expect(count(app, "events")).toBe(0);
+  });
+
+  test("over 10 MB: 413, whether declared or streamed without a length", async () => {
+    app = await relayApp();
+    const big = new Uint8Array(10 * 1024 * 1024 + 1).fill(0x20);
+    const declared = await app.post(big);
+    expect(declared.status).toBe(413);
+    expect((await declared.json()).error.code).toBe("event_too_large");
+    const stream = new ReadableStream<Uint8Array>({
+      start(controller) {
+        for (let i = 0; i < 11; i++) controller.enqueue(new Uint8Array(1024 * 1024).fill(0x20));
+        controller.close();
+      },
+    });
+    const chunked = await fetch(`${app.url}/webhooks/upstream`, { method: "POST", body: stream, headers: { "x-hub-signature-256": "sha256=00" } });
+    expect(chunked.status).toBe(413);
+  });
+});

@@ -1,0 +1,148 @@
+import { hubSignature } from "../../src/webhooks/hub-signature.ts";
+import type { Deps } from "../../src/runtime/deps.ts";
+import { admin, startApp, TEST_APP_SECRET, testDeps, type TestDeps } from "../support/harness.ts";
+
+/** One request a receiver got. */
+export interface Received {
+  headers: Record<string, string>;
+  body: string;
+  at: number;
+}
+
+export type Responder = (req: Request, body: string) => Response | Promise<Response>;
+
+/** A webhook receiver on 127.0.0.1 that records every request; its answer can be changed. */
+export function receiver(respond: Responder = () => new Response("ok")) {
+  const received: Received[] = [];
+  let current = respond;
+  const server = Bun.serve({
+    port: 0,
+    hostname: "127.0.0.1",
+    async fetch(req) {
+      const body = await req.text();
+      const headers: Record<string, string> = {};
+      req.headers.forEach((value, key) => (headers[key] = value));
+      received.push({ headers, body, at: Date.now() });
+      return current(req, body);
+    },
+  });
+  return {
+    received,
+    url: `http://127.0.0.1:${server.port}/hook`,
+    port: server.port!,
+    respond(next: Responder) {
+      current = next;
+    },
+    stop: () => server.stop(true),
+  };
+}
+
+export type Receiver = ReturnType<typeof receiver>;
+
+let counter = 0;
+const unique = () => `${Date.now().toString(36)}${(counter++).toString(36)}`;
+
+/**
+ * A running app on a fresh database (DEV_MODE unless told otherwise, so loopback http receivers
+ * are allowed), with helpers to create accounts and call the dashboard API as them.
+ */
+export async function relayApp(options: { env?: Record<string, string>; deps?: Partial<Deps> } = {}) {
+  const deps: TestDeps & { cleanup: () => void } = testDeps({
+    env: { DEV_MODE: "1", WEBHOOK_VERIFY_TOKEN: "verify-me", ...options.env },
+    deps: options.deps,
+  });
+  const server = startApp(deps);
+  const relay = server.app.decorator.webhookRelay;
+  const receivers: Receiver[] = [];
+
+  async function account(input: { kind?: "byo" | "embedded" | "coexistence" | "sandbox"; appSecret?: string; numbers?: number } = {}) {
+    const id = unique();
+    const created = await (await admin(server.url, "POST", "/admin/accounts", { name: `Acct ${id}`, email: `owner-${id}@example.com` })).json() as { id: string };
+    const wabaId = `waba${id}`;
+    await admin(server.url, "POST", `/admin/accounts/${created.id}/wabas`, {
+      waba_id: wabaId, access_token: "token", ...(input.appSecret ? { app_secret: input.appSecret } : {}),
+    });
+    const numbers: string[] = [];
+    for (let i = 0; i < (input.numbers ?? 1); i++) {
+      const phone = `pn${id}x${i}`;
+      const r = await admin(server.url, "POST", `/admin/accounts/${created.id}/numbers`, { phone_number_id: phone, waba_id: wabaId, kind: input.kind ?? "embedded" });
+      if (r.status !== 201) throw new Error(`number: ${r.status} ${await r.text()}`);
+      numbers.push(phone);
+    }
+    const email = `user-${id}@example.com`;
+    const password = "correct horse battery";
+    await admin(server.url, "POST", `/admin/accounts/${created.id}/users`, { email, password });
+    const signIn = async () => {
+      const session = await fetch(`${server.url}/api/session`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ email, password }) });
+      return session.headers.get("set-cookie")!.split(";")[0]!;
+    };
+    let cookie = await signIn();
+    const send = (method: string, path: string, body?: unknown) => fetch(`${server.url}${path}`, {
+      method,
+      headers: { cookie, ...(body === undefined ? {} : { "content-type": "application/json" }) },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const api = async (method: string, path: string, body?: unknown) => {
+      let response = await send(method, path, body);
+      // Tests move the clock by hours; sessions last 12, so sign in again when one has expired.
+      if (response.status === 401) {
+        cookie = await signIn();
+        response = await send(method, path, body);
+      }
+      const text = await response.text();
+      return { status: response.status, body: (text ? JSON.parse(text) : null) as Record<string, any>, headers: response.headers };
+    };
+    const endpoint = async (url: string, fields: string[] = ["messages"], phoneNumberId?: string | null) => {
+      const r = await api("POST", "/api/endpoints", { url, fields, ...(phoneNumberId !== undefined ? { phone_number_id: phoneNumberId } : {}) });
+      if (r.status !== 201) throw new Error(`endpoint: ${r.status} ${JSON.stringify(r.body)}`);
+      return r.body as { id: string; secret: string };
+    };
+    return { id: created.id, wabaId, numbers, api, endpoint };
+  }
+
+  return {
+    deps,
+    url: server.url,
+    relay,
+    account,
+    receiver(respond?: Responder) {
+      const r = receiver(respond);
+      receivers.push(r);
+      return r;
+    },
+    /** POSTs an upstream event signed with `secret` (APP_SECRET by default). */
+    post(body: string | Uint8Array<ArrayBuffer>, secret: string | null = TEST_APP_SECRET) {
+      const bytes = typeof body === "string" ? new TextEncoder().encode(body) : body;
+      return fetch(`${server.url}/webhooks/upstream`, {
+        method: "POST",
+        headers: { "content-type": "application/json", ...(secret === null ? {} : { "x-hub-signature-256": hubSignature(secret, bytes) }) },
+        body: bytes,
+      });
+    },
+    /** Runs the scheduler's tick and waits until the queue is idle. */
+    tick: () => relay.dispatcher.tick(),
+    async close() {
+      await server.stop();
+      for (const r of receivers) r.stop();
+      deps.cleanup();
+    },
+  };
+}
+
+export type RelayApp = Awaited<ReturnType<typeof relayApp>>;
+
+/** A `messages` change for a number. */
+export function messageChange(phoneNumberId: string, text = "hi", field = "messages") {
+  return {
+    field,
+    value: {
+      messaging_product: "whatsapp",
+      metadata: { display_phone_number: "15550001111", phone_number_id: phoneNumberId },
+      messages: [{ from: "15550002222", id: `wamid.${unique()}`, timestamp: "1767225600", type: "text", text: { body: text } }],
+    },
+  };
+}
+
+export function eventBody(entries: { id: string; changes: unknown[] }[]): string {
+  return JSON.stringify({ object: "whatsapp_business_account", entry: entries });
+}
