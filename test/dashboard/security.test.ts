@@ -1,9 +1,7 @@
-import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { FAILURE_MEMORY_MS, SESSION_TTL_MS } from "../../src/auth/session.ts";
 import { createAccount, dashboardWorld, operatorNumber, signInCookie, type TestAccount } from "./support.ts";
 
-// Each sign-in checks an argon2id hash on purpose; on a shared 2-core machine a dozen take seconds.
-setDefaultTimeout(30_000);
 const world = dashboardWorld();
 let acme: TestAccount;
 let guessed: TestAccount;

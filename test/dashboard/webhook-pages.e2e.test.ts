@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Browser, Page } from "playwright-core";
 import { Webhook } from "standardwebhooks";
 import { hubSignature } from "../../src/webhooks/hub-signature.ts";
@@ -7,8 +7,6 @@ import { receiver } from "../webhooks/support.ts";
 import { launchBrowser, newContext, screenshot } from "./browser.ts";
 import { createAccount, dashboardWorld, operatorNumber, type TestAccount } from "./support.ts";
 
-// A real browser on a shared 2-core machine: give each flow room.
-setDefaultTimeout(60_000);
 const browser: Browser | null = await launchBrowser();
 
 async function signIn(page: Page, account: TestAccount, path: string) {
