@@ -22,7 +22,10 @@ const form = (path: string, fields: Record<string, string>, headers: Record<stri
     body: new URLSearchParams(fields).toString(),
   });
 
-const PAGES = ["/dashboard/numbers", "/dashboard/api-keys", "/dashboard/settings", "/dashboard/notifications"];
+const PAGES = [
+  "/dashboard/endpoints", "/dashboard/endpoints/new", "/dashboard/deliveries",
+  "/dashboard/numbers", "/dashboard/api-keys", "/dashboard/settings", "/dashboard/notifications",
+];
 
 describe("Content-Security-Policy and page hygiene", () => {
   test("every page is sent with a strict CSP, no caching, no framing, and no inline script or style", async () => {

@@ -42,6 +42,14 @@ describe.skipIf(browser === null)("dashboard in a browser: endpoints and deliver
   /** Lets the relay attempt what is due (the dispatcher also runs on its own; this waits for it). */
   const settle = () => world.relay.dispatcher.tick();
 
+  /** Opens the endpoint, clicks Send test and waits for the result htmx swaps in. */
+  async function sendTestAndWait(result: string) {
+    await page.goto(endpointPath);
+    await page.getByRole("button", { name: "Send test" }).click();
+    await settle();
+    await page.getByText(result).waitFor();
+  }
+
   beforeAll(async () => {
     world.upstream.numbers.set("3001", { display: "+1 555 0301", name: "Acme Hooks" });
     world.upstream.numbers.set("4001", { display: "+1 555 0401" });
@@ -114,10 +122,7 @@ describe.skipIf(browser === null)("dashboard in a browser: endpoints and deliver
 
   test("a failing receiver: the test result, then every attempt and the next attempt time on the delivery", async () => {
     rx.respond(() => new Response("database is down", { status: 500 }));
-    await page.goto(endpointPath);
-    await page.getByRole("button", { name: "Send test" }).click();
-    await settle();
-    await page.getByText("Test attempt 1 failed").waitFor();
+    await sendTestAndWait("Test attempt 1 failed");
     await expect(page.locator("#test-result").textContent()).resolves.toContain("HTTP 500");
     await expect(page.locator("#test-result").textContent()).resolves.toContain("Next attempt 2026-01-01 00:00:05 UTC");
 
@@ -187,10 +192,7 @@ describe.skipIf(browser === null)("dashboard in a browser: endpoints and deliver
     expect(rotated).not.toBe(secret);
     await expect(page.getByRole("status").first().textContent()).resolves.toContain("Until 2026-01-02 00:00:05 UTC every delivery is signed with both");
     await screenshot(page, "endpoint-rotated");
-    await page.goto(endpointPath);
-    await page.getByRole("button", { name: "Send test" }).click();
-    await settle();
-    await page.getByText("Test delivered").waitFor();
+    await sendTestAndWait("Test delivered");
     const got = rx.received.at(-1)!;
     expect(got.headers["webhook-signature"]!.split(" ")).toHaveLength(2);
     expect(verifies(rotated, got, world.deps.clock.now())).toBe(true);
@@ -200,10 +202,7 @@ describe.skipIf(browser === null)("dashboard in a browser: endpoints and deliver
 
   test("a 410 disables the endpoint with the reason in words; Enable brings it back", async () => {
     rx.respond(() => new Response("gone", { status: 410 }));
-    await page.goto(endpointPath);
-    await page.getByRole("button", { name: "Send test" }).click();
-    await settle();
-    await page.getByText("Test attempt 1 failed").waitFor();
+    await sendTestAndWait("Test attempt 1 failed");
     await expect(page.locator("#test-result").textContent()).resolves.toContain("410 Gone");
     await page.reload();
     await expect(page.getByRole("alert").first().textContent()).resolves.toContain("the receiver answered 410 Gone");
