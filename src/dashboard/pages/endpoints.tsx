@@ -65,7 +65,7 @@ export function EndpointsPage(props: {
                       <EndpointState endpoint={e} />
                       {e.enabled ? "" : <p class="small" safe>{disabledText(e.disabled_reason)}</p>}
                     </td>
-                    <td data-label="Failures in a row" class="num">{String(e.consecutive_failures)}</td>
+                    <td data-label="Failures" class="num">{String(e.consecutive_failures)}</td>
                     <td data-label="Events" class="small">{e.fields.length === 1 ? <code safe>{e.fields[0]!}</code> : `${e.fields.length} fields`}</td>
                     <td data-label="Last 24 hours"><DeliveryChart hours={hours} label={e.url} /></td>
                   </tr>
