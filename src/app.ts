@@ -1,7 +1,9 @@
 import { swagger } from "@elysiajs/swagger";
 import { Elysia } from "elysia";
+import { accountApiRoutes } from "./account-api/routes.ts";
 import { adminRoutes } from "./admin/routes.ts";
 import { sessionRoutes } from "./auth/session-routes.ts";
+import { dashboardRoutes } from "./dashboard/routes.ts";
 import { requestContext } from "./http/request-context.ts";
 import { opsRoutes } from "./observability/routes.ts";
 import type { Deps, Worker } from "./runtime/deps.ts";
@@ -63,6 +65,8 @@ export function createApp(deps: Deps) {
     .use(adminRoutes(deps))
     .use(sessionRoutes(deps))
     .use(webhooks.routes)
+    .use(accountApiRoutes(deps))
+    .use(dashboardRoutes(deps, webhooks))
     .onStart(() => {
       for (const worker of workers) worker.start();
     });

@@ -3,7 +3,7 @@ import { AppError } from "../errors/catalog.ts";
 import type { Deps } from "../runtime/deps.ts";
 import { checkOrigin, findSession, SESSION_COOKIE, SESSION_TTL_MS, signIn, signOut } from "./session.ts";
 
-function readCookie(header: string | null, name: string): string | undefined {
+export function readCookie(header: string | null, name: string): string | undefined {
   if (!header) return undefined;
   for (const part of header.split(";")) {
     const [k, ...v] = part.trim().split("=");
@@ -12,8 +12,19 @@ function readCookie(header: string | null, name: string): string | undefined {
   return undefined;
 }
 
+/** The session cookie value a request carries, if any. */
+export const sessionToken = (request: Request) => readCookie(request.headers.get("cookie"), SESSION_COOKIE);
+
 const isHttps = (request: Request) =>
   request.url.startsWith("https:") || request.headers.get("x-forwarded-proto") === "https";
+
+/** Set-Cookie for a new session: HttpOnly, SameSite=Strict, and Secure whenever the request came over https. */
+export function sessionCookie(token: string, request: Request): string {
+  const secure = isHttps(request) ? "; Secure" : "";
+  return `${SESSION_COOKIE}=${token}; HttpOnly; SameSite=Strict; Path=/; Max-Age=${SESSION_TTL_MS / 1000}${secure}`;
+}
+
+export const clearedSessionCookie = `${SESSION_COOKIE}=; HttpOnly; SameSite=Strict; Path=/; Max-Age=0`;
 
 /** POST/DELETE /api/session (CONTRACT 4). */
 export function sessionRoutes(deps: Deps) {
@@ -21,16 +32,16 @@ export function sessionRoutes(deps: Deps) {
     .post("/api/session", async ({ body, request, set }) => {
       checkOrigin(request.method, request.headers.get("origin"), request.headers.get("host"));
       const { token } = await signIn(deps, body.email, body.password);
-      const secure = isHttps(request) ? "; Secure" : "";
-      set.headers["set-cookie"] = `${SESSION_COOKIE}=${token}; HttpOnly; SameSite=Strict; Path=/; Max-Age=${SESSION_TTL_MS / 1000}${secure}`;
+      set.headers["set-cookie"] = sessionCookie(token, request);
       set.status = 204;
     }, {
       body: t.Object({ email: t.String({ maxLength: 320 }), password: t.String({ maxLength: 200 }) }),
       detail: { tags: ["Dashboard API"], summary: "Sign in; sets the session cookie" },
     })
     .delete("/api/session", async ({ request, set }) => {
-      await signOut(deps, readCookie(request.headers.get("cookie"), SESSION_COOKIE));
-      set.headers["set-cookie"] = `${SESSION_COOKIE}=; HttpOnly; SameSite=Strict; Path=/; Max-Age=0`;
+      checkOrigin(request.method, request.headers.get("origin"), request.headers.get("host"));
+      await signOut(deps, sessionToken(request));
+      set.headers["set-cookie"] = clearedSessionCookie;
       set.status = 204;
     }, { detail: { tags: ["Dashboard API"], summary: "Sign out" } });
 }
@@ -42,7 +53,7 @@ export function sessionRoutes(deps: Deps) {
 export function requireSession(deps: Deps) {
   return new Elysia({ name: "require-session" }).resolve({ as: "scoped" }, async ({ request }) => {
     checkOrigin(request.method, request.headers.get("origin"), request.headers.get("host"));
-    const session = await findSession(deps, readCookie(request.headers.get("cookie"), SESSION_COOKIE));
+    const session = await findSession(deps, sessionToken(request));
     if (!session) throw new AppError("unauthorized", "Sign in first.");
     return { accountId: session.accountId, userId: session.userId };
   });

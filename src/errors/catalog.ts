@@ -31,6 +31,7 @@ export const ERRORS = {
   no_numbers: { status: 409, type: "ConflictException", code: "no_numbers", message: "Connect a live number before adding a webhook endpoint." },
   invalid_url: { status: 422, type: "InvalidRequestException", code: "invalid_url", message: "The URL is not allowed." },
   invalid_fields: { status: 422, type: "InvalidRequestException", code: "invalid_fields", message: "Choose 1 to 40 known event fields." },
+  invalid_credentials: { status: 422, type: "InvalidRequestException", code: "invalid_credentials", message: "The upstream platform did not accept these credentials." },
   invalid_signature: { status: 401, type: "AuthException", code: "invalid_signature", message: "X-Hub-Signature-256 is missing or does not match." },
   verify_token_mismatch: { status: 403, type: "AuthException", code: "verify_token_mismatch", message: "The verify token does not match." },
   invalid_event: { status: 400, type: "InvalidRequestException", code: "invalid_event", message: "The body is not a webhook event ({object, entry[{id, changes[{field, value}]}]})." },

@@ -1,4 +1,4 @@
-import { eq, lt } from "drizzle-orm";
+import { eq, lt, lte, sql } from "drizzle-orm";
 import type { SessionStore, UserStore } from "../store.ts";
 import type { Session, User } from "../types.ts";
 import type { Db } from "./open.ts";
@@ -23,15 +23,17 @@ export class SqliteUsers implements UserStore {
   }
   async recordFailure(email: string, at: number) {
     const key = email.toLowerCase();
-    const current = this.db.select().from(signInFailures).where(eq(signInFailures.email, key)).get();
     this.db
       .insert(signInFailures)
       .values({ email: key, count: 1, lastAt: at })
-      .onConflictDoUpdate({ target: signInFailures.email, set: { count: (current?.count ?? 0) + 1, lastAt: at } })
+      .onConflictDoUpdate({ target: signInFailures.email, set: { count: sql`${signInFailures.count} + 1`, lastAt: at } })
       .run();
   }
   async clearFailures(email: string) {
     this.db.delete(signInFailures).where(eq(signInFailures.email, email.toLowerCase())).run();
+  }
+  async purgeFailures(before: number) {
+    return this.db.delete(signInFailures).where(lt(signInFailures.lastAt, before)).returning({ email: signInFailures.email }).all().length;
   }
 }
 
@@ -47,6 +49,6 @@ export class SqliteSessions implements SessionStore {
     this.db.delete(sessions).where(eq(sessions.tokenHash, tokenHash)).run();
   }
   async purgeExpired(now: number) {
-    return this.db.delete(sessions).where(lt(sessions.expiresAt, now)).returning({ tokenHash: sessions.tokenHash }).all().length;
+    return this.db.delete(sessions).where(lte(sessions.expiresAt, now)).returning({ tokenHash: sessions.tokenHash }).all().length;
   }
 }

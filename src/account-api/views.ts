@@ -1,0 +1,27 @@
+import { numberView } from "../admin/views.ts";
+import { numberCondition, numberRateLimit } from "../numbers/condition.ts";
+import type { Directory } from "../store/store.ts";
+import type { Notification, PhoneNumber } from "../store/types.ts";
+
+/** A number as its owner sees it: the operator's view plus what the state means and its rate limit. */
+export function accountNumberView(directory: Directory, number: PhoneNumber) {
+  const waba = directory.waba(number.wabaId);
+  const condition = numberCondition(number, waba);
+  return {
+    ...numberView(number),
+    waba_status: waba?.status ?? "disconnected",
+    usable: condition.usable,
+    status_text: condition.label,
+    action: condition.action,
+    rate_limit_per_second: numberRateLimit(number),
+  };
+}
+
+export const notificationView = (n: Notification) => ({
+  id: n.id,
+  kind: n.kind,
+  subject: n.subject,
+  body: n.body,
+  emailed_at: n.emailedAt === null ? null : new Date(n.emailedAt).toISOString(),
+  created_at: new Date(n.createdAt).toISOString(),
+});

@@ -1,0 +1,98 @@
+import { Elysia, t } from "elysia";
+import { accountNumberView } from "../account-api/views.ts";
+import { createApiKey, revokeApiKey, updateAccount } from "../admin/operations.ts";
+import { createAccountBody, createApiKeyBody } from "../admin/schemas.ts";
+import { AppError } from "../errors/catalog.ts";
+import { connectByoNumber, connectNumberBody, resyncNumber } from "../numbers/connect.ts";
+import type { Deps } from "../runtime/deps.ts";
+import { Notice } from "./components.tsx";
+import { readForm } from "./form.ts";
+import { guarded, page, type Viewer } from "./guard.tsx";
+import { htmlResponse, seeOther } from "./http.ts";
+import { ApiKeysPage, type ApiKeysPageProps } from "./pages/api-keys.tsx";
+import { NotificationsPage } from "./pages/notifications.tsx";
+import { NumbersPage, type NumbersPageProps } from "./pages/numbers.tsx";
+import { SettingsPage } from "./pages/settings.tsx";
+
+const settingsBody = t.Object({ retention: t.Required(createAccountBody.properties.retention) });
+
+/** Numbers, API keys, settings and notifications pages: thin handlers over the account API's plain functions. */
+export function accountPages(deps: Deps) {
+  const numbersPage = (viewer: Viewer, extra: Partial<NumbersPageProps> = {}, status = 200) =>
+    htmlResponse(page(viewer, "Numbers", "numbers", NumbersPage({
+      numbers: deps.store.directory.numbers(viewer.accountId).map((n) => accountNumberView(deps.store.directory, n)),
+      now: deps.clock.now(),
+      ...extra,
+    })), status);
+
+  const keysPage = (viewer: Viewer, extra: Partial<ApiKeysPageProps> = {}, status = 200) =>
+    htmlResponse(page(viewer, "API keys", "api-keys", ApiKeysPage({
+      keys: deps.store.directory.apiKeys(viewer.accountId).sort((a, b) => b.createdAt - a.createdAt),
+      now: deps.clock.now(),
+      ...extra,
+    })), status);
+
+  return new Elysia()
+    .get("/numbers", guarded(deps, ({ query }, viewer) => {
+      const number = query.number ? deps.store.directory.number(query.number) : undefined;
+      const mine = number && number.accountId === viewer.accountId ? number : undefined;
+      let flash: JSX.Element | undefined;
+      if (mine && query.done === "connected") flash = <Notice tone="ok"><p>Number <strong safe>{mine.displayPhoneNumber ?? mine.phoneNumberId}</strong> is connected.</p></Notice>;
+      if (mine && query.done === "synced") {
+        flash = mine.syncError
+          ? <Notice tone="warn"><p>Re-sync of <strong safe>{mine.phoneNumberId}</strong> failed: <span safe>{mine.syncError}</span></p></Notice>
+          : <Notice tone="ok"><p>Re-synced <strong safe>{mine.displayPhoneNumber ?? mine.phoneNumberId}</strong>: throughput level <span safe>{mine.throughputLevel}</span>.</p></Notice>;
+      }
+      return numbersPage(viewer, { flash });
+    }), { detail: { hide: true } })
+    .post("/numbers", guarded(deps, async ({ body }, viewer) => {
+      const form = readForm(connectNumberBody, body);
+      if (!form.ok) return numbersPage(viewer, { form: { values: form.raw, errors: form.errors } }, 400);
+      try {
+        const number = await connectByoNumber(deps, viewer.accountId, form.value);
+        return seeOther(`/dashboard/numbers?done=connected&number=${encodeURIComponent(number.phoneNumberId)}`);
+      } catch (error) {
+        if (!(error instanceof AppError)) throw error;
+        return numbersPage(viewer, { form: { values: form.value, errors: {}, message: error.message } }, error.status);
+      }
+    }), { detail: { hide: true } })
+    .post("/numbers/:id/sync", guarded(deps, async ({ params }, viewer) => {
+      const number = await resyncNumber(deps, viewer.accountId, params.id!);
+      return seeOther(`/dashboard/numbers?done=synced&number=${encodeURIComponent(number.phoneNumberId)}`);
+    }), { detail: { hide: true } })
+
+    .get("/api-keys", guarded(deps, ({ query }, viewer) => {
+      const key = query.revoked ? deps.store.directory.apiKey(query.revoked) : undefined;
+      const flash = key && key.accountId === viewer.accountId
+        ? <Notice tone="ok"><p>Key <span class="mono" safe>{key.prefix}</span>… is revoked.</p></Notice>
+        : undefined;
+      return keysPage(viewer, { flash });
+    }), { detail: { hide: true } })
+    .post("/api-keys", guarded(deps, async ({ body }, viewer) => {
+      const form = readForm(createApiKeyBody, body);
+      if (!form.ok) return keysPage(viewer, { errors: form.errors }, 400);
+      // Answered directly (no redirect): the key exists only in this response.
+      return keysPage(viewer, { created: await createApiKey(deps, viewer.accountId, form.value) }, 201);
+    }), { detail: { hide: true } })
+    .post("/api-keys/:id/revoke", guarded(deps, async ({ params }, viewer) => {
+      const key = await revokeApiKey(deps, params.id!, viewer.accountId);
+      return seeOther(`/dashboard/api-keys?revoked=${encodeURIComponent(key.id)}`);
+    }), { detail: { hide: true } })
+
+    .get("/settings", guarded(deps, ({ query }, viewer) => page(viewer, "Settings", "settings", SettingsPage({
+      retention: viewer.account.retention,
+      flash: query.saved === "1" ? <Notice tone="ok"><p>Settings saved.</p></Notice> : undefined,
+    }))), { detail: { hide: true } })
+    .post("/settings", guarded(deps, async ({ body }, viewer) => {
+      const form = readForm(settingsBody, body);
+      if (!form.ok) throw new AppError("invalid_request", "Choose 24 hours or 7 days.");
+      await updateAccount(deps, viewer.accountId, { retention: form.value.retention });
+      return seeOther("/dashboard/settings?saved=1");
+    }), { detail: { hide: true } })
+
+    .get("/notifications", guarded(deps, async (_ctx, viewer) => page(viewer, "Notifications", "notifications", NotificationsPage({
+      notifications: await deps.store.notifications.list(viewer.accountId),
+      now: deps.clock.now(),
+      accountEmail: viewer.account.email,
+    }))), { detail: { hide: true } });
+}

@@ -1,0 +1,61 @@
+import { escapeHtml, type Children } from "@kitajs/html";
+import { formatTime, relativeTime } from "./format.ts";
+
+export type Tone = "ok" | "warn" | "bad" | "plain";
+
+export function Notice(props: { tone: Exclude<Tone, "plain">; children: Children; id?: string }) {
+  return (
+    <div class={`notice ${props.tone}`} role={props.tone === "bad" ? "alert" : "status"} id={props.id}>
+      {props.children}
+    </div>
+  );
+}
+
+export function Badge(props: { tone: Tone; text: string }) {
+  return <span class={`badge ${props.tone}`} safe>{props.text}</span>;
+}
+
+/** A time as text, with the exact instant for machines and a "5 min ago" beside it. */
+export function Time(props: { at: number | string | null; now: number; relative?: boolean }) {
+  if (props.at === null) return <span class="muted">never</span>;
+  const ms = typeof props.at === "number" ? props.at : Date.parse(props.at);
+  return (
+    <time datetime={new Date(ms).toISOString()}>
+      {escapeHtml(formatTime(ms))}
+      {props.relative === false ? "" : <span class="muted small"> ({escapeHtml(relativeTime(ms, props.now))})</span>}
+    </time>
+  );
+}
+
+/**
+ * A secret shown exactly once, in a read-only field with a copy button (dashboard.js) that says
+ * "Copied" to screen readers too.
+ */
+export function SecretOnce(props: { id: string; label: string; value: string; children?: Children }) {
+  return (
+    <Notice tone="warn">
+      <label for={props.id}>{escapeHtml(props.label)}</label>
+      <p class="small">{props.children ?? "Copy it now: it is shown only this once."}</p>
+      <div class="copy">
+        <input type="text" id={props.id} value={props.value} readonly autocomplete="off" spellcheck="false" />
+        <button type="button" class="secondary" data-copy={props.id} aria-describedby={`${props.id}-status`}>Copy</button>
+      </div>
+      <span id={`${props.id}-status`} class="visually-hidden" aria-live="polite"></span>
+    </Notice>
+  );
+}
+
+/** A one-button form (POST), for actions such as Revoke or Enable. */
+export function ActionButton(props: { action: string; label: string; tone?: "primary" | "secondary" | "danger"; confirm?: string; name?: string }) {
+  const tone = props.tone ?? "secondary";
+  return (
+    <form method="post" action={props.action} data-confirm={props.confirm}>
+      <button type="submit" class={tone === "primary" ? undefined : tone} aria-label={props.name}>{escapeHtml(props.label)}</button>
+    </form>
+  );
+}
+
+export function FieldError(props: { id: string; message: string | undefined }) {
+  if (!props.message) return "";
+  return <span class="error-text" id={props.id} safe>{props.message}</span>;
+}

@@ -1,0 +1,88 @@
+import { escapeHtml } from "@kitajs/html";
+import { sessionToken } from "../auth/session-routes.ts";
+import { checkOrigin, findSession } from "../auth/session.ts";
+import { AppError } from "../errors/catalog.ts";
+import type { Deps } from "../runtime/deps.ts";
+import type { Account } from "../store/types.ts";
+import { Notice } from "./components.tsx";
+import { htmlResponse, isHtmx, seeOther } from "./http.ts";
+import { BarePage, Layout, type SectionKey } from "./layout.tsx";
+
+/** Who is looking at a page. Every read a page makes is scoped to `accountId`. */
+export interface Viewer {
+  accountId: string;
+  account: Account;
+  userEmail: string;
+}
+
+/** The parts of Elysia's context that page handlers use. */
+export interface PageContext {
+  request: Request;
+  params: Record<string, string>;
+  query: Record<string, string | undefined>;
+  body: unknown;
+}
+
+export type PageHandler = (ctx: PageContext, viewer: Viewer) => Promise<Response | string> | Response | string;
+
+/** Where an anonymous visitor is sent: the sign-in page, coming back here afterwards. */
+function signInLocation(request: Request): string {
+  const url = new URL(request.url);
+  const back = request.method === "GET" ? url.pathname + url.search : "/dashboard";
+  return `/dashboard/sign-in?next=${encodeURIComponent(back)}`;
+}
+
+/**
+ * Wraps a page handler: checks Origin on posts, requires a live session (else sends the browser
+ * to sign in; htmx gets an HX-Redirect), and turns our errors into an HTML page in place of the
+ * API's JSON envelope.
+ */
+export function guarded(deps: Deps, handler: PageHandler) {
+  return async (ctx: PageContext): Promise<Response> => {
+    const { request } = ctx;
+    let viewer: Viewer | null = null;
+    try {
+      checkOrigin(request.method, request.headers.get("origin"), request.headers.get("host"));
+      const session = await findSession(deps, sessionToken(request));
+      const account = session ? deps.store.directory.account(session.accountId) : undefined;
+      const user = session ? await deps.store.users.byId(session.userId) : undefined;
+      if (!session || !account || !user) {
+        const location = signInLocation(request);
+        return isHtmx(request) ? htmlResponse("", 401, { "hx-redirect": location }) : seeOther(location);
+      }
+      viewer = { accountId: account.id, account, userEmail: user.email };
+      const result = await handler(ctx, viewer);
+      return typeof result === "string" ? htmlResponse(result) : result;
+    } catch (error) {
+      if (!(error instanceof AppError)) throw error;
+      return errorPage(error, viewer, isHtmx(request));
+    }
+  };
+}
+
+function errorPage(error: AppError, viewer: Viewer | null, fragment: boolean): Response {
+  const title = error.status === 404 ? "Not found" : error.status === 403 ? "Not allowed" : "Something went wrong";
+  const message = <Notice tone="bad"><p safe>{error.message}</p></Notice>;
+  if (fragment) return htmlResponse(message as string, error.status);
+  const body = viewer
+    ? <Layout title={title} section={null} accountName={viewer.account.name} userEmail={viewer.userEmail}>
+        <h1>{escapeHtml(title)}</h1>
+        {message}
+        <p><a href="/dashboard">Back to the dashboard</a></p>
+      </Layout>
+    : <BarePage title={title}>
+        <h1>{escapeHtml(title)}</h1>
+        {message}
+        <p><a href="/dashboard/sign-in">Sign in</a></p>
+      </BarePage>;
+  return htmlResponse(body as string, error.status);
+}
+
+/** Renders a page for the viewer inside the dashboard's frame. */
+export function page(viewer: Viewer, title: string, section: SectionKey | null, content: JSX.Element): string {
+  return (
+    <Layout title={title} section={section} accountName={viewer.account.name} userEmail={viewer.userEmail}>
+      {content}
+    </Layout>
+  ) as string;
+}

@@ -1,0 +1,21 @@
+import { Elysia } from "elysia";
+import type { Deps } from "../runtime/deps.ts";
+import { accountPages } from "./account-pages.tsx";
+import { assetRoutes } from "./assets/routes.ts";
+import { guarded, page } from "./guard.tsx";
+import { htmlResponse, seeOther } from "./http.ts";
+import { NotFound } from "./pages/not-found.tsx";
+import { signInRoutes } from "./sign-in-routes.ts";
+import { webhookPages, type RelayHandle } from "./webhook-pages.tsx";
+
+/** The web dashboard at /dashboard: server-rendered pages over the dashboard API's plain functions. */
+export function dashboardRoutes(deps: Deps, relay: RelayHandle) {
+  return new Elysia({ prefix: "/dashboard" })
+    .use(assetRoutes())
+    .use(signInRoutes(deps))
+    .get("", () => seeOther("/dashboard/endpoints"), { detail: { hide: true } })
+    .get("/", () => seeOther("/dashboard/endpoints"), { detail: { hide: true } })
+    .use(webhookPages(deps, relay))
+    .use(accountPages(deps))
+    .get("/*", guarded(deps, (_ctx, viewer) => htmlResponse(page(viewer, "Not found", null, NotFound()), 404)), { detail: { hide: true } });
+}

@@ -1,0 +1,61 @@
+import { t } from "elysia";
+import { createNumber, createWaba, syncNumber, updateWaba } from "../admin/operations.ts";
+import { createNumberBody, createWabaBody } from "../admin/schemas.ts";
+import { AppError } from "../errors/catalog.ts";
+import type { Deps } from "../runtime/deps.ts";
+import type { PhoneNumber } from "../store/types.ts";
+import { fetchNumberDetails } from "./sync.ts";
+
+/** What the account gives to connect a bring-your-own number: the WABA, the number, its token and app secret. */
+export const connectNumberBody = t.Object({
+  waba_id: createWabaBody.properties.waba_id,
+  phone_number_id: createNumberBody.properties.phone_number_id,
+  access_token: createWabaBody.properties.access_token,
+  app_secret: t.String({ minLength: 1, maxLength: 256, description: "the app secret of the customer's own app" }),
+}, { additionalProperties: false });
+
+export type ConnectNumberInput = typeof connectNumberBody.static;
+
+type ConnectDeps = Pick<Deps, "store" | "clock" | "random" | "config" | "fetch" | "logger">;
+
+/** A number of this account; another account's number is "not found", exactly like a missing one. */
+export function accountNumber(deps: ConnectDeps, accountId: string, phoneNumberId: string): PhoneNumber {
+  const number = deps.store.directory.number(phoneNumberId);
+  if (!number || number.accountId !== accountId) throw new AppError("not_found", `No number ${phoneNumberId}.`);
+  return number;
+}
+
+/**
+ * Connects a bring-your-own number (or reconnects one whose token was revoked). The credentials are
+ * tried against upstream first, so a typo stores nothing. Connecting another number of an
+ * already-connected BYO WABA, or the same number again, refreshes that WABA's token and app secret.
+ */
+export async function connectByoNumber(deps: ConnectDeps, accountId: string, input: ConnectNumberInput): Promise<PhoneNumber> {
+  const existingNumber = deps.store.directory.number(input.phone_number_id);
+  if (existingNumber && (existingNumber.accountId !== accountId || existingNumber.wabaId !== input.waba_id)) {
+    throw new AppError("conflict", `Number ${input.phone_number_id} is already connected${existingNumber.accountId === accountId ? ` under WABA ${existingNumber.wabaId}` : ""}.`);
+  }
+  const existingWaba = deps.store.directory.waba(input.waba_id);
+  if (existingWaba && existingWaba.accountId !== accountId) throw new AppError("conflict", `WABA ${input.waba_id} is already connected.`);
+  if (existingWaba && existingWaba.appSecret === null) {
+    throw new AppError("conflict", `WABA ${input.waba_id} is connected through the service's own app; ask your operator to change it.`);
+  }
+
+  const check = await fetchNumberDetails(deps, { phoneNumberId: input.phone_number_id }, { accessToken: input.access_token, appSecret: input.app_secret });
+  if (!check.ok) throw new AppError("invalid_credentials", `The platform did not accept these details: ${check.reason}.`);
+
+  if (existingWaba) {
+    await updateWaba(deps, input.waba_id, { access_token: input.access_token, status: "connected" });
+    await deps.store.directory.updateWaba(input.waba_id, { appSecret: input.app_secret, updatedAt: deps.clock.now() });
+  } else {
+    await createWaba(deps, accountId, { waba_id: input.waba_id, access_token: input.access_token, app_secret: input.app_secret });
+  }
+  if (existingNumber) return syncNumber(deps, input.phone_number_id);
+  return createNumber(deps, accountId, { phone_number_id: input.phone_number_id, waba_id: input.waba_id, kind: "byo" });
+}
+
+/** Re-reads one of the account's numbers from upstream (throughput level, display name). */
+export async function resyncNumber(deps: ConnectDeps, accountId: string, phoneNumberId: string): Promise<PhoneNumber> {
+  accountNumber(deps, accountId, phoneNumberId);
+  return syncNumber(deps, phoneNumberId);
+}

@@ -1,0 +1,53 @@
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
+
+export const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
+const ARTIFACTS = join(import.meta.dir, "../../test-artifacts/dashboard");
+
+/**
+ * Debian's chromium, never a downloaded browser. Null (and a clear line on stderr) when it cannot
+ * start here, so the browser suites skip instead of failing on a machine without it.
+ */
+export async function launchBrowser(): Promise<Browser | null> {
+  try {
+    return await chromium.launch({
+      executablePath: CHROMIUM,
+      args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-dev-shm-usage"],
+    });
+  } catch (error) {
+    console.error(`SKIPPING dashboard browser tests: chromium could not be launched from ${CHROMIUM} (${(error as Error).message.split("\n")[0]}). Install it with: apt-get install -y chromium`);
+    return null;
+  }
+}
+
+/**
+ * A browser context that records every CSP violation and page error, so a test can assert the
+ * pages run under the strict policy without breaking.
+ */
+export async function newContext(browser: Browser, baseURL: string): Promise<{ context: BrowserContext; page: Page; problems: string[] }> {
+  const context = await browser.newContext({ baseURL, viewport: { width: 1280, height: 900 } });
+  await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: baseURL });
+  const page = await context.newPage();
+  const problems: string[] = [];
+  page.on("console", (message) => {
+    // Pages answered with a 4xx on purpose (a refused sign-in, a form with errors) are logged as
+    // failed loads; anything else, a 404 above all (a missing asset), is a problem.
+    const expected = /^Failed to load resource: the server responded with a status of 4(0[0139]|1\d|2\d)/.test(message.text());
+    if (message.type() === "error" && !expected) problems.push(message.text());
+  });
+  page.on("pageerror", (error) => problems.push(error.message));
+  return { context, page, problems };
+}
+
+/** Saves the page at desktop and phone width under test-artifacts/dashboard/. */
+export async function screenshot(page: Page, name: string): Promise<void> {
+  mkdirSync(ARTIFACTS, { recursive: true });
+  const size = page.viewportSize() ?? { width: 1280, height: 900 };
+  await page.screenshot({ path: join(ARTIFACTS, `${name}-desktop.png`), fullPage: true });
+  await page.setViewportSize({ width: 390, height: 844 });
+  // The top of the page at phone width (long lists would make a strip too thin to look at).
+  const height = Math.min(await page.evaluate(() => document.documentElement.scrollHeight), 1600);
+  await page.screenshot({ path: join(ARTIFACTS, `${name}-phone.png`), fullPage: true, clip: { x: 0, y: 0, width: 390, height } });
+  await page.setViewportSize(size);
+}
