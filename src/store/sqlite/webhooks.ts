@@ -62,20 +62,25 @@ export class SqliteWebhooks implements WebhookStore {
         VALUES ($id, $account, $at, $body, $signature, $fields, $history, $test)`),
       insertDelivery: q(`INSERT INTO deliveries (id, account_id, endpoint_id, event_id, status, attempt_count, next_attempt_at, replay_of, created_at, updated_at)
         VALUES ($id, $account, $endpoint, $event, 'pending', 0, $next, $replayOf, $at, $at)`),
-      claim: q(`UPDATE deliveries SET lease_until = $leaseUntil WHERE id IN (
-        WITH busy AS (
-          SELECT endpoint_id, COUNT(*) AS n FROM deliveries WHERE lease_until > $now AND status = 'pending' GROUP BY endpoint_id
-        ), due AS (
-          SELECT d.id, d.next_attempt_at,
-            ROW_NUMBER() OVER (PARTITION BY d.endpoint_id ORDER BY d.next_attempt_at, d.id) + COALESCE(b.n, 0) AS slot
-          FROM deliveries d LEFT JOIN busy b ON b.endpoint_id = d.endpoint_id
-          WHERE d.status = 'pending' AND d.next_attempt_at <= $now AND (d.lease_until IS NULL OR d.lease_until <= $now)
+      // Endpoints with due work and room under the per-endpoint cap, oldest due first. Each probe
+      // is an index look-up, so a claim costs O(endpoints) and never scans the backlog.
+      claimable: q(`WITH busy AS (
+          SELECT endpoint_id, COUNT(*) AS n FROM deliveries WHERE lease_until > $now GROUP BY endpoint_id
         )
-        SELECT id FROM due WHERE slot <= $perEndpoint ORDER BY next_attempt_at, id LIMIT $limit
-      ) RETURNING id`),
+        SELECT id, busy FROM (
+          SELECT e.id, COALESCE(b.n, 0) AS busy,
+            (SELECT MIN(d.next_attempt_at) FROM deliveries d WHERE d.endpoint_id = e.id AND d.status = 'pending') AS due
+          FROM endpoints e LEFT JOIN busy b ON b.endpoint_id = e.id
+        ) WHERE due <= $now AND busy < $perEndpoint ORDER BY due`),
+      // A claimed delivery's next_attempt_at moves to its lease's end: if this process dies, the
+      // delivery simply comes due again then, and "due" needs no lease check.
+      claimOfEndpoint: q(`UPDATE deliveries SET lease_until = $leaseUntil, next_attempt_at = $leaseUntil WHERE id IN (
+          SELECT id FROM deliveries WHERE endpoint_id = $endpoint AND status = 'pending' AND next_attempt_at <= $now
+          ORDER BY next_attempt_at, id LIMIT $limit
+        ) RETURNING id`),
       claimed: q(`SELECT ${DELIVERY_COLUMNS}, e.body, e.upstream_signature, e.contains_history, d.payload_deleted
         FROM deliveries d JOIN events e ON e.id = d.event_id WHERE d.id = $id`),
-      releaseAll: q("UPDATE deliveries SET lease_until = NULL WHERE lease_until IS NOT NULL"),
+      releaseAll: q("UPDATE deliveries SET lease_until = NULL, next_attempt_at = $now WHERE lease_until IS NOT NULL AND status = 'pending'"),
       insertAttempt: q(`INSERT INTO attempts (delivery_id, number, at, status_code, error, response_excerpt, duration_ms)
         VALUES ($delivery, $number, $at, $status, $error, $excerpt, $duration)`),
       updateDelivery: q(`UPDATE deliveries SET status = $status, attempt_count = attempt_count + $attempted, next_attempt_at = $next,
@@ -189,7 +194,13 @@ export class SqliteWebhooks implements WebhookStore {
     const claimed: ClaimedDelivery[] = [];
     const endpointsById = new Map<string, Endpoint | undefined>();
     this.sqlite.transaction(() => {
-      const ids = this.stmt.claim!.all({ now, leaseUntil: now + options.leaseMs, perEndpoint: options.perEndpoint, limit: options.limit }) as Row[];
+      const ids: Row[] = [];
+      const candidates = this.stmt.claimable!.all({ now, perEndpoint: options.perEndpoint }) as Row[];
+      for (const candidate of candidates) {
+        const room = Math.min(options.perEndpoint - (candidate.busy as number), options.limit - ids.length);
+        if (room <= 0) break;
+        ids.push(...(this.stmt.claimOfEndpoint!.all({ endpoint: candidate.id as string, now, leaseUntil: now + options.leaseMs, limit: room }) as Row[]));
+      }
       for (const { id } of ids) {
         const row = this.stmt.claimed!.get({ id: id as string }) as Row | null;
         if (!row) continue;
@@ -213,8 +224,8 @@ export class SqliteWebhooks implements WebhookStore {
   }
 
   /** One server process owns a SQLite file, so at start every lease belongs to a run that ended. */
-  async recoverLeases() {
-    this.stmt.releaseAll!.run();
+  async recoverLeases(now: number) {
+    this.stmt.releaseAll!.run({ now });
   }
 
   async completeAttempt(input: Parameters<WebhookStore["completeAttempt"]>[0]): Promise<EndpointChange> {
