@@ -183,9 +183,7 @@ async function flatOut(): Promise<void> {
 
 try {
   await waitReady();
-  console.error("ready");
   await setup();
-  console.error("setup done");
   // Warm-up: connections, JIT, prepared statements.
   for (let i = 0; i < 200; i++) await post(20_000_000 + i);
   await Bun.sleep(500);
