@@ -65,7 +65,10 @@ describe("operations endpoints", () => {
   test("requests are logged as JSON with their request id and no credentials", async () => {
     const { deps, url } = running();
     await fetch(`${url}/admin/accounts`, { method: "POST", headers: { authorization: "Bearer px_live_abcdefghijklmnopqrstuvwxyzABCDEF" } });
-    const line = deps.logger.lines.find((l) => l.msg === "request" && l.path === "/admin/accounts");
+    // The request line is written after the response is sent, so it may land a moment later.
+    const find = () => deps.logger.lines.find((l) => l.msg === "request" && l.path === "/admin/accounts");
+    for (let i = 0; i < 100 && !find(); i++) await Bun.sleep(1);
+    const line = find();
     expect(line).toMatchObject({ method: "POST", status: 401, level: "info" });
     expect(line!.request_id).toMatch(/^req_/);
     expect(JSON.stringify(deps.logger.lines)).not.toContain("abcdefghijklmnop");
