@@ -10,6 +10,7 @@ import type { Db } from "./open.ts";
 import { endpoints } from "./schema.ts";
 
 type Row = Record<string, unknown>;
+type CompletionInput = Parameters<WebhookStore["completeAttempt"]>[0];
 const HOUR = 3_600_000;
 const PURGE_BATCH = 5_000;
 
@@ -231,47 +232,69 @@ export class SqliteWebhooks implements WebhookStore {
     this.stmt.releaseAll!.run({ now });
   }
 
-  async completeAttempt(input: Parameters<WebhookStore["completeAttempt"]>[0]): Promise<EndpointChange> {
+  private completions: { input: CompletionInput; resolve: (c: EndpointChange) => void; reject: (e: unknown) => void }[] = [];
+
+  /**
+   * Attempts that finish in the same turn of the event loop are recorded in one transaction
+   * (one commit instead of one per attempt); each promise resolves once that commit is done.
+   */
+  completeAttempt(input: CompletionInput): Promise<EndpointChange> {
+    return new Promise((resolve, reject) => {
+      if (this.completions.push({ input, resolve, reject }) === 1) setImmediate(() => this.flushCompletions());
+    });
+  }
+
+  private flushCompletions(): void {
+    const batch = this.completions.splice(0);
+    let changes: EndpointChange[];
+    try {
+      changes = this.sqlite.transaction(() => batch.map(({ input }) => this.applyCompletion(input)))();
+    } catch (error) {
+      for (const item of batch) item.reject(error);
+      return;
+    }
+    batch.forEach((item, i) => item.resolve(changes[i]!));
+  }
+
+  private applyCompletion(input: CompletionInput): EndpointChange {
     const { now, rules } = input;
     const change: EndpointChange = { consecutiveFailures: 0, warned: false, disabled: null };
-    this.sqlite.transaction(() => {
-      if (input.attempt) {
-        const a = input.attempt;
-        this.stmt.insertAttempt!.run({
-          delivery: input.deliveryId, number: a.number, at: a.at, status: a.statusCode, error: a.error,
-          excerpt: a.responseExcerpt, duration: a.durationMs,
-        });
+    if (input.attempt) {
+      const a = input.attempt;
+      this.stmt.insertAttempt!.run({
+        delivery: input.deliveryId, number: a.number, at: a.at, status: a.statusCode, error: a.error,
+        excerpt: a.responseExcerpt, duration: a.durationMs,
+      });
+    }
+    const next = input.next;
+    const updated = this.stmt.updateDelivery!.get({
+      id: input.deliveryId,
+      status: next.status,
+      attempted: input.attempt ? 1 : 0,
+      next: next.status === "pending" ? next.nextAttemptAt : null,
+      reason: next.status === "parked" ? next.reason : null,
+      deletePayload: input.deletePayload ? 1 : 0,
+      now,
+    }) as Row | null;
+    if (updated && input.deletePayload) this.stmt.dropEventBody!.run({ event: updated.event_id as string });
+    if (input.effect === "success") {
+      this.stmt.success!.run({ id: input.endpointId, now });
+    } else if (input.effect === "failure" || input.effect === "gone") {
+      const ep = this.stmt.failure!.get({ id: input.endpointId }) as Row | null;
+      if (!ep) return change;
+      const count = ep.consecutive_failures as number;
+      change.consecutiveFailures = count;
+      if (ep.enabled !== 1) return change;
+      if (input.effect === "gone") {
+        change.disabled = "gone";
+      } else {
+        const lastSuccess = ep.last_success_at as number | null;
+        if (count >= rules.disableAt && (lastSuccess === null || lastSuccess <= now - rules.quietMs)) change.disabled = "consecutive_failures";
+        else if (count >= rules.warnAt && ep.warned_at === null) change.warned = true;
       }
-      const next = input.next;
-      const updated = this.stmt.updateDelivery!.get({
-        id: input.deliveryId,
-        status: next.status,
-        attempted: input.attempt ? 1 : 0,
-        next: next.status === "pending" ? next.nextAttemptAt : null,
-        reason: next.status === "parked" ? next.reason : null,
-        deletePayload: input.deletePayload ? 1 : 0,
-        now,
-      }) as Row | null;
-      if (updated && input.deletePayload) this.stmt.dropEventBody!.run({ event: updated.event_id as string });
-      if (input.effect === "success") {
-        this.stmt.success!.run({ id: input.endpointId, now });
-      } else if (input.effect === "failure" || input.effect === "gone") {
-        const ep = this.stmt.failure!.get({ id: input.endpointId }) as Row | null;
-        if (!ep) return;
-        const count = ep.consecutive_failures as number;
-        change.consecutiveFailures = count;
-        if (ep.enabled !== 1) return;
-        if (input.effect === "gone") {
-          change.disabled = "gone";
-        } else {
-          const lastSuccess = ep.last_success_at as number | null;
-          if (count >= rules.disableAt && (lastSuccess === null || lastSuccess <= now - rules.quietMs)) change.disabled = "consecutive_failures";
-          else if (count >= rules.warnAt && ep.warned_at === null) change.warned = true;
-        }
-        if (change.disabled) this.stmt.disable!.run({ id: input.endpointId, reason: change.disabled, now });
-        if (change.warned) this.stmt.warn!.run({ id: input.endpointId, now });
-      }
-    })();
+      if (change.disabled) this.stmt.disable!.run({ id: input.endpointId, reason: change.disabled, now });
+      if (change.warned) this.stmt.warn!.run({ id: input.endpointId, now });
+    }
     return change;
   }
 
