@@ -6,6 +6,10 @@ import { requestContext } from "./http/request-context.ts";
 import { opsRoutes } from "./observability/routes.ts";
 import type { Deps, Worker } from "./runtime/deps.ts";
 import { intervalWorker } from "./runtime/interval-worker.ts";
+import { MemoryLimiter } from "./limits/limiter.ts";
+import { bucketWriteThrough } from "./limits/write-through.ts";
+import { createProxy } from "./proxy/pipeline.ts";
+import { proxyPlugin, proxyRoute } from "./proxy/plugin.ts";
 import { webhookRelay } from "./webhooks/relay.ts";
 
 /** Bun's own cap; our proxy enforces 100 MB itself and must see the body first to answer 413 in our envelope. */
@@ -18,11 +22,16 @@ const MAX_REQUEST_BODY = 200 * 1024 * 1024;
  */
 export function createApp(deps: Deps) {
   const webhooks = webhookRelay(deps);
+  const limiter = new MemoryLimiter(deps.clock);
   const workers: Worker[] = [
     webhooks.worker,
+    bucketWriteThrough(limiter, deps.store.buckets, deps.logger),
     // The CLI may change accounts, keys or numbers while the server runs.
     intervalWorker("directory refresh", 1000, () => deps.store.directory.refresh(), deps.logger),
   ];
+  const proxy = createProxy(deps, limiter);
+  // Set once the app exists: the proxy's native route hands non-proxied paths back to Elysia.
+  let elysia: (request: Request) => Response | Promise<Response> = () => new Response(null, { status: 503 });
   const app = new Elysia({
     // An unknown body field is an error (a typo such as `billingStatus` must not be dropped silently).
     // Set here because a plugin's routes are compiled with the root instance's configuration.
@@ -31,9 +40,11 @@ export function createApp(deps: Deps) {
       maxRequestBodySize: MAX_REQUEST_BODY,
       // Upstream media calls may take 120 s; Bun's default 10 s idle time-out would drop them.
       idleTimeout: 255,
+      routes: proxyRoute(proxy, (request) => elysia(request)),
     },
   })
     .use(requestContext(deps))
+    .use(proxyPlugin(proxy))
     .use(
       swagger({
         path: "/docs",
@@ -55,6 +66,7 @@ export function createApp(deps: Deps) {
     .onStart(() => {
       for (const worker of workers) worker.start();
     });
+  elysia = (request) => app.fetch(request);
   let stopping: Promise<void> | undefined;
   return Object.assign(app, {
     /** Idempotent; Elysia's own onStop hooks are not awaited, so the workers are stopped here. */

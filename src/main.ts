@@ -3,6 +3,7 @@
  * The only module that reads the environment, opens the database and listens.
  *   switchboard serve [--dev]      the whole service on one port
  *   switchboard admin <noun> <verb> the operator API on the command line (prints JSON)
+ *   switchboard healthcheck         exit 0 when the local server's /healthz answers 200 (for containers)
  */
 import { parseArgs } from "node:util";
 import { createApp } from "./app.ts";
@@ -17,6 +18,7 @@ import { systemDeps } from "./runtime/system-deps.ts";
 const USAGE = `Usage:
   switchboard serve [--dev]          start the service (--dev: DEV_MODE=1)
   switchboard admin <noun> <verb>    operator commands; 'switchboard admin help' lists them
+  switchboard healthcheck            exit 0 when the server on PORT answers /healthz with 200
 Configuration comes from the environment; see README.md.`;
 
 /** Prints one line naming the bad variable and exits 2 (CONTRACT 2). */
@@ -95,6 +97,16 @@ async function admin(argv: string[]): Promise<void> {
   }
 }
 
+async function healthcheck(): Promise<void> {
+  const port = process.env.PORT?.trim() || "8080";
+  try {
+    const response = await fetch(`http://127.0.0.1:${port}/healthz`, { signal: AbortSignal.timeout(4000) });
+    process.exitCode = response.status === 200 ? 0 : 1;
+  } catch {
+    process.exitCode = 1;
+  }
+}
+
 const [command, ...rest] = process.argv.slice(2);
 switch (command ?? "serve") {
   case "serve":
@@ -102,6 +114,9 @@ switch (command ?? "serve") {
     break;
   case "admin":
     await admin(rest);
+    break;
+  case "healthcheck":
+    await healthcheck();
     break;
   case "help":
   case "--help":

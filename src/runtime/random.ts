@@ -26,10 +26,27 @@ export function seededRandom(seed: number): Random {
 
 const ALPHABET = "0123456789abcdefghijklmnopqrstuvwxyz";
 
+function encodeId(prefix: string, bytes: Uint8Array, start: number, length: number): string {
+  let out = "";
+  for (let i = start; i < start + length; i++) out += ALPHABET[bytes[i]! % ALPHABET.length];
+  return `${prefix}_${out}`;
+}
+
 /** `prefix_` followed by `length` base-36 characters; 16 characters carry about 82 bits. */
 export function randomId(random: Random, prefix: string, length = 16): string {
-  const bytes = random.bytes(length);
-  let out = "";
-  for (const b of bytes) out += ALPHABET[b % ALPHABET.length];
-  return `${prefix}_${out}`;
+  return encodeId(prefix, random.bytes(length), 0, length);
+}
+
+/** Ids like randomId's, drawing random bytes in batches: for ids minted on every proxied request. */
+export function idSource(random: Random, prefix: string, length = 16, batch = 256): () => string {
+  let pool: Uint8Array = new Uint8Array(0);
+  let at = 0;
+  return () => {
+    if (at + length > pool.length) {
+      pool = random.bytes(length * batch);
+      at = 0;
+    }
+    at += length;
+    return encodeId(prefix, pool, at - length, length);
+  };
 }

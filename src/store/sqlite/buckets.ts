@@ -5,22 +5,28 @@ import type { Db } from "./open.ts";
 import { rateBuckets } from "./schema.ts";
 
 export class SqliteBuckets implements BucketStore {
-  constructor(private readonly db: Db) {}
+  /**
+   * Prepared once: a flush writes every bucket touched in the last second (one per busy number),
+   * and the query builder costs far more per row than the write itself.
+   */
+  private readonly upsert;
+
+  constructor(private readonly db: Db) {
+    this.upsert = db
+      .insert(rateBuckets)
+      .values({ key: sql.placeholder("key"), tokens: sql.placeholder("tokens"), updatedAt: sql.placeholder("updatedAt") })
+      .onConflictDoUpdate({ target: rateBuckets.key, set: { tokens: sql`excluded.tokens`, updatedAt: sql`excluded.updated_at` } })
+      .prepare();
+  }
+
   async loadAll() {
     return this.db.select().from(rateBuckets).all();
   }
+
   async saveMany(states: BucketState[]) {
     if (states.length === 0) return;
-    this.db.transaction((tx) => {
-      for (const state of states) {
-        tx.insert(rateBuckets)
-          .values(state)
-          .onConflictDoUpdate({
-            target: rateBuckets.key,
-            set: { tokens: sql`excluded.tokens`, updatedAt: sql`excluded.updated_at` },
-          })
-          .run();
-      }
+    this.db.transaction(() => {
+      for (const { key, tokens, updatedAt } of states) this.upsert.run({ key, tokens, updatedAt });
     });
   }
 }

@@ -1,0 +1,20 @@
+import type { PhoneNumber } from "../store/types.ts";
+import type { BucketSpec } from "./token-bucket.ts";
+
+/** SPEC 8.1's bucket table. The service plan plays no part. */
+export const LIMITS = {
+  numberStandard: { capacity: 80, windowMs: 1000 },
+  numberHigh: { capacity: 1000, windowMs: 1000 },
+  numberCoexistence: { capacity: 20, windowMs: 1000 },
+  waba: { capacity: 5000, windowMs: 3_600_000 },
+} as const;
+
+/** A number's bucket; its capacity follows the number's current kind and synced throughput level. */
+export function numberBucket(number: Pick<PhoneNumber, "phoneNumberId" | "kind" | "throughputLevel">): BucketSpec {
+  const limit = number.kind === "coexistence" ? LIMITS.numberCoexistence : number.throughputLevel === "HIGH" ? LIMITS.numberHigh : LIMITS.numberStandard;
+  return { key: `number:${number.phoneNumberId}`, ...limit };
+}
+
+export function wabaBucket(wabaId: string): BucketSpec {
+  return { key: `waba:${wabaId}`, ...LIMITS.waba };
+}

@@ -1,0 +1,33 @@
+/**
+ * SPEC 4.1 as data: the only calls the proxy forwards. A row names the method, the edge after the
+ * id (null = the object itself), what the id must be, which bucket pays (SPEC 8.1) and which
+ * upstream time-out applies (SPEC 4.3). Media rows are scoped by a required `phone_number_id`.
+ */
+export type IdKind = "number" | "waba" | "media";
+export type BucketKind = "number" | "waba";
+export type TimeoutKind = "default" | "media";
+
+export interface Route {
+  readonly method: "GET" | "POST" | "PUT" | "DELETE";
+  readonly edge: string | null;
+  readonly id: IdKind;
+  readonly bucket: BucketKind;
+  readonly timeout: TimeoutKind;
+}
+
+export const ALLOW_LIST: readonly Route[] = [
+  { method: "POST", edge: "messages", id: "number", bucket: "number", timeout: "default" },
+  { method: "PUT", edge: "messages", id: "number", bucket: "number", timeout: "default" },
+  { method: "POST", edge: "media", id: "number", bucket: "number", timeout: "media" },
+  // A number read comes before a media read: a GET on one of the account's numbers is a number read.
+  { method: "GET", edge: null, id: "number", bucket: "waba", timeout: "default" },
+  { method: "GET", edge: null, id: "media", bucket: "waba", timeout: "media" },
+  { method: "DELETE", edge: null, id: "media", bucket: "waba", timeout: "media" },
+  { method: "GET", edge: "message_templates", id: "waba", bucket: "waba", timeout: "default" },
+  { method: "POST", edge: "message_templates", id: "waba", bucket: "waba", timeout: "default" },
+  { method: "DELETE", edge: "message_templates", id: "waba", bucket: "waba", timeout: "default" },
+  { method: "GET", edge: "chat_business_profile", id: "number", bucket: "waba", timeout: "default" },
+];
+
+/** The query parameter that scopes media calls to a number (SPEC 4.1). */
+export const MEDIA_SCOPE_PARAM = "phone_number_id";

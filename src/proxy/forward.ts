@@ -1,0 +1,72 @@
+import type { ErrorName } from "../errors/catalog.ts";
+import type { Fetch } from "../runtime/deps.ts";
+import { countedBody, MAX_BODY_BYTES } from "./body-limit.ts";
+import { PASSED_REQUEST_HEADERS, responseHeaders } from "./headers.ts";
+import { INSPECT_LIMIT, inspectedBody } from "./side-effects.ts";
+
+export interface Exchange {
+  url: string;
+  token: string;
+  timeoutMs: number;
+  /** RateLimit-* and X-Proxy-Request-Id, added to whatever the caller gets from here on. */
+  headers: Record<string, string>;
+  /** Renders one of our errors. */
+  fail(name: ErrorName, headers?: Record<string, string>): Response;
+  /** Called with an upstream error body of at most 64 KB once it has been passed on. */
+  onErrorBody(bytes: Uint8Array): void;
+  /** Called when upstream's response headers arrive. */
+  onHeaders?(ms: number): void;
+}
+
+type AbortReason = "timeout" | "too_large";
+
+/**
+ * Step 9 of SPEC 7.3: one upstream request, never retried. The body streams through as it arrives
+ * (a declared Content-Length is kept; a chunked body is counted and cut off past 100 MB), the
+ * answer streams back with only the headers SPEC 4.3 lets through. Fetch must neither decompress
+ * (it would keep stale length and encoding headers) nor follow redirects, and since no
+ * Accept-Encoding is sent, upstream never compresses what the caller did not ask for.
+ */
+export async function forward(fetch: Fetch, request: Request, exchange: Exchange): Promise<Response> {
+  const controller = new AbortController();
+  const abort = (reason: AbortReason) => controller.abort(reason);
+  const headers: Record<string, string> = { authorization: `Bearer ${exchange.token}` };
+  for (const name of PASSED_REQUEST_HEADERS) {
+    const value = request.headers.get(name);
+    if (value !== null) headers[name] = value;
+  }
+  let body: ReadableStream<Uint8Array> | null = request.body;
+  const length = request.headers.get("content-length");
+  if (body && length !== null) headers["content-length"] = length;
+  // Bun has already checked a declared length against the body; only a chunked body needs counting.
+  else if (body) body = countedBody(body, MAX_BODY_BYTES, () => abort("too_large"));
+
+  const started = performance.now();
+  const timer = setTimeout(() => abort("timeout"), exchange.timeoutMs);
+  let upstream: Response;
+  try {
+    upstream = await fetch(exchange.url, {
+      method: request.method,
+      headers,
+      body,
+      signal: controller.signal,
+      redirect: "manual",
+      decompress: false,
+      duplex: "half",
+    } as RequestInit);
+  } catch {
+    const reason = controller.signal.reason as unknown;
+    // SPEC 8.1: a 413 carries no RateLimit-* headers, even this late one.
+    if (reason === "too_large") return exchange.fail("payload_too_large");
+    return exchange.fail(reason === "timeout" ? "upstream_timeout" : "upstream_unreachable", exchange.headers);
+  } finally {
+    // The time-out bounds the wait for upstream's answer, not how long its body takes to stream.
+    clearTimeout(timer);
+  }
+  exchange.onHeaders?.(performance.now() - started);
+
+  let answer: ReadableStream<Uint8Array> | null = upstream.body;
+  const declared = Number(upstream.headers.get("content-length") ?? 0);
+  if (answer && upstream.status >= 400 && declared <= INSPECT_LIMIT) answer = inspectedBody(answer, exchange.onErrorBody);
+  return new Response(answer, { status: upstream.status, headers: responseHeaders(upstream.headers, exchange.headers) });
+}

@@ -1,0 +1,44 @@
+import { ALLOW_LIST, MEDIA_SCOPE_PARAM, type Route } from "./allow-list.ts";
+
+/** A request whose method, path shape and edge fit at least one allow-list row. */
+export interface Match {
+  version: string;
+  id: string;
+  /** Rows that fit, in allow-list order; ownership (a later step) picks the first whose id kind fits. */
+  routes: Route[];
+  /** The `phone_number_id` parameter, when a media row is among `routes`. */
+  scopeNumberId: string | null;
+}
+
+const VERSION = /^v\d{1,4}\.0$/;
+// Upstream ids are numeric; we also accept the letters, `_` and `-` our operator API allows.
+// Nothing that a server or upstream could decode into another path (`%`, `.`, `/`) gets through.
+const ID = /^[0-9A-Za-z_-]{1,64}$/;
+
+/** The value of `name` in a raw query when it occurs exactly once, else null. */
+function singleParam(rawQuery: string | null, name: string): string | null {
+  if (!rawQuery) return null;
+  const values = new URLSearchParams(rawQuery).getAll(name);
+  return values.length === 1 ? values[0]! : null;
+}
+
+/**
+ * Step 1 of SPEC 7.3: `/{version}/{id}` or `/{version}/{id}/{edge}` with a method and edge on the
+ * allow-list (and, for media calls, the scoping parameter). Pure; null means 404.
+ */
+export function matchRoute(method: string, path: string, rawQuery: string | null): Match | null {
+  const parts = path.split("/");
+  if (parts.length < 3 || parts.length > 4 || parts[0] !== "") return null;
+  const [, version, id, edge = null] = parts as [string, string, string, string?];
+  if (!VERSION.test(version) || !ID.test(id)) return null;
+  let routes = ALLOW_LIST.filter((r) => r.method === method && r.edge === edge);
+  let scopeNumberId: string | null = null;
+  if (routes.some((r) => r.id === "media")) {
+    scopeNumberId = singleParam(rawQuery, MEDIA_SCOPE_PARAM);
+    if (scopeNumberId === null || !ID.test(scopeNumberId)) {
+      routes = routes.filter((r) => r.id !== "media");
+      scopeNumberId = null;
+    }
+  }
+  return routes.length === 0 ? null : { version, id, routes, scopeNumberId };
+}

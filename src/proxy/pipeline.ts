@@ -1,0 +1,110 @@
+import { errorResponse, ERRORS, type ErrorName } from "../errors/catalog.ts";
+import { rawTarget } from "../http/raw-target.ts";
+import { decide } from "../limits/fail-open.ts";
+import type { RateLimiter } from "../limits/limiter.ts";
+import { numberBucket, wabaBucket } from "../limits/policy.ts";
+import type { Deps } from "../runtime/deps.ts";
+import { idSource } from "../runtime/random.ts";
+import { declaredLength, MAX_BODY_BYTES } from "./body-limit.ts";
+import { authenticate, billingError, connectionError, resolveTarget, testKeyRefused, type Target } from "./checks.ts";
+import { forward } from "./forward.ts";
+import { matchRoute } from "./match.ts";
+import { rateLimitHeaders } from "./headers.ts";
+import { ProofCache } from "./proof-cache.ts";
+import { upstreamQuery } from "./query.ts";
+import { applyEffect, effectOf } from "./side-effects.ts";
+
+export type ProxyDeps = Pick<Deps, "config" | "store" | "clock" | "random" | "fetch" | "logger" | "metrics">;
+
+/**
+ * Counts a proxied call: our own errors by code, upstream answers by status (the two never share
+ * a label). Label children are looked up once per value, not hashed on every call.
+ */
+function outcomeCounter(metrics: ProxyDeps["metrics"]) {
+  const children = new Map<string, { inc(): void }>();
+  const child = (key: string, make: () => { inc(): void }) => {
+    let found = children.get(key);
+    if (!found) children.set(key, (found = make()));
+    return found;
+  };
+  return (code: number | string | null, status: number) => {
+    const outcome = code === null ? `upstream_${status}` : String(code);
+    child(`o:${outcome}`, () => metrics.proxyRequests.labels(outcome)).inc();
+    const group = `${Math.floor(status / 100)}xx`;
+    child(`s:${group}`, () => metrics.httpRequests.labels("proxy", group)).inc();
+  };
+}
+
+const bucketOf = (target: Target) =>
+  target.route.bucket === "number" && target.number ? numberBucket(target.number) : wabaBucket(target.waba.wabaId);
+
+/** Builds the proxy: a function from a caller's request to the response it gets (SPEC 4, 5, 7, 8). */
+export function createProxy(deps: ProxyDeps, limiter: RateLimiter) {
+  const { config, store, logger, metrics } = deps;
+  const directory = store.directory;
+  const proofs = new ProofCache(config.appSecret);
+  const nextRequestId = idSource(deps.random, "req", 20);
+  const count = outcomeCounter(metrics);
+  const logAll = config.logLevel === "debug";
+
+  /** SPEC 7.3: every check in order, stopping at the first failure. */
+  async function pipeline(request: Request, requestId: string, outcome: { code: number | string | null }): Promise<Response> {
+    const fail = (name: ErrorName, headers?: Record<string, string>) => {
+      outcome.code = ERRORS[name].code;
+      return errorResponse(name, requestId, { headers });
+    };
+    const { path, query } = rawTarget(request.url);
+
+    const match = matchRoute(request.method, path, query); //                         1. path shape and method
+    if (!match) return fail("unknown_route");
+    const key = authenticate(directory, request.headers.get("authorization")); //     2. API key
+    if (!key) return fail("invalid_api_key");
+    const billing = billingError(directory.account(key.accountId)); //                  3. billing
+    if (billing) return fail(billing);
+    const target = resolveTarget(directory, match, key.accountId); //                   4. allow-list and ownership
+    if (!target) return fail("unknown_route");
+    if (testKeyRefused(directory, key, target)) return fail("test_key_on_live_number"); // 5. test key
+    const unusable = connectionError(target); //                                         6. number and WABA state
+    if (unusable) return fail(unusable);
+    if ((declaredLength(request) ?? 0) > MAX_BODY_BYTES) return fail("payload_too_large"); // 7. declared size
+    const decision = await decide(limiter, bucketOf(target), logger); //                8. rate limit
+    const headers = { ...rateLimitHeaders(decision), "x-proxy-request-id": requestId };
+    if (!decision.allowed) return fail("rate_limited", headers);
+    return forward(deps.fetch, request, { //                                             9. forward
+      url: `${config.upstreamUrl}${path}?${upstreamQuery(query, proofs.for(target.waba))}`,
+      token: target.waba.accessToken,
+      timeoutMs: target.route.timeout === "media" ? config.upstreamMediaTimeoutMs : config.upstreamTimeoutMs,
+      headers,
+      fail,
+      onHeaders: (ms) => metrics.upstreamLatency.observe(ms / 1000),
+      onErrorBody(bytes) {
+        const effect = effectOf(bytes, target);
+        // After the caller's answer has gone out: the state write must not hold it back.
+        if (effect) setImmediate(() => applyEffect({ directory, clock: deps.clock, logger }, effect).catch((error: unknown) => logger.error("recording an upstream state change failed", { error })));
+      },
+    });
+  }
+
+  return async function handle(request: Request): Promise<Response> {
+    const requestId = nextRequestId();
+    const started = performance.now();
+    const outcome: { code: number | string | null } = { code: null };
+    let response: Response;
+    try {
+      response = await pipeline(request, requestId, outcome);
+    } catch (error) {
+      logger.error("proxy failed", { request_id: requestId, error });
+      response = errorResponse("upstream_unreachable", requestId);
+      outcome.code = ERRORS.upstream_unreachable.code;
+    }
+    count(outcome.code, response.status);
+    // Every failure is logged; successes only at debug: a JSON line per call costs about a tenth of
+    // the proxy's throughput, and the metrics count them anyway.
+    if (response.status >= 400 || logAll) {
+      const fields = { request_id: requestId, method: request.method, path: rawTarget(request.url).path, status: response.status, ms: Math.round((performance.now() - started) * 10) / 10 };
+      if (response.status >= 400) logger.info("request", fields);
+      else logger.debug("request", fields);
+    }
+    return response;
+  };
+}

@@ -1,0 +1,179 @@
+import type { Random } from "../runtime/random.ts";
+import type { RecordedRequest } from "./recorder.ts";
+import { PRODUCT, upstreamErrorBody, type UpstreamErrorCode } from "./upstream-errors.ts";
+import { numericId, type SimWorld } from "./world.ts";
+
+/** A message the simulator accepted: what a later status webhook (sent, delivered, read) is about. */
+export interface AcceptedMessage {
+  messageId: string;
+  wabaId: string;
+  phoneNumberId: string;
+  to: string;
+  type: string;
+}
+
+export interface CallContext {
+  world: SimWorld;
+  random: Random;
+  request: RecordedRequest;
+  params: URLSearchParams;
+  id: string;
+  edge: string | null;
+  baseUrl: string;
+  traceId: string;
+  accepted(message: AcceptedMessage): void;
+}
+
+export interface Answer {
+  status: number;
+  body: unknown;
+}
+
+const ok = (body: unknown): Answer => ({ status: 200, body });
+const fail = (ctx: CallContext, code: UpstreamErrorCode, message?: string): Answer => upstreamErrorBody(code, ctx.traceId, message);
+const missing = (ctx: CallContext): Answer => fail(ctx, 100, `Unsupported ${ctx.request.method.toLowerCase()} request. Object with ID '${ctx.id}' does not exist, cannot be loaded due to missing permissions, or does not support this operation.`);
+
+function json(ctx: CallContext): Record<string, unknown> | null {
+  try {
+    const value: unknown = JSON.parse(new TextDecoder().decode(ctx.request.body));
+    return value !== null && typeof value === "object" && !Array.isArray(value) ? (value as Record<string, unknown>) : null;
+  } catch {
+    return null;
+  }
+}
+
+function sendMessage(ctx: CallContext): Answer {
+  const number = ctx.world.numbers.get(ctx.id);
+  if (!number) return missing(ctx);
+  const body = json(ctx);
+  if (!body) return fail(ctx, 100, "(#100) The parameter messaging_product is required.");
+  if (typeof body.to !== "string" || body.to === "") return fail(ctx, 100, "(#100) The parameter to is required.");
+  const messageId = `wamid.${Buffer.from(ctx.random.bytes(24)).toString("base64url")}`;
+  ctx.accepted({ messageId, wabaId: number.wabaId, phoneNumberId: number.phoneNumberId, to: body.to, type: typeof body.type === "string" ? body.type : "text" });
+  return ok({ messaging_product: PRODUCT, contacts: [{ input: body.to, wa_id: body.to.replace(/\D/g, "") }], messages: [{ id: messageId }] });
+}
+
+/** PUT /{number}/messages marks an inbound message as read (or shows a typing indicator). */
+function updateMessage(ctx: CallContext): Answer {
+  if (!ctx.world.numbers.has(ctx.id)) return missing(ctx);
+  const body = json(ctx);
+  if (!body || typeof body.message_id !== "string") return fail(ctx, 100, "(#100) The parameter message_id is required.");
+  return ok({ success: true });
+}
+
+async function uploadMedia(ctx: CallContext): Promise<Answer> {
+  if (!ctx.world.numbers.has(ctx.id)) return missing(ctx);
+  const { request } = ctx;
+  let mimeType = "application/octet-stream";
+  // Small uploads are parsed as the platform would; large ones were only hashed while they streamed.
+  if (request.body.byteLength === request.bodyLength) {
+    try {
+      const form = await new Response(request.body, { headers: { "content-type": request.headers["content-type"] ?? "" } }).formData();
+      const file = form.get("file");
+      if (!(file instanceof Blob)) return fail(ctx, 100, "(#100) The parameter file is required.");
+      const type = form.get("type");
+      mimeType = typeof type === "string" && type !== "" ? type : file.type || mimeType;
+    } catch {
+      return fail(ctx, 100, "(#100) The request must be multipart/form-data.");
+    }
+  }
+  const id = numericId(ctx.random);
+  ctx.world.media.set(id, { id, phoneNumberId: ctx.id, mimeType, sha256: request.bodySha256, fileSize: request.bodyLength });
+  return ok({ id });
+}
+
+function mediaObject(ctx: CallContext): Answer {
+  const media = ctx.world.media.get(ctx.id);
+  if (!media || media.phoneNumberId !== ctx.params.get("phone_number_id")) return missing(ctx);
+  if (ctx.request.method === "DELETE") {
+    ctx.world.media.delete(ctx.id);
+    return ok({ success: true });
+  }
+  return ok({
+    messaging_product: PRODUCT,
+    url: `${ctx.baseUrl}/media-download/${media.id}`,
+    mime_type: media.mimeType,
+    sha256: media.sha256,
+    file_size: media.fileSize,
+    id: media.id,
+  });
+}
+
+function readNumber(ctx: CallContext): Answer {
+  const n = ctx.world.numbers.get(ctx.id)!;
+  const all: Record<string, unknown> = {
+    verified_name: n.verifiedName,
+    display_phone_number: n.displayPhoneNumber,
+    quality_rating: n.qualityRating,
+    code_verification_status: "VERIFIED",
+    platform_type: "CLOUD_API",
+    throughput: { level: n.throughputLevel },
+  };
+  const fields = ctx.params.get("fields");
+  const chosen = fields ? Object.fromEntries(fields.split(",").filter((f) => f in all).map((f) => [f, all[f]])) : all;
+  return ok({ ...chosen, id: n.phoneNumberId });
+}
+
+function businessProfile(ctx: CallContext): Answer {
+  if (!ctx.world.numbers.has(ctx.id)) return missing(ctx);
+  return ok({
+    data: [{
+      about: "Simulated business",
+      address: "1 Example Street",
+      description: "A business that exists only in the simulator.",
+      email: "hello@example.com",
+      messaging_product: PRODUCT,
+      vertical: "OTHER",
+      websites: ["https://example.com/"],
+    }],
+  });
+}
+
+function templates(ctx: CallContext): Answer {
+  const list = ctx.world.templates.get(ctx.id);
+  if (!list || !ctx.world.wabas.has(ctx.id)) return missing(ctx);
+  if (ctx.request.method === "GET") {
+    return ok({ data: list, paging: { cursors: { before: "QVFIUmFk", after: "QVFIUmFk" } } });
+  }
+  if (ctx.request.method === "DELETE") {
+    const name = ctx.params.get("name");
+    const left = list.filter((t) => t.name !== name);
+    if (!name || left.length === list.length) return fail(ctx, 100, `(#100) Message template "${name ?? ""}" not found.`);
+    ctx.world.templates.set(ctx.id, left);
+    return ok({ success: true });
+  }
+  const body = json(ctx);
+  if (!body || typeof body.name !== "string" || typeof body.category !== "string" || typeof body.language !== "string") {
+    return fail(ctx, 100, "(#100) The parameters name, category and language are required.");
+  }
+  const template = {
+    id: numericId(ctx.random),
+    name: body.name,
+    language: body.language,
+    category: body.category,
+    status: "PENDING",
+    components: Array.isArray(body.components) ? body.components : [],
+  };
+  list.push(template);
+  return ok({ id: template.id, status: template.status, category: template.category });
+}
+
+type Handler = (ctx: CallContext) => Answer | Promise<Answer>;
+
+/** The calls of SPEC 4.1, as the platform answers them. `null` edge = the object itself. */
+const CALLS: { method: string; edge: string | null; handler: Handler }[] = [
+  { method: "POST", edge: "messages", handler: sendMessage },
+  { method: "PUT", edge: "messages", handler: updateMessage },
+  { method: "POST", edge: "media", handler: uploadMedia },
+  { method: "GET", edge: "message_templates", handler: templates },
+  { method: "POST", edge: "message_templates", handler: templates },
+  { method: "DELETE", edge: "message_templates", handler: templates },
+  { method: "GET", edge: "chat_business_profile", handler: businessProfile },
+  { method: "GET", edge: null, handler: (ctx) => (ctx.world.numbers.has(ctx.id) ? readNumber(ctx) : mediaObject(ctx)) },
+  { method: "DELETE", edge: null, handler: mediaObject },
+];
+
+export function answer(ctx: CallContext): Answer | Promise<Answer> {
+  const call = CALLS.find((c) => c.method === ctx.request.method && c.edge === ctx.edge);
+  return call ? call.handler(ctx) : missing(ctx);
+}

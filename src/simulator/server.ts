@@ -1,0 +1,159 @@
+import { randomId, cryptoRandom, type Random } from "../runtime/random.ts";
+import { checkCredentials } from "./auth.ts";
+import { FaultTable, type Fault } from "./faults.ts";
+import { answer, type AcceptedMessage, type Answer } from "./handlers.ts";
+import { recordRequest, type RecordedRequest } from "./recorder.ts";
+import { upstreamErrorBody } from "./upstream-errors.ts";
+import { SimWorld, type SimNumber, type SimWaba, type ThroughputLevel } from "./world.ts";
+
+export interface SimulatorOptions {
+  /** 0 (default) picks a free port. */
+  port?: number;
+  hostname?: string;
+  wabas?: SimWaba[];
+  /** Refuse calls without `appsecret_proof` (default true, as apps that require it do). */
+  requireProof?: boolean;
+  /** Body bytes kept per recorded request (default 1 MiB); longer bodies are hashed and counted. */
+  keepBodyBytes?: number;
+  random?: Random;
+  onMessageAccepted?: (message: AcceptedMessage) => void;
+}
+
+export interface Simulator {
+  readonly url: string;
+  readonly port: number;
+  /** Every request received, in order of arrival. */
+  readonly requests: RecordedRequest[];
+  /** Every message accepted by POST /{number}/messages. */
+  readonly accepted: AcceptedMessage[];
+  readonly world: SimWorld;
+  addWaba(waba: SimWaba): void;
+  addNumber(wabaId: string, number: SimNumber): void;
+  setThroughput(phoneNumberId: string, level: ThroughputLevel): void;
+  /** Applies `fault` to requests about `id` (path id or phone_number_id; "*" = all), `times` times or until cleared. */
+  fault(id: string, fault: Fault, times?: number): void;
+  clearFaults(id?: string): void;
+  /** Calls `listener` after each accepted message; returns a function that unsubscribes. */
+  onMessageAccepted(listener: (message: AcceptedMessage) => void): () => void;
+  stop(): Promise<void>;
+}
+
+/** Headers the platform sends with every answer; the last three are ones a proxy must not pass on. */
+function platformHeaders(traceId: string, wabaId: string | undefined): Record<string, string> {
+  const usage = { call_count: 1, total_cputime: 1, total_time: 1 };
+  return {
+    "content-type": "application/json; charset=UTF-8",
+    "x-upstream-trace-id": traceId,
+    "x-upstream-rev": "1019283746",
+    "x-app-usage": JSON.stringify(usage),
+    ...(wabaId ? { "x-business-use-case-usage": JSON.stringify({ [wabaId]: [{ type: "whatsapp_business_management", ...usage, estimated_time_to_regain_access: 0 }] }) } : {}),
+    "x-upstream-debug": "simulated-debug-token",
+    "cache-control": "private, no-cache, no-store, must-revalidate",
+    "access-control-allow-origin": "*",
+  };
+}
+
+/** A stream that fails at once with no reason: Bun then closes the connection silently, before any status line. */
+const dropped = () => new Response(new ReadableStream({ pull: (c) => c.error(undefined) }));
+
+function inTwoChunks(body: string | Uint8Array): ReadableStream<Uint8Array> {
+  const bytes = typeof body === "string" ? new TextEncoder().encode(body) : body;
+  const half = Math.floor(bytes.length / 2);
+  const parts = [bytes.slice(0, half), bytes.slice(half)];
+  return new ReadableStream({
+    // The pause makes Bun send the first chunk before the body is known, hence without a length.
+    async pull(controller) {
+      const part = parts.shift();
+      if (!part) return controller.close();
+      if (parts.length === 0) await Bun.sleep(5);
+      controller.enqueue(part);
+    },
+  });
+}
+
+/**
+ * A local stand-in for the upstream platform's HTTP API (SPEC 4.1): realistic answers, the
+ * platform's credential checks, trace and usage headers, and faults on demand. It records every
+ * request so tests can see exactly what Switchboard sent.
+ */
+export function startSimulator(options: SimulatorOptions = {}): Simulator {
+  const random = options.random ?? cryptoRandom;
+  const world = new SimWorld();
+  for (const waba of options.wabas ?? []) world.addWaba(waba);
+  const faults = new FaultTable();
+  const requests: RecordedRequest[] = [];
+  const accepted: AcceptedMessage[] = [];
+  const listeners = new Set<(message: AcceptedMessage) => void>();
+  if (options.onMessageAccepted) listeners.add(options.onMessageAccepted);
+  const requireProof = options.requireProof ?? true;
+  const keepBodyBytes = options.keepBodyBytes ?? 1024 * 1024;
+  let baseUrl = "";
+
+  async function handle(request: Request): Promise<Response> {
+    const recorded = await recordRequest(request, keepBodyBytes);
+    requests.push(recorded);
+    const params = new URLSearchParams(recorded.query);
+    const traceId = randomId(random, "A", 22).slice(2);
+    const [empty, version, id, edge, ...rest] = recorded.path.split("/");
+    const respond = (a: Answer, wabaId?: string) =>
+      new Response(JSON.stringify(a.body), { status: a.status, headers: platformHeaders(traceId, wabaId) });
+    if (empty !== "" || !version || !/^v\d+\.0$/.test(version) || !id || rest.length > 0) {
+      return respond(upstreamErrorBody(100, traceId, "Unknown path components"));
+    }
+    const applied = faults.take([id, params.get("phone_number_id")]);
+    for (const f of applied) if ("delayMs" in f) await Bun.sleep(f.delayMs);
+    if (applied.some((f) => "drop" in f)) return dropped();
+
+    const auth = checkCredentials(world, recorded.headers.authorization, params, id, requireProof);
+    if (!auth.ok) return respond(upstreamErrorBody(auth.code, traceId, auth.message));
+    const wabaId = auth.waba?.wabaId;
+    const canned = applied.find((f) => "reply" in f);
+    if (canned && "reply" in canned) {
+      const { status, body, headers, chunked } = canned.reply;
+      return new Response(chunked ? inTwoChunks(body) : body, { status, headers: { ...platformHeaders(traceId, wabaId), ...headers } });
+    }
+    const error = applied.find((f) => "error" in f);
+    if (error && "error" in error) return respond(upstreamErrorBody(error.error, traceId, error.message), wabaId);
+    if (!auth.waba) return respond(upstreamErrorBody(100, traceId), undefined);
+
+    const result = await answer({
+      world, random, request: recorded, params, id, edge: edge ?? null, baseUrl, traceId,
+      accepted(message) {
+        accepted.push(message);
+        for (const listener of listeners) listener(message);
+      },
+    });
+    return respond(result, wabaId);
+  }
+
+  const server = Bun.serve({
+    port: options.port ?? 0,
+    hostname: options.hostname ?? "127.0.0.1",
+    maxRequestBodySize: 1024 * 1024 * 1024,
+    idleTimeout: 255,
+    fetch: handle,
+  });
+  baseUrl = `http://${server.hostname}:${server.port}`;
+
+  return {
+    url: baseUrl,
+    port: server.port!,
+    requests,
+    accepted,
+    world,
+    addWaba: (waba) => world.addWaba(waba),
+    addNumber: (wabaId, number) => world.addNumber(wabaId, number),
+    setThroughput(phoneNumberId, level) {
+      const number = world.numbers.get(phoneNumberId);
+      if (!number) throw new Error(`simulator: no number ${phoneNumberId}`);
+      number.throughputLevel = level;
+    },
+    fault: (id, fault, times) => faults.set(id, fault, times),
+    clearFaults: (id) => faults.clear(id),
+    onMessageAccepted(listener) {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
+    stop: () => server.stop(true),
+  };
+}

@@ -1,0 +1,81 @@
+import type { Random } from "../runtime/random.ts";
+
+/** What the simulator knows: WABAs with their tokens and app secrets, numbers, templates and media. */
+
+export type ThroughputLevel = "STANDARD" | "HIGH";
+
+export interface SimNumber {
+  phoneNumberId: string;
+  displayPhoneNumber?: string;
+  verifiedName?: string;
+  throughputLevel?: ThroughputLevel;
+  qualityRating?: "GREEN" | "YELLOW" | "RED";
+}
+
+export interface SimWaba {
+  wabaId: string;
+  /** The token Switchboard must send as `Authorization: Bearer`. */
+  accessToken: string;
+  /** The secret `appsecret_proof` is keyed with: the BYO app's, or the service's APP_SECRET. */
+  appSecret: string;
+  numbers?: SimNumber[];
+}
+
+export interface SimTemplate {
+  id: string;
+  name: string;
+  language: string;
+  category: string;
+  status: string;
+  components: unknown[];
+}
+
+export interface SimMedia {
+  id: string;
+  phoneNumberId: string;
+  mimeType: string;
+  sha256: string;
+  fileSize: number;
+}
+
+export interface NumberRecord extends Required<SimNumber> {
+  wabaId: string;
+}
+
+/** Numeric ids like the platform's, from the injected random source. */
+export function numericId(random: Random, digits = 15): string {
+  let out = "";
+  for (const b of random.bytes(digits)) out += String(b % 10);
+  return out.replace(/^0/, "1");
+}
+
+export class SimWorld {
+  readonly wabas = new Map<string, SimWaba>();
+  readonly numbers = new Map<string, NumberRecord>();
+  readonly templates = new Map<string, SimTemplate[]>();
+  readonly media = new Map<string, SimMedia>();
+
+  addWaba(waba: SimWaba): void {
+    this.wabas.set(waba.wabaId, { ...waba, numbers: [] });
+    if (!this.templates.has(waba.wabaId)) this.templates.set(waba.wabaId, []);
+    for (const number of waba.numbers ?? []) this.addNumber(waba.wabaId, number);
+  }
+
+  addNumber(wabaId: string, number: SimNumber): void {
+    if (!this.wabas.has(wabaId)) throw new Error(`simulator: no WABA ${wabaId}`);
+    this.numbers.set(number.phoneNumberId, {
+      wabaId,
+      phoneNumberId: number.phoneNumberId,
+      displayPhoneNumber: number.displayPhoneNumber ?? `+1 555 01${number.phoneNumberId.slice(-2).padStart(2, "0")}`,
+      verifiedName: number.verifiedName ?? "Simulated Business",
+      throughputLevel: number.throughputLevel ?? "STANDARD",
+      qualityRating: number.qualityRating ?? "GREEN",
+    });
+  }
+
+  /** The WABA whose token governs an id (a WABA, a number, or a media object). */
+  wabaOf(id: string): SimWaba | undefined {
+    const wabaId = this.wabas.has(id) ? id : this.numbers.get(id)?.wabaId ?? this.numbers.get(this.media.get(id)?.phoneNumberId ?? "")?.wabaId;
+    return wabaId === undefined ? undefined : this.wabas.get(wabaId);
+  }
+}

@@ -1,0 +1,139 @@
+import { afterEach, describe, expect, test } from "bun:test";
+import type { RateLimiter } from "../../src/limits/limiter.ts";
+import { createProxy } from "../../src/proxy/pipeline.ts";
+import { bearer, startWorld, type Business, type World } from "../support/world.ts";
+
+let world: World;
+const cleanups: (() => unknown)[] = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0)) await c();
+  await world.stop();
+});
+
+const send = (biz: Business, phoneNumberId = biz.phoneNumberId, url?: string) =>
+  fetch(`${url ?? world.url}/v21.0/${phoneNumberId}/messages`, {
+    method: "POST",
+    headers: { ...bearer(biz.liveKey), "content-type": "application/json" },
+    body: JSON.stringify({ messaging_product: "chat", to: "15550100", type: "text", text: { body: "hi" } }),
+  });
+const limits = (r: Response) => ({
+  status: r.status,
+  limit: r.headers.get("ratelimit-limit"),
+  remaining: r.headers.get("ratelimit-remaining"),
+  reset: r.headers.get("ratelimit-reset"),
+  retryAfter: r.headers.get("retry-after"),
+});
+const burst = async (biz: Business, n: number, phoneNumberId = biz.phoneNumberId) => {
+  const out: Response[] = [];
+  for (let i = 0; i < n; i++) out.push(await send(biz, phoneNumberId));
+  return out;
+};
+
+describe("SPEC 8.1 over HTTP", () => {
+  test("number bucket: headers on every allowed call, 429 past 80, refill with the clock", async () => {
+    world = startWorld();
+    const biz = await world.business();
+    const answers = await burst(biz, 80);
+    expect(limits(answers[0]!)).toEqual({ status: 200, limit: "80", remaining: "79", reset: "1", retryAfter: null });
+    expect(limits(answers[79]!)).toEqual({ status: 200, limit: "80", remaining: "0", reset: "1", retryAfter: null });
+    expect(limits(await send(biz))).toEqual({ status: 429, limit: "80", remaining: "0", reset: "1", retryAfter: "1" });
+    world.deps.clock.advance(13);
+    expect((await send(biz)).status).toBe(200);
+    expect((await send(biz)).status).toBe(429);
+    world.deps.clock.advance(1000);
+    expect(limits(await send(biz))).toMatchObject({ status: 200, remaining: "79" });
+  });
+
+  test("each number has its own bucket; sends do not touch the WABA bucket", async () => {
+    world = startWorld();
+    const biz = await world.business();
+    const second = await world.number(biz.accountId, biz.wabaId);
+    await burst(biz, 80);
+    expect((await send(biz)).status).toBe(429);
+    expect(limits(await send(biz, second))).toMatchObject({ status: 200, remaining: "79" });
+    const templates = await world.call(`/v21.0/${biz.wabaId}/message_templates`, { headers: bearer(biz.liveKey) });
+    expect(limits(templates)).toEqual({ status: 200, limit: "5000", remaining: "4999", reset: "1", retryAfter: null });
+  });
+
+  test("templates, number reads, profile and media reads share the WABA bucket; uploads use the number's", async () => {
+    world = startWorld();
+    const biz = await world.business();
+    const get = (path: string) => world.call(path, { headers: bearer(biz.liveKey) });
+    expect(limits(await get(`/v21.0/${biz.wabaId}/message_templates`)).remaining).toBe("4999");
+    expect(limits(await get(`/v21.0/${biz.phoneNumberId}`)).remaining).toBe("4998");
+    expect(limits(await get(`/v21.0/${biz.phoneNumberId}/chat_business_profile`)).remaining).toBe("4997");
+    const form = new FormData();
+    form.set("file", new Blob(["x"], { type: "text/plain" }), "x.txt");
+    const upload = await world.call(`/v21.0/${biz.phoneNumberId}/media`, { method: "POST", headers: bearer(biz.liveKey), body: form });
+    expect(limits(upload)).toMatchObject({ limit: "80", remaining: "79" });
+    const { id } = (await upload.json()) as { id: string };
+    expect(limits(await get(`/v21.0/${id}?phone_number_id=${biz.phoneNumberId}`))).toMatchObject({ limit: "5000", remaining: "4996" });
+  });
+
+  test("HIGH numbers get 1000/s; coexistence numbers 20/s whatever their tier", async () => {
+    world = startWorld();
+    const biz = await world.business({ throughput: "HIGH" });
+    expect(limits(await send(biz))).toMatchObject({ limit: "1000", remaining: "999" });
+    const coex = await world.number(biz.accountId, biz.wabaId, { kind: "coexistence", throughput: "HIGH" });
+    const answers = await burst(biz, 21, coex);
+    expect(limits(answers[0]!)).toMatchObject({ limit: "20", remaining: "19" });
+    expect(limits(answers[20]!)).toMatchObject({ status: 429, retryAfter: "1" });
+  });
+
+  test("a drained WABA bucket answers 429 with Retry-After 1 and Reset 3600", async () => {
+    world = startWorld();
+    const biz = await world.business();
+    // 5,000 calls would be slow: the bucket is saved drained and the app restarted over it.
+    await world.deps.store.buckets.saveMany([{ key: `waba:${biz.wabaId}`, tokens: 0, updatedAt: world.deps.clock.now() }]);
+    await world.restart();
+    const r = await world.call(`/v21.0/${biz.wabaId}/message_templates`, { headers: bearer(biz.liveKey) });
+    expect(limits(r)).toEqual({ status: 429, limit: "5000", remaining: "0", reset: "3600", retryAfter: "1" });
+    world.deps.clock.advance(720);
+    expect(limits(await world.call(`/v21.0/${biz.wabaId}/message_templates`, { headers: bearer(biz.liveKey) }))).toMatchObject({ status: 200, remaining: "0" });
+  });
+});
+
+describe("write-through and restore", () => {
+  test("buckets are written in coalesced batches, never per request, and a restart keeps a drained number drained", async () => {
+    world = startWorld();
+    const biz = await world.business();
+    const buckets = world.deps.store.buckets;
+    const saves: number[] = [];
+    const save = buckets.saveMany.bind(buckets);
+    buckets.saveMany = (states) => {
+      saves.push(states.length);
+      return save(states);
+    };
+    await burst(biz, 80);
+    await world.restart(); // the old app's shutdown flushes
+    // At most one periodic flush may have happened during the burst, plus the one at shutdown.
+    expect(saves.length).toBeGreaterThanOrEqual(1);
+    expect(saves.length).toBeLessThanOrEqual(2);
+    expect(saves.every((n) => n <= 1)).toBe(true);
+    expect(limits(await send(biz))).toMatchObject({ status: 429, retryAfter: "1" });
+    world.deps.clock.advance(1000);
+    expect(limits(await send(biz))).toMatchObject({ status: 200, remaining: "79" });
+  });
+
+  test("an idle number is full again after a restart", async () => {
+    world = startWorld();
+    const biz = await world.business();
+    await burst(biz, 80);
+    world.deps.clock.advance(60_000);
+    await world.restart();
+    expect(limits(await send(biz))).toMatchObject({ status: 200, remaining: "79" });
+  });
+});
+
+describe("fail-open over HTTP", () => {
+  test("a broken limiter lets calls through with the normal limit, full remaining, reset 0", async () => {
+    world = startWorld();
+    const biz = await world.business();
+    const broken: RateLimiter = { take: () => { throw new Error("limiter down"); } };
+    const handle = createProxy(world.deps, broken);
+    const server = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: handle });
+    cleanups.push(() => server.stop(true));
+    const r = await send(biz, biz.phoneNumberId, `http://127.0.0.1:${server.port}`);
+    expect(limits(r)).toEqual({ status: 200, limit: "80", remaining: "80", reset: "0", retryAfter: null });
+  });
+});
