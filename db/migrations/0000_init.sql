@@ -58,6 +58,7 @@ CREATE TABLE `deliveries` (
 CREATE INDEX `deliveries_due` ON `deliveries` (`status`,`next_attempt_at`);--> statement-breakpoint
 CREATE INDEX `deliveries_lease` ON `deliveries` (`lease_until`);--> statement-breakpoint
 CREATE INDEX `deliveries_event` ON `deliveries` (`event_id`);--> statement-breakpoint
+CREATE INDEX `deliveries_endpoint_due` ON `deliveries` (`endpoint_id`,`status`,`next_attempt_at`);--> statement-breakpoint
 CREATE INDEX `deliveries_account_created` ON `deliveries` (`account_id`,`created_at`);--> statement-breakpoint
 CREATE INDEX `deliveries_endpoint_created` ON `deliveries` (`endpoint_id`,`created_at`);--> statement-breakpoint
 CREATE TABLE `endpoints` (

@@ -67,7 +67,7 @@ export interface Delivery {
   eventId: string;
   status: DeliveryStatus;
   attemptCount: number;
-  /** When the next attempt is due; null once succeeded or parked. */
+  /** When the next attempt is due (while an attempt is in flight: when its lease ends); null once succeeded or parked. */
   nextAttemptAt: number | null;
   replayOf: string | null;
   parkedReason: ParkedReason | null;
@@ -164,17 +164,17 @@ export interface WebhookStore {
   enqueue(events: NewEvent[], deliveries: NewDelivery[]): Promise<void>;
 
   /**
-   * Leases up to `limit` pending deliveries that are due at `now` and not leased (or whose lease
-   * expired: the process that held it died), oldest due first, never giving an endpoint more than
-   * `perEndpoint` live leases in total. A lease lasts until `now + leaseMs` or until
-   * completeAttempt; an expired lease makes the delivery claimable again (at-least-once).
+   * Leases up to `limit` pending deliveries due at `now`, endpoints with the oldest due work
+   * first, never giving an endpoint more than `perEndpoint` live leases in total. A lease lasts
+   * until `now + leaseMs` or until completeAttempt; meanwhile the delivery's nextAttemptAt is the
+   * lease's end, so a delivery whose holder died comes due again by itself (at-least-once).
    */
   /**
    * Called once when the delivery worker starts: makes deliveries leased by an earlier run claimable
    * again at once. SQLite has one server process per file, so it releases every lease; a shared
    * backend must release only leases of holders known to be gone and otherwise wait for expiry.
    */
-  recoverLeases(): Promise<void>;
+  recoverLeases(now: number): Promise<void>;
 
   claimDue(now: number, options: { limit: number; perEndpoint: number; leaseMs: number }): Promise<ClaimedDelivery[]>;
 

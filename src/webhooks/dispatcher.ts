@@ -23,6 +23,7 @@ export class Dispatcher implements Worker {
   private cron: Cron | null = null;
   private lastPurge = -Infinity;
   private stopped = false;
+  private wakeScheduled = false;
 
   constructor(private readonly deps: AttemptDeps) {}
 
@@ -47,6 +48,16 @@ export class Dispatcher implements Worker {
     });
   }
 
+  /** Completions that land in the same turn of the event loop share one claim. */
+  private wakeSoon(): void {
+    if (this.wakeScheduled) return;
+    this.wakeScheduled = true;
+    setImmediate(() => {
+      this.wakeScheduled = false;
+      this.wake();
+    });
+  }
+
   private async pump(): Promise<void> {
     try {
       while (!this.stopped) {
@@ -62,7 +73,7 @@ export class Dispatcher implements Worker {
             .catch((error) => this.deps.logger.error("delivery attempt crashed", { delivery_id: claimed.delivery.id, error }))
             .finally(() => {
               this.inFlight.delete(attempt);
-              this.wake();
+              this.wakeSoon();
             });
           this.inFlight.add(attempt);
         }
@@ -92,8 +103,9 @@ export class Dispatcher implements Worker {
   /** Waits until nothing is in flight and no claim is running; completions keep waking the queue meanwhile. */
   async drain(): Promise<void> {
     this.wake();
-    while (this.pumping || this.inFlight.size > 0) {
+    while (this.pumping || this.inFlight.size > 0 || this.wakeScheduled) {
       await Promise.all([this.pumping, ...this.inFlight]);
+      if (this.wakeScheduled) await new Promise((resolve) => setImmediate(resolve));
     }
   }
 
@@ -109,7 +121,7 @@ export class Dispatcher implements Worker {
 
   start(): void {
     this.stopped = false;
-    void this.deps.store.webhooks.recoverLeases().then(() => this.wake());
+    void this.deps.store.webhooks.recoverLeases(this.deps.clock.now()).then(() => this.wake());
     this.cron = new Cron("* * * * * *", { protect: true, catch: true, unref: true }, () => this.onTick());
   }
 

@@ -1,8 +1,9 @@
 import { timingSafeEqual, createHash } from "node:crypto";
 import { Elysia, t } from "elysia";
 import { requireSession } from "../auth/session-routes.ts";
-import { AppError } from "../errors/catalog.ts";
+import { AppError, errorResponse } from "../errors/catalog.ts";
 import type { Deps } from "../runtime/deps.ts";
+import { randomId } from "../runtime/random.ts";
 import * as deliveries from "./deliveries.ts";
 import type { Dispatcher } from "./dispatcher.ts";
 import * as endpoints from "./endpoints.ts";
@@ -50,11 +51,15 @@ export function ingressRoutes(deps: Deps, dispatcher: Dispatcher) {
       }
       return new Response(challenge, { headers: { "content-type": "text/plain" } });
     })
-    .post("/webhooks/upstream", async ({ request }) => {
+    .post("/webhooks/upstream", async (context) => {
+      const { request } = context;
       const bytes = await readLimited(request, MAX_EVENT_BYTES);
       if (bytes === null) {
         deps.metrics.webhookEvents.inc({ result: "too_large" });
-        throw new AppError("event_too_large");
+        // The rest of the upload is not read: close the connection rather than leave it half-read.
+        // requestContext (a global plugin) gave this request its id.
+        const traceId = "requestId" in context && typeof context.requestId === "string" ? context.requestId : randomId(deps.random, "req", 20);
+        return errorResponse("event_too_large", traceId, { headers: { connection: "close" } });
       }
       const result = await acceptEvent(deps, bytes, request.headers.get("x-hub-signature-256"));
       if (result.kind === "rejected") {

@@ -122,6 +122,7 @@ export const deliveries = sqliteTable("deliveries", {
   // Live leases are few; counting them per endpoint must not scan the pending backlog.
   index("deliveries_lease").on(t.leaseUntil),
   index("deliveries_event").on(t.eventId),
+  index("deliveries_endpoint_due").on(t.endpointId, t.status, t.nextAttemptAt),
   index("deliveries_account_created").on(t.accountId, t.createdAt),
   index("deliveries_endpoint_created").on(t.endpointId, t.createdAt),
 ]);

@@ -1,5 +1,5 @@
 import type { Database, Statement } from "bun:sqlite";
-import { asc, eq } from "drizzle-orm";
+import { asc, eq, sql } from "drizzle-orm";
 import type { Sealer } from "../../crypto/sealer.ts";
 import type { Retention } from "../types.ts";
 import type {
@@ -10,6 +10,7 @@ import type { Db } from "./open.ts";
 import { endpoints } from "./schema.ts";
 
 type Row = Record<string, unknown>;
+type CompletionInput = Parameters<WebhookStore["completeAttempt"]>[0];
 const HOUR = 3_600_000;
 const PURGE_BATCH = 5_000;
 
@@ -53,29 +54,37 @@ function toAttempt(row: Row): Attempt {
  */
 export class SqliteWebhooks implements WebhookStore {
   private readonly stmt: Record<string, Statement>;
+  private readonly endpointById;
 
   constructor(private readonly db: Db, private readonly sqlite: Database, private readonly sealer: Sealer) {
     const q = (text: string) => this.sqlite.prepare(text);
+    this.endpointById = db.select().from(endpoints).where(eq(endpoints.id, sql.placeholder("id"))).prepare();
     this.stmt = {
       targets: q("SELECT id, fields, phone_number_id FROM endpoints WHERE account_id = $account ORDER BY created_at, id"),
       insertEvent: q(`INSERT INTO events (id, account_id, received_at, body, upstream_signature, fields, contains_history, is_test)
         VALUES ($id, $account, $at, $body, $signature, $fields, $history, $test)`),
       insertDelivery: q(`INSERT INTO deliveries (id, account_id, endpoint_id, event_id, status, attempt_count, next_attempt_at, replay_of, created_at, updated_at)
         VALUES ($id, $account, $endpoint, $event, 'pending', 0, $next, $replayOf, $at, $at)`),
-      claim: q(`UPDATE deliveries SET lease_until = $leaseUntil WHERE id IN (
-        WITH busy AS (
-          SELECT endpoint_id, COUNT(*) AS n FROM deliveries WHERE lease_until > $now AND status = 'pending' GROUP BY endpoint_id
-        ), due AS (
-          SELECT d.id, d.next_attempt_at,
-            ROW_NUMBER() OVER (PARTITION BY d.endpoint_id ORDER BY d.next_attempt_at, d.id) + COALESCE(b.n, 0) AS slot
-          FROM deliveries d LEFT JOIN busy b ON b.endpoint_id = d.endpoint_id
-          WHERE d.status = 'pending' AND d.next_attempt_at <= $now AND (d.lease_until IS NULL OR d.lease_until <= $now)
+      // Endpoints with due work and room under the per-endpoint cap, oldest due first. Each probe
+      // is an index look-up, so a claim costs O(endpoints) and never scans the backlog.
+      claimable: q(`WITH busy AS (
+          -- Without INDEXED BY the planner walks the whole table in endpoint order to skip a sort.
+          SELECT endpoint_id, COUNT(*) AS n FROM deliveries INDEXED BY deliveries_lease WHERE lease_until > $now GROUP BY endpoint_id
         )
-        SELECT id FROM due WHERE slot <= $perEndpoint ORDER BY next_attempt_at, id LIMIT $limit
-      ) RETURNING id`),
+        SELECT id, busy FROM (
+          SELECT e.id, COALESCE(b.n, 0) AS busy,
+            (SELECT MIN(d.next_attempt_at) FROM deliveries d WHERE d.endpoint_id = e.id AND d.status = 'pending') AS due
+          FROM endpoints e LEFT JOIN busy b ON b.endpoint_id = e.id
+        ) WHERE due <= $now AND busy < $perEndpoint ORDER BY due`),
+      // A claimed delivery's next_attempt_at moves to its lease's end: if this process dies, the
+      // delivery simply comes due again then, and "due" needs no lease check.
+      claimOfEndpoint: q(`UPDATE deliveries SET lease_until = $leaseUntil, next_attempt_at = $leaseUntil WHERE id IN (
+          SELECT id FROM deliveries WHERE endpoint_id = $endpoint AND status = 'pending' AND next_attempt_at <= $now
+          ORDER BY next_attempt_at, id LIMIT $limit
+        ) RETURNING id`),
       claimed: q(`SELECT ${DELIVERY_COLUMNS}, e.body, e.upstream_signature, e.contains_history, d.payload_deleted
         FROM deliveries d JOIN events e ON e.id = d.event_id WHERE d.id = $id`),
-      releaseAll: q("UPDATE deliveries SET lease_until = NULL WHERE lease_until IS NOT NULL"),
+      releaseAll: q("UPDATE deliveries SET lease_until = NULL, next_attempt_at = $now WHERE lease_until IS NOT NULL AND status = 'pending'"),
       insertAttempt: q(`INSERT INTO attempts (delivery_id, number, at, status_code, error, response_excerpt, duration_ms)
         VALUES ($delivery, $number, $at, $status, $error, $excerpt, $duration)`),
       updateDelivery: q(`UPDATE deliveries SET status = $status, attempt_count = attempt_count + $attempted, next_attempt_at = $next,
@@ -143,7 +152,7 @@ export class SqliteWebhooks implements WebhookStore {
     return { ...endpoint };
   }
   async endpoint(id: string) {
-    const row = this.db.select().from(endpoints).where(eq(endpoints.id, id)).get();
+    const row = this.endpointById.get({ id });
     return row ? this.toEndpoint(row) : undefined;
   }
   async endpoints(accountId: string) {
@@ -189,13 +198,19 @@ export class SqliteWebhooks implements WebhookStore {
     const claimed: ClaimedDelivery[] = [];
     const endpointsById = new Map<string, Endpoint | undefined>();
     this.sqlite.transaction(() => {
-      const ids = this.stmt.claim!.all({ now, leaseUntil: now + options.leaseMs, perEndpoint: options.perEndpoint, limit: options.limit }) as Row[];
+      const ids: Row[] = [];
+      const candidates = this.stmt.claimable!.all({ now, perEndpoint: options.perEndpoint }) as Row[];
+      for (const candidate of candidates) {
+        const room = Math.min(options.perEndpoint - (candidate.busy as number), options.limit - ids.length);
+        if (room <= 0) break;
+        ids.push(...(this.stmt.claimOfEndpoint!.all({ endpoint: candidate.id as string, now, leaseUntil: now + options.leaseMs, limit: room }) as Row[]));
+      }
       for (const { id } of ids) {
         const row = this.stmt.claimed!.get({ id: id as string }) as Row | null;
         if (!row) continue;
         const delivery = toDelivery(row);
         if (!endpointsById.has(delivery.endpointId)) {
-          const ep = this.db.select().from(endpoints).where(eq(endpoints.id, delivery.endpointId)).get();
+          const ep = this.endpointById.get({ id: delivery.endpointId });
           endpointsById.set(delivery.endpointId, ep ? this.toEndpoint(ep) : undefined);
         }
         const endpoint = endpointsById.get(delivery.endpointId);
@@ -213,51 +228,73 @@ export class SqliteWebhooks implements WebhookStore {
   }
 
   /** One server process owns a SQLite file, so at start every lease belongs to a run that ended. */
-  async recoverLeases() {
-    this.stmt.releaseAll!.run();
+  async recoverLeases(now: number) {
+    this.stmt.releaseAll!.run({ now });
   }
 
-  async completeAttempt(input: Parameters<WebhookStore["completeAttempt"]>[0]): Promise<EndpointChange> {
+  private completions: { input: CompletionInput; resolve: (c: EndpointChange) => void; reject: (e: unknown) => void }[] = [];
+
+  /**
+   * Attempts that finish in the same turn of the event loop are recorded in one transaction
+   * (one commit instead of one per attempt); each promise resolves once that commit is done.
+   */
+  completeAttempt(input: CompletionInput): Promise<EndpointChange> {
+    return new Promise((resolve, reject) => {
+      if (this.completions.push({ input, resolve, reject }) === 1) setImmediate(() => this.flushCompletions());
+    });
+  }
+
+  private flushCompletions(): void {
+    const batch = this.completions.splice(0);
+    let changes: EndpointChange[];
+    try {
+      changes = this.sqlite.transaction(() => batch.map(({ input }) => this.applyCompletion(input)))();
+    } catch (error) {
+      for (const item of batch) item.reject(error);
+      return;
+    }
+    batch.forEach((item, i) => item.resolve(changes[i]!));
+  }
+
+  private applyCompletion(input: CompletionInput): EndpointChange {
     const { now, rules } = input;
     const change: EndpointChange = { consecutiveFailures: 0, warned: false, disabled: null };
-    this.sqlite.transaction(() => {
-      if (input.attempt) {
-        const a = input.attempt;
-        this.stmt.insertAttempt!.run({
-          delivery: input.deliveryId, number: a.number, at: a.at, status: a.statusCode, error: a.error,
-          excerpt: a.responseExcerpt, duration: a.durationMs,
-        });
+    if (input.attempt) {
+      const a = input.attempt;
+      this.stmt.insertAttempt!.run({
+        delivery: input.deliveryId, number: a.number, at: a.at, status: a.statusCode, error: a.error,
+        excerpt: a.responseExcerpt, duration: a.durationMs,
+      });
+    }
+    const next = input.next;
+    const updated = this.stmt.updateDelivery!.get({
+      id: input.deliveryId,
+      status: next.status,
+      attempted: input.attempt ? 1 : 0,
+      next: next.status === "pending" ? next.nextAttemptAt : null,
+      reason: next.status === "parked" ? next.reason : null,
+      deletePayload: input.deletePayload ? 1 : 0,
+      now,
+    }) as Row | null;
+    if (updated && input.deletePayload) this.stmt.dropEventBody!.run({ event: updated.event_id as string });
+    if (input.effect === "success") {
+      this.stmt.success!.run({ id: input.endpointId, now });
+    } else if (input.effect === "failure" || input.effect === "gone") {
+      const ep = this.stmt.failure!.get({ id: input.endpointId }) as Row | null;
+      if (!ep) return change;
+      const count = ep.consecutive_failures as number;
+      change.consecutiveFailures = count;
+      if (ep.enabled !== 1) return change;
+      if (input.effect === "gone") {
+        change.disabled = "gone";
+      } else {
+        const lastSuccess = ep.last_success_at as number | null;
+        if (count >= rules.disableAt && (lastSuccess === null || lastSuccess <= now - rules.quietMs)) change.disabled = "consecutive_failures";
+        else if (count >= rules.warnAt && ep.warned_at === null) change.warned = true;
       }
-      const next = input.next;
-      const updated = this.stmt.updateDelivery!.get({
-        id: input.deliveryId,
-        status: next.status,
-        attempted: input.attempt ? 1 : 0,
-        next: next.status === "pending" ? next.nextAttemptAt : null,
-        reason: next.status === "parked" ? next.reason : null,
-        deletePayload: input.deletePayload ? 1 : 0,
-        now,
-      }) as Row | null;
-      if (updated && input.deletePayload) this.stmt.dropEventBody!.run({ event: updated.event_id as string });
-      if (input.effect === "success") {
-        this.stmt.success!.run({ id: input.endpointId, now });
-      } else if (input.effect === "failure" || input.effect === "gone") {
-        const ep = this.stmt.failure!.get({ id: input.endpointId }) as Row | null;
-        if (!ep) return;
-        const count = ep.consecutive_failures as number;
-        change.consecutiveFailures = count;
-        if (ep.enabled !== 1) return;
-        if (input.effect === "gone") {
-          change.disabled = "gone";
-        } else {
-          const lastSuccess = ep.last_success_at as number | null;
-          if (count >= rules.disableAt && (lastSuccess === null || lastSuccess <= now - rules.quietMs)) change.disabled = "consecutive_failures";
-          else if (count >= rules.warnAt && ep.warned_at === null) change.warned = true;
-        }
-        if (change.disabled) this.stmt.disable!.run({ id: input.endpointId, reason: change.disabled, now });
-        if (change.warned) this.stmt.warn!.run({ id: input.endpointId, now });
-      }
-    })();
+      if (change.disabled) this.stmt.disable!.run({ id: input.endpointId, reason: change.disabled, now });
+      if (change.warned) this.stmt.warn!.run({ id: input.endpointId, now });
+    }
     return change;
   }
 

@@ -1,0 +1,197 @@
+/**
+ * Webhook relay benchmark (issue 4). Starts the real server (`bun src/main.ts serve`, SQLite, one
+ * process) on a temporary database, gives it ACCOUNTS accounts with one endpoint each on a local
+ * receiver, then:
+ *   1. posts upstream events at a steady RATE per second for SECONDS; each event holds one entry
+ *      per account, so it is split into ACCOUNTS deliveries. Reports ingress ack latency
+ *      (p50/p99), ack-to-arrival at the receiver (p50/p99) and deliveries/s;
+ *   2. posts as fast as CONCURRENCY connections allow for SECONDS and reports the sustained
+ *      deliveries per second the receiver saw.
+ * Run: bun bench/webhooks/run.ts   (env RATE, SECONDS, ACCOUNTS, CONCURRENCY override the defaults)
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { hubSignature } from "../../src/webhooks/hub-signature.ts";
+
+const RATE = Number(process.env.RATE ?? 1000);
+const SECONDS = Number(process.env.SECONDS ?? 10);
+const ACCOUNTS = Number(process.env.ACCOUNTS ?? 5);
+const CONCURRENCY = Number(process.env.CONCURRENCY ?? 64);
+const APP_SECRET = "bench-app-secret";
+const ADMIN = "bench-admin";
+const ROOT = join(import.meta.dir, "..", "..");
+
+const dir = mkdtempSync(join(tmpdir(), "switchboard-bench-"));
+const freePort = () => {
+  const s = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response() });
+  const p = s.port!;
+  s.stop(true);
+  return p;
+};
+
+// Arrival times per event index, measured in this process (same clock as the acks).
+const arrivals = new Map<number, number[]>();
+let arrived = 0;
+const receiver = Bun.serve({
+  port: 0,
+  hostname: "127.0.0.1",
+  async fetch(req) {
+    const body = await req.text();
+    const at = performance.now();
+    const match = /wamid\.bench\.(\d+)\./.exec(body);
+    if (match) {
+      const i = Number(match[1]);
+      const list = arrivals.get(i);
+      if (list) list.push(at);
+      else arrivals.set(i, [at]);
+    }
+    arrived++;
+    return new Response("ok");
+  },
+});
+
+const port = freePort();
+const base = `http://127.0.0.1:${port}`;
+const server = Bun.spawn([process.execPath, join(ROOT, "src/main.ts"), "serve"], {
+  cwd: ROOT,
+  env: {
+    PATH: process.env.PATH ?? "",
+    HOME: process.env.HOME ?? "/tmp",
+    PORT: String(port),
+    HOST: "127.0.0.1",
+    DATABASE_URL: `file:${join(dir, "bench.db")}`,
+    APP_SECRET,
+    ADMIN_TOKEN: ADMIN,
+    ENCRYPTION_KEY: Buffer.alloc(32, 3).toString("base64"),
+    DEV_MODE: "1",
+    UPSTREAM_URL: "http://127.0.0.1:9",
+    // Per-request info lines would measure the terminal, not the relay.
+    LOG_LEVEL: "warn",
+  },
+  stdout: "ignore",
+  stderr: "inherit",
+});
+
+async function waitReady() {
+  for (let i = 0; i < 300; i++) {
+    try {
+      if ((await fetch(`${base}/healthz`)).ok) return;
+    } catch {
+      // starting
+    }
+    await Bun.sleep(50);
+  }
+  throw new Error("server did not start");
+}
+
+const adminCall = (method: string, path: string, body: unknown) =>
+  fetch(`${base}${path}`, { method, headers: { authorization: `Bearer ${ADMIN}`, "content-type": "application/json" }, body: JSON.stringify(body) }).then((r) => r.json() as Promise<{ id: string }>);
+
+async function setup() {
+  for (let n = 0; n < ACCOUNTS; n++) {
+    const account = await adminCall("POST", "/admin/accounts", { name: `Bench ${n}`, email: `bench${n}@example.com` });
+    await adminCall("POST", `/admin/accounts/${account.id}/wabas`, { waba_id: `waba${n}`, access_token: "t" });
+    await adminCall("POST", `/admin/accounts/${account.id}/numbers`, { phone_number_id: `pn${n}`, waba_id: `waba${n}`, kind: "embedded" });
+    await adminCall("POST", `/admin/accounts/${account.id}/users`, { email: `u${n}@example.com`, password: "bench password 1" });
+    const session = await fetch(`${base}/api/session`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ email: `u${n}@example.com`, password: "bench password 1" }) });
+    const cookie = session.headers.get("set-cookie")!.split(";")[0]!;
+    const r = await fetch(`${base}/api/endpoints`, {
+      method: "POST",
+      headers: { cookie, "content-type": "application/json" },
+      body: JSON.stringify({ url: `http://127.0.0.1:${receiver.port}/a${n}`, fields: ["messages"] }),
+    });
+    if (r.status !== 201) throw new Error(`endpoint: ${r.status} ${await r.text()}`);
+  }
+}
+
+function event(i: number): { body: Uint8Array<ArrayBuffer>; signature: string } {
+  const entries = Array.from({ length: ACCOUNTS }, (_, n) => ({
+    id: `waba${n}`,
+    changes: [{
+      field: "messages",
+      value: {
+        messaging_product: "whatsapp",
+        metadata: { display_phone_number: "15550001111", phone_number_id: `pn${n}` },
+        contacts: [{ profile: { name: "Bench" }, wa_id: "15550002222" }],
+        messages: [{ from: "15550002222", id: `wamid.bench.${i}.${n}`, timestamp: "1767225600", type: "text", text: { body: `hello ${i}` } }],
+      },
+    }],
+  }));
+  const body = new TextEncoder().encode(JSON.stringify({ object: "whatsapp_business_account", entry: entries }));
+  return { body, signature: hubSignature(APP_SECRET, body) };
+}
+
+async function post(i: number): Promise<{ sent: number; acked: number }> {
+  const { body, signature } = event(i);
+  const sent = performance.now();
+  const r = await fetch(`${base}/webhooks/upstream`, { method: "POST", headers: { "content-type": "application/json", "x-hub-signature-256": signature }, body });
+  await r.arrayBuffer();
+  if (r.status !== 200) throw new Error(`ingress answered ${r.status}`);
+  return { sent, acked: performance.now() };
+}
+
+const pct = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+const fmt = (ms: number) => `${ms.toFixed(2)} ms`;
+
+async function steady(): Promise<void> {
+  const total = RATE * SECONDS;
+  const acks: { sent: number; acked: number }[] = new Array(total);
+  const pending: Promise<void>[] = [];
+  const start = performance.now();
+  const arrivedBefore = arrived;
+  for (let i = 0; i < total; i++) {
+    const due = start + (i * 1000) / RATE;
+    const wait = due - performance.now();
+    if (wait > 1) await Bun.sleep(wait);
+    pending.push(post(i).then((a) => void (acks[i] = a)));
+  }
+  await Promise.all(pending);
+  const sendSeconds = (performance.now() - start) / 1000;
+  const deadline = performance.now() + 30_000;
+  while (arrived - arrivedBefore < total * ACCOUNTS && performance.now() < deadline) await Bun.sleep(10);
+  const spanSeconds = (performance.now() - start) / 1000;
+  const ackMs = acks.map((a) => a.acked - a.sent).sort((a, b) => a - b);
+  const toArrival: number[] = [];
+  for (let i = 0; i < total; i++) for (const at of arrivals.get(i) ?? []) toArrival.push(at - acks[i]!.acked);
+  toArrival.sort((a, b) => a - b);
+  console.log(`steady: ${total} events at ${RATE}/s over ${sendSeconds.toFixed(1)} s, ${ACCOUNTS} accounts each (${total * ACCOUNTS} deliveries)`);
+  console.log(`  ingress ack latency      p50 ${fmt(pct(ackMs, 50))}  p99 ${fmt(pct(ackMs, 99))}  max ${fmt(ackMs[ackMs.length - 1]!)}`);
+  console.log(`  ack to arrival           p50 ${fmt(pct(toArrival, 50))}  p99 ${fmt(pct(toArrival, 99))}  (negative = arrived before the ack reached the sender)`);
+  console.log(`  delivered                ${arrived - arrivedBefore} of ${total * ACCOUNTS} in ${spanSeconds.toFixed(1)} s = ${((arrived - arrivedBefore) / spanSeconds).toFixed(0)} deliveries/s`);
+}
+
+async function flatOut(): Promise<void> {
+  const arrivedBefore = arrived;
+  const start = performance.now();
+  const stopAt = start + SECONDS * 1000;
+  let next = 10_000_000;
+  let events = 0;
+  await Promise.all(Array.from({ length: CONCURRENCY }, async () => {
+    while (performance.now() < stopAt) {
+      await post(next++);
+      events++;
+    }
+  }));
+  const sendSeconds = (performance.now() - start) / 1000;
+  const deadline = performance.now() + 60_000;
+  while (arrived - arrivedBefore < events * ACCOUNTS && performance.now() < deadline) await Bun.sleep(10);
+  const seconds = (performance.now() - start) / 1000;
+  console.log(`flat out: ${events} events acknowledged in ${sendSeconds.toFixed(1)} s (${(events / sendSeconds).toFixed(0)} events/s, ${CONCURRENCY} connections)`);
+  console.log(`  delivered                ${arrived - arrivedBefore} of ${events * ACCOUNTS} in ${seconds.toFixed(1)} s = ${((arrived - arrivedBefore) / seconds).toFixed(0)} deliveries/s sustained`);
+}
+
+try {
+  await waitReady();
+  await setup();
+  // Warm-up: connections, JIT, prepared statements.
+  for (let i = 0; i < 200; i++) await post(20_000_000 + i);
+  await Bun.sleep(500);
+  await steady();
+  await flatOut();
+} finally {
+  server.kill();
+  await server.exited;
+  receiver.stop(true);
+  rmSync(dir, { recursive: true, force: true });
+}
