@@ -73,6 +73,8 @@ export function createApp(deps: Deps) {
   elysia = (request) => app.fetch(request);
   let stopping: Promise<void> | undefined;
   return Object.assign(app, {
+    /** The relay's URL rules and dispatcher, for code that runs beside the server (the demo seed). */
+    relay: { urlRules: webhooks.urlRules, dispatcher: webhooks.dispatcher },
     /** Idempotent; Elysia's own onStop hooks are not awaited, so the workers are stopped here. */
     shutdown(): Promise<void> {
       stopping ??= (async () => {

@@ -1,22 +1,29 @@
 #!/usr/bin/env bun
 /**
  * The only module that reads the environment, opens the database and listens.
- *   switchboard serve [--dev]      the whole service on one port
+ *   switchboard serve [--dev|--demo] the whole service on one port (--demo adds the simulator and a seeded account)
+ *   switchboard simulate           a local stand-in of the upstream platform
  *   switchboard admin <noun> <verb> the operator API on the command line (prints JSON)
  *   switchboard healthcheck         exit 0 when the local server's /healthz answers 200 (for containers)
  */
 import { parseArgs } from "node:util";
 import { createApp } from "./app.ts";
 import { adminUsage, runAdminCommand, UsageError } from "./cli/admin-commands.ts";
-import { ConfigError, parseConfig, type Config } from "./config/config.ts";
+import { parseSimulateArgs, SIMULATE_USAGE } from "./cli/simulate-args.ts";
+import { ConfigError, DEV_APP_SECRET, parseConfig, type Config } from "./config/config.ts";
+import { demoBanner, seedDemo } from "./demo/seed.ts";
+import { startDemoStack } from "./demo/stack.ts";
 import { SealError } from "./crypto/sealer.ts";
 import { AppError, errorEnvelope } from "./errors/catalog.ts";
 import { createLogger, type Logger } from "./observability/logger.ts";
 import type { Deps } from "./runtime/deps.ts";
 import { systemDeps } from "./runtime/system-deps.ts";
+import { startSimulator } from "./simulator/server.ts";
 
 const USAGE = `Usage:
-  switchboard serve [--dev]          start the service (--dev: DEV_MODE=1)
+  switchboard serve [--dev|--demo]   start the service (--dev: DEV_MODE=1; --demo: also the upstream
+                                     simulator, a seeded demo account and a receiver; prints how to try it)
+  switchboard simulate [flags]       a local stand-in of the upstream platform; --help for its flags
   switchboard admin <noun> <verb>    operator commands; 'switchboard admin help' lists them
   switchboard healthcheck            exit 0 when the server on PORT answers /healthz with 200
 Configuration comes from the environment; see README.md.`;
@@ -43,21 +50,29 @@ function openDeps(config: Config, logger: Logger): Deps {
 }
 
 async function serve(argv: string[]): Promise<void> {
-  const { values } = parseArgs({ args: argv, options: { dev: { type: "boolean" } } });
+  const { values } = parseArgs({ args: argv, options: { dev: { type: "boolean" }, demo: { type: "boolean" } } });
   const env = { ...process.env };
-  if (values.dev) env.DEV_MODE = "1";
-  const config = loadConfig(env);
+  if (values.dev || values.demo) env.DEV_MODE = "1";
+  let config = loadConfig(env);
+  const appUrl = `http://${config.host === "0.0.0.0" || config.host === "::" ? "127.0.0.1" : config.host}:${config.port}`;
+  // The demo's simulator must be up before the config is final: it is the upstream.
+  const demo = values.demo ? startDemoStack({ appUrl, print: (line) => console.log(line) }) : null;
+  if (demo) config = loadConfig({ ...env, UPSTREAM_URL: demo.sim.url });
   const deps = openDeps(config, createLogger(config.logLevel));
   const app = createApp(deps);
   app.listen({ port: config.port, hostname: config.host });
   deps.logger.info("listening", {
-    url: `http://${config.host === "0.0.0.0" ? "127.0.0.1" : config.host}:${app.server!.port}`,
+    url: appUrl,
     database: config.databasePath,
     dev_mode: config.devMode,
     operator_api: config.adminToken !== null,
   });
   if (config.devMode) deps.logger.warn("DEV_MODE=1: webhook URLs may use http:// and loopback; never run production like this");
-  if (deps.store.directory.accounts().length === 0) {
+  if (demo) {
+    const credentials = await seedDemo({ ...deps, urlRules: app.relay.urlRules }, demo.sim, demo.receiver.url);
+    demo.receiver.setSecret(credentials.endpointSecret);
+    console.log(demoBanner(credentials, { app: appUrl, simulator: demo.sim.url }, config.upstreamApiVersion));
+  } else if (deps.store.directory.accounts().length === 0) {
     deps.logger.info("no accounts yet; create the first one with", {
       command: "switchboard admin accounts create --name 'Acme' --email ops@acme.example && switchboard admin users create <account_id> --email you@acme.example --password '<at least 10 characters>'",
     });
@@ -65,6 +80,7 @@ async function serve(argv: string[]): Promise<void> {
   const shutdown = async (signal: string) => {
     deps.logger.info("shutting down", { signal });
     await app.shutdown();
+    await demo?.stop();
     deps.store.close();
     process.exit(0);
   };
@@ -97,6 +113,32 @@ async function admin(argv: string[]): Promise<void> {
   }
 }
 
+async function simulate(argv: string[]): Promise<void> {
+  if (argv.includes("--help")) {
+    console.log(SIMULATE_USAGE);
+    return;
+  }
+  let args;
+  try {
+    args = parseSimulateArgs(argv, process.env.APP_SECRET?.trim() || DEV_APP_SECRET);
+  } catch (error) {
+    if (!(error instanceof UsageError)) throw error;
+    console.error(`switchboard: ${error.message}\n\n${SIMULATE_USAGE}`);
+    process.exit(2);
+  }
+  const sim = startSimulator({
+    port: args.port,
+    wabas: args.wabas,
+    webhooks: args.webhookUrl === null ? undefined : {
+      url: args.webhookUrl,
+      onResult: ({ status, error }) => console.log(`simulator: webhook → ${status ?? error}`),
+    },
+    onMessageAccepted: (m) => console.log(`simulator: accepted ${m.type} message ${m.messageId} to ${m.to}`),
+  });
+  console.log(`simulator: listening on ${sim.url} (UPSTREAM_URL=${sim.url})${args.webhookUrl ? `, webhooks to ${args.webhookUrl}` : ""}`);
+  for (const signal of ["SIGINT", "SIGTERM"] as const) process.once(signal, () => void sim.stop().then(() => process.exit(0)));
+}
+
 async function healthcheck(): Promise<void> {
   const port = process.env.PORT?.trim() || "8080";
   try {
@@ -114,6 +156,9 @@ switch (command ?? "serve") {
     break;
   case "admin":
     await admin(rest);
+    break;
+  case "simulate":
+    await simulate(rest);
     break;
   case "healthcheck":
     await healthcheck();

@@ -1,6 +1,7 @@
 import type { Random } from "../runtime/random.ts";
 import type { RecordedRequest } from "./recorder.ts";
-import { PRODUCT, upstreamErrorBody, type UpstreamErrorCode } from "./upstream-errors.ts";
+import { PRODUCT } from "../platform/names.ts";
+import { upstreamErrorBody, type UpstreamErrorCode } from "./upstream-errors.ts";
 import { numericId, type SimWorld } from "./world.ts";
 
 /** A message the simulator accepted: what a later status webhook (sent, delivered, read) is about. */

@@ -4,6 +4,9 @@ import { FaultTable, type Fault } from "./faults.ts";
 import { answer, type AcceptedMessage, type Answer } from "./handlers.ts";
 import { recordRequest, type RecordedRequest } from "./recorder.ts";
 import { upstreamErrorBody } from "./upstream-errors.ts";
+import type { Fetch } from "../runtime/deps.ts";
+import { controlRoute } from "./control.ts";
+import { inboundEvent, STATUS_SEQUENCE, statusEvent, webhookSender, type WebhookSenderOptions } from "./webhooks.ts";
 import { SimWorld, type SimNumber, type SimWaba, type ThroughputLevel } from "./world.ts";
 
 export interface SimulatorOptions {
@@ -17,6 +20,20 @@ export interface SimulatorOptions {
   keepBodyBytes?: number;
   random?: Random;
   onMessageAccepted?: (message: AcceptedMessage) => void;
+  /** Send the platform's webhooks to Switchboard's ingress: statuses after each accepted send, inbound messages on request. */
+  webhooks?: SimulatorWebhooks;
+  /** Epoch ms for webhook timestamps (default Date.now). */
+  now?: () => number;
+}
+
+export interface SimulatorWebhooks {
+  url: string;
+  /** Gap between an accepted send and its `sent` status, and between later statuses (default 250 ms). */
+  statusDelayMs?: number;
+  /** How a status is put off; tests pass one that runs at once. Default setTimeout. */
+  schedule?: (ms: number, run: () => void) => void;
+  onResult?: WebhookSenderOptions["onResult"];
+  fetch?: Fetch;
 }
 
 export interface Simulator {
@@ -35,6 +52,10 @@ export interface Simulator {
   clearFaults(id?: string): void;
   /** Calls `listener` after each accepted message; returns a function that unsubscribes. */
   onMessageAccepted(listener: (message: AcceptedMessage) => void): () => void;
+  /** Sends an inbound text message webhook for a number (needs `webhooks`); resolves to its message id. */
+  inbound(input: { phoneNumberId: string; from?: string; text?: string }): Promise<string>;
+  /** Resolves once every webhook scheduled or sent so far has been answered. */
+  webhooksIdle(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -46,7 +67,7 @@ function platformHeaders(traceId: string, wabaId: string | undefined): Record<st
     "x-upstream-trace-id": traceId,
     "x-upstream-rev": "1019283746",
     "x-app-usage": JSON.stringify(usage),
-    ...(wabaId ? { "x-business-use-case-usage": JSON.stringify({ [wabaId]: [{ type: "whatsapp_business_management", ...usage, estimated_time_to_regain_access: 0 }] }) } : {}),
+    ...(wabaId ? { "x-business-use-case-usage": JSON.stringify({ [wabaId]: [{ type: "chat_business_management", ...usage, estimated_time_to_regain_access: 0 }] }) } : {}),
     "x-upstream-debug": "simulated-debug-token",
     "cache-control": "private, no-cache, no-store, must-revalidate",
     "access-control-allow-origin": "*",
@@ -87,9 +108,51 @@ export function startSimulator(options: SimulatorOptions = {}): Simulator {
   if (options.onMessageAccepted) listeners.add(options.onMessageAccepted);
   const requireProof = options.requireProof ?? true;
   const keepBodyBytes = options.keepBodyBytes ?? 1024 * 1024;
+  const now = options.now ?? Date.now;
   let baseUrl = "";
 
+  // Webhooks back to Switchboard: every send in flight is tracked so tests can wait for them.
+  const hooks = options.webhooks;
+  const post = hooks ? webhookSender({ url: hooks.url, world, fetch: hooks.fetch, onResult: hooks.onResult }) : null;
+  const inFlight = new Set<Promise<unknown>>();
+  const track = (work: Promise<unknown>) => {
+    inFlight.add(work);
+    void work.finally(() => inFlight.delete(work));
+  };
+  if (hooks && post) {
+    const delay = hooks.statusDelayMs ?? 250;
+    const schedule = hooks.schedule ?? ((ms, run) => void setTimeout(run, ms));
+    listeners.add((message) => {
+      STATUS_SEQUENCE.forEach((status, i) => {
+        let release!: () => void;
+        // Counted from the moment it is scheduled, so webhooksIdle() also waits for statuses not yet sent.
+        track(new Promise<void>((resolve) => (release = resolve)));
+        schedule(delay * (i + 1), () => {
+          const sending = post(statusEvent(world, message, status, Math.floor(now() / 1000)));
+          track(sending);
+          void sending.finally(release);
+        });
+      });
+    });
+  }
+
+  async function inbound(input: { phoneNumberId: string; from?: string; text?: string }): Promise<string> {
+    if (!post) throw new Error("simulator: start it with `webhooks` to send inbound messages");
+    const messageId = `wamid.${Buffer.from(random.bytes(24)).toString("base64url")}`;
+    const sending = post(inboundEvent(world, {
+      phoneNumberId: input.phoneNumberId, from: input.from ?? "15550001234", text: input.text ?? "Hello from a simulated customer",
+      messageId, unixSeconds: Math.floor(now() / 1000),
+    }));
+    track(sending);
+    await sending;
+    return messageId;
+  }
+
+  const control = controlRoute({ world, faults, inbound });
+
   async function handle(request: Request): Promise<Response> {
+    const controlled = await control(request);
+    if (controlled) return controlled;
     const recorded = await recordRequest(request, keepBodyBytes);
     requests.push(recorded);
     const params = new URLSearchParams(recorded.query);
@@ -153,6 +216,10 @@ export function startSimulator(options: SimulatorOptions = {}): Simulator {
     onMessageAccepted(listener) {
       listeners.add(listener);
       return () => listeners.delete(listener);
+    },
+    inbound,
+    async webhooksIdle() {
+      while (inFlight.size > 0) await Promise.all([...inFlight]);
     },
     stop: () => server.stop(true),
   };

@@ -1,5 +1,4 @@
-/** The product marker the platform puts in its bodies (a neutral word, as SPEC names it). */
-export const PRODUCT = "chat";
+import { PRODUCT } from "../platform/names.ts";
 
 /**
  * The upstream platform's own error answers, as the simulator gives them. Status and wording follow

@@ -62,6 +62,8 @@ export interface UserStore {
   byEmail(email: string): Promise<User | undefined>;
   byId(id: string): Promise<User | undefined>;
   create(user: User): Promise<User>;
+  /** Replaces a user's password hash (the demo resets its user's password at every start). */
+  setPasswordHash(id: string, passwordHash: string): Promise<void>;
   /** Failed sign-ins per email, to slow down guessing. */
   failures(email: string): Promise<{ count: number; lastAt: number } | undefined>;
   recordFailure(email: string, at: number): Promise<void>;

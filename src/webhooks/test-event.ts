@@ -1,3 +1,5 @@
+import { PRODUCT, WEBHOOK_OBJECT } from "../platform/names.ts";
+
 /**
  * The synthetic event of Send test and the coexistence pre-flight (SPEC 6.3): a `messages` event
  * with top-level `"proxy_test": true`, a message id starting `wamid.proxy_test.` and a fixed text.
@@ -12,14 +14,14 @@ export function testEventBody(input: {
   now: number;
 }): Uint8Array<ArrayBuffer> {
   const event = {
-    object: "whatsapp_business_account",
+    object: WEBHOOK_OBJECT,
     proxy_test: true,
     entry: [{
       id: input.wabaId,
       changes: [{
         field: "messages",
         value: {
-          messaging_product: "whatsapp",
+          messaging_product: PRODUCT,
           metadata: { display_phone_number: input.displayPhoneNumber ?? "", phone_number_id: input.phoneNumberId },
           contacts: [{ profile: { name: "Switchboard test" }, wa_id: "15550000000" }],
           messages: [{

@@ -32,6 +32,9 @@ export class SqliteUsers implements UserStore {
   async clearFailures(email: string) {
     this.db.delete(signInFailures).where(eq(signInFailures.email, email.toLowerCase())).run();
   }
+  async setPasswordHash(id: string, passwordHash: string) {
+    this.db.update(users).set({ passwordHash }).where(eq(users.id, id)).run();
+  }
   async purgeFailures(before: number) {
     return this.db.delete(signInFailures).where(lt(signInFailures.lastAt, before)).returning({ email: signInFailures.email }).all().length;
   }

@@ -1,0 +1,76 @@
+import { PRODUCT, WEBHOOK_OBJECT } from "../platform/names.ts";
+import type { Fetch } from "../runtime/deps.ts";
+import { hubSignature } from "../webhooks/hub-signature.ts";
+import type { AcceptedMessage } from "./handlers.ts";
+import type { SimWorld } from "./world.ts";
+
+/** The statuses a sent message goes through, in order, as the platform reports them. */
+export const STATUS_SEQUENCE = ["sent", "delivered", "read"] as const;
+export type MessageStatus = (typeof STATUS_SEQUENCE)[number];
+
+function numberMetadata(world: SimWorld, phoneNumberId: string) {
+  const number = world.numbers.get(phoneNumberId);
+  if (!number) throw new Error(`simulator: no number ${phoneNumberId}`);
+  return { wabaId: number.wabaId, metadata: { display_phone_number: number.displayPhoneNumber.replace(/\D/g, ""), phone_number_id: phoneNumberId } };
+}
+
+/** One `messages` change of one number, wrapped as the platform sends it. */
+function messagesEvent(wabaId: string, value: Record<string, unknown>): string {
+  return JSON.stringify({
+    object: WEBHOOK_OBJECT,
+    entry: [{ id: wabaId, changes: [{ field: "messages", value: { messaging_product: PRODUCT, ...value } }] }],
+  });
+}
+
+export function statusEvent(world: SimWorld, message: AcceptedMessage, status: MessageStatus, unixSeconds: number): { wabaId: string; body: string } {
+  const { wabaId, metadata } = numberMetadata(world, message.phoneNumberId);
+  const body = messagesEvent(wabaId, {
+    metadata,
+    statuses: [{ id: message.messageId, status, timestamp: String(unixSeconds), recipient_id: message.to.replace(/\D/g, "") }],
+  });
+  return { wabaId, body };
+}
+
+export function inboundEvent(
+  world: SimWorld,
+  input: { phoneNumberId: string; from: string; text: string; messageId: string; unixSeconds: number },
+): { wabaId: string; body: string } {
+  const { wabaId, metadata } = numberMetadata(world, input.phoneNumberId);
+  const body = messagesEvent(wabaId, {
+    metadata,
+    contacts: [{ profile: { name: "Simulated Customer" }, wa_id: input.from }],
+    messages: [{ from: input.from, id: input.messageId, timestamp: String(input.unixSeconds), type: "text", text: { body: input.text } }],
+  });
+  return { wabaId, body };
+}
+
+export interface WebhookSenderOptions {
+  /** Switchboard's ingress, e.g. http://127.0.0.1:8080/webhooks/upstream. */
+  url: string;
+  world: SimWorld;
+  fetch?: Fetch;
+  /** Reports a webhook Switchboard did not accept (the simulator does not retry). */
+  onResult?: (result: { body: string; status: number | null; error?: string }) => void;
+}
+
+/** Posts platform events to Switchboard's ingress, signed with the WABA's app secret as the platform does. */
+export function webhookSender(options: WebhookSenderOptions) {
+  const send = options.fetch ?? ((input, init) => fetch(input, init));
+  return async function post(event: { wabaId: string; body: string }): Promise<number | null> {
+    const waba = options.world.wabas.get(event.wabaId);
+    if (!waba) throw new Error(`simulator: no WABA ${event.wabaId}`);
+    try {
+      const response = await send(options.url, {
+        method: "POST",
+        headers: { "content-type": "application/json", "x-hub-signature-256": hubSignature(waba.appSecret, new TextEncoder().encode(event.body)) },
+        body: event.body,
+      });
+      await response.arrayBuffer();
+      options.onResult?.({ body: event.body, status: response.status });
+      return response.status;
+    } catch (error) {
+      options.onResult?.({ body: event.body, status: null, error: (error as Error).message });
+      return null;
+    }
+  };
+}
