@@ -9,10 +9,14 @@ export const LIMITS = {
   waba: { capacity: 5000, windowMs: 3_600_000 },
 } as const;
 
+/** A number's limit: coexistence caps it whatever its tier; otherwise its synced throughput level decides. */
+export function numberLimit(number: Pick<PhoneNumber, "kind" | "throughputLevel">) {
+  return number.kind === "coexistence" ? LIMITS.numberCoexistence : number.throughputLevel === "HIGH" ? LIMITS.numberHigh : LIMITS.numberStandard;
+}
+
 /** A number's bucket; its capacity follows the number's current kind and synced throughput level. */
 export function numberBucket(number: Pick<PhoneNumber, "phoneNumberId" | "kind" | "throughputLevel">): BucketSpec {
-  const limit = number.kind === "coexistence" ? LIMITS.numberCoexistence : number.throughputLevel === "HIGH" ? LIMITS.numberHigh : LIMITS.numberStandard;
-  return { key: `number:${number.phoneNumberId}`, ...limit };
+  return { key: `number:${number.phoneNumberId}`, ...numberLimit(number) };
 }
 
 export function wabaBucket(wabaId: string): BucketSpec {

@@ -1,3 +1,4 @@
+import { LIMITS, numberLimit } from "../limits/policy.ts";
 import type { NumberKind, PhoneNumber, Waba } from "../store/types.ts";
 
 /**
@@ -40,14 +41,11 @@ export function numberCondition(number: PhoneNumber, waba: Waba | undefined): Nu
   }
 }
 
-/** Requests per second of a number's own bucket (SPEC 8.1): coexistence caps whatever the tier. */
-export function numberRateLimit(number: Pick<PhoneNumber, "kind" | "throughputLevel">): number {
-  if (number.kind === "coexistence") return 20;
-  return number.throughputLevel === "HIGH" ? 1000 : 80;
-}
+/** Requests per second of a number's own bucket (SPEC 8.1), as the proxy applies it. */
+export const numberRateLimit = (number: Pick<PhoneNumber, "kind" | "throughputLevel">): number => numberLimit(number).capacity;
 
 /** Requests per hour of a WABA's bucket (SPEC 8.1). */
-export const WABA_RATE_LIMIT_PER_HOUR = 5000;
+export const WABA_RATE_LIMIT_PER_HOUR = LIMITS.waba.capacity;
 
 export const KIND_NAMES: Record<NumberKind, string> = {
   sandbox: "Sandbox",
