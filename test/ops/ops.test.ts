@@ -1,7 +1,8 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import { createLogger, redact } from "../../src/observability/logger.ts";
-import { admin, startApp, tempDir, testDeps } from "../support/harness.ts";
+import { startSimulator } from "../../src/simulator/server.ts";
+import { admin, startApp, tempDir, TEST_APP_SECRET, testDeps } from "../support/harness.ts";
 import { freePort, MAIN, processEnv, ROOT, waitForOk } from "../support/process.ts";
 
 const cleanups: (() => unknown)[] = [];
@@ -117,5 +118,40 @@ describe("the server process", () => {
     expect(log).toContain('"msg":"shutting down","signal":"SIGTERM"');
     const stopped = Bun.spawnSync([process.execPath, MAIN, "healthcheck"], { cwd: ROOT, env: { PATH: process.env.PATH ?? "", PORT: String(port) } });
     expect(stopped.exitCode).toBe(1);
+  });
+});
+
+describe("graceful shutdown", () => {
+  test("SIGTERM lets a proxied call that is in flight finish, then exits 0", async () => {
+    const dir = tempDir();
+    cleanups.push(dir.cleanup);
+    const sim = startSimulator({ wabas: [{ wabaId: "1001", accessToken: "EAAG-slow", appSecret: TEST_APP_SECRET, numbers: [{ phoneNumberId: "2001" }] }] });
+    cleanups.push(() => sim.stop());
+    const port = freePort();
+    const url = `http://127.0.0.1:${port}`;
+    const proc = Bun.spawn([process.execPath, MAIN, "serve"], {
+      cwd: ROOT, stdout: "pipe", stderr: "pipe",
+      env: processEnv(join(dir.path, "db.sqlite"), { PORT: String(port), HOST: "127.0.0.1", UPSTREAM_URL: sim.url }),
+    });
+    cleanups.push(() => proc.kill("SIGKILL"));
+    await waitForOk(`${url}/healthz`);
+    const account = (await (await admin(url, "POST", "/admin/accounts", { name: "A", email: "a@example.com" })).json()) as { id: string };
+    await admin(url, "POST", `/admin/accounts/${account.id}/wabas`, { waba_id: "1001", access_token: "EAAG-slow" });
+    await admin(url, "POST", `/admin/accounts/${account.id}/numbers`, { phone_number_id: "2001", waba_id: "1001", kind: "embedded" });
+    const { key } = (await (await admin(url, "POST", `/admin/accounts/${account.id}/api-keys`, { mode: "live" })).json()) as { key: string };
+
+    sim.fault("2001", { delayMs: 1500 });
+    const inFlight = fetch(`${url}/v21.0/2001/messages`, {
+      method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+      body: JSON.stringify({ messaging_product: "chat", to: "15551234567", type: "text", text: { body: "slow" } }),
+    });
+    // Wait until the call has reached upstream, then ask the server to stop.
+    while (sim.requests.filter((r) => r.path.endsWith("/messages")).length === 0) await Bun.sleep(10);
+    proc.kill("SIGTERM");
+    const response = await inFlight;
+    expect(response.status).toBe(200);
+    expect(((await response.json()) as { messages: { id: string }[] }).messages[0]!.id).toStartWith("wamid.");
+    expect(await proc.exited).toBe(0);
+    await expect(fetch(`${url}/healthz`)).rejects.toThrow();
   });
 });
