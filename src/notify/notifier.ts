@@ -1,4 +1,4 @@
-import { createTransport, type Transporter } from "nodemailer";
+import type { Transporter } from "nodemailer";
 import type { Deps } from "../runtime/deps.ts";
 import { randomId } from "../runtime/random.ts";
 
@@ -12,7 +12,8 @@ export interface Notifier {
 
 export function createNotifier(deps: Pick<Deps, "config" | "store" | "clock" | "random" | "logger">): Notifier {
   let transport: Transporter | null = null;
-  const mailer = () => (transport ??= createTransport(deps.config.smtpUrl!));
+  // Loaded on first use: most deployments never send mail, and the module costs start-up time.
+  const mailer = async () => (transport ??= (await import("nodemailer")).createTransport(deps.config.smtpUrl!));
   return {
     async notify(accountId, kind, subject, body) {
       const account = deps.store.directory.account(accountId);
@@ -23,7 +24,7 @@ export function createNotifier(deps: Pick<Deps, "config" | "store" | "clock" | "
           deps.logger.warn("notification (no SMTP_URL: not emailed)", { account_id: accountId, kind, subject });
           return;
         }
-        await mailer().sendMail({ from: deps.config.mailFrom, to: account.email, subject, text: body });
+        await (await mailer()).sendMail({ from: deps.config.mailFrom, to: account.email, subject, text: body });
         await deps.store.notifications.markEmailed(id, deps.clock.now());
       } catch (error) {
         deps.logger.error("notification could not be sent", { account_id: accountId, kind, error });
