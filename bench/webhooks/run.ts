@@ -61,7 +61,9 @@ const selfCpuMs = () => {
 };
 const port = freePort();
 const base = `http://127.0.0.1:${port}`;
-const server = Bun.spawn([process.execPath, join(ROOT, "src/main.ts"), "serve"], {
+// SERVER_FLAGS (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof") go to the server's bun.
+const serverFlags = (process.env.SERVER_FLAGS ?? "").split(" ").filter(Boolean);
+const server = Bun.spawn([process.execPath, ...serverFlags, join(ROOT, "src/main.ts"), "serve"], {
   cwd: ROOT,
   env: {
     PATH: process.env.PATH ?? "",
