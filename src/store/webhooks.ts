@@ -58,6 +58,11 @@ export interface NewDelivery {
   nextAttemptAt: number;
   replayOf: string | null;
   createdAt: number;
+  /**
+   * When set, the delivery is stored already leased to the caller until then, exactly as claimDue
+   * would leave it (the caller attempts it without claiming; after a crash it comes due again).
+   */
+  leaseUntil?: number;
 }
 
 export interface Delivery {

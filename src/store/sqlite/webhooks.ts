@@ -71,8 +71,8 @@ export class SqliteWebhooks implements WebhookStore {
       targets: q("SELECT id, fields, phone_number_id FROM endpoints WHERE account_id = $account ORDER BY created_at, id"),
       insertEvent: q(`INSERT INTO events (id, account_id, received_at, body, upstream_signature, fields, contains_history, is_test)
         VALUES ($id, $account, $at, $body, $signature, $fields, $history, $test)`),
-      insertDelivery: q(`INSERT INTO deliveries (id, account_id, endpoint_id, event_id, status, attempt_count, next_attempt_at, replay_of, created_at, updated_at)
-        VALUES ($id, $account, $endpoint, $event, 'pending', 0, $next, $replayOf, $at, $at)`),
+      insertDelivery: q(`INSERT INTO deliveries (id, account_id, endpoint_id, event_id, status, attempt_count, next_attempt_at, lease_until, replay_of, created_at, updated_at)
+        VALUES ($id, $account, $endpoint, $event, 'pending', 0, COALESCE($lease, $next), $lease, $replayOf, $at, $at)`),
       // Endpoints with due work and room under the per-endpoint cap, oldest due first. Each probe
       // is an index look-up, so a claim costs O(endpoints) and never scans the backlog.
       claimable: q(`WITH busy AS (
@@ -130,6 +130,19 @@ export class SqliteWebhooks implements WebhookStore {
     };
   }
 
+  /** Opened signing secrets by stored (sealed) text: a sealed text always opens to the same secret. */
+  private readonly opened = new Map<string, string>();
+
+  private open(sealed: string): string {
+    let plain = this.opened.get(sealed);
+    if (plain === undefined) {
+      plain = this.sealer.open(sealed);
+      if (this.opened.size >= 10_000) this.opened.clear();
+      this.opened.set(sealed, plain);
+    }
+    return plain;
+  }
+
   private toEndpoint(row: typeof endpoints.$inferSelect): Endpoint {
     return {
       id: row.id,
@@ -137,8 +150,8 @@ export class SqliteWebhooks implements WebhookStore {
       url: row.url,
       fields: row.fields,
       phoneNumberId: row.phoneNumberId,
-      secret: this.sealer.open(row.secretEnc),
-      previousSecret: row.previousSecretEnc === null ? null : this.sealer.open(row.previousSecretEnc),
+      secret: this.open(row.secretEnc),
+      previousSecret: row.previousSecretEnc === null ? null : this.open(row.previousSecretEnc),
       previousSecretExpiresAt: row.previousSecretExpiresAt,
       enabled: row.enabled,
       disabledReason: row.disabledReason,
@@ -196,7 +209,7 @@ export class SqliteWebhooks implements WebhookStore {
       for (const d of deliveries) {
         this.stmt.insertDelivery!.run({
           id: d.id, account: d.accountId, endpoint: d.endpointId, event: d.eventId, next: d.nextAttemptAt,
-          replayOf: d.replayOf, at: d.createdAt,
+          lease: d.leaseUntil ?? null, replayOf: d.replayOf, at: d.createdAt,
         });
       }
     });
