@@ -1,7 +1,7 @@
 import { Cron } from "croner";
 import type { Worker } from "../runtime/deps.ts";
 import type { Retention } from "../store/types.ts";
-import type { ClaimedDelivery, NewDelivery, NewEvent } from "../store/webhooks.ts";
+import type { ClaimedDelivery, Endpoint, NewDelivery, NewEvent } from "../store/webhooks.ts";
 import { runAttempt, type AttemptDeps } from "./attempt.ts";
 
 /** SPEC 6.5: up to 10 requests in flight to one endpoint. */
@@ -147,8 +147,16 @@ export class Dispatcher implements Worker {
     if (started.length < deliveries.length) this.wake();
     if (started.length === 0) return;
     const eventsById = new Map(events.map((e) => [e.id, e]));
-    const endpoints = new Map(await Promise.all([...new Set(started.map((d) => d.endpointId))]
-      .map(async (id) => [id, await this.deps.store.webhooks.endpoint(id)] as const)));
+    let endpoints: Map<string, Endpoint | undefined>;
+    try {
+      endpoints = new Map(await Promise.all([...new Set(started.map((d) => d.endpointId))]
+        .map(async (id) => [id, await this.deps.store.webhooks.endpoint(id)] as const)));
+    } catch (error) {
+      // The work is durable already: its leases run out and a later claim attempts it.
+      this.deps.logger.error("delivery start failed; left to the lease", { error });
+      for (const d of started) this.unhold(d.endpointId);
+      return;
+    }
     for (const d of started) {
       const event = eventsById.get(d.eventId);
       const endpoint = endpoints.get(d.endpointId);
