@@ -164,6 +164,7 @@ export class SqliteWebhooks implements WebhookStore {
   }
 
   async createEndpoint(endpoint: Endpoint) {
+    this.targetsByAccount.delete(endpoint.accountId);
     const { secret, previousSecret, ...rest } = endpoint;
     this.db.insert(endpoints).values({
       ...rest,
@@ -180,11 +181,19 @@ export class SqliteWebhooks implements WebhookStore {
     return this.db.select().from(endpoints).where(eq(endpoints.accountId, accountId))
       .orderBy(asc(endpoints.createdAt), asc(endpoints.id)).all().map((row) => this.toEndpoint(row));
   }
+  /** Ingress reads targets for every event; this process is the only writer of endpoints, so they are kept until one changes. */
+  private readonly targetsByAccount = new Map<string, EndpointTarget[]>();
+
   targets(accountId: string): EndpointTarget[] {
-    return this.stmt.targets!.all({ account: accountId }).map((row) => {
-      const r = row as Row;
-      return { id: r.id as string, fields: JSON.parse(r.fields as string) as string[], phoneNumberId: r.phone_number_id as string | null };
-    });
+    let list = this.targetsByAccount.get(accountId);
+    if (list === undefined) {
+      list = this.stmt.targets!.all({ account: accountId }).map((row) => {
+        const r = row as Row;
+        return { id: r.id as string, fields: JSON.parse(r.fields as string) as string[], phoneNumberId: r.phone_number_id as string | null };
+      });
+      this.targetsByAccount.set(accountId, list);
+    }
+    return list;
   }
   async updateEndpoint(id: string, patch: EndpointPatch) {
     const { secret, previousSecret, ...rest } = patch;
@@ -192,9 +201,11 @@ export class SqliteWebhooks implements WebhookStore {
     if (secret !== undefined) row.secretEnc = this.sealer.seal(secret);
     if (previousSecret !== undefined) row.previousSecretEnc = previousSecret === null ? null : this.sealer.seal(previousSecret);
     const changed = this.db.update(endpoints).set(row).where(eq(endpoints.id, id)).returning().get();
+    this.targetsByAccount.clear();
     return changed ? this.toEndpoint(changed) : undefined;
   }
   async deleteEndpoint(id: string) {
+    this.targetsByAccount.clear();
     return this.db.delete(endpoints).where(eq(endpoints.id, id)).returning({ id: endpoints.id }).all().length > 0;
   }
 
