@@ -7,7 +7,9 @@
  *      (p50/p99), ack-to-arrival at the receiver (p50/p99) and deliveries/s;
  *   2. posts as fast as CONCURRENCY connections allow for SECONDS and reports the sustained
  *      deliveries per second the receiver saw.
- * Run: bun bench/webhooks/run.ts   (env RATE, SECONDS, ACCOUNTS, CONCURRENCY override the defaults)
+ * The receiver is a separate process (receiver.ts); each phase reports the CPU each process used.
+ * Run: bun bench/webhooks/run.ts   (env RATE, SECONDS, ACCOUNTS, CONCURRENCY override the defaults;
+ * PHASES=steady or PHASES=flat runs one phase)
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -30,30 +32,38 @@ const freePort = () => {
   return p;
 };
 
-// Arrival times per event index, measured in this process (same clock as the acks).
-const arrivals = new Map<number, number[]>();
-let arrived = 0;
-const receiver = Bun.serve({
-  port: 0,
-  hostname: "127.0.0.1",
-  async fetch(req) {
-    const body = await req.text();
-    const at = performance.now();
-    const match = /wamid\.bench\.(\d+)\./.exec(body);
-    if (match) {
-      const i = Number(match[1]);
-      const list = arrivals.get(i);
-      if (list) list.push(at);
-      else arrivals.set(i, [at]);
-    }
-    arrived++;
-    return new Response("ok");
-  },
-});
-
+// The receiver runs in its own process (see receiver.ts); arrival times are epoch ms, comparable
+// with this process's epochNow().
+const epochNow = () => performance.timeOrigin + performance.now();
+const receiverProc = Bun.spawn([process.execPath, join(import.meta.dir, "receiver.ts")], { stdout: "pipe", stderr: "inherit" });
+const receiverPort = await (async () => {
+  const reader = receiverProc.stdout.getReader();
+  let text = "";
+  while (!text.includes("\n")) {
+    const { done, value } = await reader.read();
+    if (done) throw new Error("receiver did not start");
+    text += new TextDecoder().decode(value);
+  }
+  reader.releaseLock();
+  return Number(text.split("\n")[0]);
+})();
+const receiverUrl = `http://127.0.0.1:${receiverPort}`;
+const arrivedCount = async () => Number(await (await fetch(`${receiverUrl}/count`)).text());
+const receiverStats = async () => (await (await fetch(`${receiverUrl}/stats`)).json()) as { count: number; cpuMs: number; arrivals: Record<string, number[]> };
+/** CPU time (user + system, ms) of the server process, from /proc. */
+const serverCpuMs = async () => {
+  const fields = (await Bun.file(`/proc/${server.pid}/stat`).text()).split(") ")[1]!.split(" ");
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
+};
+const selfCpuMs = () => {
+  const c = process.cpuUsage();
+  return (c.user + c.system) / 1000;
+};
 const port = freePort();
 const base = `http://127.0.0.1:${port}`;
-const server = Bun.spawn([process.execPath, join(ROOT, "src/main.ts"), "serve"], {
+// SERVER_FLAGS (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof") go to the server's bun.
+const serverFlags = (process.env.SERVER_FLAGS ?? "").split(" ").filter(Boolean);
+const server = Bun.spawn([process.execPath, ...serverFlags, join(ROOT, "src/main.ts"), "serve"], {
   cwd: ROOT,
   env: {
     PATH: process.env.PATH ?? "",
@@ -99,7 +109,7 @@ async function setup() {
     const r = await fetch(`${base}/api/endpoints`, {
       method: "POST",
       headers: { cookie, "content-type": "application/json" },
-      body: JSON.stringify({ url: `http://127.0.0.1:${receiver.port}/a${n}`, fields: ["messages"] }),
+      body: JSON.stringify({ url: `${receiverUrl}/a${n}`, fields: ["messages"] }),
     });
     if (r.status !== 201) throw new Error(`endpoint: ${r.status} ${await r.text()}`);
   }
@@ -124,22 +134,46 @@ function event(i: number): { body: Uint8Array<ArrayBuffer>; signature: string } 
 
 async function post(i: number): Promise<{ sent: number; acked: number }> {
   const { body, signature } = event(i);
-  const sent = performance.now();
+  const sent = epochNow();
   const r = await fetch(`${base}/webhooks/upstream`, { method: "POST", headers: { "content-type": "application/json", "x-hub-signature-256": signature }, body });
   await r.arrayBuffer();
   if (r.status !== 200) throw new Error(`ingress answered ${r.status}`);
-  return { sent, acked: performance.now() };
+  return { sent, acked: epochNow() };
 }
 
 const pct = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
 const fmt = (ms: number) => `${ms.toFixed(2)} ms`;
 
+async function waitArrivals(target: number, timeoutMs: number): Promise<number> {
+  const deadline = performance.now() + timeoutMs;
+  let n = await arrivedCount();
+  while (n < target && performance.now() < deadline) {
+    await Bun.sleep(20);
+    n = await arrivedCount();
+  }
+  return n;
+}
+
+/** CPU used by each process over a phase, as a share of one core. */
+async function cpuMeter(deliveries: () => number) {
+  const before = { server: await serverCpuMs(), receiver: (await receiverStats()).cpuMs, sender: selfCpuMs(), at: performance.now() };
+  return async () => {
+    const wall = performance.now() - before.at;
+    const share = (ms: number) => `${((ms / wall) * 100).toFixed(0)} %`;
+    const receiver = (await receiverStats()).cpuMs;
+    const server = (await serverCpuMs()) - before.server;
+    return `  server CPU per delivery  ${((server * 1000) / Math.max(1, deliveries())).toFixed(0)} µs (ingress share included)\n  CPU (share of one core)  server ${share(server)}  receiver ${share(receiver - before.receiver)}  sender ${share(selfCpuMs() - before.sender)}  (load average ${(await Bun.file("/proc/loadavg").text()).split(" ").slice(0, 3).join(" ")})`;
+  };
+}
+
 async function steady(): Promise<void> {
   const total = RATE * SECONDS;
   const acks: { sent: number; acked: number }[] = new Array(total);
   const pending: Promise<void>[] = [];
+  const arrivedBefore = await arrivedCount();
+  let delivered = 0;
+  const cpu = await cpuMeter(() => delivered);
   const start = performance.now();
-  const arrivedBefore = arrived;
   for (let i = 0; i < total; i++) {
     const due = start + (i * 1000) / RATE;
     const wait = due - performance.now();
@@ -148,21 +182,25 @@ async function steady(): Promise<void> {
   }
   await Promise.all(pending);
   const sendSeconds = (performance.now() - start) / 1000;
-  const deadline = performance.now() + 30_000;
-  while (arrived - arrivedBefore < total * ACCOUNTS && performance.now() < deadline) await Bun.sleep(10);
+  delivered = (await waitArrivals(arrivedBefore + total * ACCOUNTS, 30_000)) - arrivedBefore;
   const spanSeconds = (performance.now() - start) / 1000;
+  const cpuLine = await cpu();
+  const { arrivals } = await receiverStats();
   const ackMs = acks.map((a) => a.acked - a.sent).sort((a, b) => a - b);
   const toArrival: number[] = [];
-  for (let i = 0; i < total; i++) for (const at of arrivals.get(i) ?? []) toArrival.push(at - acks[i]!.acked);
+  for (let i = 0; i < total; i++) for (const at of arrivals[i] ?? []) toArrival.push(at - acks[i]!.acked);
   toArrival.sort((a, b) => a - b);
   console.log(`steady: ${total} events at ${RATE}/s over ${sendSeconds.toFixed(1)} s, ${ACCOUNTS} accounts each (${total * ACCOUNTS} deliveries)`);
   console.log(`  ingress ack latency      p50 ${fmt(pct(ackMs, 50))}  p99 ${fmt(pct(ackMs, 99))}  max ${fmt(ackMs[ackMs.length - 1]!)}`);
   console.log(`  ack to arrival           p50 ${fmt(pct(toArrival, 50))}  p99 ${fmt(pct(toArrival, 99))}  (negative = arrived before the ack reached the sender)`);
-  console.log(`  delivered                ${arrived - arrivedBefore} of ${total * ACCOUNTS} in ${spanSeconds.toFixed(1)} s = ${((arrived - arrivedBefore) / spanSeconds).toFixed(0)} deliveries/s`);
+  console.log(`  delivered                ${delivered} of ${total * ACCOUNTS} in ${spanSeconds.toFixed(1)} s = ${(delivered / spanSeconds).toFixed(0)} deliveries/s`);
+  console.log(cpuLine);
 }
 
 async function flatOut(): Promise<void> {
-  const arrivedBefore = arrived;
+  const arrivedBefore = await arrivedCount();
+  let delivered = 0;
+  const cpu = await cpuMeter(() => delivered);
   const start = performance.now();
   const stopAt = start + SECONDS * 1000;
   let next = 10_000_000;
@@ -174,11 +212,11 @@ async function flatOut(): Promise<void> {
     }
   }));
   const sendSeconds = (performance.now() - start) / 1000;
-  const deadline = performance.now() + 60_000;
-  while (arrived - arrivedBefore < events * ACCOUNTS && performance.now() < deadline) await Bun.sleep(10);
+  delivered = (await waitArrivals(arrivedBefore + events * ACCOUNTS, 60_000)) - arrivedBefore;
   const seconds = (performance.now() - start) / 1000;
   console.log(`flat out: ${events} events acknowledged in ${sendSeconds.toFixed(1)} s (${(events / sendSeconds).toFixed(0)} events/s, ${CONCURRENCY} connections)`);
-  console.log(`  delivered                ${arrived - arrivedBefore} of ${events * ACCOUNTS} in ${seconds.toFixed(1)} s = ${((arrived - arrivedBefore) / seconds).toFixed(0)} deliveries/s sustained`);
+  console.log(`  delivered                ${delivered} of ${events * ACCOUNTS} in ${seconds.toFixed(1)} s = ${(delivered / seconds).toFixed(0)} deliveries/s sustained`);
+  console.log(await cpu());
 }
 
 try {
@@ -187,11 +225,11 @@ try {
   // Warm-up: connections, JIT, prepared statements.
   for (let i = 0; i < 200; i++) await post(20_000_000 + i);
   await Bun.sleep(500);
-  await steady();
-  await flatOut();
+  if (process.env.PHASES !== "flat") await steady();
+  if (process.env.PHASES !== "steady") await flatOut();
 } finally {
   server.kill();
   await server.exited;
-  receiver.stop(true);
+  receiverProc.kill();
   rmSync(dir, { recursive: true, force: true });
 }

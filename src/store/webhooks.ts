@@ -58,6 +58,11 @@ export interface NewDelivery {
   nextAttemptAt: number;
   replayOf: string | null;
   createdAt: number;
+  /**
+   * When set, the delivery is stored already leased to the caller until then, exactly as claimDue
+   * would leave it (the caller attempts it without claiming; after a crash it comes due again).
+   */
+  leaseUntil?: number;
 }
 
 export interface Delivery {
@@ -151,7 +156,11 @@ export interface WebhookStore {
   endpoint(id: string): Promise<Endpoint | undefined>;
   /** The account's endpoints, oldest first. */
   endpoints(accountId: string): Promise<Endpoint[]>;
-  /** The account's endpoints as ingress matches them (no secrets, so nothing to decrypt). */
+  /**
+   * The account's endpoints as ingress matches them (no secrets, so nothing to decrypt). Must
+   * reflect every endpoint change made through this store at once; an implementation may keep
+   * them in memory only while it is the sole writer of endpoints (SQLite's one process).
+   */
   targets(accountId: string): EndpointTarget[];
   updateEndpoint(id: string, patch: EndpointPatch): Promise<Endpoint | undefined>;
   /** Deletes the endpoint with its deliveries and their attempts. */

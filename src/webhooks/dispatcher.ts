@@ -1,6 +1,7 @@
 import { Cron } from "croner";
 import type { Worker } from "../runtime/deps.ts";
 import type { Retention } from "../store/types.ts";
+import type { ClaimedDelivery, Endpoint, NewDelivery, NewEvent } from "../store/webhooks.ts";
 import { runAttempt, type AttemptDeps } from "./attempt.ts";
 
 /** SPEC 6.5: up to 10 requests in flight to one endpoint. */
@@ -18,6 +19,12 @@ const PURGE_EVERY_MS = 60_000;
  */
 export class Dispatcher implements Worker {
   private inFlight = new Set<Promise<void>>();
+  /** Leases this process holds per endpoint (attempts running or about to start). */
+  private leased = new Map<string, number>();
+  /** Endpoints that may have due deliveries waiting in the store: new ones must queue behind them. */
+  private backlog = new Set<string>();
+  /** The last claim found work, so more may be due: completions claim again until one finds none. */
+  private claimFoundWork = false;
   private pumping: Promise<void> | null = null;
   private pumpAgain = false;
   private cron: Cron | null = null;
@@ -63,30 +70,120 @@ export class Dispatcher implements Worker {
       while (!this.stopped) {
         const free = GLOBAL_IN_FLIGHT - this.inFlight.size;
         if (free <= 0) return;
+        const room = new Map([...this.backlog].map((id) => [id, PER_ENDPOINT_IN_FLIGHT - (this.leased.get(id) ?? 0)]));
         const batch = await this.deps.store.webhooks.claimDue(this.deps.clock.now(), {
           limit: free,
           perEndpoint: PER_ENDPOINT_IN_FLIGHT,
           leaseMs: this.leaseMs,
         });
+        this.claimFoundWork = batch.length > 0;
         for (const claimed of batch) {
-          const attempt = runAttempt(this.deps, claimed)
-            .catch((error) => this.deps.logger.error("delivery attempt crashed", { delivery_id: claimed.delivery.id, error }))
-            .finally(() => {
-              this.inFlight.delete(attempt);
-              this.wakeSoon();
-            });
-          this.inFlight.add(attempt);
+          const id = claimed.endpoint.id;
+          if (room.has(id)) room.set(id, room.get(id)! - 1);
+          this.hold(id);
+          this.launch(claimed);
         }
-        if (batch.length < free) return;
+        if (batch.length < free) {
+          // The claim stopped short of an endpoint's room only because nothing more of it was due.
+          for (const [id, left] of room) if (left > 0) this.backlog.delete(id);
+          return;
+        }
       }
     } catch (error) {
       this.deps.logger.error("delivery queue claim failed", { error });
     }
   }
 
+  private hold(endpointId: string): void {
+    this.leased.set(endpointId, (this.leased.get(endpointId) ?? 0) + 1);
+  }
+
+  private unhold(endpointId: string): void {
+    const n = (this.leased.get(endpointId) ?? 1) - 1;
+    if (n > 0) this.leased.set(endpointId, n);
+    else this.leased.delete(endpointId);
+  }
+
+  private launch(claimed: ClaimedDelivery): void {
+    const attempt = runAttempt(this.deps, claimed)
+      .catch((error) => this.deps.logger.error("delivery attempt crashed", { delivery_id: claimed.delivery.id, error }))
+      .finally(() => {
+        this.inFlight.delete(attempt);
+        this.unhold(claimed.endpoint.id);
+        // A freed slot matters only if stored work may be waiting; otherwise the claim query is
+        // skipped (fresh deliveries start without one, and the tick picks up retries).
+        if (this.claimFoundWork || this.backlog.size > 0) this.wakeSoon();
+      });
+    this.inFlight.add(attempt);
+  }
+
+  /**
+   * Stores new events and deliveries (one transaction, durable when this resolves, as
+   * WebhookStore.enqueue) and starts at once, without a claim, those whose endpoint has room and
+   * no older due work: they are stored already leased to this process, so a crash still leaves
+   * them to be attempted after restart. The rest wait in the store for the next claim.
+   */
+  async enqueue(events: NewEvent[], deliveries: NewDelivery[]): Promise<void> {
+    const now = this.deps.clock.now();
+    const started: NewDelivery[] = [];
+    const stored = deliveries.map((d) => {
+      const room = !this.stopped && d.nextAttemptAt <= now && !this.backlog.has(d.endpointId)
+        && (this.leased.get(d.endpointId) ?? 0) < PER_ENDPOINT_IN_FLIGHT && this.inFlight.size + started.length < GLOBAL_IN_FLIGHT;
+      if (!room) {
+        this.backlog.add(d.endpointId);
+        return d;
+      }
+      this.hold(d.endpointId);
+      const leased = { ...d, leaseUntil: now + this.leaseMs };
+      started.push(leased);
+      return leased;
+    });
+    try {
+      await this.deps.store.webhooks.enqueue(events, stored);
+    } catch (error) {
+      for (const d of started) this.unhold(d.endpointId);
+      throw error;
+    }
+    if (started.length < deliveries.length) this.wake();
+    if (started.length === 0) return;
+    const eventsById = new Map(events.map((e) => [e.id, e]));
+    let endpoints: Map<string, Endpoint | undefined>;
+    try {
+      endpoints = new Map(await Promise.all([...new Set(started.map((d) => d.endpointId))]
+        .map(async (id) => [id, await this.deps.store.webhooks.endpoint(id)] as const)));
+    } catch (error) {
+      // The work is durable already: its leases run out and a later claim attempts it.
+      this.deps.logger.error("delivery start failed; left to the lease", { error });
+      for (const d of started) this.unhold(d.endpointId);
+      return;
+    }
+    for (const d of started) {
+      const event = eventsById.get(d.eventId);
+      const endpoint = endpoints.get(d.endpointId);
+      if (!event || !endpoint) {
+        // Deleted meanwhile (its deliveries went with it), or a caller's mistake: the lease runs out.
+        this.unhold(d.endpointId);
+        continue;
+      }
+      this.launch({
+        delivery: {
+          id: d.id, accountId: d.accountId, endpointId: d.endpointId, eventId: d.eventId, status: "pending", attemptCount: 0,
+          nextAttemptAt: d.leaseUntil!, replayOf: d.replayOf, parkedReason: null, payloadAvailable: true, fields: event.fields,
+          isTest: event.isTest, createdAt: d.createdAt, updatedAt: d.createdAt,
+        },
+        endpoint,
+        body: event.body,
+        upstreamSignature: event.upstreamSignature,
+        containsHistory: event.containsHistory,
+      });
+    }
+  }
+
   /** What the croner tick does each second: a purge once a minute (by the injected clock), then a wake. */
   private async onTick(): Promise<void> {
     const now = this.deps.clock.now();
+    // The claim skips endpoints at their cap; their due retries are claimed once a slot frees.
+    for (const [id, n] of this.leased) if (n >= PER_ENDPOINT_IN_FLIGHT) this.backlog.add(id);
     if (now - this.lastPurge >= PURGE_EVERY_MS) {
       this.lastPurge = now;
       await this.purge();

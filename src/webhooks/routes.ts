@@ -40,6 +40,7 @@ async function readLimited(request: Request, max: number): Promise<Uint8Array<Ar
 
 /** CONTRACT 5: the subscription handshake and the event intake. */
 export function ingressRoutes(deps: Deps, dispatcher: Dispatcher) {
+  const ingressDeps = { ...deps, queue: dispatcher };
   return new Elysia()
     .get("/webhooks/upstream", ({ request }) => {
       const query = new URL(request.url).searchParams;
@@ -61,14 +62,13 @@ export function ingressRoutes(deps: Deps, dispatcher: Dispatcher) {
         const traceId = "requestId" in context && typeof context.requestId === "string" ? context.requestId : randomId(deps.random, "req", 20);
         return errorResponse("event_too_large", traceId, { headers: { connection: "close" } });
       }
-      const result = await acceptEvent(deps, bytes, request.headers.get("x-hub-signature-256"));
+      const result = await acceptEvent(ingressDeps, bytes, request.headers.get("x-hub-signature-256"));
       if (result.kind === "rejected") {
         deps.metrics.webhookEvents.inc({ result: result.error });
         deps.logger.warn("webhook event rejected", { error: result.error, reason: result.reason, bytes: bytes.length });
         throw new AppError(result.error, result.error === "invalid_event" ? `The body is not a webhook event: ${result.reason}.` : undefined);
       }
       deps.metrics.webhookEvents.inc({ result: "accepted" });
-      if (result.deliveries > 0) dispatcher.wake();
       return new Response("ok", { headers: { "content-type": "text/plain" } });
     }, { parse: "none" });
 }

@@ -57,14 +57,22 @@ export class SqliteWebhooks implements WebhookStore {
   private readonly endpointById;
 
   constructor(private readonly db: Db, private readonly sqlite: Database, private readonly sealer: Sealer) {
+    this.savepoint = sqlite.transaction((work: () => unknown) => work());
+    this.commitTurn = sqlite.transaction((batch: SqliteWebhooks["turnWork"]) => batch.map(({ work }) => {
+      try {
+        return { ok: true, value: this.savepoint(work) };
+      } catch (error) {
+        return { ok: false, value: error };
+      }
+    }));
     const q = (text: string) => this.sqlite.prepare(text);
     this.endpointById = db.select().from(endpoints).where(eq(endpoints.id, sql.placeholder("id"))).prepare();
     this.stmt = {
       targets: q("SELECT id, fields, phone_number_id FROM endpoints WHERE account_id = $account ORDER BY created_at, id"),
       insertEvent: q(`INSERT INTO events (id, account_id, received_at, body, upstream_signature, fields, contains_history, is_test)
         VALUES ($id, $account, $at, $body, $signature, $fields, $history, $test)`),
-      insertDelivery: q(`INSERT INTO deliveries (id, account_id, endpoint_id, event_id, status, attempt_count, next_attempt_at, replay_of, created_at, updated_at)
-        VALUES ($id, $account, $endpoint, $event, 'pending', 0, $next, $replayOf, $at, $at)`),
+      insertDelivery: q(`INSERT INTO deliveries (id, account_id, endpoint_id, event_id, status, attempt_count, next_attempt_at, lease_until, replay_of, created_at, updated_at)
+        VALUES ($id, $account, $endpoint, $event, 'pending', 0, COALESCE($lease, $next), $lease, $replayOf, $at, $at)`),
       // Endpoints with due work and room under the per-endpoint cap, oldest due first. Each probe
       // is an index look-up, so a claim costs O(endpoints) and never scans the backlog.
       claimable: q(`WITH busy AS (
@@ -122,6 +130,19 @@ export class SqliteWebhooks implements WebhookStore {
     };
   }
 
+  /** Opened signing secrets by stored (sealed) text: a sealed text always opens to the same secret. */
+  private readonly opened = new Map<string, string>();
+
+  private open(sealed: string): string {
+    let plain = this.opened.get(sealed);
+    if (plain === undefined) {
+      plain = this.sealer.open(sealed);
+      if (this.opened.size >= 10_000) this.opened.clear();
+      this.opened.set(sealed, plain);
+    }
+    return plain;
+  }
+
   private toEndpoint(row: typeof endpoints.$inferSelect): Endpoint {
     return {
       id: row.id,
@@ -129,8 +150,8 @@ export class SqliteWebhooks implements WebhookStore {
       url: row.url,
       fields: row.fields,
       phoneNumberId: row.phoneNumberId,
-      secret: this.sealer.open(row.secretEnc),
-      previousSecret: row.previousSecretEnc === null ? null : this.sealer.open(row.previousSecretEnc),
+      secret: this.open(row.secretEnc),
+      previousSecret: row.previousSecretEnc === null ? null : this.open(row.previousSecretEnc),
       previousSecretExpiresAt: row.previousSecretExpiresAt,
       enabled: row.enabled,
       disabledReason: row.disabledReason,
@@ -143,6 +164,7 @@ export class SqliteWebhooks implements WebhookStore {
   }
 
   async createEndpoint(endpoint: Endpoint) {
+    this.targetsByAccount.delete(endpoint.accountId);
     const { secret, previousSecret, ...rest } = endpoint;
     this.db.insert(endpoints).values({
       ...rest,
@@ -159,11 +181,19 @@ export class SqliteWebhooks implements WebhookStore {
     return this.db.select().from(endpoints).where(eq(endpoints.accountId, accountId))
       .orderBy(asc(endpoints.createdAt), asc(endpoints.id)).all().map((row) => this.toEndpoint(row));
   }
+  /** Ingress reads targets for every event; this process is the only writer of endpoints, so they are kept until one changes. */
+  private readonly targetsByAccount = new Map<string, EndpointTarget[]>();
+
   targets(accountId: string): EndpointTarget[] {
-    return this.stmt.targets!.all({ account: accountId }).map((row) => {
-      const r = row as Row;
-      return { id: r.id as string, fields: JSON.parse(r.fields as string) as string[], phoneNumberId: r.phone_number_id as string | null };
-    });
+    let list = this.targetsByAccount.get(accountId);
+    if (list === undefined) {
+      list = this.stmt.targets!.all({ account: accountId }).map((row) => {
+        const r = row as Row;
+        return { id: r.id as string, fields: JSON.parse(r.fields as string) as string[], phoneNumberId: r.phone_number_id as string | null };
+      });
+      this.targetsByAccount.set(accountId, list);
+    }
+    return list;
   }
   async updateEndpoint(id: string, patch: EndpointPatch) {
     const { secret, previousSecret, ...rest } = patch;
@@ -171,14 +201,16 @@ export class SqliteWebhooks implements WebhookStore {
     if (secret !== undefined) row.secretEnc = this.sealer.seal(secret);
     if (previousSecret !== undefined) row.previousSecretEnc = previousSecret === null ? null : this.sealer.seal(previousSecret);
     const changed = this.db.update(endpoints).set(row).where(eq(endpoints.id, id)).returning().get();
+    this.targetsByAccount.clear();
     return changed ? this.toEndpoint(changed) : undefined;
   }
   async deleteEndpoint(id: string) {
+    this.targetsByAccount.clear();
     return this.db.delete(endpoints).where(eq(endpoints.id, id)).returning({ id: endpoints.id }).all().length > 0;
   }
 
-  async enqueue(events: NewEvent[], deliveries: NewDelivery[]) {
-    this.sqlite.transaction(() => {
+  enqueue(events: NewEvent[], deliveries: NewDelivery[]): Promise<void> {
+    return this.inTurnTransaction(() => {
       for (const e of events) {
         this.stmt.insertEvent!.run({
           id: e.id, account: e.accountId, at: e.receivedAt, body: e.body, signature: e.upstreamSignature,
@@ -188,16 +220,16 @@ export class SqliteWebhooks implements WebhookStore {
       for (const d of deliveries) {
         this.stmt.insertDelivery!.run({
           id: d.id, account: d.accountId, endpoint: d.endpointId, event: d.eventId, next: d.nextAttemptAt,
-          replayOf: d.replayOf, at: d.createdAt,
+          lease: d.leaseUntil ?? null, replayOf: d.replayOf, at: d.createdAt,
         });
       }
-    })();
+    });
   }
 
-  async claimDue(now: number, options: { limit: number; perEndpoint: number; leaseMs: number }) {
-    const claimed: ClaimedDelivery[] = [];
-    const endpointsById = new Map<string, Endpoint | undefined>();
-    this.sqlite.transaction(() => {
+  claimDue(now: number, options: { limit: number; perEndpoint: number; leaseMs: number }): Promise<ClaimedDelivery[]> {
+    return this.inTurnTransaction(() => {
+      const claimed: ClaimedDelivery[] = [];
+      const endpointsById = new Map<string, Endpoint | undefined>();
       const ids: Row[] = [];
       const candidates = this.stmt.claimable!.all({ now, perEndpoint: options.perEndpoint }) as Row[];
       for (const candidate of candidates) {
@@ -223,8 +255,8 @@ export class SqliteWebhooks implements WebhookStore {
           containsHistory: row.contains_history === 1,
         });
       }
-    })();
-    return claimed;
+      return claimed;
+    });
   }
 
   /** One server process owns a SQLite file, so at start every lease belongs to a run that ended. */
@@ -232,28 +264,46 @@ export class SqliteWebhooks implements WebhookStore {
     this.stmt.releaseAll!.run({ now });
   }
 
-  private completions: { input: CompletionInput; resolve: (c: EndpointChange) => void; reject: (e: unknown) => void }[] = [];
+  private turnWork: { work: () => unknown; resolve: (value: never) => void; reject: (error: unknown) => void }[] = [];
+  /** Runs its argument inside a SAVEPOINT (bun:sqlite nests transactions so). */
+  private readonly savepoint: (work: () => unknown) => unknown;
+  private readonly commitTurn: (batch: SqliteWebhooks["turnWork"]) => { ok: boolean; value: unknown }[];
 
   /**
-   * Attempts that finish in the same turn of the event loop are recorded in one transaction
-   * (one commit instead of one per attempt); each promise resolves once that commit is done.
+   * Group commit: the queue's writes (enqueue, claim, complete) that arrive in the same turn of the
+   * event loop share ONE transaction, and each promise resolves only once that commit is done, so
+   * "durable when resolved" still holds. A commit writes every touched page to the WAL, which cost
+   * more than the statements themselves. Each piece of work runs in its own savepoint: one that
+   * throws is rolled back and rejected alone.
    */
-  completeAttempt(input: CompletionInput): Promise<EndpointChange> {
-    return new Promise((resolve, reject) => {
-      if (this.completions.push({ input, resolve, reject }) === 1) setImmediate(() => this.flushCompletions());
+  private inTurnTransaction<T>(work: () => T): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      if (this.turnWork.push({ work, resolve: resolve as (value: never) => void, reject }) === 1) setImmediate(() => this.flushTurn());
     });
   }
 
-  private flushCompletions(): void {
-    const batch = this.completions.splice(0);
-    let changes: EndpointChange[];
+  private flushTurn(): void {
+    const batch = this.turnWork.splice(0);
+    let results: { ok: boolean; value: unknown }[];
     try {
-      changes = this.sqlite.transaction(() => batch.map(({ input }) => this.applyCompletion(input)))();
+      results = this.commitTurn(batch);
     } catch (error) {
       for (const item of batch) item.reject(error);
       return;
     }
-    batch.forEach((item, i) => item.resolve(changes[i]!));
+    batch.forEach((item, i) => {
+      const result = results[i]!;
+      if (result.ok) item.resolve(result.value as never);
+      else item.reject(result.value);
+    });
+  }
+
+  /**
+   * Records the attempt in the transaction of this turn: attempts finishing together share one
+   * commit, and each promise resolves once that commit is done.
+   */
+  completeAttempt(input: CompletionInput): Promise<EndpointChange> {
+    return this.inTurnTransaction(() => this.applyCompletion(input));
   }
 
   private applyCompletion(input: CompletionInput): EndpointChange {
