@@ -1,4 +1,4 @@
-import { createHash, timingSafeEqual } from "node:crypto";
+import { timingSafeEqual } from "node:crypto";
 import type { Random } from "../runtime/random.ts";
 
 export type KeyMode = "live" | "test";
@@ -18,10 +18,11 @@ export function apiKeyMode(key: string): KeyMode | null {
 
 /**
  * Keys carry 192 random bits, so a fast hash is enough to make a stolen table useless;
- * a slow password hash would only cost time on every proxied request.
+ * a slow password hash would only cost time on every proxied request. (Bun's one-shot SHA-256 is
+ * about three times cheaper than node:crypto's createHash, and this runs on every proxied call.)
  */
 export function hashApiKey(key: string): string {
-  return createHash("sha256").update(key).digest("hex");
+  return Bun.SHA256.hash(key, "hex");
 }
 
 /** Constant-time comparison of two hex hashes. */

@@ -3,7 +3,12 @@
  * dot segments and re-encode characters, and a proxy must neither judge nor forward a cleaned-up
  * version of what it was sent.
  */
-export function rawTarget(url: string): { path: string; query: string | null } {
+export interface RawTarget {
+  path: string;
+  query: string | null;
+}
+
+export function rawTarget(url: string): RawTarget {
   const hostStart = url.indexOf("//");
   const pathStart = url.indexOf("/", hostStart < 0 ? 0 : hostStart + 2);
   if (pathStart < 0) return { path: "/", query: null };

@@ -4,19 +4,27 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom
 export function createMetrics() {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: "switchboard_" });
+  /** Hot paths that count in plain tallies add them to their counters here, before a scrape reads them. */
+  const beforeCollect = new Set<() => void>();
+  const collect = () => {
+    for (const flush of beforeCollect) flush();
+  };
   return {
     registry,
+    beforeCollect,
     httpRequests: new Counter({
       name: "switchboard_http_requests_total",
       help: "HTTP requests answered, by route group and status class.",
       labelNames: ["group", "status"] as const,
       registers: [registry],
+      collect,
     }),
     proxyRequests: new Counter({
       name: "switchboard_proxy_requests_total",
       help: "Proxied calls by outcome: upstream status, or our own error code.",
       labelNames: ["outcome"] as const,
       registers: [registry],
+      collect,
     }),
     upstreamLatency: new Histogram({
       name: "switchboard_upstream_seconds",

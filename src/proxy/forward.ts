@@ -1,7 +1,7 @@
 import type { ErrorName } from "../errors/catalog.ts";
 import type { Fetch } from "../runtime/deps.ts";
 import { countedBody, MAX_BODY_BYTES } from "./body-limit.ts";
-import { PASSED_REQUEST_HEADERS, responseHeaders } from "./headers.ts";
+import { keepResponseHeaders, PASSED_REQUEST_HEADERS } from "./headers.ts";
 import { INSPECT_LIMIT, inspectedBody } from "./side-effects.ts";
 
 export interface Exchange {
@@ -27,7 +27,7 @@ type AbortReason = "timeout" | "too_large";
  * (it would keep stale length and encoding headers) nor follow redirects, and since no
  * Accept-Encoding is sent, upstream never compresses what the caller did not ask for.
  */
-export async function forward(fetch: Fetch, request: Request, exchange: Exchange): Promise<Response> {
+export async function forward(fetch: Fetch, request: Request, length: string | null, exchange: Exchange): Promise<Response> {
   const controller = new AbortController();
   const abort = (reason: AbortReason) => controller.abort(reason);
   const headers: Record<string, string> = { authorization: `Bearer ${exchange.token}` };
@@ -36,7 +36,6 @@ export async function forward(fetch: Fetch, request: Request, exchange: Exchange
     if (value !== null) headers[name] = value;
   }
   let body: ReadableStream<Uint8Array> | null = request.body;
-  const length = request.headers.get("content-length");
   if (body && length !== null) headers["content-length"] = length;
   // Bun has already checked a declared length against the body; only a chunked body needs counting.
   else if (body) body = countedBody(body, MAX_BODY_BYTES, () => abort("too_large"));
@@ -65,8 +64,7 @@ export async function forward(fetch: Fetch, request: Request, exchange: Exchange
   }
   exchange.onHeaders?.(performance.now() - started);
 
-  let answer: ReadableStream<Uint8Array> | null = upstream.body;
-  const declared = Number(upstream.headers.get("content-length") ?? 0);
-  if (answer && upstream.status >= 400 && declared <= INSPECT_LIMIT) answer = inspectedBody(answer, exchange.onErrorBody);
-  return new Response(answer, { status: upstream.status, headers: responseHeaders(upstream.headers, exchange.headers) });
+  const answerHeaders = keepResponseHeaders(upstream.headers, exchange.headers);
+  if (upstream.status < 400 || Number(answerHeaders.get("content-length") ?? 0) > INSPECT_LIMIT || !upstream.body) return upstream;
+  return new Response(inspectedBody(upstream.body, exchange.onErrorBody), { status: upstream.status, headers: answerHeaders });
 }

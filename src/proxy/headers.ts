@@ -25,12 +25,19 @@ export function rateLimitHeaders(decision: Decision): Record<string, string> {
   return headers;
 }
 
-/** The caller's response headers: the passed upstream ones plus ours (a plain record: cheaper than Headers). */
-export function responseHeaders(upstream: Headers, ours: Record<string, string>): Record<string, string> {
-  const headers: Record<string, string> = {};
-  for (const name of PASSED_RESPONSE_HEADERS) {
-    const value = upstream.get(name);
-    if (value !== null) headers[name] = value;
-  }
-  return Object.assign(headers, ours);
+const PASSED_RESPONSE = new Set<string>(PASSED_RESPONSE_HEADERS);
+
+/**
+ * Turns upstream's response headers, in place, into the caller's: only the passed ones, plus ours.
+ * (Editing them lets the proxy answer with upstream's own Response, whose body Bun then streams
+ * natively, instead of wrapping it in a new Response and a JavaScript stream.)
+ */
+export function keepResponseHeaders(headers: Headers, ours: Record<string, string>): Headers {
+  const dropped: string[] = [];
+  headers.forEach((_, name) => {
+    if (!PASSED_RESPONSE.has(name)) dropped.push(name);
+  });
+  for (const name of dropped) headers.delete(name);
+  for (const name in ours) headers.set(name, ours[name]!);
+  return headers;
 }

@@ -15,6 +15,13 @@ const VERSION = /^v\d{1,4}\.0$/;
 // Nothing that a server or upstream could decode into another path (`%`, `.`, `/`) gets through.
 const ID = /^[0-9A-Za-z_-]{1,64}$/;
 
+/** Allow-list rows by method and edge, in allow-list order (looked up on every request). */
+const ROWS = new Map<string, Route[]>();
+for (const route of ALLOW_LIST) {
+  const key = `${route.method} ${route.edge ?? ""}`;
+  ROWS.set(key, [...(ROWS.get(key) ?? []), route]);
+}
+
 /** The value of `name` in a raw query when it occurs exactly once, else null. */
 function singleParam(rawQuery: string | null, name: string): string | null {
   if (!rawQuery) return null;
@@ -31,7 +38,9 @@ export function matchRoute(method: string, path: string, rawQuery: string | null
   if (parts.length < 3 || parts.length > 4 || parts[0] !== "") return null;
   const [, version, id, edge = null] = parts as [string, string, string, string?];
   if (!VERSION.test(version) || !ID.test(id)) return null;
-  let routes = ALLOW_LIST.filter((r) => r.method === method && r.edge === edge);
+  // An empty edge (a trailing "/") matches no row: it must not be read as the object itself.
+  if (edge === "") return null;
+  let routes = ROWS.get(`${method} ${edge ?? ""}`) ?? [];
   let scopeNumberId: string | null = null;
   if (routes.some((r) => r.id === "media")) {
     scopeNumberId = singleParam(rawQuery, MEDIA_SCOPE_PARAM);

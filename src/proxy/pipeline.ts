@@ -1,11 +1,11 @@
 import { errorResponse, ERRORS, type ErrorName } from "../errors/catalog.ts";
-import { rawTarget } from "../http/raw-target.ts";
+import { rawTarget, type RawTarget } from "../http/raw-target.ts";
 import { decide } from "../limits/fail-open.ts";
 import type { RateLimiter } from "../limits/limiter.ts";
 import { numberBucket, wabaBucket } from "../limits/policy.ts";
 import type { Deps } from "../runtime/deps.ts";
 import { idSource } from "../runtime/random.ts";
-import { declaredLength, MAX_BODY_BYTES } from "./body-limit.ts";
+import { MAX_BODY_BYTES } from "./body-limit.ts";
 import { authenticate, billingError, connectionError, resolveTarget, testKeyRefused, type Target } from "./checks.ts";
 import { forward } from "./forward.ts";
 import { matchRoute } from "./match.ts";
@@ -18,20 +18,30 @@ export type ProxyDeps = Pick<Deps, "config" | "store" | "clock" | "random" | "fe
 
 /**
  * Counts a proxied call: our own errors by code, upstream answers by status (the two never share
- * a label). Label children are looked up once per value, not hashed on every call.
+ * a label). prom-client's `inc` hashes labels and updates its store on every call; here a call
+ * bumps a plain tally, and the tallies are added to the counters whenever the registry is read.
  */
 function outcomeCounter(metrics: ProxyDeps["metrics"]) {
-  const children = new Map<string, { inc(): void }>();
-  const child = (key: string, make: () => { inc(): void }) => {
-    let found = children.get(key);
-    if (!found) children.set(key, (found = make()));
-    return found;
-  };
+  type Tally = { outcome: { inc(n: number): void }; group: { inc(n: number): void }; n: number };
+  const tallies = new Map<number | string, Tally>();
+  metrics.beforeCollect.add(() => {
+    for (const tally of tallies.values()) {
+      if (tally.n === 0) continue;
+      tally.outcome.inc(tally.n);
+      tally.group.inc(tally.n);
+      tally.n = 0;
+    }
+  });
   return (code: number | string | null, status: number) => {
-    const outcome = code === null ? `upstream_${status}` : String(code);
-    child(`o:${outcome}`, () => metrics.proxyRequests.labels(outcome)).inc();
-    const group = `${Math.floor(status / 100)}xx`;
-    child(`s:${group}`, () => metrics.httpRequests.labels("proxy", group)).inc();
+    // Our codes (1001…) and upstream statuses (100…599) never collide as keys.
+    const key = code ?? status;
+    let tally = tallies.get(key);
+    if (!tally) {
+      const outcome = code === null ? `upstream_${status}` : String(code);
+      tally = { outcome: metrics.proxyRequests.labels(outcome), group: metrics.httpRequests.labels("proxy", `${Math.floor(status / 100)}xx`), n: 0 };
+      tallies.set(key, tally);
+    }
+    tally.n++;
   };
 }
 
@@ -48,12 +58,11 @@ export function createProxy(deps: ProxyDeps, limiter: RateLimiter) {
   const logAll = config.logLevel === "debug";
 
   /** SPEC 7.3: every check in order, stopping at the first failure. */
-  async function pipeline(request: Request, requestId: string, outcome: { code: number | string | null }): Promise<Response> {
+  async function pipeline(request: Request, { path, query }: RawTarget, requestId: string, outcome: { code: number | string | null }): Promise<Response> {
     const fail = (name: ErrorName, headers?: Record<string, string>) => {
       outcome.code = ERRORS[name].code;
       return errorResponse(name, requestId, { headers });
     };
-    const { path, query } = rawTarget(request.url);
 
     const match = matchRoute(request.method, path, query); //                         1. path shape and method
     if (!match) return fail("unknown_route");
@@ -66,11 +75,13 @@ export function createProxy(deps: ProxyDeps, limiter: RateLimiter) {
     if (testKeyRefused(directory, key, target)) return fail("test_key_on_live_number"); // 5. test key
     const unusable = connectionError(target); //                                         6. number and WABA state
     if (unusable) return fail(unusable);
-    if ((declaredLength(request) ?? 0) > MAX_BODY_BYTES) return fail("payload_too_large"); // 7. declared size
-    const decision = await decide(limiter, bucketOf(target), logger); //                8. rate limit
+    const length = request.headers.get("content-length");
+    if (length !== null && Number(length) > MAX_BODY_BYTES) return fail("payload_too_large"); // 7. declared size
+    const decided = decide(limiter, bucketOf(target), logger); //                        8. rate limit
+    const decision = decided instanceof Promise ? await decided : decided;
     const headers = { ...rateLimitHeaders(decision), "x-proxy-request-id": requestId };
     if (!decision.allowed) return fail("rate_limited", headers);
-    return forward(deps.fetch, request, { //                                             9. forward
+    return forward(deps.fetch, request, length, { //                                     9. forward
       url: `${config.upstreamUrl}${path}?${upstreamQuery(query, proofs.for(target.waba))}`,
       token: target.waba.accessToken,
       timeoutMs: target.route.timeout === "media" ? config.upstreamMediaTimeoutMs : config.upstreamTimeoutMs,
@@ -85,13 +96,14 @@ export function createProxy(deps: ProxyDeps, limiter: RateLimiter) {
     });
   }
 
-  return async function handle(request: Request): Promise<Response> {
+  /** `target` is the request's raw target when the caller has already read it. */
+  return async function handle(request: Request, target: RawTarget = rawTarget(request.url)): Promise<Response> {
     const requestId = nextRequestId();
     const started = performance.now();
     const outcome: { code: number | string | null } = { code: null };
     let response: Response;
     try {
-      response = await pipeline(request, requestId, outcome);
+      response = await pipeline(request, target, requestId, outcome);
     } catch (error) {
       logger.error("proxy failed", { request_id: requestId, error });
       response = errorResponse("upstream_unreachable", requestId);
@@ -101,7 +113,7 @@ export function createProxy(deps: ProxyDeps, limiter: RateLimiter) {
     // Every failure is logged; successes only at debug: a JSON line per call costs about a tenth of
     // the proxy's throughput, and the metrics count them anyway.
     if (response.status >= 400 || logAll) {
-      const fields = { request_id: requestId, method: request.method, path: rawTarget(request.url).path, status: response.status, ms: Math.round((performance.now() - started) * 10) / 10 };
+      const fields = { request_id: requestId, method: request.method, path: target.path, status: response.status, ms: Math.round((performance.now() - started) * 10) / 10 };
       if (response.status >= 400) logger.info("request", fields);
       else logger.debug("request", fields);
     }

@@ -1,5 +1,5 @@
 import { Elysia } from "elysia";
-import { rawTarget } from "../http/raw-target.ts";
+import { rawTarget, type RawTarget } from "../http/raw-target.ts";
 import { routeGroup } from "../http/request-context.ts";
 
 /**
@@ -8,13 +8,15 @@ import { routeGroup } from "../http/request-context.ts";
  * parsing, so the body stream reaches upstream untouched. A listening server answers proxied
  * calls from `proxyRoute` below before this hook is reached; the hook serves `app.handle()`.
  */
-export function proxyPlugin(handle: (request: Request) => Promise<Response>) {
+export function proxyPlugin(handle: ProxyHandler) {
   return new Elysia({ name: "proxy" }).onRequest(({ request }) => {
-    if (isProxied(request)) return handle(request);
+    const target = rawTarget(request.url);
+    if (routeGroup(target.path) === "proxy") return handle(request, target);
   });
 }
 
-const isProxied = (request: Request) => routeGroup(rawTarget(request.url).path) === "proxy";
+/** The proxy, given the request and its raw target (read once: `request.url` builds a new string on every read). */
+type ProxyHandler = (request: Request, target: RawTarget) => Promise<Response>;
 
 type Handler = (request: Request) => Response | Promise<Response>;
 
@@ -24,6 +26,11 @@ type Handler = (request: Request) => Response | Promise<Response>;
  * without the context Elysia's general handler would build first (bench/RESULTS.md, Proxy) and
  * hands anything else (unknown /admin paths, /docs assets) back to Elysia.
  */
-export function proxyRoute(handle: (request: Request) => Promise<Response>, elysia: Handler): Record<string, Handler> {
-  return { "/*": (request) => (isProxied(request) ? handle(request) : elysia(request)) };
+export function proxyRoute(handle: ProxyHandler, elysia: Handler): Record<string, Handler> {
+  return {
+    "/*": (request) => {
+      const target = rawTarget(request.url);
+      return routeGroup(target.path) === "proxy" ? handle(request, target) : elysia(request);
+    },
+  };
 }

@@ -37,16 +37,21 @@ export function randomId(random: Random, prefix: string, length = 16): string {
   return encodeId(prefix, random.bytes(length), 0, length);
 }
 
-/** Ids like randomId's, drawing random bytes in batches: for ids minted on every proxied request. */
+/**
+ * Ids like randomId's, drawing random bytes in batches: for ids minted on every proxied request.
+ * A batch is encoded into one string at once; each id is then a slice of it (no per-character work).
+ */
 export function idSource(random: Random, prefix: string, length = 16, batch = 256): () => string {
-  let pool: Uint8Array = new Uint8Array(0);
+  let pool = "";
   let at = 0;
   return () => {
     if (at + length > pool.length) {
-      pool = random.bytes(length * batch);
+      const bytes = random.bytes(length * batch);
+      for (let i = 0; i < bytes.length; i++) bytes[i] = ALPHABET.charCodeAt(bytes[i]! % ALPHABET.length);
+      pool = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length).toString("latin1");
       at = 0;
     }
     at += length;
-    return encodeId(prefix, pool, at - length, length);
+    return `${prefix}_${pool.slice(at - length, at)}`;
   };
 }

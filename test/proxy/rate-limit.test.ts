@@ -131,7 +131,7 @@ describe("fail-open over HTTP", () => {
     const biz = await world.business();
     const broken: RateLimiter = { take: () => { throw new Error("limiter down"); } };
     const handle = createProxy(world.deps, broken);
-    const server = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: handle });
+    const server = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: (request) => handle(request) });
     cleanups.push(() => server.stop(true));
     const r = await send(biz, biz.phoneNumberId, `http://127.0.0.1:${server.port}`);
     expect(limits(r)).toEqual({ status: 200, limit: "80", remaining: "80", reset: "0", retryAfter: null });
