@@ -105,7 +105,7 @@ async function admin(base: string, method: string, path: string, body?: unknown)
 
 async function startSwitchboard(upstreamPort: number, dbPath: string): Promise<{ url: string; child: Subprocess }> {
   const port = await freePort();
-  const child = start(["bun", "src/main.ts", "serve"], {
+  const child = start([process.execPath, "src/main.ts", "serve"], {
     PORT: String(port), HOST: "127.0.0.1", DATABASE_URL: `file:${dbPath}`, UPSTREAM_URL: `http://127.0.0.1:${upstreamPort}`,
     APP_SECRET: "bench-app-secret", ENCRYPTION_KEY: Buffer.alloc(32, 3).toString("base64"), ADMIN_TOKEN, DEV_MODE: "0",
   });
@@ -138,7 +138,7 @@ async function upload(url: string, key: string, mode: "chunked" | "declared", fi
 
 async function main() {
   const upstreamPort = await freePort();
-  const upstreamChild = start(["bun", "bench/proxy/upstream.ts"], { PORT: String(upstreamPort) });
+  const upstreamChild = start([process.execPath, "bench/proxy/upstream.ts"], { PORT: String(upstreamPort) });
   const upstream = `http://127.0.0.1:${upstreamPort}`;
   await waitFor(upstream);
 
@@ -150,7 +150,7 @@ async function main() {
   await waitFor(`http://127.0.0.1:${nginxPort}/`);
 
   const barePort = await freePort();
-  const bareChild = start(["bun", "bench/proxy/bare.ts"], { PORT: String(barePort), UPSTREAM_URL: upstream });
+  const bareChild = start([process.execPath, "bench/proxy/bare.ts"], { PORT: String(barePort), UPSTREAM_URL: upstream });
   await waitFor(`http://127.0.0.1:${barePort}/`);
 
   const dbPath = join(work, "switchboard.db");

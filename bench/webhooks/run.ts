@@ -55,6 +55,26 @@ const serverCpuMs = async () => {
   const fields = (await Bun.file(`/proc/${server.pid}/stat`).text()).split(") ")[1]!.split(" ");
   return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
 };
+/** The server's CPU time (ms) split by thread: the main JS thread, Worker threads, and Bun's helpers (GC, JIT, pools). */
+const serverThreadsMs = async () => {
+  const split = { main: 0, worker: 0, other: 0 };
+  const { readdirSync } = await import("node:fs");
+  for (const tid of readdirSync(`/proc/${server.pid}/task`)) {
+    let stat: string;
+    try {
+      stat = await Bun.file(`/proc/${server.pid}/task/${tid}/stat`).text();
+    } catch {
+      continue; // the thread ended meanwhile
+    }
+    const name = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"));
+    const fields = stat.slice(stat.lastIndexOf(") ") + 2).split(" ");
+    const ms = ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
+    if (Number(tid) === server.pid) split.main += ms;
+    else if (name === "Worker") split.worker += ms;
+    else split.other += ms;
+  }
+  return split;
+};
 const selfCpuMs = () => {
   const c = process.cpuUsage();
   return (c.user + c.system) / 1000;
@@ -156,13 +176,15 @@ async function waitArrivals(target: number, timeoutMs: number): Promise<number> 
 
 /** CPU used by each process over a phase, as a share of one core. */
 async function cpuMeter(deliveries: () => number) {
-  const before = { server: await serverCpuMs(), receiver: (await receiverStats()).cpuMs, sender: selfCpuMs(), at: performance.now() };
+  const before = { server: await serverCpuMs(), threads: await serverThreadsMs(), receiver: (await receiverStats()).cpuMs, sender: selfCpuMs(), at: performance.now() };
   return async () => {
     const wall = performance.now() - before.at;
     const share = (ms: number) => `${((ms / wall) * 100).toFixed(0)} %`;
     const receiver = (await receiverStats()).cpuMs;
     const server = (await serverCpuMs()) - before.server;
-    return `  server CPU per delivery  ${((server * 1000) / Math.max(1, deliveries())).toFixed(0)} µs (ingress share included)\n  CPU (share of one core)  server ${share(server)}  receiver ${share(receiver - before.receiver)}  sender ${share(selfCpuMs() - before.sender)}  (load average ${(await Bun.file("/proc/loadavg").text()).split(" ").slice(0, 3).join(" ")})`;
+    const threads = await serverThreadsMs();
+    const perDelivery = (ms: number) => `${((ms * 1000) / Math.max(1, deliveries())).toFixed(0)} µs`;
+    return `  server CPU per delivery  ${perDelivery(server)} (ingress share included): main thread ${perDelivery(threads.main - before.threads.main)}, delivery worker ${perDelivery(threads.worker - before.threads.worker)}, Bun helper threads ${perDelivery(threads.other - before.threads.other)}\n  CPU (share of one core)  server ${share(server)}  receiver ${share(receiver - before.receiver)}  sender ${share(selfCpuMs() - before.sender)}  (load average ${(await Bun.file("/proc/loadavg").text()).split(" ").slice(0, 3).join(" ")})`;
   };
 }
 
