@@ -1,6 +1,6 @@
 import { displayPrefix, generateApiKey, hashApiKey } from "../crypto/api-key.ts";
 import { AppError } from "../errors/catalog.ts";
-import { fetchNumberDetails } from "../numbers/sync.ts";
+import { fetchNumberDetails, type SyncResult } from "../numbers/sync.ts";
 import type { Deps } from "../runtime/deps.ts";
 import { randomId } from "../runtime/random.ts";
 import type { Account, ApiKey, PhoneNumber, User, Waba } from "../store/types.ts";
@@ -15,15 +15,12 @@ import type {
  */
 type OpDeps = Pick<Deps, "store" | "clock" | "random" | "config" | "fetch" | "logger">;
 
-function mustAccount(deps: OpDeps, id: string): Account {
+export function getAccount(deps: OpDeps, id: string): Account {
   const account = deps.store.directory.account(id);
   if (!account) throw new AppError("not_found", `No account ${id}.`);
   return account;
 }
 
-export function getAccount(deps: OpDeps, id: string): Account {
-  return mustAccount(deps, id);
-}
 
 export async function createAccount(deps: OpDeps, input: CreateAccountInput): Promise<Account> {
   return deps.store.directory.createAccount({
@@ -38,7 +35,7 @@ export async function createAccount(deps: OpDeps, input: CreateAccountInput): Pr
 }
 
 export async function updateAccount(deps: OpDeps, id: string, input: UpdateAccountInput): Promise<Account> {
-  mustAccount(deps, id);
+  getAccount(deps, id);
   const patch: Partial<Account> = {};
   if (input.name !== undefined) patch.name = input.name;
   if (input.email !== undefined) patch.email = input.email;
@@ -49,7 +46,7 @@ export async function updateAccount(deps: OpDeps, id: string, input: UpdateAccou
 }
 
 export async function createUser(deps: OpDeps, accountId: string, input: CreateUserInput): Promise<User> {
-  mustAccount(deps, accountId);
+  getAccount(deps, accountId);
   if (await deps.store.users.byEmail(input.email)) {
     throw new AppError("conflict", `A dashboard user with email ${input.email} already exists.`);
   }
@@ -64,7 +61,7 @@ export async function createUser(deps: OpDeps, accountId: string, input: CreateU
 
 /** Creates a key; the plain key is returned only here and never stored. */
 export async function createApiKey(deps: OpDeps, accountId: string, input: CreateApiKeyInput): Promise<{ key: string; record: ApiKey }> {
-  mustAccount(deps, accountId);
+  getAccount(deps, accountId);
   const key = generateApiKey(deps.random, input.mode);
   const record = await deps.store.directory.createApiKey({
     id: randomId(deps.random, "key"),
@@ -93,7 +90,7 @@ export function getWaba(deps: OpDeps, wabaId: string): Waba {
 }
 
 export async function createWaba(deps: OpDeps, accountId: string, input: CreateWabaInput): Promise<Waba> {
-  mustAccount(deps, accountId);
+  getAccount(deps, accountId);
   if (deps.store.directory.waba(input.waba_id)) throw new AppError("conflict", `WABA ${input.waba_id} is already connected.`);
   const now = deps.clock.now();
   return deps.store.directory.createWaba({
@@ -125,8 +122,11 @@ export function getNumber(deps: OpDeps, phoneNumberId: string): PhoneNumber {
 /** Re-reads a number's details from upstream; on failure the number keeps its level and records why. */
 export async function syncNumber(deps: OpDeps, phoneNumberId: string): Promise<PhoneNumber> {
   const number = getNumber(deps, phoneNumberId);
-  const waba = getWaba(deps, number.wabaId);
-  const result = await fetchNumberDetails(deps, number, waba);
+  return applySync(deps, phoneNumberId, await fetchNumberDetails(deps, number, getWaba(deps, number.wabaId)));
+}
+
+/** Stores what a read of the number's details from upstream gave: its details, or why it failed. */
+export async function applySync(deps: OpDeps, phoneNumberId: string, result: SyncResult): Promise<PhoneNumber> {
   const now = deps.clock.now();
   if (!result.ok) {
     deps.logger.warn("number sync failed", { phone_number_id: phoneNumberId, reason: result.reason });
@@ -140,8 +140,20 @@ export async function syncNumber(deps: OpDeps, phoneNumberId: string): Promise<P
   }))!;
 }
 
-export async function createNumber(deps: OpDeps, accountId: string, input: CreateNumberInput): Promise<PhoneNumber> {
-  const account = mustAccount(deps, accountId);
+/** 409 plan_limit when the account already uses every number its plan allows (disconnected ones do not count). */
+export function assertPlanRoom(deps: OpDeps, account: Account): void {
+  const connected = deps.store.directory.numbers(account.id).filter((n) => n.status !== "disconnected").length;
+  if (account.maxNumbers !== null && connected >= account.maxNumbers) {
+    throw new AppError("plan_limit", `The account's plan allows ${account.maxNumbers} number(s).`);
+  }
+}
+
+/**
+ * Connects a number and reads its details from upstream, unless the caller has just read them
+ * (`details`), so upstream is asked once.
+ */
+export async function createNumber(deps: OpDeps, accountId: string, input: CreateNumberInput, details?: SyncResult): Promise<PhoneNumber> {
+  const account = getAccount(deps, accountId);
   const waba = deps.store.directory.waba(input.waba_id);
   if (!waba || waba.accountId !== accountId) {
     throw new AppError("invalid_request", `WABA ${input.waba_id} is not connected to account ${accountId}; add it first.`);
@@ -149,10 +161,7 @@ export async function createNumber(deps: OpDeps, accountId: string, input: Creat
   if (deps.store.directory.number(input.phone_number_id)) {
     throw new AppError("conflict", `Number ${input.phone_number_id} is already connected.`);
   }
-  const connected = deps.store.directory.numbers(accountId).filter((n) => n.status !== "disconnected").length;
-  if (account.maxNumbers !== null && connected >= account.maxNumbers) {
-    throw new AppError("plan_limit", `The account's plan allows ${account.maxNumbers} number(s).`);
-  }
+  assertPlanRoom(deps, account);
   const now = deps.clock.now();
   await deps.store.directory.createNumber({
     phoneNumberId: input.phone_number_id,
@@ -168,7 +177,7 @@ export async function createNumber(deps: OpDeps, accountId: string, input: Creat
     createdAt: now,
     updatedAt: now,
   });
-  return syncNumber(deps, input.phone_number_id);
+  return details ? applySync(deps, input.phone_number_id, details) : syncNumber(deps, input.phone_number_id);
 }
 
 export async function updateNumber(deps: OpDeps, phoneNumberId: string, input: UpdateNumberInput): Promise<PhoneNumber> {

@@ -1,5 +1,5 @@
 import { t } from "elysia";
-import { createNumber, createWaba, syncNumber, updateWaba } from "../admin/operations.ts";
+import { applySync, assertPlanRoom, createNumber, createWaba, getAccount, syncNumber } from "../admin/operations.ts";
 import { createNumberBody, createWabaBody } from "../admin/schemas.ts";
 import { AppError } from "../errors/catalog.ts";
 import type { Deps } from "../runtime/deps.ts";
@@ -41,17 +41,22 @@ export async function connectByoNumber(deps: ConnectDeps, accountId: string, inp
     throw new AppError("conflict", `WABA ${input.waba_id} is connected through the service's own app; ask your operator to change it.`);
   }
 
+  // Refuse before anything is stored or upstream is asked: a 409 must leave the WABA untouched.
+  if (!existingNumber) assertPlanRoom(deps, getAccount(deps, accountId));
+
   const check = await fetchNumberDetails(deps, { phoneNumberId: input.phone_number_id }, { accessToken: input.access_token, appSecret: input.app_secret });
   if (!check.ok) throw new AppError("invalid_credentials", `The platform did not accept these details: ${check.reason}.`);
 
   if (existingWaba) {
-    await updateWaba(deps, input.waba_id, { access_token: input.access_token, status: "connected" });
-    await deps.store.directory.updateWaba(input.waba_id, { appSecret: input.app_secret, updatedAt: deps.clock.now() });
+    await deps.store.directory.updateWaba(input.waba_id, {
+      status: "connected", accessToken: input.access_token, appSecret: input.app_secret, updatedAt: deps.clock.now(),
+    });
   } else {
     await createWaba(deps, accountId, { waba_id: input.waba_id, access_token: input.access_token, app_secret: input.app_secret });
   }
-  if (existingNumber) return syncNumber(deps, input.phone_number_id);
-  return createNumber(deps, accountId, { phone_number_id: input.phone_number_id, waba_id: input.waba_id, kind: "byo" });
+  // The details were just read with these credentials: store them rather than asking upstream again.
+  if (existingNumber) return applySync(deps, input.phone_number_id, check);
+  return createNumber(deps, accountId, { phone_number_id: input.phone_number_id, waba_id: input.waba_id, kind: "byo" }, check);
 }
 
 /** Re-reads one of the account's numbers from upstream (throughput level, display name). */

@@ -86,9 +86,12 @@ describe("POST /api/numbers (connect a bring-your-own number) and re-sync", () =
 
   test("the plan's allowance, another account's WABA or number, and bad ids are refused", async () => {
     world.upstream.numbers.set("1003", {});
-    const plan = await api(acmeCookie, "POST", "/api/numbers", { waba_id: "waba-byo", phone_number_id: "1003", access_token: "good-token", app_secret: "x" });
+    const before = world.deps.store.directory.waba("waba-byo");
+    const plan = await api(acmeCookie, "POST", "/api/numbers", { waba_id: "waba-byo", phone_number_id: "1003", access_token: "other-token", app_secret: "x" });
     expect(plan.status).toBe(409);
     expect(((await plan.json()) as { error: { code: string } }).error.code).toBe("plan_limit");
+    // Refused before anything was stored: the WABA keeps its token and app secret.
+    expect(world.deps.store.directory.waba("waba-byo")).toEqual(before);
 
     const stolenWaba = await api(otherCookie, "POST", "/api/numbers", { waba_id: "waba-byo", phone_number_id: "2002", access_token: "good-token", app_secret: "x" });
     expect(stolenWaba.status).toBe(409);
