@@ -88,6 +88,10 @@ describe("SPEC 8.1 over HTTP", () => {
     await world.restart();
     const r = await world.call(`/v21.0/${biz.wabaId}/message_templates`, { headers: bearer(biz.liveKey) });
     expect(limits(r)).toEqual({ status: 429, limit: "5000", remaining: "0", reset: "3600", retryAfter: "1" });
+    // The same message as a number's 429 (SPEC 7.2: "also when the WABA budget ran out").
+    expect(await r.json()).toEqual({
+      error: { message: "Rate limit reached for this number.", type: "ProxyThrottleException", code: 1006, trace_id: r.headers.get("x-proxy-request-id") },
+    });
     world.deps.clock.advance(720);
     expect(limits(await world.call(`/v21.0/${biz.wabaId}/message_templates`, { headers: bearer(biz.liveKey) }))).toMatchObject({ status: 200, remaining: "0" });
   });

@@ -13,6 +13,8 @@ async function expect404(response: Response) {
   expect(body).toEqual({
     error: { message: "Unknown route or object.", type: "ProxyRoutingException", code: 1003, trace_id: response.headers.get("x-proxy-request-id") },
   });
+  // SPEC 8.1: a 404 never reached the rate-limit step.
+  expect(response.headers.has("ratelimit-limit")).toBe(false);
   return body;
 }
 
@@ -104,9 +106,15 @@ describe("SPEC 4.2: unmatched requests get 404 ProxyRoutingException 1003", () =
 
   test("a method other than GET, POST, PUT, DELETE", async () => {
     for (const method of ["PATCH", "OPTIONS", "HEAD"]) {
-      const r = await t.world.call(`${V}/${t.biz.phoneNumberId}/messages`, { method, headers: bearer(t.biz.liveKey) });
-      expect(r.status).toBe(404);
-      expect(r.headers.get("x-proxy-request-id")).toStartWith("req_");
+      for (const headers of [bearer(t.biz.liveKey), {}]) {
+        const r = await t.world.call(`${V}/${t.biz.phoneNumberId}/messages`, { method, headers });
+        if (method === "HEAD") {
+          expect(r.status).toBe(404);
+          expect(r.headers.get("x-proxy-request-id")).toStartWith("req_");
+        } else {
+          await expect404(r);
+        }
+      }
     }
   });
 
@@ -123,6 +131,11 @@ describe("SPEC 4.2: unmatched requests get 404 ProxyRoutingException 1003", () =
       ["GET", `${V}/${t.biz.wabaId}/message_templates/extra`],
     ];
     for (const [method, path] of cases) await expect404(await t.world.call(path, { method, headers: bearer(t.biz.liveKey) }));
+    // An edge or method no row has fails step 1, before the key (SPEC 7.3): the same 404 without any
+    // Authorization header. A WABA id where a number id belongs (or the reverse) is step 4, after it.
+    const idKindOnly = new Set([cases[0], cases[6]]);
+    for (const [method, path] of cases.filter((c) => !idKindOnly.has(c))) await expect404(await t.world.call(path, { method }));
+    for (const [method, path] of idKindOnly) expect((await t.world.call(path, { method })).status).toBe(401);
   });
 
   test("a media GET or DELETE without phone_number_id (or with it twice)", async () => {
