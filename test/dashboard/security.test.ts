@@ -117,6 +117,32 @@ describe("session cookie", () => {
     expect((await fetch(`${world.url}/api/numbers`, { headers: { cookie } })).status).toBe(401);
   });
 
+  test("the dashboard API: POST /api/session sets the same cookie, a wrong password is 401, DELETE ends the session", async () => {
+    const signIn = (password: string) => fetch(`${world.url}/api/session`, {
+      method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ email: acme.email, password }),
+    });
+    const wrong = await signIn("not the password");
+    expect(wrong.status).toBe(401);
+    expect(((await wrong.json()) as { error: { code: string } }).error.code).toBe("unauthorized");
+    expect(wrong.headers.get("set-cookie")).toBeNull();
+
+    const ok = await signIn(acme.password);
+    expect(ok.status).toBe(204);
+    const setCookie = ok.headers.get("set-cookie")!;
+    expect(setCookie).toContain("HttpOnly");
+    expect(setCookie).toContain("SameSite=Strict");
+    expect(setCookie).not.toContain("Secure");
+    const cookie = setCookie.split(";")[0]!;
+    expect((await fetch(`${world.url}/api/numbers`, { headers: { cookie } })).status).toBe(200);
+
+    const out = await fetch(`${world.url}/api/session`, { method: "DELETE", headers: { cookie } });
+    expect(out.status).toBe(204);
+    expect(out.headers.get("set-cookie")).toContain("Max-Age=0");
+    const after = await fetch(`${world.url}/api/numbers`, { headers: { cookie } });
+    expect(after.status).toBe(401);
+    expect(((await after.json()) as { error: { code: string } }).error.code).toBe("unauthorized");
+  });
+
   test("after sign-in only dashboard paths are followed", async () => {
     for (const next of ["//evil.example/x", "https://evil.example/", "/\\evil.example", "/api/numbers"]) {
       const res = await form("/dashboard/sign-in", { email: acme.email, password: acme.password, next });
