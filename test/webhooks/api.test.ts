@@ -75,7 +75,19 @@ describe("endpoints (CONTRACT 4)", () => {
     await bad({ url: "https://hooks.example.com/in", fields: Array(41).fill("messages") }, 422, "invalid_fields");
     await bad({ url: "https://hooks.example.com/in", fields: ["messages"], phone_number_id: other.numbers[0] }, 400, "invalid_request");
     await bad({ url: "https://hooks.example.com/in", fields: ["messages"], secret: "mine" }, 400, "invalid_request");
-    expect((await a.api("POST", "/api/endpoints", { url: "https://hooks.example.com/in", fields: ["messages"] })).status).toBe(201);
+    const created = await a.api("POST", "/api/endpoints", { url: "https://hooks.example.com/in", fields: ["messages"] });
+    expect(created.status).toBe(201);
+    // PATCH checks the same rules, and a refused change leaves the endpoint as it was.
+    const patch = async (body: unknown, status: number, code: string) => {
+      const r = await a.api("PATCH", `/api/endpoints/${created.body.id}`, body);
+      expect([r.status, r.body.error?.code]).toEqual([status, code]);
+    };
+    await patch({ url: "https://10.0.0.1/in" }, 422, "invalid_url");
+    await patch({ url: "http://hooks.example.com/in" }, 422, "invalid_url");
+    await patch({ fields: [] }, 422, "invalid_fields");
+    await patch({ fields: ["nope"] }, 422, "invalid_fields");
+    await patch({ phone_number_id: other.numbers[0] }, 400, "invalid_request");
+    expect((await a.api("GET", `/api/endpoints/${created.body.id}`)).body).toMatchObject({ url: "https://hooks.example.com/in", fields: ["messages"], phone_number_id: null });
   });
 
   test("another account's endpoint or delivery answers 404, exactly like a missing one", async () => {

@@ -147,12 +147,16 @@ describe("endpoint health (SPEC 3.1)", () => {
     expect(rx.received).toHaveLength(1);
     const parked = (await a.api("GET", "/api/deliveries?status=parked")).body.data as { id: string; parked_reason: string; attempt_count: number }[];
     expect(parked.map((d) => [d.parked_reason, d.attempt_count])).toEqual([["endpoint_disabled", 0], ["gone", 1]]);
+    // Replaying into a disabled endpoint would only park again: it is refused until Enable.
+    const refused = await a.api("POST", `/api/deliveries/${first}/replay`);
+    expect([refused.status, refused.body.error.code]).toEqual([409, "endpoint_disabled"]);
 
     rx.respond(() => new Response("ok"));
     expect((await a.api("POST", `/api/endpoints/${ep.id}/enable`)).body).toMatchObject({ enabled: true, disabled_reason: null, consecutive_failures: 0 });
     await send();
     await app.tick();
     expect(rx.received).toHaveLength(2);
+    expect((await a.api("POST", `/api/deliveries/${first}/replay`)).status).toBe(201);
   });
 
   test("20 consecutive failures warn once; 50 with no success in 24 hours disable (consecutive_failures); both kept as notifications without SMTP", async () => {
