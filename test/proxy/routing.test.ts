@@ -133,7 +133,7 @@ describe("SPEC 4.2: unmatched requests get 404 ProxyRoutingException 1003", () =
     for (const [method, path] of cases) await expect404(await t.world.call(path, { method, headers: bearer(t.biz.liveKey) }));
     // An edge or method no row has fails step 1, before the key (SPEC 7.3): the same 404 without any
     // Authorization header. A WABA id where a number id belongs (or the reverse) is step 4, after it.
-    const idKindOnly = new Set([cases[0], cases[6]]);
+    const idKindOnly = new Set([cases[0]!, cases[6]!]);
     for (const [method, path] of cases.filter((c) => !idKindOnly.has(c))) await expect404(await t.world.call(path, { method }));
     for (const [method, path] of idKindOnly) expect((await t.world.call(path, { method })).status).toBe(401);
   });
