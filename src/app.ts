@@ -11,7 +11,7 @@ import { intervalWorker } from "./runtime/interval-worker.ts";
 import { MemoryLimiter } from "./limits/limiter.ts";
 import { bucketWriteThrough } from "./limits/write-through.ts";
 import { createProxy } from "./proxy/pipeline.ts";
-import { proxyPlugin, proxyRoute } from "./proxy/plugin.ts";
+import { proxyRoute } from "./proxy/plugin.ts";
 import { webhookRelay } from "./webhooks/relay.ts";
 
 /** Bun's own cap; our proxy enforces 100 MB itself and must see the body first to answer 413 in our envelope. */
@@ -46,7 +46,6 @@ export function createApp(deps: Deps) {
     },
   })
     .use(requestContext(deps))
-    .use(proxyPlugin(proxy))
     .use(
       swagger({
         path: "/docs",
