@@ -1,4 +1,4 @@
-import { numberView } from "../admin/views.ts";
+import { iso, numberView } from "../admin/views.ts";
 import { numberCondition, numberRateLimit } from "../numbers/condition.ts";
 import type { Directory } from "../store/store.ts";
 import type { Notification, PhoneNumber } from "../store/types.ts";
@@ -22,6 +22,6 @@ export const notificationView = (n: Notification) => ({
   kind: n.kind,
   subject: n.subject,
   body: n.body,
-  emailed_at: n.emailedAt === null ? null : new Date(n.emailedAt).toISOString(),
-  created_at: new Date(n.createdAt).toISOString(),
+  emailed_at: iso(n.emailedAt),
+  created_at: iso(n.createdAt),
 });

@@ -1,7 +1,5 @@
-import { timingSafeEqual } from "node:crypto";
 import type { Random } from "../runtime/random.ts";
-
-export type KeyMode = "live" | "test";
+import type { KeyMode } from "../store/types.ts";
 
 const KEY_PATTERN = /^px_(live|test)_[A-Za-z0-9_-]{32}$/;
 
@@ -23,11 +21,6 @@ export function apiKeyMode(key: string): KeyMode | null {
  */
 export function hashApiKey(key: string): string {
   return Bun.SHA256.hash(key, "hex");
-}
-
-/** Constant-time comparison of two hex hashes. */
-export function sameHash(a: string, b: string): boolean {
-  return a.length === b.length && timingSafeEqual(Buffer.from(a), Buffer.from(b));
 }
 
 /** What the dashboard shows of a key: its prefix and the first four characters of the secret part. */

@@ -1,5 +1,5 @@
 import { Elysia } from "elysia";
-import { AppError, ERRORS, errorEnvelope, type ErrorName } from "../errors/catalog.ts";
+import { AppError, errorResponse, type ErrorName } from "../errors/catalog.ts";
 import type { Logger } from "../observability/logger.ts";
 import type { Metrics } from "../observability/metrics.ts";
 import { randomId } from "../runtime/random.ts";
@@ -24,6 +24,14 @@ function validationMessage(error: unknown): string {
 }
 
 /**
+ * The request's id from requestContext's derive, or a new one where derive has not run (routing
+ * itself failed: NOT_FOUND, PARSE).
+ */
+export function requestIdOf(context: object, random: Random): string {
+  return "requestId" in context && typeof context.requestId === "string" ? context.requestId : randomId(random, "req", 20);
+}
+
+/**
  * Gives every request an id (sent back as X-Proxy-Request-Id and used as trace_id), renders every
  * error of ours in the one envelope, logs each request and counts it.
  */
@@ -38,8 +46,7 @@ export function requestContext(deps: { random: Random; logger: Logger; metrics: 
     })
     .onError({ as: "global" }, (context) => {
       const { code, error, request, path } = context;
-      // derive has not run when routing itself failed (NOT_FOUND, PARSE): mint the id here then.
-      const traceId = ("requestId" in context && typeof context.requestId === "string" ? context.requestId : null) ?? randomId(deps.random, "req", 20);
+      const traceId = requestIdOf(context, deps.random);
       let name: ErrorName;
       let message: string | undefined;
       if (error instanceof AppError) {
@@ -55,11 +62,7 @@ export function requestContext(deps: { random: Random; logger: Logger; metrics: 
         name = "internal";
         deps.logger.error("unhandled error", { method: request.method, path, error });
       }
-      const body = errorEnvelope(name, traceId, message);
-      return new Response(JSON.stringify(body), {
-        status: ERRORS[name].status,
-        headers: { "content-type": "application/json", "x-proxy-request-id": traceId },
-      });
+      return errorResponse(name, traceId, { message });
     })
     .onAfterResponse({ as: "global" }, ({ request, path, set, requestId, startedAt }) => {
       const status = typeof set.status === "number" ? set.status : 200;

@@ -6,7 +6,6 @@ export interface Logger {
   info(msg: string, fields?: Fields): void;
   warn(msg: string, fields?: Fields): void;
   error(msg: string, fields?: Fields): void;
-  child(fields: Fields): Logger;
 }
 
 const ORDER: Record<Level, number> = { debug: 10, info: 20, warn: 30, error: 40 };
@@ -30,20 +29,17 @@ export function redact(value: unknown, depth = 0): unknown {
 export function createLogger(
   level: Level = "info",
   write: (line: string) => void = (line) => process.stdout.write(line + "\n"),
-  base: Fields = {},
-  now: () => number = Date.now,
 ): Logger {
   const emit = (lvl: Level, msg: string, fields?: Fields) => {
     if (ORDER[lvl] < ORDER[level]) return;
-    const record = redact({ ...base, ...fields }) as Fields;
-    write(JSON.stringify({ time: new Date(now()).toISOString(), level: lvl, msg, ...record }));
+    const record = redact(fields ?? {}) as Fields;
+    write(JSON.stringify({ time: new Date().toISOString(), level: lvl, msg, ...record }));
   };
   return {
     debug: (m, f) => emit("debug", m, f),
     info: (m, f) => emit("info", m, f),
     warn: (m, f) => emit("warn", m, f),
     error: (m, f) => emit("error", m, f),
-    child: (fields) => createLogger(level, write, { ...base, ...fields }, now),
   };
 }
 

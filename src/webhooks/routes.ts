@@ -1,9 +1,9 @@
-import { timingSafeEqual, createHash } from "node:crypto";
+import { constantTimeEqual } from "../crypto/constant-time.ts";
 import { Elysia, t } from "elysia";
 import { requireSession } from "../auth/session-routes.ts";
 import { AppError, errorResponse } from "../errors/catalog.ts";
 import type { Deps } from "../runtime/deps.ts";
-import { randomId } from "../runtime/random.ts";
+import { requestIdOf } from "../http/request-context.ts";
 import * as deliveries from "./deliveries.ts";
 import type { Dispatcher } from "./dispatcher.ts";
 import * as endpoints from "./endpoints.ts";
@@ -12,7 +12,6 @@ import { acceptEvent, MAX_EVENT_BYTES } from "./ingress.ts";
 import * as s from "./schemas.ts";
 import { attemptView, deliveryView, endpointView, statsView } from "./views.ts";
 
-const digest = (text: string) => createHash("sha256").update(text).digest();
 
 /** The raw body, or null when it is larger than `max` (declared or counted while it streams). */
 async function readLimited(request: Request, max: number): Promise<Uint8Array<ArrayBuffer> | null> {
@@ -47,7 +46,7 @@ export function ingressRoutes(deps: Deps, dispatcher: Dispatcher) {
       const expected = deps.config.webhookVerifyToken;
       const given = query.get("hub.verify_token") ?? "";
       const challenge = query.get("hub.challenge");
-      if (query.get("hub.mode") !== "subscribe" || expected === null || challenge === null || !timingSafeEqual(digest(given), digest(expected))) {
+      if (query.get("hub.mode") !== "subscribe" || expected === null || challenge === null || !constantTimeEqual(given, expected)) {
         throw new AppError("verify_token_mismatch");
       }
       return new Response(challenge, { headers: { "content-type": "text/plain" } });
@@ -58,9 +57,7 @@ export function ingressRoutes(deps: Deps, dispatcher: Dispatcher) {
       if (bytes === null) {
         deps.metrics.webhookEvents.inc({ result: "too_large" });
         // The rest of the upload is not read: close the connection rather than leave it half-read.
-        // requestContext (a global plugin) gave this request its id.
-        const traceId = "requestId" in context && typeof context.requestId === "string" ? context.requestId : randomId(deps.random, "req", 20);
-        return errorResponse("event_too_large", traceId, { headers: { connection: "close" } });
+        return errorResponse("event_too_large", requestIdOf(context, deps.random), { headers: { connection: "close" } });
       }
       const result = await acceptEvent(ingressDeps, bytes, request.headers.get("x-hub-signature-256"));
       if (result.kind === "rejected") {

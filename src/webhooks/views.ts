@@ -1,8 +1,7 @@
+import { iso } from "../admin/views.ts";
 import type { Attempt, Delivery, Endpoint, HourlyStats } from "../store/webhooks.ts";
 
 /** The JSON shapes of the webhook API (CONTRACT 4): snake_case, ISO times, never a secret. */
-
-const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 
 export const endpointView = (e: Endpoint) => ({
   id: e.id,
