@@ -2,6 +2,7 @@ import { checkWebhookUrl, type UrlRules } from "../net/url-rules.ts";
 import { AppError } from "../errors/catalog.ts";
 import type { Deps } from "../runtime/deps.ts";
 import { randomId } from "../runtime/random.ts";
+import type { PhoneNumber } from "../store/types.ts";
 import type { Endpoint, EndpointPatch } from "../store/webhooks.ts";
 import { isEventField } from "./fields.ts";
 import { generateSecret } from "./signing.ts";
@@ -48,9 +49,11 @@ function checkNumber(deps: EndpointDeps, accountId: string, phoneNumberId: strin
   return phoneNumberId;
 }
 
+const isLiveNumber = (n: PhoneNumber) => n.status === "connected" && n.kind !== "sandbox";
+
 /** SPEC 6.1: an account needs a live (not sandbox) connected number before it adds an endpoint. */
 function hasLiveNumber(deps: EndpointDeps, accountId: string): boolean {
-  return deps.store.directory.numbers(accountId).some((n) => n.status === "connected" && n.kind !== "sandbox");
+  return deps.store.directory.numbers(accountId).some(isLiveNumber);
 }
 
 /** Creates an endpoint; its secret is returned only here. */
@@ -119,7 +122,7 @@ export async function rotateSecret(deps: EndpointDeps, accountId: string, id: st
 export async function sendTest(deps: EndpointDeps, accountId: string, id: string): Promise<string> {
   const endpoint = await mustEndpoint(deps, accountId, id);
   const number = (endpoint.phoneNumberId ? deps.store.directory.number(endpoint.phoneNumberId) : undefined)
-    ?? deps.store.directory.numbers(accountId).find((n) => n.status === "connected" && n.kind !== "sandbox")
+    ?? deps.store.directory.numbers(accountId).find(isLiveNumber)
     ?? deps.store.directory.numbers(accountId)[0];
   const now = deps.clock.now();
   const eventId = randomId(deps.random, "evt", 20);
