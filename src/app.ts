@@ -26,7 +26,7 @@ export function createApp(deps: Deps) {
   const webhooks = webhookRelay(deps);
   const limiter = new MemoryLimiter(deps.clock);
   const workers: Worker[] = [
-    webhooks.worker,
+    webhooks.dispatcher,
     bucketWriteThrough(limiter, deps.store.buckets, deps.logger),
     // The CLI may change accounts, keys or numbers while the server runs.
     intervalWorker("directory refresh", 1000, () => deps.store.directory.refresh(), deps.logger),

@@ -11,12 +11,8 @@ import { ingressRoutes, webhookApiRoutes } from "./routes.ts";
 export interface RelayOptions {
   /** Loopback receivers allowed; by default only in DEV_MODE (CONTRACT 2). */
   allowLoopback?: boolean;
-  /** Plain http allowed; by default only in DEV_MODE. */
-  allowHttp?: boolean;
   /** An extra CA the delivery client trusts (tests); certificate verification is never turned off. */
   ca?: string;
-  /** The service's own addresses, blocked as targets; by default every local interface and HOST. */
-  selfAddresses?: string[];
 }
 
 /** Every address of this machine's interfaces, and the listen address when it is a specific one. */
@@ -32,10 +28,11 @@ function ownAddresses(config: Config): string[] {
  */
 export function webhookRelay(deps: Deps, options: RelayOptions = {}) {
   const urlRules: UrlRules = {
-    allowHttp: options.allowHttp ?? deps.config.devMode,
+    allowHttp: deps.config.devMode,
     policy: {
       allowLoopback: options.allowLoopback ?? deps.config.devMode,
-      selfAddresses: canonicalAddresses(options.selfAddresses ?? ownAddresses(deps.config)),
+      // The service's own addresses are never targets (SPEC 6.7).
+      selfAddresses: canonicalAddresses(ownAddresses(deps.config)),
     },
   };
   const notifier = createNotifier(deps);
@@ -49,5 +46,5 @@ export function webhookRelay(deps: Deps, options: RelayOptions = {}) {
     .decorate("webhookRelay", relay)
     .use(ingressRoutes(deps, dispatcher))
     .use(webhookApiRoutes(deps, { dispatcher, endpointDeps: { ...deps, urlRules } }));
-  return { ...relay, routes, worker: dispatcher };
+  return { ...relay, routes };
 }
