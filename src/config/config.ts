@@ -16,6 +16,8 @@ export interface Config {
   readonly devMode: boolean;
   readonly upstreamTimeoutMs: number;
   readonly upstreamMediaTimeoutMs: number;
+  /** A proxied body that declares at most this many bytes is read before it is forwarded; 0 streams every body. */
+  readonly proxyBodyBufferBytes: number;
   readonly webhookTimeoutMs: number;
   /** Waits between attempts: N waits = N + 1 attempts. */
   readonly webhookRetrySchedule: readonly number[];
@@ -133,6 +135,7 @@ export function parseConfig(env: Env): Config {
     devMode,
     upstreamTimeoutMs: integer(env, "UPSTREAM_TIMEOUT_MS", 30_000, 1, 600_000),
     upstreamMediaTimeoutMs: integer(env, "UPSTREAM_MEDIA_TIMEOUT_MS", 120_000, 1, 600_000),
+    proxyBodyBufferBytes: integer(env, "PROXY_BODY_BUFFER_BYTES", 64 * 1024, 0, 1024 * 1024),
     webhookTimeoutMs: integer(env, "WEBHOOK_TIMEOUT_MS", 10_000, 1, 120_000),
     webhookRetrySchedule: Object.freeze(retrySchedule(text(env, "WEBHOOK_RETRY_SCHEDULE"))),
     smtpUrl,

@@ -85,6 +85,7 @@ export function createProxy(deps: ProxyDeps, limiter: RateLimiter) {
       url: `${config.upstreamUrl}${path}?${upstreamQuery(query, proofs.for(target.waba))}`,
       token: target.waba.accessToken,
       timeoutMs: target.route.timeout === "media" ? config.upstreamMediaTimeoutMs : config.upstreamTimeoutMs,
+      bufferBytes: config.proxyBodyBufferBytes,
       headers,
       fail,
       onHeaders: (ms) => metrics.upstreamLatency.observe(ms / 1000),

@@ -27,6 +27,7 @@ describe("parseConfig", () => {
     expect(config.devMode).toBe(false);
     expect(config.upstreamTimeoutMs).toBe(30_000);
     expect(config.upstreamMediaTimeoutMs).toBe(120_000);
+    expect(config.proxyBodyBufferBytes).toBe(65_536);
     expect(config.webhookTimeoutMs).toBe(10_000);
     expect(config.webhookRetrySchedule).toEqual([5_000, 60_000, 300_000, 1_800_000, 7_200_000, 21_600_000, 43_200_000]);
     expect(config.smtpUrl).toBeNull();
@@ -38,13 +39,13 @@ describe("parseConfig", () => {
       ...base, PORT: "9090", HOST: "127.0.0.1", DATABASE_URL: "file:/tmp/x.db", UPSTREAM_URL: "http://127.0.0.1:7000",
       WEBHOOK_VERIFY_TOKEN: "vt", ADMIN_TOKEN: "at", DEV_MODE: "1", UPSTREAM_TIMEOUT_MS: "100",
       UPSTREAM_MEDIA_TIMEOUT_MS: "200", WEBHOOK_TIMEOUT_MS: "300", WEBHOOK_RETRY_SCHEDULE: "250ms, 2s,1m,1h",
-      SMTP_URL: "smtp://127.0.0.1:2525", MAIL_FROM: "ops@example.com",
+      SMTP_URL: "smtp://127.0.0.1:2525", MAIL_FROM: "ops@example.com", PROXY_BODY_BUFFER_BYTES: "0",
     });
     expect(config).toMatchObject({
       port: 9090, host: "127.0.0.1", databasePath: "/tmp/x.db", upstreamUrl: "http://127.0.0.1:7000",
       webhookVerifyToken: "vt", adminToken: "at", devMode: true, upstreamTimeoutMs: 100, upstreamMediaTimeoutMs: 200,
       webhookTimeoutMs: 300, webhookRetrySchedule: [250, 2000, 60_000, 3_600_000], smtpUrl: "smtp://127.0.0.1:2525",
-      mailFrom: "ops@example.com",
+      mailFrom: "ops@example.com", proxyBodyBufferBytes: 0,
     });
   });
 
@@ -70,6 +71,7 @@ describe("parseConfig", () => {
     [{ ...base, UPSTREAM_TIMEOUT_MS: "-1" }, "UPSTREAM_TIMEOUT_MS"],
     [{ ...base, UPSTREAM_MEDIA_TIMEOUT_MS: "1.5" }, "UPSTREAM_MEDIA_TIMEOUT_MS"],
     [{ ...base, WEBHOOK_TIMEOUT_MS: "0" }, "WEBHOOK_TIMEOUT_MS"],
+    [{ ...base, PROXY_BODY_BUFFER_BYTES: "2097152" }, "PROXY_BODY_BUFFER_BYTES"],
     [{ ...base, WEBHOOK_RETRY_SCHEDULE: "5s,soon" }, "WEBHOOK_RETRY_SCHEDULE"],
     [{ ...base, WEBHOOK_RETRY_SCHEDULE: "5 s" }, "WEBHOOK_RETRY_SCHEDULE"],
     [{ ...base, SMTP_URL: "mail.example.com" }, "SMTP_URL"],
