@@ -6,19 +6,44 @@ export const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 const ARTIFACTS = join(import.meta.dir, "../../test-artifacts/dashboard");
 
 /**
- * Debian's chromium, never a downloaded browser. Null (and a clear line on stderr) when it cannot
- * start here, so the browser suites skip instead of failing on a machine without it.
+ * Debian's chromium, never a downloaded browser. Playwright's server runs under Node
+ * (browser-server.mjs) and the tests connect to it over a WebSocket: with client and server both
+ * in Bun, Playwright's in-process channel now and then delivered its messages out of order
+ * ("Cannot find parent object request@… to create response@…"), and a step whose page the server
+ * had already answered waited out its time-out (1 run in 3 to 10 of the webhook pages suite).
+ * Null (and a clear line on stderr) when Node or chromium cannot start here, so the browser
+ * suites skip instead of failing on a machine without them.
  */
 export async function launchBrowser(): Promise<Browser | null> {
   try {
-    return await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-dev-shm-usage"],
+    const server = Bun.spawn(["node", join(import.meta.dir, "browser-server.mjs")], {
+      env: { ...process.env, CHROMIUM_PATH: CHROMIUM },
+      stdin: "pipe",
+      stdout: "pipe",
+      stderr: "inherit",
     });
+    const endpoint = await firstLine(server.stdout);
+    const browser = await chromium.connect(endpoint);
+    // Closing stdin tells the server to close chromium and exit.
+    browser.on("disconnected", () => void server.stdin.end());
+    return browser;
   } catch (error) {
-    console.error(`SKIPPING dashboard browser tests: chromium could not be launched from ${CHROMIUM} (${(error as Error).message.split("\n")[0]}). Install it with: apt-get install -y chromium`);
+    console.error(`SKIPPING dashboard browser tests: chromium could not be launched from ${CHROMIUM} through Node (${(error as Error).message.split("\n")[0]}). Install it with: apt-get install -y chromium`);
     return null;
   }
+}
+
+async function firstLine(stream: ReadableStream<Uint8Array>): Promise<string> {
+  const reader = stream.getReader();
+  const decoder = new TextDecoder();
+  let text = "";
+  while (!text.includes("\n")) {
+    const { done, value } = await reader.read();
+    if (done) throw new Error("the browser server exited before it was ready");
+    text += decoder.decode(value, { stream: true });
+  }
+  reader.releaseLock();
+  return text.split("\n")[0]!;
 }
 
 /**

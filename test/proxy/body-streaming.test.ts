@@ -23,10 +23,11 @@ function upstream() {
     async fetch(request) {
       const hash = createHash("sha256");
       let size = 0;
-      for await (const chunk of request.body!) {
-        if (size === 0) firstBytes.resolve(chunk.length);
-        hash.update(chunk);
-        size += chunk.length;
+      const reader = request.body!.getReader();
+      for (let read = await reader.read(); !read.done; read = await reader.read()) {
+        if (size === 0) firstBytes.resolve(read.value.length);
+        hash.update(read.value);
+        size += read.value.length;
       }
       bodies.push({ length: request.headers.get("content-length"), sha256: hash.digest("hex"), size });
       firstBytes = Promise.withResolvers<number>();
