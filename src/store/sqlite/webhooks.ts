@@ -57,14 +57,8 @@ export class SqliteWebhooks implements WebhookStore {
   private readonly endpointById;
 
   constructor(private readonly db: Db, private readonly sqlite: Database, private readonly sealer: Sealer) {
-    this.savepoint = sqlite.transaction((work: () => unknown) => work());
-    this.commitTurn = sqlite.transaction((batch: SqliteWebhooks["turnWork"]) => batch.map(({ work }) => {
-      try {
-        return { ok: true, value: this.savepoint(work) };
-      } catch (error) {
-        return { ok: false, value: error };
-      }
-    }));
+    this.commitTurn = sqlite.transaction((batch: SqliteWebhooks["turnWork"]) => batch.map(({ work }) => work()));
+    this.commitAlone = sqlite.transaction((work: () => unknown) => work());
     const q = (text: string) => this.sqlite.prepare(text);
     this.endpointById = db.select().from(endpoints).where(eq(endpoints.id, sql.placeholder("id"))).prepare();
     this.stmt = {
@@ -265,16 +259,16 @@ export class SqliteWebhooks implements WebhookStore {
   }
 
   private turnWork: { work: () => unknown; resolve: (value: never) => void; reject: (error: unknown) => void }[] = [];
-  /** Runs its argument inside a SAVEPOINT (bun:sqlite nests transactions so). */
-  private readonly savepoint: (work: () => unknown) => unknown;
-  private readonly commitTurn: (batch: SqliteWebhooks["turnWork"]) => { ok: boolean; value: unknown }[];
+  private readonly commitTurn: (batch: SqliteWebhooks["turnWork"]) => unknown[];
+  private readonly commitAlone: (work: () => unknown) => unknown;
 
   /**
    * Group commit: the queue's writes (enqueue, claim, complete) that arrive in the same turn of the
    * event loop share ONE transaction, and each promise resolves only once that commit is done, so
    * "durable when resolved" still holds. A commit writes every touched page to the WAL, which cost
-   * more than the statements themselves. Each piece of work runs in its own savepoint: one that
-   * throws is rolled back and rejected alone.
+   * more than the statements themselves. A piece of work that throws rolls the whole turn back;
+   * the pieces are then redone each in its own transaction, so it alone is rejected (a savepoint
+   * per piece would do the same without the redo, but journals every page each piece touches).
    */
   private inTurnTransaction<T>(work: () => T): Promise<T> {
     return new Promise<T>((resolve, reject) => {
@@ -284,18 +278,20 @@ export class SqliteWebhooks implements WebhookStore {
 
   private flushTurn(): void {
     const batch = this.turnWork.splice(0);
-    let results: { ok: boolean; value: unknown }[];
+    let results: unknown[];
     try {
       results = this.commitTurn(batch);
-    } catch (error) {
-      for (const item of batch) item.reject(error);
+    } catch {
+      for (const item of batch) {
+        try {
+          item.resolve(this.commitAlone(item.work) as never);
+        } catch (error) {
+          item.reject(error);
+        }
+      }
       return;
     }
-    batch.forEach((item, i) => {
-      const result = results[i]!;
-      if (result.ok) item.resolve(result.value as never);
-      else item.reject(result.value);
-    });
+    batch.forEach((item, i) => item.resolve(results[i] as never));
   }
 
   /**
