@@ -91,9 +91,9 @@ export class SqliteWebhooks implements WebhookStore {
         VALUES ($delivery, $number, $at, $status, $error, $excerpt, $duration)`),
       updateDelivery: q(`UPDATE deliveries SET status = $status, attempt_count = attempt_count + $attempted, next_attempt_at = $next,
         lease_until = NULL, parked_reason = $reason, payload_deleted = (payload_deleted OR $deletePayload), updated_at = $now
-        WHERE id = $id RETURNING event_id`),
-      dropEventBody: q(`UPDATE events SET body = NULL WHERE id = $event
-        AND NOT EXISTS (SELECT 1 FROM deliveries WHERE event_id = $event AND status = 'pending')`),
+        WHERE id = $id`),
+      dropEventBody: q(`UPDATE events SET body = NULL WHERE id = (SELECT event_id FROM deliveries WHERE id = $delivery)
+        AND NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.event_id = events.id AND d.status = 'pending')`),
       success: q(`UPDATE endpoints SET consecutive_failures = 0, last_success_at = $now, warned_at = NULL WHERE id = $id`),
       failure: q(`UPDATE endpoints SET consecutive_failures = consecutive_failures + 1 WHERE id = $id
         RETURNING consecutive_failures, last_success_at, warned_at, enabled`),
@@ -313,7 +313,7 @@ export class SqliteWebhooks implements WebhookStore {
       });
     }
     const next = input.next;
-    const updated = this.stmt.updateDelivery!.get({
+    const updated = this.stmt.updateDelivery!.run({
       id: input.deliveryId,
       status: next.status,
       attempted: input.attempt ? 1 : 0,
@@ -321,8 +321,8 @@ export class SqliteWebhooks implements WebhookStore {
       reason: next.status === "parked" ? next.reason : null,
       deletePayload: input.deletePayload ? 1 : 0,
       now,
-    }) as Row | null;
-    if (updated && input.deletePayload) this.stmt.dropEventBody!.run({ event: updated.event_id as string });
+    });
+    if (updated.changes > 0 && input.deletePayload) this.stmt.dropEventBody!.run({ delivery: input.deliveryId });
     if (input.effect === "success") {
       this.stmt.success!.run({ id: input.endpointId, now });
     } else if (input.effect === "failure" || input.effect === "gone") {
