@@ -91,7 +91,6 @@ CREATE TABLE `events` (
 	FOREIGN KEY (`account_id`) REFERENCES `accounts`(`id`) ON UPDATE no action ON DELETE cascade
 );
 --> statement-breakpoint
-CREATE INDEX `events_account_received` ON `events` (`account_id`,`received_at`);--> statement-breakpoint
 CREATE TABLE `meta` (
 	`key` text PRIMARY KEY NOT NULL,
 	`value` text DEFAULT '' NOT NULL

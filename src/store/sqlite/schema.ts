@@ -98,7 +98,10 @@ export const events = sqliteTable("events", {
   fields: text("fields", { mode: "json" }).$type<string[]>().notNull(),
   containsHistory: integer("contains_history", { mode: "boolean" }).notNull().default(false),
   isTest: integer("is_test", { mode: "boolean" }).notNull().default(false),
-}, (t) => [index("events_account_received").on(t.accountId, t.receivedAt)]);
+});
+// No index but the primary key: an event is found through its deliveries, and deleted with the
+// last of them (retention purge, endpoint deletion). An index per account would be written in
+// one more place per account at every commit of the queue.
 
 export const deliveries = sqliteTable("deliveries", {
   // Sent as webhook-id; identical on every retry.

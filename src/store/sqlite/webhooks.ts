@@ -114,13 +114,13 @@ export class SqliteWebhooks implements WebhookStore {
       parkedStats: q(`SELECT (updated_at / ${HOUR}) * ${HOUR} AS hour, COUNT(*) AS parked FROM deliveries
         WHERE endpoint_id = $endpoint AND status = 'parked' AND updated_at >= $since GROUP BY hour`),
       pending: q("SELECT COUNT(*) AS n FROM deliveries WHERE status = 'pending'"),
+      // Account by account (CROSS JOIN keeps that order), so each reads only its expired range.
       purgeDeliveries: q(`DELETE FROM deliveries WHERE rowid IN (
-        SELECT d.rowid FROM deliveries d JOIN accounts a ON a.id = d.account_id
-        WHERE d.created_at < $now - CASE a.retention WHEN '7d' THEN $week ELSE $day END LIMIT ${PURGE_BATCH})`),
-      purgeEvents: q(`DELETE FROM events WHERE rowid IN (
-        SELECT e.rowid FROM events e JOIN accounts a ON a.id = e.account_id
-        WHERE e.received_at < $now - CASE a.retention WHEN '7d' THEN $week ELSE $day END
-          AND NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.event_id = e.id) LIMIT ${PURGE_BATCH})`),
+        SELECT d.rowid FROM accounts a CROSS JOIN deliveries d ON d.account_id = a.id
+        WHERE d.created_at < $now - CASE a.retention WHEN '7d' THEN $week ELSE $day END LIMIT ${PURGE_BATCH}) RETURNING event_id`),
+      // An event lives as long as one of its deliveries (replays included) does.
+      dropOrphanEvent: q("DELETE FROM events WHERE id = $event AND NOT EXISTS (SELECT 1 FROM deliveries WHERE event_id = $event)"),
+      eventsOfEndpoint: q("SELECT DISTINCT event_id FROM deliveries WHERE endpoint_id = $endpoint"),
     };
   }
 
@@ -200,7 +200,13 @@ export class SqliteWebhooks implements WebhookStore {
   }
   async deleteEndpoint(id: string) {
     this.targetsByAccount.clear();
-    return this.db.delete(endpoints).where(eq(endpoints.id, id)).returning({ id: endpoints.id }).all().length > 0;
+    // Its deliveries go with it (foreign key); so do the events no other delivery needs.
+    return this.sqlite.transaction(() => {
+      const events = (this.stmt.eventsOfEndpoint!.all({ endpoint: id }) as Row[]).map((row) => row.event_id as string);
+      const deleted = this.db.delete(endpoints).where(eq(endpoints.id, id)).returning({ id: endpoints.id }).all().length > 0;
+      this.dropOrphanEvents(events);
+      return deleted;
+    })();
   }
 
   enqueue(events: NewEvent[], deliveries: NewDelivery[]): Promise<void> {
@@ -387,8 +393,18 @@ export class SqliteWebhooks implements WebhookStore {
     const params = { now, day: retentionMs["24h"], week: retentionMs["7d"] };
     let deliveries = 0;
     let events = 0;
-    for (let n = PURGE_BATCH; n === PURGE_BATCH; deliveries += n) n = this.stmt.purgeDeliveries!.run(params).changes;
-    for (let n = PURGE_BATCH; n === PURGE_BATCH; events += n) n = this.stmt.purgeEvents!.run(params).changes;
+    for (let n = PURGE_BATCH; n === PURGE_BATCH; deliveries += n) {
+      const gone = this.stmt.purgeDeliveries!.all(params) as Row[];
+      n = gone.length;
+      events += this.dropOrphanEvents(gone.map((row) => row.event_id as string));
+    }
     return { deliveries, events };
+  }
+
+  /** Deletes those of these events that no delivery refers to any more; returns how many. */
+  private dropOrphanEvents(eventIds: string[]): number {
+    let dropped = 0;
+    for (const event of new Set(eventIds)) dropped += this.stmt.dropOrphanEvent!.run({ event }).changes;
+    return dropped;
   }
 }
