@@ -39,9 +39,12 @@ function loadConfig(env: Record<string, string | undefined>): Config {
   }
 }
 
-function openDeps(config: Config, logger: Logger): Deps {
+/** See BackgroundCheckpoints.workerUrl: resolved here, where the compiled binary keeps src/'s layout. */
+const CHECKPOINT_WORKER = new URL("./store/sqlite/checkpoint-worker.ts", import.meta.url).href;
+
+function openDeps(config: Config, logger: Logger, options: { checkpointWorker?: string } = {}): Deps {
   try {
-    return systemDeps(config, logger);
+    return systemDeps(config, logger, options);
   } catch (error) {
     if (!(error instanceof SealError)) throw error;
     console.error(`switchboard: configuration error: ENCRYPTION_KEY: ${error.message}`);
@@ -58,7 +61,7 @@ async function serve(argv: string[]): Promise<void> {
   // The demo's simulator must be up before the config is final: it is the upstream.
   const demo = values.demo ? startDemoStack({ appUrl, print: (line) => console.log(line) }) : null;
   if (demo) config = loadConfig({ ...env, UPSTREAM_URL: demo.sim.url });
-  const deps = openDeps(config, createLogger(config.logLevel));
+  const deps = openDeps(config, createLogger(config.logLevel), { checkpointWorker: CHECKPOINT_WORKER });
   const app = createApp(deps);
   app.listen({ port: config.port, hostname: config.host });
   deps.logger.info("listening", {

@@ -50,10 +50,10 @@ const receiverPort = await (async () => {
 const receiverUrl = `http://127.0.0.1:${receiverPort}`;
 const arrivedCount = async () => Number(await (await fetch(`${receiverUrl}/count`)).text());
 const receiverStats = async () => (await (await fetch(`${receiverUrl}/stats`)).json()) as { count: number; cpuMs: number; arrivals: Record<string, number[]> };
-/** CPU time (user + system, ms) of the server process, from /proc. */
+/** CPU time (ms) of the server process in user and kernel mode, from /proc. */
 const serverCpuMs = async () => {
   const fields = (await Bun.file(`/proc/${server.pid}/stat`).text()).split(") ")[1]!.split(" ");
-  return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
+  return { user: (Number(fields[11]) * 1000) / 100, system: (Number(fields[12]) * 1000) / 100 };
 };
 /** The server's CPU time (ms) split by thread: the main JS thread, Worker threads, and Bun's helpers (GC, JIT, pools). */
 const serverThreadsMs = async () => {
@@ -181,10 +181,13 @@ async function cpuMeter(deliveries: () => number) {
     const wall = performance.now() - before.at;
     const share = (ms: number) => `${((ms / wall) * 100).toFixed(0)} %`;
     const receiver = (await receiverStats()).cpuMs;
-    const server = (await serverCpuMs()) - before.server;
+    const after = await serverCpuMs();
+    const user = after.user - before.server.user;
+    const system = after.system - before.server.system;
+    const server = user + system;
     const threads = await serverThreadsMs();
     const perDelivery = (ms: number) => `${((ms * 1000) / Math.max(1, deliveries())).toFixed(0)} µs`;
-    return `  server CPU per delivery  ${perDelivery(server)} (ingress share included): main thread ${perDelivery(threads.main - before.threads.main)}, delivery worker ${perDelivery(threads.worker - before.threads.worker)}, Bun helper threads ${perDelivery(threads.other - before.threads.other)}\n  CPU (share of one core)  server ${share(server)}  receiver ${share(receiver - before.receiver)}  sender ${share(selfCpuMs() - before.sender)}  (load average ${(await Bun.file("/proc/loadavg").text()).split(" ").slice(0, 3).join(" ")})`;
+    return `  server CPU per delivery  ${perDelivery(server)} (ingress share included): main thread ${perDelivery(threads.main - before.threads.main)}, delivery worker ${perDelivery(threads.worker - before.threads.worker)}, Bun helper threads ${perDelivery(threads.other - before.threads.other)}; user ${perDelivery(user)}, kernel ${perDelivery(system)}\n  CPU (share of one core)  server ${share(server)}  receiver ${share(receiver - before.receiver)}  sender ${share(selfCpuMs() - before.sender)}  (load average ${(await Bun.file("/proc/loadavg").text()).split(" ").slice(0, 3).join(" ")})`;
   };
 }
 

@@ -23,7 +23,7 @@ CREATE TABLE `api_keys` (
 CREATE UNIQUE INDEX `api_keys_hash` ON `api_keys` (`key_hash`);--> statement-breakpoint
 CREATE INDEX `api_keys_account` ON `api_keys` (`account_id`);--> statement-breakpoint
 CREATE TABLE `attempts` (
-	`id` integer PRIMARY KEY AUTOINCREMENT NOT NULL,
+	`id` integer PRIMARY KEY NOT NULL,
 	`delivery_id` text NOT NULL,
 	`number` integer NOT NULL,
 	`at` integer NOT NULL,
@@ -35,7 +35,6 @@ CREATE TABLE `attempts` (
 );
 --> statement-breakpoint
 CREATE INDEX `attempts_delivery` ON `attempts` (`delivery_id`);--> statement-breakpoint
-CREATE INDEX `attempts_at` ON `attempts` (`at`);--> statement-breakpoint
 CREATE TABLE `deliveries` (
 	`id` text PRIMARY KEY NOT NULL,
 	`account_id` text NOT NULL,
@@ -55,10 +54,9 @@ CREATE TABLE `deliveries` (
 	FOREIGN KEY (`event_id`) REFERENCES `events`(`id`) ON UPDATE no action ON DELETE cascade
 );
 --> statement-breakpoint
-CREATE INDEX `deliveries_due` ON `deliveries` (`status`,`next_attempt_at`);--> statement-breakpoint
-CREATE INDEX `deliveries_lease` ON `deliveries` (`lease_until`);--> statement-breakpoint
+CREATE INDEX `deliveries_pending` ON `deliveries` (`endpoint_id`,`next_attempt_at`) WHERE "deliveries"."status" = 'pending';--> statement-breakpoint
+CREATE INDEX `deliveries_lease` ON `deliveries` (`lease_until`) WHERE "deliveries"."lease_until" IS NOT NULL;--> statement-breakpoint
 CREATE INDEX `deliveries_event` ON `deliveries` (`event_id`);--> statement-breakpoint
-CREATE INDEX `deliveries_endpoint_due` ON `deliveries` (`endpoint_id`,`status`,`next_attempt_at`);--> statement-breakpoint
 CREATE INDEX `deliveries_account_created` ON `deliveries` (`account_id`,`created_at`);--> statement-breakpoint
 CREATE INDEX `deliveries_endpoint_created` ON `deliveries` (`endpoint_id`,`created_at`);--> statement-breakpoint
 CREATE TABLE `endpoints` (
@@ -93,7 +91,6 @@ CREATE TABLE `events` (
 	FOREIGN KEY (`account_id`) REFERENCES `accounts`(`id`) ON UPDATE no action ON DELETE cascade
 );
 --> statement-breakpoint
-CREATE INDEX `events_account_received` ON `events` (`account_id`,`received_at`);--> statement-breakpoint
 CREATE TABLE `meta` (
 	`key` text PRIMARY KEY NOT NULL,
 	`value` text DEFAULT '' NOT NULL

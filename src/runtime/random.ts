@@ -26,15 +26,29 @@ export function seededRandom(seed: number): Random {
 
 const ALPHABET = "0123456789abcdefghijklmnopqrstuvwxyz";
 
-function encodeId(prefix: string, bytes: Uint8Array, start: number, length: number): string {
+function encode(bytes: Uint8Array): string {
   let out = "";
-  for (let i = start; i < start + length; i++) out += ALPHABET[bytes[i]! % ALPHABET.length];
-  return `${prefix}_${out}`;
+  for (let i = 0; i < bytes.length; i++) out += ALPHABET[bytes[i]! % ALPHABET.length];
+  return out;
 }
 
 /** `prefix_` followed by `length` base-36 characters; 16 characters carry about 82 bits. */
 export function randomId(random: Random, prefix: string, length = 16): string {
-  return encodeId(prefix, random.bytes(length), 0, length);
+  return `${prefix}_${encode(random.bytes(length))}`;
+}
+
+/** Base-36 digits of the time part of timeOrderedId: epoch ms stay 9 digits until the year 5188. */
+const TIME_DIGITS = 9;
+
+/**
+ * Like randomId (same length), but its first 9 characters are `now` (epoch ms) in fixed-width
+ * base 36, so ids sort by creation time. For rows written at a high rate: a B-tree index on
+ * random ids changes one random page per insert and every such page is written at commit, while
+ * time-ordered ids fill the same few pages at one end of the index (bench/RESULTS.md, webhook relay).
+ */
+export function timeOrderedId(random: Random, prefix: string, now: number, length = 24): string {
+  const time = Math.max(0, Math.floor(now)).toString(36).padStart(TIME_DIGITS, "0");
+  return `${prefix}_${time}${encode(random.bytes(length - TIME_DIGITS))}`;
 }
 
 /**

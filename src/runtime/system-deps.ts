@@ -9,12 +9,19 @@ import type { Deps } from "./deps.ts";
 import { cryptoRandom } from "./random.ts";
 import { systemResolver } from "./resolver.ts";
 
-/** The real world: the configured database, the system clock, DNS, randomness and fetch. */
-export function systemDeps(config: Config, logger: Logger): Deps {
+/**
+ * The real world: the configured database, the system clock, DNS, randomness and fetch. A server
+ * also checkpoints its database from a background thread (`checkpointWorker`, its entry's URL).
+ */
+export function systemDeps(config: Config, logger: Logger, options: { checkpointWorker?: string } = {}): Deps {
   const key = config.encryptionKey ?? devEncryptionKey(config.databasePath, cryptoRandom);
+  const backgroundCheckpoints = options.checkpointWorker === undefined ? undefined : {
+    workerUrl: options.checkpointWorker,
+    onError: (message: string) => logger.error("background WAL checkpoints failed; SQLite checkpoints as it commits", { error: message }),
+  };
   return {
     config,
-    store: openSqliteStore(config.databasePath, createSealer(key, cryptoRandom)),
+    store: openSqliteStore(config.databasePath, createSealer(key, cryptoRandom), { backgroundCheckpoints }),
     clock: systemClock,
     random: cryptoRandom,
     resolver: systemResolver,

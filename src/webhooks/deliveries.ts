@@ -1,8 +1,8 @@
 import { AppError } from "../errors/catalog.ts";
 import type { Deps } from "../runtime/deps.ts";
-import { randomId } from "../runtime/random.ts";
 import type { Attempt, Delivery, DeliveryStatus, HourlyStats } from "../store/webhooks.ts";
 import { mustEndpoint } from "./endpoints.ts";
+import { newDeliveryId } from "./ids.ts";
 
 type DeliveryDeps = Pick<Deps, "store" | "clock" | "random">;
 
@@ -65,7 +65,7 @@ export async function replayDelivery(deps: DeliveryDeps, accountId: string, id: 
   const endpoint = await mustEndpoint(deps, accountId, original.endpointId);
   if (!endpoint.enabled) throw new AppError("endpoint_disabled");
   const now = deps.clock.now();
-  const replayId = randomId(deps.random, "msg", 24);
+  const replayId = newDeliveryId(deps.random, now);
   await deps.store.webhooks.enqueue([], [{
     id: replayId, accountId, endpointId: endpoint.id, eventId: original.eventId, nextAttemptAt: now, replayOf: original.id, createdAt: now,
   }]);

@@ -6,6 +6,7 @@ import type { PhoneNumber } from "../store/types.ts";
 import type { Endpoint, EndpointPatch } from "../store/webhooks.ts";
 import { isEventField } from "./fields.ts";
 import { generateSecret } from "./signing.ts";
+import { newDeliveryId, newEventId } from "./ids.ts";
 import { testEventBody } from "./test-event.ts";
 
 /** SPEC 6.6: the old secret keeps signing for 24 hours after a rotation. */
@@ -125,8 +126,8 @@ export async function sendTest(deps: EndpointDeps, accountId: string, id: string
     ?? deps.store.directory.numbers(accountId).find(isLiveNumber)
     ?? deps.store.directory.numbers(accountId)[0];
   const now = deps.clock.now();
-  const eventId = randomId(deps.random, "evt", 20);
-  const deliveryId = randomId(deps.random, "msg", 24);
+  const eventId = newEventId(deps.random, now);
+  const deliveryId = newDeliveryId(deps.random, now);
   const body = testEventBody({
     wabaId: number?.wabaId ?? "0",
     phoneNumberId: number?.phoneNumberId ?? "0",

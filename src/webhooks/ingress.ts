@@ -1,10 +1,10 @@
 import type { Deps } from "../runtime/deps.ts";
-import { randomId } from "../runtime/random.ts";
 import type { Waba } from "../store/types.ts";
 import type { EndpointTarget, NewDelivery, NewEvent, WebhookStore } from "../store/webhooks.ts";
 import { parseEvent, wrapEntries, type EventChange, type EventEntry, type UpstreamEvent } from "./event.ts";
 import { HISTORY_FIELD } from "./fields.ts";
 import { hubSignatureMatches } from "./hub-signature.ts";
+import { newDeliveryId, newEventId } from "./ids.ts";
 
 /** The platform sends at most about 3 MB; anything past this is refused with 413. */
 export const MAX_EVENT_BYTES = 10 * 1024 * 1024;
@@ -83,7 +83,7 @@ export async function acceptEvent(deps: IngressDeps, bytes: Uint8Array<ArrayBuff
     const targets = matchingTargets(deps.store.webhooks.targets(accountId), entries);
     if (targets.length === 0) continue;
     const fields = [...new Set(entries.flatMap((e) => e.changes.map((c) => c.field)))];
-    const eventId = randomId(deps.random, "evt", 20);
+    const eventId = newEventId(deps.random, now);
     events.push({
       id: eventId,
       accountId,
@@ -96,7 +96,7 @@ export async function acceptEvent(deps: IngressDeps, bytes: Uint8Array<ArrayBuff
     });
     for (const target of targets) {
       deliveries.push({
-        id: randomId(deps.random, "msg", 24),
+        id: newDeliveryId(deps.random, now),
         accountId,
         endpointId: target.id,
         eventId,

@@ -33,6 +33,8 @@ describe("the single executable", () => {
       proc.kill("SIGTERM");
       expect(await proc.exited).toBe(0);
     }
+    // The WAL checkpoint thread's entry is inside the binary too (package.json "build").
+    expect(await new Response(proc.stdout).text()).not.toContain("background WAL checkpoints failed");
 
     // The admin CLI of the binary reads the same database.
     const cli = Bun.spawnSync([binary, "admin", "numbers", "get", "1"], { cwd: dir.path, env: processEnv(dbPath), stdout: "pipe", stderr: "pipe" });

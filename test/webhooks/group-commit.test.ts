@@ -34,3 +34,34 @@ test("writes of one event-loop turn share a commit, yet a failing one fails alon
   expect(await deps.store.webhooks.eventBody("evt_bad")).toBeNull();
   expect(await deps.store.webhooks.delivery("msg_bad")).toBeUndefined();
 });
+
+test("deleting an endpoint deletes its deliveries and the events no other delivery needs", async () => {
+  const deps = testDeps();
+  cleanups.push(deps.cleanup);
+  const account = await createAccount(deps, { name: "Owner", email: "owner@example.com" });
+  const now = deps.clock.now();
+  const endpoint = (id: string) => deps.store.webhooks.createEndpoint({
+    id, accountId: account.id, url: `https://receiver.example/${id}`, fields: ["messages"], phoneNumberId: null, secret: "whsec_c2VjcmV0c2VjcmV0c2VjcmV0c2VjcmV0",
+    previousSecret: null, previousSecretExpiresAt: null, enabled: true, disabledReason: null, consecutiveFailures: 0, lastSuccessAt: null,
+    warnedAt: null, createdAt: now, updatedAt: now,
+  });
+  await endpoint("ep_gone");
+  await endpoint("ep_kept");
+  const event = (id: string): NewEvent => ({
+    id, accountId: account.id, receivedAt: now, body: new TextEncoder().encode("{}"), upstreamSignature: null,
+    fields: ["messages"], containsHistory: false, isTest: false,
+  });
+  const delivery = (id: string, endpointId: string, eventId: string): NewDelivery => ({
+    id, accountId: account.id, endpointId, eventId, nextAttemptAt: now, replayOf: null, createdAt: now,
+  });
+  await deps.store.webhooks.enqueue([event("evt_alone"), event("evt_shared")], [
+    delivery("msg_1", "ep_gone", "evt_alone"), delivery("msg_2", "ep_gone", "evt_shared"), delivery("msg_3", "ep_kept", "evt_shared"),
+  ]);
+
+  expect(await deps.store.webhooks.deleteEndpoint("ep_gone")).toBe(true);
+  expect(await deps.store.webhooks.delivery("msg_1")).toBeUndefined();
+  expect(await deps.store.webhooks.eventBody("evt_alone")).toBeNull();
+  expect(deps.store.db.$client.query("SELECT COUNT(*) AS n FROM events").get()).toEqual({ n: 1 });
+  expect(await deps.store.webhooks.eventBody("evt_shared")).not.toBeNull();
+  expect((await deps.store.webhooks.delivery("msg_3"))?.status).toBe("pending");
+});

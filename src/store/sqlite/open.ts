@@ -16,6 +16,9 @@ export function openDatabase(path: string): { db: Db; sqlite: Database } {
   // Another process (the CLI beside a running server) may hold the write lock briefly.
   sqlite.exec("PRAGMA busy_timeout = 5000");
   sqlite.exec("PRAGMA foreign_keys = ON");
+  // Savepoints and statement journals keep a copy of each page they change; on disk that was a
+  // write() per page to a temporary file, which cost more than the commit itself (bench/RESULTS.md).
+  sqlite.exec("PRAGMA temp_store = MEMORY");
   const db = drizzle(sqlite, { schema });
   applyMigrations(db);
   return { db, sqlite };

@@ -98,7 +98,10 @@ export const events = sqliteTable("events", {
   fields: text("fields", { mode: "json" }).$type<string[]>().notNull(),
   containsHistory: integer("contains_history", { mode: "boolean" }).notNull().default(false),
   isTest: integer("is_test", { mode: "boolean" }).notNull().default(false),
-}, (t) => [index("events_account_received").on(t.accountId, t.receivedAt)]);
+});
+// No index but the primary key: an event is found through its deliveries, and deleted with the
+// last of them (retention purge, endpoint deletion). An index per account would be written in
+// one more place per account at every commit of the queue.
 
 export const deliveries = sqliteTable("deliveries", {
   // Sent as webhook-id; identical on every retry.
@@ -118,17 +121,23 @@ export const deliveries = sqliteTable("deliveries", {
   createdAt: integer("created_at").notNull(),
   updatedAt: integer("updated_at").notNull(),
 }, (t) => [
-  index("deliveries_due").on(t.status, t.nextAttemptAt),
+  // Every delivery is written to each index at least once, so there are only as many as the
+  // queries need. The two queue indexes are partial: a delivery leaves them when it succeeds or
+  // parks, so the backlog and live leases are all they hold, and finished deliveries cost no upkeep.
+  // The claim's look-up of an endpoint's oldest due work, and the pending count.
+  index("deliveries_pending").on(t.endpointId, t.nextAttemptAt).where(sql`${t.status} = 'pending'`),
   // Live leases are few; counting them per endpoint must not scan the pending backlog.
-  index("deliveries_lease").on(t.leaseUntil),
+  index("deliveries_lease").on(t.leaseUntil).where(sql`${t.leaseUntil} IS NOT NULL`),
+  // Dropping a history payload, purging events, and the foreign keys' cascades.
   index("deliveries_event").on(t.eventId),
-  index("deliveries_endpoint_due").on(t.endpointId, t.status, t.nextAttemptAt),
+  // The dashboard's lists (newest first), the retention purge, and the foreign keys' cascades.
   index("deliveries_account_created").on(t.accountId, t.createdAt),
   index("deliveries_endpoint_created").on(t.endpointId, t.createdAt),
 ]);
 
 export const attempts = sqliteTable("attempts", {
-  id: integer("id").primaryKey({ autoIncrement: true }),
+  // A plain rowid: AUTOINCREMENT would also write sqlite_sequence on every attempt.
+  id: integer("id").primaryKey(),
   deliveryId: text("delivery_id").notNull().references(() => deliveries.id, { onDelete: "cascade" }),
   number: integer("number").notNull(),
   at: integer("at").notNull(),
@@ -136,7 +145,10 @@ export const attempts = sqliteTable("attempts", {
   error: text("error"),
   responseExcerpt: text("response_excerpt"),
   durationMs: integer("duration_ms").notNull(),
-}, (t) => [index("attempts_delivery").on(t.deliveryId), index("attempts_at").on(t.at)]);
+}, (t) => [
+  // A delivery's attempts, its cascade, and the hourly stats (through the endpoint's deliveries).
+  index("attempts_delivery").on(t.deliveryId),
+]);
 
 export const notifications = sqliteTable("notifications", {
   id: text("id").primaryKey(),

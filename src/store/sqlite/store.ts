@@ -1,6 +1,7 @@
 import type { Sealer } from "../../crypto/sealer.ts";
 import type { Store } from "../store.ts";
 import { SqliteBuckets } from "./buckets.ts";
+import { startCheckpointer, type BackgroundCheckpoints } from "./checkpointer.ts";
 import { SqliteDirectory } from "./directory.ts";
 import { SqliteNotifications } from "./notifications.ts";
 import { openDatabase, type Db } from "./open.ts";
@@ -12,8 +13,16 @@ export interface SqliteStore extends Store {
   readonly db: Db;
 }
 
-export function openSqliteStore(path: string, sealer: Sealer): SqliteStore {
+export interface SqliteStoreOptions {
+  /** Checkpoint the WAL from a background thread (the server; see checkpointer.ts). */
+  backgroundCheckpoints?: BackgroundCheckpoints;
+}
+
+export function openSqliteStore(path: string, sealer: Sealer, options: SqliteStoreOptions = {}): SqliteStore {
   const { db, sqlite } = openDatabase(path);
+  const checkpointer = options.backgroundCheckpoints && path !== ":memory:"
+    ? startCheckpointer(path, options.backgroundCheckpoints)
+    : null;
   return {
     db,
     directory: new SqliteDirectory(db, sealer),
@@ -30,6 +39,7 @@ export function openSqliteStore(path: string, sealer: Sealer): SqliteStore {
       }
     },
     close() {
+      checkpointer?.stop();
       sqlite.close();
     },
   };

@@ -57,14 +57,8 @@ export class SqliteWebhooks implements WebhookStore {
   private readonly endpointById;
 
   constructor(private readonly db: Db, private readonly sqlite: Database, private readonly sealer: Sealer) {
-    this.savepoint = sqlite.transaction((work: () => unknown) => work());
-    this.commitTurn = sqlite.transaction((batch: SqliteWebhooks["turnWork"]) => batch.map(({ work }) => {
-      try {
-        return { ok: true, value: this.savepoint(work) };
-      } catch (error) {
-        return { ok: false, value: error };
-      }
-    }));
+    this.commitTurn = sqlite.transaction((batch: SqliteWebhooks["turnWork"]) => batch.map(({ work }) => work()));
+    this.commitAlone = sqlite.transaction((work: () => unknown) => work());
     const q = (text: string) => this.sqlite.prepare(text);
     this.endpointById = db.select().from(endpoints).where(eq(endpoints.id, sql.placeholder("id"))).prepare();
     this.stmt = {
@@ -97,9 +91,9 @@ export class SqliteWebhooks implements WebhookStore {
         VALUES ($delivery, $number, $at, $status, $error, $excerpt, $duration)`),
       updateDelivery: q(`UPDATE deliveries SET status = $status, attempt_count = attempt_count + $attempted, next_attempt_at = $next,
         lease_until = NULL, parked_reason = $reason, payload_deleted = (payload_deleted OR $deletePayload), updated_at = $now
-        WHERE id = $id RETURNING event_id`),
-      dropEventBody: q(`UPDATE events SET body = NULL WHERE id = $event
-        AND NOT EXISTS (SELECT 1 FROM deliveries WHERE event_id = $event AND status = 'pending')`),
+        WHERE id = $id`),
+      dropEventBody: q(`UPDATE events SET body = NULL WHERE id = (SELECT event_id FROM deliveries WHERE id = $delivery)
+        AND NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.event_id = events.id AND d.status = 'pending')`),
       success: q(`UPDATE endpoints SET consecutive_failures = 0, last_success_at = $now, warned_at = NULL WHERE id = $id`),
       failure: q(`UPDATE endpoints SET consecutive_failures = consecutive_failures + 1 WHERE id = $id
         RETURNING consecutive_failures, last_success_at, warned_at, enabled`),
@@ -120,13 +114,13 @@ export class SqliteWebhooks implements WebhookStore {
       parkedStats: q(`SELECT (updated_at / ${HOUR}) * ${HOUR} AS hour, COUNT(*) AS parked FROM deliveries
         WHERE endpoint_id = $endpoint AND status = 'parked' AND updated_at >= $since GROUP BY hour`),
       pending: q("SELECT COUNT(*) AS n FROM deliveries WHERE status = 'pending'"),
+      // Account by account (CROSS JOIN keeps that order), so each reads only its expired range.
       purgeDeliveries: q(`DELETE FROM deliveries WHERE rowid IN (
-        SELECT d.rowid FROM deliveries d JOIN accounts a ON a.id = d.account_id
-        WHERE d.created_at < $now - CASE a.retention WHEN '7d' THEN $week ELSE $day END LIMIT ${PURGE_BATCH})`),
-      purgeEvents: q(`DELETE FROM events WHERE rowid IN (
-        SELECT e.rowid FROM events e JOIN accounts a ON a.id = e.account_id
-        WHERE e.received_at < $now - CASE a.retention WHEN '7d' THEN $week ELSE $day END
-          AND NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.event_id = e.id) LIMIT ${PURGE_BATCH})`),
+        SELECT d.rowid FROM accounts a CROSS JOIN deliveries d ON d.account_id = a.id
+        WHERE d.created_at < $now - CASE a.retention WHEN '7d' THEN $week ELSE $day END LIMIT ${PURGE_BATCH}) RETURNING event_id`),
+      // An event lives as long as one of its deliveries (replays included) does.
+      dropOrphanEvent: q("DELETE FROM events WHERE id = $event AND NOT EXISTS (SELECT 1 FROM deliveries WHERE event_id = $event)"),
+      eventsOfEndpoint: q("SELECT DISTINCT event_id FROM deliveries WHERE endpoint_id = $endpoint"),
     };
   }
 
@@ -206,7 +200,13 @@ export class SqliteWebhooks implements WebhookStore {
   }
   async deleteEndpoint(id: string) {
     this.targetsByAccount.clear();
-    return this.db.delete(endpoints).where(eq(endpoints.id, id)).returning({ id: endpoints.id }).all().length > 0;
+    // Its deliveries go with it (foreign key); so do the events no other delivery needs.
+    return this.sqlite.transaction(() => {
+      const events = (this.stmt.eventsOfEndpoint!.all({ endpoint: id }) as Row[]).map((row) => row.event_id as string);
+      const deleted = this.db.delete(endpoints).where(eq(endpoints.id, id)).returning({ id: endpoints.id }).all().length > 0;
+      this.dropOrphanEvents(events);
+      return deleted;
+    })();
   }
 
   enqueue(events: NewEvent[], deliveries: NewDelivery[]): Promise<void> {
@@ -265,16 +265,16 @@ export class SqliteWebhooks implements WebhookStore {
   }
 
   private turnWork: { work: () => unknown; resolve: (value: never) => void; reject: (error: unknown) => void }[] = [];
-  /** Runs its argument inside a SAVEPOINT (bun:sqlite nests transactions so). */
-  private readonly savepoint: (work: () => unknown) => unknown;
-  private readonly commitTurn: (batch: SqliteWebhooks["turnWork"]) => { ok: boolean; value: unknown }[];
+  private readonly commitTurn: (batch: SqliteWebhooks["turnWork"]) => unknown[];
+  private readonly commitAlone: (work: () => unknown) => unknown;
 
   /**
    * Group commit: the queue's writes (enqueue, claim, complete) that arrive in the same turn of the
    * event loop share ONE transaction, and each promise resolves only once that commit is done, so
    * "durable when resolved" still holds. A commit writes every touched page to the WAL, which cost
-   * more than the statements themselves. Each piece of work runs in its own savepoint: one that
-   * throws is rolled back and rejected alone.
+   * more than the statements themselves. A piece of work that throws rolls the whole turn back;
+   * the pieces are then redone each in its own transaction, so it alone is rejected (a savepoint
+   * per piece would do the same without the redo, but journals every page each piece touches).
    */
   private inTurnTransaction<T>(work: () => T): Promise<T> {
     return new Promise<T>((resolve, reject) => {
@@ -284,18 +284,20 @@ export class SqliteWebhooks implements WebhookStore {
 
   private flushTurn(): void {
     const batch = this.turnWork.splice(0);
-    let results: { ok: boolean; value: unknown }[];
+    let results: unknown[];
     try {
       results = this.commitTurn(batch);
-    } catch (error) {
-      for (const item of batch) item.reject(error);
+    } catch {
+      for (const item of batch) {
+        try {
+          item.resolve(this.commitAlone(item.work) as never);
+        } catch (error) {
+          item.reject(error);
+        }
+      }
       return;
     }
-    batch.forEach((item, i) => {
-      const result = results[i]!;
-      if (result.ok) item.resolve(result.value as never);
-      else item.reject(result.value);
-    });
+    batch.forEach((item, i) => item.resolve(results[i] as never));
   }
 
   /**
@@ -317,7 +319,7 @@ export class SqliteWebhooks implements WebhookStore {
       });
     }
     const next = input.next;
-    const updated = this.stmt.updateDelivery!.get({
+    const updated = this.stmt.updateDelivery!.run({
       id: input.deliveryId,
       status: next.status,
       attempted: input.attempt ? 1 : 0,
@@ -325,8 +327,8 @@ export class SqliteWebhooks implements WebhookStore {
       reason: next.status === "parked" ? next.reason : null,
       deletePayload: input.deletePayload ? 1 : 0,
       now,
-    }) as Row | null;
-    if (updated && input.deletePayload) this.stmt.dropEventBody!.run({ event: updated.event_id as string });
+    });
+    if (updated.changes > 0 && input.deletePayload) this.stmt.dropEventBody!.run({ delivery: input.deliveryId });
     if (input.effect === "success") {
       this.stmt.success!.run({ id: input.endpointId, now });
     } else if (input.effect === "failure" || input.effect === "gone") {
@@ -391,8 +393,18 @@ export class SqliteWebhooks implements WebhookStore {
     const params = { now, day: retentionMs["24h"], week: retentionMs["7d"] };
     let deliveries = 0;
     let events = 0;
-    for (let n = PURGE_BATCH; n === PURGE_BATCH; deliveries += n) n = this.stmt.purgeDeliveries!.run(params).changes;
-    for (let n = PURGE_BATCH; n === PURGE_BATCH; events += n) n = this.stmt.purgeEvents!.run(params).changes;
+    for (let n = PURGE_BATCH; n === PURGE_BATCH; deliveries += n) {
+      const gone = this.stmt.purgeDeliveries!.all(params) as Row[];
+      n = gone.length;
+      events += this.dropOrphanEvents(gone.map((row) => row.event_id as string));
+    }
     return { deliveries, events };
+  }
+
+  /** Deletes those of these events that no delivery refers to any more; returns how many. */
+  private dropOrphanEvents(eventIds: string[]): number {
+    let dropped = 0;
+    for (const event of new Set(eventIds)) dropped += this.stmt.dropOrphanEvent!.run({ event }).changes;
+    return dropped;
   }
 }

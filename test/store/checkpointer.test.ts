@@ -1,0 +1,62 @@
+import { expect, test } from "bun:test";
+import { statSync } from "node:fs";
+import { join } from "node:path";
+import { createSealer } from "../../src/crypto/sealer.ts";
+import { cryptoRandom } from "../../src/runtime/random.ts";
+import { openSqliteStore } from "../../src/store/sqlite/store.ts";
+import { tempDir } from "../support/harness.ts";
+
+const WORKER = new URL("../../src/store/sqlite/checkpoint-worker.ts", import.meta.url).href;
+const KEY = new Uint8Array(32).fill(1);
+
+/** The checkpointer is a real thread on its own schedule: its effect is awaited, with a deadline. */
+async function eventually(check: () => boolean, ms = 5_000): Promise<void> {
+  const deadline = performance.now() + ms;
+  while (!check()) {
+    if (performance.now() > deadline) throw new Error("condition not reached");
+    await Bun.sleep(5);
+  }
+}
+
+function open(workerUrl: string) {
+  const dir = tempDir();
+  const dbPath = join(dir.path, "db.sqlite");
+  const errors: string[] = [];
+  const store = openSqliteStore(dbPath, createSealer(KEY, cryptoRandom), { backgroundCheckpoints: { workerUrl, onError: (m) => errors.push(m) } });
+  return { dir, dbPath, errors, store };
+}
+
+test("a background thread copies committed pages into the database file, and close() stops it at once", async () => {
+  const { dir, dbPath, errors, store } = open(WORKER);
+  try {
+    // Far below SQLite's own automatic checkpoint (1,000 pages): only the thread copies these.
+    store.db.$client.exec("PRAGMA wal_autocheckpoint = 0; CREATE TABLE filler (b BLOB)");
+    const before = statSync(dbPath).size;
+    const insert = store.db.$client.prepare("INSERT INTO filler VALUES (randomblob(4000))");
+    for (let i = 0; i < 50; i++) insert.run();
+    await eventually(() => statSync(dbPath).size >= before + 50 * 4096);
+  } finally {
+    const started = performance.now();
+    store.close();
+    expect(performance.now() - started).toBeLessThan(1_000);
+    dir.cleanup();
+  }
+  expect(errors).toEqual([]);
+});
+
+test("a store closed while its thread is still starting closes at once", () => {
+  const { dir, errors, store } = open(WORKER);
+  const started = performance.now();
+  store.close();
+  expect(performance.now() - started).toBeLessThan(1_000);
+  expect(errors).toEqual([]);
+  dir.cleanup();
+});
+
+test("a thread that cannot start is reported; the store works without it", async () => {
+  const { dir, errors, store } = open(new URL("./no-such-worker.ts", import.meta.url).href);
+  await eventually(() => errors.length > 0);
+  expect(store.healthy()).toBe(true);
+  store.close();
+  dir.cleanup();
+});
