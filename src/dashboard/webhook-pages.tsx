@@ -3,7 +3,7 @@ import { AppError } from "../errors/catalog.ts";
 import type { UrlRules } from "../net/url-rules.ts";
 import type { Deps } from "../runtime/deps.ts";
 import type { PhoneNumber } from "../store/types.ts";
-import type { DeliveryStatus } from "../store/webhooks.ts";
+import type { DeliveryStatus, WebhookStore } from "../store/webhooks.ts";
 import * as deliveries from "../webhooks/deliveries.ts";
 import * as endpoints from "../webhooks/endpoints.ts";
 import { EVENT_FIELDS } from "../webhooks/fields.ts";
@@ -16,10 +16,10 @@ import { htmlResponse, isHtmx, seeOther } from "./http.ts";
 import { DeliveriesPage, DeliveryPage, TestResult } from "./pages/deliveries.tsx";
 import { EditEndpointPage, EndpointPage, EndpointsPage, NewEndpointPage, type EndpointFormValues, type ShownSecret } from "./pages/endpoints.tsx";
 
-/** What the pages need from the running relay: its URL rules and a way to wake the dispatcher. */
+/** What the pages need from the running relay: its URL rules and its queue (the dispatcher). */
 export interface RelayHandle {
   urlRules: UrlRules;
-  dispatcher: { wake(): void };
+  dispatcher: Pick<WebhookStore, "enqueue">;
 }
 
 /** Rows per page of the deliveries list. */
@@ -39,7 +39,7 @@ const FIELD_OF_ERROR: Partial<Record<string, keyof EndpointFormValues>> = {
  * (webhooks/endpoints.ts, webhooks/deliveries.ts) and its views, the same ones the API answers with.
  */
 export function webhookPages(deps: Deps, relay: RelayHandle) {
-  const endpointDeps = { ...deps, urlRules: relay.urlRules };
+  const endpointDeps = { ...deps, urlRules: relay.urlRules, queue: relay.dispatcher };
   const choices = (accountId: string) =>
     deps.store.directory.numbers(accountId).map((n) => ({ phone_number_id: n.phoneNumberId, label: numberLabel(n) }));
   const hours = async (accountId: string, id: string) => (await deliveries.endpointStats(deps, accountId, id, 24)).map(statsView);
@@ -170,7 +170,6 @@ export function webhookPages(deps: Deps, relay: RelayHandle) {
     }), { detail: { hide: true } })
     .post("/endpoints/:id/test", guarded(deps, async ({ params, request }, viewer) => {
       const deliveryId = await endpoints.sendTest(endpointDeps, viewer.accountId, params.id!);
-      relay.dispatcher.wake();
       return isHtmx(request) ? testResult(viewer, deliveryId) : seeOther(`/dashboard/deliveries/${encodeURIComponent(deliveryId)}`);
     }), { detail: { hide: true } })
 
@@ -198,8 +197,7 @@ export function webhookPages(deps: Deps, relay: RelayHandle) {
     .post("/deliveries/:id/replay", guarded(deps, async ({ params }, viewer) => {
       const id = params.id!;
       try {
-        const replay = await deliveries.replayDelivery(deps, viewer.accountId, id);
-        relay.dispatcher.wake();
+        const replay = await deliveries.replayDelivery(endpointDeps, viewer.accountId, id);
         return seeOther(`/dashboard/deliveries/${encodeURIComponent(replay.id)}?done=replayed&from=${encodeURIComponent(id)}`);
       } catch (error) {
         if (!(error instanceof AppError) || error.errorName === "not_found") throw error;

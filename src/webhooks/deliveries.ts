@@ -1,7 +1,7 @@
 import { AppError } from "../errors/catalog.ts";
 import type { Deps } from "../runtime/deps.ts";
 import type { Attempt, Delivery, DeliveryStatus, HourlyStats } from "../store/webhooks.ts";
-import { mustEndpoint } from "./endpoints.ts";
+import { mustEndpoint, type QueueDeps } from "./endpoints.ts";
 import { newDeliveryId } from "./ids.ts";
 
 type DeliveryDeps = Pick<Deps, "store" | "clock" | "random">;
@@ -59,14 +59,14 @@ export async function getDelivery(deps: DeliveryDeps, accountId: string, id: str
  * SPEC 6.6: a new delivery of the same body to the same endpoint, with a new webhook-id and
  * `replay_of`; 410 `payload_expired` once the payload is gone.
  */
-export async function replayDelivery(deps: DeliveryDeps, accountId: string, id: string): Promise<Delivery> {
+export async function replayDelivery(deps: DeliveryDeps & QueueDeps, accountId: string, id: string): Promise<Delivery> {
   const original = await mustDelivery(deps, accountId, id);
   if (!original.payloadAvailable) throw new AppError("payload_expired");
   const endpoint = await mustEndpoint(deps, accountId, original.endpointId);
   if (!endpoint.enabled) throw new AppError("endpoint_disabled");
   const now = deps.clock.now();
   const replayId = newDeliveryId(deps.random, now);
-  await deps.store.webhooks.enqueue([], [{
+  await deps.queue.enqueue([], [{
     id: replayId, accountId, endpointId: endpoint.id, eventId: original.eventId, nextAttemptAt: now, replayOf: original.id, createdAt: now,
   }]);
   return (await deps.store.webhooks.delivery(replayId))!;

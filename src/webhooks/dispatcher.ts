@@ -126,8 +126,11 @@ export class Dispatcher implements Worker {
   async enqueue(events: NewEvent[], deliveries: NewDelivery[]): Promise<void> {
     const now = this.deps.clock.now();
     const started: NewDelivery[] = [];
+    // Only a delivery whose event comes with it can start here (a replay's event is already
+    // stored): the rest are left unleased for the claim that follows.
+    const eventsById = new Map(events.map((e) => [e.id, e]));
     const stored = deliveries.map((d) => {
-      const room = !this.stopped && d.nextAttemptAt <= now && !this.backlog.has(d.endpointId)
+      const room = !this.stopped && eventsById.has(d.eventId) && d.nextAttemptAt <= now && !this.backlog.has(d.endpointId)
         && (this.leased.get(d.endpointId) ?? 0) < PER_ENDPOINT_IN_FLIGHT && this.inFlight.size + started.length < GLOBAL_IN_FLIGHT;
       if (!room) {
         this.backlog.add(d.endpointId);
@@ -146,7 +149,6 @@ export class Dispatcher implements Worker {
     }
     if (started.length < deliveries.length) this.wake();
     if (started.length === 0) return;
-    const eventsById = new Map(events.map((e) => [e.id, e]));
     let endpoints: Map<string, Endpoint | undefined>;
     try {
       endpoints = new Map(await Promise.all([...new Set(started.map((d) => d.endpointId))]

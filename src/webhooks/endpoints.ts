@@ -3,7 +3,7 @@ import { AppError } from "../errors/catalog.ts";
 import type { Deps } from "../runtime/deps.ts";
 import { randomId } from "../runtime/random.ts";
 import type { PhoneNumber } from "../store/types.ts";
-import type { Endpoint, EndpointPatch } from "../store/webhooks.ts";
+import type { Endpoint, EndpointPatch, WebhookStore } from "../store/webhooks.ts";
 import { isEventField } from "./fields.ts";
 import { generateSecret } from "./signing.ts";
 import { newDeliveryId, newEventId } from "./ids.ts";
@@ -14,6 +14,8 @@ export const ROTATION_OVERLAP_MS = 24 * 60 * 60 * 1000;
 const MAX_FIELDS = 40;
 
 export type EndpointDeps = Pick<Deps, "store" | "clock" | "random" | "config"> & { urlRules: UrlRules };
+/** Where new deliveries go: the running dispatcher, which stores them and has them attempted. */
+export type QueueDeps = { queue: Pick<WebhookStore, "enqueue"> };
 
 export interface EndpointInput {
   url?: string;
@@ -120,7 +122,7 @@ export async function rotateSecret(deps: EndpointDeps, accountId: string, id: st
 }
 
 /** Send test (SPEC 6.1): a synthetic `messages` event queued through the normal pipeline, retries included. */
-export async function sendTest(deps: EndpointDeps, accountId: string, id: string): Promise<string> {
+export async function sendTest(deps: EndpointDeps & QueueDeps, accountId: string, id: string): Promise<string> {
   const endpoint = await mustEndpoint(deps, accountId, id);
   const number = (endpoint.phoneNumberId ? deps.store.directory.number(endpoint.phoneNumberId) : undefined)
     ?? deps.store.directory.numbers(accountId).find(isLiveNumber)
@@ -135,7 +137,7 @@ export async function sendTest(deps: EndpointDeps, accountId: string, id: string
     messageId: `wamid.proxy_test.${randomId(deps.random, "t", 20).slice(2)}`,
     now,
   });
-  await deps.store.webhooks.enqueue(
+  await deps.queue.enqueue(
     [{ id: eventId, accountId, receivedAt: now, body, upstreamSignature: null, fields: ["messages"], containsHistory: false, isTest: true }],
     [{ id: deliveryId, accountId, endpointId: endpoint.id, eventId, nextAttemptAt: now, replayOf: null, createdAt: now }],
   );

@@ -45,6 +45,6 @@ export function webhookRelay(deps: Deps, options: RelayOptions = {}) {
   const routes = new Elysia()
     .decorate("webhookRelay", relay)
     .use(ingressRoutes(deps, dispatcher))
-    .use(webhookApiRoutes(deps, { dispatcher, endpointDeps: { ...deps, urlRules } }));
+    .use(webhookApiRoutes(deps, { ...deps, urlRules, queue: dispatcher }));
   return { ...relay, routes };
 }

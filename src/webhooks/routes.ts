@@ -73,8 +73,7 @@ export function ingressRoutes(deps: Deps, dispatcher: Dispatcher) {
 const tag = { tags: ["Webhooks"] };
 
 /** The webhook part of the dashboard API (CONTRACT 4); thin routes over endpoints.ts and deliveries.ts. */
-export function webhookApiRoutes(deps: Deps, ctx: { dispatcher: Dispatcher; endpointDeps: endpoints.EndpointDeps }) {
-  const { dispatcher, endpointDeps } = ctx;
+export function webhookApiRoutes(deps: Deps, endpointDeps: endpoints.EndpointDeps & endpoints.QueueDeps) {
   const open = new Elysia().get("/api/webhooks/fields", () => ({ fields: [...EVENT_FIELDS] }), {
     detail: { ...tag, summary: "The event field names an endpoint accepts (SPEC 6.2); needs no login" },
   });
@@ -120,7 +119,6 @@ export function webhookApiRoutes(deps: Deps, ctx: { dispatcher: Dispatcher; endp
     })
     .post("/api/endpoints/:id/test", async ({ accountId, params, set }) => {
       const deliveryId = await endpoints.sendTest(endpointDeps, accountId, params.id);
-      dispatcher.wake();
       set.status = 202;
       return { delivery_id: deliveryId };
     }, { params: idParams, detail: { ...tag, summary: "Send test: queue a proxy_test messages event to this endpoint" } })
@@ -150,8 +148,7 @@ export function webhookApiRoutes(deps: Deps, ctx: { dispatcher: Dispatcher; endp
       detail: { ...tag, summary: "A delivery with its attempts, next_attempt_at while pending, replay_of, and its payload while kept" },
     })
     .post("/api/deliveries/:id/replay", async ({ accountId, params, set }) => {
-      const replay = await deliveries.replayDelivery(deps, accountId, params.id);
-      dispatcher.wake();
+      const replay = await deliveries.replayDelivery(endpointDeps, accountId, params.id);
       set.status = 201;
       return deliveryView(replay);
     }, { params: idParams, detail: { ...tag, summary: "Replay into a new delivery (new id, replay_of set); 410 payload_expired" } })
