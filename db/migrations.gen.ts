@@ -2,5 +2,5 @@
 import m0 from "./migrations/0000_init.sql" with { type: "text" };
 
 export const embeddedMigrations: { tag: string; when: number; breakpoints: boolean; sql: string }[] = [
-  { tag: "0000_init", when: 1795301532160, breakpoints: true, sql: m0 },
+  { tag: "0000_init", when: 1795303506357, breakpoints: true, sql: m0 },
 ];

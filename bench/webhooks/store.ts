@@ -42,7 +42,7 @@ function turnWork(): { events: NewEvent[]; deliveries: NewDelivery[] } {
   for (let e = 0; e < EVENTS_PER_TURN; e++) {
     for (const ep of endpoints) {
       const eventId = newEventId(cryptoRandom, clock);
-      events.push({ id: eventId, accountId: ep.accountId, receivedAt: clock, body, upstreamSignature: null, fields: ["messages"], containsHistory: false, isTest: false });
+      events.push({ id: eventId, accountId: ep.accountId, receivedAt: clock, body, upstreamSignature: null, fields: ["messages"], isTest: false });
       deliveries.push({ id: newDeliveryId(cryptoRandom, clock), accountId: ep.accountId, endpointId: ep.id, eventId, nextAttemptAt: clock, replayOf: null, createdAt: clock, leaseUntil: clock + 70_000 });
     }
   }

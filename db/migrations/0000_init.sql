@@ -86,7 +86,6 @@ CREATE TABLE `events` (
 	`body` blob,
 	`upstream_signature` text,
 	`fields` text NOT NULL,
-	`contains_history` integer DEFAULT false NOT NULL,
 	`is_test` integer DEFAULT false NOT NULL,
 	FOREIGN KEY (`account_id`) REFERENCES `accounts`(`id`) ON UPDATE no action ON DELETE cascade
 );

@@ -45,7 +45,6 @@ export interface NewEvent {
   /** Upstream's X-Hub-Signature-256, only when `body` is byte-identical to what upstream signed. */
   upstreamSignature: string | null;
   fields: string[];
-  containsHistory: boolean;
   isTest: boolean;
 }
 
@@ -100,7 +99,6 @@ export interface ClaimedDelivery {
   /** Null when the payload no longer exists. */
   body: Uint8Array | null;
   upstreamSignature: string | null;
-  containsHistory: boolean;
 }
 
 /** Where a delivery goes after an attempt (or after finding its endpoint disabled). */

@@ -2,6 +2,7 @@ import { safePost, type SafePostOptions } from "../net/safe-post.ts";
 import type { Notifier } from "../notify/notifier.ts";
 import type { Deps } from "../runtime/deps.ts";
 import type { ClaimedDelivery, DeliveryNext, Endpoint, EndpointChange } from "../store/webhooks.ts";
+import { HISTORY_FIELD } from "./fields.ts";
 import { afterAttempt, attemptRecord, classify, FAILURE_RULES } from "./outcome.ts";
 import { signatureHeader } from "./signing.ts";
 
@@ -52,7 +53,7 @@ async function finish(deps: AttemptDeps, claimed: ClaimedDelivery, next: Deliver
     effect: "none",
     next,
     // SPEC 3.2: a history payload goes as soon as its delivery succeeds or parks.
-    deletePayload: claimed.containsHistory && next.status !== "pending",
+    deletePayload: claimed.delivery.fields.includes(HISTORY_FIELD) && next.status !== "pending",
     now: deps.clock.now(),
     rules: FAILURE_RULES,
     ...input,

@@ -176,7 +176,6 @@ export class Dispatcher implements Worker {
         endpoint,
         body: event.body,
         upstreamSignature: event.upstreamSignature,
-        containsHistory: event.containsHistory,
       });
     }
   }

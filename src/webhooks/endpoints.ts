@@ -138,7 +138,7 @@ export async function sendTest(deps: EndpointDeps & QueueDeps, accountId: string
     now,
   });
   await deps.queue.enqueue(
-    [{ id: eventId, accountId, receivedAt: now, body, upstreamSignature: null, fields: ["messages"], containsHistory: false, isTest: true }],
+    [{ id: eventId, accountId, receivedAt: now, body, upstreamSignature: null, fields: ["messages"], isTest: true }],
     [{ id: deliveryId, accountId, endpointId: endpoint.id, eventId, nextAttemptAt: now, replayOf: null, createdAt: now }],
   );
   return deliveryId;

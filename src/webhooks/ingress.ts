@@ -2,7 +2,6 @@ import type { Deps } from "../runtime/deps.ts";
 import type { Waba } from "../store/types.ts";
 import type { EndpointTarget, NewDelivery, NewEvent, WebhookStore } from "../store/webhooks.ts";
 import { parseEvent, wrapEntries, type EventChange, type EventEntry, type UpstreamEvent } from "./event.ts";
-import { HISTORY_FIELD } from "./fields.ts";
 import { hubSignatureMatches } from "./hub-signature.ts";
 import { newDeliveryId, newEventId } from "./ids.ts";
 
@@ -91,7 +90,6 @@ export async function acceptEvent(deps: IngressDeps, bytes: Uint8Array<ArrayBuff
       body: untouched ? bytes : wrapEntries(event, entries),
       upstreamSignature: untouched ? signature : null,
       fields,
-      containsHistory: fields.includes(HISTORY_FIELD),
       isTest: false,
     });
     for (const target of targets) {

@@ -15,7 +15,7 @@ test("writes of one event-loop turn share a commit, yet a failing one fails alon
   const now = deps.clock.now();
   const event = (id: string): NewEvent => ({
     id, accountId: account.id, receivedAt: now, body: new TextEncoder().encode("{}"), upstreamSignature: null,
-    fields: ["messages"], containsHistory: false, isTest: false,
+    fields: ["messages"], isTest: false,
   });
   const delivery = (id: string, eventId: string): NewDelivery => ({
     id, accountId: account.id, endpointId: "no-such-endpoint", eventId, nextAttemptAt: now, replayOf: null, createdAt: now,
@@ -49,7 +49,7 @@ test("deleting an endpoint deletes its deliveries and the events no other delive
   await endpoint("ep_kept");
   const event = (id: string): NewEvent => ({
     id, accountId: account.id, receivedAt: now, body: new TextEncoder().encode("{}"), upstreamSignature: null,
-    fields: ["messages"], containsHistory: false, isTest: false,
+    fields: ["messages"], isTest: false,
   });
   const delivery = (id: string, endpointId: string, eventId: string): NewDelivery => ({
     id, accountId: account.id, endpointId, eventId, nextAttemptAt: now, replayOf: null, createdAt: now,

@@ -96,7 +96,6 @@ export const events = sqliteTable("events", {
   // The upstream X-Hub-Signature-256, kept only while the body is byte-identical to what upstream signed.
   upstreamSignature: text("upstream_signature"),
   fields: text("fields", { mode: "json" }).$type<string[]>().notNull(),
-  containsHistory: integer("contains_history", { mode: "boolean" }).notNull().default(false),
   isTest: integer("is_test", { mode: "boolean" }).notNull().default(false),
 });
 // No index but the primary key: an event is found through its deliveries, and deleted with the

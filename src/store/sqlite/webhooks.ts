@@ -63,8 +63,8 @@ export class SqliteWebhooks implements WebhookStore {
     this.endpointById = db.select().from(endpoints).where(eq(endpoints.id, sql.placeholder("id"))).prepare();
     this.stmt = {
       targets: q("SELECT id, fields, phone_number_id FROM endpoints WHERE account_id = $account ORDER BY created_at, id"),
-      insertEvent: q(`INSERT INTO events (id, account_id, received_at, body, upstream_signature, fields, contains_history, is_test)
-        VALUES ($id, $account, $at, $body, $signature, $fields, $history, $test)`),
+      insertEvent: q(`INSERT INTO events (id, account_id, received_at, body, upstream_signature, fields, is_test)
+        VALUES ($id, $account, $at, $body, $signature, $fields, $test)`),
       insertDelivery: q(`INSERT INTO deliveries (id, account_id, endpoint_id, event_id, status, attempt_count, next_attempt_at, lease_until, replay_of, created_at, updated_at)
         VALUES ($id, $account, $endpoint, $event, 'pending', 0, COALESCE($lease, $next), $lease, $replayOf, $at, $at)`),
       // Endpoints with due work and room under the per-endpoint cap, oldest due first. Each probe
@@ -84,7 +84,7 @@ export class SqliteWebhooks implements WebhookStore {
           SELECT id FROM deliveries WHERE endpoint_id = $endpoint AND status = 'pending' AND next_attempt_at <= $now
           ORDER BY next_attempt_at, id LIMIT $limit
         ) RETURNING id`),
-      claimed: q(`SELECT ${DELIVERY_COLUMNS}, e.body, e.upstream_signature, e.contains_history, d.payload_deleted
+      claimed: q(`SELECT ${DELIVERY_COLUMNS}, e.body, e.upstream_signature, d.payload_deleted
         FROM deliveries d JOIN events e ON e.id = d.event_id WHERE d.id = $id`),
       releaseAll: q("UPDATE deliveries SET lease_until = NULL, next_attempt_at = $now WHERE lease_until IS NOT NULL AND status = 'pending'"),
       insertAttempt: q(`INSERT INTO attempts (delivery_id, number, at, status_code, error, response_excerpt, duration_ms)
@@ -214,7 +214,7 @@ export class SqliteWebhooks implements WebhookStore {
       for (const e of events) {
         this.stmt.insertEvent!.run({
           id: e.id, account: e.accountId, at: e.receivedAt, body: e.body, signature: e.upstreamSignature,
-          fields: JSON.stringify(e.fields), history: e.containsHistory ? 1 : 0, test: e.isTest ? 1 : 0,
+          fields: JSON.stringify(e.fields), test: e.isTest ? 1 : 0,
         });
       }
       for (const d of deliveries) {
@@ -252,7 +252,6 @@ export class SqliteWebhooks implements WebhookStore {
           endpoint,
           body: row.body === null || row.payload_deleted === 1 ? null : new Uint8Array(row.body as Uint8Array),
           upstreamSignature: row.upstream_signature as string | null,
-          containsHistory: row.contains_history === 1,
         });
       }
       return claimed;
