@@ -43,6 +43,8 @@ function describe(error: unknown, timeoutMs: number): string {
   return `${code ? `${code}: ` : ""}${e?.message ?? String(error)}`;
 }
 
+const utf8 = new TextDecoder();
+
 async function readExcerpt(response: Response): Promise<string> {
   if (!response.body) return "";
   const reader = response.body.getReader();
@@ -56,7 +58,7 @@ async function readExcerpt(response: Response): Promise<string> {
   }
   if (size >= RESPONSE_EXCERPT_BYTES) await reader.cancel().catch(() => undefined);
   const bytes = Buffer.concat(chunks).subarray(0, RESPONSE_EXCERPT_BYTES);
-  return new TextDecoder().decode(bytes);
+  return utf8.decode(bytes);
 }
 
 /**
@@ -76,7 +78,11 @@ export async function safePost(
   const checked = checkWebhookUrl(target, options.rules);
   if (!checked.ok) return { kind: "blocked", error: `blocked: ${checked.reason}`, durationMs: elapsed() };
   const { url } = checked;
-  const signal = AbortSignal.timeout(options.timeoutMs);
+  // Not AbortSignal.timeout: its timer lives on for the whole budget after the answer came, so at
+  // thousands of deliveries a second tens of thousands of timers and signals would pile up.
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(new DOMException(`timed out after ${options.timeoutMs} ms`, "TimeoutError")), options.timeoutMs);
+  const signal = controller.signal;
   try {
     let address: string;
     if (checked.ipLiteral !== null) {
@@ -110,5 +116,7 @@ export async function safePost(
     return { kind: "response", status: response.status, excerpt, durationMs: elapsed() };
   } catch (error) {
     return { kind: "failed", error: describe(error, options.timeoutMs), durationMs: elapsed() };
+  } finally {
+    clearTimeout(timer);
   }
 }
