@@ -92,10 +92,13 @@ export interface Attempt {
   durationMs: number;
 }
 
+/** What an attempt needs of its endpoint: no health counters, which change with every attempt. */
+export type DeliveryEndpoint = Pick<Endpoint, "id" | "accountId" | "url" | "enabled" | "secret" | "previousSecret" | "previousSecretExpiresAt">;
+
 /** A delivery leased to this process, with everything one attempt needs. */
 export interface ClaimedDelivery {
   delivery: Delivery;
-  endpoint: Endpoint;
+  endpoint: DeliveryEndpoint;
   /** Null when the payload no longer exists. */
   body: Uint8Array | null;
   upstreamSignature: string | null;
@@ -160,6 +163,12 @@ export interface WebhookStore {
    * them in memory only while it is the sole writer of endpoints (SQLite's one process).
    */
   targets(accountId: string): EndpointTarget[];
+  /**
+   * The endpoint as a delivery attempt needs it, read for every delivery started. Like targets, it
+   * must reflect every change made through this store (an update, a deletion, a disable by
+   * completeAttempt) at once, and may be kept in memory while this store is the sole writer.
+   */
+  deliveryEndpoint(id: string): Promise<DeliveryEndpoint | undefined>;
   updateEndpoint(id: string, patch: EndpointPatch): Promise<Endpoint | undefined>;
   /** Deletes the endpoint with its deliveries and their attempts. */
   deleteEndpoint(id: string): Promise<boolean>;

@@ -1,7 +1,7 @@
 import { safePost, type SafePostOptions } from "../net/safe-post.ts";
 import type { Notifier } from "../notify/notifier.ts";
 import type { Deps } from "../runtime/deps.ts";
-import type { ClaimedDelivery, DeliveryNext, Endpoint, EndpointChange } from "../store/webhooks.ts";
+import type { ClaimedDelivery, DeliveryEndpoint, DeliveryNext, EndpointChange } from "../store/webhooks.ts";
 import { HISTORY_FIELD } from "./fields.ts";
 import { afterAttempt, attemptRecord, classify, FAILURE_RULES } from "./outcome.ts";
 import { signatureHeader } from "./signing.ts";
@@ -12,7 +12,7 @@ export type AttemptDeps = Pick<Deps, "store" | "clock" | "config" | "logger" | "
 };
 
 /** The secrets that sign now: the current one, and the previous one during the rotation overlap. */
-export function signingSecrets(endpoint: Endpoint, now: number): string[] {
+export function signingSecrets(endpoint: DeliveryEndpoint, now: number): string[] {
   const previous = endpoint.previousSecret !== null && (endpoint.previousSecretExpiresAt ?? 0) > now;
   return previous ? [endpoint.secret, endpoint.previousSecret!] : [endpoint.secret];
 }
@@ -32,7 +32,7 @@ export function deliveryHeaders(claimed: ClaimedDelivery, body: Uint8Array, now:
   return headers;
 }
 
-async function tellAccount(deps: AttemptDeps, endpoint: Endpoint, change: EndpointChange): Promise<void> {
+async function tellAccount(deps: AttemptDeps, endpoint: DeliveryEndpoint, change: EndpointChange): Promise<void> {
   if (change.disabled === "gone") {
     await deps.notifier.notify(endpoint.accountId, "endpoint_disabled", `Webhook endpoint disabled: ${endpoint.url}`,
       `The endpoint ${endpoint.url} answered 410 Gone, so it was disabled and receives nothing until you enable it again in the dashboard.`);

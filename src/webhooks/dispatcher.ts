@@ -1,7 +1,7 @@
 import { Cron } from "croner";
 import type { Worker } from "../runtime/deps.ts";
 import type { Retention } from "../store/types.ts";
-import type { ClaimedDelivery, Endpoint, NewDelivery, NewEvent } from "../store/webhooks.ts";
+import type { ClaimedDelivery, DeliveryEndpoint, NewDelivery, NewEvent } from "../store/webhooks.ts";
 import { runAttempt, type AttemptDeps } from "./attempt.ts";
 
 /** SPEC 6.5: up to 10 requests in flight to one endpoint. */
@@ -19,6 +19,9 @@ const PURGE_EVERY_MS = 60_000;
  */
 export class Dispatcher implements Worker {
   private inFlight = new Set<Promise<void>>();
+  /** Launches of deliveries enqueue stored, due in the next turn (see enqueue), and how many deliveries they hold. */
+  private starting = new Set<Promise<void>>();
+  private toStart = 0;
   /** Leases this process holds per endpoint (attempts running or about to start). */
   private leased = new Map<string, number>();
   /** Endpoints that may have due deliveries waiting in the store: new ones must queue behind them. */
@@ -68,7 +71,7 @@ export class Dispatcher implements Worker {
   private async pump(): Promise<void> {
     try {
       while (!this.stopped) {
-        const free = GLOBAL_IN_FLIGHT - this.inFlight.size;
+        const free = GLOBAL_IN_FLIGHT - this.inFlight.size - this.toStart;
         if (free <= 0) return;
         const room = new Map([...this.backlog].map((id) => [id, PER_ENDPOINT_IN_FLIGHT - (this.leased.get(id) ?? 0)]));
         const batch = await this.deps.store.webhooks.claimDue(this.deps.clock.now(), {
@@ -131,7 +134,7 @@ export class Dispatcher implements Worker {
     const eventsById = new Map(events.map((e) => [e.id, e]));
     const stored = deliveries.map((d) => {
       const room = !this.stopped && eventsById.has(d.eventId) && d.nextAttemptAt <= now && !this.backlog.has(d.endpointId)
-        && (this.leased.get(d.endpointId) ?? 0) < PER_ENDPOINT_IN_FLIGHT && this.inFlight.size + started.length < GLOBAL_IN_FLIGHT;
+        && (this.leased.get(d.endpointId) ?? 0) < PER_ENDPOINT_IN_FLIGHT && this.inFlight.size + this.toStart + started.length < GLOBAL_IN_FLIGHT;
       if (!room) {
         this.backlog.add(d.endpointId);
         return d;
@@ -149,16 +152,29 @@ export class Dispatcher implements Worker {
     }
     if (started.length < deliveries.length) this.wake();
     if (started.length === 0) return;
-    let endpoints: Map<string, Endpoint | undefined>;
+    this.toStart += started.length;
+    // In a later turn of the event loop, so that the caller's answer (ingress's 200) goes out
+    // before the deliveries are signed and their requests opened.
+    const starting: Promise<void> = new Promise<void>((resolve) => setImmediate(resolve))
+      .then(() => this.launchStored(started, eventsById))
+      .finally(() => this.starting.delete(starting));
+    this.starting.add(starting);
+  }
+
+  /** Launches deliveries enqueue stored leased to this process. */
+  private async launchStored(started: NewDelivery[], eventsById: Map<string, NewEvent>): Promise<void> {
+    let endpoints: Map<string, DeliveryEndpoint | undefined>;
     try {
       endpoints = new Map(await Promise.all([...new Set(started.map((d) => d.endpointId))]
-        .map(async (id) => [id, await this.deps.store.webhooks.endpoint(id)] as const)));
+        .map(async (id) => [id, await this.deps.store.webhooks.deliveryEndpoint(id)] as const)));
     } catch (error) {
       // The work is durable already: its leases run out and a later claim attempts it.
       this.deps.logger.error("delivery start failed; left to the lease", { error });
+      this.toStart -= started.length;
       for (const d of started) this.unhold(d.endpointId);
       return;
     }
+    this.toStart -= started.length;
     for (const d of started) {
       const event = eventsById.get(d.eventId);
       const endpoint = endpoints.get(d.endpointId);
@@ -201,8 +217,8 @@ export class Dispatcher implements Worker {
   /** Waits until nothing is in flight and no claim is running; completions keep waking the queue meanwhile. */
   async drain(): Promise<void> {
     this.wake();
-    while (this.pumping || this.inFlight.size > 0 || this.wakeScheduled) {
-      await Promise.all([this.pumping, ...this.inFlight]);
+    while (this.pumping || this.inFlight.size > 0 || this.starting.size > 0 || this.wakeScheduled) {
+      await Promise.all([this.pumping, ...this.starting, ...this.inFlight]);
       if (this.wakeScheduled) await new Promise((resolve) => setImmediate(resolve));
     }
   }
@@ -229,6 +245,7 @@ export class Dispatcher implements Worker {
     this.cron?.stop();
     this.cron = null;
     await this.pumping;
+    await Promise.all([...this.starting]);
     await Promise.all([...this.inFlight]);
   }
 }

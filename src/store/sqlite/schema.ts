@@ -129,8 +129,9 @@ export const deliveries = sqliteTable("deliveries", {
   index("deliveries_lease").on(t.leaseUntil).where(sql`${t.leaseUntil} IS NOT NULL`),
   // Dropping a history payload, purging events, and the foreign keys' cascades.
   index("deliveries_event").on(t.eventId),
-  // The dashboard's lists (newest first), the retention purge, and the foreign keys' cascades.
-  index("deliveries_account_created").on(t.accountId, t.createdAt),
+  // The dashboard's lists (newest first), the retention purge, and the endpoint's cascade. None by
+  // account: an account's list merges its endpoints' (SqliteWebhooks.deliveries), since each index
+  // adds a page per account to every commit of the queue. Accounts are never deleted.
   index("deliveries_endpoint_created").on(t.endpointId, t.createdAt),
 ]);
 

@@ -3,7 +3,7 @@ import { asc, eq, sql } from "drizzle-orm";
 import type { Sealer } from "../../crypto/sealer.ts";
 import type { Retention } from "../types.ts";
 import type {
-  Attempt, ClaimedDelivery, Delivery, DeliveryFilter, Endpoint, EndpointChange, EndpointPatch, EndpointTarget,
+  Attempt, ClaimedDelivery, Delivery, DeliveryEndpoint, DeliveryFilter, Endpoint, EndpointChange, EndpointPatch, EndpointTarget,
   HourlyStats, NewDelivery, NewEvent, WebhookStore,
 } from "../webhooks.ts";
 import type { Db } from "./open.ts";
@@ -13,6 +13,8 @@ type Row = Record<string, unknown>;
 type CompletionInput = Parameters<WebhookStore["completeAttempt"]>[0];
 const HOUR = 3_600_000;
 const PURGE_BATCH = 5_000;
+/** An endpoint's last_success_at is kept to this precision (see the `success` statement). */
+export const LAST_SUCCESS_RESOLUTION_MS = 1_000;
 
 const DELIVERY_COLUMNS = `d.id, d.account_id, d.endpoint_id, d.event_id, d.status, d.attempt_count, d.next_attempt_at,
   d.replay_of, d.parked_reason, d.created_at, d.updated_at, e.fields AS event_fields, e.is_test,
@@ -94,16 +96,20 @@ export class SqliteWebhooks implements WebhookStore {
         WHERE id = $id`),
       dropEventBody: q(`UPDATE events SET body = NULL WHERE id = (SELECT event_id FROM deliveries WHERE id = $delivery)
         AND NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.event_id = events.id AND d.status = 'pending')`),
-      success: q(`UPDATE endpoints SET consecutive_failures = 0, last_success_at = $now, warned_at = NULL WHERE id = $id`),
+      // Skipped while it would change nothing but move last_success_at by under a second: at
+      // thousands of successes a second it would dirty the endpoint's page in every commit.
+      success: q(`UPDATE endpoints SET consecutive_failures = 0, last_success_at = $now, warned_at = NULL WHERE id = $id
+        AND (consecutive_failures <> 0 OR warned_at IS NOT NULL OR last_success_at IS NULL OR last_success_at <= $now - ${LAST_SUCCESS_RESOLUTION_MS})`),
       failure: q(`UPDATE endpoints SET consecutive_failures = consecutive_failures + 1 WHERE id = $id
         RETURNING consecutive_failures, last_success_at, warned_at, enabled`),
       warn: q("UPDATE endpoints SET warned_at = $now WHERE id = $id"),
       disable: q("UPDATE endpoints SET enabled = 0, disabled_reason = $reason, updated_at = $now WHERE id = $id"),
       delivery: q(`SELECT ${DELIVERY_COLUMNS} FROM deliveries d JOIN events e ON e.id = d.event_id WHERE d.id = $id`),
       attempts: q("SELECT * FROM attempts WHERE delivery_id = $id ORDER BY number, id"),
+      // One endpoint's page; `created_at <= $beforeAt` lets the index start at the cursor.
       list: q(`SELECT ${DELIVERY_COLUMNS} FROM deliveries d JOIN events e ON e.id = d.event_id
-        WHERE d.account_id = $account AND ($endpoint IS NULL OR d.endpoint_id = $endpoint) AND ($status IS NULL OR d.status = $status)
-          AND ($beforeAt IS NULL OR d.created_at < $beforeAt OR (d.created_at = $beforeAt AND d.id < $beforeId))
+        WHERE d.endpoint_id = $endpoint AND d.account_id = $account AND ($status IS NULL OR d.status = $status)
+          AND d.created_at <= $beforeAt AND (d.created_at < $beforeAt OR d.id < $beforeId)
         ORDER BY d.created_at DESC, d.id DESC LIMIT $limit`),
       eventBody: q("SELECT body FROM events WHERE id = $id"),
       attemptStats: q(`SELECT (a.at / ${HOUR}) * ${HOUR} AS hour,
@@ -114,9 +120,9 @@ export class SqliteWebhooks implements WebhookStore {
       parkedStats: q(`SELECT (updated_at / ${HOUR}) * ${HOUR} AS hour, COUNT(*) AS parked FROM deliveries
         WHERE endpoint_id = $endpoint AND status = 'parked' AND updated_at >= $since GROUP BY hour`),
       pending: q("SELECT COUNT(*) AS n FROM deliveries WHERE status = 'pending'"),
-      // Account by account (CROSS JOIN keeps that order), so each reads only its expired range.
+      // Endpoint by endpoint (CROSS JOIN keeps that order), so each reads only its expired range.
       purgeDeliveries: q(`DELETE FROM deliveries WHERE rowid IN (
-        SELECT d.rowid FROM accounts a CROSS JOIN deliveries d ON d.account_id = a.id
+        SELECT d.rowid FROM accounts a CROSS JOIN endpoints p ON p.account_id = a.id CROSS JOIN deliveries d ON d.endpoint_id = p.id
         WHERE d.created_at < $now - CASE a.retention WHEN '7d' THEN $week ELSE $day END LIMIT ${PURGE_BATCH}) RETURNING event_id`),
       // An event lives as long as one of its deliveries (replays included) does.
       dropOrphanEvent: q("DELETE FROM events WHERE id = $event AND NOT EXISTS (SELECT 1 FROM deliveries WHERE event_id = $event)"),
@@ -157,6 +163,28 @@ export class SqliteWebhooks implements WebhookStore {
     };
   }
 
+  private toDeliveryEndpoint(row: typeof endpoints.$inferSelect): DeliveryEndpoint {
+    return {
+      id: row.id,
+      accountId: row.accountId,
+      url: row.url,
+      enabled: row.enabled,
+      secret: this.open(row.secretEnc),
+      previousSecret: row.previousSecretEnc === null ? null : this.open(row.previousSecretEnc),
+      previousSecretExpiresAt: row.previousSecretExpiresAt,
+    };
+  }
+
+  /** Ingress's targets and attempts' endpoints are kept in memory: this process is the only writer of endpoints. */
+  private readonly targetsByAccount = new Map<string, EndpointTarget[]>();
+  private readonly deliveryEndpoints = new Map<string, DeliveryEndpoint>();
+
+  /** Drops what is kept in memory of an endpoint that changed. */
+  private forget(id: string): void {
+    this.targetsByAccount.clear();
+    this.deliveryEndpoints.delete(id);
+  }
+
   async createEndpoint(endpoint: Endpoint) {
     this.targetsByAccount.delete(endpoint.accountId);
     const { secret, previousSecret, ...rest } = endpoint;
@@ -175,9 +203,6 @@ export class SqliteWebhooks implements WebhookStore {
     return this.db.select().from(endpoints).where(eq(endpoints.accountId, accountId))
       .orderBy(asc(endpoints.createdAt), asc(endpoints.id)).all().map((row) => this.toEndpoint(row));
   }
-  /** Ingress reads targets for every event; this process is the only writer of endpoints, so they are kept until one changes. */
-  private readonly targetsByAccount = new Map<string, EndpointTarget[]>();
-
   targets(accountId: string): EndpointTarget[] {
     let list = this.targetsByAccount.get(accountId);
     if (list === undefined) {
@@ -189,17 +214,30 @@ export class SqliteWebhooks implements WebhookStore {
     }
     return list;
   }
+  private deliveryEndpointNow(id: string): DeliveryEndpoint | undefined {
+    let endpoint = this.deliveryEndpoints.get(id);
+    if (endpoint === undefined) {
+      const row = this.endpointById.get({ id });
+      if (!row) return undefined;
+      endpoint = this.toDeliveryEndpoint(row);
+      this.deliveryEndpoints.set(id, endpoint);
+    }
+    return endpoint;
+  }
+  async deliveryEndpoint(id: string) {
+    return this.deliveryEndpointNow(id);
+  }
   async updateEndpoint(id: string, patch: EndpointPatch) {
     const { secret, previousSecret, ...rest } = patch;
     const row: Partial<typeof endpoints.$inferInsert> = Object.fromEntries(Object.entries(rest).filter(([, v]) => v !== undefined));
     if (secret !== undefined) row.secretEnc = this.sealer.seal(secret);
     if (previousSecret !== undefined) row.previousSecretEnc = previousSecret === null ? null : this.sealer.seal(previousSecret);
     const changed = this.db.update(endpoints).set(row).where(eq(endpoints.id, id)).returning().get();
-    this.targetsByAccount.clear();
+    this.forget(id);
     return changed ? this.toEndpoint(changed) : undefined;
   }
   async deleteEndpoint(id: string) {
-    this.targetsByAccount.clear();
+    this.forget(id);
     // Its deliveries go with it (foreign key); so do the events no other delivery needs.
     return this.sqlite.transaction(() => {
       const events = (this.stmt.eventsOfEndpoint!.all({ endpoint: id }) as Row[]).map((row) => row.event_id as string);
@@ -229,7 +267,6 @@ export class SqliteWebhooks implements WebhookStore {
   claimDue(now: number, options: { limit: number; perEndpoint: number; leaseMs: number }): Promise<ClaimedDelivery[]> {
     return this.inTurnTransaction(() => {
       const claimed: ClaimedDelivery[] = [];
-      const endpointsById = new Map<string, Endpoint | undefined>();
       const ids: Row[] = [];
       const candidates = this.stmt.claimable!.all({ now, perEndpoint: options.perEndpoint }) as Row[];
       for (const candidate of candidates) {
@@ -241,11 +278,7 @@ export class SqliteWebhooks implements WebhookStore {
         const row = this.stmt.claimed!.get({ id: id as string }) as Row | null;
         if (!row) continue;
         const delivery = toDelivery(row);
-        if (!endpointsById.has(delivery.endpointId)) {
-          const ep = this.endpointById.get({ id: delivery.endpointId });
-          endpointsById.set(delivery.endpointId, ep ? this.toEndpoint(ep) : undefined);
-        }
-        const endpoint = endpointsById.get(delivery.endpointId);
+        const endpoint = this.deliveryEndpointNow(delivery.endpointId);
         if (!endpoint) continue;
         claimed.push({
           delivery,
@@ -343,7 +376,10 @@ export class SqliteWebhooks implements WebhookStore {
         if (count >= rules.disableAt && (lastSuccess === null || lastSuccess <= now - rules.quietMs)) change.disabled = "consecutive_failures";
         else if (count >= rules.warnAt && ep.warned_at === null) change.warned = true;
       }
-      if (change.disabled) this.stmt.disable!.run({ id: input.endpointId, reason: change.disabled, now });
+      if (change.disabled) {
+        this.stmt.disable!.run({ id: input.endpointId, reason: change.disabled, now });
+        this.forget(input.endpointId);
+      }
       if (change.warned) this.stmt.warn!.run({ id: input.endpointId, now });
     }
     return change;
@@ -356,15 +392,25 @@ export class SqliteWebhooks implements WebhookStore {
   async attempts(deliveryId: string) {
     return (this.stmt.attempts!.all({ id: deliveryId }) as Row[]).map(toAttempt);
   }
+  /**
+   * Deliveries are indexed by endpoint only (an index by account would be one more page written per
+   * account at every commit of the queue), so an account's list merges one page per endpoint: every
+   * delivery belongs to an endpoint of its account, and goes when the endpoint does.
+   */
   async deliveries(filter: DeliveryFilter) {
-    return (this.stmt.list!.all({
+    const endpointIds = filter.endpointId !== undefined ? [filter.endpointId] : this.targets(filter.accountId).map((t) => t.id);
+    const rows = endpointIds.flatMap((endpoint) => this.stmt.list!.all({
       account: filter.accountId,
-      endpoint: filter.endpointId ?? null,
+      endpoint,
       status: filter.status ?? null,
-      beforeAt: filter.before?.createdAt ?? null,
-      beforeId: filter.before?.id ?? null,
+      beforeAt: filter.before?.createdAt ?? Number.MAX_SAFE_INTEGER,
+      beforeId: filter.before?.id ?? "",
       limit: filter.limit,
-    }) as Row[]).map(toDelivery);
+    }) as Row[]);
+    if (endpointIds.length > 1) {
+      rows.sort((a, b) => (b.created_at as number) - (a.created_at as number) || (a.id === b.id ? 0 : (a.id as string) < (b.id as string) ? 1 : -1));
+    }
+    return rows.slice(0, filter.limit).map(toDelivery);
   }
   async eventBody(eventId: string) {
     const row = this.stmt.eventBody!.get({ id: eventId }) as Row | null;

@@ -1,0 +1,1 @@
+DROP INDEX `deliveries_account_created`;

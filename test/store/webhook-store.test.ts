@@ -1,0 +1,80 @@
+import { afterEach, describe, expect, test } from "bun:test";
+import { LAST_SUCCESS_RESOLUTION_MS } from "../../src/store/sqlite/webhooks.ts";
+import type { Endpoint, WebhookStore } from "../../src/store/webhooks.ts";
+import { newDeliveryId, newEventId } from "../../src/webhooks/ids.ts";
+import { FAILURE_RULES } from "../../src/webhooks/outcome.ts";
+import { testDeps } from "../support/harness.ts";
+
+const cleanups: (() => void)[] = [];
+afterEach(() => {
+  for (const cleanup of cleanups.splice(0)) cleanup();
+});
+
+async function storeWithEndpoint() {
+  const deps = testDeps();
+  cleanups.push(deps.cleanup);
+  const now = deps.clock.now();
+  const accountId = "acc_store_test";
+  await deps.store.directory.createAccount({ id: accountId, name: "Store test", email: "s@example.com", billingStatus: "active", retention: "24h", maxNumbers: null, createdAt: now });
+  const endpoint: Endpoint = {
+    id: "ep_store_test", accountId, url: "https://receiver.example/hook", fields: ["messages"], phoneNumberId: null,
+    secret: "whsec_c2VjcmV0c2VjcmV0c2VjcmV0c2VjcmV0", previousSecret: null, previousSecretExpiresAt: null, enabled: true,
+    disabledReason: null, consecutiveFailures: 0, lastSuccessAt: null, warnedAt: null, createdAt: now, updatedAt: now,
+  };
+  await deps.store.webhooks.createEndpoint(endpoint);
+  return { deps, hooks: deps.store.webhooks, endpoint };
+}
+
+type Setup = Awaited<ReturnType<typeof storeWithEndpoint>>;
+type Completion = Parameters<WebhookStore["completeAttempt"]>[0];
+
+/** Stores one delivery leased to this process at `at`, then records one attempt of it answered `status`. */
+async function attemptAt({ deps, hooks, endpoint }: Setup, at: number, status: number, result: Pick<Completion, "next" | "effect">) {
+  const eventId = newEventId(deps.random, at);
+  const deliveryId = newDeliveryId(deps.random, at);
+  await hooks.enqueue(
+    [{ id: eventId, accountId: endpoint.accountId, receivedAt: at, body: new TextEncoder().encode("{}"), upstreamSignature: null, fields: ["messages"], isTest: false }],
+    [{ id: deliveryId, accountId: endpoint.accountId, endpointId: endpoint.id, eventId, nextAttemptAt: at, replayOf: null, createdAt: at, leaseUntil: at + 60_000 }],
+  );
+  await hooks.completeAttempt({
+    deliveryId, endpointId: endpoint.id, now: at, rules: FAILURE_RULES, deletePayload: false,
+    attempt: { number: 1, at, statusCode: status, error: null, responseExcerpt: "", durationMs: 1 },
+    ...result,
+  });
+}
+const succeeded = { next: { status: "succeeded" }, effect: "success" } as const;
+const failed = (at: number) => ({ next: { status: "pending", nextAttemptAt: at + 5_000 }, effect: "failure" }) as const;
+
+describe("endpoint health in the SQLite store", () => {
+  test(`last_success_at is kept to ${LAST_SUCCESS_RESOLUTION_MS} ms, but a success after a failure is always recorded`, async () => {
+    const setup = await storeWithEndpoint();
+    const { hooks, endpoint } = setup;
+    const t = setup.deps.clock.now();
+    await attemptAt(setup, t, 200, succeeded);
+    expect((await hooks.endpoint(endpoint.id))?.lastSuccessAt).toBe(t);
+    await attemptAt(setup, t + LAST_SUCCESS_RESOLUTION_MS - 1, 200, succeeded);
+    expect((await hooks.endpoint(endpoint.id))?.lastSuccessAt).toBe(t);
+    await attemptAt(setup, t + LAST_SUCCESS_RESOLUTION_MS, 200, succeeded);
+    expect((await hooks.endpoint(endpoint.id))?.lastSuccessAt).toBe(t + LAST_SUCCESS_RESOLUTION_MS);
+
+    await attemptAt(setup, t + LAST_SUCCESS_RESOLUTION_MS + 1, 500, failed(t));
+    expect((await hooks.endpoint(endpoint.id))?.consecutiveFailures).toBe(1);
+    await attemptAt(setup, t + LAST_SUCCESS_RESOLUTION_MS + 2, 200, succeeded);
+    expect(await hooks.endpoint(endpoint.id)).toMatchObject({ consecutiveFailures: 0, lastSuccessAt: t + LAST_SUCCESS_RESOLUTION_MS + 2 });
+  });
+
+  test("what an attempt reads of its endpoint follows every change: update, disable by a 410, deletion", async () => {
+    const setup = await storeWithEndpoint();
+    const { hooks, endpoint } = setup;
+    expect(await hooks.deliveryEndpoint(endpoint.id)).toMatchObject({ url: endpoint.url, enabled: true, secret: endpoint.secret });
+    const secret = "whsec_bmV3c2VjcmV0bmV3c2VjcmV0bmV3c2VjcmV0";
+    await hooks.updateEndpoint(endpoint.id, { url: "https://receiver.example/moved", secret, updatedAt: setup.deps.clock.now() });
+    expect(await hooks.deliveryEndpoint(endpoint.id)).toMatchObject({ url: "https://receiver.example/moved", secret });
+
+    await attemptAt(setup, setup.deps.clock.now(), 410, { next: { status: "parked", reason: "gone" }, effect: "gone" });
+    expect((await hooks.deliveryEndpoint(endpoint.id))?.enabled).toBe(false);
+
+    await hooks.deleteEndpoint(endpoint.id);
+    expect(await hooks.deliveryEndpoint(endpoint.id)).toBeUndefined();
+  });
+});
