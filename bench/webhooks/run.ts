@@ -8,8 +8,10 @@
  *   2. posts as fast as CONCURRENCY connections allow for SECONDS and reports the sustained
  *      deliveries per second the receiver saw.
  * The receiver is a separate process (receiver.ts); each phase reports the CPU each process used.
+ * Before both, a reference phase posts the same events at the same rate straight to the receiver:
+ * the round trip with no relay in between, so a reader can tell how busy the machine was.
  * Run: bun bench/webhooks/run.ts   (env RATE, SECONDS, ACCOUNTS, CONCURRENCY override the defaults;
- * PHASES=steady or PHASES=flat runs one phase)
+ * PHASES lists the phases to run, e.g. PHASES=reference,steady; the default is all three)
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -152,10 +154,10 @@ function event(i: number): { body: Uint8Array<ArrayBuffer>; signature: string } 
   return { body, signature: hubSignature(APP_SECRET, body) };
 }
 
-async function post(i: number): Promise<{ sent: number; acked: number }> {
+async function post(i: number, url = `${base}/webhooks/upstream`): Promise<{ sent: number; acked: number }> {
   const { body, signature } = event(i);
   const sent = epochNow();
-  const r = await fetch(`${base}/webhooks/upstream`, { method: "POST", headers: { "content-type": "application/json", "x-hub-signature-256": signature }, body });
+  const r = await fetch(url, { method: "POST", headers: { "content-type": "application/json", "x-hub-signature-256": signature }, body });
   await r.arrayBuffer();
   if (r.status !== 200) throw new Error(`ingress answered ${r.status}`);
   return { sent, acked: epochNow() };
@@ -191,32 +193,48 @@ async function cpuMeter(deliveries: () => number) {
   };
 }
 
-async function steady(): Promise<void> {
+/** Posts events `first`… at RATE per second (open loop: a slow answer does not delay the next post). */
+async function openLoop(first: number, url?: string): Promise<{ acks: { sent: number; acked: number }[]; start: number; sendSeconds: number }> {
   const total = RATE * SECONDS;
   const acks: { sent: number; acked: number }[] = new Array(total);
   const pending: Promise<void>[] = [];
-  const arrivedBefore = await arrivedCount();
-  let delivered = 0;
-  const cpu = await cpuMeter(() => delivered);
   const start = performance.now();
   for (let i = 0; i < total; i++) {
     const due = start + (i * 1000) / RATE;
     const wait = due - performance.now();
     if (wait > 1) await Bun.sleep(wait);
-    pending.push(post(i).then((a) => void (acks[i] = a)));
+    pending.push(post(first + i, url).then((a) => void (acks[i] = a)));
   }
   await Promise.all(pending);
-  const sendSeconds = (performance.now() - start) / 1000;
+  return { acks, start, sendSeconds: (performance.now() - start) / 1000 };
+}
+
+const ackLine = (label: string, acks: { sent: number; acked: number }[]) => {
+  const ms = acks.map((a) => a.acked - a.sent).sort((a, b) => a - b);
+  return `  ${label.padEnd(25)}p50 ${fmt(pct(ms, 50))}  p99 ${fmt(pct(ms, 99))}  max ${fmt(ms[ms.length - 1]!)}`;
+};
+
+async function reference(): Promise<void> {
+  const { acks } = await openLoop(30_000_000, `${receiverUrl}/reference`);
+  console.log(`reference: the same ${RATE * SECONDS} events at ${RATE}/s posted straight to the receiver (no relay)`);
+  console.log(ackLine("round trip", acks));
+}
+
+async function steady(): Promise<void> {
+  const total = RATE * SECONDS;
+  const arrivedBefore = await arrivedCount();
+  let delivered = 0;
+  const cpu = await cpuMeter(() => delivered);
+  const { acks, start, sendSeconds } = await openLoop(0);
   delivered = (await waitArrivals(arrivedBefore + total * ACCOUNTS, 30_000)) - arrivedBefore;
   const spanSeconds = (performance.now() - start) / 1000;
   const cpuLine = await cpu();
   const { arrivals } = await receiverStats();
-  const ackMs = acks.map((a) => a.acked - a.sent).sort((a, b) => a - b);
   const toArrival: number[] = [];
   for (let i = 0; i < total; i++) for (const at of arrivals[i] ?? []) toArrival.push(at - acks[i]!.acked);
   toArrival.sort((a, b) => a - b);
   console.log(`steady: ${total} events at ${RATE}/s over ${sendSeconds.toFixed(1)} s, ${ACCOUNTS} accounts each (${total * ACCOUNTS} deliveries)`);
-  console.log(`  ingress ack latency      p50 ${fmt(pct(ackMs, 50))}  p99 ${fmt(pct(ackMs, 99))}  max ${fmt(ackMs[ackMs.length - 1]!)}`);
+  console.log(ackLine("ingress ack latency", acks));
   console.log(`  ack to arrival           p50 ${fmt(pct(toArrival, 50))}  p99 ${fmt(pct(toArrival, 99))}  (negative = arrived before the ack reached the sender)`);
   console.log(`  delivered                ${delivered} of ${total * ACCOUNTS} in ${spanSeconds.toFixed(1)} s = ${(delivered / spanSeconds).toFixed(0)} deliveries/s`);
   console.log(cpuLine);
@@ -250,8 +268,10 @@ try {
   // Warm-up: connections, JIT, prepared statements.
   for (let i = 0; i < 200; i++) await post(20_000_000 + i);
   await Bun.sleep(500);
-  if (process.env.PHASES !== "flat") await steady();
-  if (process.env.PHASES !== "steady") await flatOut();
+  const phases = (process.env.PHASES ?? "reference,steady,flat").split(",");
+  if (phases.includes("reference")) await reference();
+  if (phases.includes("steady")) await steady();
+  if (phases.includes("flat")) await flatOut();
 } finally {
   server.kill();
   await server.exited;
