@@ -11,7 +11,8 @@
  * Before both, a reference phase posts the same events at the same rate straight to the receiver:
  * the round trip with no relay in between, so a reader can tell how busy the machine was.
  * Run: bun bench/webhooks/run.ts   (env RATE, SECONDS, ACCOUNTS, CONCURRENCY override the defaults;
- * PHASES lists the phases to run, e.g. PHASES=reference,steady; the default is all three)
+ * PHASES lists the phases to run, e.g. PHASES=reference,steady; the default is all three; DB_DIR
+ * is where the temporary database goes)
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -26,7 +27,8 @@ const APP_SECRET = "bench-app-secret";
 const ADMIN = "bench-admin";
 const ROOT = join(import.meta.dir, "..", "..");
 
-const dir = mkdtempSync(join(tmpdir(), "switchboard-bench-"));
+// DB_DIR puts the database on another file system (e.g. /dev/shm, to see what the disk costs).
+const dir = mkdtempSync(join(process.env.DB_DIR ?? tmpdir(), "switchboard-bench-"));
 const freePort = () => {
   const s = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response() });
   const p = s.port!;
