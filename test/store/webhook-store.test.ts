@@ -63,6 +63,19 @@ describe("endpoint health in the SQLite store", () => {
     expect(await hooks.endpoint(endpoint.id)).toMatchObject({ consecutiveFailures: 0, lastSuccessAt: t + LAST_SUCCESS_RESOLUTION_MS + 2 });
   });
 
+  test("the 24-hour quiet window is widened by that precision, so an endpoint is never disabled early", async () => {
+    const setup = await storeWithEndpoint();
+    const { hooks, endpoint } = setup;
+    const t = setup.deps.clock.now();
+    await attemptAt(setup, t, 200, succeeded);
+    for (let n = 1; n < FAILURE_RULES.disableAt; n++) await attemptAt(setup, t + n, 500, failed(t));
+    const windowEnd = t + FAILURE_RULES.quietMs + LAST_SUCCESS_RESOLUTION_MS;
+    await attemptAt(setup, windowEnd - 1, 500, failed(t));
+    expect(await hooks.endpoint(endpoint.id)).toMatchObject({ enabled: true, consecutiveFailures: FAILURE_RULES.disableAt });
+    await attemptAt(setup, windowEnd, 500, failed(t));
+    expect(await hooks.endpoint(endpoint.id)).toMatchObject({ enabled: false, disabledReason: "consecutive_failures" });
+  });
+
   test("what an attempt reads of its endpoint follows every change: update, disable by a 410, deletion", async () => {
     const setup = await storeWithEndpoint();
     const { hooks, endpoint } = setup;

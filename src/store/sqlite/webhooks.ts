@@ -373,7 +373,10 @@ export class SqliteWebhooks implements WebhookStore {
         change.disabled = "gone";
       } else {
         const lastSuccess = ep.last_success_at as number | null;
-        if (count >= rules.disableAt && (lastSuccess === null || lastSuccess <= now - rules.quietMs)) change.disabled = "consecutive_failures";
+        // last_success_at may lag the real last success by under LAST_SUCCESS_RESOLUTION_MS: the
+        // window is widened by as much, so an endpoint is never disabled early.
+        const quietSince = now - rules.quietMs - LAST_SUCCESS_RESOLUTION_MS;
+        if (count >= rules.disableAt && (lastSuccess === null || lastSuccess <= quietSince)) change.disabled = "consecutive_failures";
         else if (count >= rules.warnAt && ep.warned_at === null) change.warned = true;
       }
       if (change.disabled) {
