@@ -1,4 +1,3 @@
-
 /** Source of randomness for ids, keys and secrets; injectable so tests can make it repeatable. */
 export interface Random {
   bytes(length: number): Uint8Array;

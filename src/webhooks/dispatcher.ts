@@ -122,9 +122,9 @@ export class Dispatcher implements Worker {
 
   /**
    * Stores new events and deliveries (one transaction, durable when this resolves, as
-   * WebhookStore.enqueue) and starts at once, without a claim, those whose endpoint has room and
-   * no older due work: they are stored already leased to this process, so a crash still leaves
-   * them to be attempted after restart. The rest wait in the store for the next claim.
+   * WebhookStore.enqueue) and starts on the next turn, without a claim, those whose endpoint has
+   * room and no older due work: they are stored already leased to this process, so a crash still
+   * leaves them to be attempted after restart. The rest wait in the store for the next claim.
    */
   async enqueue(events: NewEvent[], deliveries: NewDelivery[]): Promise<void> {
     const now = this.deps.clock.now();
