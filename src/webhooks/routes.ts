@@ -51,13 +51,15 @@ export function ingressRoutes(deps: Deps, dispatcher: Dispatcher) {
       }
       return new Response(challenge, { headers: { "content-type": "text/plain" } });
     })
+    // `context.request` and `context.requestId` only, never the whole context (see requestContext's onError).
     .post("/webhooks/upstream", async (context) => {
-      const { request } = context;
+      const request = context.request;
       const bytes = await readLimited(request, MAX_EVENT_BYTES);
       if (bytes === null) {
         deps.metrics.webhookEvents.inc({ result: "too_large" });
+        const requestId = (context as { requestId?: unknown }).requestId;
         // The rest of the upload is not read: close the connection rather than leave it half-read.
-        return errorResponse("event_too_large", requestIdOf(context, deps.random), { headers: { connection: "close" } });
+        return errorResponse("event_too_large", requestIdOf({ requestId }, deps.random), { headers: { connection: "close" } });
       }
       const result = await acceptEvent(ingressDeps, bytes, request.headers.get("x-hub-signature-256"));
       if (result.kind === "rejected") {
