@@ -1,13 +1,19 @@
 import { Cron } from "croner";
 import type { Worker } from "../runtime/deps.ts";
 import type { Retention } from "../store/types.ts";
-import type { ClaimedDelivery, DeliveryEndpoint, NewDelivery, NewEvent } from "../store/webhooks.ts";
+import type { ClaimedDelivery, NewDelivery, NewEvent } from "../store/webhooks.ts";
 import { runAttempt, type AttemptDeps } from "./attempt.ts";
 
 /** SPEC 6.5: up to 10 requests in flight to one endpoint. */
 export const PER_ENDPOINT_IN_FLIGHT = 10;
 /** Bounds sockets and memory whatever the number of endpoints. */
 export const GLOBAL_IN_FLIGHT = 256;
+/** Bounds the bodies held by endpoints' lines (see Dispatcher.lines). */
+export const LINED_TOTAL = 4 * GLOBAL_IN_FLIGHT;
+/** A lease outlasts an attempt's time-out by this much (see leaseMs). */
+const LEASE_MARGIN_MS = 60_000;
+/** How long a lined delivery may wait for a slot: the lease margin, less some slack. */
+const LINE_WAIT_MS = 50_000;
 export const RETENTION_MS: Record<Retention, number> = { "24h": 24 * 3_600_000, "7d": 7 * 24 * 3_600_000 };
 const PURGE_EVERY_MS = 60_000;
 
@@ -17,11 +23,26 @@ const PURGE_EVERY_MS = 60_000;
  * woken at once when deliveries are queued, and a croner tick each second picks up due retries
  * and expired leases and purges deliveries past their retention.
  */
+/** A delivery enqueue stored leased to this process, waiting in its endpoint's line for a slot. */
+interface LinedDelivery {
+  delivery: NewDelivery;
+  event: NewEvent;
+  /** Set on the turn after its commit (see enqueue): only then may it start. */
+  ready: boolean;
+}
+
 export class Dispatcher implements Worker {
   private inFlight = new Set<Promise<void>>();
-  /** Launches of deliveries enqueue stored, due in the next turn (see enqueue), and how many deliveries they hold. */
+  /** The turns after enqueue's commits that mark their deliveries ready (see enqueue). */
   private starting = new Set<Promise<void>>();
-  private toStart = 0;
+  /**
+   * Per endpoint, fresh deliveries stored leased to this process, oldest first, each waiting for
+   * one of the endpoint's slots. They start without a claim, which costs several times more than
+   * the attempt's own writes: without the line, a hiccup of a few milliseconds sent new deliveries
+   * to the store, each then needed a claim, and the queue stayed behind (bench/RESULTS.md).
+   */
+  private lines = new Map<string, LinedDelivery[]>();
+  private linedTotal = 0;
   /** Leases this process holds per endpoint (attempts running or about to start). */
   private leased = new Map<string, number>();
   /** Endpoints that may have due deliveries waiting in the store: new ones must queue behind them. */
@@ -39,7 +60,16 @@ export class Dispatcher implements Worker {
 
   private get leaseMs(): number {
     // Longer than any attempt can take, so a live attempt never loses its lease.
-    return this.deps.config.webhookTimeoutMs + 60_000;
+    return this.deps.config.webhookTimeoutMs + LEASE_MARGIN_MS;
+  }
+
+  /**
+   * How many deliveries an endpoint may have leased to this process, in flight or lined: the
+   * slots, plus as many rounds of them as can wait within LINE_WAIT_MS, since each round ends
+   * within the time-out. So no lined delivery's lease runs out before its attempt ends.
+   */
+  private get leasedPerEndpoint(): number {
+    return PER_ENDPOINT_IN_FLIGHT * (1 + Math.floor(LINE_WAIT_MS / this.deps.config.webhookTimeoutMs));
   }
 
   /** Claims and starts due deliveries now (coalesced: many wakes make one claim loop). */
@@ -71,7 +101,7 @@ export class Dispatcher implements Worker {
   private async pump(): Promise<void> {
     try {
       while (!this.stopped) {
-        const free = GLOBAL_IN_FLIGHT - this.inFlight.size - this.toStart;
+        const free = GLOBAL_IN_FLIGHT - this.inFlight.size;
         if (free <= 0) return;
         const room = new Map([...this.backlog].map((id) => [id, PER_ENDPOINT_IN_FLIGHT - (this.leased.get(id) ?? 0)]));
         const batch = await this.deps.store.webhooks.claimDue(this.deps.clock.now(), {
@@ -84,7 +114,7 @@ export class Dispatcher implements Worker {
           const id = claimed.endpoint.id;
           if (room.has(id)) room.set(id, room.get(id)! - 1);
           this.hold(id);
-          this.launch(claimed);
+          this.launch(id, async () => claimed);
         }
         if (batch.length < free) {
           // The claim stopped short of an endpoint's room only because nothing more of it was due.
@@ -107,12 +137,17 @@ export class Dispatcher implements Worker {
     else this.leased.delete(endpointId);
   }
 
-  private launch(claimed: ClaimedDelivery): void {
-    const attempt = runAttempt(this.deps, claimed)
-      .catch((error) => this.deps.logger.error("delivery attempt crashed", { delivery_id: claimed.delivery.id, error }))
+  /** Runs one attempt in a slot of `endpointId` already held; `prepare` gives null when there is nothing left to attempt. */
+  private launch(endpointId: string, prepare: () => Promise<ClaimedDelivery | null>): void {
+    const attempt: Promise<void> = prepare()
+      .then((claimed) => (claimed ? runAttempt(this.deps, claimed) : undefined))
+      .catch((error) => this.deps.logger.error("delivery attempt crashed", { endpoint_id: endpointId, error }))
       .finally(() => {
         this.inFlight.delete(attempt);
-        this.unhold(claimed.endpoint.id);
+        this.unhold(endpointId);
+        this.fill(endpointId);
+        // Another endpoint's line may have been waiting for a global slot.
+        if (this.linedTotal > 0 && this.inFlight.size < GLOBAL_IN_FLIGHT) for (const id of this.lines.keys()) this.fill(id);
         // A freed slot matters only if stored work may be waiting; otherwise the claim query is
         // skipped (fresh deliveries start without one, and the tick picks up retries).
         if (this.claimFoundWork || this.backlog.size > 0) this.wakeSoon();
@@ -120,79 +155,91 @@ export class Dispatcher implements Worker {
     this.inFlight.add(attempt);
   }
 
+  /** Starts the endpoint's lined deliveries while it has free slots. */
+  private fill(endpointId: string): void {
+    const line = this.lines.get(endpointId);
+    if (!line) return;
+    while (line.length > 0 && line[0]!.ready && !this.stopped
+      && (this.leased.get(endpointId) ?? 0) < PER_ENDPOINT_IN_FLIGHT && this.inFlight.size < GLOBAL_IN_FLIGHT) {
+      const { delivery: d, event } = line.shift()!;
+      this.linedTotal--;
+      this.hold(endpointId);
+      // The endpoint is read when the attempt starts, so a line never sends with a stale URL or secret.
+      this.launch(endpointId, async () => {
+        const endpoint = await this.deps.store.webhooks.deliveryEndpoint(endpointId);
+        // Deleted meanwhile: its deliveries went with it.
+        if (!endpoint) return null;
+        return {
+          delivery: {
+            id: d.id, accountId: d.accountId, endpointId, eventId: d.eventId, status: "pending", attemptCount: 0,
+            nextAttemptAt: d.leaseUntil!, replayOf: d.replayOf, parkedReason: null, payloadAvailable: true, fields: event.fields,
+            isTest: event.isTest, createdAt: d.createdAt, updatedAt: d.createdAt,
+          },
+          endpoint,
+          body: event.body,
+          upstreamSignature: event.upstreamSignature,
+        };
+      });
+    }
+    if (line.length === 0) this.lines.delete(endpointId);
+  }
+
   /**
    * Stores new events and deliveries (one transaction, durable when this resolves, as
-   * WebhookStore.enqueue) and starts on the next turn, without a claim, those whose endpoint has
-   * room and no older due work: they are stored already leased to this process, so a crash still
-   * leaves them to be attempted after restart. The rest wait in the store for the next claim.
+   * WebhookStore.enqueue). Those whose event comes with them, due now, whose endpoint has no
+   * older due work in the store and room in its line are stored already leased to this process
+   * (so a crash still leaves them to be attempted after restart) and start from the line, without
+   * a claim, from the next turn on. The rest wait in the store for the next claim.
    */
   async enqueue(events: NewEvent[], deliveries: NewDelivery[]): Promise<void> {
     const now = this.deps.clock.now();
-    const started: NewDelivery[] = [];
-    // Only a delivery whose event comes with it can start here (a replay's event is already
-    // stored): the rest are left unleased for the claim that follows.
+    // A replay's event is already stored and does not come with it: it is left to the claim.
     const eventsById = new Map(events.map((e) => [e.id, e]));
+    const lined: LinedDelivery[] = [];
     const stored = deliveries.map((d) => {
-      const room = !this.stopped && eventsById.has(d.eventId) && d.nextAttemptAt <= now && !this.backlog.has(d.endpointId)
-        && (this.leased.get(d.endpointId) ?? 0) < PER_ENDPOINT_IN_FLIGHT && this.inFlight.size + this.toStart + started.length < GLOBAL_IN_FLIGHT;
-      if (!room) {
+      const event = eventsById.get(d.eventId);
+      const line = this.lines.get(d.endpointId);
+      const take = !this.stopped && event !== undefined && d.nextAttemptAt <= now && !this.backlog.has(d.endpointId)
+        && (this.leased.get(d.endpointId) ?? 0) + (line?.length ?? 0) < this.leasedPerEndpoint && this.linedTotal < LINED_TOTAL;
+      if (!take) {
         this.backlog.add(d.endpointId);
         return d;
       }
-      this.hold(d.endpointId);
       const leased = { ...d, leaseUntil: now + this.leaseMs };
-      started.push(leased);
+      const item: LinedDelivery = { delivery: leased, event, ready: false };
+      if (line) line.push(item);
+      else this.lines.set(d.endpointId, [item]);
+      this.linedTotal++;
+      lined.push(item);
       return leased;
     });
     try {
       await this.deps.store.webhooks.enqueue(events, stored);
     } catch (error) {
-      for (const d of started) this.unhold(d.endpointId);
+      this.unline(lined);
       throw error;
     }
-    if (started.length < deliveries.length) this.wake();
-    if (started.length === 0) return;
-    this.toStart += started.length;
+    if (lined.length < deliveries.length) this.wake();
+    if (lined.length === 0) return;
     // In a later turn of the event loop, so that the caller's answer (ingress's 200) goes out
     // before the deliveries are signed and their requests opened.
     const starting: Promise<void> = new Promise<void>((resolve) => setImmediate(resolve))
-      .then(() => this.launchStored(started, eventsById))
+      .then(() => {
+        for (const item of lined) item.ready = true;
+        for (const id of new Set(lined.map((item) => item.delivery.endpointId))) this.fill(id);
+      })
       .finally(() => this.starting.delete(starting));
     this.starting.add(starting);
   }
 
-  /** Launches deliveries enqueue stored leased to this process. */
-  private async launchStored(started: NewDelivery[], eventsById: Map<string, NewEvent>): Promise<void> {
-    let endpoints: Map<string, DeliveryEndpoint | undefined>;
-    try {
-      endpoints = new Map(await Promise.all([...new Set(started.map((d) => d.endpointId))]
-        .map(async (id) => [id, await this.deps.store.webhooks.deliveryEndpoint(id)] as const)));
-    } catch (error) {
-      // The work is durable already: its leases run out and a later claim attempts it.
-      this.deps.logger.error("delivery start failed; left to the lease", { error });
-      this.toStart -= started.length;
-      for (const d of started) this.unhold(d.endpointId);
-      return;
-    }
-    this.toStart -= started.length;
-    for (const d of started) {
-      const event = eventsById.get(d.eventId);
-      const endpoint = endpoints.get(d.endpointId);
-      if (!event || !endpoint) {
-        // Deleted meanwhile (its deliveries went with it), or a caller's mistake: the lease runs out.
-        this.unhold(d.endpointId);
-        continue;
-      }
-      this.launch({
-        delivery: {
-          id: d.id, accountId: d.accountId, endpointId: d.endpointId, eventId: d.eventId, status: "pending", attemptCount: 0,
-          nextAttemptAt: d.leaseUntil!, replayOf: d.replayOf, parkedReason: null, payloadAvailable: true, fields: event.fields,
-          isTest: event.isTest, createdAt: d.createdAt, updatedAt: d.createdAt,
-        },
-        endpoint,
-        body: event.body,
-        upstreamSignature: event.upstreamSignature,
-      });
+  /** Takes back deliveries whose commit failed. */
+  private unline(items: LinedDelivery[]): void {
+    const gone = new Set(items);
+    for (const [id, line] of this.lines) {
+      const kept = line.filter((item) => !gone.has(item));
+      this.linedTotal -= line.length - kept.length;
+      if (kept.length > 0) this.lines.set(id, kept);
+      else this.lines.delete(id);
     }
   }
 
@@ -217,7 +264,7 @@ export class Dispatcher implements Worker {
   /** Waits until nothing is in flight and no claim is running; completions keep waking the queue meanwhile. */
   async drain(): Promise<void> {
     this.wake();
-    while (this.pumping || this.inFlight.size > 0 || this.starting.size > 0 || this.wakeScheduled) {
+    while (this.pumping || this.inFlight.size > 0 || this.starting.size > 0 || this.linedTotal > 0 || this.wakeScheduled) {
       await Promise.all([this.pumping, ...this.starting, ...this.inFlight]);
       if (this.wakeScheduled) await new Promise((resolve) => setImmediate(resolve));
     }

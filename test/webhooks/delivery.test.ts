@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, test } from "bun:test";
+import { afterEach, describe, expect, spyOn, test } from "bun:test";
 import { Webhook } from "standardwebhooks";
 import { eventBody, messageChange, relayApp, type RelayApp } from "./support.ts";
 import { smtpSink } from "./smtp-sink.ts";
@@ -215,8 +215,9 @@ describe("concurrency (SPEC 6.5)", () => {
     app.relay.dispatcher.wake();
     await Bun.sleep(20);
     expect(slow.received).toHaveLength(10);
+    // 10 in flight; the other 15 wait in the endpoint's line, leased to this process.
     const leased = app.deps.store.db.$client.query("SELECT COUNT(*) AS n FROM deliveries WHERE lease_until IS NOT NULL").get() as { n: number };
-    expect(leased.n).toBe(10);
+    expect(leased.n).toBe(25);
     const drained = app.tick();
     while (slow.received.length < 25 || held.length > 0) {
       held.splice(0).forEach((release) => release());
@@ -225,6 +226,57 @@ describe("concurrency (SPEC 6.5)", () => {
     await drained;
     expect(slow.received).toHaveLength(25);
     expect(most).toBe(10);
+  });
+});
+
+describe("the endpoint's line", () => {
+  test("fresh deliveries that find the endpoint's slots full wait in its line: no claim takes them, and they are signed with the endpoint as it is when they start", async () => {
+    app = await relayApp();
+    const held: (() => void)[] = [];
+    const { a, rx, ep, send } = await oneEndpoint(() => new Promise<Response>((resolve) => held.push(() => resolve(new Response("ok")))));
+    const claims = spyOn(app.deps.store.webhooks, "claimDue");
+    for (let i = 0; i < 12; i++) expect((await send(`m${i}`)).status).toBe(200);
+    while (rx.received.length < 10) await Bun.sleep(5);
+    const rotated = await a.api("POST", `/api/endpoints/${ep.id}/rotate-secret`);
+    while (rx.received.length < 12 || held.length > 0) {
+      held.splice(0).forEach((release) => release());
+      await Bun.sleep(1);
+    }
+    // The scheduler's own tick may have claimed meanwhile, but never found anything to take.
+    for (const call of claims.mock.results) expect(await call.value).toEqual([]);
+    const verifies = (secret: string, got: (typeof rx.received)[number]) => {
+      try {
+        new Webhook(secret).verify(got.body, {
+          "webhook-id": got.headers["webhook-id"]!, "webhook-timestamp": got.headers["webhook-timestamp"]!, "webhook-signature": got.headers["webhook-signature"]!,
+        });
+        return true;
+      } catch {
+        return false;
+      }
+    };
+    expect(rx.received.slice(0, 10).map((got) => verifies(rotated.body.secret, got))).toEqual(Array(10).fill(false));
+    expect(rx.received.slice(10).map((got) => [verifies(rotated.body.secret, got), verifies(ep.secret, got)])).toEqual([[true, true], [true, true]]);
+    await app.tick();
+    const succeeded = await a.api("GET", "/api/deliveries?status=succeeded&limit=20");
+    expect(succeeded.body.data).toHaveLength(12);
+  });
+
+  test("a line holds only what can start before its lease runs out: with a 60 s time-out, deliveries past the 10 slots wait unleased in the store for a claim", async () => {
+    app = await relayApp({ env: { WEBHOOK_TIMEOUT_MS: "60000" } });
+    const held: (() => void)[] = [];
+    const { rx, send } = await oneEndpoint(() => new Promise<Response>((resolve) => held.push(() => resolve(new Response("ok")))));
+    for (let i = 0; i < 12; i++) expect((await send(`m${i}`)).status).toBe(200);
+    while (rx.received.length < 10) await Bun.sleep(5);
+    const count = (where: string) => (app.deps.store.db.$client.query(`SELECT COUNT(*) AS n FROM deliveries WHERE ${where}`).get() as { n: number }).n;
+    expect(count("lease_until IS NOT NULL")).toBe(10);
+    expect(count("status = 'pending' AND lease_until IS NULL")).toBe(2);
+    const drained = app.tick();
+    while (rx.received.length < 12 || held.length > 0) {
+      held.splice(0).forEach((release) => release());
+      await Bun.sleep(1);
+    }
+    await drained;
+    expect(count("status = 'succeeded'")).toBe(12);
   });
 });
 
