@@ -9,7 +9,7 @@ export const PER_ENDPOINT_IN_FLIGHT = 10;
 /** Bounds sockets and memory whatever the number of endpoints. */
 export const GLOBAL_IN_FLIGHT = 256;
 /** Bounds the bodies held by endpoints' lines (see Dispatcher.lines). */
-export const LINED_TOTAL = 4 * GLOBAL_IN_FLIGHT;
+const LINED_TOTAL = 4 * GLOBAL_IN_FLIGHT;
 /** A lease outlasts an attempt's time-out by this much (see leaseMs). */
 const LEASE_MARGIN_MS = 60_000;
 /** How long a lined delivery may wait for a slot: the lease margin, less some slack. */
@@ -17,12 +17,6 @@ const LINE_WAIT_MS = 50_000;
 export const RETENTION_MS: Record<Retention, number> = { "24h": 24 * 3_600_000, "7d": 7 * 24 * 3_600_000 };
 const PURGE_EVERY_MS = 60_000;
 
-/**
- * Runs the durable queue: leases due deliveries from the store and attempts them, never more than
- * GLOBAL_IN_FLIGHT at once (the store keeps each endpoint under PER_ENDPOINT_IN_FLIGHT). It is
- * woken at once when deliveries are queued, and a croner tick each second picks up due retries
- * and expired leases and purges deliveries past their retention.
- */
 /** A delivery enqueue stored leased to this process, waiting in its endpoint's line for a slot. */
 interface LinedDelivery {
   delivery: NewDelivery;
@@ -31,6 +25,12 @@ interface LinedDelivery {
   ready: boolean;
 }
 
+/**
+ * Runs the durable queue: starts fresh deliveries from their endpoint's line and leases due ones
+ * from the store, never more than GLOBAL_IN_FLIGHT attempts at once nor PER_ENDPOINT_IN_FLIGHT to
+ * one endpoint. It is woken at once when deliveries are queued, and a croner tick each second
+ * picks up due retries and expired leases and purges deliveries past their retention.
+ */
 export class Dispatcher implements Worker {
   private inFlight = new Set<Promise<void>>();
   /** The turns after enqueue's commits that mark their deliveries ready (see enqueue). */
@@ -114,7 +114,7 @@ export class Dispatcher implements Worker {
           const id = claimed.endpoint.id;
           if (room.has(id)) room.set(id, room.get(id)! - 1);
           this.hold(id);
-          this.launch(id, async () => claimed);
+          this.launch(id, claimed.delivery.id, async () => claimed);
         }
         if (batch.length < free) {
           // The claim stopped short of an endpoint's room only because nothing more of it was due.
@@ -138,10 +138,10 @@ export class Dispatcher implements Worker {
   }
 
   /** Runs one attempt in a slot of `endpointId` already held; `prepare` gives null when there is nothing left to attempt. */
-  private launch(endpointId: string, prepare: () => Promise<ClaimedDelivery | null>): void {
+  private launch(endpointId: string, deliveryId: string, prepare: () => Promise<ClaimedDelivery | null>): void {
     const attempt: Promise<void> = prepare()
       .then((claimed) => (claimed ? runAttempt(this.deps, claimed) : undefined))
-      .catch((error) => this.deps.logger.error("delivery attempt crashed", { endpoint_id: endpointId, error }))
+      .catch((error) => this.deps.logger.error("delivery attempt crashed", { delivery_id: deliveryId, error }))
       .finally(() => {
         this.inFlight.delete(attempt);
         this.unhold(endpointId);
@@ -165,7 +165,7 @@ export class Dispatcher implements Worker {
       this.linedTotal--;
       this.hold(endpointId);
       // The endpoint is read when the attempt starts, so a line never sends with a stale URL or secret.
-      this.launch(endpointId, async () => {
+      this.launch(endpointId, d.id, async () => {
         const endpoint = await this.deps.store.webhooks.deliveryEndpoint(endpointId);
         // Deleted meanwhile: its deliveries went with it.
         if (!endpoint) return null;
