@@ -45,6 +45,18 @@ async function attemptAt({ deps, hooks, endpoint }: Setup, at: number, status: n
 const succeeded = { next: { status: "succeeded" }, effect: "success" } as const;
 const failed = (at: number) => ({ next: { status: "pending", nextAttemptAt: at + 5_000 }, effect: "failure" }) as const;
 
+describe("the queue's claim in the SQLite store", () => {
+  test("an endpoint's due deliveries are read in index order, never sorted: a claim costs the same whatever the backlog", async () => {
+    const { deps } = await storeWithEndpoint();
+    const statements = (deps.store.webhooks as unknown as { stmt: Record<string, { toString(): string }> }).stmt;
+    const claimSql = statements.claimOfEndpoint!.toString();
+    expect(claimSql).toContain("ORDER BY next_attempt_at");
+    const plan = deps.store.db.$client.query(`EXPLAIN QUERY PLAN ${claimSql}`).all() as { detail: string }[];
+    expect(plan.map((row) => row.detail)).toContainEqual(expect.stringContaining("USING INDEX deliveries_pending"));
+    expect(plan.map((row) => row.detail).filter((detail) => detail.includes("TEMP B-TREE"))).toEqual([]);
+  });
+});
+
 describe("endpoint health in the SQLite store", () => {
   test(`last_success_at is kept to ${LAST_SUCCESS_RESOLUTION_MS} ms, but a success after a failure is always recorded`, async () => {
     const setup = await storeWithEndpoint();
