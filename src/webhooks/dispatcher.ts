@@ -8,8 +8,9 @@ import { runAttempt, type AttemptDeps } from "./attempt.ts";
 export const PER_ENDPOINT_IN_FLIGHT = 10;
 /** Bounds sockets and memory whatever the number of endpoints. */
 export const GLOBAL_IN_FLIGHT = 256;
-/** Bounds the bodies held by endpoints' lines (see Dispatcher.lines). */
+/** Bound the deliveries, and the body bytes, held by endpoints' lines (see Dispatcher.lines). */
 const LINED_TOTAL = 4 * GLOBAL_IN_FLIGHT;
+const LINED_BYTES = 64 * 1024 * 1024;
 /** A lease outlasts an attempt's time-out by this much (see leaseMs). */
 const LEASE_MARGIN_MS = 60_000;
 /** How long a lined delivery may wait for a slot: the lease margin, less some slack. */
@@ -43,6 +44,8 @@ export class Dispatcher implements Worker {
    */
   private lines = new Map<string, LinedDelivery[]>();
   private linedTotal = 0;
+  /** Body bytes of the lined deliveries (an event's body counted once per delivery of it). */
+  private linedBytes = 0;
   /** Leases this process holds per endpoint (attempts running or about to start). */
   private leased = new Map<string, number>();
   /** Endpoints that may have due deliveries waiting in the store: new ones must queue behind them. */
@@ -163,6 +166,7 @@ export class Dispatcher implements Worker {
       && (this.leased.get(endpointId) ?? 0) < PER_ENDPOINT_IN_FLIGHT && this.inFlight.size < GLOBAL_IN_FLIGHT) {
       const { delivery: d, event } = line.shift()!;
       this.linedTotal--;
+      this.linedBytes -= event.body.length;
       this.hold(endpointId);
       // The endpoint is read when the attempt starts, so a line never sends with a stale URL or secret.
       this.launch(endpointId, d.id, async () => {
@@ -200,7 +204,8 @@ export class Dispatcher implements Worker {
       const event = eventsById.get(d.eventId);
       const line = this.lines.get(d.endpointId);
       const take = !this.stopped && event !== undefined && d.nextAttemptAt <= now && !this.backlog.has(d.endpointId)
-        && (this.leased.get(d.endpointId) ?? 0) + (line?.length ?? 0) < this.leasedPerEndpoint && this.linedTotal < LINED_TOTAL;
+        && (this.leased.get(d.endpointId) ?? 0) + (line?.length ?? 0) < this.leasedPerEndpoint
+        && this.linedTotal < LINED_TOTAL && this.linedBytes + event.body.length <= LINED_BYTES;
       if (!take) {
         this.backlog.add(d.endpointId);
         return d;
@@ -210,6 +215,7 @@ export class Dispatcher implements Worker {
       if (line) line.push(item);
       else this.lines.set(d.endpointId, [item]);
       this.linedTotal++;
+      this.linedBytes += event.body.length;
       lined.push(item);
       return leased;
     });
@@ -238,6 +244,7 @@ export class Dispatcher implements Worker {
     for (const [id, line] of this.lines) {
       const kept = line.filter((item) => !gone.has(item));
       this.linedTotal -= line.length - kept.length;
+      for (const item of line) if (gone.has(item)) this.linedBytes -= item.event.body.length;
       if (kept.length > 0) this.lines.set(id, kept);
       else this.lines.delete(id);
     }
