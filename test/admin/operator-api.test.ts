@@ -100,6 +100,11 @@ describe("accounts", () => {
     await expectError(await admin(url, "POST", "/admin/accounts", body), 400, "invalid_request");
   });
 
+  test("a path no route serves is 404 not_found in the envelope, its trace id in X-Proxy-Request-Id", async () => {
+    await expectError(await admin(url, "GET", "/admin/no-such-thing"), 404, "not_found");
+    await expectError(await fetch(`${url}/api/no-such-thing`), 404, "not_found");
+  });
+
   test("a body that is not JSON is 400", async () => {
     const response = await fetch(`${url}/admin/accounts`, {
       method: "POST", headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}`, "content-type": "application/json" }, body: "{nope",
