@@ -146,11 +146,12 @@ export class Dispatcher implements Worker {
       .then((claimed) => (claimed ? runAttempt(this.deps, claimed) : undefined))
       .catch((error) => this.deps.logger.error("delivery attempt crashed", { delivery_id: deliveryId, error }))
       .finally(() => {
+        const globalSlotFreed = this.inFlight.size >= GLOBAL_IN_FLIGHT;
         this.inFlight.delete(attempt);
         this.unhold(endpointId);
         this.fill(endpointId);
-        // Another endpoint's line may have been waiting for a global slot.
-        if (this.linedTotal > 0 && this.inFlight.size < GLOBAL_IN_FLIGHT) for (const id of this.lines.keys()) this.fill(id);
+        // Other endpoints' lines wait on the global bound only while it is reached.
+        if (globalSlotFreed) for (const id of this.lines.keys()) this.fill(id);
         // A freed slot matters only if stored work may be waiting; otherwise the claim query is
         // skipped (fresh deliveries start without one, and the tick picks up retries).
         if (this.claimFoundWork || this.backlog.size > 0) this.wakeSoon();
@@ -164,28 +165,33 @@ export class Dispatcher implements Worker {
     if (!line) return;
     while (line.length > 0 && line[0]!.ready && !this.stopped
       && (this.leased.get(endpointId) ?? 0) < PER_ENDPOINT_IN_FLIGHT && this.inFlight.size < GLOBAL_IN_FLIGHT) {
-      const { delivery: d, event } = line.shift()!;
+      const item = line.shift()!;
       this.linedTotal--;
-      this.linedBytes -= event.body.length;
+      this.linedBytes -= item.event.body.length;
       this.hold(endpointId);
-      // The endpoint is read when the attempt starts, so a line never sends with a stale URL or secret.
-      this.launch(endpointId, d.id, async () => {
-        const endpoint = await this.deps.store.webhooks.deliveryEndpoint(endpointId);
-        // Deleted meanwhile: its deliveries went with it.
-        if (!endpoint) return null;
-        return {
-          delivery: {
-            id: d.id, accountId: d.accountId, endpointId, eventId: d.eventId, status: "pending", attemptCount: 0,
-            nextAttemptAt: d.leaseUntil!, replayOf: d.replayOf, parkedReason: null, payloadAvailable: true, fields: event.fields,
-            isTest: event.isTest, createdAt: d.createdAt, updatedAt: d.createdAt,
-          },
-          endpoint,
-          body: event.body,
-          upstreamSignature: event.upstreamSignature,
-        };
-      });
+      this.launch(endpointId, item.delivery.id, () => this.claimedFromLine(item));
     }
     if (line.length === 0) this.lines.delete(endpointId);
+  }
+
+  /**
+   * A lined delivery as an attempt takes it. The endpoint is read when the attempt starts, so a
+   * line never sends with a stale URL or secret; null when it was deleted meanwhile (its
+   * deliveries went with it).
+   */
+  private async claimedFromLine({ delivery: d, event }: LinedDelivery): Promise<ClaimedDelivery | null> {
+    const endpoint = await this.deps.store.webhooks.deliveryEndpoint(d.endpointId);
+    if (!endpoint) return null;
+    return {
+      delivery: {
+        id: d.id, accountId: d.accountId, endpointId: d.endpointId, eventId: d.eventId, status: "pending", attemptCount: 0,
+        nextAttemptAt: d.leaseUntil!, replayOf: d.replayOf, parkedReason: null, payloadAvailable: true, fields: event.fields,
+        isTest: event.isTest, createdAt: d.createdAt, updatedAt: d.createdAt,
+      },
+      endpoint,
+      body: event.body,
+      upstreamSignature: event.upstreamSignature,
+    };
   }
 
   /**

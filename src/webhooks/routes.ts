@@ -57,9 +57,9 @@ export function ingressRoutes(deps: Deps, dispatcher: Dispatcher) {
       const bytes = await readLimited(request, MAX_EVENT_BYTES);
       if (bytes === null) {
         deps.metrics.webhookEvents.inc({ result: "too_large" });
-        const requestId = (context as { requestId?: unknown }).requestId;
+        const requestId = requestIdOf((context as { requestId?: unknown }).requestId, deps.random);
         // The rest of the upload is not read: close the connection rather than leave it half-read.
-        return errorResponse("event_too_large", requestIdOf({ requestId }, deps.random), { headers: { connection: "close" } });
+        return errorResponse("event_too_large", requestId, { headers: { connection: "close" } });
       }
       const result = await acceptEvent(ingressDeps, bytes, request.headers.get("x-hub-signature-256"));
       if (result.kind === "rejected") {

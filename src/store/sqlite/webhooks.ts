@@ -147,15 +147,9 @@ export class SqliteWebhooks implements WebhookStore {
 
   private toEndpoint(row: typeof endpoints.$inferSelect): Endpoint {
     return {
-      id: row.id,
-      accountId: row.accountId,
-      url: row.url,
+      ...this.toDeliveryEndpoint(row),
       fields: row.fields,
       phoneNumberId: row.phoneNumberId,
-      secret: this.open(row.secretEnc),
-      previousSecret: row.previousSecretEnc === null ? null : this.open(row.previousSecretEnc),
-      previousSecretExpiresAt: row.previousSecretExpiresAt,
-      enabled: row.enabled,
       disabledReason: row.disabledReason,
       consecutiveFailures: row.consecutiveFailures,
       lastSuccessAt: row.lastSuccessAt,
