@@ -102,6 +102,8 @@ const server = Bun.spawn([process.execPath, ...serverFlags, join(ROOT, "src/main
     UPSTREAM_URL: "http://127.0.0.1:9",
     // Per-request info lines would measure the terminal, not the relay.
     LOG_LEVEL: "warn",
+    // JavaScriptCore's own switches (e.g. BUN_JSC_logGC=1) reach the server, to see its collector.
+    ...Object.fromEntries(Object.entries(process.env).filter(([key]) => key.startsWith("BUN_JSC_"))),
   },
   stdout: "ignore",
   stderr: "inherit",
