@@ -52,8 +52,40 @@ describe("the queue's claim in the SQLite store", () => {
     const claimSql = statements.claimOfEndpoint!.toString();
     expect(claimSql).toContain("ORDER BY next_attempt_at");
     const plan = deps.store.db.$client.query(`EXPLAIN QUERY PLAN ${claimSql}`).all() as { detail: string }[];
-    expect(plan.map((row) => row.detail)).toContainEqual(expect.stringContaining("USING INDEX deliveries_pending"));
+    expect(plan.map((row) => row.detail)).toContainEqual(expect.stringContaining("USING INDEX deliveries_due"));
     expect(plan.map((row) => row.detail).filter((detail) => detail.includes("TEMP B-TREE"))).toEqual([]);
+  });
+});
+
+describe("leases in the SQLite store", () => {
+  /** Stores one delivery due at `at`, leased to this process until `leaseUntil` when given (as a line stores it). */
+  async function store({ deps, hooks, endpoint }: Setup, at: number, leaseUntil?: number) {
+    const eventId = newEventId(deps.random, at);
+    const deliveryId = newDeliveryId(deps.random, at);
+    await hooks.enqueue(
+      [{ id: eventId, accountId: endpoint.accountId, receivedAt: at, body: new TextEncoder().encode("{}"), upstreamSignature: null, fields: ["messages"], isTest: false }],
+      [{ id: deliveryId, accountId: endpoint.accountId, endpointId: endpoint.id, eventId, nextAttemptAt: at, replayOf: null, createdAt: at, leaseUntil }],
+    );
+    return deliveryId;
+  }
+  const claim = (hooks: WebhookStore, now: number) => hooks.claimDue(now, { limit: 10, perEndpoint: 10, leaseMs: 70_000 }).then((all) => all.map((c) => c.delivery.id));
+
+  test("a delivery stored leased stays out of the due index; a claim takes it only once its lease has run out with no attempt recorded", async () => {
+    const setup = await storeWithEndpoint();
+    const { deps, hooks } = setup;
+    const t = deps.clock.now();
+    const leased = await store(setup, t, t + 70_000);
+    const due = await store(setup, t);
+    const inDueIndex = () => (deps.store.db.$client.query("SELECT id FROM deliveries INDEXED BY deliveries_due WHERE status = 'pending' AND lease_until IS NULL").all() as { id: string }[]).map((row) => row.id);
+    expect(inDueIndex()).toEqual([due]);
+    expect(await hooks.pendingCount()).toBe(2);
+
+    expect(await claim(hooks, t + 1)).toEqual([due]);
+    expect(inDueIndex()).toEqual([]);
+    expect(await claim(hooks, t + 69_999)).toEqual([]);
+    // Both leases ran out (their attempts crashed, say): both deliveries are due again.
+    expect((await claim(hooks, t + 71_000)).sort()).toEqual([leased, due].sort());
+    expect(await hooks.pendingCount()).toBe(2);
   });
 });
 

@@ -123,8 +123,10 @@ export const deliveries = sqliteTable("deliveries", {
   // Every delivery is written to each index at least once, so there are only as many as the
   // queries need. The two queue indexes are partial: a delivery leaves them when it succeeds or
   // parks, so the backlog and live leases are all they hold, and finished deliveries cost no upkeep.
-  // The claim's look-up of an endpoint's oldest due work, and the pending count.
-  index("deliveries_pending").on(t.endpointId, t.nextAttemptAt).where(sql`${t.status} = 'pending'`),
+  // The claim's look-up of an endpoint's oldest due work. Leased deliveries are not in it: most
+  // deliveries are stored leased (ingress starts them at once) and succeed, so they never enter
+  // it, which saves a page per endpoint in the commit that stores them and in the one that ends them.
+  index("deliveries_due").on(t.endpointId, t.nextAttemptAt).where(sql`${t.status} = 'pending' AND ${t.leaseUntil} IS NULL`),
   // Live leases are few; counting them per endpoint must not scan the pending backlog.
   index("deliveries_lease").on(t.leaseUntil).where(sql`${t.leaseUntil} IS NOT NULL`),
   // Dropping a history payload, purging events, and the foreign keys' cascades.

@@ -77,17 +77,20 @@ export class SqliteWebhooks implements WebhookStore {
         )
         SELECT id, busy FROM (
           SELECT e.id, COALESCE(b.n, 0) AS busy,
-            (SELECT MIN(d.next_attempt_at) FROM deliveries d WHERE d.endpoint_id = e.id AND d.status = 'pending') AS due
+            (SELECT MIN(d.next_attempt_at) FROM deliveries d WHERE d.endpoint_id = e.id AND d.status = 'pending' AND d.lease_until IS NULL) AS due
           FROM endpoints e LEFT JOIN busy b ON b.endpoint_id = e.id
         ) WHERE due <= $now AND busy < $perEndpoint ORDER BY due`),
-      // A claimed delivery's next_attempt_at moves to its lease's end: if this process dies, the
-      // delivery simply comes due again then, and "due" needs no lease check. Ties go by rowid,
-      // which deliveries_pending holds in that order: ordering by id made SQLite sort the whole
-      // due backlog of the endpoint at every claim (bench/RESULTS.md).
+      // A claimed delivery leaves deliveries_due, and its next_attempt_at moves to its lease's end,
+      // when it comes due again if the lease runs out (expiredLeases). Ties go by rowid, which
+      // deliveries_due holds in that order: ordering by id made SQLite sort the whole due backlog
+      // of the endpoint at every claim (bench/RESULTS.md).
       claimOfEndpoint: q(`UPDATE deliveries SET lease_until = $leaseUntil, next_attempt_at = $leaseUntil WHERE id IN (
-          SELECT id FROM deliveries WHERE endpoint_id = $endpoint AND status = 'pending' AND next_attempt_at <= $now
+          SELECT id FROM deliveries WHERE endpoint_id = $endpoint AND status = 'pending' AND lease_until IS NULL AND next_attempt_at <= $now
           ORDER BY next_attempt_at, rowid LIMIT $limit
         ) RETURNING id`),
+      // An attempt that never recorded its end (it crashed) leaves its delivery leased: when the
+      // lease runs out, the delivery goes back among the due ones.
+      expiredLeases: q("UPDATE deliveries SET lease_until = NULL WHERE lease_until <= $now AND status = 'pending'"),
       claimed: q(`SELECT ${DELIVERY_COLUMNS}, e.body, e.upstream_signature, d.payload_deleted
         FROM deliveries d JOIN events e ON e.id = d.event_id WHERE d.id = $id`),
       releaseAll: q("UPDATE deliveries SET lease_until = NULL, next_attempt_at = $now WHERE lease_until IS NOT NULL AND status = 'pending'"),
@@ -121,7 +124,8 @@ export class SqliteWebhooks implements WebhookStore {
         WHERE d.endpoint_id = $endpoint AND a.at >= $since GROUP BY hour`),
       parkedStats: q(`SELECT (updated_at / ${HOUR}) * ${HOUR} AS hour, COUNT(*) AS parked FROM deliveries
         WHERE endpoint_id = $endpoint AND status = 'parked' AND updated_at >= $since GROUP BY hour`),
-      pending: q("SELECT COUNT(*) AS n FROM deliveries WHERE status = 'pending'"),
+      pending: q(`SELECT (SELECT COUNT(*) FROM deliveries WHERE status = 'pending' AND lease_until IS NULL)
+        + (SELECT COUNT(*) FROM deliveries WHERE lease_until IS NOT NULL AND status = 'pending') AS n`),
       // Endpoint by endpoint (CROSS JOIN keeps that order), so each reads only its expired range.
       purgeDeliveries: q(`DELETE FROM deliveries WHERE rowid IN (
         SELECT d.rowid FROM accounts a CROSS JOIN endpoints p ON p.account_id = a.id CROSS JOIN deliveries d ON d.endpoint_id = p.id
@@ -264,6 +268,7 @@ export class SqliteWebhooks implements WebhookStore {
     return this.inTurnTransaction(() => {
       const claimed: ClaimedDelivery[] = [];
       const ids: Row[] = [];
+      this.stmt.expiredLeases!.run({ now });
       const candidates = this.stmt.claimable!.all({ now, perEndpoint: options.perEndpoint }) as Row[];
       for (const candidate of candidates) {
         const room = Math.min(options.perEndpoint - (candidate.busy as number), options.limit - ids.length);

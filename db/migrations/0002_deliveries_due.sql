@@ -1,0 +1,2 @@
+DROP INDEX `deliveries_pending`;--> statement-breakpoint
+CREATE INDEX `deliveries_due` ON `deliveries` (`endpoint_id`,`next_attempt_at`) WHERE "deliveries"."status" = 'pending' AND "deliveries"."lease_until" IS NULL;
