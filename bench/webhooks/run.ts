@@ -10,7 +10,8 @@
  * The receiver is a separate process (receiver.ts); each phase reports the CPU each process used.
  * Before both, a reference phase posts the same events at the same rate straight to the receiver:
  * the round trip with no relay in between, so a reader can tell how busy the machine was.
- * Run: bun bench/webhooks/run.ts   (env RATE, SECONDS, ACCOUNTS, CONCURRENCY override the defaults;
+ * Before all, WARMUP seconds (10 by default) of events at RATE bring the server to its steady state.
+ * Run: bun bench/webhooks/run.ts   (env RATE, SECONDS, ACCOUNTS, CONCURRENCY, WARMUP override the defaults;
  * PHASES lists the phases to run, e.g. PHASES=reference,steady; the default is all three; DB_DIR
  * is where the temporary database goes)
  */
@@ -23,6 +24,7 @@ const RATE = Number(process.env.RATE ?? 1000);
 const SECONDS = Number(process.env.SECONDS ?? 10);
 const ACCOUNTS = Number(process.env.ACCOUNTS ?? 5);
 const CONCURRENCY = Number(process.env.CONCURRENCY ?? 64);
+const WARMUP = Number(process.env.WARMUP ?? 10);
 const APP_SECRET = "bench-app-secret";
 const ADMIN = "bench-admin";
 const ROOT = join(import.meta.dir, "..", "..");
@@ -83,6 +85,23 @@ const selfCpuMs = () => {
   const c = process.cpuUsage();
   return (c.user + c.system) / 1000;
 };
+/**
+ * The machine's CPU time so far (all cores, in clock ticks), and the part the hypervisor gave to
+ * other guests ("steal", /proc/stat): on a shared VM that part of a phase's time never reached it.
+ */
+const machineTicks = async () => {
+  const fields = (await Bun.file("/proc/stat").text()).split("\n")[0]!.trim().split(/\s+/).slice(1).map(Number);
+  return { total: fields.slice(0, 8).reduce((a, b) => a + b, 0), steal: fields[7]! };
+};
+/** Starts measuring; the function it gives prints the share of the machine's time stolen since. */
+async function stealMeter() {
+  const before = await machineTicks();
+  return async () => {
+    const after = await machineTicks();
+    const stolen = (after.steal - before.steal) / Math.max(1, after.total - before.total);
+    return `  CPU stolen by the host   ${(stolen * 100).toFixed(1)} % of the machine's time (above a few %, latencies measure the host, not the relay)`;
+  };
+}
 const port = freePort();
 const base = `http://127.0.0.1:${port}`;
 // SERVER_FLAGS (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof") go to the server's bun.
@@ -182,7 +201,7 @@ async function waitArrivals(target: number, timeoutMs: number): Promise<number> 
 
 /** CPU used by each process over a phase, as a share of one core. */
 async function cpuMeter(deliveries: () => number) {
-  const before = { server: await serverCpuMs(), threads: await serverThreadsMs(), receiver: (await receiverStats()).cpuMs, sender: selfCpuMs(), at: performance.now() };
+  const before = { server: await serverCpuMs(), threads: await serverThreadsMs(), receiver: (await receiverStats()).cpuMs, sender: selfCpuMs(), steal: await stealMeter(), at: performance.now() };
   return async () => {
     const wall = performance.now() - before.at;
     const share = (ms: number) => `${((ms / wall) * 100).toFixed(0)} %`;
@@ -193,13 +212,13 @@ async function cpuMeter(deliveries: () => number) {
     const server = user + system;
     const threads = await serverThreadsMs();
     const perDelivery = (ms: number) => `${((ms * 1000) / Math.max(1, deliveries())).toFixed(0)} µs`;
-    return `  server CPU per delivery  ${perDelivery(server)} (ingress share included): main thread ${perDelivery(threads.main - before.threads.main)}, delivery worker ${perDelivery(threads.worker - before.threads.worker)}, Bun helper threads ${perDelivery(threads.other - before.threads.other)}; user ${perDelivery(user)}, kernel ${perDelivery(system)}\n  CPU (share of one core)  server ${share(server)}  receiver ${share(receiver - before.receiver)}  sender ${share(selfCpuMs() - before.sender)}  (load average ${(await Bun.file("/proc/loadavg").text()).split(" ").slice(0, 3).join(" ")})`;
+    return `  server CPU per delivery  ${perDelivery(server)} (ingress share included): main thread ${perDelivery(threads.main - before.threads.main)}, delivery worker ${perDelivery(threads.worker - before.threads.worker)}, Bun helper threads ${perDelivery(threads.other - before.threads.other)}; user ${perDelivery(user)}, kernel ${perDelivery(system)}\n  CPU (share of one core)  server ${share(server)}  receiver ${share(receiver - before.receiver)}  sender ${share(selfCpuMs() - before.sender)}  (load average ${(await Bun.file("/proc/loadavg").text()).split(" ").slice(0, 3).join(" ")})\n${await before.steal()}`;
   };
 }
 
 /** Posts events `first`… at RATE per second (open loop: a slow answer does not delay the next post). */
-async function openLoop(first: number, url?: string): Promise<{ acks: { sent: number; acked: number }[]; start: number; sendSeconds: number }> {
-  const total = RATE * SECONDS;
+async function openLoop(first: number, url?: string, seconds = SECONDS): Promise<{ acks: { sent: number; acked: number }[]; start: number; sendSeconds: number }> {
+  const total = RATE * seconds;
   const acks: { sent: number; acked: number }[] = new Array(total);
   const pending: Promise<void>[] = [];
   const start = performance.now();
@@ -219,9 +238,11 @@ const ackLine = (label: string, acks: { sent: number; acked: number }[]) => {
 };
 
 async function reference(): Promise<void> {
+  const steal = await stealMeter();
   const { acks } = await openLoop(30_000_000, `${receiverUrl}/reference`);
   console.log(`reference: the same ${RATE * SECONDS} events at ${RATE}/s posted straight to the receiver (no relay)`);
   console.log(ackLine("round trip", acks));
+  console.log(await steal());
 }
 
 async function steady(): Promise<void> {
@@ -269,8 +290,14 @@ async function flatOut(): Promise<void> {
 try {
   await waitReady();
   await setup();
-  // Warm-up: connections, JIT, prepared statements.
+  // Warm-up: connections, prepared statements, and the JIT, whose compiler thread takes 10-17 % of
+  // a core for the first ~10 s of load at 1,000 events/s (bench/RESULTS.md).
   for (let i = 0; i < 200; i++) await post(20_000_000 + i);
+  if (WARMUP > 0) {
+    const arrivedBefore = await arrivedCount();
+    await openLoop(40_000_000, undefined, WARMUP);
+    await waitArrivals(arrivedBefore + RATE * WARMUP * ACCOUNTS, 60_000);
+  }
   await Bun.sleep(500);
   const phases = (process.env.PHASES ?? "reference,steady,flat").split(",");
   if (phases.includes("reference")) await reference();
