@@ -2,7 +2,7 @@ import type { Fetch } from "../runtime/deps.ts";
 import type { Resolver } from "../runtime/resolver.ts";
 import { blockedReason } from "./address-policy.ts";
 import { formatIp, parseIp } from "./ip.ts";
-import { checkWebhookUrl, type UrlRules } from "./url-rules.ts";
+import type { UrlChecker } from "./url-rules.ts";
 
 /** Only this much of a receiver's answer is read and kept (SPEC 6.5). */
 export const RESPONSE_EXCERPT_BYTES = 1024;
@@ -10,7 +10,7 @@ export const RESPONSE_EXCERPT_BYTES = 1024;
 export interface SafePostOptions {
   resolver: Resolver;
   fetch: Fetch;
-  rules: UrlRules;
+  urls: UrlChecker;
   /** Total budget: DNS, connect, TLS, response headers and the excerpt. */
   timeoutMs: number;
   /** Extra certificate authorities to trust (tests use a private CA); verification is never off. */
@@ -75,7 +75,7 @@ export async function safePost(
 ): Promise<PostOutcome> {
   const started = performance.now();
   const elapsed = () => Math.round(performance.now() - started);
-  const checked = checkWebhookUrl(target, options.rules);
+  const checked = options.urls.check(target);
   if (!checked.ok) return { kind: "blocked", error: `blocked: ${checked.reason}`, durationMs: elapsed() };
   const { url } = checked;
   // Not AbortSignal.timeout: its timer lives on for the whole budget after the answer came, so at
@@ -85,13 +85,13 @@ export async function safePost(
   const signal = controller.signal;
   try {
     let address: string;
-    if (checked.ipLiteral !== null) {
-      address = formatIp(parseIp(checked.ipLiteral)!);
+    if (checked.address !== null) {
+      address = checked.address;
     } else {
       const answers = await withTimeout(options.resolver(url.hostname), signal);
       if (answers.length === 0) return { kind: "failed", error: "DNS lookup returned no address", durationMs: elapsed() };
       for (const answer of answers) {
-        if (blockedReason(answer, options.rules.policy) !== null) {
+        if (blockedReason(answer, options.urls.rules.policy) !== null) {
           const ip = parseIp(answer);
           return { kind: "blocked", error: `blocked: resolved to ${ip ? formatIp(ip) : answer}`, durationMs: elapsed() };
         }
@@ -109,7 +109,7 @@ export async function safePost(
       signal,
     };
     if (url.protocol === "https:") {
-      init.tls = { serverName: checked.ipLiteral === null ? url.hostname : undefined, ...(options.ca ? { ca: options.ca } : {}) };
+      init.tls = { serverName: checked.address === null ? url.hostname : undefined, ...(options.ca ? { ca: options.ca } : {}) };
     }
     const response = await options.fetch(pinned, init);
     const excerpt = await readExcerpt(response);

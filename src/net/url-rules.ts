@@ -1,5 +1,5 @@
 import { blockedReason, type AddressPolicy } from "./address-policy.ts";
-import { parseIp } from "./ip.ts";
+import { formatIp, parseIp } from "./ip.ts";
 
 export const MAX_URL_LENGTH = 2048;
 
@@ -9,7 +9,8 @@ export interface UrlRules {
   policy: AddressPolicy;
 }
 
-export type UrlCheck = { ok: true; url: URL; ipLiteral: string | null } | { ok: false; reason: string };
+/** `address`: the host when it is an IP literal, in the form a request is sent to; null for a name. */
+export type UrlCheck = { ok: true; url: URL; address: string | null } | { ok: false; reason: string };
 
 /**
  * SPEC 6.7 rules 1 to 3, and rule 4 for IP literals (names are resolved and checked at each
@@ -33,7 +34,34 @@ export function checkWebhookUrl(raw: string, rules: UrlRules): UrlCheck {
   if (literal) {
     const blocked = blockedReason(url.hostname, rules.policy);
     if (blocked) return { ok: false, reason: `the address ${blocked}` };
-    return { ok: true, url, ipLiteral: url.hostname };
+    return { ok: true, url, address: formatIp(literal) };
   }
-  return { ok: true, url, ipLiteral: null };
+  return { ok: true, url, address: null };
+}
+
+/** Rules with the answers they gave so far, for a caller that checks the same URLs again and again. */
+export interface UrlChecker {
+  rules: UrlRules;
+  check(raw: string): UrlCheck;
+}
+
+/**
+ * Every delivery attempt checks its endpoint's URL again (a URL saved under other rules, or before
+ * a fix of them, must still be refused). The answer for one URL under the same rules never
+ * changes, so it is kept: parsing and checking an IP literal cost about as much as signing.
+ */
+export function urlChecker(rules: UrlRules, capacity = 10_000): UrlChecker {
+  const answers = new Map<string, UrlCheck>();
+  return {
+    rules,
+    check(raw) {
+      let answer = answers.get(raw);
+      if (answer === undefined) {
+        answer = checkWebhookUrl(raw, rules);
+        if (answers.size >= capacity) answers.clear();
+        answers.set(raw, answer);
+      }
+      return answer;
+    },
+  };
 }

@@ -2,7 +2,7 @@ import { networkInterfaces } from "node:os";
 import { Elysia } from "elysia";
 import type { Config } from "../config/config.ts";
 import { canonicalAddresses } from "../net/address-policy.ts";
-import type { UrlRules } from "../net/url-rules.ts";
+import { urlChecker, type UrlRules } from "../net/url-rules.ts";
 import { createNotifier } from "../notify/notifier.ts";
 import type { Deps } from "../runtime/deps.ts";
 import { Dispatcher } from "./dispatcher.ts";
@@ -39,7 +39,7 @@ export function webhookRelay(deps: Deps, options: RelayOptions = {}) {
   const dispatcher = new Dispatcher({
     ...deps,
     notifier,
-    client: { resolver: deps.resolver, fetch: deps.fetch, rules: urlRules, ca: options.ca },
+    client: { resolver: deps.resolver, fetch: deps.fetch, urls: urlChecker(urlRules), ca: options.ca },
   });
   const relay = { dispatcher, urlRules };
   const routes = new Elysia()

@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { blockedReason, type AddressPolicy } from "../../src/net/address-policy.ts";
 import { formatIp, parseIp } from "../../src/net/ip.ts";
 import { safePost, type SafePostOptions } from "../../src/net/safe-post.ts";
-import { checkWebhookUrl } from "../../src/net/url-rules.ts";
+import { checkWebhookUrl, urlChecker } from "../../src/net/url-rules.ts";
 import type { Resolver } from "../../src/runtime/resolver.ts";
 import { staticResolver } from "../../src/runtime/resolver.ts";
 
@@ -113,6 +113,21 @@ describe("URL rules at save", () => {
     expect(checkWebhookUrl("http://10.0.0.7/hook", dev).ok).toBe(false);
     expect(checkWebhookUrl("http://127.0.0.1:3000/hook", rules).ok).toBe(false);
   });
+
+  test("an attempt's checker keeps its answers, each the rules' own, and forgets them all past its capacity", () => {
+    const checker = urlChecker(rules, 2);
+    for (const url of ["https://10.0.0.7/hook", "https://0x7f000001/hook", "https://8.8.8.8/hook", "https://hooks.example.com/in"]) {
+      expect(checker.check(url)).toEqual(checkWebhookUrl(url, rules));
+      expect(checker.check(url)).toEqual(checkWebhookUrl(url, rules));
+    }
+    expect(checker.check("https://[2001:4860:4860::8888]/hook")).toMatchObject({ ok: true, address: "2001:4860:4860::8888" });
+    expect(checker.check("https://hooks.example.com/in")).toMatchObject({ ok: true, address: null });
+    const first = checker.check("https://8.8.8.8/hook");
+    expect(checker.check("https://8.8.8.8/hook")).toBe(first);
+    checker.check("https://1.1.1.1/hook");
+    checker.check("https://9.9.9.9/hook");
+    expect(checker.check("https://8.8.8.8/hook")).not.toBe(first);
+  });
 });
 
 /** A TLS receiver for `receiver.test` on 127.0.0.1, with the test CA's certificate. */
@@ -135,7 +150,7 @@ async function options(resolver: Resolver, policy: AddressPolicy, extra: Partial
   return {
     resolver,
     fetch: (input, init) => fetch(input, init),
-    rules: { allowHttp: false, policy },
+    urls: urlChecker({ allowHttp: false, policy }),
     timeoutMs: 2000,
     ca: await Bun.file(join(TLS, "ca.crt")).text(),
     ...extra,
