@@ -1,8 +1,8 @@
-import { createHmac, timingSafeEqual } from "node:crypto";
+import { timingSafeEqual } from "node:crypto";
 
 /** `sha256=<hex HMAC-SHA256 of the raw body>`, as upstream sends it in X-Hub-Signature-256. */
 export function hubSignature(secret: string, body: Uint8Array): string {
-  return `sha256=${createHmac("sha256", secret).update(body).digest("hex")}`;
+  return `sha256=${new Bun.CryptoHasher("sha256", secret).update(body).digest("hex")}`;
 }
 
 /** Constant-time check of an X-Hub-Signature-256 header against one secret. */

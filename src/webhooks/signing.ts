@@ -1,4 +1,3 @@
-import { createHmac } from "node:crypto";
 import type { Random } from "../runtime/random.ts";
 
 /** Standard Webhooks secrets: `whsec_` and base64 of the HMAC key. */
@@ -12,7 +11,8 @@ export function generateSecret(random: Random): string {
 /** `v1,<base64 HMAC-SHA256 of "<id>.<timestamp>.<body>">` for one secret (SPEC 6.4). */
 export function sign(secret: string, msgId: string, timestamp: number, body: Uint8Array): string {
   const key = Buffer.from(secret.startsWith(PREFIX) ? secret.slice(PREFIX.length) : secret, "base64");
-  const mac = createHmac("sha256", key).update(`${msgId}.${timestamp}.`).update(body).digest("base64");
+  // Bun's own hasher: node:crypto's createHmac costs about twice as much per delivery.
+  const mac = new Bun.CryptoHasher("sha256", key).update(`${msgId}.${timestamp}.`).update(body).digest("base64");
   return `v1,${mac}`;
 }
 
