@@ -46,6 +46,11 @@ function describe(error: unknown, timeoutMs: number): string {
 const utf8 = new TextDecoder();
 
 async function readExcerpt(response: Response): Promise<string> {
+  // A short answer of declared length, sent as is (no content-encoding that fetch would expand),
+  // is read whole: its stream and reader (`response.body` makes them) cost several objects and
+  // promises per attempt.
+  const declared = Number(response.headers.get("content-length") ?? Number.NaN);
+  if (declared <= RESPONSE_EXCERPT_BYTES && !response.headers.has("content-encoding")) return utf8.decode(await response.bytes());
   if (!response.body) return "";
   const reader = response.body.getReader();
   const chunks: Uint8Array[] = [];

@@ -241,6 +241,29 @@ describe("the delivery client connects only to the address it checked", () => {
     expect((outcome as { excerpt: string }).excerpt).toBe("x".repeat(1024));
   });
 
+  test("a short answer of declared length is read whole, up to exactly 1 KB", async () => {
+    const rx = tlsReceiver(() => new Response("y".repeat(1024)));
+    const outcome = await safePost(`https://receiver.test:${rx.port}/hook`, request, await options(staticResolver({ "receiver.test": ["127.0.0.1"] }), development));
+    expect(outcome).toMatchObject({ kind: "response", status: 200, excerpt: "y".repeat(1024) });
+  });
+
+  test("a compressed answer is cut at 1 KB of its text, however short its declared length", async () => {
+    const rx = tlsReceiver(() => new Response(Bun.gzipSync(new TextEncoder().encode("z".repeat(5000))), { headers: { "content-encoding": "gzip" } }));
+    const outcome = await safePost(`https://receiver.test:${rx.port}/hook`, request, await options(staticResolver({ "receiver.test": ["127.0.0.1"] }), development));
+    expect(outcome).toMatchObject({ kind: "response", status: 200, excerpt: "z".repeat(1024) });
+  });
+
+  test("the time budget covers the answer's body: one that stops short of its declared length times out", async () => {
+    const listener = Bun.listen({
+      hostname: "127.0.0.1",
+      port: 0,
+      socket: { data: (socket) => void socket.write("HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\npartial") },
+    });
+    stops.push(() => listener.stop(true));
+    const opts = { ...(await options(staticResolver({}), development, { timeoutMs: 50 })), urls: urlChecker({ allowHttp: true, policy: development }) };
+    expect(await safePost(`http://127.0.0.1:${listener.port}/hook`, request, opts)).toMatchObject({ kind: "failed", error: "timed out after 50 ms" });
+  });
+
   test("the time budget covers DNS: a resolver that never answers times out", async () => {
     const never: Resolver = () => new Promise(() => undefined);
     const outcome = await safePost("https://receiver.test/hook", request, await options(never, development, { timeoutMs: 30 }));
