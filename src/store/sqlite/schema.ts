@@ -120,14 +120,13 @@ export const deliveries = sqliteTable("deliveries", {
   createdAt: integer("created_at").notNull(),
   updatedAt: integer("updated_at").notNull(),
 }, (t) => [
-  // Every delivery is written to each index at least once, so there are only as many as the
-  // queries need. The two queue indexes are partial: a delivery leaves them when it succeeds or
-  // parks, so the backlog and live leases are all they hold, and finished deliveries cost no upkeep.
-  // The claim's look-up of an endpoint's oldest due work. Leased deliveries are not in it: most
-  // deliveries are stored leased (ingress starts them at once) and succeed, so they never enter
-  // it, which saves a page per endpoint in the commit that stores them and in the one that ends them.
+  // Every index is written by the queue's commits, so there are only as many as the queries need.
+  // The two queue indexes are partial, so the backlog and live leases are all they hold.
+  // The claim's look-up of an endpoint's oldest due work. Leased deliveries are not in it: most are
+  // stored leased (ingress starts them at once) and succeed, so the commits that store and end them
+  // write no page of it.
   index("deliveries_due").on(t.endpointId, t.nextAttemptAt).where(sql`${t.status} = 'pending' AND ${t.leaseUntil} IS NULL`),
-  // Live leases are few; counting them per endpoint must not scan the pending backlog.
+  // Live leases: counting them per endpoint, finding those that ran out, the pending count.
   index("deliveries_lease").on(t.leaseUntil).where(sql`${t.leaseUntil} IS NOT NULL`),
   // Dropping a history payload, purging events, and the foreign keys' cascades.
   index("deliveries_event").on(t.eventId),
