@@ -11,6 +11,8 @@ export const GLOBAL_IN_FLIGHT = 256;
 /** Bound the deliveries, and the body bytes, held by endpoints' lines (see Dispatcher.lines). */
 const LINED_TOTAL = 4 * GLOBAL_IN_FLIGHT;
 const LINED_BYTES = 64 * 1024 * 1024;
+/** At most this many deliveries per claim, so one claim's bodies stay a bounded amount of memory. */
+const CLAIM_BATCH = 64;
 /** A lease outlasts an attempt's time-out by this much (see leaseMs). */
 const LEASE_MARGIN_MS = 60_000;
 /** How long a lined delivery may wait for a slot: the lease margin, less some slack. */
@@ -18,18 +20,22 @@ const LINE_WAIT_MS = 50_000;
 export const RETENTION_MS: Record<Retention, number> = { "24h": 24 * 3_600_000, "7d": 7 * 24 * 3_600_000 };
 const PURGE_EVERY_MS = 60_000;
 
-/** A delivery enqueue stored leased to this process, waiting in its endpoint's line for a slot. */
+/**
+ * A delivery leased to this process (stored so by enqueue, or claimed from the store), waiting in
+ * its endpoint's line for a slot. Its endpoint is read when it starts (see claimedFromLine).
+ */
 interface LinedDelivery {
-  delivery: NewDelivery;
-  event: NewEvent;
-  /** Set on the turn after its commit (see enqueue): only then may it start. */
+  claimed: Omit<ClaimedDelivery, "endpoint">;
+  /** Set on the turn after enqueue's commit (see enqueue): only then may it start. */
   ready: boolean;
 }
 
+const bytesOf = (item: LinedDelivery) => item.claimed.body?.length ?? 0;
+
 /**
- * Runs the durable queue: starts fresh deliveries from their endpoint's line and leases due ones
- * from the store, never more than GLOBAL_IN_FLIGHT attempts at once nor PER_ENDPOINT_IN_FLIGHT to
- * one endpoint. It is woken at once when deliveries are queued, and a croner tick each second
+ * Runs the durable queue: starts deliveries from their endpoint's line, fresh ones and due ones
+ * leased from the store in batches, never more than GLOBAL_IN_FLIGHT attempts at once nor
+ * PER_ENDPOINT_IN_FLIGHT to one endpoint. It is woken at once when deliveries are queued, and a croner tick each second
  * picks up due retries and expired leases and purges deliveries past their retention.
  */
 export class Dispatcher implements Worker {
@@ -37,10 +43,11 @@ export class Dispatcher implements Worker {
   /** The turns after enqueue's commits that mark their deliveries ready (see enqueue). */
   private starting = new Set<Promise<void>>();
   /**
-   * Per endpoint, fresh deliveries stored leased to this process, oldest first, each waiting for
-   * one of the endpoint's slots. They start without a claim, which costs several times more than
-   * the attempt's own writes: without the line, a hiccup of a few milliseconds sent new deliveries
-   * to the store, each then needed a claim, and the queue stayed behind (bench/RESULTS.md).
+   * Per endpoint, deliveries leased to this process, oldest first, each waiting for one of the
+   * endpoint's slots: fresh ones, which start without a claim, and those a claim took ahead of the
+   * slots. A claim costs several times more than the attempt's own writes when it takes one
+   * delivery at a time (bench/RESULTS.md): without the line, a hiccup of a few milliseconds sent
+   * new deliveries to the store, each then needed a claim, and the queue stayed behind.
    */
   private lines = new Map<string, LinedDelivery[]>();
   private linedTotal = 0;
@@ -50,8 +57,6 @@ export class Dispatcher implements Worker {
   private leased = new Map<string, number>();
   /** Endpoints that may have due deliveries waiting in the store: new ones must queue behind them. */
   private backlog = new Set<string>();
-  /** The last claim found work, so more may be due: completions claim again until one finds none. */
-  private claimFoundWork = false;
   private pumping: Promise<void> | null = null;
   private pumpAgain = false;
   private cron: Cron | null = null;
@@ -73,6 +78,26 @@ export class Dispatcher implements Worker {
    */
   private get leasedPerEndpoint(): number {
     return PER_ENDPOINT_IN_FLIGHT * (1 + Math.floor(LINE_WAIT_MS / this.deps.config.webhookTimeoutMs));
+  }
+
+  /** How many more deliveries the endpoint may have leased to this process. */
+  private roomOf(endpointId: string): number {
+    return this.leasedPerEndpoint - (this.leased.get(endpointId) ?? 0) - (this.lines.get(endpointId)?.length ?? 0);
+  }
+
+  /**
+   * The room an endpoint needs before its stored work is claimed: a round of slots, so that claims
+   * come in batches rather than one per freed slot, while the line still has a round left to start
+   * meanwhile; one, when the line holds no more than the slots (long time-outs).
+   */
+  private get claimAtRoom(): number {
+    return Math.max(1, Math.min(PER_ENDPOINT_IN_FLIGHT, this.leasedPerEndpoint - PER_ENDPOINT_IN_FLIGHT));
+  }
+
+  /** Whether one of these endpoints has the room to make a claim worth its cost. */
+  private claimWorthIt(endpointIds: Iterable<string>): boolean {
+    for (const id of endpointIds) if (this.roomOf(id) >= this.claimAtRoom) return true;
+    return false;
   }
 
   /** Claims and starts due deliveries now (coalesced: many wakes make one claim loop). */
@@ -101,27 +126,33 @@ export class Dispatcher implements Worker {
     });
   }
 
+  /**
+   * Claims due deliveries into their endpoints' lines, as many as each line has room for, and
+   * starts what the slots allow: the rest start from the line as slots free, without a claim each.
+   */
   private async pump(): Promise<void> {
     try {
       while (!this.stopped) {
-        const free = GLOBAL_IN_FLIGHT - this.inFlight.size;
-        if (free <= 0) return;
-        const room = new Map([...this.backlog].map((id) => [id, PER_ENDPOINT_IN_FLIGHT - (this.leased.get(id) ?? 0)]));
+        const limit = Math.min(CLAIM_BATCH, LINED_TOTAL - this.linedTotal);
+        if (limit <= 0 || this.linedBytes >= LINED_BYTES) return;
         const batch = await this.deps.store.webhooks.claimDue(this.deps.clock.now(), {
-          limit: free,
-          perEndpoint: PER_ENDPOINT_IN_FLIGHT,
+          limit,
+          perEndpoint: this.leasedPerEndpoint,
           leaseMs: this.leaseMs,
         });
-        this.claimFoundWork = batch.length > 0;
-        for (const claimed of batch) {
-          const id = claimed.endpoint.id;
-          if (room.has(id)) room.set(id, room.get(id)! - 1);
-          this.hold(id);
-          this.launch(id, claimed.delivery.id, async () => claimed);
+        const endpoints = new Set<string>();
+        for (const { endpoint, ...claimed } of batch) {
+          this.line(endpoint.id, { claimed, ready: true });
+          endpoints.add(endpoint.id);
         }
-        if (batch.length < free) {
+        // An endpoint a claim took from may have more due; it is claimed again as room frees.
+        for (const id of endpoints) {
+          this.backlog.add(id);
+          this.fill(id);
+        }
+        if (batch.length < limit) {
           // The claim stopped short of an endpoint's room only because nothing more of it was due.
-          for (const [id, left] of room) if (left > 0) this.backlog.delete(id);
+          for (const id of this.backlog) if (this.roomOf(id) > 0) this.backlog.delete(id);
           return;
         }
       }
@@ -152,9 +183,10 @@ export class Dispatcher implements Worker {
         this.fill(endpointId);
         // Other endpoints' lines wait on the global bound only while it is reached.
         if (globalSlotFreed) for (const id of this.lines.keys()) this.fill(id);
-        // A freed slot matters only if stored work may be waiting; otherwise the claim query is
-        // skipped (fresh deliveries start without one, and the tick picks up retries).
-        if (this.claimFoundWork || this.backlog.size > 0) this.wakeSoon();
+        // A freed slot matters only if stored work may be waiting and there is room enough for a
+        // claim; otherwise the claim query is skipped (fresh deliveries start without one, and the
+        // tick picks up retries).
+        if (this.claimWorthIt(this.backlog)) this.wakeSoon();
       });
     this.inFlight.add(attempt);
   }
@@ -167,9 +199,9 @@ export class Dispatcher implements Worker {
       && (this.leased.get(endpointId) ?? 0) < PER_ENDPOINT_IN_FLIGHT && this.inFlight.size < GLOBAL_IN_FLIGHT) {
       const item = line.shift()!;
       this.linedTotal--;
-      this.linedBytes -= item.event.body.length;
+      this.linedBytes -= bytesOf(item);
       this.hold(endpointId);
-      this.launch(endpointId, item.delivery.id, () => this.claimedFromLine(item));
+      this.launch(endpointId, item.claimed.delivery.id, () => this.claimedFromLine(item));
     }
     if (line.length === 0) this.lines.delete(endpointId);
   }
@@ -179,19 +211,18 @@ export class Dispatcher implements Worker {
    * line never sends with a stale URL or secret; null when it was deleted meanwhile (its
    * deliveries went with it).
    */
-  private async claimedFromLine({ delivery: d, event }: LinedDelivery): Promise<ClaimedDelivery | null> {
-    const endpoint = await this.deps.store.webhooks.deliveryEndpoint(d.endpointId);
-    if (!endpoint) return null;
-    return {
-      delivery: {
-        id: d.id, accountId: d.accountId, endpointId: d.endpointId, eventId: d.eventId, status: "pending", attemptCount: 0,
-        nextAttemptAt: d.leaseUntil!, replayOf: d.replayOf, parkedReason: null, payloadAvailable: true, fields: event.fields,
-        isTest: event.isTest, createdAt: d.createdAt, updatedAt: d.createdAt,
-      },
-      endpoint,
-      body: event.body,
-      upstreamSignature: event.upstreamSignature,
-    };
+  private async claimedFromLine({ claimed }: LinedDelivery): Promise<ClaimedDelivery | null> {
+    const endpoint = await this.deps.store.webhooks.deliveryEndpoint(claimed.delivery.endpointId);
+    return endpoint ? { ...claimed, endpoint } : null;
+  }
+
+  /** Puts a leased delivery at the end of its endpoint's line. */
+  private line(endpointId: string, item: LinedDelivery): void {
+    const line = this.lines.get(endpointId);
+    if (line) line.push(item);
+    else this.lines.set(endpointId, [item]);
+    this.linedTotal++;
+    this.linedBytes += bytesOf(item);
   }
 
   /**
@@ -206,24 +237,32 @@ export class Dispatcher implements Worker {
     // A replay's event is already stored and does not come with it: it is left to the claim.
     const eventsById = new Map(events.map((e) => [e.id, e]));
     const lined: LinedDelivery[] = [];
+    const toStore = new Set<string>();
     const stored = deliveries.map((d) => {
       const event = eventsById.get(d.eventId);
-      const line = this.lines.get(d.endpointId);
       const take = !this.stopped && event !== undefined && d.nextAttemptAt <= now && !this.backlog.has(d.endpointId)
-        && (this.leased.get(d.endpointId) ?? 0) + (line?.length ?? 0) < this.leasedPerEndpoint
-        && this.linedTotal < LINED_TOTAL && this.linedBytes + event.body.length <= LINED_BYTES;
+        && this.roomOf(d.endpointId) > 0 && this.linedTotal < LINED_TOTAL && this.linedBytes + event.body.length <= LINED_BYTES;
       if (!take) {
         this.backlog.add(d.endpointId);
+        toStore.add(d.endpointId);
         return d;
       }
-      const leased = { ...d, leaseUntil: now + this.leaseMs };
-      const item: LinedDelivery = { delivery: leased, event, ready: false };
-      if (line) line.push(item);
-      else this.lines.set(d.endpointId, [item]);
-      this.linedTotal++;
-      this.linedBytes += event.body.length;
+      const leaseUntil = now + this.leaseMs;
+      const item: LinedDelivery = {
+        claimed: {
+          delivery: {
+            id: d.id, accountId: d.accountId, endpointId: d.endpointId, eventId: d.eventId, status: "pending", attemptCount: 0,
+            nextAttemptAt: leaseUntil, replayOf: d.replayOf, parkedReason: null, payloadAvailable: true, fields: event.fields,
+            isTest: event.isTest, createdAt: d.createdAt, updatedAt: d.createdAt,
+          },
+          body: event.body,
+          upstreamSignature: event.upstreamSignature,
+        },
+        ready: false,
+      };
+      this.line(d.endpointId, item);
       lined.push(item);
-      return leased;
+      return { ...d, leaseUntil };
     });
     try {
       await this.deps.store.webhooks.enqueue(events, stored);
@@ -231,14 +270,14 @@ export class Dispatcher implements Worker {
       this.unline(lined);
       throw error;
     }
-    if (lined.length < deliveries.length) this.wake();
+    if (this.claimWorthIt(toStore)) this.wake();
     if (lined.length === 0) return;
     // In a later turn of the event loop, so that the caller's answer (ingress's 200) goes out
     // before the deliveries are signed and their requests opened.
     const starting: Promise<void> = new Promise<void>((resolve) => setImmediate(resolve))
       .then(() => {
         for (const item of lined) item.ready = true;
-        for (const id of new Set(lined.map((item) => item.delivery.endpointId))) this.fill(id);
+        for (const id of new Set(lined.map((item) => item.claimed.delivery.endpointId))) this.fill(id);
       })
       .finally(() => this.starting.delete(starting));
     this.starting.add(starting);
@@ -250,7 +289,7 @@ export class Dispatcher implements Worker {
     for (const [id, line] of this.lines) {
       const kept = line.filter((item) => !gone.has(item));
       this.linedTotal -= line.length - kept.length;
-      for (const item of line) if (gone.has(item)) this.linedBytes -= item.event.body.length;
+      for (const item of line) if (gone.has(item)) this.linedBytes -= bytesOf(item);
       if (kept.length > 0) this.lines.set(id, kept);
       else this.lines.delete(id);
     }
@@ -259,8 +298,8 @@ export class Dispatcher implements Worker {
   /** What the croner tick does each second: a purge once a minute (by the injected clock), then a wake. */
   private async onTick(): Promise<void> {
     const now = this.deps.clock.now();
-    // The claim skips endpoints at their cap; their due retries are claimed once a slot frees.
-    for (const [id, n] of this.leased) if (n >= PER_ENDPOINT_IN_FLIGHT) this.backlog.add(id);
+    // The claim skips endpoints without room; their due retries are claimed once room frees.
+    for (const id of new Set([...this.leased.keys(), ...this.lines.keys()])) if (this.roomOf(id) <= 0) this.backlog.add(id);
     if (now - this.lastPurge >= PURGE_EVERY_MS) {
       this.lastPurge = now;
       await this.purge();

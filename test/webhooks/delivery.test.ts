@@ -2,6 +2,7 @@ import { afterEach, describe, expect, spyOn, test } from "bun:test";
 import { Webhook } from "standardwebhooks";
 import { eventBody, messageChange, relayApp, type RelayApp } from "./support.ts";
 import { smtpSink } from "./smtp-sink.ts";
+import { newDeliveryId, newEventId } from "../../src/webhooks/ids.ts";
 
 let app: RelayApp;
 const stops: (() => unknown)[] = [];
@@ -277,6 +278,38 @@ describe("the endpoint's line", () => {
     }
     await drained;
     expect(count("status = 'succeeded'")).toBe(12);
+  });
+});
+
+describe("a backlog in the store", () => {
+  test("is claimed into the endpoint's line a round at a time, not one delivery per freed slot, and all of it is delivered", async () => {
+    app = await relayApp();
+    const held: (() => void)[] = [];
+    const { a, rx, ep } = await oneEndpoint(() => new Promise<Response>((resolve) => held.push(() => resolve(new Response("ok")))));
+    // 150 due deliveries waiting in the store, as a run that stopped behind leaves them.
+    const now = app.deps.clock.now();
+    const body = new TextEncoder().encode(eventBody([{ id: a.wabaId, changes: [messageChange(a.numbers[0]!)] }]));
+    const events = Array.from({ length: 150 }, () => ({
+      id: newEventId(app.deps.random, now), accountId: a.id, receivedAt: now, body, upstreamSignature: null, fields: ["messages"], isTest: false,
+    }));
+    await app.deps.store.webhooks.enqueue(events, events.map((e) => ({
+      id: newDeliveryId(app.deps.random, now), accountId: a.id, endpointId: ep.id, eventId: e.id, nextAttemptAt: now, replayOf: null, createdAt: now,
+    })));
+    const claims = spyOn(app.deps.store.webhooks, "claimDue");
+    const drained = app.tick();
+    while (rx.received.length < 10) await Bun.sleep(5);
+    const count = (where: string) => (app.deps.store.db.$client.query(`SELECT COUNT(*) AS n FROM deliveries WHERE ${where}`).get() as { n: number }).n;
+    // One claim took what the line holds: 10 in flight and 50 waiting, all leased.
+    expect(count("lease_until IS NOT NULL")).toBe(60);
+    while (rx.received.length < 150 || held.length > 0) {
+      held.shift()?.();
+      await Bun.sleep(1);
+    }
+    await drained;
+    expect(count("status = 'succeeded'")).toBe(150);
+    // The first claim took 60; each later one took a round of 10 as the line ran down.
+    const taken = await Promise.all(claims.mock.results.map((call) => call.value as Promise<unknown[]>));
+    expect(taken.filter((claimed) => claimed.length > 0).length).toBeLessThanOrEqual(10);
   });
 });
 
