@@ -10,6 +10,9 @@
  * The receiver is a separate process (receiver.ts); each phase reports the CPU each process used.
  * Before both, a reference phase posts the same events at the same rate straight to the receiver:
  * the round trip with no relay in between, so a reader can tell how busy the machine was.
+ * PHASES may also name "outage": the receiver answers 503 for OUTAGE_MS (1,000 by default) while
+ * events come at RATE for SECONDS; reports how long after the outage every delivery had arrived
+ * (the failed ones are retried 5 s later, beside the new traffic) and the ack latency meanwhile.
  * Before all, WARMUP seconds (10 by default) of events at RATE bring the server to its steady state.
  * Run: bun bench/webhooks/run.ts   (env RATE, SECONDS, ACCOUNTS, CONCURRENCY, WARMUP override the defaults;
  * PHASES lists the phases to run, e.g. PHASES=reference,steady; the default is all three; DB_DIR
@@ -25,6 +28,7 @@ const SECONDS = Number(process.env.SECONDS ?? 10);
 const ACCOUNTS = Number(process.env.ACCOUNTS ?? 5);
 const CONCURRENCY = Number(process.env.CONCURRENCY ?? 64);
 const WARMUP = Number(process.env.WARMUP ?? 10);
+const OUTAGE_MS = Number(process.env.OUTAGE_MS ?? 1000);
 const APP_SECRET = "bench-app-secret";
 const ADMIN = "bench-admin";
 const ROOT = join(import.meta.dir, "..", "..");
@@ -265,6 +269,22 @@ async function steady(): Promise<void> {
   console.log(cpuLine);
 }
 
+async function outage(): Promise<void> {
+  const total = RATE * SECONDS;
+  const arrivedBefore = await arrivedCount();
+  let delivered = 0;
+  const cpu = await cpuMeter(() => delivered);
+  await fetch(`${receiverUrl}/outage?ms=${OUTAGE_MS}`);
+  const outageEnds = performance.now() + OUTAGE_MS;
+  const { acks, start } = await openLoop(50_000_000);
+  delivered = (await waitArrivals(arrivedBefore + total * ACCOUNTS, 120_000)) - arrivedBefore;
+  const allIn = performance.now();
+  console.log(`outage: the receiver answered 503 for the first ${OUTAGE_MS} ms of ${total} events at ${RATE}/s over ${SECONDS} s, ${ACCOUNTS} accounts each`);
+  console.log(ackLine("ingress ack latency", acks));
+  console.log(`  delivered                ${delivered} of ${total * ACCOUNTS}; the last ${((allIn - outageEnds) / 1000).toFixed(1)} s after the outage ended (${((allIn - start) / 1000).toFixed(1)} s after the first event)`);
+  console.log(await cpu());
+}
+
 async function flatOut(): Promise<void> {
   const arrivedBefore = await arrivedCount();
   let delivered = 0;
@@ -303,6 +323,7 @@ try {
   if (phases.includes("reference")) await reference();
   if (phases.includes("steady")) await steady();
   if (phases.includes("flat")) await flatOut();
+  if (phases.includes("outage")) await outage();
 } finally {
   server.kill();
   await server.exited;
