@@ -91,8 +91,9 @@ export class SqliteWebhooks implements WebhookStore {
       // An attempt that never recorded its end (it crashed) leaves its delivery leased: when the
       // lease runs out, the delivery goes back among the due ones.
       expiredLeases: q("UPDATE deliveries SET lease_until = NULL WHERE lease_until <= $now AND status = 'pending'"),
+      // The claimed deliveries with their payloads, in one statement whatever their number.
       claimed: q(`SELECT ${DELIVERY_COLUMNS}, e.body, e.upstream_signature, d.payload_deleted
-        FROM deliveries d JOIN events e ON e.id = d.event_id WHERE d.id = $id`),
+        FROM deliveries d JOIN events e ON e.id = d.event_id WHERE d.id IN (SELECT value FROM json_each($ids))`),
       releaseAll: q("UPDATE deliveries SET lease_until = NULL, next_attempt_at = $now WHERE lease_until IS NOT NULL AND status = 'pending'"),
       insertAttempt: q(`INSERT INTO attempts (delivery_id, number, at, status_code, error, response_excerpt, duration_ms)
         VALUES ($delivery, $number, $at, $status, $error, $excerpt, $duration)`),
@@ -275,9 +276,12 @@ export class SqliteWebhooks implements WebhookStore {
         if (room <= 0) break;
         ids.push(...(this.stmt.claimOfEndpoint!.all({ endpoint: candidate.id as string, now, leaseUntil: now + options.leaseMs, limit: room }) as Row[]));
       }
-      for (const { id } of ids) {
-        const row = this.stmt.claimed!.get({ id: id as string }) as Row | null;
-        if (!row) continue;
+      if (ids.length === 0) return claimed;
+      // In the order they were claimed (oldest due first), not the order the look-up found them.
+      const order = new Map(ids.map((r, i) => [r.id as string, i]));
+      const rows = this.stmt.claimed!.all({ ids: JSON.stringify([...order.keys()]) }) as Row[];
+      rows.sort((a, b) => order.get(a.id as string)! - order.get(b.id as string)!);
+      for (const row of rows) {
         const delivery = toDelivery(row);
         const endpoint = this.deliveryEndpointNow(delivery.endpointId);
         if (!endpoint) continue;
