@@ -35,8 +35,9 @@ const bytesOf = (item: LinedDelivery) => item.claimed.body?.length ?? 0;
 /**
  * Runs the durable queue: starts deliveries from their endpoint's line, fresh ones and due ones
  * leased from the store in batches, never more than GLOBAL_IN_FLIGHT attempts at once nor
- * PER_ENDPOINT_IN_FLIGHT to one endpoint. It is woken at once when deliveries are queued, and a croner tick each second
- * picks up due retries and expired leases and purges deliveries past their retention.
+ * PER_ENDPOINT_IN_FLIGHT to one endpoint. It is woken at once when deliveries are queued, and a
+ * croner tick each second picks up due retries and expired leases and purges deliveries past
+ * their retention.
  */
 export class Dispatcher implements Worker {
   private inFlight = new Set<Promise<void>>();
