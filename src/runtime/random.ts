@@ -37,13 +37,16 @@ export function seededRandom(seed: number): Random {
 
 const ALPHABET = "0123456789abcdefghijklmnopqrstuvwxyz";
 
+/** The encoded bytes are ASCII, which latin1 reads one byte to one character. */
+const latin1 = new TextDecoder("latin1");
+
 /**
- * Base-36 text of an id's random bytes, written over the bytes themselves and read as one string:
- * adding a character at a time made a string per character, and the relay mints ten ids per event.
+ * Base-36 text of random bytes, written over the bytes themselves and read as one string: adding
+ * a character at a time made a string per character, and the relay mints ten ids per event.
  */
 function encode(bytes: Uint8Array): string {
   for (let i = 0; i < bytes.length; i++) bytes[i] = ALPHABET.charCodeAt(bytes[i]! % ALPHABET.length);
-  return String.fromCharCode.apply(null, bytes as unknown as number[]);
+  return latin1.decode(bytes);
 }
 
 /** `prefix_` followed by `length` base-36 characters; 16 characters carry about 82 bits. */
@@ -74,9 +77,7 @@ export function idSource(random: Random, prefix: string, length = 16, batch = 25
   let at = 0;
   return () => {
     if (at + length > pool.length) {
-      const bytes = random.bytes(length * batch);
-      for (let i = 0; i < bytes.length; i++) bytes[i] = ALPHABET.charCodeAt(bytes[i]! % ALPHABET.length);
-      pool = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length).toString("latin1");
+      pool = encode(random.bytes(length * batch));
       at = 0;
     }
     at += length;

@@ -180,18 +180,19 @@ export interface WebhookStore {
   enqueue(events: NewEvent[], deliveries: NewDelivery[]): Promise<void>;
 
   /**
-   * Leases up to `limit` pending deliveries due at `now`, endpoints with the oldest due work
-   * first, never giving an endpoint more than `perEndpoint` live leases in total. A lease lasts
-   * until `now + leaseMs` or until completeAttempt; meanwhile the delivery's nextAttemptAt is the
-   * lease's end, so a delivery whose holder died comes due again by itself (at-least-once).
-   */
-  /**
    * Called once when the delivery worker starts: makes deliveries leased by an earlier run claimable
    * again at once. SQLite has one server process per file, so it releases every lease; a shared
    * backend must release only leases of holders known to be gone and otherwise wait for expiry.
    */
   recoverLeases(now: number): Promise<void>;
 
+  /**
+   * Leases up to `limit` pending deliveries due at `now`, endpoints with the oldest due work
+   * first, never giving an endpoint more than `perEndpoint` live leases in total. A lease lasts
+   * until `now + leaseMs` or until completeAttempt; meanwhile the delivery's nextAttemptAt is the
+   * lease's end. A lease that ran out with no attempt recorded (its holder died, or its attempt
+   * crashed) makes the delivery claimable again (at-least-once).
+   */
   claimDue(now: number, options: { limit: number; perEndpoint: number; leaseMs: number }): Promise<ClaimedDelivery[]>;
 
   /**

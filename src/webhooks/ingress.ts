@@ -1,6 +1,7 @@
 import type { Deps } from "../runtime/deps.ts";
 import type { Waba } from "../store/types.ts";
-import type { EndpointTarget, NewDelivery, NewEvent, WebhookStore } from "../store/webhooks.ts";
+import type { EndpointTarget, NewDelivery, NewEvent } from "../store/webhooks.ts";
+import type { QueueDeps } from "./endpoints.ts";
 import { parseEvent, wrapEntries, type EventChange, type EventEntry, type UpstreamEvent } from "./event.ts";
 import { hubSignatureMatches } from "./hub-signature.ts";
 import { newDeliveryId, newEventId } from "./ids.ts";
@@ -8,10 +9,7 @@ import { newDeliveryId, newEventId } from "./ids.ts";
 /** The platform sends at most about 3 MB; anything past this is refused with 413. */
 export const MAX_EVENT_BYTES = 10 * 1024 * 1024;
 
-export type IngressDeps = Pick<Deps, "store" | "config" | "clock" | "random" | "logger"> & {
-  /** Where accepted work goes: the dispatcher (which starts what it can at once), else the store alone. */
-  queue?: Pick<WebhookStore, "enqueue">;
-};
+export type IngressDeps = Pick<Deps, "store" | "config" | "clock" | "random" | "logger"> & QueueDeps;
 
 export type IngressResult =
   | { kind: "accepted"; events: number; deliveries: number }
@@ -104,6 +102,6 @@ export async function acceptEvent(deps: IngressDeps, bytes: Uint8Array<ArrayBuff
       });
     }
   }
-  if (events.length > 0) await (deps.queue ?? deps.store.webhooks).enqueue(events, deliveries);
+  if (events.length > 0) await deps.queue.enqueue(events, deliveries);
   return { kind: "accepted", events: events.length, deliveries: deliveries.length };
 }

@@ -217,7 +217,8 @@ describe("production rules end to end (not DEV_MODE)", () => {
     for (const allowLoopback of [false, true]) {
       const relay = webhookRelay(deps, { allowLoopback, ca });
       const ep = await createEndpoint({ ...deps, urlRules: relay.urlRules }, account.id, { url, fields: ["messages"] });
-      expect(await acceptEvent(deps, body, hubSignature(TEST_APP_SECRET, body))).toMatchObject({ kind: "accepted", deliveries: 1 });
+      // Stored alone, as the dispatcher stores what it cannot start: the tick claims it.
+      expect(await acceptEvent({ ...deps, queue: deps.store.webhooks }, body, hubSignature(TEST_APP_SECRET, body))).toMatchObject({ kind: "accepted", deliveries: 1 });
       await relay.dispatcher.tick();
       if (!allowLoopback) {
         expect(hits).toHaveLength(0);
