@@ -373,7 +373,8 @@ describe("replay, history payloads and retention (SPEC 6.6, 2.8, 3.2)", () => {
     expect(detail.body).toMatchObject({ status: "succeeded", payload_available: false, payload: null });
     const expired = await a.api("POST", `/api/deliveries/${succeeded}/replay`);
     expect(expired.status).toBe(410);
-    expect(expired.body.error.code).toBe("payload_expired");
+    expect(expired.body.error).toMatchObject({ type: "GoneException", code: "payload_expired", message: "The payload of this delivery has been deleted." });
+    expect(expired.body.error.trace_id).toBe(expired.headers.get("x-proxy-request-id"));
 
     rx.respond(() => new Response("", { status: 410 }));
     await send("sync 2", "history");

@@ -104,7 +104,7 @@ describe("bad bodies", () => {
     const declared = await app.post(big);
     expect(declared.status).toBe(413);
     const envelope = await declared.json();
-    expect(envelope.error.code).toBe("event_too_large");
+    expect(envelope.error).toMatchObject({ type: "InvalidRequestException", code: "event_too_large", message: "The webhook event exceeds 10 MB." });
     expect(envelope.error.trace_id).toBe(declared.headers.get("x-proxy-request-id")!);
     const stream = new ReadableStream<Uint8Array>({
       start(controller) {
