@@ -1,9 +1,10 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { LAST_SUCCESS_RESOLUTION_MS } from "../../src/store/sqlite/webhooks.ts";
-import type { Endpoint, WebhookStore } from "../../src/store/webhooks.ts";
+import type { WebhookStore } from "../../src/store/webhooks.ts";
 import { newDeliveryId, newEventId } from "../../src/webhooks/ids.ts";
 import { FAILURE_RULES } from "../../src/webhooks/outcome.ts";
 import { testDeps } from "../support/harness.ts";
+import { deliveryRow, endpointRow, eventRow } from "../support/queue-rows.ts";
 
 const cleanups: (() => void)[] = [];
 afterEach(() => {
@@ -16,11 +17,7 @@ async function storeWithEndpoint() {
   const now = deps.clock.now();
   const accountId = "acc_store_test";
   await deps.store.directory.createAccount({ id: accountId, name: "Store test", email: "s@example.com", billingStatus: "active", retention: "24h", maxNumbers: null, createdAt: now });
-  const endpoint: Endpoint = {
-    id: "ep_store_test", accountId, url: "https://receiver.example/hook", fields: ["messages"], phoneNumberId: null,
-    secret: "whsec_c2VjcmV0c2VjcmV0c2VjcmV0c2VjcmV0", previousSecret: null, previousSecretExpiresAt: null, enabled: true,
-    disabledReason: null, consecutiveFailures: 0, lastSuccessAt: null, warnedAt: null, createdAt: now, updatedAt: now,
-  };
+  const endpoint = endpointRow("ep_store_test", accountId, now);
   await deps.store.webhooks.createEndpoint(endpoint);
   return { deps, hooks: deps.store.webhooks, endpoint };
 }
@@ -28,14 +25,18 @@ async function storeWithEndpoint() {
 type Setup = Awaited<ReturnType<typeof storeWithEndpoint>>;
 type Completion = Parameters<WebhookStore["completeAttempt"]>[0];
 
+/** Stores one delivery due at `at`, leased to this process until `leaseUntil` when given (as a line stores it). */
+async function store({ deps, hooks, endpoint }: Setup, at: number, leaseUntil?: number): Promise<string> {
+  const event = eventRow(newEventId(deps.random, at), endpoint.accountId, at);
+  const delivery = deliveryRow(newDeliveryId(deps.random, at), event, endpoint.id, at, leaseUntil);
+  await hooks.enqueue([event], [delivery]);
+  return delivery.id;
+}
+
 /** Stores one delivery leased to this process at `at`, then records one attempt of it answered `status`. */
-async function attemptAt({ deps, hooks, endpoint }: Setup, at: number, status: number, result: Pick<Completion, "next" | "effect">) {
-  const eventId = newEventId(deps.random, at);
-  const deliveryId = newDeliveryId(deps.random, at);
-  await hooks.enqueue(
-    [{ id: eventId, accountId: endpoint.accountId, receivedAt: at, body: new TextEncoder().encode("{}"), upstreamSignature: null, fields: ["messages"], isTest: false }],
-    [{ id: deliveryId, accountId: endpoint.accountId, endpointId: endpoint.id, eventId, nextAttemptAt: at, replayOf: null, createdAt: at, leaseUntil: at + 60_000 }],
-  );
+async function attemptAt(setup: Setup, at: number, status: number, result: Pick<Completion, "next" | "effect">) {
+  const { hooks, endpoint } = setup;
+  const deliveryId = await store(setup, at, at + 60_000);
   await hooks.completeAttempt({
     deliveryId, endpointId: endpoint.id, now: at, rules: FAILURE_RULES, deletePayload: false,
     attempt: { number: 1, at, statusCode: status, error: null, responseExcerpt: "", durationMs: 1 },
@@ -58,16 +59,6 @@ describe("the queue's claim in the SQLite store", () => {
 });
 
 describe("leases in the SQLite store", () => {
-  /** Stores one delivery due at `at`, leased to this process until `leaseUntil` when given (as a line stores it). */
-  async function store({ deps, hooks, endpoint }: Setup, at: number, leaseUntil?: number) {
-    const eventId = newEventId(deps.random, at);
-    const deliveryId = newDeliveryId(deps.random, at);
-    await hooks.enqueue(
-      [{ id: eventId, accountId: endpoint.accountId, receivedAt: at, body: new TextEncoder().encode("{}"), upstreamSignature: null, fields: ["messages"], isTest: false }],
-      [{ id: deliveryId, accountId: endpoint.accountId, endpointId: endpoint.id, eventId, nextAttemptAt: at, replayOf: null, createdAt: at, leaseUntil }],
-    );
-    return deliveryId;
-  }
   const claim = (hooks: WebhookStore, now: number) => hooks.claimDue(now, { limit: 10, perEndpoint: 10, leaseMs: 70_000 }).then((all) => all.map((c) => c.delivery.id));
 
   test("a delivery stored leased stays out of the due index; a claim takes it only once its lease has run out with no attempt recorded", async () => {

@@ -3,6 +3,7 @@ import { Webhook } from "standardwebhooks";
 import { eventBody, messageChange, relayApp, type RelayApp } from "./support.ts";
 import { smtpSink } from "./smtp-sink.ts";
 import { newDeliveryId, newEventId } from "../../src/webhooks/ids.ts";
+import { deliveryRow, eventRow } from "../support/queue-rows.ts";
 
 let app: RelayApp;
 const stops: (() => unknown)[] = [];
@@ -289,12 +290,8 @@ describe("a backlog in the store", () => {
     // 150 due deliveries waiting in the store, as a run that stopped behind leaves them.
     const now = app.deps.clock.now();
     const body = new TextEncoder().encode(eventBody([{ id: a.wabaId, changes: [messageChange(a.numbers[0]!)] }]));
-    const events = Array.from({ length: 150 }, () => ({
-      id: newEventId(app.deps.random, now), accountId: a.id, receivedAt: now, body, upstreamSignature: null, fields: ["messages"], isTest: false,
-    }));
-    await app.deps.store.webhooks.enqueue(events, events.map((e) => ({
-      id: newDeliveryId(app.deps.random, now), accountId: a.id, endpointId: ep.id, eventId: e.id, nextAttemptAt: now, replayOf: null, createdAt: now,
-    })));
+    const events = Array.from({ length: 150 }, () => eventRow(newEventId(app.deps.random, now), a.id, now, body));
+    await app.deps.store.webhooks.enqueue(events, events.map((e) => deliveryRow(newDeliveryId(app.deps.random, now), e, ep.id, now)));
     const claims = spyOn(app.deps.store.webhooks, "claimDue");
     const drained = app.tick();
     while (rx.received.length < 10) await Bun.sleep(5);

@@ -1,7 +1,7 @@
 import { afterEach, expect, test } from "bun:test";
 import { createAccount } from "../../src/admin/operations.ts";
-import type { NewDelivery, NewEvent } from "../../src/store/webhooks.ts";
 import { testDeps } from "../support/harness.ts";
+import { deliveryRow, endpointRow, eventRow } from "../support/queue-rows.ts";
 
 const cleanups: (() => void)[] = [];
 afterEach(() => {
@@ -13,17 +13,11 @@ test("writes of one event-loop turn share a commit, yet a failing one fails alon
   cleanups.push(deps.cleanup);
   const account = await createAccount(deps, { name: "Group", email: "group@example.com" });
   const now = deps.clock.now();
-  const event = (id: string): NewEvent => ({
-    id, accountId: account.id, receivedAt: now, body: new TextEncoder().encode("{}"), upstreamSignature: null,
-    fields: ["messages"], isTest: false,
-  });
-  const delivery = (id: string, eventId: string): NewDelivery => ({
-    id, accountId: account.id, endpointId: "no-such-endpoint", eventId, nextAttemptAt: now, replayOf: null, createdAt: now,
-  });
+  const event = (id: string) => eventRow(id, account.id, now);
 
   // Started in the same turn: the second breaks a foreign key (its endpoint does not exist).
   const good = deps.store.webhooks.enqueue([event("evt_good")], []);
-  const bad = deps.store.webhooks.enqueue([event("evt_bad")], [delivery("msg_bad", "evt_bad")]);
+  const bad = deps.store.webhooks.enqueue([event("evt_bad")], [deliveryRow("msg_bad", event("evt_bad"), "no-such-endpoint", now)]);
   const third = deps.store.webhooks.enqueue([event("evt_third")], []);
   const results = await Promise.allSettled([good, bad, third]);
 
@@ -40,22 +34,12 @@ test("deleting an endpoint deletes its deliveries and the events no other delive
   cleanups.push(deps.cleanup);
   const account = await createAccount(deps, { name: "Owner", email: "owner@example.com" });
   const now = deps.clock.now();
-  const endpoint = (id: string) => deps.store.webhooks.createEndpoint({
-    id, accountId: account.id, url: `https://receiver.example/${id}`, fields: ["messages"], phoneNumberId: null, secret: "whsec_c2VjcmV0c2VjcmV0c2VjcmV0c2VjcmV0",
-    previousSecret: null, previousSecretExpiresAt: null, enabled: true, disabledReason: null, consecutiveFailures: 0, lastSuccessAt: null,
-    warnedAt: null, createdAt: now, updatedAt: now,
-  });
-  await endpoint("ep_gone");
-  await endpoint("ep_kept");
-  const event = (id: string): NewEvent => ({
-    id, accountId: account.id, receivedAt: now, body: new TextEncoder().encode("{}"), upstreamSignature: null,
-    fields: ["messages"], isTest: false,
-  });
-  const delivery = (id: string, endpointId: string, eventId: string): NewDelivery => ({
-    id, accountId: account.id, endpointId, eventId, nextAttemptAt: now, replayOf: null, createdAt: now,
-  });
-  await deps.store.webhooks.enqueue([event("evt_alone"), event("evt_shared")], [
-    delivery("msg_1", "ep_gone", "evt_alone"), delivery("msg_2", "ep_gone", "evt_shared"), delivery("msg_3", "ep_kept", "evt_shared"),
+  await deps.store.webhooks.createEndpoint(endpointRow("ep_gone", account.id, now));
+  await deps.store.webhooks.createEndpoint(endpointRow("ep_kept", account.id, now));
+  const alone = eventRow("evt_alone", account.id, now);
+  const shared = eventRow("evt_shared", account.id, now);
+  await deps.store.webhooks.enqueue([alone, shared], [
+    deliveryRow("msg_1", alone, "ep_gone", now), deliveryRow("msg_2", shared, "ep_gone", now), deliveryRow("msg_3", shared, "ep_kept", now),
   ]);
 
   expect(await deps.store.webhooks.deleteEndpoint("ep_gone")).toBe(true);

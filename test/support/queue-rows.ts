@@ -1,0 +1,23 @@
+import type { Endpoint, NewDelivery, NewEvent } from "../../src/store/webhooks.ts";
+
+// Rows the webhook store takes, for tests that write to it directly (as a run that stopped
+// leaves its queue, or to drive one store call at a time).
+
+/** An enabled, healthy endpoint for `messages`, with a fixed secret. */
+export function endpointRow(id: string, accountId: string, now: number): Endpoint {
+  return {
+    id, accountId, url: `https://receiver.example/${id}`, fields: ["messages"], phoneNumberId: null,
+    secret: "whsec_c2VjcmV0c2VjcmV0c2VjcmV0c2VjcmV0", previousSecret: null, previousSecretExpiresAt: null, enabled: true,
+    disabledReason: null, consecutiveFailures: 0, lastSuccessAt: null, warnedAt: null, createdAt: now, updatedAt: now,
+  };
+}
+
+/** A `messages` event received at `at`, of `body` (an empty JSON object unless given). */
+export function eventRow(id: string, accountId: string, at: number, body = new TextEncoder().encode("{}")): NewEvent {
+  return { id, accountId, receivedAt: at, body, upstreamSignature: null, fields: ["messages"], isTest: false };
+}
+
+/** A first delivery of `eventId`, due at `at`; leased to this process until `leaseUntil` when given. */
+export function deliveryRow(id: string, event: Pick<NewEvent, "id" | "accountId">, endpointId: string, at: number, leaseUntil?: number): NewDelivery {
+  return { id, accountId: event.accountId, endpointId, eventId: event.id, nextAttemptAt: at, replayOf: null, createdAt: at, leaseUntil };
+}
