@@ -3,6 +3,7 @@ import { statSync } from "node:fs";
 import { join } from "node:path";
 import { createSealer } from "../../src/crypto/sealer.ts";
 import { cryptoRandom } from "../../src/runtime/random.ts";
+import { AUTOCHECKPOINT_WITH_THREAD_PAGES, SQLITE_AUTOCHECKPOINT_PAGES, WAL_SIZE_LIMIT_BYTES } from "../../src/store/sqlite/checkpointer.ts";
 import { openSqliteStore } from "../../src/store/sqlite/store.ts";
 import { tempDir } from "../support/harness.ts";
 
@@ -53,10 +54,21 @@ test("a store closed while its thread is still starting closes at once", () => {
   dir.cleanup();
 });
 
-test("a thread that cannot start is reported; the store works without it", async () => {
+const pragma = (store: ReturnType<typeof open>["store"], name: string) => (store.db.$client.query(`PRAGMA ${name}`).get() as Record<string, number>)[name];
+
+test("while the thread runs, the server's connection checkpoints on its own only every 10,000 pages, and cuts a grown WAL back", () => {
+  const { dir, store } = open(WORKER);
+  expect(pragma(store, "wal_autocheckpoint")).toBe(AUTOCHECKPOINT_WITH_THREAD_PAGES);
+  expect(pragma(store, "journal_size_limit")).toBe(WAL_SIZE_LIMIT_BYTES);
+  store.close();
+  dir.cleanup();
+});
+
+test("a thread that cannot start is reported; the store works without it, checkpointing as SQLite does by default", async () => {
   const { dir, errors, store } = open(new URL("./no-such-worker.ts", import.meta.url).href);
   await eventually(() => errors.length > 0);
   expect(store.healthy()).toBe(true);
+  expect(pragma(store, "wal_autocheckpoint")).toBe(SQLITE_AUTOCHECKPOINT_PAGES);
   store.close();
   dir.cleanup();
 });

@@ -21,7 +21,7 @@ export interface SqliteStoreOptions {
 export function openSqliteStore(path: string, sealer: Sealer, options: SqliteStoreOptions = {}): SqliteStore {
   const { db, sqlite } = openDatabase(path);
   const checkpointer = options.backgroundCheckpoints && path !== ":memory:"
-    ? startCheckpointer(path, options.backgroundCheckpoints)
+    ? startCheckpointer(sqlite, path, options.backgroundCheckpoints)
     : null;
   return {
     db,
