@@ -4,7 +4,7 @@ import type { WebhookStore } from "../../src/store/webhooks.ts";
 import { newDeliveryId, newEventId } from "../../src/webhooks/ids.ts";
 import { FAILURE_RULES } from "../../src/webhooks/outcome.ts";
 import { testDeps } from "../support/harness.ts";
-import { deliveryRow, endpointRow, eventRow } from "../support/queue-rows.ts";
+import { deliveryRow, endpointRow, eventRow, firstAttempt } from "../support/queue-rows.ts";
 
 const cleanups: (() => void)[] = [];
 afterEach(() => {
@@ -37,11 +37,7 @@ async function store({ deps, hooks, endpoint }: Setup, at: number, leaseUntil?: 
 async function attemptAt(setup: Setup, at: number, status: number, result: Pick<Completion, "next" | "effect">) {
   const { hooks, endpoint } = setup;
   const deliveryId = await store(setup, at, at + 60_000);
-  await hooks.completeAttempt({
-    deliveryId, endpointId: endpoint.id, now: at, rules: FAILURE_RULES, deletePayload: false,
-    attempt: { number: 1, at, statusCode: status, error: null, responseExcerpt: "", durationMs: 1 },
-    ...result,
-  });
+  await hooks.completeAttempt(firstAttempt(deliveryId, endpoint.id, at, status, result));
 }
 const succeeded = { next: { status: "succeeded" }, effect: "success" } as const;
 const failed = (at: number) => ({ next: { status: "pending", nextAttemptAt: at + 5_000 }, effect: "failure" }) as const;

@@ -1,4 +1,5 @@
-import type { Endpoint, NewDelivery, NewEvent } from "../../src/store/webhooks.ts";
+import type { Endpoint, NewDelivery, NewEvent, WebhookStore } from "../../src/store/webhooks.ts";
+import { FAILURE_RULES } from "../../src/webhooks/outcome.ts";
 
 // Rows the webhook store takes, for tests that write to it directly (as a run that stopped
 // leaves its queue, or to drive one store call at a time).
@@ -20,4 +21,18 @@ export function eventRow(id: string, accountId: string, at: number, body = new T
 /** A first delivery of `eventId`, due at `at`; leased to this process until `leaseUntil` when given. */
 export function deliveryRow(id: string, event: Pick<NewEvent, "id" | "accountId">, endpointId: string, at: number, leaseUntil?: number): NewDelivery {
   return { id, accountId: event.accountId, endpointId, eventId: event.id, nextAttemptAt: at, replayOf: null, createdAt: at, leaseUntil };
+}
+
+type Completion = Parameters<WebhookStore["completeAttempt"]>[0];
+
+/** The record of a delivery's first attempt, answered `statusCode` at `at`; a success unless `result` says otherwise. */
+export function firstAttempt(
+  deliveryId: string, endpointId: string, at: number, statusCode = 200,
+  result: Pick<Completion, "next" | "effect"> = { next: { status: "succeeded" }, effect: "success" },
+): Completion {
+  return {
+    deliveryId, endpointId, now: at, rules: FAILURE_RULES, deletePayload: false,
+    attempt: { number: 1, at, statusCode, error: null, responseExcerpt: "", durationMs: 1 },
+    ...result,
+  };
 }

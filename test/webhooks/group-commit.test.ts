@@ -1,18 +1,23 @@
 import { afterEach, expect, test } from "bun:test";
 import { createAccount } from "../../src/admin/operations.ts";
 import { testDeps } from "../support/harness.ts";
-import { deliveryRow, endpointRow, eventRow } from "../support/queue-rows.ts";
+import { deliveryRow, endpointRow, eventRow, firstAttempt } from "../support/queue-rows.ts";
 
 const cleanups: (() => void)[] = [];
 afterEach(() => {
   for (const c of cleanups.splice(0)) c();
 });
 
-test("writes of one event-loop turn share a commit, yet a failing one fails alone and the others are durable", async () => {
+/** A fresh store with one account. */
+async function withAccount(name: string) {
   const deps = testDeps();
   cleanups.push(deps.cleanup);
-  const account = await createAccount(deps, { name: "Group", email: "group@example.com" });
-  const now = deps.clock.now();
+  const account = await createAccount(deps, { name, email: `${name.toLowerCase()}@example.com` });
+  return { deps, account, now: deps.clock.now() };
+}
+
+test("writes of one event-loop turn share a commit, yet a failing one fails alone and the others are durable", async () => {
+  const { deps, account, now } = await withAccount("Group");
   const event = (id: string) => eventRow(id, account.id, now);
 
   // Started in the same turn: the second breaks a foreign key (its endpoint does not exist).
@@ -29,11 +34,29 @@ test("writes of one event-loop turn share a commit, yet a failing one fails alon
   expect(await deps.store.webhooks.delivery("msg_bad")).toBeUndefined();
 });
 
+test("in a shared commit, new events resolve first; attempt records resolve on a later turn, so ingress answers before the next attempts start", async () => {
+  const { deps, account, now } = await withAccount("Order");
+  await deps.store.webhooks.createEndpoint(endpointRow("ep_order", account.id, now));
+  const old = eventRow("evt_old", account.id, now);
+  await deps.store.webhooks.enqueue([old], [deliveryRow("msg_old", old, "ep_order", now, now + 60_000)]);
+
+  const order: string[] = [];
+  let attemptsWhenEventResolved: unknown;
+  // The attempt record is staged first, in the same turn as the new event.
+  const recorded = deps.store.webhooks.completeAttempt(firstAttempt("msg_old", "ep_order", now)).then(() => order.push("attempt recorded"));
+  const stored = deps.store.webhooks.enqueue([eventRow("evt_new", account.id, now)], []).then(() => {
+    order.push("event stored");
+    attemptsWhenEventResolved = deps.store.db.$client.query("SELECT COUNT(*) AS n FROM attempts").get();
+  });
+  await Promise.all([recorded, stored]);
+
+  expect(order).toEqual(["event stored", "attempt recorded"]);
+  // One commit: the attempt was durable already when the event's promise resolved.
+  expect(attemptsWhenEventResolved).toEqual({ n: 1 });
+});
+
 test("deleting an endpoint deletes its deliveries and the events no other delivery needs", async () => {
-  const deps = testDeps();
-  cleanups.push(deps.cleanup);
-  const account = await createAccount(deps, { name: "Owner", email: "owner@example.com" });
-  const now = deps.clock.now();
+  const { deps, account, now } = await withAccount("Owner");
   await deps.store.webhooks.createEndpoint(endpointRow("ep_gone", account.id, now));
   await deps.store.webhooks.createEndpoint(endpointRow("ep_kept", account.id, now));
   const alone = eventRow("evt_alone", account.id, now);

@@ -11,6 +11,8 @@ import { endpoints } from "./schema.ts";
 
 type Row = Record<string, unknown>;
 type CompletionInput = Parameters<WebhookStore["completeAttempt"]>[0];
+type TurnWork = { work: () => unknown; resolve: (value: never) => void; reject: (error: unknown) => void; urgent: boolean };
+type TurnOutcome = { ok: true; value: unknown } | { ok: false; error: unknown };
 const HOUR = 3_600_000;
 const PURGE_BATCH = 5_000;
 /** An endpoint's last_success_at is kept to this precision (see the `success` statement). */
@@ -59,7 +61,7 @@ export class SqliteWebhooks implements WebhookStore {
   private readonly endpointById;
 
   constructor(private readonly db: Db, private readonly sqlite: Database, private readonly sealer: Sealer) {
-    this.commitTurn = sqlite.transaction((batch: SqliteWebhooks["turnWork"]) => batch.map(({ work }) => work()));
+    this.commitTurn = sqlite.transaction((batch: TurnWork[]) => batch.map(({ work }) => work()));
     this.commitAlone = sqlite.transaction((work: () => unknown) => work());
     const q = (text: string) => this.sqlite.prepare(text);
     this.endpointById = db.select().from(endpoints).where(eq(endpoints.id, sql.placeholder("id"))).prepare();
@@ -125,6 +127,8 @@ export class SqliteWebhooks implements WebhookStore {
         WHERE d.endpoint_id = $endpoint AND a.at >= $since GROUP BY hour`),
       parkedStats: q(`SELECT (updated_at / ${HOUR}) * ${HOUR} AS hour, COUNT(*) AS parked FROM deliveries
         WHERE endpoint_id = $endpoint AND status = 'parked' AND updated_at >= $since GROUP BY hour`),
+      // Every pending delivery is in exactly one of the two partial indexes (due, or leased), so the
+      // count reads those rather than the whole table.
       pending: q(`SELECT (SELECT COUNT(*) FROM deliveries WHERE status = 'pending' AND lease_until IS NULL)
         + (SELECT COUNT(*) FROM deliveries WHERE lease_until IS NOT NULL AND status = 'pending') AS n`),
       // Endpoint by endpoint (CROSS JOIN keeps that order), so each reads only its expired range.
@@ -262,7 +266,7 @@ export class SqliteWebhooks implements WebhookStore {
           lease: d.leaseUntil ?? null, replayOf: d.replayOf, at: d.createdAt,
         });
       }
-    });
+    }, true);
   }
 
   claimDue(now: number, options: { limit: number; perEndpoint: number; leaseMs: number }): Promise<ClaimedDelivery[]> {
@@ -301,8 +305,8 @@ export class SqliteWebhooks implements WebhookStore {
     this.stmt.releaseAll!.run({ now });
   }
 
-  private turnWork: { work: () => unknown; resolve: (value: never) => void; reject: (error: unknown) => void }[] = [];
-  private readonly commitTurn: (batch: SqliteWebhooks["turnWork"]) => unknown[];
+  private turnWork: TurnWork[] = [];
+  private readonly commitTurn: (batch: TurnWork[]) => unknown[];
   private readonly commitAlone: (work: () => unknown) => unknown;
 
   /**
@@ -312,29 +316,38 @@ export class SqliteWebhooks implements WebhookStore {
    * more than the statements themselves. A piece of work that throws rolls the whole turn back;
    * the pieces are then redone each in its own transaction, so it alone is rejected (a savepoint
    * per piece would do the same without the redo, but journals every page each piece touches).
+   * `urgent` work (enqueue: a caller is waiting to answer) resolves at once after the commit; the
+   * rest on a later turn, so that what it goes on to do (start the next attempts) runs after the
+   * answers are written and after requests that arrived meanwhile.
    */
-  private inTurnTransaction<T>(work: () => T): Promise<T> {
+  private inTurnTransaction<T>(work: () => T, urgent = false): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      if (this.turnWork.push({ work, resolve: resolve as (value: never) => void, reject }) === 1) setImmediate(() => this.flushTurn());
+      if (this.turnWork.push({ work, resolve: resolve as (value: never) => void, reject, urgent }) === 1) setImmediate(() => this.flushTurn());
     });
   }
 
   private flushTurn(): void {
     const batch = this.turnWork.splice(0);
-    let results: unknown[];
+    let outcomes: TurnOutcome[];
     try {
-      results = this.commitTurn(batch);
+      outcomes = this.commitTurn(batch).map((value) => ({ ok: true, value }));
     } catch {
-      for (const item of batch) {
+      outcomes = batch.map((item) => {
         try {
-          item.resolve(this.commitAlone(item.work) as never);
+          return { ok: true, value: this.commitAlone(item.work) };
         } catch (error) {
-          item.reject(error);
+          return { ok: false, error };
         }
-      }
-      return;
+      });
     }
-    batch.forEach((item, i) => item.resolve(results[i] as never));
+    const settle = (i: number) => {
+      const outcome = outcomes[i]!;
+      if (outcome.ok) batch[i]!.resolve(outcome.value as never);
+      else batch[i]!.reject(outcome.error);
+    };
+    const later: number[] = [];
+    batch.forEach((item, i) => (item.urgent ? settle(i) : later.push(i)));
+    if (later.length > 0) setImmediate(() => later.forEach(settle));
   }
 
   /**
