@@ -1,4 +1,3 @@
-import { Cron } from "croner";
 import type { Worker } from "../runtime/deps.ts";
 import type { Retention } from "../store/types.ts";
 import type { ClaimedDelivery, NewDelivery, NewEvent } from "../store/webhooks.ts";
@@ -35,9 +34,9 @@ const bytesOf = (item: LinedDelivery) => item.claimed.body?.length ?? 0;
 /**
  * Runs the durable queue: starts deliveries from their endpoint's line, fresh ones and due ones
  * leased from the store in batches, never more than GLOBAL_IN_FLIGHT attempts at once nor
- * PER_ENDPOINT_IN_FLIGHT to one endpoint. It is woken at once when deliveries are queued, and a
- * croner tick each second picks up due retries and expired leases and purges deliveries past
- * their retention.
+ * PER_ENDPOINT_IN_FLIGHT to one endpoint. It is woken at once when deliveries are queued, and the
+ * clock's tick each second (croner, see Clock.everySecond) picks up due retries and expired leases
+ * and purges deliveries past their retention.
  */
 export class Dispatcher implements Worker {
   private inFlight = new Set<Promise<void>>();
@@ -60,7 +59,7 @@ export class Dispatcher implements Worker {
   private backlog = new Set<string>();
   private pumping: Promise<void> | null = null;
   private pumpAgain = false;
-  private cron: Cron | null = null;
+  private ticker: { stop(): void } | null = null;
   private lastPurge = -Infinity;
   private stopped = false;
   private wakeScheduled = false;
@@ -296,7 +295,7 @@ export class Dispatcher implements Worker {
     }
   }
 
-  /** What the croner tick does each second: a purge once a minute (by the injected clock), then a wake. */
+  /** What the clock's tick does each second: a purge once a minute (by the injected clock), then a wake. */
   private async onTick(): Promise<void> {
     const now = this.deps.clock.now();
     // The claim skips endpoints without room; their due retries are claimed once room frees.
@@ -336,14 +335,14 @@ export class Dispatcher implements Worker {
   start(): void {
     this.stopped = false;
     void this.deps.store.webhooks.recoverLeases(this.deps.clock.now()).then(() => this.wake());
-    this.cron = new Cron("* * * * * *", { protect: true, catch: true, unref: true }, () => this.onTick());
+    this.ticker = this.deps.clock.everySecond(() => this.onTick());
   }
 
   /** Stops claiming; attempts already in flight finish and are recorded. */
   async stop(): Promise<void> {
     this.stopped = true;
-    this.cron?.stop();
-    this.cron = null;
+    this.ticker?.stop();
+    this.ticker = null;
     await this.pumping;
     await Promise.all([...this.starting]);
     await Promise.all([...this.inFlight]);
