@@ -10,15 +10,46 @@ afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
 });
 
-function start(dbPath: string, port: number) {
+function start(dbPath: string, port: number, env: Record<string, string> = {}) {
   const proc = Bun.spawn([process.execPath, MAIN, "serve"], {
     cwd: ROOT,
-    env: processEnv(dbPath, { PORT: String(port), HOST: "127.0.0.1", DEV_MODE: "1", LOG_LEVEL: "warn" }),
+    env: processEnv(dbPath, { PORT: String(port), HOST: "127.0.0.1", DEV_MODE: "1", LOG_LEVEL: "warn", ...env }),
     stdout: "ignore",
     stderr: "inherit",
   });
   cleanups.push(() => proc.kill("SIGKILL"));
   return proc;
+}
+
+/** Account `n`: a WABA, a number and a user, and an endpoint on the receiver per item of `endpoints` (its extra fields). */
+async function account(url: string, n: number, receiverPort: number, endpoints: Record<string, string>[]) {
+  const created = (await (await admin(url, "POST", "/admin/accounts", { name: `A${n}`, email: `a${n}@example.com` })).json()) as { id: string };
+  await admin(url, "POST", `/admin/accounts/${created.id}/wabas`, { waba_id: `waba${n}`, access_token: "t" });
+  await admin(url, "POST", `/admin/accounts/${created.id}/numbers`, { phone_number_id: `pn${n}`, waba_id: `waba${n}`, kind: "embedded" });
+  await admin(url, "POST", `/admin/accounts/${created.id}/users`, { email: `u${n}@example.com`, password: "correct horse battery" });
+  const session = await fetch(`${url}/api/session`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ email: `u${n}@example.com`, password: "correct horse battery" }) });
+  const cookie = session.headers.get("set-cookie")!.split(";")[0]!;
+  const paths: string[] = [];
+  for (const [i, extra] of endpoints.entries()) {
+    const path = `/a${n}/e${i}`;
+    const r = await fetch(`${url}/api/endpoints`, {
+      method: "POST",
+      headers: { cookie, "content-type": "application/json" },
+      body: JSON.stringify({ url: `http://127.0.0.1:${receiverPort}${path}`, fields: ["messages"], ...extra }),
+    });
+    expect(r.status).toBe(201);
+    paths.push(path);
+  }
+  return { waba: `waba${n}`, number: `pn${n}`, endpoints: paths };
+}
+
+function postEvent(url: string, entries: unknown[]) {
+  const body = JSON.stringify({ object: "whatsapp_business_account", entry: entries });
+  return fetch(`${url}/webhooks/upstream`, {
+    method: "POST",
+    headers: { "content-type": "application/json", "x-hub-signature-256": hubSignature(TEST_APP_SECRET, new TextEncoder().encode(body)) },
+    body,
+  });
 }
 
 test("kill -9 while deliveries are in flight, restart on the same file: every acknowledged event reaches every matching endpoint", async () => {
@@ -54,39 +85,14 @@ test("kill -9 while deliveries are in flight, restart on the same file: every ac
   await waitForOk(`${url}/healthz`);
 
   // Two accounts, each with two endpoints (one for all numbers, one for the first number only).
-  const accounts: { waba: string; number: string; endpoints: string[] }[] = [];
-  for (const n of [1, 2]) {
-    const account = (await (await admin(url, "POST", "/admin/accounts", { name: `A${n}`, email: `a${n}@example.com` })).json()) as { id: string };
-    await admin(url, "POST", `/admin/accounts/${account.id}/wabas`, { waba_id: `waba${n}`, access_token: "t" });
-    await admin(url, "POST", `/admin/accounts/${account.id}/numbers`, { phone_number_id: `pn${n}`, waba_id: `waba${n}`, kind: "embedded" });
-    await admin(url, "POST", `/admin/accounts/${account.id}/users`, { email: `u${n}@example.com`, password: "correct horse battery" });
-    const session = await fetch(`${url}/api/session`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ email: `u${n}@example.com`, password: "correct horse battery" }) });
-    const cookie = session.headers.get("set-cookie")!.split(";")[0]!;
-    const endpoints: string[] = [];
-    for (const [i, extra] of [{}, { phone_number_id: `pn${n}` }].entries()) {
-      const path = `/a${n}/e${i}`;
-      const r = await fetch(`${url}/api/endpoints`, {
-        method: "POST",
-        headers: { cookie, "content-type": "application/json" },
-        body: JSON.stringify({ url: `http://127.0.0.1:${receiver.port}${path}`, fields: ["messages"], ...extra }),
-      });
-      expect(r.status).toBe(201);
-      endpoints.push(path);
-    }
-    accounts.push({ waba: `waba${n}`, number: `pn${n}`, endpoints });
-  }
+  const accounts = [];
+  for (const n of [1, 2]) accounts.push(await account(url, n, receiver.port!, [{}, { phone_number_id: `pn${n}` }]));
 
   // Events spanning both accounts; remember what each acknowledged event must bring to each endpoint.
   const expected = new Map<string, Set<string>>();
   for (let i = 0; i < 40; i++) {
     const entries = accounts.map((a) => ({ id: a.waba, changes: [messageChange(a.number, `event ${i}`)] }));
-    const body = JSON.stringify({ object: "whatsapp_business_account", entry: entries });
-    const response = await fetch(`${url}/webhooks/upstream`, {
-      method: "POST",
-      headers: { "content-type": "application/json", "x-hub-signature-256": hubSignature(TEST_APP_SECRET, new TextEncoder().encode(body)) },
-      body,
-    });
-    expect(response.status).toBe(200);
+    expect((await postEvent(url, entries)).status).toBe(200);
     for (const [k, a] of accounts.entries()) {
       const id = entries[k]!.changes[0]!.value.messages[0]!.id;
       for (const endpoint of a.endpoints) {
@@ -114,3 +120,30 @@ test("kill -9 while deliveries are in flight, restart on the same file: every ac
   for (const [endpoint, ids] of expected) expect([endpoint, [...ids].filter((id) => !seen.get(endpoint)?.has(id))]).toEqual([endpoint, []]);
   expect(expected.size).toBe(4);
 }, 40_000);
+
+test("the running server's own once-a-second tick (the system clock's) sends a retry when it falls due", async () => {
+  const dir = tempDir();
+  cleanups.push(dir.cleanup);
+  const arrivals: number[] = [];
+  const receiver = Bun.serve({
+    port: 0,
+    hostname: "127.0.0.1",
+    fetch() {
+      arrivals.push(Date.now());
+      return new Response(null, { status: arrivals.length === 1 ? 500 : 200 });
+    },
+  });
+  cleanups.push(() => receiver.stop(true));
+  const port = freePort();
+  start(join(dir.path, "tick.db"), port, { WEBHOOK_RETRY_SCHEDULE: "100ms" });
+  const url = `http://127.0.0.1:${port}`;
+  await waitForOk(`${url}/healthz`);
+  const a = await account(url, 1, receiver.port!, [{}]);
+  expect((await postEvent(url, [{ id: a.waba, changes: [messageChange(a.number, "retry me")] }])).status).toBe(200);
+
+  // The first attempt fails at once; nothing but the tick claims the retry, within about a second.
+  const deadline = Date.now() + 10_000;
+  while (arrivals.length < 2 && Date.now() < deadline) await Bun.sleep(20);
+  expect(arrivals).toHaveLength(2);
+  expect(arrivals[1]! - arrivals[0]!).toBeGreaterThanOrEqual(100);
+}, 20_000);
