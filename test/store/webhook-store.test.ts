@@ -1,4 +1,7 @@
+import { Database } from "bun:sqlite";
 import { afterEach, describe, expect, test } from "bun:test";
+import { createSealer } from "../../src/crypto/sealer.ts";
+import { openSqliteStore } from "../../src/store/sqlite/store.ts";
 import { LAST_SUCCESS_RESOLUTION_MS } from "../../src/store/sqlite/webhooks.ts";
 import type { WebhookStore } from "../../src/store/webhooks.ts";
 import { newDeliveryId, newEventId } from "../../src/webhooks/ids.ts";
@@ -120,5 +123,52 @@ describe("endpoint health in the SQLite store", () => {
 
     await hooks.deleteEndpoint(endpoint.id);
     expect(await hooks.deliveryEndpoint(endpoint.id)).toBeUndefined();
+  });
+});
+
+describe("hourly stats in the SQLite store", () => {
+  const HOUR = 3_600_000;
+  const parks = { next: { status: "parked", reason: "gone" }, effect: "gone" } as const;
+  const counts = (stats: { succeeded: number; failed: number; parked: number }[]) => stats.map((s) => [s.succeeded, s.failed, s.parked]);
+
+  test("each attempt and park is counted in its hour as it is recorded; hours wholly past the account's retention are purged", async () => {
+    const setup = await storeWithEndpoint();
+    const { deps, hooks, endpoint } = setup;
+    const start = Math.floor(deps.clock.now() / HOUR) * HOUR;
+    await attemptAt(setup, start + 10, 200, succeeded);
+    await attemptAt(setup, start + 20, 500, failed(start + 20));
+    await attemptAt(setup, start + HOUR + 5, 410, parks);
+    // A delivery parked without an attempt (its endpoint was disabled) counts only as parked.
+    const unattempted = await store(setup, start + HOUR + 6, start + HOUR + 60_000);
+    await hooks.completeAttempt({ ...firstAttempt(unattempted, endpoint.id, start + HOUR + 7), attempt: null, next: { status: "parked", reason: "endpoint_disabled" }, effect: "none" });
+    const now = start + 2 * HOUR + 1;
+    expect(counts(await hooks.hourlyStats(endpoint.id, start, now))).toEqual([[1, 1, 0], [0, 1, 2], [0, 0, 0]]);
+
+    // The account keeps 24 hours: the first hour goes once all of it is older than that.
+    await hooks.purgeExpired(start + 25 * HOUR - 1, { "24h": 24 * HOUR, "7d": 7 * 24 * HOUR });
+    expect(counts(await hooks.hourlyStats(endpoint.id, start, now))).toEqual([[1, 1, 0], [0, 1, 2], [0, 0, 0]]);
+    await hooks.purgeExpired(start + 25 * HOUR, { "24h": 24 * HOUR, "7d": 7 * 24 * HOUR });
+    expect(counts(await hooks.hourlyStats(endpoint.id, start, now))).toEqual([[0, 0, 0], [0, 1, 2], [0, 0, 0]]);
+  });
+
+  test("a database from before the counters gets them, on upgrade, from the attempts and parked deliveries it holds", async () => {
+    const setup = await storeWithEndpoint();
+    const { deps, hooks, endpoint } = setup;
+    const start = Math.floor(deps.clock.now() / HOUR) * HOUR;
+    await attemptAt(setup, start + 10, 200, succeeded);
+    await attemptAt(setup, start + HOUR + 20, 503, failed(start + HOUR + 20));
+    await attemptAt(setup, start + HOUR + 30, 410, parks);
+    const expected = await hooks.hourlyStats(endpoint.id, start, start + HOUR);
+    expect(counts(expected)).toEqual([[1, 0, 0], [0, 2, 1]]);
+    deps.store.close();
+
+    // What the build before them left: no counters, and their migration not applied.
+    const old = new Database(deps.dbPath);
+    old.run("DROP TABLE endpoint_hours");
+    old.run("DELETE FROM __drizzle_migrations WHERE created_at = (SELECT MAX(created_at) FROM __drizzle_migrations)");
+    old.close();
+    const upgraded = openSqliteStore(deps.dbPath, createSealer(new Uint8Array(32), deps.random));
+    expect(await upgraded.webhooks.hourlyStats(endpoint.id, start, start + HOUR)).toEqual(expected);
+    upgraded.close();
   });
 });

@@ -14,6 +14,7 @@ type CompletionInput = Parameters<WebhookStore["completeAttempt"]>[0];
 type TurnWork = { work: () => unknown; resolve: (value: never) => void; reject: (error: unknown) => void; urgent: boolean };
 type TurnOutcome = { ok: true; value: unknown } | { ok: false; error: unknown };
 const HOUR = 3_600_000;
+const hourOf = (at: number) => Math.floor(at / HOUR) * HOUR;
 const PURGE_BATCH = 5_000;
 /** An endpoint's last_success_at is kept to this precision (see the `success` statement). */
 export const LAST_SUCCESS_RESOLUTION_MS = 1_000;
@@ -120,13 +121,13 @@ export class SqliteWebhooks implements WebhookStore {
           AND d.created_at <= $beforeAt AND (d.created_at < $beforeAt OR d.id < $beforeId)
         ORDER BY d.created_at DESC, d.id DESC LIMIT $limit`),
       eventBody: q("SELECT body FROM events WHERE id = $id"),
-      attemptStats: q(`SELECT (a.at / ${HOUR}) * ${HOUR} AS hour,
-          SUM(CASE WHEN a.status_code BETWEEN 200 AND 299 THEN 1 ELSE 0 END) AS succeeded,
-          SUM(CASE WHEN a.status_code BETWEEN 200 AND 299 THEN 0 ELSE 1 END) AS failed
-        FROM attempts a JOIN deliveries d ON d.id = a.delivery_id
-        WHERE d.endpoint_id = $endpoint AND a.at >= $since GROUP BY hour`),
-      parkedStats: q(`SELECT (updated_at / ${HOUR}) * ${HOUR} AS hour, COUNT(*) AS parked FROM deliveries
-        WHERE endpoint_id = $endpoint AND status = 'parked' AND updated_at >= $since GROUP BY hour`),
+      countHour: q(`INSERT INTO endpoint_hours (endpoint_id, hour, succeeded, failed, parked) VALUES ($endpoint, $hour, $succeeded, $failed, $parked)
+        ON CONFLICT DO UPDATE SET succeeded = succeeded + excluded.succeeded, failed = failed + excluded.failed, parked = parked + excluded.parked`),
+      hours: q("SELECT hour, succeeded, failed, parked FROM endpoint_hours WHERE endpoint_id = $endpoint AND hour >= $since"),
+      // An hour goes once all of it is past the account's retention.
+      purgeHours: q(`DELETE FROM endpoint_hours WHERE (endpoint_id, hour) IN (
+        SELECT h.endpoint_id, h.hour FROM accounts a CROSS JOIN endpoints p ON p.account_id = a.id CROSS JOIN endpoint_hours h ON h.endpoint_id = p.id
+        WHERE h.hour + ${HOUR} <= $now - CASE a.retention WHEN '7d' THEN $week ELSE $day END)`),
       // Every pending delivery is in exactly one of the two partial indexes (due, or leased), so the
       // count reads those rather than the whole table.
       pending: q(`SELECT (SELECT COUNT(*) FROM deliveries WHERE status = 'pending' AND lease_until IS NULL)
@@ -361,8 +362,8 @@ export class SqliteWebhooks implements WebhookStore {
   private applyCompletion(input: CompletionInput): EndpointChange {
     const { now, rules } = input;
     const change: EndpointChange = { consecutiveFailures: 0, warned: false, disabled: null };
-    if (input.attempt) {
-      const a = input.attempt;
+    const a = input.attempt;
+    if (a) {
       this.stmt.insertAttempt!.run({
         delivery: input.deliveryId, number: a.number, at: a.at, status: a.statusCode, error: a.error,
         excerpt: a.responseExcerpt, duration: a.durationMs,
@@ -372,13 +373,22 @@ export class SqliteWebhooks implements WebhookStore {
     const updated = this.stmt.updateDelivery!.run({
       id: input.deliveryId,
       status: next.status,
-      attempted: input.attempt ? 1 : 0,
+      attempted: a ? 1 : 0,
       next: next.status === "pending" ? next.nextAttemptAt : null,
       reason: next.status === "parked" ? next.reason : null,
       deletePayload: input.deletePayload ? 1 : 0,
       now,
     });
     if (updated.changes > 0 && input.deletePayload) this.stmt.dropEventBody!.run({ delivery: input.deliveryId });
+    const parked = updated.changes > 0 && next.status === "parked";
+    if (a) {
+      const ok = a.statusCode !== null && a.statusCode >= 200 && a.statusCode <= 299;
+      const sameHour = parked && hourOf(a.at) === hourOf(now);
+      this.countHour(input.endpointId, a.at, { succeeded: ok ? 1 : 0, failed: ok ? 0 : 1, parked: sameHour ? 1 : 0 });
+      if (parked && !sameHour) this.countHour(input.endpointId, now, { succeeded: 0, failed: 0, parked: 1 });
+    } else if (parked) {
+      this.countHour(input.endpointId, now, { succeeded: 0, failed: 0, parked: 1 });
+    }
     if (input.effect === "success") {
       this.stmt.success!.run({ id: input.endpointId, now });
     } else if (input.effect === "failure" || input.effect === "gone") {
@@ -437,17 +447,17 @@ export class SqliteWebhooks implements WebhookStore {
     const row = this.stmt.eventBody!.get({ id: eventId }) as Row | null;
     return row && row.body !== null ? new Uint8Array(row.body as Uint8Array) : null;
   }
+  private countHour(endpointId: string, at: number, counts: Omit<HourlyStats, "hour">): void {
+    this.stmt.countHour!.run({ endpoint: endpointId, hour: hourOf(at), ...counts });
+  }
+
   async hourlyStats(endpointId: string, since: number, now: number): Promise<HourlyStats[]> {
-    const first = Math.floor(since / HOUR) * HOUR;
+    const first = hourOf(since);
     const buckets = new Map<number, HourlyStats>();
     for (let hour = first; hour <= now; hour += HOUR) buckets.set(hour, { hour, succeeded: 0, failed: 0, parked: 0 });
-    for (const row of this.stmt.attemptStats!.all({ endpoint: endpointId, since: first }) as Row[]) {
+    for (const row of this.stmt.hours!.all({ endpoint: endpointId, since: first }) as Row[]) {
       const b = buckets.get(row.hour as number);
-      if (b) Object.assign(b, { succeeded: row.succeeded as number, failed: row.failed as number });
-    }
-    for (const row of this.stmt.parkedStats!.all({ endpoint: endpointId, since: first }) as Row[]) {
-      const b = buckets.get(row.hour as number);
-      if (b) b.parked = row.parked as number;
+      if (b) Object.assign(b, { succeeded: row.succeeded as number, failed: row.failed as number, parked: row.parked as number });
     }
     return [...buckets.values()];
   }
@@ -464,6 +474,7 @@ export class SqliteWebhooks implements WebhookStore {
       n = gone.length;
       events += this.dropOrphanEvents(gone.map((row) => row.event_id as string));
     }
+    this.stmt.purgeHours!.run(params);
     return { deliveries, events };
   }
 
