@@ -126,6 +126,30 @@ describe("endpoint health in the SQLite store", () => {
   });
 });
 
+describe("the retention purge in the SQLite store", () => {
+  test("works in batches, and lets the event loop run between them", async () => {
+    const setup = await storeWithEndpoint();
+    const { deps, hooks } = setup;
+    const at = deps.clock.now();
+    for (let i = 0; i < 250; i++) await attemptAt(setup, at + i, 200, succeeded);
+    let turns = 0;
+    let purging = true;
+    const spin = () => {
+      if (!purging) return;
+      turns++;
+      setImmediate(spin);
+    };
+    setImmediate(spin);
+    const removed = await hooks.purgeExpired(at + 25 * 3_600_000, { "24h": 24 * 3_600_000, "7d": 7 * 24 * 3_600_000 });
+    purging = false;
+    expect(removed).toEqual({ deliveries: 250, events: 250 });
+    // Batches of 100, 100 and 50: the other work ran between them.
+    expect(turns).toBeGreaterThanOrEqual(2);
+    const count = (table: string) => (deps.store.db.$client.query(`SELECT COUNT(*) AS n FROM ${table}`).get() as { n: number }).n;
+    expect([count("deliveries"), count("attempts"), count("events")]).toEqual([0, 0, 0]);
+  });
+});
+
 describe("hourly stats in the SQLite store", () => {
   const HOUR = 3_600_000;
   const parks = { next: { status: "parked", reason: "gone" }, effect: "gone" } as const;

@@ -15,7 +15,8 @@ type TurnWork = { work: () => unknown; resolve: (value: never) => void; reject: 
 type TurnOutcome = { ok: true; value: unknown } | { ok: false; error: unknown };
 const HOUR = 3_600_000;
 const hourOf = (at: number) => Math.floor(at / HOUR) * HOUR;
-const PURGE_BATCH = 5_000;
+/** Deliveries purged per transaction: a few milliseconds of the server's thread (bench/webhooks/purge.ts). */
+const PURGE_BATCH = 100;
 /** An endpoint's last_success_at is kept to this precision (see the `success` statement). */
 export const LAST_SUCCESS_RESOLUTION_MS = 1_000;
 
@@ -64,6 +65,10 @@ export class SqliteWebhooks implements WebhookStore {
   constructor(private readonly db: Db, private readonly sqlite: Database, private readonly sealer: Sealer) {
     this.commitTurn = sqlite.transaction((batch: TurnWork[]) => batch.map(({ work }) => work()));
     this.commitAlone = sqlite.transaction((work: () => unknown) => work());
+    this.purgeBatch = sqlite.transaction((params: Record<string, number>) => {
+      const gone = this.stmt.purgeDeliveries!.all(params) as Row[];
+      return { deliveries: gone.length, events: this.dropOrphanEvents(gone.map((row) => row.event_id as string)) };
+    });
     const q = (text: string) => this.sqlite.prepare(text);
     this.endpointById = db.select().from(endpoints).where(eq(endpoints.id, sql.placeholder("id"))).prepare();
     this.stmt = {
@@ -309,6 +314,7 @@ export class SqliteWebhooks implements WebhookStore {
   private turnWork: TurnWork[] = [];
   private readonly commitTurn: (batch: TurnWork[]) => unknown[];
   private readonly commitAlone: (work: () => unknown) => unknown;
+  private readonly purgeBatch: (params: Record<string, number>) => { deliveries: number; events: number };
 
   /**
    * Group commit: the queue's writes (enqueue, claim, complete) that arrive in the same turn of the
@@ -467,15 +473,18 @@ export class SqliteWebhooks implements WebhookStore {
 
   async purgeExpired(now: number, retentionMs: Record<Retention, number>) {
     const params = { now, day: retentionMs["24h"], week: retentionMs["7d"] };
-    let deliveries = 0;
-    let events = 0;
-    for (let n = PURGE_BATCH; n === PURGE_BATCH; deliveries += n) {
-      const gone = this.stmt.purgeDeliveries!.all(params) as Row[];
-      n = gone.length;
-      events += this.dropOrphanEvents(gone.map((row) => row.event_id as string));
+    const removed = { deliveries: 0, events: 0 };
+    for (;;) {
+      const batch = this.purgeBatch(params);
+      removed.deliveries += batch.deliveries;
+      removed.events += batch.events;
+      if (batch.deliveries < PURGE_BATCH) break;
+      // Requests that came meanwhile are answered between batches: a minute of deliveries at a
+      // few thousand a second, purged at once, held the thread for seconds.
+      await new Promise((resolve) => setImmediate(resolve));
     }
     this.stmt.purgeHours!.run(params);
-    return { deliveries, events };
+    return removed;
   }
 
   /** Deletes those of these events that no delivery refers to any more; returns how many. */
