@@ -126,27 +126,46 @@ describe("endpoint health in the SQLite store", () => {
   });
 });
 
-describe("the retention purge in the SQLite store", () => {
-  test("works in batches, and lets the event loop run between them", async () => {
-    const setup = await storeWithEndpoint();
-    const { deps, hooks } = setup;
-    const at = deps.clock.now();
-    for (let i = 0; i < 250; i++) await attemptAt(setup, at + i, 200, succeeded);
+describe("long deletions in the SQLite store work in batches, letting the event loop run between them", () => {
+  /** Runs `work`, counting the turns of the event loop that other work had meanwhile. */
+  async function turnsDuring<T>(work: () => Promise<T>): Promise<{ result: T; turns: number }> {
     let turns = 0;
-    let purging = true;
+    let running = true;
     const spin = () => {
-      if (!purging) return;
+      if (!running) return;
       turns++;
       setImmediate(spin);
     };
     setImmediate(spin);
-    const removed = await hooks.purgeExpired(at + 25 * 3_600_000, { "24h": 24 * 3_600_000, "7d": 7 * 24 * 3_600_000 });
-    purging = false;
-    expect(removed).toEqual({ deliveries: 250, events: 250 });
+    const result = await work();
+    running = false;
+    return { result, turns };
+  }
+
+  async function withDelivered(n: number) {
+    const setup = await storeWithEndpoint();
+    const at = setup.deps.clock.now();
+    for (let i = 0; i < n; i++) await attemptAt(setup, at + i, 200, succeeded);
+    const count = (table: string) => (setup.deps.store.db.$client.query(`SELECT COUNT(*) AS n FROM ${table}`).get() as { n: number }).n;
+    return { ...setup, at, rowsLeft: () => [count("deliveries"), count("attempts"), count("events")] };
+  }
+
+  test("the retention purge", async () => {
+    const { hooks, at, rowsLeft } = await withDelivered(250);
+    const { result, turns } = await turnsDuring(() => hooks.purgeExpired(at + 25 * 3_600_000, { "24h": 24 * 3_600_000, "7d": 7 * 24 * 3_600_000 }));
+    expect(result).toEqual({ deliveries: 250, events: 250 });
     // Batches of 100, 100 and 50: the other work ran between them.
     expect(turns).toBeGreaterThanOrEqual(2);
-    const count = (table: string) => (deps.store.db.$client.query(`SELECT COUNT(*) AS n FROM ${table}`).get() as { n: number }).n;
-    expect([count("deliveries"), count("attempts"), count("events")]).toEqual([0, 0, 0]);
+    expect(rowsLeft()).toEqual([0, 0, 0]);
+  });
+
+  test("deleting an endpoint, with its deliveries and their events", async () => {
+    const { hooks, endpoint, rowsLeft } = await withDelivered(250);
+    const { result, turns } = await turnsDuring(() => hooks.deleteEndpoint(endpoint.id));
+    expect(result).toBe(true);
+    expect(turns).toBeGreaterThanOrEqual(2);
+    expect(rowsLeft()).toEqual([0, 0, 0]);
+    expect(await hooks.endpoint(endpoint.id)).toBeUndefined();
   });
 });
 

@@ -15,6 +15,7 @@ type TurnWork = { work: () => unknown; resolve: (value: never) => void; reject: 
 type TurnOutcome = { ok: true; value: unknown } | { ok: false; error: unknown };
 const HOUR = 3_600_000;
 const hourOf = (at: number) => Math.floor(at / HOUR) * HOUR;
+const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
 /** Deliveries purged per transaction: a few milliseconds of the server's thread (bench/webhooks/purge.ts). */
 const PURGE_BATCH = 100;
 /** An endpoint's last_success_at is kept to this precision (see the `success` statement). */
@@ -65,10 +66,12 @@ export class SqliteWebhooks implements WebhookStore {
   constructor(private readonly db: Db, private readonly sqlite: Database, private readonly sealer: Sealer) {
     this.commitTurn = sqlite.transaction((batch: TurnWork[]) => batch.map(({ work }) => work()));
     this.commitAlone = sqlite.transaction((work: () => unknown) => work());
-    this.purgeBatch = sqlite.transaction((params: Record<string, number>) => {
-      const gone = this.stmt.purgeDeliveries!.all(params) as Row[];
+    const deleting = (statement: () => Statement) => sqlite.transaction((params: Record<string, string | number>) => {
+      const gone = statement().all(params) as Row[];
       return { deliveries: gone.length, events: this.dropOrphanEvents(gone.map((row) => row.event_id as string)) };
     });
+    this.purgeBatch = deleting(() => this.stmt.purgeDeliveries!);
+    this.deleteBatch = deleting(() => this.stmt.deliveriesOfEndpoint!);
     const q = (text: string) => this.sqlite.prepare(text);
     this.endpointById = db.select().from(endpoints).where(eq(endpoints.id, sql.placeholder("id"))).prepare();
     this.stmt = {
@@ -144,6 +147,8 @@ export class SqliteWebhooks implements WebhookStore {
       // An event lives as long as one of its deliveries (replays included) does.
       dropOrphanEvent: q("DELETE FROM events WHERE id = $event AND NOT EXISTS (SELECT 1 FROM deliveries WHERE event_id = $event)"),
       eventsOfEndpoint: q("SELECT DISTINCT event_id FROM deliveries WHERE endpoint_id = $endpoint"),
+      deliveriesOfEndpoint: q(`DELETE FROM deliveries WHERE rowid IN (SELECT rowid FROM deliveries WHERE endpoint_id = $endpoint LIMIT ${PURGE_BATCH})
+        RETURNING event_id`),
     };
   }
 
@@ -248,14 +253,18 @@ export class SqliteWebhooks implements WebhookStore {
     return changed ? this.toEndpoint(changed) : undefined;
   }
   async deleteEndpoint(id: string) {
-    this.forget(id);
-    // Its deliveries go with it (foreign key); so do the events no other delivery needs.
-    return this.sqlite.transaction(() => {
+    // Its deliveries first, in batches as the purge takes them: all in one transaction, a busy
+    // endpoint's would hold the thread for seconds (8.5 us each).
+    while (this.deleteBatch({ endpoint: id }).deliveries === PURGE_BATCH) await nextTurn();
+    // Those stored since go with it (foreign key); so do the events no other delivery needs.
+    const deleted = this.sqlite.transaction(() => {
       const events = (this.stmt.eventsOfEndpoint!.all({ endpoint: id }) as Row[]).map((row) => row.event_id as string);
-      const deleted = this.db.delete(endpoints).where(eq(endpoints.id, id)).returning({ id: endpoints.id }).all().length > 0;
+      const gone = this.db.delete(endpoints).where(eq(endpoints.id, id)).returning({ id: endpoints.id }).all().length > 0;
       this.dropOrphanEvents(events);
-      return deleted;
+      return gone;
     })();
+    this.forget(id);
+    return deleted;
   }
 
   enqueue(events: NewEvent[], deliveries: NewDelivery[]): Promise<void> {
@@ -314,7 +323,9 @@ export class SqliteWebhooks implements WebhookStore {
   private turnWork: TurnWork[] = [];
   private readonly commitTurn: (batch: TurnWork[]) => unknown[];
   private readonly commitAlone: (work: () => unknown) => unknown;
+  /** Each deletes up to PURGE_BATCH deliveries, and the events they leave orphaned, in one transaction. */
   private readonly purgeBatch: (params: Record<string, number>) => { deliveries: number; events: number };
+  private readonly deleteBatch: (params: { endpoint: string }) => { deliveries: number; events: number };
 
   /**
    * Group commit: the queue's writes (enqueue, claim, complete) that arrive in the same turn of the
@@ -481,7 +492,7 @@ export class SqliteWebhooks implements WebhookStore {
       if (batch.deliveries < PURGE_BATCH) break;
       // Requests that came meanwhile are answered between batches: a minute of deliveries at a
       // few thousand a second, purged at once, held the thread for seconds.
-      await new Promise((resolve) => setImmediate(resolve));
+      await nextTurn();
     }
     this.stmt.purgeHours!.run(params);
     return removed;
