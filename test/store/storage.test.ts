@@ -9,6 +9,7 @@ import { cryptoRandom } from "../../src/runtime/random.ts";
 import { openSqliteStore } from "../../src/store/sqlite/store.ts";
 import { embeddedMigrations } from "../../db/migrations.gen.ts";
 import { tempDir, testDeps } from "../support/harness.ts";
+import { databaseBefore } from "../support/old-database.ts";
 
 const cleanups: (() => void)[] = [];
 afterEach(() => {
@@ -67,11 +68,7 @@ describe("migrations", () => {
     const dir = tempDir();
     cleanups.push(dir.cleanup);
     const path = join(dir.path, "db.sqlite");
-    const old = new Database(path, { create: true });
-    const first = embeddedMigrations[0]!;
-    for (const statement of first.sql.split("--> statement-breakpoint")) old.run(statement);
-    old.run("CREATE TABLE __drizzle_migrations (id INTEGER PRIMARY KEY AUTOINCREMENT, hash text NOT NULL, created_at numeric)");
-    old.run("INSERT INTO __drizzle_migrations (hash, created_at) VALUES (?, ?)", [new Bun.CryptoHasher("sha256").update(first.sql).digest("hex"), first.when]);
+    const old = databaseBefore(path, embeddedMigrations[1]!.tag);
     old.run("INSERT INTO accounts (id, name, email, billing_status, retention, created_at) VALUES ('acc_old', 'Old', 'o@example.com', 'active', '24h', 1)");
     old.close();
     const store = openSqliteStore(path, createSealer(new Uint8Array(32).fill(1), cryptoRandom));

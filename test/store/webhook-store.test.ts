@@ -1,4 +1,3 @@
-import { Database } from "bun:sqlite";
 import { afterEach, describe, expect, test } from "bun:test";
 import { createSealer } from "../../src/crypto/sealer.ts";
 import { openSqliteStore } from "../../src/store/sqlite/store.ts";
@@ -7,6 +6,7 @@ import type { WebhookStore } from "../../src/store/webhooks.ts";
 import { newDeliveryId, newEventId } from "../../src/webhooks/ids.ts";
 import { FAILURE_RULES } from "../../src/webhooks/outcome.ts";
 import { testDeps } from "../support/harness.ts";
+import { databaseBefore } from "../support/old-database.ts";
 import { deliveryRow, endpointRow, eventRow, firstAttempt } from "../support/queue-rows.ts";
 
 const cleanups: (() => void)[] = [];
@@ -126,6 +126,37 @@ describe("endpoint health in the SQLite store", () => {
   });
 });
 
+describe("deliveries listed by status in the SQLite store", () => {
+  test("pending ones (waiting or leased) and parked ones, newest first and paged, each read through an index that holds only them", async () => {
+    const setup = await storeWithEndpoint();
+    const { deps, hooks, endpoint } = setup;
+    const at = deps.clock.now();
+    const leased = await store(setup, at + 1, at + 60_000);
+    const due = await store(setup, at + 2);
+    const retrying = await store(setup, at + 3, at + 60_000);
+    await hooks.completeAttempt(firstAttempt(retrying, endpoint.id, at + 3, 500, failed(at + 3)));
+    const leasedToo = await store(setup, at + 4, at + 60_000);
+    await attemptAt(setup, at + 5, 200, succeeded);
+    await attemptAt(setup, at + 6, 410, { next: { status: "parked", reason: "gone" }, effect: "gone" });
+    const list = (status: "pending" | "parked" | "succeeded" | undefined, limit = 10, before?: { createdAt: number; id: string }) =>
+      hooks.deliveries({ accountId: endpoint.accountId, endpointId: endpoint.id, status, limit, before }).then((all) => all.map((d) => d.id));
+
+    expect(await list("pending")).toEqual([leasedToo, retrying, due, leased]);
+    expect(await list("pending", 2)).toEqual([leasedToo, retrying]);
+    expect(await list("pending", 2, { createdAt: at + 3, id: retrying })).toEqual([due, leased]);
+    expect(await list("parked")).toHaveLength(1);
+    expect(await list("succeeded")).toHaveLength(1);
+    expect(await list(undefined)).toHaveLength(6);
+
+    const pages = (hooks as unknown as { pages: Record<string, { toString(): string }[]> }).pages;
+    const plan = (statement: { toString(): string }) => (deps.store.db.$client.query(`EXPLAIN QUERY PLAN ${statement.toString()}`).all() as { detail: string }[]).map((row) => row.detail).join("\n");
+    const [waiting, leases] = pages.pending!.map(plan);
+    expect(plan(pages.parked![0]!)).toContain("USING INDEX deliveries_parked");
+    expect(waiting).toContain("USING INDEX deliveries_waiting");
+    expect(leases).toContain("USING INDEX deliveries_lease");
+  });
+});
+
 describe("long deletions in the SQLite store work in batches, letting the event loop run between them", () => {
   /** Runs `work`, counting the turns of the event loop that other work had meanwhile. */
   async function turnsDuring<T>(work: () => Promise<T>): Promise<{ result: T; turns: number }> {
@@ -205,12 +236,14 @@ describe("hourly stats in the SQLite store", () => {
     expect(counts(expected)).toEqual([[1, 0, 0], [0, 2, 1]]);
     deps.store.close();
 
-    // What the build before them left: no counters, and their migration not applied.
-    const old = new Database(deps.dbPath);
-    old.run("DROP TABLE endpoint_hours");
-    old.run("DELETE FROM __drizzle_migrations WHERE created_at = (SELECT MAX(created_at) FROM __drizzle_migrations)");
+    // The same rows in a database of the build before the counters.
+    const oldPath = `${deps.dbPath}.old`;
+    const old = databaseBefore(oldPath, "0003_endpoint_hours");
+    old.run(`ATTACH DATABASE '${deps.dbPath}' AS current`);
+    for (const table of ["accounts", "endpoints", "events", "deliveries", "attempts"]) old.run(`INSERT INTO ${table} SELECT * FROM current.${table}`);
+    old.run("DETACH DATABASE current");
     old.close();
-    const upgraded = openSqliteStore(deps.dbPath, createSealer(new Uint8Array(32), deps.random));
+    const upgraded = openSqliteStore(oldPath, createSealer(new Uint8Array(32), deps.random));
     expect(await upgraded.webhooks.hourlyStats(endpoint.id, start, start + HOUR)).toEqual(expected);
     upgraded.close();
   });

@@ -134,6 +134,12 @@ export const deliveries = sqliteTable("deliveries", {
   // account: an account's list merges its endpoints' (SqliteWebhooks.deliveries), since each index
   // adds a page per account to every commit of the queue. Accounts are never deleted.
   index("deliveries_endpoint_created").on(t.endpointId, t.createdAt),
+  // The lists filtered by status, newest first, for the two statuses most deliveries never have:
+  // through the index above they read every delivery of the endpoint to find a page of them.
+  // Neither is written while a delivery goes from ingress to success on its first attempt. Pending
+  // deliveries that are leased are not in the second; the list reads them from deliveries_lease.
+  index("deliveries_parked").on(t.endpointId, t.createdAt).where(sql`${t.status} = 'parked'`),
+  index("deliveries_waiting").on(t.endpointId, t.createdAt).where(sql`${t.status} = 'pending' AND ${t.leaseUntil} IS NULL`),
 ]);
 
 export const attempts = sqliteTable("attempts", {

@@ -3,7 +3,7 @@ import { asc, eq, sql } from "drizzle-orm";
 import type { Sealer } from "../../crypto/sealer.ts";
 import type { Retention } from "../types.ts";
 import type {
-  Attempt, ClaimedDelivery, Delivery, DeliveryEndpoint, DeliveryFilter, Endpoint, EndpointChange, EndpointPatch, EndpointTarget,
+  Attempt, ClaimedDelivery, Delivery, DeliveryEndpoint, DeliveryFilter, DeliveryStatus, Endpoint, EndpointChange, EndpointPatch, EndpointTarget,
   HourlyStats, NewDelivery, NewEvent, WebhookStore,
 } from "../webhooks.ts";
 import type { Db } from "./open.ts";
@@ -61,6 +61,7 @@ function toAttempt(row: Row): Attempt {
  */
 export class SqliteWebhooks implements WebhookStore {
   private readonly stmt: Record<string, Statement>;
+  private readonly pages: Record<DeliveryStatus | "all", Statement[]>;
   private readonly endpointById;
 
   constructor(private readonly db: Db, private readonly sqlite: Database, private readonly sealer: Sealer) {
@@ -74,6 +75,22 @@ export class SqliteWebhooks implements WebhookStore {
     this.deleteBatch = deleting(() => this.stmt.deliveriesOfEndpoint!);
     const q = (text: string) => this.sqlite.prepare(text);
     this.endpointById = db.select().from(endpoints).where(eq(endpoints.id, sql.placeholder("id"))).prepare();
+    // One endpoint's page of deliveries; `created_at <= $beforeAt` lets the index start at the cursor.
+    const page = (from: string, where: string) => q(`SELECT ${DELIVERY_COLUMNS} FROM ${from} JOIN events e ON e.id = d.event_id
+      WHERE d.endpoint_id = $endpoint AND d.account_id = $account AND ${where}
+        AND d.created_at <= $beforeAt AND (d.created_at < $beforeAt OR d.id < $beforeId)
+      ORDER BY d.created_at DESC, d.id DESC LIMIT $limit`);
+    // By status, each through the index that holds it (see schema.ts); a pending one is waiting
+    // for its attempt, or leased (few: what this process has in flight or lined up).
+    this.pages = {
+      all: [page("deliveries d", "TRUE")],
+      succeeded: [page("deliveries d", "d.status = 'succeeded'")],
+      parked: [page("deliveries d INDEXED BY deliveries_parked", "d.status = 'parked'")],
+      pending: [
+        page("deliveries d INDEXED BY deliveries_waiting", "d.status = 'pending' AND d.lease_until IS NULL"),
+        page("deliveries d INDEXED BY deliveries_lease", "d.lease_until IS NOT NULL AND d.status = 'pending'"),
+      ],
+    };
     this.stmt = {
       targets: q("SELECT id, fields, phone_number_id FROM endpoints WHERE account_id = $account ORDER BY created_at, id"),
       insertEvent: q(`INSERT INTO events (id, account_id, received_at, body, upstream_signature, fields, is_test)
@@ -123,11 +140,6 @@ export class SqliteWebhooks implements WebhookStore {
       disable: q("UPDATE endpoints SET enabled = 0, disabled_reason = $reason, updated_at = $now WHERE id = $id"),
       delivery: q(`SELECT ${DELIVERY_COLUMNS} FROM deliveries d JOIN events e ON e.id = d.event_id WHERE d.id = $id`),
       attempts: q("SELECT * FROM attempts WHERE delivery_id = $id ORDER BY number, id"),
-      // One endpoint's page; `created_at <= $beforeAt` lets the index start at the cursor.
-      list: q(`SELECT ${DELIVERY_COLUMNS} FROM deliveries d JOIN events e ON e.id = d.event_id
-        WHERE d.endpoint_id = $endpoint AND d.account_id = $account AND ($status IS NULL OR d.status = $status)
-          AND d.created_at <= $beforeAt AND (d.created_at < $beforeAt OR d.id < $beforeId)
-        ORDER BY d.created_at DESC, d.id DESC LIMIT $limit`),
       eventBody: q("SELECT body FROM events WHERE id = $id"),
       countHour: q(`INSERT INTO endpoint_hours (endpoint_id, hour, succeeded, failed, parked) VALUES ($endpoint, $hour, $succeeded, $failed, $parked)
         ON CONFLICT DO UPDATE SET succeeded = succeeded + excluded.succeeded, failed = failed + excluded.failed, parked = parked + excluded.parked`),
@@ -447,15 +459,15 @@ export class SqliteWebhooks implements WebhookStore {
    */
   async deliveries(filter: DeliveryFilter) {
     const endpointIds = filter.endpointId !== undefined ? [filter.endpointId] : this.targets(filter.accountId).map((t) => t.id);
-    const rows = endpointIds.flatMap((endpoint) => this.stmt.list!.all({
+    const pages = this.pages[filter.status ?? "all"];
+    const rows = endpointIds.flatMap((endpoint) => pages.flatMap((statement) => statement.all({
       account: filter.accountId,
       endpoint,
-      status: filter.status ?? null,
       beforeAt: filter.before?.createdAt ?? Number.MAX_SAFE_INTEGER,
       beforeId: filter.before?.id ?? "",
       limit: filter.limit,
-    }) as Row[]);
-    if (endpointIds.length > 1) {
+    }) as Row[]));
+    if (endpointIds.length * pages.length > 1) {
       rows.sort((a, b) => (b.created_at as number) - (a.created_at as number) || (a.id === b.id ? 0 : (a.id as string) < (b.id as string) ? 1 : -1));
     }
     return rows.slice(0, filter.limit).map(toDelivery);

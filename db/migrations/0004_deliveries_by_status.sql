@@ -1,0 +1,2 @@
+CREATE INDEX `deliveries_parked` ON `deliveries` (`endpoint_id`,`created_at`) WHERE "deliveries"."status" = 'parked';--> statement-breakpoint
+CREATE INDEX `deliveries_waiting` ON `deliveries` (`endpoint_id`,`created_at`) WHERE "deliveries"."status" = 'pending' AND "deliveries"."lease_until" IS NULL;
