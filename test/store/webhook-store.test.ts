@@ -215,14 +215,16 @@ describe("hourly stats in the SQLite store", () => {
     // A delivery parked without an attempt (its endpoint was disabled) counts only as parked.
     const unattempted = await store(setup, start + HOUR + 6, start + HOUR + 60_000);
     await hooks.completeAttempt({ ...firstAttempt(unattempted, endpoint.id, start + HOUR + 7), attempt: null, next: { status: "parked", reason: "endpoint_disabled" }, effect: "none" });
-    const now = start + 2 * HOUR + 1;
-    expect(counts(await hooks.hourlyStats(endpoint.id, start, now))).toEqual([[1, 1, 0], [0, 1, 2], [0, 0, 0]]);
+    // Recorded in one commit: counted together.
+    await Promise.all([1, 2, 3].map((i) => attemptAt(setup, start + 2 * HOUR + i, i === 3 ? 502 : 200, i === 3 ? failed(start + 2 * HOUR) : succeeded)));
+    const now = start + 3 * HOUR + 1;
+    expect(counts(await hooks.hourlyStats(endpoint.id, start, now))).toEqual([[1, 1, 0], [0, 1, 2], [2, 1, 0], [0, 0, 0]]);
 
     // The account keeps 24 hours: the first hour goes once all of it is older than that.
     await hooks.purgeExpired(start + 25 * HOUR - 1, { "24h": 24 * HOUR, "7d": 7 * 24 * HOUR });
-    expect(counts(await hooks.hourlyStats(endpoint.id, start, now))).toEqual([[1, 1, 0], [0, 1, 2], [0, 0, 0]]);
+    expect(counts(await hooks.hourlyStats(endpoint.id, start, now))).toEqual([[1, 1, 0], [0, 1, 2], [2, 1, 0], [0, 0, 0]]);
     await hooks.purgeExpired(start + 25 * HOUR, { "24h": 24 * HOUR, "7d": 7 * 24 * HOUR });
-    expect(counts(await hooks.hourlyStats(endpoint.id, start, now))).toEqual([[0, 0, 0], [0, 1, 2], [0, 0, 0]]);
+    expect(counts(await hooks.hourlyStats(endpoint.id, start, now))).toEqual([[0, 0, 0], [0, 1, 2], [2, 1, 0], [0, 0, 0]]);
   });
 
   test("a database from before the counters gets them, on upgrade, from the attempts and parked deliveries it holds", async () => {

@@ -409,15 +409,11 @@ export class SqliteWebhooks implements WebhookStore {
       now,
     });
     if (updated.changes > 0 && input.deletePayload) this.stmt.dropEventBody!.run({ delivery: input.deliveryId });
-    const parked = updated.changes > 0 && next.status === "parked";
     if (a) {
       const ok = a.statusCode !== null && a.statusCode >= 200 && a.statusCode <= 299;
-      const sameHour = parked && hourOf(a.at) === hourOf(now);
-      this.countHour(input.endpointId, a.at, { succeeded: ok ? 1 : 0, failed: ok ? 0 : 1, parked: sameHour ? 1 : 0 });
-      if (parked && !sameHour) this.countHour(input.endpointId, now, { succeeded: 0, failed: 0, parked: 1 });
-    } else if (parked) {
-      this.countHour(input.endpointId, now, { succeeded: 0, failed: 0, parked: 1 });
+      this.countHour(input.endpointId, a.at, { succeeded: ok ? 1 : 0, failed: ok ? 0 : 1, parked: 0 });
     }
+    if (updated.changes > 0 && next.status === "parked") this.countHour(input.endpointId, now, { succeeded: 0, failed: 0, parked: 1 });
     if (input.effect === "success") {
       this.stmt.success!.run({ id: input.endpointId, now });
     } else if (input.effect === "failure" || input.effect === "gone") {
