@@ -139,6 +139,13 @@ export interface DeliveryFilter {
   limit: number;
 }
 
+export interface ClaimOptions {
+  limit: number;
+  perEndpoint: number;
+  leaseMs: number;
+  maxBytes: number;
+}
+
 export interface HourlyStats {
   /** Start of the hour, epoch ms. */
   hour: number;
@@ -188,12 +195,13 @@ export interface WebhookStore {
 
   /**
    * Leases up to `limit` pending deliveries due at `now`, endpoints with the oldest due work
-   * first, never giving an endpoint more than `perEndpoint` live leases in total. A lease lasts
-   * until `now + leaseMs` or until completeAttempt; meanwhile the delivery's nextAttemptAt is the
-   * lease's end. A lease that ran out with no attempt recorded (its holder died, or its attempt
-   * crashed) makes the delivery claimable again (at-least-once).
+   * first, never giving an endpoint more than `perEndpoint` live leases in total, and stopping
+   * before the claimed bodies (each delivery's counted) pass `maxBytes`, though the first delivery
+   * always goes. A lease lasts until `now + leaseMs` or until completeAttempt; meanwhile the
+   * delivery's nextAttemptAt is the lease's end. A lease that ran out with no attempt recorded
+   * (its holder died, or its attempt crashed) makes the delivery claimable again (at-least-once).
    */
-  claimDue(now: number, options: { limit: number; perEndpoint: number; leaseMs: number }): Promise<ClaimedDelivery[]>;
+  claimDue(now: number, options: ClaimOptions): Promise<ClaimedDelivery[]>;
 
   /**
    * Records the outcome of a leased delivery in ONE transaction: the attempt row (if an attempt

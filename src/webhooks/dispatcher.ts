@@ -2,6 +2,7 @@ import type { Worker } from "../runtime/deps.ts";
 import type { Retention } from "../store/types.ts";
 import type { ClaimedDelivery, NewDelivery, NewEvent } from "../store/webhooks.ts";
 import { runAttempt, type AttemptDeps } from "./attempt.ts";
+import { MAX_EVENT_BYTES } from "./ingress.ts";
 
 /** SPEC 6.5: up to 10 requests in flight to one endpoint. */
 export const PER_ENDPOINT_IN_FLIGHT = 10;
@@ -139,6 +140,7 @@ export class Dispatcher implements Worker {
           limit,
           perEndpoint: this.leasedPerEndpoint,
           leaseMs: this.leaseMs,
+          maxBytes: LINED_BYTES - this.linedBytes,
         });
         const endpoints = new Set<string>();
         for (const { endpoint, ...claimed } of batch) {
@@ -151,8 +153,11 @@ export class Dispatcher implements Worker {
           this.fill(id);
         }
         if (batch.length < limit) {
-          // The claim stopped short of an endpoint's room only because nothing more of it was due.
-          for (const id of this.backlog) if (this.roomOf(id) > 0) this.backlog.delete(id);
+          // Unless the lines' byte bound stopped it (no event is larger than MAX_EVENT_BYTES), the
+          // claim stopped short of an endpoint's room only because nothing more of it was due.
+          if (LINED_BYTES - this.linedBytes >= MAX_EVENT_BYTES) {
+            for (const id of this.backlog) if (this.roomOf(id) > 0) this.backlog.delete(id);
+          }
           return;
         }
       }

@@ -49,16 +49,38 @@ describe("the queue's claim in the SQLite store", () => {
   test("an endpoint's due deliveries are read in index order, never sorted: a claim costs the same whatever the backlog", async () => {
     const { deps } = await storeWithEndpoint();
     const statements = (deps.store.webhooks as unknown as { stmt: Record<string, { toString(): string }> }).stmt;
-    const claimSql = statements.claimOfEndpoint!.toString();
-    expect(claimSql).toContain("ORDER BY next_attempt_at");
+    const claimSql = statements.dueOfEndpoint!.toString();
+    expect(claimSql).toContain("ORDER BY d.next_attempt_at");
     const plan = deps.store.db.$client.query(`EXPLAIN QUERY PLAN ${claimSql}`).all() as { detail: string }[];
     expect(plan.map((row) => row.detail)).toContainEqual(expect.stringContaining("USING INDEX deliveries_due"));
     expect(plan.map((row) => row.detail).filter((detail) => detail.includes("TEMP B-TREE"))).toEqual([]);
   });
 });
 
+describe("a claim's bodies in the SQLite store", () => {
+  test("a claim stops before its bodies pass maxBytes (the first always goes), and an event's deliveries share one copy of its body", async () => {
+    const { deps, hooks, endpoint } = await storeWithEndpoint();
+    const at = deps.clock.now();
+    const second = endpointRow("ep_store_test_2", endpoint.accountId, at);
+    await hooks.createEndpoint(second);
+    // Three events of 1,000 bytes, each due to both endpoints.
+    const events = [1, 2, 3].map((i) => eventRow(newEventId(deps.random, at + i), endpoint.accountId, at + i, new Uint8Array(1000).fill(i)));
+    await hooks.enqueue(events, events.flatMap((e, i) => [endpoint.id, second.id].map((to) => deliveryRow(newDeliveryId(deps.random, at + i), e, to, at + i))));
+    const claim = (maxBytes: number) => hooks.claimDue(at + 10, { limit: 10, perEndpoint: 10, leaseMs: 70_000, maxBytes });
+
+    expect(await claim(2500)).toHaveLength(2);
+    expect(await claim(10)).toHaveLength(1);
+    const rest = await claim(Number.POSITIVE_INFINITY);
+    expect(rest).toHaveLength(3);
+    const shared = rest.filter((c) => rest.some((other) => other !== c && other.delivery.eventId === c.delivery.eventId));
+    expect(shared).toHaveLength(2);
+    expect(shared[0]!.body).toBe(shared[1]!.body!);
+    expect(shared[0]!.body).toEqual(new Uint8Array(1000).fill(shared[0]!.body![0]!));
+  });
+});
+
 describe("leases in the SQLite store", () => {
-  const claim = (hooks: WebhookStore, now: number) => hooks.claimDue(now, { limit: 10, perEndpoint: 10, leaseMs: 70_000 }).then((all) => all.map((c) => c.delivery.id));
+  const claim = (hooks: WebhookStore, now: number) => hooks.claimDue(now, { limit: 10, perEndpoint: 10, leaseMs: 70_000, maxBytes: Number.POSITIVE_INFINITY }).then((all) => all.map((c) => c.delivery.id));
 
   test("a delivery stored leased stays out of the due index; a claim takes it only once its lease has run out with no attempt recorded", async () => {
     const setup = await storeWithEndpoint();

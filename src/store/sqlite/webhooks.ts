@@ -3,7 +3,7 @@ import { asc, eq, sql } from "drizzle-orm";
 import type { Sealer } from "../../crypto/sealer.ts";
 import type { Retention } from "../types.ts";
 import type {
-  Attempt, ClaimedDelivery, Delivery, DeliveryEndpoint, DeliveryFilter, DeliveryStatus, Endpoint, EndpointChange, EndpointPatch, EndpointTarget,
+  Attempt, ClaimedDelivery, ClaimOptions, Delivery, DeliveryEndpoint, DeliveryFilter, DeliveryStatus, Endpoint, EndpointChange, EndpointPatch, EndpointTarget,
   HourlyStats, NewDelivery, NewEvent, WebhookStore,
 } from "../webhooks.ts";
 import type { Db } from "./open.ts";
@@ -112,10 +112,11 @@ export class SqliteWebhooks implements WebhookStore {
       // when it comes due again if the lease runs out (expiredLeases). Ties go by rowid, which
       // deliveries_due holds in that order: ordering by id made SQLite sort the whole due backlog
       // of the endpoint at every claim (bench/RESULTS.md).
-      claimOfEndpoint: q(`UPDATE deliveries SET lease_until = $leaseUntil, next_attempt_at = $leaseUntil WHERE id IN (
-          SELECT id FROM deliveries WHERE endpoint_id = $endpoint AND status = 'pending' AND lease_until IS NULL AND next_attempt_at <= $now
-          ORDER BY next_attempt_at, rowid LIMIT $limit
-        ) RETURNING id`),
+      // length() of a blob reads its size from the record, not its pages.
+      dueOfEndpoint: q(`SELECT d.id, length(e.body) AS bytes FROM deliveries d JOIN events e ON e.id = d.event_id
+        WHERE d.endpoint_id = $endpoint AND d.status = 'pending' AND d.lease_until IS NULL AND d.next_attempt_at <= $now
+        ORDER BY d.next_attempt_at, d.rowid LIMIT $limit`),
+      lease: q("UPDATE deliveries SET lease_until = $leaseUntil, next_attempt_at = $leaseUntil WHERE id IN (SELECT value FROM json_each($ids))"),
       // An attempt that never recorded its end (it crashed) leaves its delivery leased: when the
       // lease runs out, the delivery goes back among the due ones.
       expiredLeases: q("UPDATE deliveries SET lease_until = NULL WHERE lease_until <= $now AND status = 'pending'"),
@@ -296,32 +297,43 @@ export class SqliteWebhooks implements WebhookStore {
     }, true);
   }
 
-  claimDue(now: number, options: { limit: number; perEndpoint: number; leaseMs: number }): Promise<ClaimedDelivery[]> {
+  claimDue(now: number, options: ClaimOptions): Promise<ClaimedDelivery[]> {
     return this.inTurnTransaction(() => {
       const claimed: ClaimedDelivery[] = [];
-      const ids: Row[] = [];
+      const ids: string[] = [];
+      let bytes = 0;
       this.stmt.expiredLeases!.run({ now });
       const candidates = this.stmt.claimable!.all({ now, perEndpoint: options.perEndpoint }) as Row[];
-      for (const candidate of candidates) {
+      endpoints: for (const candidate of candidates) {
         const room = Math.min(options.perEndpoint - (candidate.busy as number), options.limit - ids.length);
         if (room <= 0) break;
-        ids.push(...(this.stmt.claimOfEndpoint!.all({ endpoint: candidate.id as string, now, leaseUntil: now + options.leaseMs, limit: room }) as Row[]));
+        for (const due of this.stmt.dueOfEndpoint!.all({ endpoint: candidate.id as string, now, limit: room }) as Row[]) {
+          const size = (due.bytes as number | null) ?? 0;
+          // The first always goes, so that a body larger than the bound is delivered too.
+          if (ids.length > 0 && bytes + size > options.maxBytes) break endpoints;
+          bytes += size;
+          ids.push(due.id as string);
+        }
       }
       if (ids.length === 0) return claimed;
+      const list = JSON.stringify(ids);
+      this.stmt.lease!.run({ ids: list, leaseUntil: now + options.leaseMs });
       // In the order they were claimed (oldest due first), not the order the look-up found them.
-      const order = new Map(ids.map((r, i) => [r.id as string, i]));
-      const rows = this.stmt.claimed!.all({ ids: JSON.stringify([...order.keys()]) }) as Row[];
+      const order = new Map(ids.map((id, i) => [id, i]));
+      const rows = this.stmt.claimed!.all({ ids: list }) as Row[];
       rows.sort((a, b) => order.get(a.id as string)! - order.get(b.id as string)!);
+      // An event's deliveries to several endpoints share one copy of its body.
+      const bodies = new Map<string, Uint8Array>();
       for (const row of rows) {
         const delivery = toDelivery(row);
         const endpoint = this.deliveryEndpointNow(delivery.endpointId);
         if (!endpoint) continue;
-        claimed.push({
-          delivery,
-          endpoint,
-          body: row.body === null || row.payload_deleted === 1 ? null : new Uint8Array(row.body as Uint8Array),
-          upstreamSignature: row.upstream_signature as string | null,
-        });
+        let body: Uint8Array | null = null;
+        if (row.body !== null && row.payload_deleted !== 1) {
+          body = bodies.get(delivery.eventId) ?? new Uint8Array(row.body as Uint8Array);
+          bodies.set(delivery.eventId, body);
+        }
+        claimed.push({ delivery, endpoint, body, upstreamSignature: row.upstream_signature as string | null });
       }
       return claimed;
     });
