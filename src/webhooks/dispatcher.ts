@@ -11,7 +11,7 @@ export const GLOBAL_IN_FLIGHT = 256;
 /** Bound the deliveries, and the body bytes, held by endpoints' lines (see Dispatcher.lines). */
 const LINED_TOTAL = 4 * GLOBAL_IN_FLIGHT;
 const LINED_BYTES = 64 * 1024 * 1024;
-/** At most this many deliveries per claim, so one claim's bodies stay a bounded amount of memory. */
+/** At most this many deliveries per claim, so that one claim's transaction stays short (its bodies are bounded by LINED_BYTES). */
 const CLAIM_BATCH = 64;
 /** A lease outlasts an attempt's time-out by this much (see leaseMs). */
 const LEASE_MARGIN_MS = 60_000;

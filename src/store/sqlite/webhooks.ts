@@ -3,8 +3,8 @@ import { asc, eq, sql } from "drizzle-orm";
 import type { Sealer } from "../../crypto/sealer.ts";
 import type { Retention } from "../types.ts";
 import type {
-  Attempt, ClaimedDelivery, ClaimOptions, Delivery, DeliveryEndpoint, DeliveryFilter, DeliveryStatus, Endpoint, EndpointChange, EndpointPatch, EndpointTarget,
-  HourlyStats, NewDelivery, NewEvent, WebhookStore,
+  Attempt, ClaimedDelivery, ClaimOptions, Delivery, DeliveryEndpoint, DeliveryFilter, DeliveryStatus, Endpoint, EndpointChange,
+  EndpointPatch, EndpointTarget, HourlyStats, NewDelivery, NewEvent, WebhookStore,
 } from "../webhooks.ts";
 import type { Db } from "./open.ts";
 import { endpoints } from "./schema.ts";
