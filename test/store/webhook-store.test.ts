@@ -212,9 +212,16 @@ describe("long deletions in the SQLite store work in batches, letting the event 
     expect(rowsLeft()).toEqual([0, 0, 0]);
   });
 
-  test("deleting an endpoint, with its deliveries and their events", async () => {
+  test("deleting an endpoint, with its deliveries and their events; nothing is sent to it meanwhile", async () => {
     const { hooks, endpoint, rowsLeft } = await withDelivered(250);
-    const { result, turns } = await turnsDuring(() => hooks.deleteEndpoint(endpoint.id));
+    let meanwhile: unknown;
+    const { result, turns } = await turnsDuring(async () => {
+      const deleting = hooks.deleteEndpoint(endpoint.id);
+      // What an attempt starting while the batches run reads of its endpoint.
+      meanwhile = await hooks.deliveryEndpoint(endpoint.id);
+      return deleting;
+    });
+    expect(meanwhile).toMatchObject({ enabled: false });
     expect(result).toBe(true);
     expect(turns).toBeGreaterThanOrEqual(2);
     expect(rowsLeft()).toEqual([0, 0, 0]);

@@ -160,6 +160,7 @@ export class SqliteWebhooks implements WebhookStore {
       // An event lives as long as one of its deliveries (replays included) does.
       dropOrphanEvent: q("DELETE FROM events WHERE id = $event AND NOT EXISTS (SELECT 1 FROM deliveries WHERE event_id = $event)"),
       eventsOfEndpoint: q("SELECT DISTINCT event_id FROM deliveries WHERE endpoint_id = $endpoint"),
+      stopSending: q("UPDATE endpoints SET enabled = 0 WHERE id = $id"),
       deliveriesOfEndpoint: q(`DELETE FROM deliveries WHERE rowid IN (SELECT rowid FROM deliveries WHERE endpoint_id = $endpoint LIMIT ${PURGE_BATCH})
         RETURNING event_id`),
     };
@@ -266,6 +267,9 @@ export class SqliteWebhooks implements WebhookStore {
     return changed ? this.toEndpoint(changed) : undefined;
   }
   async deleteEndpoint(id: string) {
+    // Nothing more is sent to it meanwhile: an attempt starting now finds it disabled and parks.
+    this.stmt.stopSending!.run({ id });
+    this.forget(id);
     // Its deliveries first, in batches as the purge takes them: all in one transaction, a busy
     // endpoint's would hold the thread for seconds (8.5 us each).
     while (this.deleteBatch({ endpoint: id }).deliveries === PURGE_BATCH) await nextTurn();
