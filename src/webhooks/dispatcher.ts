@@ -1,3 +1,4 @@
+import { setImmediate as nextTurn } from "node:timers/promises";
 import type { Worker } from "../runtime/deps.ts";
 import type { Retention } from "../store/types.ts";
 import type { ClaimedDelivery, NewDelivery, NewEvent } from "../store/webhooks.ts";
@@ -279,7 +280,7 @@ export class Dispatcher implements Worker {
     if (lined.length === 0) return;
     // In a later turn of the event loop, so that the caller's answer (ingress's 200) goes out
     // before the deliveries are signed and their requests opened.
-    const starting: Promise<void> = new Promise<void>((resolve) => setImmediate(resolve))
+    const starting: Promise<void> = nextTurn()
       .then(() => {
         for (const item of lined) item.ready = true;
         for (const id of new Set(lined.map((item) => item.claimed.delivery.endpointId))) this.fill(id);
@@ -323,7 +324,7 @@ export class Dispatcher implements Worker {
     this.wake();
     while (this.pumping || this.inFlight.size > 0 || this.starting.size > 0 || this.linedTotal > 0 || this.wakeScheduled) {
       await Promise.all([this.pumping, ...this.starting, ...this.inFlight]);
-      if (this.wakeScheduled) await new Promise((resolve) => setImmediate(resolve));
+      if (this.wakeScheduled) await nextTurn();
     }
   }
 

@@ -1,5 +1,6 @@
 import type { Database, Statement } from "bun:sqlite";
 import { asc, eq, sql } from "drizzle-orm";
+import { setImmediate as nextTurn } from "node:timers/promises";
 import type { Sealer } from "../../crypto/sealer.ts";
 import type { Retention } from "../types.ts";
 import type {
@@ -15,7 +16,6 @@ type TurnWork = { work: () => unknown; resolve: (value: never) => void; reject: 
 type TurnOutcome = { ok: true; value: unknown } | { ok: false; error: unknown };
 const HOUR = 3_600_000;
 const hourOf = (at: number) => Math.floor(at / HOUR) * HOUR;
-const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
 /** Deliveries purged per transaction: a few milliseconds of the server's thread (bench/webhooks/purge.ts). */
 const PURGE_BATCH = 100;
 /** An endpoint's last_success_at is kept to this precision (see the `success` statement). */
@@ -67,12 +67,6 @@ export class SqliteWebhooks implements WebhookStore {
   constructor(private readonly db: Db, private readonly sqlite: Database, private readonly sealer: Sealer) {
     this.commitTurn = sqlite.transaction((batch: TurnWork[]) => batch.map(({ work }) => work()));
     this.commitAlone = sqlite.transaction((work: () => unknown) => work());
-    const deleting = (statement: () => Statement) => sqlite.transaction((params: Record<string, string | number>) => {
-      const gone = statement().all(params) as Row[];
-      return { deliveries: gone.length, events: this.dropOrphanEvents(gone.map((row) => row.event_id as string)) };
-    });
-    this.purgeBatch = deleting(() => this.stmt.purgeDeliveries!);
-    this.deleteBatch = deleting(() => this.stmt.deliveriesOfEndpoint!);
     const q = (text: string) => this.sqlite.prepare(text);
     this.endpointById = db.select().from(endpoints).where(eq(endpoints.id, sql.placeholder("id"))).prepare();
     // One endpoint's page of deliveries; `created_at <= $beforeAt` lets the index start at the cursor.
@@ -164,6 +158,12 @@ export class SqliteWebhooks implements WebhookStore {
       deliveriesOfEndpoint: q(`DELETE FROM deliveries WHERE rowid IN (SELECT rowid FROM deliveries WHERE endpoint_id = $endpoint LIMIT ${PURGE_BATCH})
         RETURNING event_id`),
     };
+    const deleting = (statement: Statement) => sqlite.transaction((params: Record<string, string | number>) => {
+      const gone = statement.all(params) as Row[];
+      return { deliveries: gone.length, events: this.dropOrphanEvents(gone.map((row) => row.event_id as string)) };
+    });
+    this.purgeBatch = deleting(this.stmt.purgeDeliveries!);
+    this.deleteBatch = deleting(this.stmt.deliveriesOfEndpoint!);
   }
 
   /** Opened signing secrets by stored (sealed) text: a sealed text always opens to the same secret. */
@@ -426,7 +426,8 @@ export class SqliteWebhooks implements WebhookStore {
     });
     if (updated.changes > 0 && input.deletePayload) this.stmt.dropEventBody!.run({ delivery: input.deliveryId });
     if (a) {
-      const ok = a.statusCode !== null && a.statusCode >= 200 && a.statusCode <= 299;
+      // An attempt's effect is "success" exactly when classify() found a 2xx.
+      const ok = input.effect === "success";
       this.countHour(input.endpointId, a.at, { succeeded: ok ? 1 : 0, failed: ok ? 0 : 1, parked: 0 });
     }
     if (updated.changes > 0 && next.status === "parked") this.countHour(input.endpointId, now, { succeeded: 0, failed: 0, parked: 1 });
