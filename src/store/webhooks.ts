@@ -210,6 +210,8 @@ export interface WebhookStore {
    * when it reaches warnAt, and disables with `consecutive_failures` at disableAt when no success
    * happened within quietMs; `gone` disables at once), and, when `deletePayload`, marks the
    * delivery's payload deleted and drops the event body once no pending delivery still needs it.
+   * A delivery that no longer exists (deleted with its endpoint while its attempt ran) gets
+   * nothing recorded, and the promise resolves with no change to any endpoint.
    */
   completeAttempt(input: {
     deliveryId: string;

@@ -72,3 +72,31 @@ test("deleting an endpoint deletes its deliveries and the events no other delive
   expect(await deps.store.webhooks.eventBody("evt_shared")).not.toBeNull();
   expect((await deps.store.webhooks.delivery("msg_3"))?.status).toBe("pending");
 });
+
+test("an attempt that ends after its delivery went with its endpoint records nothing, and the attempts committed beside it are kept", async () => {
+  const { deps, account, now } = await withAccount("Deleted");
+  await deps.store.webhooks.createEndpoint(endpointRow("ep_gone", account.id, now));
+  await deps.store.webhooks.createEndpoint(endpointRow("ep_kept", account.id, now));
+  const event = eventRow("evt_both", account.id, now);
+  // Both leased to this process, as deliveries in flight are.
+  await deps.store.webhooks.enqueue([event], [
+    deliveryRow("msg_gone", event, "ep_gone", now, now + 60_000), deliveryRow("msg_kept", event, "ep_kept", now, now + 60_000),
+  ]);
+  expect(await deps.store.webhooks.deleteEndpoint("ep_gone")).toBe(true);
+
+  // Both attempts end in the same turn, so they share one commit.
+  const results = await Promise.allSettled([
+    deps.store.webhooks.completeAttempt(firstAttempt("msg_gone", "ep_gone", now + 5, 500, { next: { status: "pending", nextAttemptAt: now + 5_000 }, effect: "failure" })),
+    deps.store.webhooks.completeAttempt(firstAttempt("msg_kept", "ep_kept", now + 5)),
+  ]);
+
+  expect(results).toEqual([
+    { status: "fulfilled", value: { consecutiveFailures: 0, warned: false, disabled: null } },
+    { status: "fulfilled", value: { consecutiveFailures: 0, warned: false, disabled: null } },
+  ]);
+  expect(await deps.store.webhooks.attempts("msg_gone")).toEqual([]);
+  expect((await deps.store.webhooks.attempts("msg_kept")).map((a) => a.statusCode)).toEqual([200]);
+  expect((await deps.store.webhooks.delivery("msg_kept"))?.status).toBe("succeeded");
+  const hours = deps.store.db.$client.query("SELECT endpoint_id, succeeded, failed FROM endpoint_hours ORDER BY endpoint_id").all();
+  expect(hours).toEqual([{ endpoint_id: "ep_kept", succeeded: 1, failed: 0 }]);
+});

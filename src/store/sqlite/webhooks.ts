@@ -408,12 +408,6 @@ export class SqliteWebhooks implements WebhookStore {
     const { now, rules } = input;
     const change: EndpointChange = { consecutiveFailures: 0, warned: false, disabled: null };
     const a = input.attempt;
-    if (a) {
-      this.stmt.insertAttempt!.run({
-        delivery: input.deliveryId, number: a.number, at: a.at, status: a.statusCode, error: a.error,
-        excerpt: a.responseExcerpt, duration: a.durationMs,
-      });
-    }
     const next = input.next;
     const updated = this.stmt.updateDelivery!.run({
       id: input.deliveryId,
@@ -424,13 +418,20 @@ export class SqliteWebhooks implements WebhookStore {
       deletePayload: input.deletePayload ? 1 : 0,
       now,
     });
-    if (updated.changes > 0 && input.deletePayload) this.stmt.dropEventBody!.run({ delivery: input.deliveryId });
+    // The delivery went while its attempt ran (its endpoint was deleted, or retention purged it):
+    // there is nothing left to record it against, nor an endpoint whose health it would change.
+    if (updated.changes === 0) return change;
+    if (input.deletePayload) this.stmt.dropEventBody!.run({ delivery: input.deliveryId });
     if (a) {
+      this.stmt.insertAttempt!.run({
+        delivery: input.deliveryId, number: a.number, at: a.at, status: a.statusCode, error: a.error,
+        excerpt: a.responseExcerpt, duration: a.durationMs,
+      });
       // An attempt's effect is "success" exactly when classify() found a 2xx.
       const ok = input.effect === "success";
       this.countHour(input.endpointId, a.at, { succeeded: ok ? 1 : 0, failed: ok ? 0 : 1, parked: 0 });
     }
-    if (updated.changes > 0 && next.status === "parked") this.countHour(input.endpointId, now, { succeeded: 0, failed: 0, parked: 1 });
+    if (next.status === "parked") this.countHour(input.endpointId, now, { succeeded: 0, failed: 0, parked: 1 });
     if (input.effect === "success") {
       this.stmt.success!.run({ id: input.endpointId, now });
     } else if (input.effect === "failure" || input.effect === "gone") {
