@@ -7,7 +7,7 @@
  * Run: bun bench/webhooks/purge.ts   (env DELIVERIES, 100,000 by default)
  */
 import type { NewDelivery, NewEvent } from "../../src/store/webhooks.ts";
-import { benchStore, eventAndDelivery, recordSuccess, type BenchEndpoint } from "./store-fixture.ts";
+import { benchStore, eventAndDelivery, recordSuccess, stallDuring, type BenchEndpoint } from "./store-fixture.ts";
 
 const DELIVERIES = Number(process.env.DELIVERIES ?? 100_000);
 const DAY = 86_400_000;
@@ -35,24 +35,9 @@ async function deliver(endpoint: BenchEndpoint, from: number): Promise<void> {
   }
 }
 
-/** Runs `work`; gives its time and the longest gap between runs of a 1 ms timer meanwhile. */
 async function timed(work: () => Promise<unknown>): Promise<string> {
-  let longest = 0;
-  let last = performance.now();
-  const timer = setInterval(() => {
-    const t = performance.now();
-    longest = Math.max(longest, t - last);
-    last = t;
-  }, 1);
-  await Bun.sleep(20);
-  longest = 0;
-  last = performance.now();
-  const started = performance.now();
-  await work();
-  const ms = performance.now() - started;
-  await Bun.sleep(5);
-  clearInterval(timer);
-  return `${ms.toFixed(0)} ms (${((ms * 1000) / DELIVERIES).toFixed(1)} µs per delivery); longest event-loop stall ${longest.toFixed(1)} ms`;
+  const { ms, longestStallMs } = await stallDuring(work);
+  return `${ms.toFixed(0)} ms (${((ms * 1000) / DELIVERIES).toFixed(1)} µs per delivery); longest event-loop stall ${longestStallMs.toFixed(1)} ms`;
 }
 
 await deliver(expiring, now - 2 * DAY);

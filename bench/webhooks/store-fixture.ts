@@ -1,5 +1,5 @@
 /**
- * What the store-level benchmarks (store.ts, claim.ts, commit-latency.ts) share: a fresh SQLite
+ * What the store-level benchmarks (store.ts, claim.ts, commit-latency.ts, purge.ts, pending.ts) share: a fresh SQLite
  * store on a temporary file with one account and one `messages` endpoint per account, and the
  * rows the queue's hot path writes.
  */
@@ -70,4 +70,27 @@ export function recordSuccess(hooks: WebhookStore, delivery: Pick<NewDelivery, "
     deliveryId: delivery.id, endpointId: delivery.endpointId, attempt: { number: 1, at, statusCode: 200, error: null, responseExcerpt: "ok", durationMs: 1 },
     next: { status: "succeeded" }, effect: "success", deletePayload: false, now: at, rules: FAILURE_RULES,
   });
+}
+
+/**
+ * Runs `work`; gives its time, and the longest gap between runs of a 1 ms timer meanwhile (what a
+ * request arriving then would wait for at most).
+ */
+export async function stallDuring(work: () => Promise<unknown>): Promise<{ ms: number; longestStallMs: number }> {
+  let longest = 0;
+  let last = performance.now();
+  const timer = setInterval(() => {
+    const t = performance.now();
+    longest = Math.max(longest, t - last);
+    last = t;
+  }, 1);
+  await Bun.sleep(20);
+  longest = 0;
+  last = performance.now();
+  const started = performance.now();
+  await work();
+  const ms = performance.now() - started;
+  await Bun.sleep(5);
+  clearInterval(timer);
+  return { ms, longestStallMs: longest };
 }

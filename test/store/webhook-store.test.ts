@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { createSealer } from "../../src/crypto/sealer.ts";
 import { openSqliteStore } from "../../src/store/sqlite/store.ts";
-import { LAST_SUCCESS_RESOLUTION_MS } from "../../src/store/sqlite/webhooks.ts";
+import { COUNT_CHUNK, LAST_SUCCESS_RESOLUTION_MS } from "../../src/store/sqlite/webhooks.ts";
 import type { WebhookStore } from "../../src/store/webhooks.ts";
 import { newDeliveryId, newEventId } from "../../src/webhooks/ids.ts";
 import { FAILURE_RULES } from "../../src/webhooks/outcome.ts";
@@ -179,22 +179,22 @@ describe("deliveries listed by status in the SQLite store", () => {
   });
 });
 
-describe("long deletions in the SQLite store work in batches, letting the event loop run between them", () => {
-  /** Runs `work`, counting the turns of the event loop that other work had meanwhile. */
-  async function turnsDuring<T>(work: () => Promise<T>): Promise<{ result: T; turns: number }> {
-    let turns = 0;
-    let running = true;
-    const spin = () => {
-      if (!running) return;
-      turns++;
-      setImmediate(spin);
-    };
+/** Runs `work`, counting the turns of the event loop that other work had meanwhile. */
+async function turnsDuring<T>(work: () => Promise<T>): Promise<{ result: T; turns: number }> {
+  let turns = 0;
+  let running = true;
+  const spin = () => {
+    if (!running) return;
+    turns++;
     setImmediate(spin);
-    const result = await work();
-    running = false;
-    return { result, turns };
-  }
+  };
+  setImmediate(spin);
+  const result = await work();
+  running = false;
+  return { result, turns };
+}
 
+describe("long deletions in the SQLite store work in batches, letting the event loop run between them", () => {
   async function withDelivered(n: number) {
     const setup = await storeWithEndpoint();
     const at = setup.deps.clock.now();
@@ -226,6 +226,32 @@ describe("long deletions in the SQLite store work in batches, letting the event 
     expect(turns).toBeGreaterThanOrEqual(2);
     expect(rowsLeft()).toEqual([0, 0, 0]);
     expect(await hooks.endpoint(endpoint.id)).toBeUndefined();
+  });
+});
+
+describe("the pending count in the SQLite store", () => {
+  test("a backlog of due deliveries is counted chunk by chunk, letting the event loop run between chunks; leased ones count, ended ones do not", async () => {
+    const setup = await storeWithEndpoint();
+    const { deps, hooks, endpoint } = setup;
+    const at = deps.clock.now();
+    const other = endpointRow("ep_store_test_2", endpoint.accountId, at);
+    await hooks.createEndpoint(other);
+    const event = eventRow(newEventId(deps.random, at), endpoint.accountId, at);
+    await hooks.enqueue([event], []);
+    // Written by SQL, as a long outage leaves them. Runs of deliveries share an endpoint and a due
+    // time, so chunks end inside runs of equal index keys.
+    const backlog = (endpointId: string, n: number) => deps.store.db.$client.query(`WITH RECURSIVE i(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM i WHERE n < $n)
+      INSERT INTO deliveries (id, account_id, endpoint_id, event_id, status, next_attempt_at, created_at, updated_at)
+      SELECT $endpoint || '_' || n, $account, $endpoint, $event, 'pending', $at + n % 3, $at, $at FROM i`)
+      .run({ n, endpoint: endpointId, account: endpoint.accountId, event: event.id, at });
+    backlog(endpoint.id, COUNT_CHUNK + 7);
+    backlog(other.id, COUNT_CHUNK - 1);
+    await store(setup, at, at + 60_000);
+    await attemptAt(setup, at, 200, succeeded);
+
+    const { result, turns } = await turnsDuring(() => hooks.pendingCount());
+    expect(result).toBe(2 * COUNT_CHUNK + 7);
+    expect(turns).toBeGreaterThanOrEqual(2);
   });
 });
 

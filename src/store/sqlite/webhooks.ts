@@ -18,6 +18,8 @@ const HOUR = 3_600_000;
 const hourOf = (at: number) => Math.floor(at / HOUR) * HOUR;
 /** Deliveries purged per transaction: a few milliseconds of the server's thread (bench/webhooks/purge.ts). */
 const PURGE_BATCH = 100;
+/** Due deliveries counted per statement by pendingCount: a few milliseconds of the server's thread (bench/webhooks/pending.ts). */
+export const COUNT_CHUNK = 20_000;
 /** An endpoint's last_success_at is kept to this precision (see the `success` statement). */
 export const LAST_SUCCESS_RESOLUTION_MS = 1_000;
 
@@ -143,10 +145,16 @@ export class SqliteWebhooks implements WebhookStore {
       purgeHours: q(`DELETE FROM endpoint_hours WHERE (endpoint_id, hour) IN (
         SELECT h.endpoint_id, h.hour FROM accounts a CROSS JOIN endpoints p ON p.account_id = a.id CROSS JOIN endpoint_hours h ON h.endpoint_id = p.id
         WHERE h.hour + ${HOUR} <= $now - CASE a.retention WHEN '7d' THEN $week ELSE $day END)`),
-      // Every pending delivery is in exactly one of the two partial indexes (due, or leased), so the
-      // count reads those rather than the whole table.
-      pending: q(`SELECT (SELECT COUNT(*) FROM deliveries WHERE status = 'pending' AND lease_until IS NULL)
-        + (SELECT COUNT(*) FROM deliveries WHERE lease_until IS NOT NULL AND status = 'pending') AS n`),
+      // Every pending delivery is in exactly one of the two partial indexes: due (waiting for an
+      // attempt), or leased (few: what this process has in flight or lined up). The due ones can be
+      // millions during a long outage, so they are counted a chunk at a time along deliveries_due,
+      // from a cursor (its key: endpoint, due time, rowid) past the last chunk.
+      dueChunkEnd: q(`SELECT endpoint_id AS endpoint, next_attempt_at AS due, rowid AS row FROM deliveries INDEXED BY deliveries_due
+        WHERE status = 'pending' AND lease_until IS NULL AND (endpoint_id, next_attempt_at, rowid) > ($endpoint, $due, $row)
+        ORDER BY endpoint_id, next_attempt_at, rowid LIMIT 1 OFFSET ${COUNT_CHUNK - 1}`),
+      dueRest: q(`SELECT COUNT(*) AS n FROM deliveries INDEXED BY deliveries_due
+        WHERE status = 'pending' AND lease_until IS NULL AND (endpoint_id, next_attempt_at, rowid) > ($endpoint, $due, $row)`),
+      leasedPending: q("SELECT COUNT(*) AS n FROM deliveries INDEXED BY deliveries_lease WHERE lease_until IS NOT NULL AND status = 'pending'"),
       // Endpoint by endpoint (CROSS JOIN keeps that order), so each reads only its expired range.
       purgeDeliveries: q(`DELETE FROM deliveries WHERE rowid IN (
         SELECT d.rowid FROM accounts a CROSS JOIN endpoints p ON p.account_id = a.id CROSS JOIN deliveries d ON d.endpoint_id = p.id
@@ -505,7 +513,19 @@ export class SqliteWebhooks implements WebhookStore {
     return [...buckets.values()];
   }
   async pendingCount() {
-    return (this.stmt.pending!.get() as Row).n as number;
+    let count = 0;
+    // Before every key: endpoint ids are never empty.
+    let after: Row = { endpoint: "", due: 0, row: 0 };
+    for (;;) {
+      const end = this.stmt.dueChunkEnd!.get(after) as Row | null;
+      if (end === null) break;
+      count += COUNT_CHUNK;
+      after = end;
+      // Requests that came meanwhile are answered between chunks, as between purge batches.
+      await nextTurn();
+    }
+    count += (this.stmt.dueRest!.get(after) as Row).n as number;
+    return count + ((this.stmt.leasedPending!.get() as Row).n as number);
   }
 
   async purgeExpired(now: number, retentionMs: Record<Retention, number>) {
