@@ -1,7 +1,7 @@
 /**
- * What the store-level benchmarks (store.ts, claim.ts, commit-latency.ts, purge.ts, pending.ts) share: a fresh SQLite
- * store on a temporary file with one account and one `messages` endpoint per account, and the
- * rows the queue's hot path writes.
+ * What the store-level benchmarks (store.ts, claim.ts, commit-latency.ts, purge.ts, pending.ts)
+ * share: a fresh SQLite store on a temporary file with one account and one `messages` endpoint per
+ * account, the rows the queue's hot path writes, and a measure of event-loop stalls.
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";

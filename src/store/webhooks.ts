@@ -232,6 +232,10 @@ export interface WebhookStore {
   eventBody(eventId: string): Promise<Uint8Array | null>;
   /** Per-hour counts of an endpoint's succeeded and failed attempts and of deliveries parked, from `since`. */
   hourlyStats(endpointId: string, since: number, now: number): Promise<HourlyStats[]>;
+  /**
+   * Pending deliveries, for a gauge. May count in steps between which other work runs, so a
+   * delivery that changes state meanwhile may be counted twice or missed.
+   */
   pendingCount(): Promise<number>;
 
   /**
