@@ -70,6 +70,8 @@ export class SqliteWebhooks implements WebhookStore {
     this.commitTurn = sqlite.transaction((batch: TurnWork[]) => batch.map(({ work }) => work()));
     this.commitAlone = sqlite.transaction((work: () => unknown) => work());
     const q = (text: string) => this.sqlite.prepare(text);
+    const dueAfterCursor = `FROM deliveries INDEXED BY deliveries_due
+      WHERE status = 'pending' AND lease_until IS NULL AND (endpoint_id, next_attempt_at, rowid) > ($endpoint, $due, $row)`;
     this.endpointById = db.select().from(endpoints).where(eq(endpoints.id, sql.placeholder("id"))).prepare();
     // One endpoint's page of deliveries; `created_at <= $beforeAt` lets the index start at the cursor.
     const page = (from: string, where: string) => q(`SELECT ${DELIVERY_COLUMNS} FROM ${from} JOIN events e ON e.id = d.event_id
@@ -149,11 +151,9 @@ export class SqliteWebhooks implements WebhookStore {
       // attempt), or leased (few: what this process has in flight or lined up). The due ones can be
       // millions during a long outage, so they are counted a chunk at a time along deliveries_due,
       // from a cursor (its key: endpoint, due time, rowid) past the last chunk.
-      dueChunkEnd: q(`SELECT endpoint_id AS endpoint, next_attempt_at AS due, rowid AS row FROM deliveries INDEXED BY deliveries_due
-        WHERE status = 'pending' AND lease_until IS NULL AND (endpoint_id, next_attempt_at, rowid) > ($endpoint, $due, $row)
+      dueChunkEnd: q(`SELECT endpoint_id AS endpoint, next_attempt_at AS due, rowid AS row ${dueAfterCursor}
         ORDER BY endpoint_id, next_attempt_at, rowid LIMIT 1 OFFSET ${COUNT_CHUNK - 1}`),
-      dueRest: q(`SELECT COUNT(*) AS n FROM deliveries INDEXED BY deliveries_due
-        WHERE status = 'pending' AND lease_until IS NULL AND (endpoint_id, next_attempt_at, rowid) > ($endpoint, $due, $row)`),
+      dueRest: q(`SELECT COUNT(*) AS n ${dueAfterCursor}`),
       leasedPending: q("SELECT COUNT(*) AS n FROM deliveries INDEXED BY deliveries_lease WHERE lease_until IS NOT NULL AND status = 'pending'"),
       // Endpoint by endpoint (CROSS JOIN keeps that order), so each reads only its expired range.
       purgeDeliveries: q(`DELETE FROM deliveries WHERE rowid IN (
@@ -280,7 +280,7 @@ export class SqliteWebhooks implements WebhookStore {
     this.forget(id);
     // Its deliveries first, in batches as the purge takes them: all in one transaction, a busy
     // endpoint's would hold the thread for seconds (8.5 us each).
-    while (this.deleteBatch({ endpoint: id }).deliveries === PURGE_BATCH) await nextTurn();
+    await this.inBatches(() => this.deleteBatch({ endpoint: id }));
     // Those stored since go with it (foreign key); so do the events no other delivery needs.
     const deleted = this.sqlite.transaction(() => {
       const events = (this.stmt.eventsOfEndpoint!.all({ endpoint: id }) as Row[]).map((row) => row.event_id as string);
@@ -288,6 +288,7 @@ export class SqliteWebhooks implements WebhookStore {
       this.dropOrphanEvents(events);
       return gone;
     })();
+    // An attempt that started meanwhile read it again.
     this.forget(id);
     return deleted;
   }
@@ -316,13 +317,13 @@ export class SqliteWebhooks implements WebhookStore {
       let bytes = 0;
       this.stmt.expiredLeases!.run({ now });
       const candidates = this.stmt.claimable!.all({ now, perEndpoint: options.perEndpoint }) as Row[];
-      endpoints: for (const candidate of candidates) {
+      claiming: for (const candidate of candidates) {
         const room = Math.min(options.perEndpoint - (candidate.busy as number), options.limit - ids.length);
         if (room <= 0) break;
         for (const due of this.stmt.dueOfEndpoint!.all({ endpoint: candidate.id as string, now, limit: room }) as Row[]) {
           const size = (due.bytes as number | null) ?? 0;
           // The first always goes, so that a body larger than the bound is delivered too.
-          if (ids.length > 0 && bytes + size > options.maxBytes) break endpoints;
+          if (ids.length > 0 && bytes + size > options.maxBytes) break claiming;
           bytes += size;
           ids.push(due.id as string);
         }
@@ -530,18 +531,25 @@ export class SqliteWebhooks implements WebhookStore {
 
   async purgeExpired(now: number, retentionMs: Record<Retention, number>) {
     const params = { now, day: retentionMs["24h"], week: retentionMs["7d"] };
-    const removed = { deliveries: 0, events: 0 };
-    for (;;) {
-      const batch = this.purgeBatch(params);
-      removed.deliveries += batch.deliveries;
-      removed.events += batch.events;
-      if (batch.deliveries < PURGE_BATCH) break;
-      // Requests that came meanwhile are answered between batches: a minute of deliveries at a
-      // few thousand a second, purged at once, held the thread for seconds.
-      await nextTurn();
-    }
+    const removed = await this.inBatches(() => this.purgeBatch(params));
     this.stmt.purgeHours!.run(params);
     return removed;
+  }
+
+  /**
+   * Runs `batch` (a purgeBatch or deleteBatch) until it deletes fewer than PURGE_BATCH deliveries,
+   * answering the requests that came meanwhile between batches: a minute of deliveries at a few
+   * thousand a second, deleted at once, held the thread for seconds. Returns what all removed.
+   */
+  private async inBatches(batch: () => { deliveries: number; events: number }): Promise<{ deliveries: number; events: number }> {
+    const removed = { deliveries: 0, events: 0 };
+    for (;;) {
+      const done = batch();
+      removed.deliveries += done.deliveries;
+      removed.events += done.events;
+      if (done.deliveries < PURGE_BATCH) return removed;
+      await nextTurn();
+    }
   }
 
   /** Deletes those of these events that no delivery refers to any more; returns how many. */
