@@ -156,8 +156,10 @@ export interface HourlyStats {
 
 /**
  * Storage of the webhook relay: endpoints, the durable delivery queue and its history. Every
- * promise resolves only once the change is durable. A PostgreSQL implementation must keep the
- * same promises (use one transaction where one is named, and `FOR UPDATE SKIP LOCKED` to claim).
+ * promise resolves only once the change is committed, so it outlives the process; enqueue's only
+ * once it is also on disk, so it outlives a power cut (the others, lost to one, mean a lease or an
+ * attempt made again, which at-least-once allows). A PostgreSQL implementation must keep the same
+ * promises (use one transaction where one is named, and `FOR UPDATE SKIP LOCKED` to claim).
  */
 export interface WebhookStore {
   createEndpoint(endpoint: Endpoint): Promise<Endpoint>;
@@ -181,8 +183,9 @@ export interface WebhookStore {
   deleteEndpoint(id: string): Promise<boolean>;
 
   /**
-   * Stores events and their deliveries in ONE transaction: when this resolves, all are durable;
-   * when it rejects, none is. Ingress answers 200 only after this.
+   * Stores events and their deliveries in ONE transaction: when this resolves, all are on disk;
+   * when it rejects, none was acknowledged (a commit that could not be flushed to disk rejects
+   * too). Ingress answers 200 only after this.
    */
   enqueue(events: NewEvent[], deliveries: NewDelivery[]): Promise<void>;
 

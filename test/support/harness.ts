@@ -10,7 +10,7 @@ import { ManualClock } from "../../src/runtime/clock.ts";
 import type { Deps } from "../../src/runtime/deps.ts";
 import { cryptoRandom } from "../../src/runtime/random.ts";
 import { staticResolver } from "../../src/runtime/resolver.ts";
-import { openSqliteStore, type SqliteStore } from "../../src/store/sqlite/store.ts";
+import { openSqliteStore, type SqliteStore, type SqliteStoreOptions } from "../../src/store/sqlite/store.ts";
 
 export const TEST_ENCRYPTION_KEY = Buffer.alloc(32, 7).toString("base64");
 export const TEST_ADMIN_TOKEN = "test-admin-token";
@@ -28,7 +28,9 @@ export type TestDeps = Deps & { store: SqliteStore; clock: ManualClock; logger: 
  * Real dependencies on a fresh SQLite file, with a manual clock, an in-memory logger and a static
  * resolver. `env` is parsed exactly as main.ts parses the environment.
  */
-export function testDeps(options: { env?: Record<string, string>; deps?: Partial<Deps> } = {}): TestDeps & { cleanup: () => void } {
+export function testDeps(
+  options: { env?: Record<string, string>; deps?: Partial<Deps>; store?: SqliteStoreOptions } = {},
+): TestDeps & { cleanup: () => void } {
   const dir = tempDir();
   const dbPath = join(dir.path, "switchboard.db");
   const config: Config = parseConfig({
@@ -40,7 +42,7 @@ export function testDeps(options: { env?: Record<string, string>; deps?: Partial
     ...options.env,
   });
   const random = options.deps?.random ?? cryptoRandom;
-  const store = openSqliteStore(dbPath, createSealer(config.encryptionKey!, random));
+  const store = openSqliteStore(dbPath, createSealer(config.encryptionKey!, random), options.store);
   const deps = {
     config,
     store,

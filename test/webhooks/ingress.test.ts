@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { hubSignature } from "../../src/webhooks/hub-signature.ts";
 import { TEST_APP_SECRET } from "../support/harness.ts";
+import { manualSync, settledFlags } from "../support/manual-sync.ts";
 import { eventBody, messageChange, relayApp, type RelayApp } from "./support.ts";
 
 let app: RelayApp;
@@ -83,6 +84,42 @@ describe("X-Hub-Signature-256", () => {
     expect((await app.post(body)).status).toBe(200);
     await app.tick();
     expect(rxVictim.received).toHaveLength(1);
+  });
+});
+
+describe("durable before the 200 (CONTRACT 5)", () => {
+  test("an event is acknowledged only once its commit is on disk, not when it is committed", async () => {
+    const disk = manualSync();
+    app = await relayApp({ store: { syncWal: disk.sync } });
+    const a = await app.account();
+    await a.endpoint(app.receiver().url);
+    const answer = app.post(eventBody([{ id: a.wabaId, changes: [messageChange(a.numbers[0]!)] }]));
+    const answered = settledFlags([answer]);
+
+    expect(await disk.startedCount(1)).toBe(1);
+    // Committed (the process could die now and keep it), but not yet safe from a power cut.
+    expect(count(app, "events")).toBe(1);
+    // Another request's whole round trip: an answer the server had already written would be here.
+    expect((await fetch(`${app.url}/healthz`)).status).toBe(200);
+    expect(answered).toEqual([false]);
+
+    await disk.finish();
+    expect((await answer).status).toBe(200);
+  });
+
+  test("a commit that cannot be synced is not acknowledged: 500, logged, so the platform sends it again", async () => {
+    const disk = manualSync();
+    app = await relayApp({ store: { syncWal: disk.sync } });
+    const a = await app.account();
+    await a.endpoint(app.receiver().url);
+    const answer = app.post(eventBody([{ id: a.wabaId, changes: [messageChange(a.numbers[0]!)] }]));
+
+    expect(await disk.startedCount(1)).toBe(1);
+    await disk.finish(Object.assign(new Error("EIO: i/o error, fsync"), { code: "EIO" }));
+    const response = await answer;
+    expect(response.status).toBe(500);
+    expect((await response.json()).error.code).toBe("internal");
+    expect(app.deps.logger.lines.some((line) => line.level === "error" && JSON.stringify(line).includes("EIO"))).toBe(true);
   });
 });
 

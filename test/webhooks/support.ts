@@ -1,5 +1,6 @@
 import { hubSignature } from "../../src/webhooks/hub-signature.ts";
 import type { Deps } from "../../src/runtime/deps.ts";
+import type { SqliteStoreOptions } from "../../src/store/sqlite/store.ts";
 import { admin, startApp, TEST_APP_SECRET, testDeps, type TestDeps } from "../support/harness.ts";
 
 /** One request a receiver got. */
@@ -46,10 +47,11 @@ const unique = () => `${Date.now().toString(36)}${(counter++).toString(36)}`;
  * A running app on a fresh database (DEV_MODE unless told otherwise, so loopback http receivers
  * are allowed), with helpers to create accounts and call the dashboard API as them.
  */
-export async function relayApp(options: { env?: Record<string, string>; deps?: Partial<Deps> } = {}) {
+export async function relayApp(options: { env?: Record<string, string>; deps?: Partial<Deps>; store?: SqliteStoreOptions } = {}) {
   const deps: TestDeps & { cleanup: () => void } = testDeps({
     env: { DEV_MODE: "1", WEBHOOK_VERIFY_TOKEN: "verify-me", ...options.env },
     deps: options.deps,
+    store: options.store,
   });
   const server = startApp(deps);
   const relay = server.app.decorator.webhookRelay;

@@ -41,9 +41,12 @@ export const WAL_SIZE_LIMIT_BYTES = 2 * AUTOCHECKPOINT_WITH_THREAD_PAGES * 4096;
  * second under webhook load, which made the ingress ack p99 (bench/RESULTS.md). PASSIVE
  * checkpoints run beside the writer without blocking it.
  *
- * The server's connection still checkpoints on its own, but only every AUTOCHECKPOINT_WITH_THREAD_PAGES:
- * the thread never finds the WAL fully copied under steady writes (new commits land while it
- * syncs), and only a checkpoint by the writer itself lets the WAL start over from its beginning.
+ * The WAL starts over from its beginning when a write begins after the thread has copied all of
+ * it: about 19 times a second in the relay bench at 1,000 events/s (an strace of the server's
+ * thread: the WAL's header rewritten and synced). Under heavier writes the thread may never find
+ * it fully copied (new commits land while it syncs), and then only a checkpoint by the writer
+ * itself lets the WAL start over; so the server's connection still checkpoints on its own, but
+ * only every AUTOCHECKPOINT_WITH_THREAD_PAGES, to bound the WAL's size.
  * That checkpoint copies what the thread has not yet copied and syncs both files, 1-3 ms inside a
  * commit; at SQLite's 1,000 pages it came about 20 times a second at 1,000 events/s, and the 1 %
  * slowest commits took 1.5-1.6 ms instead of 0.5 (bench/webhooks/commit-latency.ts).

@@ -6,6 +6,7 @@ import { SqliteDirectory } from "./directory.ts";
 import { SqliteNotifications } from "./notifications.ts";
 import { openDatabase, type Db } from "./open.ts";
 import { SqliteSessions, SqliteUsers } from "./users.ts";
+import { sharedSync, walFileSync, type FileSync } from "./wal-sync.ts";
 import { SqliteWebhooks } from "./webhooks.ts";
 
 export interface SqliteStore extends Store {
@@ -16,6 +17,8 @@ export interface SqliteStore extends Store {
 export interface SqliteStoreOptions {
   /** Checkpoint the WAL from a background thread (the server; see checkpointer.ts). */
   backgroundCheckpoints?: BackgroundCheckpoints;
+  /** How the WAL is flushed to disk before new events are acknowledged; an fsync by default (see wal-sync.ts). */
+  syncWal?: FileSync;
 }
 
 export function openSqliteStore(path: string, sealer: Sealer, options: SqliteStoreOptions = {}): SqliteStore {
@@ -23,6 +26,10 @@ export function openSqliteStore(path: string, sealer: Sealer, options: SqliteSto
   const checkpointer = options.backgroundCheckpoints && path !== ":memory:"
     ? startCheckpointer(sqlite, path, options.backgroundCheckpoints)
     : null;
+  // A database in memory has no disk to wait for.
+  const ownSync = path === ":memory:" || options.syncWal ? null : walFileSync(path);
+  const syncWal = options.syncWal ?? ownSync;
+  const durable = syncWal ? sharedSync(syncWal) : () => Promise.resolve();
   return {
     db,
     directory: new SqliteDirectory(db, sealer),
@@ -30,7 +37,7 @@ export function openSqliteStore(path: string, sealer: Sealer, options: SqliteSto
     sessions: new SqliteSessions(db),
     notifications: new SqliteNotifications(db),
     buckets: new SqliteBuckets(db),
-    webhooks: new SqliteWebhooks(db, sqlite, sealer),
+    webhooks: new SqliteWebhooks(db, sqlite, sealer, durable),
     healthy() {
       try {
         return sqlite.query("SELECT 1 AS ok").get() !== null;
@@ -40,6 +47,7 @@ export function openSqliteStore(path: string, sealer: Sealer, options: SqliteSto
     },
     close() {
       checkpointer?.stop();
+      ownSync?.close();
       sqlite.close();
     },
   };

@@ -66,7 +66,16 @@ export class SqliteWebhooks implements WebhookStore {
   private readonly pages: Record<DeliveryStatus | "all", Statement[]>;
   private readonly endpointById;
 
-  constructor(private readonly db: Db, private readonly sqlite: Database, private readonly sealer: Sealer) {
+  /**
+   * `durable` resolves once what was committed before the call is on disk (see wal-sync.ts); the
+   * queue's new events wait for it before they are acknowledged.
+   */
+  constructor(
+    private readonly db: Db,
+    private readonly sqlite: Database,
+    private readonly sealer: Sealer,
+    private readonly durable: () => Promise<void>,
+  ) {
     this.commitTurn = sqlite.transaction((batch: TurnWork[]) => batch.map(({ work }) => work()));
     this.commitAlone = sqlite.transaction((work: () => unknown) => work());
     const q = (text: string) => this.sqlite.prepare(text);
@@ -371,9 +380,12 @@ export class SqliteWebhooks implements WebhookStore {
    * more than the statements themselves. A piece of work that throws rolls the whole turn back;
    * the pieces are then redone each in its own transaction, so it alone is rejected (a savepoint
    * per piece would do the same without the redo, but journals every page each piece touches).
-   * `urgent` work (enqueue: a caller is waiting to answer) resolves at once after the commit; the
-   * rest on a later turn, so that what it goes on to do (start the next attempts) runs after the
-   * answers are written and after requests that arrived meanwhile.
+   * `urgent` work (enqueue: a caller is waiting to acknowledge) resolves once the commit is also on
+   * disk (`durable`), safe from a power cut and not only from the process dying; the rest of its
+   * turn after it, and a turn with no urgent work once committed (an attempt record lost to a
+   * power cut means one more attempt, which at-least-once allows). The rest always resolves on a
+   * later turn than the urgent work, so that what it goes on to do (start the next attempts) runs
+   * after the answers are written and after requests that arrived meanwhile.
    */
   private inTurnTransaction<T>(work: () => T, urgent = false): Promise<T> {
     return new Promise<T>((resolve, reject) => {
@@ -400,9 +412,18 @@ export class SqliteWebhooks implements WebhookStore {
       if (outcome.ok) batch[i]!.resolve(outcome.value as never);
       else batch[i]!.reject(outcome.error);
     };
+    const urgent: number[] = [];
     const later: number[] = [];
-    batch.forEach((item, i) => (item.urgent ? settle(i) : later.push(i)));
-    if (later.length > 0) setImmediate(() => later.forEach(settle));
+    batch.forEach((item, i) => (item.urgent ? urgent : later).push(i));
+    const settleLater = () => {
+      if (later.length > 0) setImmediate(() => later.forEach(settle));
+    };
+    if (urgent.length === 0) return settleLater();
+    this.durable().then(
+      () => urgent.forEach(settle),
+      // Committed, but perhaps not on disk: not to be acknowledged.
+      (error) => urgent.forEach((i) => (outcomes[i]!.ok ? batch[i]!.reject(error) : settle(i))),
+    ).finally(settleLater);
   }
 
   /**
