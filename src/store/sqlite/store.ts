@@ -17,7 +17,7 @@ export interface SqliteStore extends Store {
 export interface SqliteStoreOptions {
   /** Checkpoint the WAL from a background thread (the server; see checkpointer.ts). */
   backgroundCheckpoints?: BackgroundCheckpoints;
-  /** How the WAL is flushed to disk before new events are acknowledged; an fsync by default (see wal-sync.ts). */
+  /** How the WAL is flushed to disk before new events are acknowledged; an fdatasync by default (see wal-sync.ts). */
   syncWal?: FileSync;
 }
 
