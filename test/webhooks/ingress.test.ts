@@ -88,15 +88,20 @@ describe("X-Hub-Signature-256", () => {
 });
 
 describe("durable before the 200 (CONTRACT 5)", () => {
-  test("an event is acknowledged only once its commit is on disk, not when it is committed", async () => {
+  /** An app whose WAL syncs the test finishes by hand, and an event posted to it whose commit is waiting for one. */
+  async function eventAwaitingSync() {
     const disk = manualSync();
     app = await relayApp({ store: { syncWal: disk.sync } });
     const a = await app.account();
     await a.endpoint(app.receiver().url);
     const answer = app.post(eventBody([{ id: a.wabaId, changes: [messageChange(a.numbers[0]!)] }]));
-    const answered = settledFlags([answer]);
-
     expect(await disk.startedCount(1)).toBe(1);
+    return { disk, answer };
+  }
+
+  test("an event is acknowledged only once its commit is on disk, not when it is committed", async () => {
+    const { disk, answer } = await eventAwaitingSync();
+    const answered = settledFlags([answer]);
     // Committed (the process could die now and keep it), but not yet safe from a power cut.
     expect(count(app, "events")).toBe(1);
     // Another request's whole round trip: an answer the server had already written would be here.
@@ -108,13 +113,7 @@ describe("durable before the 200 (CONTRACT 5)", () => {
   });
 
   test("a commit that cannot be synced is not acknowledged: 500, logged, so the platform sends it again", async () => {
-    const disk = manualSync();
-    app = await relayApp({ store: { syncWal: disk.sync } });
-    const a = await app.account();
-    await a.endpoint(app.receiver().url);
-    const answer = app.post(eventBody([{ id: a.wabaId, changes: [messageChange(a.numbers[0]!)] }]));
-
-    expect(await disk.startedCount(1)).toBe(1);
+    const { disk, answer } = await eventAwaitingSync();
     await disk.finish(Object.assign(new Error("EIO: i/o error, fsync"), { code: "EIO" }));
     const response = await answer;
     expect(response.status).toBe(500);
