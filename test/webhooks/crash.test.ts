@@ -1,9 +1,8 @@
 import { afterEach, expect, test } from "bun:test";
 import { join } from "node:path";
-import { hubSignature } from "../../src/webhooks/hub-signature.ts";
-import { admin, TEST_APP_SECRET, tempDir } from "../support/harness.ts";
+import { tempDir } from "../support/harness.ts";
 import { freePort, MAIN, processEnv, ROOT, waitForOk } from "../support/process.ts";
-import { messageChange } from "./support.ts";
+import { messageChange, postUpstream, relayAccount } from "./support.ts";
 
 const cleanups: (() => unknown)[] = [];
 afterEach(async () => {
@@ -21,36 +20,23 @@ function start(dbPath: string, port: number, env: Record<string, string> = {}) {
   return proc;
 }
 
-/** Account `n`: a WABA, a number and a user, and an endpoint on the receiver per item of `endpoints` (its extra fields). */
-async function account(url: string, n: number, receiverPort: number, endpoints: Record<string, string>[]) {
-  const created = (await (await admin(url, "POST", "/admin/accounts", { name: `A${n}`, email: `a${n}@example.com` })).json()) as { id: string };
-  await admin(url, "POST", `/admin/accounts/${created.id}/wabas`, { waba_id: `waba${n}`, access_token: "t" });
-  await admin(url, "POST", `/admin/accounts/${created.id}/numbers`, { phone_number_id: `pn${n}`, waba_id: `waba${n}`, kind: "embedded" });
-  await admin(url, "POST", `/admin/accounts/${created.id}/users`, { email: `u${n}@example.com`, password: "correct horse battery" });
-  const session = await fetch(`${url}/api/session`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ email: `u${n}@example.com`, password: "correct horse battery" }) });
-  const cookie = session.headers.get("set-cookie")!.split(";")[0]!;
-  const paths: string[] = [];
-  for (const [i, extra] of endpoints.entries()) {
+/**
+ * An account on the server at `url` with an endpoint on the receiver per item of `firstNumberOnly`
+ * (true: for the account's number only), each at its own path; returns the paths.
+ */
+async function accountWithEndpoints(url: string, n: number, receiverPort: number, firstNumberOnly: boolean[]) {
+  const a = await relayAccount(url);
+  const endpoints: string[] = [];
+  for (const [i, only] of firstNumberOnly.entries()) {
     const path = `/a${n}/e${i}`;
-    const r = await fetch(`${url}/api/endpoints`, {
-      method: "POST",
-      headers: { cookie, "content-type": "application/json" },
-      body: JSON.stringify({ url: `http://127.0.0.1:${receiverPort}${path}`, fields: ["messages"], ...extra }),
-    });
-    expect(r.status).toBe(201);
-    paths.push(path);
+    await a.endpoint(`http://127.0.0.1:${receiverPort}${path}`, ["messages"], only ? a.numbers[0] : undefined);
+    endpoints.push(path);
   }
-  return { waba: `waba${n}`, number: `pn${n}`, endpoints: paths };
+  return { waba: a.wabaId, number: a.numbers[0]!, endpoints };
 }
 
-function postEvent(url: string, entries: unknown[]) {
-  const body = JSON.stringify({ object: "whatsapp_business_account", entry: entries });
-  return fetch(`${url}/webhooks/upstream`, {
-    method: "POST",
-    headers: { "content-type": "application/json", "x-hub-signature-256": hubSignature(TEST_APP_SECRET, new TextEncoder().encode(body)) },
-    body,
-  });
-}
+const postEvent = (url: string, entries: unknown[]) =>
+  postUpstream(url, JSON.stringify({ object: "whatsapp_business_account", entry: entries }));
 
 test("kill -9 while deliveries are in flight, restart on the same file: every acknowledged event reaches every matching endpoint", async () => {
   const dir = tempDir();
@@ -86,7 +72,7 @@ test("kill -9 while deliveries are in flight, restart on the same file: every ac
 
   // Two accounts, each with two endpoints (one for all numbers, one for the first number only).
   const accounts = [];
-  for (const n of [1, 2]) accounts.push(await account(url, n, receiver.port!, [{}, { phone_number_id: `pn${n}` }]));
+  for (const n of [1, 2]) accounts.push(await accountWithEndpoints(url, n, receiver.port!, [false, true]));
 
   // Events spanning both accounts; remember what each acknowledged event must bring to each endpoint.
   const expected = new Map<string, Set<string>>();
@@ -138,7 +124,7 @@ test("the running server's own once-a-second tick (the system clock's) sends a r
   start(join(dir.path, "tick.db"), port, { WEBHOOK_RETRY_SCHEDULE: "100ms" });
   const url = `http://127.0.0.1:${port}`;
   await waitForOk(`${url}/healthz`);
-  const a = await account(url, 1, receiver.port!, [{}]);
+  const a = await accountWithEndpoints(url, 1, receiver.port!, [false]);
   expect((await postEvent(url, [{ id: a.waba, changes: [messageChange(a.number, "retry me")] }])).status).toBe(200);
 
   // The first attempt fails at once; nothing but the tick claims the retry, within about a second.
