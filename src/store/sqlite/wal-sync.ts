@@ -18,7 +18,8 @@ export function walFileSync(databasePath: string): FileSync & { close(): void } 
   let fd: number | null = null;
   const sync = () => new Promise<void>((resolve, reject) => {
     try {
-      // Opened at the first sync: SQLite creates the WAL when it first needs it.
+      // Opened at the first sync: SQLite creates the WAL when it first needs it, and deletes it
+      // only when the last connection closes, so the store's own keeps this descriptor's file.
       fd ??= openSync(`${databasePath}-wal`, "r");
     } catch (error) {
       return reject(error);
