@@ -59,7 +59,7 @@ test("a failed sync rejects those who waited for it, and the next callers get a 
   await third;
 });
 
-test("the store's own sync opens the database's WAL file and resolves once fsync has; with no WAL it rejects, naming the file", async () => {
+test("the store's own sync opens the database's WAL file and resolves once it is flushed; with no WAL it rejects, naming the file", async () => {
   const dir = tempDir();
   cleanups.push(dir.cleanup);
   const path = join(dir.path, "switchboard.db");

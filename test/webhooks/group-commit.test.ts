@@ -1,6 +1,8 @@
 import { afterEach, expect, test } from "bun:test";
 import { createAccount } from "../../src/admin/operations.ts";
+import type { SqliteStoreOptions } from "../../src/store/sqlite/store.ts";
 import { testDeps } from "../support/harness.ts";
+import { manualSync, settledFlags } from "../support/manual-sync.ts";
 import { deliveryRow, endpointRow, eventRow, firstAttempt } from "../support/queue-rows.ts";
 
 const cleanups: (() => void)[] = [];
@@ -9,8 +11,8 @@ afterEach(() => {
 });
 
 /** A fresh store with one account. */
-async function withAccount(name: string) {
-  const deps = testDeps();
+async function withAccount(name: string, store?: SqliteStoreOptions) {
+  const deps = testDeps({ store });
   cleanups.push(deps.cleanup);
   const account = await createAccount(deps, { name, email: `${name.toLowerCase()}@example.com` });
   return { deps, account, now: deps.clock.now() };
@@ -53,6 +55,30 @@ test("in a shared commit, new events resolve first; attempt records resolve on a
   expect(order).toEqual(["event stored", "attempt recorded"]);
   // One commit: the attempt was durable already when the event's promise resolved.
   expect(attemptsWhenEventResolved).toEqual({ n: 1 });
+});
+
+test("new events wait for the disk, and so do attempt records of their commit; a commit of attempt records alone does not", async () => {
+  const disk = manualSync();
+  const { deps, account, now } = await withAccount("Disk", { syncWal: disk.sync });
+  await deps.store.webhooks.createEndpoint(endpointRow("ep_disk", account.id, now));
+  const stored = eventRow("evt_stored", account.id, now);
+  const storing = deps.store.webhooks.enqueue([stored], [deliveryRow("msg_a", stored, "ep_disk", now, now + 60_000), deliveryRow("msg_b", stored, "ep_disk", now, now + 60_000)]);
+  expect(await disk.startedCount(1)).toBe(1);
+  await disk.finish();
+  await storing;
+
+  // Attempt records alone: committed is enough (lost to a power cut, they mean one more attempt).
+  await deps.store.webhooks.completeAttempt(firstAttempt("msg_a", "ep_disk", now));
+  expect(disk.started).toBe(1);
+
+  // With a new event in the same turn, the attempt record resolves after the event, after the sync.
+  const recorded = deps.store.webhooks.completeAttempt(firstAttempt("msg_b", "ep_disk", now));
+  const queued = deps.store.webhooks.enqueue([eventRow("evt_new", account.id, now)], []);
+  const done = settledFlags([queued, recorded]);
+  expect(await disk.startedCount(2)).toBe(2);
+  expect(done).toEqual([false, false]);
+  await disk.finish();
+  expect(done).toEqual([true, true]);
 });
 
 test("deleting an endpoint deletes its deliveries and the events no other delivery needs", async () => {
