@@ -1,9 +1,9 @@
-import { swagger } from "@elysiajs/swagger";
 import { Elysia } from "elysia";
 import { accountApiRoutes } from "./account-api/routes.ts";
 import { adminRoutes } from "./admin/routes.ts";
 import { sessionRoutes } from "./auth/session-routes.ts";
 import { dashboardRoutes } from "./dashboard/routes.ts";
+import { apiDocs } from "./http/api-docs.ts";
 import { requestContext } from "./http/request-context.ts";
 import { opsRoutes } from "./observability/routes.ts";
 import type { Deps, Worker } from "./runtime/deps.ts";
@@ -46,20 +46,7 @@ export function createApp(deps: Deps) {
     },
   })
     .use(requestContext(deps))
-    .use(
-      swagger({
-        path: "/docs",
-        exclude: [/^\/(?!admin|api)/],
-        documentation: {
-          info: {
-            title: "Switchboard",
-            version: "1",
-            description: "Operator API (bearer ADMIN_TOKEN) and dashboard API (session cookie from POST /api/session).",
-          },
-          components: { securitySchemes: { adminToken: { type: "http", scheme: "bearer" } } },
-        },
-      }),
-    )
+    .use(apiDocs())
     .use(opsRoutes(deps))
     .use(adminRoutes(deps))
     .use(sessionRoutes(deps))

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { join } from "node:path";
+import { SCALAR_VERSION } from "../../src/http/api-docs.ts";
 import { createLogger, redact } from "../../src/observability/logger.ts";
 import { startSimulator } from "../../src/simulator/server.ts";
 import { admin, startApp, tempDir, TEST_APP_SECRET, testDeps } from "../support/harness.ts";
@@ -41,7 +42,14 @@ describe("operations endpoints", () => {
 
   test("/docs serves OpenAPI covering the operator and dashboard APIs", async () => {
     const { url } = running();
-    expect((await fetch(`${url}/docs`)).headers.get("content-type")).toContain("text/html");
+    const page = await fetch(`${url}/docs`);
+    expect(page.headers.get("content-type")).toContain("text/html");
+    // A fixed Scalar, told to send nothing to Scalar's own services.
+    const html = await page.text();
+    expect(html).toContain(`https://cdn.jsdelivr.net/npm/@scalar/api-reference@${SCALAR_VERSION}/dist/browser/standalone.min.js`);
+    expect(html).not.toContain("@latest");
+    const configuration = JSON.parse(html.match(/data-configuration='([^']*)'/)![1]!);
+    expect(configuration).toMatchObject({ telemetry: false, withDefaultFonts: false, agent: { disabled: true }, mcp: { disabled: true } });
     const spec = (await (await fetch(`${url}/docs/json`)).json()) as { openapi: string; paths: Record<string, unknown> };
     expect(spec.openapi).toStartWith("3.");
     for (const path of ["/admin/accounts", "/admin/accounts/{id}/numbers", "/admin/wabas/{waba_id}", "/api/session"]) {
