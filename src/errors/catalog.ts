@@ -36,7 +36,6 @@ export const ERRORS = {
   verify_token_mismatch: { status: 403, type: "AuthException", code: "verify_token_mismatch", message: "The verify token does not match." },
   invalid_event: { status: 400, type: "InvalidRequestException", code: "invalid_event", message: "The body is not a webhook event ({object, entry[{id, changes[{field, value}]}]})." },
   event_too_large: { status: 413, type: "InvalidRequestException", code: "event_too_large", message: "The webhook event exceeds 10 MB." },
-  endpoint_disabled: { status: 409, type: "ConflictException", code: "endpoint_disabled", message: "The endpoint is disabled; enable it first." },
   payload_expired: { status: 410, type: "GoneException", code: "payload_expired", message: "The payload of this delivery has been deleted." },
   too_many_attempts: { status: 429, type: "AuthException", code: "too_many_attempts", message: "Too many failed sign-ins; try again later." },
   internal: { status: 500, type: "InternalException", code: "internal", message: "Internal error." },

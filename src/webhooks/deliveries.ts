@@ -31,14 +31,16 @@ function decodeCursor(cursor: string): { createdAt: number; id: string } {
 export async function listDeliveries(
   deps: DeliveryDeps,
   accountId: string,
-  query: { endpoint_id?: string; status?: DeliveryStatus; cursor?: string; limit?: number },
+  query: { endpoint_id?: string; status?: DeliveryStatus | ""; cursor?: string; limit?: number },
 ): Promise<{ data: Delivery[]; nextCursor: string | null }> {
-  if (query.endpoint_id !== undefined) await mustEndpoint(deps, accountId, query.endpoint_id);
+  // Empty means no filter, as an absent parameter does.
+  const endpointId = query.endpoint_id || undefined;
+  if (endpointId !== undefined) await mustEndpoint(deps, accountId, endpointId);
   const limit = Math.min(query.limit ?? DEFAULT_PAGE, MAX_PAGE);
   const rows = await deps.store.webhooks.deliveries({
     accountId,
-    endpointId: query.endpoint_id,
-    status: query.status,
+    endpointId,
+    status: query.status || undefined,
     before: query.cursor ? decodeCursor(query.cursor) : undefined,
     limit: limit + 1,
   });
@@ -57,13 +59,14 @@ export async function getDelivery(deps: DeliveryDeps, accountId: string, id: str
 
 /**
  * SPEC 6.6: a new delivery of the same body to the same endpoint, with a new webhook-id and
- * `replay_of`; 410 `payload_expired` once the payload is gone.
+ * `replay_of`; 410 `payload_expired` once the payload is gone. Whatever the endpoint's state
+ * (SPEC 3.2: a parked delivery whose payload exists is replayed): into a disabled endpoint the new
+ * delivery parks when due, as every due delivery of a disabled endpoint does.
  */
 export async function replayDelivery(deps: DeliveryDeps & QueueDeps, accountId: string, id: string): Promise<Delivery> {
   const original = await mustDelivery(deps, accountId, id);
   if (!original.payloadAvailable) throw new AppError("payload_expired");
   const endpoint = await mustEndpoint(deps, accountId, original.endpointId);
-  if (!endpoint.enabled) throw new AppError("endpoint_disabled");
   const now = deps.clock.now();
   const replayId = newDeliveryId(deps.random, now);
   await deps.queue.enqueue([], [{

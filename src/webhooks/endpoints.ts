@@ -36,9 +36,16 @@ function checkUrl(deps: EndpointDeps, url: string): string {
   return url;
 }
 
+/** How many unknown names an invalid_fields message lists (the list itself may be of any length). */
+const LISTED_UNKNOWN = 5;
+
 function checkFields(fields: string[]): string[] {
-  const unknown = fields.filter((f) => !isEventField(f));
-  if (unknown.length > 0) throw new AppError("invalid_fields", `Unknown event field(s): ${unknown.join(", ")}. GET /api/webhooks/fields lists them.`);
+  const unknown = [...new Set(fields.filter((f) => !isEventField(f)))];
+  if (unknown.length > 0) {
+    const listed = unknown.slice(0, LISTED_UNKNOWN).map((f) => JSON.stringify(f.length > 40 ? `${f.slice(0, 40)}…` : f));
+    const more = unknown.length > LISTED_UNKNOWN ? ` and ${unknown.length - LISTED_UNKNOWN} more` : "";
+    throw new AppError("invalid_fields", `Unknown event field(s): ${listed.join(", ")}${more}. GET /api/webhooks/fields lists them.`);
+  }
   if (fields.length < 1 || fields.length > MAX_FIELDS) throw new AppError("invalid_fields");
   return [...new Set(fields)];
 }
@@ -48,6 +55,10 @@ function checkNumber(deps: EndpointDeps, accountId: string, phoneNumberId: strin
   const number = deps.store.directory.number(phoneNumberId);
   if (!number || number.accountId !== accountId) {
     throw new AppError("invalid_request", `phone_number_id ${phoneNumberId} is not a number of this account.`);
+  }
+  // SPEC 2.7: a single connected number (one that later disconnects stays, and gets no events meanwhile).
+  if (number.status !== "connected") {
+    throw new AppError("invalid_request", `phone_number_id ${phoneNumberId} is ${number.status}; an endpoint can be limited to a connected number only.`);
   }
   return phoneNumberId;
 }

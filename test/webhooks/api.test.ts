@@ -7,7 +7,7 @@ import { EVENT_FIELDS } from "../../src/webhooks/fields.ts";
 import { hubSignature } from "../../src/webhooks/hub-signature.ts";
 import { acceptEvent } from "../../src/webhooks/ingress.ts";
 import { webhookRelay } from "../../src/webhooks/relay.ts";
-import { TEST_APP_SECRET, testDeps } from "../support/harness.ts";
+import { admin, TEST_APP_SECRET, testDeps } from "../support/harness.ts";
 import { eventBody, messageChange, relayApp, type RelayApp } from "./support.ts";
 
 let app: RelayApp;
@@ -51,14 +51,14 @@ describe("endpoints (CONTRACT 4)", () => {
     expect((await a.api("GET", `/api/endpoints/${id}`)).status).toBe(404);
   });
 
-  test("validation: no_numbers, invalid_url, invalid_fields, a number of another account", async () => {
+  test("validation: no_numbers, invalid_url, invalid_fields, a number of another account or not connected", async () => {
     app = await relayApp({ env: { DEV_MODE: "0" } });
     const sandboxOnly = await app.account({ kind: "sandbox" });
     const noNumbers = await sandboxOnly.api("POST", "/api/endpoints", { url: "https://hooks.example.com/in", fields: ["messages"] });
     expect(noNumbers.status).toBe(409);
     expect(noNumbers.body.error.code).toBe("no_numbers");
 
-    const a = await app.account();
+    const a = await app.account({ numbers: 2 });
     const other = await app.account();
     const bad = async (body: unknown, status: number, code: string) => {
       const r = await a.api("POST", "/api/endpoints", body);
@@ -73,8 +73,19 @@ describe("endpoints (CONTRACT 4)", () => {
     await bad({ url: "https://hooks.example.com/in", fields: [] }, 422, "invalid_fields");
     await bad({ url: "https://hooks.example.com/in", fields: ["messages", "nope"] }, 422, "invalid_fields");
     await bad({ url: "https://hooks.example.com/in", fields: Array(41).fill("messages") }, 422, "invalid_fields");
+    // However long or many: still the URL and field rules' answer, not a generic 400.
+    await bad({ url: `https://hooks.example.com/${"a".repeat(9000)}`, fields: ["messages"] }, 422, "invalid_url");
+    await bad({ url: "", fields: ["messages"] }, 422, "invalid_url");
+    await bad({ url: "https://hooks.example.com/in", fields: Array(101).fill("messages") }, 422, "invalid_fields");
+    await bad({ url: "https://hooks.example.com/in", fields: ["x".repeat(101)] }, 422, "invalid_fields");
+    // Values of the wrong type are malformed requests.
+    await bad({ url: "https://hooks.example.com/in", fields: "messages" }, 400, "invalid_request");
+    await bad({ url: 42, fields: ["messages"] }, 400, "invalid_request");
     await bad({ url: "https://hooks.example.com/in", fields: ["messages"], phone_number_id: other.numbers[0] }, 400, "invalid_request");
     await bad({ url: "https://hooks.example.com/in", fields: ["messages"], secret: "mine" }, 400, "invalid_request");
+    // SPEC 2.7: limited to a single connected number.
+    expect((await admin(app.url, "PATCH", `/admin/numbers/${a.numbers[1]}`, { status: "disconnected" })).status).toBe(200);
+    await bad({ url: "https://hooks.example.com/in", fields: ["messages"], phone_number_id: a.numbers[1] }, 400, "invalid_request");
     const created = await a.api("POST", "/api/endpoints", { url: "https://hooks.example.com/in", fields: ["messages"] });
     expect(created.status).toBe(201);
     // PATCH checks the same rules, and a refused change leaves the endpoint as it was.
@@ -87,6 +98,8 @@ describe("endpoints (CONTRACT 4)", () => {
     await patch({ fields: [] }, 422, "invalid_fields");
     await patch({ fields: ["nope"] }, 422, "invalid_fields");
     await patch({ phone_number_id: other.numbers[0] }, 400, "invalid_request");
+    await patch({ phone_number_id: a.numbers[1] }, 400, "invalid_request");
+    await patch({ fields: Array(101).fill("messages") }, 422, "invalid_fields");
     expect((await a.api("GET", `/api/endpoints/${created.body.id}`)).body).toMatchObject({ url: "https://hooks.example.com/in", fields: ["messages"], phone_number_id: null });
   });
 
@@ -145,6 +158,11 @@ describe("deliveries list, detail and stats", () => {
     expect(seen).toEqual(all.body.data.map((d: { id: string }) => d.id));
     const times = all.body.data.map((d: { created_at: string }) => d.created_at);
     expect([...times].sort().reverse()).toEqual(times);
+    // Empty parameters, as CONTRACT 4 writes the call, filter nothing.
+    const unfiltered = await a.api("GET", "/api/deliveries?endpoint_id=&status=&cursor=");
+    expect(unfiltered.status).toBe(200);
+    expect(unfiltered.body.data).toEqual((await a.api("GET", "/api/deliveries")).body.data);
+    expect(unfiltered.body.data.length).toBeGreaterThan(0);
     expect((await a.api("GET", "/api/deliveries?status=bogus")).status).toBe(400);
     expect((await a.api("GET", "/api/deliveries?cursor=%%%")).status).toBe(400);
   });

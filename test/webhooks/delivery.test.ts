@@ -149,9 +149,13 @@ describe("endpoint health (SPEC 3.1)", () => {
     expect(rx.received).toHaveLength(1);
     const parked = (await a.api("GET", "/api/deliveries?status=parked")).body.data as { id: string; parked_reason: string; attempt_count: number }[];
     expect(parked.map((d) => [d.parked_reason, d.attempt_count])).toEqual([["endpoint_disabled", 0], ["gone", 1]]);
-    // Replaying into a disabled endpoint would only park again: it is refused until Enable.
-    const refused = await a.api("POST", `/api/deliveries/${first}/replay`);
-    expect([refused.status, refused.body.error.code]).toEqual([409, "endpoint_disabled"]);
+    // A replay is made whatever the endpoint's state (SPEC 3.2); into a disabled one it parks when due.
+    const whileDisabled = await a.api("POST", `/api/deliveries/${first}/replay`);
+    expect(whileDisabled.status).toBe(201);
+    await app.tick();
+    expect(rx.received).toHaveLength(1);
+    expect((await a.api("GET", `/api/deliveries/${whileDisabled.body.id}`)).body)
+      .toMatchObject({ replay_of: first, status: "parked", parked_reason: "endpoint_disabled", attempt_count: 0 });
 
     rx.respond(() => new Response("ok"));
     expect((await a.api("POST", `/api/endpoints/${ep.id}/enable`)).body).toMatchObject({ enabled: true, disabled_reason: null, consecutive_failures: 0 });
