@@ -3,6 +3,7 @@ import { Webhook } from "standardwebhooks";
 import { eventBody, messageChange, relayApp, type RelayApp } from "./support.ts";
 import { smtpSink } from "./smtp-sink.ts";
 import { newDeliveryId, newEventId } from "../../src/webhooks/ids.ts";
+import { TEST_MESSAGE_TEXT } from "../../src/webhooks/test-event.ts";
 import { deliveryRow, eventRow } from "../support/queue-rows.ts";
 
 let app: RelayApp;
@@ -165,8 +166,8 @@ describe("endpoint health (SPEC 3.1)", () => {
     expect((await a.api("POST", `/api/deliveries/${first}/replay`)).status).toBe(201);
   });
 
-  test("20 consecutive failures warn once; 50 with no success in 24 hours disable (consecutive_failures); both kept as notifications without SMTP", async () => {
-    app = await relayApp();
+  /** Fails an endpoint's deliveries one by one: a warning at 20, not before; disabled at 50, not at 49. */
+  async function failUntilDisabled() {
     const { a, ep, send } = await oneEndpoint(() => new Response("", { status: 500 }));
     for (let i = 0; i < 19; i++) await send();
     await app.tick();
@@ -182,8 +183,25 @@ describe("endpoint health (SPEC 3.1)", () => {
     await app.tick();
     expect((await a.api("GET", `/api/endpoints/${ep.id}`)).body).toMatchObject({ enabled: false, disabled_reason: "consecutive_failures", consecutive_failures: 50 });
     expect((await notes()).map((n) => n.kind).sort()).toEqual(["endpoint_disabled", "endpoint_failing"]);
-    expect((await notes()).every((n) => n.emailedAt === null)).toBe(true);
+    return notes();
+  }
+
+  test("20 consecutive failures warn once; 50 with no success in 24 hours disable (consecutive_failures); both kept as notifications without SMTP", async () => {
+    app = await relayApp();
+    const notes = await failUntilDisabled();
+    expect(notes.every((n) => n.emailedAt === null)).toBe(true);
     expect(app.deps.logger.lines.some((l) => l.msg === "notification (no SMTP_URL: not emailed)")).toBe(true);
+  });
+
+  test("with SMTP_URL, the warning at 20 failures and the disabling at 50 are emailed", async () => {
+    const smtp = smtpSink();
+    stops.push(smtp.stop);
+    app = await relayApp({ env: { SMTP_URL: smtp.url, MAIL_FROM: "relay@example.com" } });
+    const notes = await failUntilDisabled();
+    expect(notes.every((n) => n.emailedAt !== null)).toBe(true);
+    expect(smtp.messages.map((m) => m.data.match(/^Subject: (.*)$/m)?.[1]?.replace(/ http\S+$/, ""))).toEqual([
+      "Webhook endpoint failing:", "Webhook endpoint disabled:",
+    ]);
   });
 
   test("50 failures do not disable when a success happened within 24 hours", async () => {
@@ -438,6 +456,7 @@ describe("Send test (SPEC 6.1, 6.3)", () => {
     expect(body.entry[0].changes[0].value.metadata.phone_number_id).toBe(a.numbers[0]);
     expect(body.entry[0].changes[0].value.messages[0].id).toStartWith("wamid.proxy_test.");
     expect(body.entry[0].changes[0].value.messages[0].type).toBe("text");
+    expect(body.entry[0].changes[0].value.messages[0].text.body).toBe(TEST_MESSAGE_TEXT);
     const detail = await a.api("GET", `/api/deliveries/${queued.body.delivery_id}`);
     expect(detail.body).toMatchObject({ status: "pending", is_test: true, next_attempt_at: new Date(app.deps.clock.now() + 5 * SECOND).toISOString() });
     rx.respond(() => new Response("ok"));
