@@ -1,11 +1,13 @@
 import { afterEach, describe, expect, test } from "bun:test";
+import { networkInterfaces } from "node:os";
 import { join } from "node:path";
-import { blockedReason, type AddressPolicy } from "../../src/net/address-policy.ts";
+import { blockedReason, canonicalAddresses, type AddressPolicy } from "../../src/net/address-policy.ts";
 import { formatIp, parseIp } from "../../src/net/ip.ts";
 import { safePost, type SafePostOptions } from "../../src/net/safe-post.ts";
 import { checkWebhookUrl, urlChecker } from "../../src/net/url-rules.ts";
 import type { Resolver } from "../../src/runtime/resolver.ts";
 import { staticResolver } from "../../src/runtime/resolver.ts";
+import { relayApp } from "./support.ts";
 
 const TLS = join(import.meta.dir, "fixtures", "tls");
 const production: AddressPolicy = { allowLoopback: false, selfAddresses: new Set(["203.0.113.9"]) };
@@ -158,6 +160,28 @@ async function options(resolver: Resolver, policy: AddressPolicy, extra: Partial
 }
 
 const request = { headers: { "content-type": "application/json" }, body: new TextEncoder().encode("{}") };
+
+describe("the service's own addresses (SPEC 6.7)", () => {
+  test("are the listen address (HOST) when it is a specific one, and every address of the machine's interfaces", async () => {
+    const listening = await relayApp({ env: { DEV_MODE: "0", HOST: "8.8.4.4" } });
+    stops.push(() => listening.close());
+    const a = await listening.account();
+    const refused = await a.api("POST", "/api/endpoints", { url: "https://8.8.4.4/in", fields: ["messages"] });
+    expect([refused.status, refused.body.error.code]).toEqual([422, "invalid_url"]);
+    expect(refused.body.error.message).toContain("own address");
+    const policy = listening.relay.urlRules.policy;
+    // Counted as its own even where a private range would block them anyway.
+    const interfaces = Object.values(networkInterfaces()).flat().map((i) => i!.address);
+    expect(interfaces.length).toBeGreaterThan(0);
+    for (const own of canonicalAddresses(interfaces)) expect([own, policy.selfAddresses.has(own)]).toEqual([own, true]);
+
+    // Listening on every address, that one is anyone's.
+    const anywhere = await relayApp({ env: { DEV_MODE: "0" } });
+    stops.push(() => anywhere.close());
+    const b = await anywhere.account();
+    expect((await b.api("POST", "/api/endpoints", { url: "https://8.8.4.4/in", fields: ["messages"] })).status).toBe(201);
+  });
+});
 
 describe("the delivery client connects only to the address it checked", () => {
   test("TLS with SNI and certificate verification for the hostname, connected to the resolved address", async () => {
