@@ -1,7 +1,8 @@
 import { PRODUCT, WEBHOOK_OBJECT } from "../platform/names.ts";
 
 /**
- * The synthetic event of Send test and the coexistence pre-flight (SPEC 6.3): a `messages` event
+ * The synthetic event of Send test (SPEC 6.3; the SPEC names the same event for a coexistence
+ * pre-flight check, which it does not describe further): a `messages` event
  * with top-level `"proxy_test": true`, a message id starting `wamid.proxy_test.` and a fixed text.
  */
 export const TEST_MESSAGE_TEXT = "This is a test event from Switchboard. Production handlers should skip events with proxy_test.";

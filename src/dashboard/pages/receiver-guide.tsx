@@ -15,7 +15,7 @@ app.post("/webhooks/switchboard", express.raw({ type: "application/json" }), asy
   } catch {
     return res.status(400).send("bad signature");
   }
-  if (event.proxy_test) return res.sendStatus(204);          // Send test and pre-flight checks
+  if (event.proxy_test) return res.sendStatus(204);          // Send test
   const id = req.header("webhook-id");
   if (await alreadyHandled(id)) return res.sendStatus(204);  // a retry of a delivery you processed
   await queueForProcessing(id, event);                       // answer fast; work afterwards
@@ -53,7 +53,7 @@ export function ReceiverGuide() {
           <strong>Verify <code>webhook-signature</code></strong> with a Standard Webhooks library and the signing secret, over the raw body. After a rotation the header carries two signatures for 24 hours; the libraries accept either. <code>X-Upstream-Signature-256</code> is only useful for bring-your-own numbers; rely on <code>webhook-signature</code>.
         </li>
         <li>
-          <strong>Skip <code>proxy_test</code> events.</strong> Send test and the coexistence pre-flight send a <code>messages</code> event with <code>"proxy_test": true</code> and a message id starting <code>wamid.proxy_test.</code>; production handlers must not act on it.
+          <strong>Skip <code>proxy_test</code> events.</strong> Send test sends a <code>messages</code> event with <code>"proxy_test": true</code> and a message id starting <code>wamid.proxy_test.</code>; production handlers must not act on it.
         </li>
         <li>
           <strong>Skip duplicate <code>webhook-id</code>s.</strong> A delivery is retried with the same id when your answer was lost or slow, so remember the ids you handled. A replay gets a new id, so also de-duplicate on the message ids inside (<code>messages[].id</code>) where it matters.
