@@ -28,27 +28,45 @@ const USAGE = `Usage:
   switchboard healthcheck            exit 0 when the server on PORT answers /healthz with 200
 Configuration comes from the environment; see README.md.`;
 
-/** Prints one line naming the bad variable and exits 2 (CONTRACT 2). */
+/** Prints one line naming the variable behind a failed start and exits 2 (CONTRACT 2). */
+function configurationError(line: string): never {
+  console.error(`switchboard: configuration error: ${line}`);
+  process.exit(2);
+}
+
 function loadConfig(env: Record<string, string | undefined>): Config {
   try {
     return parseConfig(env);
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;
-    console.error(`switchboard: configuration error: ${error.message}`);
-    process.exit(2);
+    configurationError(error.message);
   }
 }
 
 /** See BackgroundCheckpoints.workerUrl: resolved here, where the compiled binary keeps src/'s layout. */
 const CHECKPOINT_WORKER = new URL("./store/sqlite/checkpoint-worker.ts", import.meta.url).href;
 
+/** Errors that mean the database file cannot be made or opened where DATABASE_URL points. */
+const CANNOT_OPEN = /^(ENOENT|EACCES|EPERM|EROFS|ENOTDIR|EISDIR|EEXIST|SQLITE_CANTOPEN|SQLITE_NOTADB|SQLITE_READONLY|SQLITE_PERM)/;
+
 function openDeps(config: Config, logger: Logger, options: { checkpointWorker?: string } = {}): Deps {
   try {
     return systemDeps(config, logger, options);
   } catch (error) {
-    if (!(error instanceof SealError)) throw error;
-    console.error(`switchboard: configuration error: ENCRYPTION_KEY: ${error.message}`);
-    process.exit(2);
+    if (error instanceof SealError) configurationError(`ENCRYPTION_KEY: ${error.message}`);
+    const { code, message } = error as { code?: unknown; message?: string };
+    if (typeof code === "string" && CANNOT_OPEN.test(code)) configurationError(`DATABASE_URL: cannot open ${config.databasePath}: ${message}`);
+    throw error;
+  }
+}
+
+function listen(app: ReturnType<typeof createApp>, config: Config): void {
+  try {
+    app.listen({ port: config.port, hostname: config.host });
+  } catch (error) {
+    const { code, message } = error as { code?: unknown; message?: string };
+    if (code === "EADDRINUSE") configurationError(`PORT: ${config.port} is in use on ${config.host}`);
+    configurationError(`HOST: cannot listen on ${config.host}:${config.port}: ${message}`);
   }
 }
 
@@ -63,7 +81,7 @@ async function serve(argv: string[]): Promise<void> {
   if (demo) config = loadConfig({ ...env, UPSTREAM_URL: demo.sim.url });
   const deps = openDeps(config, createLogger(config.logLevel), { checkpointWorker: CHECKPOINT_WORKER });
   const app = createApp(deps);
-  app.listen({ port: config.port, hostname: config.host });
+  listen(app, config);
   deps.logger.info("listening", {
     url: appUrl,
     database: config.databasePath,

@@ -1,3 +1,4 @@
+import { isIP } from "node:net";
 import { parseDuration } from "./duration.ts";
 
 export interface Config {
@@ -105,6 +106,15 @@ function retrySchedule(raw: string | null): number[] {
   return waits as number[];
 }
 
+/** A name's labels (RFC 1123); a text of digits and dots only is an IPv4 address or nothing. */
+const HOST_NAME = /^(?=.{1,253}$)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*$/i;
+
+function host(raw: string | null): string {
+  if (raw === null) return "0.0.0.0";
+  if (isIP(raw) !== 0 || (HOST_NAME.test(raw) && !/^[\d.]+$/.test(raw))) return raw;
+  throw new ConfigError("HOST", `must be an IP address or a host name to listen on, got "${raw}"`);
+}
+
 function logLevel(raw: string | null): Config["logLevel"] {
   if (raw === null) return "info";
   if (raw === "debug" || raw === "info" || raw === "warn" || raw === "error") return raw;
@@ -124,7 +134,7 @@ export function parseConfig(env: Env): Config {
   }
   return Object.freeze({
     port: integer(env, "PORT", 8080, 0, 65535),
-    host: text(env, "HOST") ?? "0.0.0.0",
+    host: host(text(env, "HOST")),
     databasePath: databasePath(text(env, "DATABASE_URL") ?? "file:./data/switchboard.db"),
     upstreamUrl: upstreamUrl(text(env, "UPSTREAM_URL") ?? DEFAULT_UPSTREAM_URL),
     upstreamApiVersion: version,

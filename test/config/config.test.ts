@@ -1,7 +1,9 @@
 import { describe, expect, test } from "bun:test";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { ConfigError, DEFAULT_UPSTREAM_URL, parseConfig } from "../../src/config/config.ts";
 import { tempDir, TEST_ENCRYPTION_KEY } from "../support/harness.ts";
-import { runMain } from "../support/process.ts";
+import { freePort, runMain } from "../support/process.ts";
 
 const base = { APP_SECRET: "s", ENCRYPTION_KEY: TEST_ENCRYPTION_KEY };
 
@@ -76,6 +78,9 @@ describe("parseConfig", () => {
     [{ ...base, WEBHOOK_RETRY_SCHEDULE: "5 s" }, "WEBHOOK_RETRY_SCHEDULE"],
     [{ ...base, SMTP_URL: "mail.example.com" }, "SMTP_URL"],
     [{ ...base, LOG_LEVEL: "loud" }, "LOG_LEVEL"],
+    [{ ...base, HOST: "999.1.1.1" }, "HOST"],
+    [{ ...base, HOST: "not a host" }, "HOST"],
+    [{ ...base, HOST: "http://example.com" }, "HOST"],
   ])("a bad value names its variable: %j", (env, variable) => {
     const error = errorOf(env as Record<string, string>);
     expect(error.variable).toBe(variable);
@@ -84,19 +89,39 @@ describe("parseConfig", () => {
 });
 
 describe("switchboard serve with a bad configuration", () => {
-  test("stops with one line naming the variable and exit code 2", async () => {
+  // Each case gets a fresh directory; `env` builds the variables from it.
+  test.each([
+    ["ENCRYPTION_KEY", (dir: string) => ({ ENCRYPTION_KEY: "short", DATABASE_URL: `file:${dir}/db.sqlite` })],
+    // The database's directory would have to be made inside a file.
+    ["DATABASE_URL", (dir: string) => {
+      writeFileSync(join(dir, "a-file"), "");
+      return { DATABASE_URL: `file:${dir}/a-file/db.sqlite` };
+    }],
+    ["DATABASE_URL", (dir: string) => {
+      writeFileSync(join(dir, "notes.db"), "these are notes, not a SQLite database, and long enough to have a header");
+      return { DATABASE_URL: `file:${dir}/notes.db` };
+    }],
+    // An address of no interface of this machine.
+    ["HOST", (dir: string) => ({ HOST: "203.0.113.77", PORT: String(freePort()), DATABASE_URL: `file:${dir}/db.sqlite` })],
+  ] as const)("stops with one line naming %s and exit code 2", async (variable, env) => {
     const dir = tempDir();
     try {
       const { code, stdout, stderr } = await runMain(["serve"], {
-        PATH: process.env.PATH ?? "", APP_SECRET: "s", ENCRYPTION_KEY: "short", DATABASE_URL: `file:${dir.path}/db.sqlite`,
+        PATH: process.env.PATH ?? "", APP_SECRET: "s", ENCRYPTION_KEY: TEST_ENCRYPTION_KEY, ...env(dir.path),
       });
       expect(code).toBe(2);
       expect(stdout).toBe("");
       const lines = stderr.trim().split("\n");
       expect(lines).toHaveLength(1);
-      expect(lines[0]).toStartWith("switchboard: configuration error: ENCRYPTION_KEY:");
+      expect(lines[0]).toStartWith(`switchboard: configuration error: ${variable}:`);
     } finally {
       dir.cleanup();
+    }
+  });
+
+  test("a host name or an IP address of either family is a HOST", () => {
+    for (const host of ["localhost", "switchboard.internal", "127.0.0.1", "::", "::1", "0.0.0.0"]) {
+      expect(parseConfig({ ...base, HOST: host }).host).toBe(host);
     }
   });
 });
