@@ -20,8 +20,9 @@ export function effectOf(body: Uint8Array, target: Target): Effect | null {
   } catch {
     return null;
   }
-  // A dead token is the WABA's whatever the call; the other codes count only for calls at a number id.
-  if (code === 190) return { waba: target.waba.wabaId };
+  // SPEC 3.3: 190 counts for calls made at a number or WABA id (not at a media id); the other
+  // codes only for calls at a number id.
+  if (code === 190) return target.route.id === "media" ? null : { waba: target.waba.wabaId };
   const status = typeof code === "number" ? NUMBER_CODES[code] : undefined;
   if (status && target.route.id === "number" && target.number) return { number: target.number.phoneNumberId, status };
   return null;

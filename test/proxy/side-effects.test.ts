@@ -37,6 +37,16 @@ describe("SPEC 3.3 / 7.5: upstream errors that change stored state", () => {
     expect(await wabaStatus()).toBe("token_revoked");
   });
 
+  test("190 on a call at a media id changes nothing (SPEC 3.3: number or WABA id)", async () => {
+    const mediaId = "880000000000001";
+    t.world.sim.fault(mediaId, { error: 190 }, 1);
+    const r = await t.world.call(`/v21.0/${mediaId}?phone_number_id=${t.biz.phoneNumberId}`, { headers: bearer(t.biz.liveKey) });
+    expect(r.status).toBe(401);
+    expect(((await r.json()) as { error: { code: number } }).error.code).toBe(190);
+    expect(await wabaStatus()).toBe("connected");
+    expect((await send()).status).toBe(200);
+  });
+
   for (const [code, status, text] of [[131031, "restricted", "Number restricted."], [133010, "not_registered", "Number not registered."], [368, "flagged", "Number flagged."]] as const) {
     test(`${code} on a number call marks the number ${status}`, async () => {
       t.world.sim.fault(t.biz.phoneNumberId, { error: code }, 1);
