@@ -4,6 +4,7 @@ import { adminRoutes } from "./admin/routes.ts";
 import { sessionRoutes } from "./auth/session-routes.ts";
 import { dashboardRoutes } from "./dashboard/routes.ts";
 import { apiDocs } from "./http/api-docs.ts";
+import { apiBodyLimit } from "./http/body-limit.ts";
 import { requestContext } from "./http/request-context.ts";
 import { opsRoutes } from "./observability/routes.ts";
 import type { Deps, Worker } from "./runtime/deps.ts";
@@ -46,6 +47,7 @@ export function createApp(deps: Deps) {
     },
   })
     .use(requestContext(deps))
+    .use(apiBodyLimit(deps))
     .use(apiDocs())
     .use(opsRoutes(deps))
     .use(adminRoutes(deps))

@@ -35,6 +35,7 @@ export const ERRORS = {
   invalid_signature: { status: 401, type: "AuthException", code: "invalid_signature", message: "X-Hub-Signature-256 is missing or does not match." },
   verify_token_mismatch: { status: 403, type: "AuthException", code: "verify_token_mismatch", message: "The verify token does not match." },
   invalid_event: { status: 400, type: "InvalidRequestException", code: "invalid_event", message: "The body is not a webhook event ({object, entry[{id, changes[{field, value}]}]})." },
+  body_too_large: { status: 413, type: "InvalidRequestException", code: "body_too_large", message: "The request body exceeds 1 MB." },
   event_too_large: { status: 413, type: "InvalidRequestException", code: "event_too_large", message: "The webhook event exceeds 10 MB." },
   payload_expired: { status: 410, type: "GoneException", code: "payload_expired", message: "The payload of this delivery has been deleted." },
   too_many_attempts: { status: 429, type: "AuthException", code: "too_many_attempts", message: "Too many failed sign-ins; try again later." },

@@ -5,6 +5,9 @@ import { createLogger, redact } from "../../src/observability/logger.ts";
 import { startSimulator } from "../../src/simulator/server.ts";
 import { admin, startApp, tempDir, TEST_APP_SECRET, testDeps } from "../support/harness.ts";
 import { freePort, MAIN, processEnv, ROOT, waitForOk } from "../support/process.ts";
+import { rawRequest } from "../support/raw-http.ts";
+import { API_BODY_LIMIT } from "../../src/http/body-limit.ts";
+import { hubSignature } from "../../src/webhooks/hub-signature.ts";
 
 const cleanups: (() => unknown)[] = [];
 afterEach(async () => {
@@ -163,3 +166,24 @@ describe("graceful shutdown", () => {
     await expect(fetch(`${url}/healthz`)).rejects.toThrow();
   });
 });
+
+describe("request bodies outside the proxy", () => {
+  test("a declared body over 1 MB to the operator API, the dashboard or its API gets 413 before it is read; ingress keeps its 10 MB", async () => {
+    const { url } = running();
+    // The length is declared and never sent: the answer comes without waiting for it.
+    for (const [path, auth] of [["/api/session", ""], ["/admin/accounts", "Authorization: Bearer test-admin-token\r\n"], ["/dashboard/sign-in", ""]]) {
+      const r = await rawRequest(url, `POST ${path} HTTP/1.1\r\nHost: x\r\n${auth}Content-Type: application/json\r\nContent-Length: ${50 * 1024 * 1024}`, "{");
+      expect([path, r.status, JSON.parse(r.body).error.code]).toEqual([path, 413, "body_too_large"]);
+      expect(r.headers["x-proxy-request-id"]).toStartWith("req_");
+    }
+    const oneTooMany = await admin(url, "POST", "/admin/accounts", { name: "x".repeat(API_BODY_LIMIT), email: "a@example.com" });
+    expect(oneTooMany.status).toBe(413);
+    expect((await admin(url, "POST", "/admin/accounts", { name: "A", email: "a@example.com" })).status).toBe(201);
+
+    // An upstream event of 2 MB is read by ingress itself (an unknown WABA: accepted, nothing kept).
+    const event = new TextEncoder().encode(JSON.stringify({ object: "whatsapp_business_account", entry: [{ id: "1", changes: [{ field: "messages", value: { pad: "p".repeat(2 * 1024 * 1024) } }] }] }));
+    const ingress = await fetch(`${url}/webhooks/upstream`, { method: "POST", headers: { "x-hub-signature-256": hubSignature(TEST_APP_SECRET, event) }, body: event });
+    expect(ingress.status).toBe(200);
+  });
+});
+

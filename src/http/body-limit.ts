@@ -1,0 +1,25 @@
+import { Elysia } from "elysia";
+import { errorResponse } from "../errors/catalog.ts";
+import type { Random } from "../runtime/random.ts";
+import { requestIdOf, routeGroup } from "./request-context.ts";
+
+/** The operator API, the dashboard and its API take small JSON or form posts. */
+export const API_BODY_LIMIT = 1024 * 1024;
+
+/**
+ * Refuses a body declared over API_BODY_LIMIT to the operator API, the dashboard or its API before
+ * it is read. Elysia reads a body whole to parse it, and the server takes bodies of up to 200 MB
+ * for the proxy's uploads, so a large post to a route such as POST /api/session, open to anyone,
+ * would otherwise be held in memory. Ingress reads its own body under its own 10 MB limit, and
+ * proxied calls never reach Elysia. A chunked body, which declares no length, is bounded by the
+ * server's 200 MB.
+ */
+export function apiBodyLimit(deps: { random: Random }) {
+  return new Elysia({ name: "api-body-limit" }).onRequest(({ request }) => {
+    if (Number(request.headers.get("content-length") ?? 0) <= API_BODY_LIMIT) return;
+    const group = routeGroup(new URL(request.url).pathname);
+    if (group !== "admin" && group !== "api" && group !== "dashboard") return;
+    // The rest of the body is never read: the connection is closed rather than left half-read.
+    return errorResponse("body_too_large", requestIdOf(undefined, deps.random), { headers: { connection: "close" } });
+  });
+}
