@@ -42,7 +42,7 @@ const bytesOf = (item: LinedDelivery) => item.claimed.body?.length ?? 0;
  */
 export class Dispatcher implements Worker {
   private inFlight = new Set<Promise<void>>();
-  /** The turns after enqueue's commits that mark their deliveries ready (see enqueue). */
+  /** Enqueue's commits, and the turns after them that mark their deliveries ready (see enqueue). */
   private starting = new Set<Promise<void>>();
   /**
    * Per endpoint, deliveries leased to this process, oldest first, each waiting for one of the
@@ -270,8 +270,13 @@ export class Dispatcher implements Worker {
       lined.push(item);
       return { ...d, leaseUntil };
     });
+    const storing = this.deps.store.webhooks.enqueue(events, stored);
+    // drain() waits for the commit too (it may wait for the disk): until then the lined deliveries
+    // cannot start, and nothing else of the queue would be pending to wait for.
+    const committing: Promise<void> = storing.then(() => undefined, () => undefined).finally(() => this.starting.delete(committing));
+    this.starting.add(committing);
     try {
-      await this.deps.store.webhooks.enqueue(events, stored);
+      await storing;
     } catch (error) {
       this.unline(lined);
       throw error;
@@ -323,8 +328,11 @@ export class Dispatcher implements Worker {
   async drain(): Promise<void> {
     this.wake();
     while (this.pumping || this.inFlight.size > 0 || this.starting.size > 0 || this.linedTotal > 0 || this.wakeScheduled) {
-      await Promise.all([this.pumping, ...this.starting, ...this.inFlight]);
-      if (this.wakeScheduled) await nextTurn();
+      const pending = [this.pumping, ...this.starting, ...this.inFlight];
+      await Promise.all(pending);
+      // A scheduled wake needs a turn of the event loop, and so does anything not in `pending`:
+      // awaiting settled promises alone would never let the loop turn, and the work never end.
+      if (this.wakeScheduled || pending.every((p) => p === null)) await nextTurn();
     }
   }
 

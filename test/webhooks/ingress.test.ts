@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, test } from "bun:test";
+import { setImmediate as nextTurn } from "node:timers/promises";
 import { hubSignature } from "../../src/webhooks/hub-signature.ts";
 import { TEST_APP_SECRET } from "../support/harness.ts";
 import { manualSync, settledFlags } from "../support/manual-sync.ts";
@@ -98,6 +99,27 @@ describe("durable before the 200 (CONTRACT 5)", () => {
     expect(await disk.startedCount(1)).toBe(1);
     return { disk, answer };
   }
+
+  test("waiting for the queue to be idle while an event waits for the disk lets the event loop turn, and ends once it is delivered", async () => {
+    const disk = manualSync();
+    app = await relayApp({ store: { syncWal: disk.sync } });
+    const a = await app.account();
+    const rx = app.receiver();
+    await a.endpoint(rx.url);
+    const answer = app.post(eventBody([{ id: a.wabaId, changes: [messageChange(a.numbers[0]!)] }]));
+    expect(await disk.startedCount(1)).toBe(1);
+    // Its delivery is lined, waiting for the commit; nothing else is going on.
+    const idle = app.relay.dispatcher.drain();
+    const done = settledFlags([idle]);
+    // These turns never came while drain() looped on settled promises: a sync could not end either.
+    for (let i = 0; i < 50; i++) await nextTurn();
+    expect(done).toEqual([false]);
+
+    await disk.finish();
+    await idle;
+    expect((await answer).status).toBe(200);
+    expect(rx.received).toHaveLength(1);
+  });
 
   test("an event is acknowledged only once its commit is on disk, not when it is committed", async () => {
     const { disk, answer } = await eventAwaitingSync();
