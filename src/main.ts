@@ -62,7 +62,9 @@ function openDeps(config: Config, logger: Logger, options: { checkpointWorker?: 
 
 function listen(app: ReturnType<typeof createApp>, config: Config): void {
   try {
-    app.listen({ port: config.port, hostname: config.host });
+    // Bun shares a port between servers by default: a second server started on the same port and
+    // database would take over the first one's leases (recoverLeases) and deliver them twice.
+    app.listen({ port: config.port, hostname: config.host, reusePort: false });
   } catch (error) {
     const { code, message } = error as { code?: unknown; message?: string };
     if (code === "EADDRINUSE") configurationError(`PORT: ${config.port} is in use on ${config.host}`);

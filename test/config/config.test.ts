@@ -3,7 +3,7 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { ConfigError, DEFAULT_UPSTREAM_URL, parseConfig } from "../../src/config/config.ts";
 import { tempDir, TEST_ENCRYPTION_KEY } from "../support/harness.ts";
-import { freePort, runMain } from "../support/process.ts";
+import { freePort, MAIN, processEnv, ROOT, runMain, waitForOk } from "../support/process.ts";
 
 const base = { APP_SECRET: "s", ENCRYPTION_KEY: TEST_ENCRYPTION_KEY };
 
@@ -115,6 +115,23 @@ describe("switchboard serve with a bad configuration", () => {
       expect(lines).toHaveLength(1);
       expect(lines[0]).toStartWith(`switchboard: configuration error: ${variable}:`);
     } finally {
+      dir.cleanup();
+    }
+  });
+
+  test("a second server on the port of a running one stops with one line naming PORT", async () => {
+    const dir = tempDir();
+    const port = String(freePort());
+    const env = processEnv(join(dir.path, "db.sqlite"), { PORT: port, HOST: "127.0.0.1" });
+    const first = Bun.spawn([process.execPath, MAIN, "serve"], { cwd: ROOT, env, stdout: "ignore", stderr: "ignore" });
+    try {
+      await waitForOk(`http://127.0.0.1:${port}/healthz`);
+      const second = await runMain(["serve"], env);
+      expect(second.code).toBe(2);
+      expect(second.stderr.trim().split("\n")).toEqual([`switchboard: configuration error: PORT: ${port} is in use on 127.0.0.1`]);
+    } finally {
+      first.kill();
+      await first.exited;
       dir.cleanup();
     }
   });
