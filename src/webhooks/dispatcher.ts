@@ -328,11 +328,10 @@ export class Dispatcher implements Worker {
   async drain(): Promise<void> {
     this.wake();
     while (this.pumping || this.inFlight.size > 0 || this.starting.size > 0 || this.linedTotal > 0 || this.wakeScheduled) {
-      const pending = [this.pumping, ...this.starting, ...this.inFlight];
-      await Promise.all(pending);
-      // A scheduled wake needs a turn of the event loop, and so does anything not in `pending`:
-      // awaiting settled promises alone would never let the loop turn, and the work never end.
-      if (this.wakeScheduled || pending.every((p) => p === null)) await nextTurn();
+      // Everything the loop waits on is in these (enqueue's commits included): awaiting settled
+      // promises alone would never let the event loop turn, and the work never end.
+      await Promise.all([this.pumping, ...this.starting, ...this.inFlight]);
+      if (this.wakeScheduled) await nextTurn();
     }
   }
 

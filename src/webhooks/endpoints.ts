@@ -40,14 +40,15 @@ function checkUrl(deps: EndpointDeps, url: string): string {
 const LISTED_UNKNOWN = 5;
 
 function checkFields(fields: string[]): string[] {
-  const unknown = [...new Set(fields.filter((f) => !isEventField(f)))];
+  const names = [...new Set(fields)];
+  const unknown = names.filter((f) => !isEventField(f));
   if (unknown.length > 0) {
     const listed = unknown.slice(0, LISTED_UNKNOWN).map((f) => JSON.stringify(f.length > 40 ? `${f.slice(0, 40)}…` : f));
     const more = unknown.length > LISTED_UNKNOWN ? ` and ${unknown.length - LISTED_UNKNOWN} more` : "";
     throw new AppError("invalid_fields", `Unknown event field(s): ${listed.join(", ")}${more}. GET /api/webhooks/fields lists them.`);
   }
   if (fields.length < 1 || fields.length > MAX_FIELDS) throw new AppError("invalid_fields");
-  return [...new Set(fields)];
+  return names;
 }
 
 function checkNumber(deps: EndpointDeps, accountId: string, phoneNumberId: string | null): string | null {

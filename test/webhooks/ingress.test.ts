@@ -94,20 +94,15 @@ describe("durable before the 200 (CONTRACT 5)", () => {
     const disk = manualSync();
     app = await relayApp({ store: { syncWal: disk.sync } });
     const a = await app.account();
-    await a.endpoint(app.receiver().url);
-    const answer = app.post(eventBody([{ id: a.wabaId, changes: [messageChange(a.numbers[0]!)] }]));
-    expect(await disk.startedCount(1)).toBe(1);
-    return { disk, answer };
-  }
-
-  test("waiting for the queue to be idle while an event waits for the disk lets the event loop turn, and ends once it is delivered", async () => {
-    const disk = manualSync();
-    app = await relayApp({ store: { syncWal: disk.sync } });
-    const a = await app.account();
     const rx = app.receiver();
     await a.endpoint(rx.url);
     const answer = app.post(eventBody([{ id: a.wabaId, changes: [messageChange(a.numbers[0]!)] }]));
     expect(await disk.startedCount(1)).toBe(1);
+    return { disk, answer, rx };
+  }
+
+  test("waiting for the queue to be idle while an event waits for the disk lets the event loop turn, and ends once it is delivered", async () => {
+    const { disk, answer, rx } = await eventAwaitingSync();
     // Its delivery is lined, waiting for the commit; nothing else is going on.
     const idle = app.relay.dispatcher.drain();
     const done = settledFlags([idle]);
