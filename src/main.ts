@@ -14,10 +14,11 @@ import { ConfigError, DEV_APP_SECRET, parseConfig, type Config } from "./config/
 import { demoBanner, seedDemo } from "./demo/seed.ts";
 import { startDemoStack } from "./demo/stack.ts";
 import { SealError } from "./crypto/sealer.ts";
+import { DatabaseInUseError } from "./store/sqlite/server-lock.ts";
 import { AppError, errorEnvelope } from "./errors/catalog.ts";
 import { createLogger, type Logger } from "./observability/logger.ts";
 import type { Deps } from "./runtime/deps.ts";
-import { systemDeps } from "./runtime/system-deps.ts";
+import { systemDeps, type ServerOptions } from "./runtime/system-deps.ts";
 import { startSimulator } from "./simulator/server.ts";
 
 const USAGE = `Usage:
@@ -49,11 +50,12 @@ const CHECKPOINT_WORKER = new URL("./store/sqlite/checkpoint-worker.ts", import.
 /** Errors that mean the database file cannot be made or opened where DATABASE_URL points. */
 const CANNOT_OPEN = /^(ENOENT|EACCES|EPERM|EROFS|ENOTDIR|EISDIR|EEXIST|SQLITE_CANTOPEN|SQLITE_NOTADB|SQLITE_READONLY|SQLITE_PERM)/;
 
-function openDeps(config: Config, logger: Logger, options: { checkpointWorker?: string } = {}): Deps {
+function openDeps(config: Config, logger: Logger, server?: ServerOptions): Deps {
   try {
-    return systemDeps(config, logger, options);
+    return systemDeps(config, logger, server);
   } catch (error) {
     if (error instanceof SealError) configurationError(`ENCRYPTION_KEY: ${error.message}`);
+    if (error instanceof DatabaseInUseError) configurationError(`DATABASE_URL: ${error.message}`);
     const { code, message } = error as { code?: unknown; message?: string };
     if (typeof code === "string" && CANNOT_OPEN.test(code)) configurationError(`DATABASE_URL: cannot open ${config.databasePath}: ${message}`);
     throw error;
@@ -62,8 +64,8 @@ function openDeps(config: Config, logger: Logger, options: { checkpointWorker?: 
 
 function listen(app: ReturnType<typeof createApp>, config: Config): void {
   try {
-    // Bun shares a port between servers by default: a second server started on the same port and
-    // database would take over the first one's leases (recoverLeases) and deliver them twice.
+    // Bun shares a port between servers by default: a second server started on the same port would
+    // quietly take some of this one's connections.
     app.listen({ port: config.port, hostname: config.host, reusePort: false });
   } catch (error) {
     const { code, message } = error as { code?: unknown; message?: string };

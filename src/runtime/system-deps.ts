@@ -9,19 +9,25 @@ import type { Deps } from "./deps.ts";
 import { cryptoRandom } from "./random.ts";
 import { systemResolver } from "./resolver.ts";
 
+/** What only a server does with its database (the CLI beside it does neither). */
+export interface ServerOptions {
+  /** The background checkpoint thread's entry (see BackgroundCheckpoints.workerUrl). */
+  checkpointWorker: string;
+}
+
 /**
  * The real world: the configured database, the system clock, DNS, randomness and fetch. A server
- * also checkpoints its database from a background thread (`checkpointWorker`, its entry's URL).
+ * also holds the database's server lock and checkpoints it from a background thread.
  */
-export function systemDeps(config: Config, logger: Logger, options: { checkpointWorker?: string } = {}): Deps {
+export function systemDeps(config: Config, logger: Logger, server?: ServerOptions): Deps {
   const key = config.encryptionKey ?? devEncryptionKey(config.databasePath, cryptoRandom);
-  const backgroundCheckpoints = options.checkpointWorker === undefined ? undefined : {
-    workerUrl: options.checkpointWorker,
+  const backgroundCheckpoints = server === undefined ? undefined : {
+    workerUrl: server.checkpointWorker,
     onError: (message: string) => logger.error("background WAL checkpoints failed; SQLite checkpoints as it commits", { error: message }),
   };
   return {
     config,
-    store: openSqliteStore(config.databasePath, createSealer(key, cryptoRandom), { backgroundCheckpoints }),
+    store: openSqliteStore(config.databasePath, createSealer(key, cryptoRandom), { backgroundCheckpoints, serving: server !== undefined }),
     clock: systemClock,
     random: cryptoRandom,
     resolver: systemResolver,

@@ -122,16 +122,51 @@ describe("switchboard serve with a bad configuration", () => {
   test("a second server on the port of a running one stops with one line naming PORT", async () => {
     const dir = tempDir();
     const port = String(freePort());
-    const env = processEnv(join(dir.path, "db.sqlite"), { PORT: port, HOST: "127.0.0.1" });
-    const first = Bun.spawn([process.execPath, MAIN, "serve"], { cwd: ROOT, env, stdout: "ignore", stderr: "ignore" });
+    const first = Bun.spawn([process.execPath, MAIN, "serve"], {
+      cwd: ROOT, env: processEnv(join(dir.path, "first.sqlite"), { PORT: port, HOST: "127.0.0.1" }), stdout: "ignore", stderr: "ignore",
+    });
     try {
       await waitForOk(`http://127.0.0.1:${port}/healthz`);
-      const second = await runMain(["serve"], env);
+      const second = await runMain(["serve"], processEnv(join(dir.path, "second.sqlite"), { PORT: port, HOST: "127.0.0.1" }));
       expect(second.code).toBe(2);
       expect(second.stderr.trim().split("\n")).toEqual([`switchboard: configuration error: PORT: ${port} is in use on 127.0.0.1`]);
     } finally {
       first.kill();
       await first.exited;
+      dir.cleanup();
+    }
+  });
+
+  test("a second server on the database of a running one stops with one line naming DATABASE_URL; once the first dies, a server starts", async () => {
+    const dir = tempDir();
+    const dbPath = join(dir.path, "db.sqlite");
+    const serverOn = (port: string) => processEnv(dbPath, { PORT: port, HOST: "127.0.0.1" });
+    const firstPort = String(freePort());
+    const first = Bun.spawn([process.execPath, MAIN, "serve"], { cwd: ROOT, env: serverOn(firstPort), stdout: "ignore", stderr: "ignore" });
+    let third: ReturnType<typeof Bun.spawn> | null = null;
+    try {
+      await waitForOk(`http://127.0.0.1:${firstPort}/healthz`);
+      const second = await runMain(["serve"], serverOn(String(freePort())));
+      expect(second.code).toBe(2);
+      expect(second.stderr.trim().split("\n")).toEqual([
+        `switchboard: configuration error: DATABASE_URL: ${dbPath} is in use by another switchboard server (it holds ${dbPath}-lock)`,
+      ]);
+      // The CLI works beside the server.
+      const cli = await runMain(["admin", "accounts", "create", "--name", "Beside", "--email", "b@example.com"], serverOn(firstPort));
+      expect(cli.code).toBe(0);
+      expect(JSON.parse(cli.stdout)).toMatchObject({ name: "Beside" });
+      expect((await fetch(`http://127.0.0.1:${firstPort}/healthz`)).status).toBe(200);
+      // Killed outright, the first leaves nothing behind that would refuse its successor.
+      first.kill("SIGKILL");
+      await first.exited;
+      const thirdPort = String(freePort());
+      third = Bun.spawn([process.execPath, MAIN, "serve"], { cwd: ROOT, env: serverOn(thirdPort), stdout: "ignore", stderr: "ignore" });
+      await waitForOk(`http://127.0.0.1:${thirdPort}/healthz`);
+    } finally {
+      first.kill();
+      await first.exited;
+      third?.kill();
+      await third?.exited;
       dir.cleanup();
     }
   });

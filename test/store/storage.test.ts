@@ -1,11 +1,12 @@
 import { Database } from "bun:sqlite";
 import { afterEach, describe, expect, test } from "bun:test";
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import * as ops from "../../src/admin/operations.ts";
 import { apiKeyMode, hashApiKey } from "../../src/crypto/api-key.ts";
 import { createSealer, SealError } from "../../src/crypto/sealer.ts";
 import { cryptoRandom } from "../../src/runtime/random.ts";
+import { DatabaseInUseError, takeServerLock } from "../../src/store/sqlite/server-lock.ts";
 import { openSqliteStore } from "../../src/store/sqlite/store.ts";
 import { embeddedMigrations } from "../../db/migrations.gen.ts";
 import { tempDir, testDeps } from "../support/harness.ts";
@@ -77,6 +78,41 @@ describe("migrations", () => {
     const db = new Database(path, { readonly: true });
     expect(db.query<{ n: number }, []>("SELECT count(*) AS n FROM __drizzle_migrations").get()!.n).toBe(embeddedMigrations.length);
     db.close();
+  });
+});
+
+describe("the server lock", () => {
+  test("a second server's store on the same file is refused until the first closes; other stores open beside it", async () => {
+    const dir = tempDir();
+    cleanups.push(dir.cleanup);
+    const path = join(dir.path, "db.sqlite");
+    const sealer = createSealer(new Uint8Array(32).fill(1), cryptoRandom);
+    const server = openSqliteStore(path, sealer, { serving: true });
+    await server.directory.createAccount({ id: "acc_one", name: "One", email: "o@example.com", billingStatus: "active", retention: "24h", maxNumbers: null, createdAt: 1 });
+    expect(() => openSqliteStore(path, sealer, { serving: true })).toThrow(DatabaseInUseError);
+    // The CLI's store, beside the running server.
+    const cli = openSqliteStore(path, sealer);
+    expect(cli.directory.account("acc_one")?.name).toBe("One");
+    cli.close();
+    server.close();
+    const next = openSqliteStore(path, sealer, { serving: true });
+    expect(next.directory.account("acc_one")?.name).toBe("One");
+    next.close();
+  });
+
+  test("a refused server leaves its database as it found it: no migration runs under the running server", () => {
+    const dir = tempDir();
+    cleanups.push(dir.cleanup);
+    const path = join(dir.path, "db.sqlite");
+    const sealer = createSealer(new Uint8Array(32).fill(1), cryptoRandom);
+    // Another server holds the lock on a file that has no schema yet.
+    const other = takeServerLock(path);
+    try {
+      expect(() => openSqliteStore(path, sealer, { serving: true })).toThrow(`${path} is in use by another switchboard server`);
+      expect(existsSync(path)).toBe(false);
+    } finally {
+      other.release();
+    }
   });
 });
 

@@ -1,15 +1,12 @@
 import { Database } from "bun:sqlite";
-import { mkdirSync } from "node:fs";
-import { dirname } from "node:path";
 import { drizzle, type BunSQLiteDatabase } from "drizzle-orm/bun-sqlite";
 import * as schema from "./schema.ts";
 import { applyMigrations } from "./migrate.ts";
 
 export type Db = BunSQLiteDatabase<typeof schema> & { $client: Database };
 
-/** Opens (creating if needed) the SQLite file in WAL mode and brings its schema up to date. */
+/** Opens (creating if needed) the SQLite file in WAL mode and brings its schema up to date; its directory must exist. */
 export function openDatabase(path: string): { db: Db; sqlite: Database } {
-  if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
   const sqlite = new Database(path, { create: true, strict: true });
   sqlite.exec("PRAGMA journal_mode = WAL");
   sqlite.exec("PRAGMA synchronous = NORMAL");

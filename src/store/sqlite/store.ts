@@ -1,3 +1,5 @@
+import { mkdirSync } from "node:fs";
+import { dirname } from "node:path";
 import type { Sealer } from "../../crypto/sealer.ts";
 import type { Store } from "../store.ts";
 import { SqliteBuckets } from "./buckets.ts";
@@ -5,6 +7,7 @@ import { startCheckpointer, type BackgroundCheckpoints } from "./checkpointer.ts
 import { SqliteDirectory } from "./directory.ts";
 import { SqliteNotifications } from "./notifications.ts";
 import { openDatabase, type Db } from "./open.ts";
+import { takeServerLock } from "./server-lock.ts";
 import { SqliteSessions, SqliteUsers } from "./users.ts";
 import { sharedSync, walFileSync, type FileSync } from "./wal-sync.ts";
 import { SqliteWebhooks } from "./webhooks.ts";
@@ -19,10 +22,25 @@ export interface SqliteStoreOptions {
   backgroundCheckpoints?: BackgroundCheckpoints;
   /** How the WAL is flushed to disk before new events are acknowledged; an fdatasync by default (see wal-sync.ts). */
   syncWal?: FileSync;
+  /**
+   * The store is a server's: it holds the file's server lock while open, and throws
+   * DatabaseInUseError when another server holds it (see server-lock.ts).
+   */
+  serving?: boolean;
 }
 
 export function openSqliteStore(path: string, sealer: Sealer, options: SqliteStoreOptions = {}): SqliteStore {
-  const { db, sqlite } = openDatabase(path);
+  if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
+  // Before the migrations: a newer binary must not change the schema under a running server.
+  const lock = options.serving && path !== ":memory:" ? takeServerLock(path) : null;
+  let opened: ReturnType<typeof openDatabase>;
+  try {
+    opened = openDatabase(path);
+  } catch (error) {
+    lock?.release();
+    throw error;
+  }
+  const { db, sqlite } = opened;
   const checkpointer = options.backgroundCheckpoints && path !== ":memory:"
     ? startCheckpointer(sqlite, path, options.backgroundCheckpoints)
     : null;
@@ -49,6 +67,7 @@ export function openSqliteStore(path: string, sealer: Sealer, options: SqliteSto
       checkpointer?.stop();
       ownSync?.close();
       sqlite.close();
+      lock?.release();
     },
   };
 }
