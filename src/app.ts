@@ -15,8 +15,13 @@ import { createProxy } from "./proxy/pipeline.ts";
 import { proxyRoute } from "./proxy/plugin.ts";
 import { webhookRelay } from "./webhooks/relay.ts";
 
-/** Bun's own cap; our proxy enforces 100 MB itself and must see the body first to answer 413 in our envelope. */
-const MAX_REQUEST_BODY = 200 * 1024 * 1024;
+/**
+ * No cap of the server's own: a body over one is answered by Bun with a bare 413, before any check,
+ * so a proxied call declaring more than it would get 413 without its envelope even with no API key
+ * (SPEC 7.3 checks the key first). Each reader bounds its own body instead: the proxy 100 MB,
+ * counted as it streams; ingress 10 MB; Elysia's other routes 1 MB, declared (apiBodyLimit).
+ */
+const MAX_REQUEST_BODY = Number.MAX_SAFE_INTEGER;
 
 /**
  * Builds the whole service from injected dependencies. Nothing starts until the app listens:

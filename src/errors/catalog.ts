@@ -36,6 +36,7 @@ export const ERRORS = {
   verify_token_mismatch: { status: 403, type: "AuthException", code: "verify_token_mismatch", message: "The verify token does not match." },
   invalid_event: { status: 400, type: "InvalidRequestException", code: "invalid_event", message: "The body is not a webhook event ({object, entry[{id, changes[{field, value}]}]})." },
   body_too_large: { status: 413, type: "InvalidRequestException", code: "body_too_large", message: "The request body exceeds 1 MB." },
+  length_required: { status: 411, type: "InvalidRequestException", code: "length_required", message: "Send the body with a Content-Length (at most 1 MB)." },
   event_too_large: { status: 413, type: "InvalidRequestException", code: "event_too_large", message: "The webhook event exceeds 10 MB." },
   payload_expired: { status: 410, type: "GoneException", code: "payload_expired", message: "The payload of this delivery has been deleted." },
   too_many_attempts: { status: 429, type: "AuthException", code: "too_many_attempts", message: "Too many failed sign-ins; try again later." },

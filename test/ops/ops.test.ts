@@ -168,13 +168,18 @@ describe("graceful shutdown", () => {
 });
 
 describe("request bodies outside the proxy", () => {
-  test("a declared body over 1 MB to the operator API, the dashboard or its API gets 413 before it is read; ingress keeps its 10 MB", async () => {
+  test("a declared body over 1 MB to the operator API, the dashboard or its API gets 413 before it is read, one of undeclared length 411; ingress keeps its 10 MB", async () => {
     const { url } = running();
     // The length is declared and never sent: the answer comes without waiting for it.
     for (const [path, auth] of [["/api/session", ""], ["/admin/accounts", "Authorization: Bearer test-admin-token\r\n"], ["/dashboard/sign-in", ""]]) {
       const r = await rawRequest(url, `POST ${path} HTTP/1.1\r\nHost: x\r\n${auth}Content-Type: application/json\r\nContent-Length: ${50 * 1024 * 1024}`, "{");
       expect([path, r.status, JSON.parse(r.body).error.code]).toEqual([path, 413, "body_too_large"]);
       expect(r.headers["x-proxy-request-id"]).toStartWith("req_");
+    }
+    // A body that declares no length is refused too, before any of it is read.
+    for (const path of ["/api/session", "/admin/accounts", "/dashboard/sign-in"]) {
+      const r = await rawRequest(url, `POST ${path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked`, "1\r\n{\r\n");
+      expect([path, r.status, JSON.parse(r.body).error.code]).toEqual([path, 411, "length_required"]);
     }
     const oneTooMany = await admin(url, "POST", "/admin/accounts", { name: "x".repeat(API_BODY_LIMIT), email: "a@example.com" });
     expect(oneTooMany.status).toBe(413);

@@ -63,9 +63,12 @@ describe("SPEC 7.2: each error, with its exact status, type, code and message", 
     expect((await send(t.biz.liveKey, t.biz.phoneNumberId)).status).toBe(200);
   });
 
-  test("413: a declared body over 100 MB is refused before it is read", async () => {
-    const r = await declaring(t.biz.liveKey, t.biz.phoneNumberId, 100 * 1024 * 1024 + 1);
-    await expectError(r, 413, "ProxyPayloadTooLargeException", 1004, "Request body exceeds 100 MB.");
+  test("413: a declared body over 100 MB is refused before it is read, however large; a bad key's 401 comes first", async () => {
+    for (const length of [100 * 1024 * 1024 + 1, 4 * 1024 * 1024 * 1024]) {
+      const r = await declaring(t.biz.liveKey, t.biz.phoneNumberId, length);
+      await expectError(r, 413, "ProxyPayloadTooLargeException", 1004, "Request body exceeds 100 MB.");
+      await expectError(await declaring("px_live_" + "0".repeat(32), t.biz.phoneNumberId, length), 401, "ProxyAuthException", 1001, "Invalid or missing API key.");
+    }
     expect(t.world.sim.requests.filter((q) => q.path.endsWith("/messages"))).toHaveLength(0);
   });
 
