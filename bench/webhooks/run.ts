@@ -4,7 +4,10 @@
  * receiver, then:
  *   1. posts upstream events at a steady RATE per second for SECONDS; each event holds one entry
  *      per account, so it is split into ACCOUNTS deliveries. Reports ingress ack latency
- *      (p50/p99), ack-to-arrival at the receiver (p50/p99) and deliveries/s;
+ *      (p50/p99) as the sender saw it, the server's own share of it (its ack histogram in
+ *      /metrics: from the handler's start, so without the sender's time nor the wait for the
+ *      server's thread before the handler), ack-to-arrival at the receiver (p50/p99) and
+ *      deliveries/s;
  *   2. posts as fast as CONCURRENCY connections allow for SECONDS and reports the sustained
  *      deliveries per second the receiver saw.
  * The receiver is a separate process (receiver.ts); each phase reports the CPU each process used.
@@ -249,8 +252,29 @@ async function reference(): Promise<void> {
   console.log(await steal());
 }
 
+/** Cumulative counts of the server's own ack-latency histogram (/metrics), by upper bound in ms. */
+async function serverAckBuckets(): Promise<Map<number, number>> {
+  const text = await (await fetch(`${base}/metrics`)).text();
+  const buckets = new Map<number, number>();
+  for (const m of text.matchAll(/^switchboard_webhook_ack_seconds_bucket\{le="([^"]+)"\} (\d+)$/gm)) buckets.set(m[1] === "+Inf" ? Number.POSITIVE_INFINITY : Number(m[1]) * 1000, Number(m[2]));
+  return buckets;
+}
+
+/** The share of this phase's acks the server timed within each bound: its side of the latency, without the sender's. */
+async function serverAckMeter() {
+  const before = await serverAckBuckets();
+  return async () => {
+    const after = await serverAckBuckets();
+    const delta = (le: number) => (after.get(le) ?? 0) - (before.get(le) ?? 0);
+    const all = delta(Number.POSITIVE_INFINITY);
+    const shares = [1, 2, 5, 10].map((ms) => `≤ ${ms} ms ${((delta(ms) / Math.max(1, all)) * 100).toFixed(2)} %`);
+    return `  server-side ack          ${shares.join("  ")}  (of ${all}; handler start to 200 ready, switchboard_webhook_ack_seconds)`;
+  };
+}
+
 async function steady(): Promise<void> {
   const total = RATE * SECONDS;
+  const serverAcks = await serverAckMeter();
   const arrivedBefore = await arrivedCount();
   let delivered = 0;
   const cpu = await cpuMeter(() => delivered);
@@ -264,6 +288,7 @@ async function steady(): Promise<void> {
   toArrival.sort((a, b) => a - b);
   console.log(`steady: ${total} events at ${RATE}/s over ${sendSeconds.toFixed(1)} s, ${ACCOUNTS} accounts each (${total * ACCOUNTS} deliveries)`);
   console.log(ackLine("ingress ack latency", acks));
+  console.log(await serverAcks());
   console.log(`  ack to arrival           p50 ${fmt(pct(toArrival, 50))}  p99 ${fmt(pct(toArrival, 99))}  (negative = arrived before the ack reached the sender)`);
   console.log(`  delivered                ${delivered} of ${total * ACCOUNTS} in ${spanSeconds.toFixed(1)} s = ${(delivered / spanSeconds).toFixed(0)} deliveries/s`);
   console.log(cpuLine);

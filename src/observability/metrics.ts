@@ -38,6 +38,12 @@ export function createMetrics() {
       labelNames: ["result"] as const,
       registers: [registry],
     }),
+    webhookAckLatency: new Histogram({
+      name: "switchboard_webhook_ack_seconds",
+      help: "Time from an accepted upstream event's request reaching its handler to its 200 being ready: read, checked, stored and flushed to disk.",
+      buckets: [0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1, 5],
+      registers: [registry],
+    }),
     deliveryAttempts: new Counter({
       name: "switchboard_delivery_attempts_total",
       help: "Webhook delivery attempts, by outcome.",

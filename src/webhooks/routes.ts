@@ -54,6 +54,7 @@ export function ingressRoutes(deps: Deps, dispatcher: Dispatcher) {
     // `context.request` and `context.requestId` only, never the whole context (see requestContext's onError).
     .post("/webhooks/upstream", async (context) => {
       const request = context.request;
+      const started = performance.now();
       const bytes = await readLimited(request, MAX_EVENT_BYTES);
       if (bytes === null) {
         deps.metrics.webhookEvents.inc({ result: "too_large" });
@@ -68,6 +69,7 @@ export function ingressRoutes(deps: Deps, dispatcher: Dispatcher) {
         throw new AppError(result.error, result.error === "invalid_event" ? `The body is not a webhook event: ${result.reason}.` : undefined);
       }
       deps.metrics.webhookEvents.inc({ result: "accepted" });
+      deps.metrics.webhookAckLatency.observe((performance.now() - started) / 1000);
       return new Response("ok", { headers: { "content-type": "text/plain" } });
     }, { parse: "none" });
 }

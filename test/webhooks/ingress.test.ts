@@ -11,6 +11,12 @@ afterEach(() => app?.close());
 const count = (app: RelayApp, table: "events" | "deliveries") =>
   (app.deps.store.db.$client.query(`SELECT COUNT(*) AS n FROM ${table}`).get() as { n: number }).n;
 
+/** How many acknowledgements the ack-latency histogram of /metrics has timed. */
+const timedAcks = async (app: RelayApp) => {
+  const metric = await app.deps.metrics.webhookAckLatency.get();
+  return metric.values.find((v) => v.metricName === "switchboard_webhook_ack_seconds_count")?.value ?? 0;
+};
+
 describe("subscription handshake (CONTRACT 5)", () => {
   test("the right verify token gets the challenge back; anything else 403", async () => {
     app = await relayApp();
@@ -44,6 +50,7 @@ describe("X-Hub-Signature-256", () => {
     expect(tampered.status).toBe(401);
     expect(count(app, "events")).toBe(0);
     expect(count(app, "deliveries")).toBe(0);
+    expect(await timedAcks(app)).toBe(0);
   });
 
   test("an accepted event and its deliveries are stored before the 200", async () => {
@@ -56,6 +63,7 @@ describe("X-Hub-Signature-256", () => {
     expect(response.status).toBe(200);
     expect(count(app, "events")).toBe(1);
     expect(count(app, "deliveries")).toBe(2);
+    expect(await timedAcks(app)).toBe(1);
   });
 
   test("a BYO app's signature speaks only for WABAs using that app secret: other accounts' entries are dropped", async () => {
@@ -121,12 +129,17 @@ describe("durable before the 200 (CONTRACT 5)", () => {
     const answered = settledFlags([answer]);
     // Committed (the process could die now and keep it), but not yet safe from a power cut.
     expect(count(app, "events")).toBe(1);
+    const committedAt = performance.now();
     // Another request's whole round trip: an answer the server had already written would be here.
     expect((await fetch(`${app.url}/healthz`)).status).toBe(200);
     expect(answered).toEqual([false]);
 
+    const waited = performance.now() - committedAt;
     await disk.finish();
     expect((await answer).status).toBe(200);
+    // The ack's time in /metrics includes its wait for the disk.
+    const timed = (await app.deps.metrics.webhookAckLatency.get()).values.find((v) => v.metricName === "switchboard_webhook_ack_seconds_sum")!.value;
+    expect(timed * 1000).toBeGreaterThanOrEqual(waited);
   });
 
   test("a commit that cannot be synced is not acknowledged: 500, logged, so the platform sends it again", async () => {
