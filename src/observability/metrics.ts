@@ -4,6 +4,10 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom
 export function createMetrics() {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: "switchboard_" });
+  // Bun answers v8.getHeapSpaceStatistics() by walking the whole heap, on the server's thread: with
+  // the server's heap that held every request 20-45 ms at each scrape (bench/RESULTS.md). The
+  // heap's size and use stay (switchboard_nodejs_heap_size_*_bytes, from process.memoryUsage()).
+  for (const kind of ["total", "used", "available"]) registry.removeSingleMetric(`switchboard_nodejs_heap_space_size_${kind}_bytes`);
   /** Hot paths that count in plain tallies add them to their counters here, before a scrape reads them. */
   const beforeCollect = new Set<() => void>();
   const collect = () => {

@@ -41,6 +41,10 @@ describe("operations endpoints", () => {
     expect(text).toContain("# TYPE switchboard_http_requests_total counter");
     expect(text).toMatch(/switchboard_http_requests_total\{group="admin",status="2xx"\} 1/);
     expect(text).toContain("switchboard_process_resident_memory_bytes");
+    expect(text).toContain("switchboard_nodejs_heap_size_used_bytes");
+    // Not the heap's spaces: Bun counts them by walking the whole heap, and a scrape would stall
+    // every request meanwhile.
+    expect(text).not.toContain("heap_space");
   });
 
   test("/docs serves OpenAPI covering the operator and dashboard APIs", async () => {
