@@ -12,6 +12,14 @@ afterEach(() => {
   for (const c of cleanups.splice(0).reverse()) c();
 });
 
+/** With no sync running, a new caller starts one at once (the `started`th) and resolves when it ends. */
+async function startsAtOnce(durable: () => Promise<void>, disk: ReturnType<typeof manualSync>, started: number): Promise<void> {
+  const caller = durable();
+  expect(disk.started).toBe(started);
+  await disk.finish();
+  await caller;
+}
+
 test("a caller waits for a sync that began after its call; those who come during a running sync share the next one", async () => {
   const disk = manualSync();
   const durable = sharedSync(disk.sync);
@@ -32,11 +40,7 @@ test("a caller waits for a sync that began after its call; those who come during
   expect(done).toEqual([true, true, true]);
   expect(disk.started).toBe(2);
 
-  // Nothing running: a new caller starts a sync at once.
-  const fourth = durable();
-  expect(disk.started).toBe(3);
-  await disk.finish();
-  await fourth;
+  await startsAtOnce(durable, disk, 3);
 });
 
 test("a failed sync rejects those who waited for it, and the next callers get a sync of their own", async () => {
@@ -53,10 +57,7 @@ test("a failed sync rejects those who waited for it, and the next callers get a 
   await disk.finish();
   await second;
 
-  const third = durable();
-  expect(disk.started).toBe(3);
-  await disk.finish();
-  await third;
+  await startsAtOnce(durable, disk, 3);
 });
 
 test("the store's own sync opens the database's WAL file and resolves once it is flushed; with no WAL it rejects, naming the file", async () => {

@@ -30,9 +30,11 @@ export interface SqliteStoreOptions {
 }
 
 export function openSqliteStore(path: string, sealer: Sealer, options: SqliteStoreOptions = {}): SqliteStore {
-  if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
+  // A database in memory has no directory, no lock file, no WAL to checkpoint and no disk to wait for.
+  const onDisk = path !== ":memory:";
+  if (onDisk) mkdirSync(dirname(path), { recursive: true });
   // Before the migrations: a newer binary must not change the schema under a running server.
-  const lock = options.serving && path !== ":memory:" ? takeServerLock(path) : null;
+  const lock = options.serving && onDisk ? takeServerLock(path) : null;
   let opened: ReturnType<typeof openDatabase>;
   try {
     opened = openDatabase(path);
@@ -41,11 +43,8 @@ export function openSqliteStore(path: string, sealer: Sealer, options: SqliteSto
     throw error;
   }
   const { db, sqlite } = opened;
-  const checkpointer = options.backgroundCheckpoints && path !== ":memory:"
-    ? startCheckpointer(sqlite, path, options.backgroundCheckpoints)
-    : null;
-  // A database in memory has no disk to wait for.
-  const ownSync = path === ":memory:" || options.syncWal ? null : walFileSync(path);
+  const checkpointer = options.backgroundCheckpoints && onDisk ? startCheckpointer(sqlite, path, options.backgroundCheckpoints) : null;
+  const ownSync = onDisk && !options.syncWal ? walFileSync(path) : null;
   const syncWal = options.syncWal ?? ownSync;
   const durable = syncWal ? sharedSync(syncWal) : () => Promise.resolve();
   return {
