@@ -25,14 +25,19 @@ export function systemDeps(config: Config, logger: Logger, server?: ServerOption
     workerUrl: server.checkpointWorker,
     onError: (message: string) => logger.error("background WAL checkpoints failed; SQLite checkpoints as it commits", { error: message }),
   };
+  const metrics = createMetrics();
   return {
     config,
-    store: openSqliteStore(config.databasePath, createSealer(key, cryptoRandom), { backgroundCheckpoints, serving: server !== undefined }),
+    store: openSqliteStore(config.databasePath, createSealer(key, cryptoRandom), {
+      backgroundCheckpoints,
+      serving: server !== undefined,
+      onWalSync: (seconds) => metrics.walSync.observe(seconds),
+    }),
     clock: systemClock,
     random: cryptoRandom,
     resolver: systemResolver,
     fetch: (input, init) => fetch(input, init),
     logger,
-    metrics: createMetrics(),
+    metrics,
   };
 }

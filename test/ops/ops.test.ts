@@ -8,6 +8,7 @@ import { freePort, MAIN, processEnv, ROOT, waitForOk } from "../support/process.
 import { rawRequest } from "../support/raw-http.ts";
 import { API_BODY_LIMIT } from "../../src/http/body-limit.ts";
 import { hubSignature } from "../../src/webhooks/hub-signature.ts";
+import { messageChange, postUpstream, relayAccount } from "../webhooks/support.ts";
 
 const cleanups: (() => unknown)[] = [];
 afterEach(async () => {
@@ -133,6 +134,30 @@ describe("the server process", () => {
     expect(log).toContain('"msg":"shutting down","signal":"SIGTERM"');
     const stopped = Bun.spawnSync([process.execPath, MAIN, "healthcheck"], { cwd: ROOT, env: { PATH: process.env.PATH ?? "", PORT: String(port) } });
     expect(stopped.exitCode).toBe(1);
+  });
+});
+
+describe("the server's disk", () => {
+  test("/metrics times each flush of the write-ahead log, which an accepted event waits for", async () => {
+    const dir = tempDir();
+    cleanups.push(dir.cleanup);
+    const port = freePort();
+    const url = `http://127.0.0.1:${port}`;
+    const proc = Bun.spawn([process.execPath, MAIN, "serve"], {
+      cwd: ROOT, stdout: "ignore", stderr: "inherit",
+      env: processEnv(join(dir.path, "db.sqlite"), { PORT: String(port), HOST: "127.0.0.1", DEV_MODE: "1", LOG_LEVEL: "warn" }),
+    });
+    cleanups.push(() => proc.kill("SIGKILL"));
+    await waitForOk(`${url}/healthz`);
+    const flushes = async () => Number(/^switchboard_wal_sync_seconds_count (\d+)$/m.exec(await (await fetch(`${url}/metrics`)).text())?.[1]);
+    const a = await relayAccount(url);
+    // Nothing listens there: the delivery fails, and a failed attempt's record waits for no flush.
+    await a.endpoint("http://127.0.0.1:9/hook");
+    expect(await flushes()).toBe(0);
+
+    const event = { object: "whatsapp_business_account", entry: [{ id: a.wabaId, changes: [messageChange(a.numbers[0]!)] }] };
+    expect((await postUpstream(url, JSON.stringify(event))).status).toBe(200);
+    expect(await flushes()).toBe(1);
   });
 });
 

@@ -3,7 +3,8 @@ import { join } from "node:path";
 import { createSealer } from "../../src/crypto/sealer.ts";
 import { cryptoRandom } from "../../src/runtime/random.ts";
 import { openSqliteStore } from "../../src/store/sqlite/store.ts";
-import { sharedSync, walFileSync } from "../../src/store/sqlite/wal-sync.ts";
+import { setImmediate as nextTurn } from "node:timers/promises";
+import { sharedSync, timedSync, walFileSync } from "../../src/store/sqlite/wal-sync.ts";
 import { tempDir } from "../support/harness.ts";
 import { manualSync, settledFlags } from "../support/manual-sync.ts";
 
@@ -76,4 +77,25 @@ test("the store's own sync opens the database's WAL file and resolves once it is
   const error = await missing().then(() => null, (e: NodeJS.ErrnoException) => e);
   expect(error?.code).toBe("ENOENT");
   expect(error?.message).toContain("nothing-here.db-wal");
+});
+
+test("timedSync reports each sync's time once it has ended, a failed one too", async () => {
+  const disk = manualSync();
+  const seconds: number[] = [];
+  const sync = timedSync(disk.sync, (s) => seconds.push(s));
+
+  const first = sync();
+  const calledAt = performance.now();
+  for (let i = 0; i < 20; i++) await nextTurn();
+  expect(seconds).toEqual([]);
+  const heldFor = performance.now() - calledAt;
+  await disk.finish();
+  await first;
+  expect(seconds).toHaveLength(1);
+  expect(seconds[0]! * 1000).toBeGreaterThanOrEqual(heldFor);
+
+  const failing = sync().then(() => null, (error: Error) => error);
+  await disk.finish(new Error("EIO: i/o error, fdatasync"));
+  expect((await failing)?.message).toContain("EIO");
+  expect(seconds).toHaveLength(2);
 });

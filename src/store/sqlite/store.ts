@@ -9,7 +9,7 @@ import { SqliteNotifications } from "./notifications.ts";
 import { openDatabase, type Db } from "./open.ts";
 import { takeServerLock } from "./server-lock.ts";
 import { SqliteSessions, SqliteUsers } from "./users.ts";
-import { sharedSync, walFileSync, type FileSync } from "./wal-sync.ts";
+import { sharedSync, timedSync, walFileSync, type FileSync } from "./wal-sync.ts";
 import { SqliteWebhooks } from "./webhooks.ts";
 
 export interface SqliteStore extends Store {
@@ -22,6 +22,8 @@ export interface SqliteStoreOptions {
   backgroundCheckpoints?: BackgroundCheckpoints;
   /** How the WAL is flushed to disk before new events are acknowledged; an fdatasync by default (see wal-sync.ts). */
   syncWal?: FileSync;
+  /** Told how long each of those flushes took, in seconds (the server's metrics; see timedSync). */
+  onWalSync?: (seconds: number) => void;
   /**
    * The store is a server's: it holds the file's server lock while open, and throws
    * DatabaseInUseError when another server holds it (see server-lock.ts).
@@ -45,7 +47,8 @@ export function openSqliteStore(path: string, sealer: Sealer, options: SqliteSto
   const { db, sqlite } = opened;
   const checkpointer = options.backgroundCheckpoints && onDisk ? startCheckpointer(sqlite, path, options.backgroundCheckpoints) : null;
   const ownSync = onDisk && !options.syncWal ? walFileSync(path) : null;
-  const syncWal = options.syncWal ?? ownSync;
+  const untimed = options.syncWal ?? ownSync;
+  const syncWal = untimed && options.onWalSync ? timedSync(untimed, options.onWalSync) : untimed;
   const durable = syncWal ? sharedSync(syncWal) : () => Promise.resolve();
   return {
     db,

@@ -35,6 +35,18 @@ export function walFileSync(databasePath: string): FileSync & { close(): void } 
 }
 
 /**
+ * Tells `observe` how long each sync took, in seconds: from its start until the server's thread
+ * has its outcome, which is what the events waiting for it wait. A slow ack is often the disk's
+ * flush, and this tells an operator so (switchboard_wal_sync_seconds).
+ */
+export function timedSync(sync: FileSync, observe: (seconds: number) => void): FileSync {
+  return () => {
+    const started = performance.now();
+    return sync().finally(() => observe((performance.now() - started) / 1000));
+  };
+}
+
+/**
  * One sync for all who wait together. A caller's writes are on disk only after a sync that BEGAN
  * after them, so `durable()` resolves after the next sync to start: when one is running it may
  * have started before the caller's commit, and the caller waits for the one after it, which
