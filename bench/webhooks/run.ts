@@ -6,8 +6,9 @@
  *      per account, so it is split into ACCOUNTS deliveries. Reports ingress ack latency
  *      (p50/p99) as the sender saw it, the server's own share of it (its ack histogram in
  *      /metrics: from the handler's start, so without the sender's time nor the wait for the
- *      server's thread before the handler), ack-to-arrival at the receiver (p50/p99) and
- *      deliveries/s;
+ *      server's thread before the handler), how long the WAL flushes the acks waited for took (its
+ *      /metrics too), ack-to-arrival at the receiver (p50/p99), deliveries/s, and the server's CPU
+ *      and disk writes;
  *   2. posts as fast as CONCURRENCY connections allow for SECONDS and reports the sustained
  *      deliveries per second the receiver saw.
  * The receiver is a separate process (receiver.ts); each phase reports the CPU each process used.
@@ -88,6 +89,8 @@ const serverThreadsMs = async () => {
   }
   return split;
 };
+/** Bytes the server process has had written to the disk so far (/proc/<pid>/io): its WAL, checkpoints and all. */
+const serverDiskWrites = async () => Number(/^write_bytes: (\d+)$/m.exec(await Bun.file(`/proc/${server.pid}/io`).text())![1]);
 const selfCpuMs = () => {
   const c = process.cpuUsage();
   return (c.user + c.system) / 1000;
@@ -208,7 +211,7 @@ async function waitArrivals(target: number, timeoutMs: number): Promise<number> 
 
 /** CPU used by each process over a phase, as a share of one core. */
 async function cpuMeter(deliveries: () => number) {
-  const before = { server: await serverCpuMs(), threads: await serverThreadsMs(), receiver: (await receiverStats()).cpuMs, sender: selfCpuMs(), steal: await stealMeter(), at: performance.now() };
+  const before = { disk: await serverDiskWrites(), server: await serverCpuMs(), threads: await serverThreadsMs(), receiver: (await receiverStats()).cpuMs, sender: selfCpuMs(), steal: await stealMeter(), at: performance.now() };
   return async () => {
     const wall = performance.now() - before.at;
     const share = (ms: number) => `${((ms / wall) * 100).toFixed(0)} %`;
@@ -218,8 +221,9 @@ async function cpuMeter(deliveries: () => number) {
     const system = after.system - before.server.system;
     const server = user + system;
     const threads = await serverThreadsMs();
+    const disk = (await serverDiskWrites()) - before.disk;
     const perDelivery = (ms: number) => `${((ms * 1000) / Math.max(1, deliveries())).toFixed(0)} µs`;
-    return `  server CPU per delivery  ${perDelivery(server)} (ingress share included): main thread ${perDelivery(threads.main - before.threads.main)}, delivery worker ${perDelivery(threads.worker - before.threads.worker)}, Bun helper threads ${perDelivery(threads.other - before.threads.other)}; user ${perDelivery(user)}, kernel ${perDelivery(system)}\n  CPU (share of one core)  server ${share(server)}  receiver ${share(receiver - before.receiver)}  sender ${share(selfCpuMs() - before.sender)}  (load average ${(await Bun.file("/proc/loadavg").text()).split(" ").slice(0, 3).join(" ")})\n${await before.steal()}`;
+    return `  server CPU per delivery  ${perDelivery(server)} (ingress share included): main thread ${perDelivery(threads.main - before.threads.main)}, delivery worker ${perDelivery(threads.worker - before.threads.worker)}, Bun helper threads ${perDelivery(threads.other - before.threads.other)}; user ${perDelivery(user)}, kernel ${perDelivery(system)}\n  CPU (share of one core)  server ${share(server)}  receiver ${share(receiver - before.receiver)}  sender ${share(selfCpuMs() - before.sender)}  (load average ${(await Bun.file("/proc/loadavg").text()).split(" ").slice(0, 3).join(" ")})\n  server disk writes       ${(disk / wall / 1000).toFixed(1)} MB/s, ${(disk / Math.max(1, deliveries()) / 1024).toFixed(1)} KB per delivery\n${await before.steal()}`;
   };
 }
 
@@ -252,29 +256,35 @@ async function reference(): Promise<void> {
   console.log(await steal());
 }
 
-/** Cumulative counts of the server's own ack-latency histogram (/metrics), by upper bound in ms. */
-async function serverAckBuckets(): Promise<Map<number, number>> {
+/** Cumulative counts of one of the server's histograms in /metrics, by upper bound in ms. */
+async function serverBuckets(metric: string): Promise<Map<number, number>> {
   const text = await (await fetch(`${base}/metrics`)).text();
   const buckets = new Map<number, number>();
-  for (const m of text.matchAll(/^switchboard_webhook_ack_seconds_bucket\{le="([^"]+)"\} (\d+)$/gm)) buckets.set(m[1] === "+Inf" ? Number.POSITIVE_INFINITY : Number(m[1]) * 1000, Number(m[2]));
+  for (const m of text.matchAll(new RegExp(`^${metric}_bucket\\{le="([^"]+)"\\} (\\d+)$`, "gm"))) {
+    buckets.set(m[1] === "+Inf" ? Number.POSITIVE_INFINITY : Number(m[1]) * 1000, Number(m[2]));
+  }
   return buckets;
 }
 
-/** The share of this phase's acks the server timed within each bound: its side of the latency, without the sender's. */
-async function serverAckMeter() {
-  const before = await serverAckBuckets();
+/**
+ * The share of this phase's observations of a server histogram within each bound: the ack as the
+ * server timed it (without the sender's time), and the WAL flushes the acks waited for.
+ */
+async function serverHistogramMeter(metric: string, label: string, what: string) {
+  const before = await serverBuckets(metric);
   return async () => {
-    const after = await serverAckBuckets();
+    const after = await serverBuckets(metric);
     const delta = (le: number) => (after.get(le) ?? 0) - (before.get(le) ?? 0);
     const all = delta(Number.POSITIVE_INFINITY);
     const shares = [1, 2, 5, 10].map((ms) => `≤ ${ms} ms ${((delta(ms) / Math.max(1, all)) * 100).toFixed(2)} %`);
-    return `  server-side ack          ${shares.join("  ")}  (of ${all}; handler start to 200 ready, switchboard_webhook_ack_seconds)`;
+    return `  ${label.padEnd(25)}${shares.join("  ")}  (of ${all}; ${what}, ${metric})`;
   };
 }
 
 async function steady(): Promise<void> {
   const total = RATE * SECONDS;
-  const serverAcks = await serverAckMeter();
+  const serverAcks = await serverHistogramMeter("switchboard_webhook_ack_seconds", "server-side ack", "handler start to 200 ready");
+  const walSyncs = await serverHistogramMeter("switchboard_wal_sync_seconds", "WAL flushes", "fdatasync start to its outcome on the server's thread");
   const arrivedBefore = await arrivedCount();
   let delivered = 0;
   const cpu = await cpuMeter(() => delivered);
@@ -289,6 +299,7 @@ async function steady(): Promise<void> {
   console.log(`steady: ${total} events at ${RATE}/s over ${sendSeconds.toFixed(1)} s, ${ACCOUNTS} accounts each (${total * ACCOUNTS} deliveries)`);
   console.log(ackLine("ingress ack latency", acks));
   console.log(await serverAcks());
+  console.log(await walSyncs());
   console.log(`  ack to arrival           p50 ${fmt(pct(toArrival, 50))}  p99 ${fmt(pct(toArrival, 99))}  (negative = arrived before the ack reached the sender)`);
   console.log(`  delivered                ${delivered} of ${total * ACCOUNTS} in ${spanSeconds.toFixed(1)} s = ${(delivered / spanSeconds).toFixed(0)} deliveries/s`);
   console.log(cpuLine);
