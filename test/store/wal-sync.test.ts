@@ -1,9 +1,9 @@
 import { afterEach, expect, test } from "bun:test";
 import { join } from "node:path";
+import { setImmediate as nextTurn } from "node:timers/promises";
 import { createSealer } from "../../src/crypto/sealer.ts";
 import { cryptoRandom } from "../../src/runtime/random.ts";
 import { openSqliteStore } from "../../src/store/sqlite/store.ts";
-import { setImmediate as nextTurn } from "node:timers/promises";
 import { sharedSync, timedSync, walFileSync } from "../../src/store/sqlite/wal-sync.ts";
 import { tempDir } from "../support/harness.ts";
 import { manualSync, settledFlags } from "../support/manual-sync.ts";
