@@ -22,8 +22,8 @@ export interface Config {
   readonly webhookTimeoutMs: number;
   /** Waits between attempts: N waits = N + 1 attempts. */
   readonly webhookRetrySchedule: readonly number[];
-  readonly smtpUrl: string | null;
-  readonly mailFrom: string;
+  /** Where warning and disable emails go and who they come from; null: they are logged and kept as notifications. */
+  readonly mail: { readonly smtpUrl: string; readonly from: string } | null;
   readonly logLevel: "debug" | "info" | "warn" | "error";
 }
 
@@ -121,6 +121,21 @@ function logLevel(raw: string | null): Config["logLevel"] {
   throw new ConfigError("LOG_LEVEL", `must be debug, info, warn or error, got "${raw}"`);
 }
 
+/**
+ * SMTP_URL and the sender it needs. No default sender: a made-up address (say, at localhost) is
+ * refused or marked as spam by most mail servers, and the account would never hear of it. Without
+ * SMTP_URL, MAIL_FROM is unused: notifications are logged and kept (CONTRACT 2).
+ */
+function mail(smtpUrl: string | null, from: string | null): Config["mail"] {
+  if (from !== null && !/[^\s@<>]+@[^\s@<>]+/.test(from)) {
+    throw new ConfigError("MAIL_FROM", `must be an email address, such as alerts@example.com or "Switchboard <alerts@example.com>", got "${from}"`);
+  }
+  if (smtpUrl === null) return null;
+  if (!/^smtps?:\/\//.test(smtpUrl)) throw new ConfigError("SMTP_URL", "must start with smtp:// or smtps://");
+  if (from === null) throw new ConfigError("MAIL_FROM", "is required with SMTP_URL: the address warning and disable emails are sent from");
+  return Object.freeze({ smtpUrl, from });
+}
+
 /** Reads the environment once into a frozen, typed configuration; throws ConfigError naming the variable. */
 export function parseConfig(env: Env): Config {
   const devMode = flag(env, "DEV_MODE");
@@ -128,10 +143,6 @@ export function parseConfig(env: Env): Config {
   if (appSecret === null) throw new ConfigError("APP_SECRET", "is required unless DEV_MODE=1");
   const version = text(env, "UPSTREAM_API_VERSION") ?? "v21.0";
   if (!/^v\d+\.0$/.test(version)) throw new ConfigError("UPSTREAM_API_VERSION", `must look like v21.0, got "${version}"`);
-  const smtpUrl = text(env, "SMTP_URL");
-  if (smtpUrl !== null && !/^smtps?:\/\//.test(smtpUrl)) {
-    throw new ConfigError("SMTP_URL", "must start with smtp:// or smtps://");
-  }
   return Object.freeze({
     port: integer(env, "PORT", 8080, 0, 65535),
     host: host(text(env, "HOST")),
@@ -148,8 +159,7 @@ export function parseConfig(env: Env): Config {
     proxyBodyBufferBytes: integer(env, "PROXY_BODY_BUFFER_BYTES", 64 * 1024, 0, 1024 * 1024),
     webhookTimeoutMs: integer(env, "WEBHOOK_TIMEOUT_MS", 10_000, 1, 120_000),
     webhookRetrySchedule: Object.freeze(retrySchedule(text(env, "WEBHOOK_RETRY_SCHEDULE"))),
-    smtpUrl,
-    mailFrom: text(env, "MAIL_FROM") ?? "switchboard@localhost",
+    mail: mail(text(env, "SMTP_URL"), text(env, "MAIL_FROM")),
     logLevel: logLevel(text(env, "LOG_LEVEL")),
   });
 }

@@ -13,18 +13,19 @@ export interface Notifier {
 export function createNotifier(deps: Pick<Deps, "config" | "store" | "clock" | "random" | "logger">): Notifier {
   let transport: Transporter | null = null;
   // Loaded on first use: most deployments never send mail, and the module costs start-up time.
-  const mailer = async () => (transport ??= (await import("nodemailer")).createTransport(deps.config.smtpUrl!));
+  const mailer = async (smtpUrl: string) => (transport ??= (await import("nodemailer")).createTransport(smtpUrl));
   return {
     async notify(accountId, kind, subject, body) {
       const account = deps.store.directory.account(accountId);
       const id = randomId(deps.random, "ntf");
       try {
         await deps.store.notifications.add({ id, accountId, kind, subject, body, emailedAt: null, createdAt: deps.clock.now() });
-        if (!deps.config.smtpUrl || !account) {
+        const mail = deps.config.mail;
+        if (!mail || !account) {
           deps.logger.warn("notification (no SMTP_URL: not emailed)", { account_id: accountId, kind, subject });
           return;
         }
-        await (await mailer()).sendMail({ from: deps.config.mailFrom, to: account.email, subject, text: body });
+        await (await mailer(mail.smtpUrl)).sendMail({ from: mail.from, to: account.email, subject, text: body });
         await deps.store.notifications.markEmailed(id, deps.clock.now());
       } catch (error) {
         deps.logger.error("notification could not be sent", { account_id: accountId, kind, error });

@@ -32,7 +32,7 @@ describe("parseConfig", () => {
     expect(config.proxyBodyBufferBytes).toBe(65_536);
     expect(config.webhookTimeoutMs).toBe(10_000);
     expect(config.webhookRetrySchedule).toEqual([5_000, 60_000, 300_000, 1_800_000, 7_200_000, 21_600_000, 43_200_000]);
-    expect(config.smtpUrl).toBeNull();
+    expect(config.mail).toBeNull();
     expect(Object.isFrozen(config)).toBe(true);
   });
 
@@ -46,9 +46,15 @@ describe("parseConfig", () => {
     expect(config).toMatchObject({
       port: 9090, host: "127.0.0.1", databasePath: "/tmp/x.db", upstreamUrl: "http://127.0.0.1:7000",
       webhookVerifyToken: "vt", adminToken: "at", devMode: true, upstreamTimeoutMs: 100, upstreamMediaTimeoutMs: 200,
-      webhookTimeoutMs: 300, webhookRetrySchedule: [250, 2000, 60_000, 3_600_000], smtpUrl: "smtp://127.0.0.1:2525",
-      mailFrom: "ops@example.com", proxyBodyBufferBytes: 0,
+      webhookTimeoutMs: 300, webhookRetrySchedule: [250, 2000, 60_000, 3_600_000],
+      mail: { smtpUrl: "smtp://127.0.0.1:2525", from: "ops@example.com" }, proxyBodyBufferBytes: 0,
     });
+  });
+
+  test("MAIL_FROM may name the sender; without SMTP_URL nothing is emailed", () => {
+    expect(parseConfig({ ...base, SMTP_URL: "smtps://u:p@mail.example.com", MAIL_FROM: "Switchboard <alerts@example.com>" }).mail)
+      .toEqual({ smtpUrl: "smtps://u:p@mail.example.com", from: "Switchboard <alerts@example.com>" });
+    expect(parseConfig({ ...base, MAIL_FROM: "alerts@example.com" }).mail).toBeNull();
   });
 
   test("DEV_MODE needs neither APP_SECRET nor ENCRYPTION_KEY", () => {
@@ -76,7 +82,11 @@ describe("parseConfig", () => {
     [{ ...base, PROXY_BODY_BUFFER_BYTES: "2097152" }, "PROXY_BODY_BUFFER_BYTES"],
     [{ ...base, WEBHOOK_RETRY_SCHEDULE: "5s,soon" }, "WEBHOOK_RETRY_SCHEDULE"],
     [{ ...base, WEBHOOK_RETRY_SCHEDULE: "5 s" }, "WEBHOOK_RETRY_SCHEDULE"],
-    [{ ...base, SMTP_URL: "mail.example.com" }, "SMTP_URL"],
+    [{ ...base, SMTP_URL: "mail.example.com", MAIL_FROM: "ops@example.com" }, "SMTP_URL"],
+    // No made-up sender: mail from an address nobody owns is refused or lost as spam.
+    [{ ...base, SMTP_URL: "smtp://127.0.0.1:2525" }, "MAIL_FROM"],
+    [{ ...base, SMTP_URL: "smtp://127.0.0.1:2525", MAIL_FROM: "ops" }, "MAIL_FROM"],
+    [{ ...base, MAIL_FROM: "Switchboard <ops>" }, "MAIL_FROM"],
     [{ ...base, LOG_LEVEL: "loud" }, "LOG_LEVEL"],
     [{ ...base, HOST: "999.1.1.1" }, "HOST"],
     [{ ...base, HOST: "not a host" }, "HOST"],
