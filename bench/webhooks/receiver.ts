@@ -3,7 +3,23 @@
  * not compete with the sender for one event loop. Prints its port on the first stdout line.
  * GET /stats answers {count, cpuMs, arrivals: {event index: [epoch ms…]}}; GET /count just the count
  * of deliveries answered 200; GET /outage?ms=N answers every delivery 503 for the next N ms.
+ * POST /durable appends the body to a file (in DB_DIR, or the temporary directory) and answers once
+ * an fdatasync that began after the write has ended, shared as the server shares its WAL syncs:
+ * the least a durable ack costs on this machine's disk, with nothing else to do.
  */
+import { closeSync, fdatasync, mkdtempSync, openSync, rmSync, writeSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { sharedSync } from "../../src/store/sqlite/wal-sync.ts";
+
+const durableDir = mkdtempSync(join(process.env.DB_DIR ?? tmpdir(), "switchboard-bench-durable-"));
+const durableFd = openSync(join(durableDir, "log"), "w");
+const durable = sharedSync(() => new Promise<void>((resolve, reject) => fdatasync(durableFd, (error) => (error ? reject(error) : resolve()))));
+process.on("SIGTERM", () => {
+  closeSync(durableFd);
+  rmSync(durableDir, { recursive: true, force: true });
+  process.exit(0);
+});
 let count = 0;
 let outageUntil = 0;
 const arrivals: Record<number, number[]> = {};
@@ -22,6 +38,11 @@ const server = Bun.serve({
       }
       const cpu = process.cpuUsage();
       return Response.json({ count, cpuMs: (cpu.user + cpu.system) / 1000, arrivals });
+    }
+    if (new URL(req.url).pathname === "/durable") {
+      writeSync(durableFd, new Uint8Array(await req.arrayBuffer()));
+      await durable();
+      return new Response("ok");
     }
     const body = await req.text();
     if (performance.now() < outageUntil) return new Response("down", { status: 503 });

@@ -13,7 +13,9 @@
  *      deliveries per second the receiver saw.
  * The receiver is a separate process (receiver.ts); each phase reports the CPU each process used.
  * Before both, a reference phase posts the same events at the same rate straight to the receiver:
- * the round trip with no relay in between, so a reader can tell how busy the machine was.
+ * the round trip with no relay in between, so a reader can tell how busy the machine was; then to
+ * the receiver's /durable, which answers each once it is on disk and does nothing else: the floor
+ * of the relay's ack on this machine's disk.
  * PHASES may also name "outage": the receiver answers 503 for OUTAGE_MS (1,000 by default) while
  * events come at RATE for SECONDS; reports how long after the outage every delivery had arrived
  * (the failed ones are retried 5 s later, beside the new traffic) and the ack latency meanwhile.
@@ -251,8 +253,10 @@ const ackLine = (label: string, acks: { sent: number; acked: number }[]) => {
 async function reference(): Promise<void> {
   const steal = await stealMeter();
   const { acks } = await openLoop(30_000_000, `${receiverUrl}/reference`);
-  console.log(`reference: the same ${RATE * SECONDS} events at ${RATE}/s posted straight to the receiver (no relay)`);
+  const durable = await openLoop(31_000_000, `${receiverUrl}/durable`);
+  console.log(`reference: the same ${RATE * SECONDS} events at ${RATE}/s posted straight to the receiver (no relay), then to its /durable`);
   console.log(ackLine("round trip", acks));
+  console.log(ackLine("durable round trip", durable.acks) + "  (appended and flushed to disk before the answer, nothing else)");
   console.log(await steal());
 }
 
