@@ -7,16 +7,16 @@
  * an fdatasync that began after the write has ended, shared as the server shares its WAL syncs:
  * the least a durable ack costs on this machine's disk, with nothing else to do.
  */
-import { closeSync, fdatasync, mkdtempSync, openSync, rmSync, writeSync } from "node:fs";
+import { mkdtempSync, rmSync, writeSync } from "node:fs";
+import { open } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { sharedSync } from "../../src/store/sqlite/wal-sync.ts";
 
 const durableDir = mkdtempSync(join(process.env.DB_DIR ?? tmpdir(), "switchboard-bench-durable-"));
-const durableFd = openSync(join(durableDir, "log"), "w");
-const durable = sharedSync(() => new Promise<void>((resolve, reject) => fdatasync(durableFd, (error) => (error ? reject(error) : resolve()))));
+const durableLog = await open(join(durableDir, "log"), "w");
+const durable = sharedSync(() => durableLog.datasync());
 process.on("SIGTERM", () => {
-  closeSync(durableFd);
   rmSync(durableDir, { recursive: true, force: true });
   process.exit(0);
 });
@@ -40,7 +40,7 @@ const server = Bun.serve({
       return Response.json({ count, cpuMs: (cpu.user + cpu.system) / 1000, arrivals });
     }
     if (new URL(req.url).pathname === "/durable") {
-      writeSync(durableFd, new Uint8Array(await req.arrayBuffer()));
+      writeSync(durableLog.fd, new Uint8Array(await req.arrayBuffer()));
       await durable();
       return new Response("ok");
     }
