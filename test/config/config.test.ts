@@ -113,6 +113,7 @@ describe("switchboard serve with a bad configuration", () => {
     }],
     // An address of no interface of this machine.
     ["HOST", (dir: string) => ({ HOST: "203.0.113.77", PORT: String(freePort()), DATABASE_URL: `file:${dir}/db.sqlite` })],
+    ["MAIL_FROM", (dir: string) => ({ SMTP_URL: "smtp://127.0.0.1:2525", DATABASE_URL: `file:${dir}/db.sqlite` })],
   ] as const)("stops with one line naming %s and exit code 2", async (variable, env) => {
     const dir = tempDir();
     try {
