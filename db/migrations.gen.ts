@@ -4,6 +4,7 @@ import m1 from "./migrations/0001_deliveries_by_endpoint.sql" with { type: "text
 import m2 from "./migrations/0002_deliveries_due.sql" with { type: "text" };
 import m3 from "./migrations/0003_endpoint_hours.sql" with { type: "text" };
 import m4 from "./migrations/0004_deliveries_by_status.sql" with { type: "text" };
+import m5 from "./migrations/0005_delivery_lease_id.sql" with { type: "text" };
 
 export const embeddedMigrations: { tag: string; when: number; breakpoints: boolean; sql: string }[] = [
   { tag: "0000_init", when: 1795303506357, breakpoints: true, sql: m0 },
@@ -11,4 +12,5 @@ export const embeddedMigrations: { tag: string; when: number; breakpoints: boole
   { tag: "0002_deliveries_due", when: 1795311419607, breakpoints: true, sql: m2 },
   { tag: "0003_endpoint_hours", when: 1795325190119, breakpoints: true, sql: m3 },
   { tag: "0004_deliveries_by_status", when: 1795325932347, breakpoints: true, sql: m4 },
+  { tag: "0005_delivery_lease_id", when: 1795543978854, breakpoints: true, sql: m5 },
 ];

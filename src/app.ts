@@ -9,8 +9,6 @@ import { requestContext } from "./http/request-context.ts";
 import { opsRoutes } from "./observability/routes.ts";
 import type { Deps, Worker } from "./runtime/deps.ts";
 import { intervalWorker } from "./runtime/interval-worker.ts";
-import { MemoryLimiter } from "./limits/limiter.ts";
-import { bucketWriteThrough } from "./limits/write-through.ts";
 import { createProxy } from "./proxy/pipeline.ts";
 import { proxyRoute } from "./proxy/plugin.ts";
 import { webhookRelay } from "./webhooks/relay.ts";
@@ -30,14 +28,13 @@ const MAX_REQUEST_BODY = Number.MAX_SAFE_INTEGER;
  */
 export function createApp(deps: Deps) {
   const webhooks = webhookRelay(deps);
-  const limiter = new MemoryLimiter(deps.clock);
   const workers: Worker[] = [
     webhooks.dispatcher,
-    bucketWriteThrough(limiter, deps.store.buckets, deps.logger),
-    // The CLI may change accounts, keys or numbers while the server runs.
+    deps.limits.worker,
+    // The CLI (or another instance) may change accounts, keys or numbers while the server runs.
     intervalWorker("directory refresh", 1000, () => deps.store.directory.refresh(), deps.logger),
   ];
-  const proxy = createProxy(deps, limiter);
+  const proxy = createProxy(deps, deps.limits.limiter);
   // Set once the app exists: the proxy's native route hands non-proxied paths back to Elysia.
   let elysia: (request: Request) => Response | Promise<Response> = () => new Response(null, { status: 503 });
   const app = new Elysia({

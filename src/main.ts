@@ -50,14 +50,22 @@ const CHECKPOINT_WORKER = new URL("./store/sqlite/checkpoint-worker.ts", import.
 /** Errors that mean the database file cannot be made or opened where DATABASE_URL points. */
 const CANNOT_OPEN = /^(ENOENT|EACCES|EPERM|EROFS|ENOTDIR|EISDIR|EEXIST|SQLITE_CANTOPEN|SQLITE_NOTADB|SQLITE_READONLY|SQLITE_PERM)/;
 
-function openDeps(config: Config, logger: Logger, server?: ServerOptions): Deps {
+/** Where DATABASE_URL points, for messages: never the URL itself, which may hold a password. */
+function databaseName(config: Config): string {
+  if (config.database.kind === "sqlite") return config.database.path;
+  const url = new URL(config.database.url);
+  return `postgres://${url.host}${url.pathname}`;
+}
+
+async function openDeps(config: Config, logger: Logger, server?: ServerOptions): Promise<Deps> {
   try {
-    return systemDeps(config, logger, server);
+    return await systemDeps(config, logger, server);
   } catch (error) {
     if (error instanceof SealError) configurationError(`ENCRYPTION_KEY: ${error.message}`);
     if (error instanceof DatabaseInUseError) configurationError(`DATABASE_URL: ${error.message}`);
+    if (error instanceof ConfigError) configurationError(error.message);
     const { code, message } = error as { code?: unknown; message?: string };
-    if (typeof code === "string" && CANNOT_OPEN.test(code)) configurationError(`DATABASE_URL: cannot open ${config.databasePath}: ${message}`);
+    if (typeof code === "string" && CANNOT_OPEN.test(code)) configurationError(`DATABASE_URL: cannot open ${databaseName(config)}: ${message}`);
     throw error;
   }
 }
@@ -83,12 +91,12 @@ async function serve(argv: string[]): Promise<void> {
   // The demo's simulator must be up before the config is final: it is the upstream.
   const demo = values.demo ? startDemoStack({ appUrl, print: (line) => console.log(line) }) : null;
   if (demo) config = loadConfig({ ...env, UPSTREAM_URL: demo.sim.url });
-  const deps = openDeps(config, createLogger(config.logLevel), { checkpointWorker: CHECKPOINT_WORKER });
+  const deps = await openDeps(config, createLogger(config.logLevel), { checkpointWorker: CHECKPOINT_WORKER });
   const app = createApp(deps);
   listen(app, config);
   deps.logger.info("listening", {
     url: appUrl,
-    database: config.databasePath,
+    database: databaseName(config),
     dev_mode: config.devMode,
     operator_api: config.adminToken !== null,
   });
@@ -106,7 +114,7 @@ async function serve(argv: string[]): Promise<void> {
     deps.logger.info("shutting down", { signal });
     await app.shutdown();
     await demo?.stop();
-    deps.store.close();
+    await deps.store.close();
     process.exit(0);
   };
   process.once("SIGTERM", () => void shutdown("SIGTERM"));
@@ -120,7 +128,7 @@ async function admin(argv: string[]): Promise<void> {
   }
   const config = loadConfig(process.env);
   // Standard output carries the command's JSON; log lines go to standard error.
-  const deps = openDeps(config, createLogger(config.logLevel, (line) => process.stderr.write(line + "\n")));
+  const deps = await openDeps(config, createLogger(config.logLevel, (line) => process.stderr.write(line + "\n")));
   try {
     console.log(JSON.stringify(await runAdminCommand(deps, argv), null, 2));
   } catch (error) {
@@ -134,7 +142,7 @@ async function admin(argv: string[]): Promise<void> {
       throw error;
     }
   } finally {
-    deps.store.close();
+    await deps.store.close();
   }
 }
 

@@ -55,19 +55,23 @@ export async function benchStore(accounts: number, options: SqliteStoreOptions &
   };
 }
 
+/** The lease eventAndDelivery's leased deliveries are stored under. */
+export const BENCH_LEASE = "lease_bench";
+
 /** One event for `endpoint`'s account and its first delivery, due at `at`; leased until `leaseUntil` when given (as ingress stores it). */
 export function eventAndDelivery(endpoint: BenchEndpoint, at: number, leaseUntil?: number): { event: NewEvent; delivery: NewDelivery } {
   const event: NewEvent = { id: newEventId(cryptoRandom, at), accountId: endpoint.accountId, receivedAt: at, body, upstreamSignature: null, fields: ["messages"], isTest: false };
   const delivery: NewDelivery = {
-    id: newDeliveryId(cryptoRandom, at), accountId: endpoint.accountId, endpointId: endpoint.id, eventId: event.id, nextAttemptAt: at, replayOf: null, createdAt: at, leaseUntil,
+    id: newDeliveryId(cryptoRandom, at), accountId: endpoint.accountId, endpointId: endpoint.id, eventId: event.id, nextAttemptAt: at, replayOf: null, createdAt: at,
+    lease: leaseUntil === undefined ? undefined : { id: BENCH_LEASE, until: leaseUntil },
   };
   return { event, delivery };
 }
 
-/** Records a first attempt of `delivery` answered 200. */
-export function recordSuccess(hooks: WebhookStore, delivery: Pick<NewDelivery, "id" | "endpointId">, at: number): Promise<unknown> {
+/** Records a first attempt of `delivery`, held under `leaseId`, answered 200. */
+export function recordSuccess(hooks: WebhookStore, delivery: Pick<NewDelivery, "id" | "endpointId">, at: number, leaseId = BENCH_LEASE): Promise<unknown> {
   return hooks.completeAttempt({
-    deliveryId: delivery.id, endpointId: delivery.endpointId, attempt: { number: 1, at, statusCode: 200, error: null, responseExcerpt: "ok", durationMs: 1 },
+    deliveryId: delivery.id, leaseId, endpointId: delivery.endpointId, attempt: { number: 1, at, statusCode: 200, error: null, responseExcerpt: "ok", durationMs: 1 },
     next: { status: "succeeded" }, effect: "success", deletePayload: false, now: at, rules: FAILURE_RULES,
   });
 }

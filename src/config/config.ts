@@ -1,11 +1,15 @@
 import { isIP } from "node:net";
 import { parseDuration } from "./duration.ts";
 
+/** Where state lives: one SQLite file (":memory:" allowed in tests), or PostgreSQL for the scale-out mode (CONTRACT 6). */
+export type DatabaseConfig = { readonly kind: "sqlite"; readonly path: string } | { readonly kind: "postgres"; readonly url: string };
+
 export interface Config {
   readonly port: number;
   readonly host: string;
-  /** Path of the SQLite file (":memory:" allowed in tests). */
-  readonly databasePath: string;
+  readonly database: DatabaseConfig;
+  /** The scale-out mode's shared token buckets; required with PostgreSQL, unused with SQLite. */
+  readonly redis: { readonly url: string; readonly keyPrefix: string } | null;
   readonly upstreamUrl: string;
   /** Version used for the service's own calls upstream (number sync). Proxied calls keep the caller's. */
   readonly upstreamApiVersion: string;
@@ -60,13 +64,29 @@ function flag(env: Env, name: string): boolean {
   throw new ConfigError(name, `must be 0 or 1, got "${raw}"`);
 }
 
-function databasePath(raw: string): string {
-  if (raw === ":memory:" || raw === "file::memory:") return ":memory:";
-  if (raw.startsWith("file:")) return raw.slice("file:".length);
+function database(raw: string): DatabaseConfig {
+  if (raw === ":memory:" || raw === "file::memory:") return { kind: "sqlite", path: ":memory:" };
+  if (raw.startsWith("file:")) return { kind: "sqlite", path: raw.slice("file:".length) };
   if (/^postgres(ql)?:\/\//.test(raw)) {
-    throw new ConfigError("DATABASE_URL", "PostgreSQL is not supported yet; use file:<path> for SQLite");
+    try {
+      new URL(raw);
+    } catch {
+      throw new ConfigError("DATABASE_URL", "is not a valid postgres:// URL");
+    }
+    return { kind: "postgres", url: raw };
   }
-  throw new ConfigError("DATABASE_URL", `must look like file:./data/switchboard.db, got "${raw}"`);
+  throw new ConfigError("DATABASE_URL", `must look like file:./data/switchboard.db or postgres://user:pass@host:5432/db, got "${raw}"`);
+}
+
+function redis(env: Env, db: DatabaseConfig): Config["redis"] {
+  const url = text(env, "REDIS_URL");
+  const keyPrefix = text(env, "REDIS_KEY_PREFIX") ?? "switchboard:";
+  if (url === null) {
+    if (db.kind === "postgres") throw new ConfigError("REDIS_URL", "is required with a postgres:// DATABASE_URL: it holds the rate limits every instance shares");
+    return null;
+  }
+  if (!/^rediss?:\/\//.test(url)) throw new ConfigError("REDIS_URL", "must start with redis:// or rediss://");
+  return Object.freeze({ url, keyPrefix });
 }
 
 function upstreamUrl(raw: string): string {
@@ -143,10 +163,12 @@ export function parseConfig(env: Env): Config {
   if (appSecret === null) throw new ConfigError("APP_SECRET", "is required unless DEV_MODE=1");
   const version = text(env, "UPSTREAM_API_VERSION") ?? "v21.0";
   if (!/^v\d+\.0$/.test(version)) throw new ConfigError("UPSTREAM_API_VERSION", `must look like v21.0, got "${version}"`);
+  const db = database(text(env, "DATABASE_URL") ?? "file:./data/switchboard.db");
   return Object.freeze({
     port: integer(env, "PORT", 8080, 0, 65535),
     host: host(text(env, "HOST")),
-    databasePath: databasePath(text(env, "DATABASE_URL") ?? "file:./data/switchboard.db"),
+    database: Object.freeze(db),
+    redis: redis(env, db),
     upstreamUrl: upstreamUrl(text(env, "UPSTREAM_URL") ?? DEFAULT_UPSTREAM_URL),
     upstreamApiVersion: version,
     appSecret,

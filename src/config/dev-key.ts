@@ -1,14 +1,16 @@
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import type { Random } from "../runtime/random.ts";
+import type { DatabaseConfig } from "./config.ts";
 
 /**
- * In DEV_MODE without ENCRYPTION_KEY, secrets are sealed with a key kept beside the database, so
- * a development database still opens after a restart. Production always names its key.
+ * In DEV_MODE without ENCRYPTION_KEY, secrets are sealed with a key kept beside the SQLite file
+ * (in ./data with PostgreSQL), so a development database still opens after a restart. Production
+ * always names its key.
  */
-export function devEncryptionKey(databasePath: string, random: Random): Uint8Array {
-  if (databasePath === ":memory:") return random.bytes(32);
-  const file = join(dirname(databasePath), "dev-encryption.key");
+export function devEncryptionKey(database: DatabaseConfig, random: Random): Uint8Array {
+  if (database.kind === "sqlite" && database.path === ":memory:") return random.bytes(32);
+  const file = join(database.kind === "sqlite" ? dirname(database.path) : "./data", "dev-encryption.key");
   if (existsSync(file)) return new Uint8Array(Buffer.from(readFileSync(file, "utf8").trim(), "base64"));
   const key = random.bytes(32);
   mkdirSync(dirname(file), { recursive: true });

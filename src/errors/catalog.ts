@@ -41,6 +41,7 @@ export const ERRORS = {
   payload_expired: { status: 410, type: "GoneException", code: "payload_expired", message: "The payload of this delivery has been deleted." },
   too_many_attempts: { status: 429, type: "AuthException", code: "too_many_attempts", message: "Too many failed sign-ins; try again later." },
   internal: { status: 500, type: "InternalException", code: "internal", message: "Internal error." },
+  unavailable: { status: 503, type: "UnavailableException", code: "unavailable", message: "The database is unavailable; nothing was stored. Try again shortly." },
 } as const;
 
 export type ErrorName = keyof typeof ERRORS;

@@ -4,6 +4,7 @@ import type { Logger } from "../observability/logger.ts";
 import type { Metrics } from "../observability/metrics.ts";
 import { randomId } from "../runtime/random.ts";
 import type { Random } from "../runtime/random.ts";
+import { StoreUnavailableError } from "../store/errors.ts";
 
 /** Which part of the service a path belongs to, for metrics and for how a 404 is worded. */
 export function routeGroup(path: string): "admin" | "api" | "webhooks" | "dashboard" | "ops" | "proxy" {
@@ -57,6 +58,9 @@ export function requestContext(deps: { random: Random; logger: Logger; metrics: 
       } else if (code === "VALIDATION" || code === "PARSE") {
         name = "invalid_request";
         message = code === "PARSE" ? "The request body is not valid JSON." : validationMessage(error);
+      } else if (error instanceof StoreUnavailableError) {
+        name = "unavailable";
+        deps.logger.warn("database unavailable", { method: request.method, path, error: error.message });
       } else if (code === "NOT_FOUND") {
         const group = routeGroup(path);
         name = group === "admin" || group === "api" ? "not_found" : "unknown_route";

@@ -1,4 +1,5 @@
 import type { Clock } from "../runtime/clock.ts";
+import type { Worker } from "../runtime/deps.ts";
 import type { BucketState } from "../store/types.ts";
 import { take, type BucketSpec, type Decision, type Tokens } from "./token-bucket.ts";
 
@@ -8,6 +9,12 @@ import { take, type BucketSpec, type Decision, type Tokens } from "./token-bucke
  */
 export interface RateLimiter {
   take(spec: BucketSpec): Decision | Promise<Decision>;
+}
+
+/** A deployment's rate limiter and the background work it needs while the server runs (its writes, its connection). */
+export interface Limits {
+  limiter: RateLimiter;
+  worker: Worker;
 }
 
 /**

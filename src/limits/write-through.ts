@@ -1,8 +1,9 @@
 import type { Logger } from "../observability/logger.ts";
 import type { Worker } from "../runtime/deps.ts";
 import { intervalWorker } from "../runtime/interval-worker.ts";
+import type { Clock } from "../runtime/clock.ts";
 import type { BucketStore } from "../store/store.ts";
-import type { MemoryLimiter } from "./limiter.ts";
+import { MemoryLimiter, type Limits } from "./limiter.ts";
 
 export const FLUSH_EVERY_MS = 1000;
 
@@ -34,4 +35,10 @@ export function bucketWriteThrough(limiter: MemoryLimiter, store: BucketStore, l
     },
     stop: () => flusher.stop(),
   };
+}
+
+/** One process's buckets: in memory, written through to the store (the single-instance mode). */
+export function memoryLimits(clock: Clock, store: BucketStore, logger: Logger): Limits {
+  const limiter = new MemoryLimiter(clock);
+  return { limiter, worker: bucketWriteThrough(limiter, store, logger) };
 }

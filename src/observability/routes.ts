@@ -5,8 +5,8 @@ import type { Metrics } from "./metrics.ts";
 /** /healthz (the database answers) and /metrics (Prometheus text). */
 export function opsRoutes(deps: { store: Store; metrics: Metrics }) {
   return new Elysia()
-    .get("/healthz", ({ set }) => {
-      const ok = deps.store.healthy();
+    .get("/healthz", async ({ set }) => {
+      const ok = await deps.store.healthy();
       set.status = ok ? 200 : 503;
       return { status: ok ? "ok" : "database unavailable" };
     }, { detail: { tags: ["Operations"], summary: "Liveness and database check" } })

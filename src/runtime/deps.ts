@@ -1,4 +1,5 @@
 import type { Config } from "../config/config.ts";
+import type { Limits } from "../limits/limiter.ts";
 import type { Logger } from "../observability/logger.ts";
 import type { Metrics } from "../observability/metrics.ts";
 import type { Store } from "../store/store.ts";
@@ -13,6 +14,8 @@ export type Fetch = (input: string | URL | Request, init?: RequestInit) => Promi
 export interface Deps {
   config: Config;
   store: Store;
+  /** The proxy's rate limiter: in memory on one instance, shared (Redis) across many. */
+  limits: Limits;
   clock: Clock;
   random: Random;
   resolver: Resolver;

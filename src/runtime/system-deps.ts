@@ -1,9 +1,10 @@
 import type { Config } from "../config/config.ts";
 import { devEncryptionKey } from "../config/dev-key.ts";
 import { createSealer } from "../crypto/sealer.ts";
+import { memoryLimits } from "../limits/write-through.ts";
 import type { Logger } from "../observability/logger.ts";
 import { createMetrics } from "../observability/metrics.ts";
-import { openSqliteStore } from "../store/sqlite/store.ts";
+import { openStore } from "../store/open.ts";
 import { systemClock } from "./clock.ts";
 import type { Deps } from "./deps.ts";
 import { cryptoRandom } from "./random.ts";
@@ -19,20 +20,22 @@ export interface ServerOptions {
  * The real world: the configured database, the system clock, DNS, randomness and fetch. A server
  * also holds the database's server lock and checkpoints it from a background thread.
  */
-export function systemDeps(config: Config, logger: Logger, server?: ServerOptions): Deps {
-  const key = config.encryptionKey ?? devEncryptionKey(config.databasePath, cryptoRandom);
-  const backgroundCheckpoints = server === undefined ? undefined : {
-    workerUrl: server.checkpointWorker,
-    onError: (message: string) => logger.error("background WAL checkpoints failed; SQLite checkpoints as it commits", { error: message }),
-  };
+export async function systemDeps(config: Config, logger: Logger, server?: ServerOptions): Promise<Deps> {
+  const key = config.encryptionKey ?? devEncryptionKey(config.database, cryptoRandom);
   const metrics = createMetrics();
+  const store = await openStore(config, createSealer(key, cryptoRandom), {
+    server: server && {
+      backgroundCheckpoints: {
+        workerUrl: server.checkpointWorker,
+        onError: (message: string) => logger.error("background WAL checkpoints failed; SQLite checkpoints as it commits", { error: message }),
+      },
+    },
+    onWalSync: (seconds) => metrics.walSync.observe(seconds),
+  });
   return {
     config,
-    store: openSqliteStore(config.databasePath, createSealer(key, cryptoRandom), {
-      backgroundCheckpoints,
-      serving: server !== undefined,
-      onWalSync: (seconds) => metrics.walSync.observe(seconds),
-    }),
+    store,
+    limits: memoryLimits(systemClock, store.buckets, logger),
     clock: systemClock,
     random: cryptoRandom,
     resolver: systemResolver,

@@ -16,9 +16,10 @@ export interface Store {
   buckets: BucketStore;
   /** Webhook endpoints and the durable delivery queue (src/store/webhooks.ts). */
   webhooks: WebhookStore;
-  /** True when the database answers a trivial query. */
-  healthy(): boolean;
-  close(): void;
+  /** True when the database answers a trivial query (promptly: /healthz waits for it). */
+  healthy(): Promise<boolean>;
+  /** Stops background work and releases the database; nothing is used after. */
+  close(): Promise<void>;
 }
 
 /**
@@ -27,10 +28,11 @@ export interface Store {
  */
 export interface Directory {
   /**
-   * Picks up changes that another process (the CLI beside a running server) committed since the
-   * last call; returns true when it reloaded. Cheap when nothing changed: called about once a second.
+   * Picks up changes that another process (the CLI beside a running server, another instance)
+   * committed since the last call; returns true when it reloaded. Cheap when nothing changed:
+   * called about once a second, as the backstop of a backend that is also told of changes.
    */
-  refresh(): boolean;
+  refresh(): Promise<boolean>;
 
   account(id: string): Account | undefined;
   accounts(): Account[];

@@ -58,10 +58,17 @@ export interface NewDelivery {
   replayOf: string | null;
   createdAt: number;
   /**
-   * When set, the delivery is stored already leased to the caller until then, exactly as claimDue
-   * would leave it (the caller attempts it without claiming; after a crash it comes due again).
+   * When set, the delivery is stored already leased to the caller, exactly as claimDue would leave
+   * it (the caller attempts it without claiming; after a crash it comes due again). Only a store
+   * whose `soleWorker` is true is given leases here.
    */
-  leaseUntil?: number;
+  lease?: Lease;
+}
+
+/** A delivery's lease: held until `until`; completions are fenced on `id`, so a stale holder cannot overwrite a new one. */
+export interface Lease {
+  id: string;
+  until: number;
 }
 
 export interface Delivery {
@@ -98,6 +105,8 @@ export type DeliveryEndpoint = Pick<Endpoint, "id" | "accountId" | "url" | "enab
 /** A delivery leased to this process, with everything one attempt needs. */
 export interface ClaimedDelivery {
   delivery: Delivery;
+  /** The lease's id, which its completion must name. */
+  leaseId: string;
   endpoint: DeliveryEndpoint;
   /** Null when the payload no longer exists. */
   body: Uint8Array | null;
@@ -140,6 +149,8 @@ export interface DeliveryFilter {
 }
 
 export interface ClaimOptions {
+  /** The lease every delivery of this claim gets: the caller's fresh id. */
+  leaseId: string;
   limit: number;
   perEndpoint: number;
   leaseMs: number;
@@ -162,6 +173,18 @@ export interface HourlyStats {
  * promises (use one transaction where one is named, and `FOR UPDATE SKIP LOCKED` to claim).
  */
 export interface WebhookStore {
+  /**
+   * True when this process alone works the queue (SQLite: one server per file). It may then hold
+   * more leases per endpoint than it has requests in flight, and lease deliveries as it enqueues
+   * them. A shared queue's leases are requests in flight, counted across every instance.
+   */
+  readonly soleWorker: boolean;
+  /**
+   * Calls `listener` when another process queued work due now (a shared queue's notification);
+   * returns the function that stops listening. A sole worker is never told: it queued it itself.
+   */
+  onNewWork(listener: () => void): () => void;
+
   createEndpoint(endpoint: Endpoint): Promise<Endpoint>;
   endpoint(id: string): Promise<Endpoint | undefined>;
   /** The account's endpoints, oldest first. */
@@ -202,7 +225,8 @@ export interface WebhookStore {
    * before the claimed bodies (each delivery's counted) pass `maxBytes`, though the first delivery
    * always goes. A lease lasts until `now + leaseMs` or until completeAttempt; meanwhile the
    * delivery's nextAttemptAt is the lease's end. A lease that ran out with no attempt recorded
-   * (its holder died, or its attempt crashed) makes the delivery claimable again (at-least-once).
+   * (its holder died, or its attempt crashed) makes the delivery claimable again (at-least-once),
+   * under a new lease id.
    */
   claimDue(now: number, options: ClaimOptions): Promise<ClaimedDelivery[]>;
 
@@ -213,11 +237,13 @@ export interface WebhookStore {
    * when it reaches warnAt, and disables with `consecutive_failures` at disableAt when no success
    * happened within quietMs; `gone` disables at once), and, when `deletePayload`, marks the
    * delivery's payload deleted and drops the event body once no pending delivery still needs it.
-   * A delivery that no longer exists (deleted with its endpoint while its attempt ran) gets
-   * nothing recorded, and the promise resolves with no change to any endpoint.
+   * A delivery that no longer exists (deleted with its endpoint while its attempt ran), or whose
+   * lease is no longer `leaseId` (it ran out and another holder claimed it), gets nothing recorded,
+   * and the promise resolves with no change to any endpoint.
    */
   completeAttempt(input: {
     deliveryId: string;
+    leaseId: string;
     endpointId: string;
     attempt: Attempt | null;
     next: DeliveryNext;

@@ -48,6 +48,7 @@ async function tellAccount(deps: AttemptDeps, endpoint: DeliveryEndpoint, change
 async function finish(deps: AttemptDeps, claimed: ClaimedDelivery, next: DeliveryNext, input: Partial<Parameters<Deps["store"]["webhooks"]["completeAttempt"]>[0]>) {
   return deps.store.webhooks.completeAttempt({
     deliveryId: claimed.delivery.id,
+    leaseId: claimed.leaseId,
     endpointId: claimed.endpoint.id,
     attempt: null,
     effect: "none",

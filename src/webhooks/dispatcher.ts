@@ -1,5 +1,6 @@
 import { setImmediate as nextTurn } from "node:timers/promises";
-import type { Worker } from "../runtime/deps.ts";
+import type { Deps, Worker } from "../runtime/deps.ts";
+import { idSource } from "../runtime/random.ts";
 import type { Retention } from "../store/types.ts";
 import type { ClaimedDelivery, NewDelivery, NewEvent } from "../store/webhooks.ts";
 import { runAttempt, type AttemptDeps } from "./attempt.ts";
@@ -33,6 +34,8 @@ interface LinedDelivery {
 
 const bytesOf = (item: LinedDelivery) => item.claimed.body?.length ?? 0;
 
+export type DispatcherDeps = AttemptDeps & Pick<Deps, "random">;
+
 /**
  * Runs the durable queue: starts deliveries from their endpoint's line, fresh ones and due ones
  * leased from the store in batches, never more than GLOBAL_IN_FLIGHT attempts at once nor
@@ -65,8 +68,12 @@ export class Dispatcher implements Worker {
   private lastPurge = -Infinity;
   private stopped = false;
   private wakeScheduled = false;
+  private stopListening: (() => void) | null = null;
+  private readonly newLeaseId: () => string;
 
-  constructor(private readonly deps: AttemptDeps) {}
+  constructor(private readonly deps: DispatcherDeps) {
+    this.newLeaseId = idSource(deps.random, "lease", 16);
+  }
 
   private get leaseMs(): number {
     // Longer than any attempt can take, so a live attempt never loses its lease.
@@ -74,11 +81,14 @@ export class Dispatcher implements Worker {
   }
 
   /**
-   * How many deliveries an endpoint may have leased to this process, in flight or lined: the
-   * slots, plus as many rounds of them as can wait within LINE_WAIT_MS, since each round ends
-   * within the time-out. So no lined delivery's lease runs out before its attempt ends.
+   * How many deliveries an endpoint may have leased to this process, in flight or lined. A sole
+   * worker: the slots, plus as many rounds of them as can wait within LINE_WAIT_MS, since each
+   * round ends within the time-out, so no lined delivery's lease runs out before its attempt ends.
+   * On a shared queue the store counts every instance's leases against SPEC 6.5's 10 in flight, so
+   * a lease is a slot and nothing is lined beyond them.
    */
   private get leasedPerEndpoint(): number {
+    if (!this.deps.store.webhooks.soleWorker) return PER_ENDPOINT_IN_FLIGHT;
     return PER_ENDPOINT_IN_FLIGHT * (1 + Math.floor(LINE_WAIT_MS / this.deps.config.webhookTimeoutMs));
   }
 
@@ -138,6 +148,7 @@ export class Dispatcher implements Worker {
         const limit = Math.min(CLAIM_BATCH, LINED_TOTAL - this.linedTotal);
         if (limit <= 0 || this.linedBytes >= LINED_BYTES) return;
         const batch = await this.deps.store.webhooks.claimDue(this.deps.clock.now(), {
+          leaseId: this.newLeaseId(),
           limit,
           perEndpoint: this.leasedPerEndpoint,
           leaseMs: this.leaseMs,
@@ -233,32 +244,35 @@ export class Dispatcher implements Worker {
 
   /**
    * Stores new events and deliveries (one transaction, durable when this resolves, as
-   * WebhookStore.enqueue). Those whose event comes with them, due now, whose endpoint has no
-   * older due work in the store and room in its line are stored already leased to this process
-   * (so a crash still leaves them to be attempted after restart) and start from the line, without
-   * a claim, from the next turn on. The rest wait in the store for the next claim.
+   * WebhookStore.enqueue). On a sole worker, those whose event comes with them, due now, whose
+   * endpoint has no older due work in the store and room in its line are stored already leased to
+   * this process (so a crash still leaves them to be attempted after restart) and start from the
+   * line, without a claim, from the next turn on. The rest wait in the store for the next claim (on
+   * a shared queue, all of them: whichever instance claims first sends them).
    */
   async enqueue(events: NewEvent[], deliveries: NewDelivery[]): Promise<void> {
     const now = this.deps.clock.now();
+    const lineable = !this.stopped && this.deps.store.webhooks.soleWorker;
+    const lease = { id: this.newLeaseId(), until: now + this.leaseMs };
     // A replay's event is already stored and does not come with it: it is left to the claim.
     const eventsById = new Map(events.map((e) => [e.id, e]));
     const lined: LinedDelivery[] = [];
     const toStore = new Set<string>();
     const stored = deliveries.map((d) => {
       const event = eventsById.get(d.eventId);
-      const take = !this.stopped && event !== undefined && d.nextAttemptAt <= now && !this.backlog.has(d.endpointId)
+      const take = lineable && event !== undefined && d.nextAttemptAt <= now && !this.backlog.has(d.endpointId)
         && this.roomOf(d.endpointId) > 0 && this.linedTotal < LINED_TOTAL && this.linedBytes + event.body.length <= LINED_BYTES;
       if (!take) {
         this.backlog.add(d.endpointId);
         toStore.add(d.endpointId);
         return d;
       }
-      const leaseUntil = now + this.leaseMs;
       const item: LinedDelivery = {
         claimed: {
+          leaseId: lease.id,
           delivery: {
             id: d.id, accountId: d.accountId, endpointId: d.endpointId, eventId: d.eventId, status: "pending", attemptCount: 0,
-            nextAttemptAt: leaseUntil, replayOf: d.replayOf, parkedReason: null, payloadAvailable: true, fields: event.fields,
+            nextAttemptAt: lease.until, replayOf: d.replayOf, parkedReason: null, payloadAvailable: true, fields: event.fields,
             isTest: event.isTest, createdAt: d.createdAt, updatedAt: d.createdAt,
           },
           body: event.body,
@@ -268,7 +282,7 @@ export class Dispatcher implements Worker {
       };
       this.line(d.endpointId, item);
       lined.push(item);
-      return { ...d, leaseUntil };
+      return { ...d, lease };
     });
     const storing = this.deps.store.webhooks.enqueue(events, stored);
     // drain() waits for the commit too (it may wait for the disk): until then the lined deliveries
@@ -347,6 +361,7 @@ export class Dispatcher implements Worker {
 
   start(): void {
     this.stopped = false;
+    this.stopListening = this.deps.store.webhooks.onNewWork(() => this.wake());
     void this.deps.store.webhooks.recoverLeases(this.deps.clock.now()).then(() => this.wake());
     this.ticker = this.deps.clock.everySecond(() => this.onTick());
   }
@@ -354,6 +369,8 @@ export class Dispatcher implements Worker {
   /** Stops claiming; attempts already in flight finish and are recorded. */
   async stop(): Promise<void> {
     this.stopped = true;
+    this.stopListening?.();
+    this.stopListening = null;
     this.ticker?.stop();
     this.ticker = null;
     await this.pumping;

@@ -1,18 +1,18 @@
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { admin, startApp, testDeps, TEST_ADMIN_TOKEN } from "../support/harness.ts";
 
-let deps: ReturnType<typeof testDeps>;
+let deps: Awaited<ReturnType<typeof testDeps>>;
 let server: ReturnType<typeof startApp>;
 let url: string;
 
-beforeEach(() => {
-  deps = testDeps();
+beforeEach(async () => {
+  deps = await testDeps();
   server = startApp(deps);
   url = server.url;
 });
 afterEach(async () => {
   await server.stop();
-  deps.cleanup();
+  await deps.cleanup();
 });
 
 async function json(response: Response): Promise<Record<string, unknown>> {
@@ -58,14 +58,14 @@ describe("admin token", () => {
     await expectError(response, 401, "unauthorized");
   });
   test("without ADMIN_TOKEN the operator API is off", async () => {
-    const off = testDeps({ env: { ADMIN_TOKEN: "" } });
+    const off = await testDeps({ env: { ADMIN_TOKEN: "" } });
     const offServer = startApp(off);
     try {
       const response = await fetch(`${offServer.url}/admin/accounts`, { method: "POST", headers: { authorization: "Bearer " } });
       expect(await expectError(response, 404, "not_found")).toContain("ADMIN_TOKEN");
     } finally {
       await offServer.stop();
-      off.cleanup();
+      await off.cleanup();
     }
   });
 });

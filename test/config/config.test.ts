@@ -22,7 +22,8 @@ describe("parseConfig", () => {
     const config = parseConfig(base);
     expect(config.port).toBe(8080);
     expect(config.host).toBe("0.0.0.0");
-    expect(config.databasePath).toBe("./data/switchboard.db");
+    expect(config.database).toEqual({ kind: "sqlite", path: "./data/switchboard.db" });
+    expect(config.redis).toBeNull();
     expect(config.upstreamUrl).toBe(DEFAULT_UPSTREAM_URL);
     expect(config.adminToken).toBeNull();
     expect(config.webhookVerifyToken).toBeNull();
@@ -44,11 +45,19 @@ describe("parseConfig", () => {
       SMTP_URL: "smtp://127.0.0.1:2525", MAIL_FROM: "ops@example.com", PROXY_BODY_BUFFER_BYTES: "0",
     });
     expect(config).toMatchObject({
-      port: 9090, host: "127.0.0.1", databasePath: "/tmp/x.db", upstreamUrl: "http://127.0.0.1:7000",
+      port: 9090, host: "127.0.0.1", database: { kind: "sqlite", path: "/tmp/x.db" }, upstreamUrl: "http://127.0.0.1:7000",
       webhookVerifyToken: "vt", adminToken: "at", devMode: true, upstreamTimeoutMs: 100, upstreamMediaTimeoutMs: 200,
       webhookTimeoutMs: 300, webhookRetrySchedule: [250, 2000, 60_000, 3_600_000],
       mail: { smtpUrl: "smtp://127.0.0.1:2525", from: "ops@example.com" }, proxyBodyBufferBytes: 0,
     });
+  });
+
+  test("the scale-out mode: a postgres:// DATABASE_URL with REDIS_URL, keys under REDIS_KEY_PREFIX (CONTRACT 6)", () => {
+    const scaled = parseConfig({ ...base, DATABASE_URL: "postgres://sb:pw@db.internal:5432/switchboard", REDIS_URL: "redis://cache.internal:6379" });
+    expect(scaled.database).toEqual({ kind: "postgres", url: "postgres://sb:pw@db.internal:5432/switchboard" });
+    expect(scaled.redis).toEqual({ url: "redis://cache.internal:6379", keyPrefix: "switchboard:" });
+    expect(parseConfig({ ...base, DATABASE_URL: "postgresql://db/x", REDIS_URL: "rediss://c:6380", REDIS_KEY_PREFIX: "sb-eu:" }).redis)
+      .toEqual({ url: "rediss://c:6380", keyPrefix: "sb-eu:" });
   });
 
   test("MAIL_FROM may name the sender; without SMTP_URL nothing is emailed", () => {
@@ -72,7 +81,8 @@ describe("parseConfig", () => {
     [{ ...base, PORT: "70000" }, "PORT"],
     [{ ...base, DEV_MODE: "yes" }, "DEV_MODE"],
     [{ ...base, DATABASE_URL: "mysql://x" }, "DATABASE_URL"],
-    [{ ...base, DATABASE_URL: "postgres://127.0.0.1/test" }, "DATABASE_URL"],
+    [{ ...base, DATABASE_URL: "postgres://127.0.0.1/test" }, "REDIS_URL"],
+    [{ ...base, DATABASE_URL: "postgres://127.0.0.1/test", REDIS_URL: "127.0.0.1:6379" }, "REDIS_URL"],
     [{ ...base, UPSTREAM_URL: "ftp://x" }, "UPSTREAM_URL"],
     [{ ...base, UPSTREAM_URL: "http://x/" }, "UPSTREAM_URL"],
     [{ ...base, UPSTREAM_URL: "nonsense" }, "UPSTREAM_URL"],

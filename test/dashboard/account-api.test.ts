@@ -3,7 +3,7 @@ import { randomId } from "../../src/runtime/random.ts";
 import { admin } from "../support/harness.ts";
 import { createAccount, dashboardWorld, operatorNumber, signInCookie, type TestAccount } from "./support.ts";
 
-const world = dashboardWorld();
+const world = await dashboardWorld();
 let acme: TestAccount;
 let other: TestAccount;
 let acmeCookie: string;
@@ -79,7 +79,7 @@ describe("POST /api/numbers (connect a bring-your-own number) and re-sync", () =
     expect(res.status).toBe(201);
     expect(await res.json()).toMatchObject({ phone_number_id: "1002", kind: "byo", throughput_level: "STANDARD", rate_limit_per_second: 80 });
     expect(world.deps.store.directory.waba("waba-byo")?.appSecret).toBe("byo-secret-value");
-    const raw = world.deps.store.db.$client.query("SELECT app_secret_enc, access_token_enc FROM wabas WHERE waba_id = 'waba-byo'").get() as Record<string, string>;
+    const raw = (await world.deps.query("SELECT app_secret_enc, access_token_enc FROM wabas WHERE waba_id = 'waba-byo'"))[0]!;
     expect(raw.app_secret_enc).not.toContain("byo-secret-value");
     expect(raw.access_token_enc).not.toContain("good-token");
   });

@@ -17,11 +17,12 @@ async function signIn(page: Page, account: TestAccount, path = "/dashboard/numbe
 }
 
 describe.skipIf(browser === null)("dashboard in a browser: sign-in, numbers, keys, settings, notifications", () => {
-  const world = dashboardWorld();
+  let world: Awaited<ReturnType<typeof dashboardWorld>>;
   let acme: TestAccount;
   let other: TestAccount;
 
   beforeAll(async () => {
+    world = await dashboardWorld();
     world.upstream.numbers.set("1001", { level: "STANDARD", display: "+1 555 0101", name: "Acme Sales" });
     world.upstream.numbers.set("1002", { level: "HIGH", display: "+1 555 0102", name: "Acme Support" });
     world.upstream.numbers.set("2001", { display: "+44 20 7946 0001", name: "Other Ltd" });

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { FAILURE_MEMORY_MS, SESSION_TTL_MS } from "../../src/auth/session.ts";
 import { createAccount, dashboardWorld, operatorNumber, signInCookie, type TestAccount } from "./support.ts";
 
-const world = dashboardWorld();
+const world = await dashboardWorld();
 let acme: TestAccount;
 let guessed: TestAccount;
 
@@ -103,10 +103,10 @@ describe("session cookie", () => {
     expect(htmx.status).toBe(401);
     expect(htmx.headers.get("hx-redirect")).toStartWith("/dashboard/sign-in");
 
-    const count = () => (world.deps.store.db.$client.query("SELECT COUNT(*) AS n FROM sessions").get() as { n: number }).n;
-    expect(count()).toBeGreaterThan(0);
+    const count = async () => (await world.deps.query("SELECT COUNT(*) AS n FROM sessions"))[0]!.n;
+    expect(await count()).toBeGreaterThan(0);
     await signInCookie(world.url, acme);
-    expect(count()).toBe(1); // only the new one is left
+    expect(await count()).toBe(1); // only the new one is left
   });
 
   test("signing out ends the session on the server, not just in the browser", async () => {
@@ -169,11 +169,11 @@ describe("failed sign-ins", () => {
     expect((await form("/dashboard/sign-in", { email: guessed.email, password: guessed.password })).status).toBe(303);
 
     // The unknown email's record goes once it is older than a day.
-    const rows = () => (world.deps.store.db.$client.query("SELECT COUNT(*) AS n FROM sign_in_failures").get() as { n: number }).n;
-    expect(rows()).toBe(1);
+    const rows = async () => (await world.deps.query("SELECT COUNT(*) AS n FROM sign_in_failures"))[0]!.n;
+    expect(await rows()).toBe(1);
     world.deps.clock.advance(FAILURE_MEMORY_MS);
     await form("/dashboard/sign-in", { email: guessed.email, password: guessed.password });
-    expect(rows()).toBe(0);
+    expect(await rows()).toBe(0);
   });
 });
 

@@ -69,9 +69,9 @@ export async function signInCookie(url: string, account: TestAccount): Promise<s
 }
 
 /** A running app against a fake upstream, with everything torn down by `close`. */
-export function dashboardWorld(env: Record<string, string> = {}) {
+export async function dashboardWorld(env: Record<string, string> = {}) {
   const upstream = fakeUpstream();
-  const deps: TestDeps & { cleanup: () => void } = testDeps({ env: { UPSTREAM_URL: upstream.url, DEV_MODE: "1", ...env } });
+  const deps: TestDeps = await testDeps({ env: { UPSTREAM_URL: upstream.url, DEV_MODE: "1", ...env } });
   const app = startApp(deps);
   return {
     deps,
@@ -82,7 +82,7 @@ export function dashboardWorld(env: Record<string, string> = {}) {
     async close() {
       await app.stop();
       upstream.stop();
-      deps.cleanup();
+      await deps.cleanup();
     },
   };
 }

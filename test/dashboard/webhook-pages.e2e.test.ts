@@ -30,7 +30,7 @@ function verifies(secret: string, got: { headers: Record<string, string>; body: 
 }
 
 describe.skipIf(browser === null)("dashboard in a browser: endpoints and deliveries", () => {
-  const world = dashboardWorld();
+  let world: Awaited<ReturnType<typeof dashboardWorld>>;
   const rx = receiver();
   let acme: TestAccount;
   let other: TestAccount;
@@ -51,6 +51,7 @@ describe.skipIf(browser === null)("dashboard in a browser: endpoints and deliver
   }
 
   beforeAll(async () => {
+    world = await dashboardWorld();
     world.upstream.numbers.set("3001", { display: "+1 555 0301", name: "Acme Hooks" });
     world.upstream.numbers.set("4001", { display: "+1 555 0401" });
     acme = await createAccount(world.url, "Hooks Acme");

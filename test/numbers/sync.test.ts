@@ -12,7 +12,7 @@ interface NumberView { status: string; throughput_level: string; display_phone_n
 const readNumber = async (id: string) => (await (await admin(world.url, "GET", `/admin/numbers/${id}`)).json()) as NumberView;
 
 test("adding a number reads its details from upstream with the WABA's token and proof", async () => {
-  world = startWorld();
+  world = await startWorld();
   const accountId = await world.account();
   const { wabaId, token } = await world.waba(accountId);
   const phoneNumberId = numericId(cryptoRandom);
@@ -27,7 +27,7 @@ test("adding a number reads its details from upstream with the WABA's token and 
 });
 
 test("a BYO WABA's number is synced with a proof made from its own app secret", async () => {
-  world = startWorld();
+  world = await startWorld();
   const accountId = await world.account();
   const { wabaId } = await world.waba(accountId, { appSecret: "customer-app-secret" });
   const phoneNumberId = await world.number(accountId, wabaId, { kind: "byo", throughput: "HIGH" });
@@ -36,7 +36,7 @@ test("a BYO WABA's number is synced with a proof made from its own app secret", 
 });
 
 test("a failed sync keeps the number (standard level) and says why", async () => {
-  world = startWorld({ env: { UPSTREAM_TIMEOUT_MS: "100" } });
+  world = await startWorld({ env: { UPSTREAM_TIMEOUT_MS: "100" } });
   const accountId = await world.account();
   const { wabaId } = await world.waba(accountId);
   const cases: [Parameters<World["sim"]["fault"]>[1], RegExp][] = [
@@ -58,7 +58,7 @@ test("a failed sync keeps the number (standard level) and says why", async () =>
 });
 
 test("a later sync that changes throughput.level changes the number's bucket capacity", async () => {
-  world = startWorld();
+  world = await startWorld();
   const biz = await world.business();
   const send = () => world.call(`/v21.0/${biz.phoneNumberId}/messages`, {
     method: "POST",

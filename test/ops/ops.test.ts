@@ -15,8 +15,8 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-function running() {
-  const deps = testDeps();
+async function running() {
+  const deps = await testDeps();
   const server = startApp(deps);
   cleanups.push(deps.cleanup, server.stop);
   return { deps, url: server.url };
@@ -24,17 +24,17 @@ function running() {
 
 describe("operations endpoints", () => {
   test("/healthz checks the database", async () => {
-    const { deps, url } = running();
+    const { deps, url } = await running();
     const ok = await fetch(`${url}/healthz`);
     expect(ok.status).toBe(200);
     expect(await ok.json()).toEqual({ status: "ok" });
-    deps.store.close();
+    await deps.store.close();
     const down = await fetch(`${url}/healthz`);
     expect(down.status).toBe(503);
   });
 
   test("/metrics speaks Prometheus text and counts requests", async () => {
-    const { url } = running();
+    const { url } = await running();
     await admin(url, "POST", "/admin/accounts", { name: "A", email: "a@example.com" });
     const response = await fetch(`${url}/metrics`);
     expect(response.headers.get("content-type")).toContain("text/plain");
@@ -49,7 +49,7 @@ describe("operations endpoints", () => {
   });
 
   test("/docs serves OpenAPI covering the operator and dashboard APIs", async () => {
-    const { url } = running();
+    const { url } = await running();
     const page = await fetch(`${url}/docs`);
     expect(page.headers.get("content-type")).toContain("text/html");
     // A fixed Scalar, told to send nothing to Scalar's own services.
@@ -67,7 +67,7 @@ describe("operations endpoints", () => {
   });
 
   test("every response carries X-Proxy-Request-Id, equal to the trace_id of an error", async () => {
-    const { url } = running();
+    const { url } = await running();
     const ids = new Set<string>();
     for (const path of ["/healthz", "/metrics", "/docs/json", "/admin/accounts", "/v21.0/1/messages", "/nowhere"]) {
       const response = await fetch(`${url}${path}`);
@@ -80,7 +80,7 @@ describe("operations endpoints", () => {
   });
 
   test("requests are logged as JSON with their request id and no credentials", async () => {
-    const { deps, url } = running();
+    const { deps, url } = await running();
     await fetch(`${url}/admin/accounts`, { method: "POST", headers: { authorization: "Bearer px_live_abcdefghijklmnopqrstuvwxyzABCDEF" } });
     // The request line is written after the response has gone out.
     const find = () => deps.logger.lines.find((l) => l.msg === "request" && l.path === "/admin/accounts");
@@ -198,7 +198,7 @@ describe("graceful shutdown", () => {
 
 describe("request bodies outside the proxy", () => {
   test("a declared body over 1 MB to the operator API, the dashboard or its API gets 413 before it is read, one of undeclared length 411; ingress keeps its 10 MB", async () => {
-    const { url } = running();
+    const { url } = await running();
     // The length is declared and never sent: the answer comes without waiting for it.
     for (const [path, auth] of [["/api/session", ""], ["/admin/accounts", "Authorization: Bearer test-admin-token\r\n"], ["/dashboard/sign-in", ""]]) {
       const r = await rawRequest(url, `POST ${path} HTTP/1.1\r\nHost: x\r\n${auth}Content-Type: application/json\r\nContent-Length: ${50 * 1024 * 1024}`, "{");

@@ -31,7 +31,7 @@ const burst = async (biz: Business, n: number, phoneNumberId = biz.phoneNumberId
 
 describe("SPEC 8.1 over HTTP", () => {
   test("number bucket: headers on every allowed call, 429 past 80, refill with the clock", async () => {
-    world = startWorld();
+    world = await startWorld();
     const biz = await world.business();
     const answers = await burst(biz, 80);
     expect(limits(answers[0]!)).toEqual({ status: 200, limit: "80", remaining: "79", reset: "1", retryAfter: null });
@@ -45,7 +45,7 @@ describe("SPEC 8.1 over HTTP", () => {
   });
 
   test("each number has its own bucket; sends do not touch the WABA bucket", async () => {
-    world = startWorld();
+    world = await startWorld();
     const biz = await world.business();
     const second = await world.number(biz.accountId, biz.wabaId);
     await burst(biz, 80);
@@ -56,7 +56,7 @@ describe("SPEC 8.1 over HTTP", () => {
   });
 
   test("templates, number reads, profile and media reads share the WABA bucket; uploads use the number's", async () => {
-    world = startWorld();
+    world = await startWorld();
     const biz = await world.business();
     const get = (path: string) => world.call(path, { headers: bearer(biz.liveKey) });
     expect(limits(await get(`/v21.0/${biz.wabaId}/message_templates`)).remaining).toBe("4999");
@@ -71,7 +71,7 @@ describe("SPEC 8.1 over HTTP", () => {
   });
 
   test("HIGH numbers get 1000/s; coexistence numbers 20/s whatever their tier", async () => {
-    world = startWorld();
+    world = await startWorld();
     const biz = await world.business({ throughput: "HIGH" });
     expect(limits(await send(biz))).toMatchObject({ limit: "1000", remaining: "999" });
     const coex = await world.number(biz.accountId, biz.wabaId, { kind: "coexistence", throughput: "HIGH" });
@@ -81,7 +81,7 @@ describe("SPEC 8.1 over HTTP", () => {
   });
 
   test("a drained WABA bucket answers 429 with Retry-After 1 and Reset 3600", async () => {
-    world = startWorld();
+    world = await startWorld();
     const biz = await world.business();
     // 5,000 calls would be slow: the bucket is saved drained and the app restarted over it.
     await world.deps.store.buckets.saveMany([{ key: `waba:${biz.wabaId}`, tokens: 0, updatedAt: world.deps.clock.now() }]);
@@ -99,7 +99,7 @@ describe("SPEC 8.1 over HTTP", () => {
 
 describe("write-through and restore", () => {
   test("buckets are written in coalesced batches, never per request, and a restart keeps a drained number drained", async () => {
-    world = startWorld();
+    world = await startWorld();
     const biz = await world.business();
     const buckets = world.deps.store.buckets;
     const saves: number[] = [];
@@ -120,7 +120,7 @@ describe("write-through and restore", () => {
   });
 
   test("an idle number is full again after a restart", async () => {
-    world = startWorld();
+    world = await startWorld();
     const biz = await world.business();
     await burst(biz, 80);
     world.deps.clock.advance(60_000);
@@ -131,7 +131,7 @@ describe("write-through and restore", () => {
 
 describe("fail-open over HTTP", () => {
   test("a broken limiter lets calls through with the normal limit, full remaining, reset 0", async () => {
-    world = startWorld();
+    world = await startWorld();
     const biz = await world.business();
     const broken: RateLimiter = { take: () => { throw new Error("limiter down"); } };
     const handle = createProxy(world.deps, broken);

@@ -5,7 +5,7 @@ let world: World;
 afterEach(() => world.stop());
 
 async function setup(env: Record<string, string> = {}): Promise<Business> {
-  world = startWorld({ env });
+  world = await startWorld({ env });
   return world.business();
 }
 

@@ -67,7 +67,7 @@ test("while the thread runs, the server's connection checkpoints on its own only
 test("a thread that cannot start is reported; the store works without it, checkpointing as SQLite does by default", async () => {
   const { dir, errors, store } = open(new URL("./no-such-worker.ts", import.meta.url).href);
   await eventually(() => errors.length > 0);
-  expect(store.healthy()).toBe(true);
+  expect(await store.healthy()).toBe(true);
   expect(pragma(store, "wal_autocheckpoint")).toBe(SQLITE_AUTOCHECKPOINT_PAGES);
   store.close();
   dir.cleanup();

@@ -9,16 +9,16 @@ import { cryptoRandom } from "../../src/runtime/random.ts";
 import { DatabaseInUseError, takeServerLock } from "../../src/store/sqlite/server-lock.ts";
 import { openSqliteStore } from "../../src/store/sqlite/store.ts";
 import { embeddedMigrations } from "../../db/migrations.gen.ts";
-import { tempDir, testDeps } from "../support/harness.ts";
+import { sqliteTestDeps, tempDir } from "../support/harness.ts";
 import { databaseBefore } from "../support/old-database.ts";
 
-const cleanups: (() => void)[] = [];
-afterEach(() => {
-  for (const cleanup of cleanups.splice(0)) cleanup();
+const cleanups: (() => unknown)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0)) await cleanup();
 });
 
-function fresh() {
-  const deps = testDeps();
+async function fresh() {
+  const deps = await sqliteTestDeps();
   cleanups.push(deps.cleanup);
   return deps;
 }
@@ -35,8 +35,8 @@ function rawBytes(dbPath: string): string {
 }
 
 describe("migrations", () => {
-  test("a fresh database gets every table and one applied migration per file", () => {
-    const deps = fresh();
+  test("a fresh database gets every table and one applied migration per file", async () => {
+    const deps = await fresh();
     const db = new Database(deps.dbPath, { readonly: true });
     const tables = db.query<{ name: string }, []>("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").all().map((r) => r.name);
     for (const name of ["accounts", "users", "sessions", "api_keys", "wabas", "numbers", "endpoints", "events", "deliveries", "attempts", "notifications", "rate_buckets"]) {
@@ -118,7 +118,7 @@ describe("the server lock", () => {
 
 describe("API keys", () => {
   test("only a SHA-256 hash of the key is stored, and the key is found by that hash", async () => {
-    const deps = fresh();
+    const deps = await fresh();
     const account = await ops.createAccount(deps, { name: "A", email: "a@example.com" });
     const { key, record } = await ops.createApiKey(deps, account.id, { mode: "live" });
     expect(apiKeyMode(key)).toBe("live");
@@ -140,7 +140,7 @@ describe("API keys", () => {
 
 describe("encryption at rest", () => {
   test("upstream tokens, BYO app secrets and password never appear in the database file", async () => {
-    const deps = fresh();
+    const deps = await fresh();
     const account = await ops.createAccount(deps, { name: "A", email: "a@example.com" });
     const token = "EAAGtoken-" + "t".repeat(40);
     const appSecret = "byo-app-secret-" + "s".repeat(20);
@@ -167,16 +167,16 @@ describe("encryption at rest", () => {
 
 describe("directory refresh", () => {
   test("changes committed by another connection appear after refresh, not before", async () => {
-    const deps = fresh();
-    expect(deps.store.directory.refresh()).toBe(false);
+    const deps = await fresh();
+    expect(await deps.store.directory.refresh()).toBe(false);
     const other = openSqliteStore(deps.dbPath, createSealer(deps.config.encryptionKey!, cryptoRandom));
     await other.directory.createAccount({ id: "acc_cli", name: "From CLI", email: "c@example.com", billingStatus: "active", retention: "24h", maxNumbers: null, createdAt: 1 });
     other.close();
     expect(deps.store.directory.account("acc_cli")).toBeUndefined();
-    expect(deps.store.directory.refresh()).toBe(true);
+    expect(await deps.store.directory.refresh()).toBe(true);
     expect(deps.store.directory.account("acc_cli")?.name).toBe("From CLI");
     // Our own writes do not trigger a reload.
     await deps.store.directory.updateAccount("acc_cli", { name: "Renamed" });
-    expect(deps.store.directory.refresh()).toBe(false);
+    expect(await deps.store.directory.refresh()).toBe(false);
   });
 });

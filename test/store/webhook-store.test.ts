@@ -5,17 +5,17 @@ import { COUNT_CHUNK, LAST_SUCCESS_RESOLUTION_MS } from "../../src/store/sqlite/
 import type { WebhookStore } from "../../src/store/webhooks.ts";
 import { newDeliveryId, newEventId } from "../../src/webhooks/ids.ts";
 import { FAILURE_RULES } from "../../src/webhooks/outcome.ts";
-import { testDeps } from "../support/harness.ts";
+import { sqliteTestDeps } from "../support/harness.ts";
 import { databaseBefore } from "../support/old-database.ts";
 import { deliveryRow, endpointRow, eventRow, firstAttempt } from "../support/queue-rows.ts";
 
-const cleanups: (() => void)[] = [];
-afterEach(() => {
-  for (const cleanup of cleanups.splice(0)) cleanup();
+const cleanups: (() => unknown)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0)) await cleanup();
 });
 
 async function storeWithEndpoint() {
-  const deps = testDeps();
+  const deps = await sqliteTestDeps();
   cleanups.push(deps.cleanup);
   const now = deps.clock.now();
   const accountId = "acc_store_test";
@@ -66,7 +66,7 @@ describe("a claim's bodies in the SQLite store", () => {
     // Three events of 1,000 bytes, each due to both endpoints.
     const events = [1, 2, 3].map((i) => eventRow(newEventId(deps.random, at + i), endpoint.accountId, at + i, new Uint8Array(1000).fill(i)));
     await hooks.enqueue(events, events.flatMap((e, i) => [endpoint.id, second.id].map((to) => deliveryRow(newDeliveryId(deps.random, at + i), e, to, at + i))));
-    const claim = (maxBytes: number) => hooks.claimDue(at + 10, { limit: 10, perEndpoint: 10, leaseMs: 70_000, maxBytes });
+    const claim = (maxBytes: number) => hooks.claimDue(at + 10, { leaseId: `lease_${maxBytes}`, limit: 10, perEndpoint: 10, leaseMs: 70_000, maxBytes });
 
     expect(await claim(2500)).toHaveLength(2);
     expect(await claim(10)).toHaveLength(1);
@@ -80,7 +80,7 @@ describe("a claim's bodies in the SQLite store", () => {
 });
 
 describe("leases in the SQLite store", () => {
-  const claim = (hooks: WebhookStore, now: number) => hooks.claimDue(now, { limit: 10, perEndpoint: 10, leaseMs: 70_000, maxBytes: Number.POSITIVE_INFINITY }).then((all) => all.map((c) => c.delivery.id));
+  const claim = (hooks: WebhookStore, now: number) => hooks.claimDue(now, { leaseId: `lease_${now}`, limit: 10, perEndpoint: 10, leaseMs: 70_000, maxBytes: Number.POSITIVE_INFINITY }).then((all) => all.map((c) => c.delivery.id));
 
   test("a delivery stored leased stays out of the due index; a claim takes it only once its lease has run out with no attempt recorded", async () => {
     const setup = await storeWithEndpoint();
@@ -98,6 +98,26 @@ describe("leases in the SQLite store", () => {
     // Both leases ran out (their attempts crashed, say): both deliveries are due again.
     expect((await claim(hooks, t + 71_000)).sort()).toEqual([leased, due].sort());
     expect(await hooks.pendingCount()).toBe(2);
+  });
+
+  test("an attempt's record is kept only under the lease that holds the delivery: a holder whose lease ran out and was claimed again changes nothing", async () => {
+    const setup = await storeWithEndpoint();
+    const { deps, hooks, endpoint } = setup;
+    const t = deps.clock.now();
+    const id = await store(setup, t, t + 70_000);
+    // The first holder stalls past its lease; a claim leases the delivery anew.
+    const [reclaimed] = await hooks.claimDue(t + 71_000, { leaseId: "lease_new", limit: 10, perEndpoint: 10, leaseMs: 70_000, maxBytes: Number.POSITIVE_INFINITY });
+    expect(reclaimed).toMatchObject({ leaseId: "lease_new", delivery: { id } });
+    // The stale holder's answer (a 500) comes in late: nothing of it is recorded.
+    const stale = await hooks.completeAttempt(firstAttempt(id, endpoint.id, t + 72_000, 500, failed(t + 72_000)));
+    expect(stale).toEqual({ consecutiveFailures: 0, warned: false, disabled: null });
+    expect(await hooks.attempts(id)).toEqual([]);
+    expect(await hooks.delivery(id)).toMatchObject({ status: "pending", attemptCount: 0 });
+    expect((await hooks.endpoint(endpoint.id))?.consecutiveFailures).toBe(0);
+    // The new holder's success is.
+    await hooks.completeAttempt(firstAttempt(id, endpoint.id, t + 72_001, 200, succeeded, "lease_new"));
+    expect(await hooks.delivery(id)).toMatchObject({ status: "succeeded", attemptCount: 1 });
+    expect(await hooks.attempts(id)).toHaveLength(1);
   });
 });
 
@@ -297,7 +317,11 @@ describe("hourly stats in the SQLite store", () => {
     const oldPath = `${deps.dbPath}.old`;
     const old = databaseBefore(oldPath, "0003_endpoint_hours");
     old.run(`ATTACH DATABASE '${deps.dbPath}' AS current`);
-    for (const table of ["accounts", "endpoints", "events", "deliveries", "attempts"]) old.run(`INSERT INTO ${table} SELECT * FROM current.${table}`);
+    for (const table of ["accounts", "endpoints", "events", "deliveries", "attempts"]) {
+      // The old build's columns only: later migrations added some.
+      const columns = old.query<{ name: string }, []>(`PRAGMA main.table_info(${table})`).all().map((c) => c.name).join(", ");
+      old.run(`INSERT INTO ${table} (${columns}) SELECT ${columns} FROM current.${table}`);
+    }
     old.run("DETACH DATABASE current");
     old.close();
     const upgraded = openSqliteStore(oldPath, createSealer(new Uint8Array(32), deps.random));

@@ -1,67 +1,91 @@
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { createApp, type App } from "../../src/app.ts";
 import { parseConfig, type Config } from "../../src/config/config.ts";
 import { createSealer } from "../../src/crypto/sealer.ts";
+import { memoryLimits } from "../../src/limits/write-through.ts";
 import { memoryLogger } from "../../src/observability/logger.ts";
 import { createMetrics } from "../../src/observability/metrics.ts";
 import { ManualClock } from "../../src/runtime/clock.ts";
 import type { Deps } from "../../src/runtime/deps.ts";
 import { cryptoRandom } from "../../src/runtime/random.ts";
 import { staticResolver } from "../../src/runtime/resolver.ts";
-import { openSqliteStore, type SqliteStore, type SqliteStoreOptions } from "../../src/store/sqlite/store.ts";
+import type { SqliteStore, SqliteStoreOptions } from "../../src/store/sqlite/store.ts";
+import { sqliteDatabase, testDatabase, type Row, type TestDatabase } from "./backend.ts";
+
+export { tempDir } from "./temp-dir.ts";
 
 export const TEST_ENCRYPTION_KEY = Buffer.alloc(32, 7).toString("base64");
 export const TEST_ADMIN_TOKEN = "test-admin-token";
 export const TEST_APP_SECRET = "test-app-secret";
 
-/** A fresh directory for one test's files; removed by `cleanup`. */
-export function tempDir(prefix = "switchboard-test-"): { path: string; cleanup: () => void } {
-  const path = mkdtempSync(join(tmpdir(), prefix));
-  return { path, cleanup: () => rmSync(path, { recursive: true, force: true }) };
-}
-
-export type TestDeps = Deps & { store: SqliteStore; clock: ManualClock; logger: ReturnType<typeof memoryLogger>; dbPath: string };
+export type TestDeps = Deps & {
+  clock: ManualClock;
+  logger: ReturnType<typeof memoryLogger>;
+  /** DATABASE_URL of this test's database, for processes the test starts. */
+  databaseUrl: string;
+  /** A raw query on this test's database, for assertions on what was stored (see TestDatabase.query). */
+  query(sql: string): Promise<Row[]>;
+  /** Closes the store and opens a new one over the same database (a restart). */
+  reopenStore(): Promise<void>;
+  /** Closes the store and drops the database. */
+  cleanup(): Promise<void>;
+};
 
 /**
- * Real dependencies on a fresh SQLite file, with a manual clock, an in-memory logger and a static
- * resolver. `env` is parsed exactly as main.ts parses the environment.
+ * Real dependencies on a fresh database of the test backend (testBackend()), with a manual clock,
+ * an in-memory logger and a static resolver. `env` is parsed exactly as main.ts parses the
+ * environment. `store` options apply to SQLite only.
  */
-export function testDeps(
-  options: { env?: Record<string, string>; deps?: Partial<Deps>; store?: SqliteStoreOptions } = {},
-): TestDeps & { cleanup: () => void } {
-  const dir = tempDir();
-  const dbPath = join(dir.path, "switchboard.db");
+export async function testDeps(options: TestDepsOptions = {}): Promise<TestDeps> {
+  return depsOn(await testDatabase(), options);
+}
+
+/** As testDeps, on SQLite whatever the test backend: for tests of SQLite's own machinery. */
+export async function sqliteTestDeps(options: TestDepsOptions = {}): Promise<TestDeps & { store: SqliteStore; dbPath: string }> {
+  const database = sqliteDatabase();
+  const deps = await depsOn(database, options);
+  return Object.assign(deps as TestDeps & { store: SqliteStore }, { dbPath: database.url.slice("file:".length) });
+}
+
+type TestDepsOptions = { env?: Record<string, string>; deps?: Partial<Deps>; store?: SqliteStoreOptions };
+
+async function depsOn(database: TestDatabase, options: TestDepsOptions): Promise<TestDeps> {
   const config: Config = parseConfig({
     APP_SECRET: TEST_APP_SECRET,
     ENCRYPTION_KEY: TEST_ENCRYPTION_KEY,
     ADMIN_TOKEN: TEST_ADMIN_TOKEN,
-    DATABASE_URL: `file:${dbPath}`,
+    DATABASE_URL: database.url,
     UPSTREAM_URL: "http://127.0.0.1:9",
     ...options.env,
   });
   const random = options.deps?.random ?? cryptoRandom;
-  const store = openSqliteStore(dbPath, createSealer(config.encryptionKey!, random), options.store);
+  const sealer = createSealer(config.encryptionKey!, random);
+  const clock = options.deps?.clock ?? new ManualClock();
+  const logger = memoryLogger();
+  const store = await database.open(config, sealer, options.store);
   const deps = {
     config,
     store,
-    clock: new ManualClock(),
+    limits: memoryLimits(clock, store.buckets, logger),
+    clock,
     random,
     resolver: staticResolver({}),
     fetch: (input: string | URL | Request, init?: RequestInit) => fetch(input, init),
-    logger: memoryLogger(),
+    logger,
     metrics: createMetrics(),
     ...options.deps,
-    dbPath,
-  } as TestDeps;
-  return {
-    ...deps,
-    cleanup() {
-      store.close();
-      dir.cleanup();
+    databaseUrl: database.url,
+    query: (sql: string) => database.query(sql),
+    async reopenStore() {
+      await deps.store.close();
+      deps.store = await database.open(config, sealer, options.store);
+      deps.limits = memoryLimits(deps.clock, deps.store.buckets, deps.logger);
     },
-  };
+    async cleanup() {
+      await deps.store.close();
+      await database.drop();
+    },
+  } as TestDeps;
+  return deps;
 }
 
 /** Starts the app on a free loopback port. */

@@ -18,9 +18,13 @@ export function eventRow(id: string, accountId: string, at: number, body = new T
   return { id, accountId, receivedAt: at, body, upstreamSignature: null, fields: ["messages"], isTest: false };
 }
 
-/** A first delivery of `eventId`, due at `at`; leased to this process until `leaseUntil` when given. */
+/** The lease id deliveryRow's leased rows are stored under, which firstAttempt names by default. */
+export const TEST_LEASE = "lease_test";
+
+/** A first delivery of `eventId`, due at `at`; leased to this process (TEST_LEASE) until `leaseUntil` when given. */
 export function deliveryRow(id: string, event: Pick<NewEvent, "id" | "accountId">, endpointId: string, at: number, leaseUntil?: number): NewDelivery {
-  return { id, accountId: event.accountId, endpointId, eventId: event.id, nextAttemptAt: at, replayOf: null, createdAt: at, leaseUntil };
+  const lease = leaseUntil === undefined ? undefined : { id: TEST_LEASE, until: leaseUntil };
+  return { id, accountId: event.accountId, endpointId, eventId: event.id, nextAttemptAt: at, replayOf: null, createdAt: at, lease };
 }
 
 type Completion = Parameters<WebhookStore["completeAttempt"]>[0];
@@ -29,9 +33,10 @@ type Completion = Parameters<WebhookStore["completeAttempt"]>[0];
 export function firstAttempt(
   deliveryId: string, endpointId: string, at: number, statusCode = 200,
   result: Pick<Completion, "next" | "effect"> = { next: { status: "succeeded" }, effect: "success" },
+  leaseId = TEST_LEASE,
 ): Completion {
   return {
-    deliveryId, endpointId, now: at, rules: FAILURE_RULES, deletePayload: false,
+    deliveryId, leaseId, endpointId, now: at, rules: FAILURE_RULES, deletePayload: false,
     attempt: { number: 1, at, statusCode, error: null, responseExcerpt: "", durationMs: 1 },
     ...result,
   };

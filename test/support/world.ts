@@ -1,10 +1,8 @@
 import { afterEach, beforeEach } from "bun:test";
-import { createSealer } from "../../src/crypto/sealer.ts";
 import type { Deps } from "../../src/runtime/deps.ts";
 import { cryptoRandom } from "../../src/runtime/random.ts";
 import { startSimulator, type Simulator, type SimulatorOptions } from "../../src/simulator/server.ts";
 import { numericId, type ThroughputLevel } from "../../src/simulator/world.ts";
-import { openSqliteStore } from "../../src/store/sqlite/store.ts";
 import type { BillingStatus, NumberKind } from "../../src/store/types.ts";
 import { admin, startApp, testDeps, TEST_APP_SECRET, type TestDeps } from "./harness.ts";
 
@@ -20,7 +18,7 @@ export interface Business {
 
 export interface World {
   sim: Simulator;
-  deps: TestDeps & { cleanup: () => void };
+  deps: TestDeps;
   url: string;
   /** fetch against the proxy. */
   call(path: string, init?: RequestInit): Promise<Response>;
@@ -45,10 +43,9 @@ async function json<T>(response: Promise<Response>): Promise<T> {
  * create accounts, keys, WABAs and numbers through the operator API (and the matching objects in
  * the simulator), so no test depends on seeded ids.
  */
-export function startWorld(options: { env?: Record<string, string>; deps?: Partial<Deps>; sim?: SimulatorOptions } = {}): World {
+export async function startWorld(options: { env?: Record<string, string>; deps?: Partial<Deps>; sim?: SimulatorOptions } = {}): Promise<World> {
   const sim = startSimulator(options.sim);
-  const deps = testDeps({ env: { UPSTREAM_URL: sim.url, ...options.env }, deps: options.deps });
-  const firstStore = deps.store;
+  const deps = await testDeps({ env: { UPSTREAM_URL: sim.url, ...options.env }, deps: options.deps });
   let server = startApp(deps);
   const newId = () => numericId(cryptoRandom);
   let serial = 0;
@@ -93,16 +90,14 @@ export function startWorld(options: { env?: Record<string, string>; deps?: Parti
     },
     async restart() {
       await server.stop();
-      deps.store.close();
-      deps.store = openSqliteStore(deps.dbPath, createSealer(deps.config.encryptionKey!, deps.random));
+      await deps.reopenStore();
       server = startApp(deps);
       world.url = server.url;
     },
     async stop() {
       await server.stop();
       await sim.stop();
-      if (deps.store !== firstStore) deps.store.close();
-      deps.cleanup();
+      await deps.cleanup();
     },
   };
   return world;
@@ -115,7 +110,7 @@ export const bearer = (key: string) => ({ authorization: `Bearer ${key}` });
 export function useWorld(): { world: World; biz: Business } {
   const current = {} as { world: World; biz: Business };
   beforeEach(async () => {
-    current.world = startWorld();
+    current.world = await startWorld();
     current.biz = await current.world.business();
   });
   afterEach(() => current.world.stop());

@@ -44,7 +44,7 @@ describe("endpoints (CONTRACT 4)", () => {
     expect(patched.body).toMatchObject({ fields: ["history"], phone_number_id: a.numbers[1] });
     expect((await a.api("PATCH", `/api/endpoints/${id}`, { phone_number_id: null })).body.phone_number_id).toBeNull();
     // The secret is stored sealed, never as text.
-    const row = app.deps.store.db.$client.query("SELECT secret_enc FROM endpoints").get() as { secret_enc: string };
+    const row = (await app.deps.query("SELECT secret_enc FROM endpoints"))[0]!;
     expect(row.secret_enc).toStartWith("v1.");
     expect(row.secret_enc).not.toContain(created.body.secret.slice(6, 20));
     expect((await a.api("DELETE", `/api/endpoints/${id}`)).status).toBe(204);
@@ -223,7 +223,7 @@ describe("production rules end to end (not DEV_MODE)", () => {
         return new Response("ok");
       },
     });
-    const deps = testDeps({ env: { DEV_MODE: "0" }, deps: { resolver: staticResolver({ "receiver.test": ["127.0.0.1"] }) } });
+    const deps = await testDeps({ env: { DEV_MODE: "0" }, deps: { resolver: staticResolver({ "receiver.test": ["127.0.0.1"] }) } });
     cleanups.push(() => server.stop(true), deps.cleanup);
     const ca = await Bun.file(join(TLS, "ca.crt")).text();
     const account = await createAccount(deps, { name: "TLS", email: "tls@example.com" });

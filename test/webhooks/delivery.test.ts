@@ -240,7 +240,7 @@ describe("concurrency (SPEC 6.5)", () => {
     await Bun.sleep(20);
     expect(slow.received).toHaveLength(10);
     // 10 in flight; the other 15 wait in the endpoint's line, leased to this process.
-    const leased = app.deps.store.db.$client.query("SELECT COUNT(*) AS n FROM deliveries WHERE lease_until IS NOT NULL").get() as { n: number };
+    const leased = (await app.deps.query("SELECT COUNT(*) AS n FROM deliveries WHERE lease_until IS NOT NULL"))[0]!;
     expect(leased.n).toBe(25);
     const drained = app.tick();
     while (slow.received.length < 25 || held.length > 0) {
@@ -291,16 +291,16 @@ describe("the endpoint's line", () => {
     const { rx, send } = await oneEndpoint(() => new Promise<Response>((resolve) => held.push(() => resolve(new Response("ok")))));
     for (let i = 0; i < 12; i++) expect((await send(`m${i}`)).status).toBe(200);
     while (rx.received.length < 10) await Bun.sleep(5);
-    const count = (where: string) => (app.deps.store.db.$client.query(`SELECT COUNT(*) AS n FROM deliveries WHERE ${where}`).get() as { n: number }).n;
-    expect(count("lease_until IS NOT NULL")).toBe(10);
-    expect(count("status = 'pending' AND lease_until IS NULL")).toBe(2);
+    const count = async (where: string) => (await app.deps.query(`SELECT COUNT(*) AS n FROM deliveries WHERE ${where}`))[0]!.n;
+    expect(await count("lease_until IS NOT NULL")).toBe(10);
+    expect(await count("status = 'pending' AND lease_until IS NULL")).toBe(2);
     const drained = app.tick();
     while (rx.received.length < 12 || held.length > 0) {
       held.splice(0).forEach((release) => release());
       await Bun.sleep(1);
     }
     await drained;
-    expect(count("status = 'succeeded'")).toBe(12);
+    expect(await count("status = 'succeeded'")).toBe(12);
   });
 });
 
@@ -317,15 +317,15 @@ describe("a backlog in the store", () => {
     const claims = spyOn(app.deps.store.webhooks, "claimDue");
     const drained = app.tick();
     while (rx.received.length < 10) await Bun.sleep(5);
-    const count = (where: string) => (app.deps.store.db.$client.query(`SELECT COUNT(*) AS n FROM deliveries WHERE ${where}`).get() as { n: number }).n;
+    const count = async (where: string) => (await app.deps.query(`SELECT COUNT(*) AS n FROM deliveries WHERE ${where}`))[0]!.n;
     // One claim took what the line holds: 10 in flight and 50 waiting, all leased.
-    expect(count("lease_until IS NOT NULL")).toBe(60);
+    expect(await count("lease_until IS NOT NULL")).toBe(60);
     while (rx.received.length < 150 || held.length > 0) {
       held.shift()?.();
       await Bun.sleep(1);
     }
     await drained;
-    expect(count("status = 'succeeded'")).toBe(150);
+    expect(await count("status = 'succeeded'")).toBe(150);
     // The first claim took 60; each later one took a round of 10 as the line ran down.
     const taken = await Promise.all(claims.mock.results.map((call) => call.value as Promise<unknown[]>));
     expect(taken.filter((claimed) => claimed.length > 0).length).toBeLessThanOrEqual(10);
@@ -401,7 +401,7 @@ describe("replay, history payloads and retention (SPEC 6.6, 2.8, 3.2)", () => {
     const parked = rx.received[1]!.headers["webhook-id"]!;
     expect((await a.api("GET", `/api/deliveries/${parked}`)).body).toMatchObject({ status: "parked", payload_available: false });
     expect((await a.api("POST", `/api/deliveries/${parked}/replay`)).status).toBe(410);
-    const bodies = app.deps.store.db.$client.query("SELECT COUNT(*) AS n FROM events WHERE body IS NOT NULL").get() as { n: number };
+    const bodies = (await app.deps.query("SELECT COUNT(*) AS n FROM events WHERE body IS NOT NULL"))[0]!;
     expect(bodies.n).toBe(0);
 
     // Other fields keep their payload for replay.
@@ -418,15 +418,15 @@ describe("replay, history payloads and retention (SPEC 6.6, 2.8, 3.2)", () => {
     const { a, send } = await oneEndpoint();
     await send();
     await app.tick();
-    const count = () => app.deps.store.db.$client.query(
-      "SELECT (SELECT COUNT(*) FROM deliveries) AS d, (SELECT COUNT(*) FROM attempts) AS a, (SELECT COUNT(*) FROM events) AS e").get();
-    expect(count()).toEqual({ d: 1, a: 1, e: 1 });
+    const count = async () => (await app.deps.query(
+      "SELECT (SELECT COUNT(*) FROM deliveries) AS d, (SELECT COUNT(*) FROM attempts) AS a, (SELECT COUNT(*) FROM events) AS e"))[0];
+    expect(await count()).toEqual({ d: 1, a: 1, e: 1 });
     app.deps.clock.advance(24 * HOUR - MINUTE);
     await app.tick();
-    expect(count()).toEqual({ d: 1, a: 1, e: 1 });
+    expect(await count()).toEqual({ d: 1, a: 1, e: 1 });
     app.deps.clock.advance(2 * MINUTE);
     await app.tick();
-    expect(count()).toEqual({ d: 0, a: 0, e: 0 });
+    expect(await count()).toEqual({ d: 0, a: 0, e: 0 });
 
     expect((await a.api("PATCH", "/api/settings", { retention: "7d" })).body).toEqual({ retention: "7d" });
     expect((await a.api("GET", "/api/settings")).body).toEqual({ retention: "7d" });
@@ -434,10 +434,10 @@ describe("replay, history payloads and retention (SPEC 6.6, 2.8, 3.2)", () => {
     await app.tick();
     app.deps.clock.advance(6 * 24 * HOUR);
     await app.tick();
-    expect(count()).toEqual({ d: 1, a: 1, e: 1 });
+    expect(await count()).toEqual({ d: 1, a: 1, e: 1 });
     app.deps.clock.advance(24 * HOUR + MINUTE);
     await app.tick();
-    expect(count()).toEqual({ d: 0, a: 0, e: 0 });
+    expect(await count()).toEqual({ d: 0, a: 0, e: 0 });
   });
 });
 

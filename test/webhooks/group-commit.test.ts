@@ -1,18 +1,18 @@
 import { afterEach, expect, test } from "bun:test";
 import { createAccount } from "../../src/admin/operations.ts";
 import type { SqliteStoreOptions } from "../../src/store/sqlite/store.ts";
-import { testDeps } from "../support/harness.ts";
+import { sqliteTestDeps } from "../support/harness.ts";
 import { manualSync, settledFlags } from "../support/manual-sync.ts";
 import { deliveryRow, endpointRow, eventRow, firstAttempt } from "../support/queue-rows.ts";
 
-const cleanups: (() => void)[] = [];
-afterEach(() => {
-  for (const c of cleanups.splice(0)) c();
+const cleanups: (() => unknown)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0)) await cleanup();
 });
 
 /** A fresh store with one account. */
 async function withAccount(name: string, store?: SqliteStoreOptions) {
-  const deps = testDeps({ store });
+  const deps = await sqliteTestDeps({ store });
   cleanups.push(deps.cleanup);
   const account = await createAccount(deps, { name, email: `${name.toLowerCase()}@example.com` });
   return { deps, account, now: deps.clock.now() };

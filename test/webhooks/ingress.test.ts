@@ -8,8 +8,7 @@ import { eventBody, messageChange, relayApp, type RelayApp } from "./support.ts"
 let app: RelayApp;
 afterEach(() => app?.close());
 
-const count = (app: RelayApp, table: "events" | "deliveries") =>
-  (app.deps.store.db.$client.query(`SELECT COUNT(*) AS n FROM ${table}`).get() as { n: number }).n;
+const count = async (app: RelayApp, table: "events" | "deliveries") => (await app.deps.query(`SELECT COUNT(*) AS n FROM ${table}`))[0]!.n;
 
 /** How many acknowledgements the ack-latency histogram of /metrics has timed. */
 const timedAcks = async (app: RelayApp) => {
@@ -48,8 +47,8 @@ describe("X-Hub-Signature-256", () => {
       body: body.replace("hi", "ho"),
     });
     expect(tampered.status).toBe(401);
-    expect(count(app, "events")).toBe(0);
-    expect(count(app, "deliveries")).toBe(0);
+    expect(await count(app, "events")).toBe(0);
+    expect(await count(app, "deliveries")).toBe(0);
     expect(await timedAcks(app)).toBe(0);
   });
 
@@ -61,8 +60,8 @@ describe("X-Hub-Signature-256", () => {
     await a.endpoint(rx.url + "?second");
     const response = await app.post(eventBody([{ id: a.wabaId, changes: [messageChange(a.numbers[0]!)] }]));
     expect(response.status).toBe(200);
-    expect(count(app, "events")).toBe(1);
-    expect(count(app, "deliveries")).toBe(2);
+    expect(await count(app, "events")).toBe(1);
+    expect(await count(app, "deliveries")).toBe(2);
     expect(await timedAcks(app)).toBe(1);
   });
 
@@ -128,7 +127,7 @@ describe("durable before the 200 (CONTRACT 5)", () => {
     const { disk, answer } = await eventAwaitingSync();
     const answered = settledFlags([answer]);
     // Committed (the process could die now and keep it), but not yet safe from a power cut.
-    expect(count(app, "events")).toBe(1);
+    expect(await count(app, "events")).toBe(1);
     const committedAt = performance.now();
     // Another request's whole round trip: an answer the server had already written would be here.
     expect((await fetch(`${app.url}/healthz`)).status).toBe(200);
@@ -161,7 +160,7 @@ describe("bad bodies", () => {
       expect((await response.json()).error.code).toBe("invalid_event");
     }
     expect(app.deps.logger.lines.filter((l) => l.msg === "webhook event rejected" && l.error === "invalid_event")).toHaveLength(3);
-    expect(count(app, "events")).toBe(0);
+    expect(await count(app, "events")).toBe(0);
   });
 
   test("over 10 MB: 413, whether declared or streamed without a length", async () => {

@@ -108,7 +108,7 @@ export async function relayAccount(base: string, input: { kind?: "byo" | "embedd
  * are allowed), with helpers to create accounts and call the dashboard API as them.
  */
 export async function relayApp(options: { env?: Record<string, string>; deps?: Partial<Deps>; store?: SqliteStoreOptions } = {}) {
-  const deps: TestDeps & { cleanup: () => void } = testDeps({
+  const deps: TestDeps = await testDeps({
     env: { DEV_MODE: "1", WEBHOOK_VERIFY_TOKEN: "verify-me", ...options.env },
     deps: options.deps,
     store: options.store,
@@ -133,7 +133,7 @@ export async function relayApp(options: { env?: Record<string, string>; deps?: P
     async close() {
       await server.stop();
       for (const r of receivers) r.stop();
-      deps.cleanup();
+      await deps.cleanup();
     },
   };
 }

@@ -61,7 +61,7 @@ export class SqliteDirectory implements Directory {
     for (const row of this.db.select().from(numbers).all()) this.cacheNumber(row);
   }
 
-  refresh(): boolean {
+  async refresh(): Promise<boolean> {
     if (this.dataVersion() === this.seenVersion) return false;
     // Reloading everything is simpler than diffing and cheap: the directory is small.
     this.load();

@@ -113,6 +113,8 @@ export const deliveries = sqliteTable("deliveries", {
   nextAttemptAt: integer("next_attempt_at"),
   // A claim that expires: a delivery claimed by a process that died is attempted again.
   leaseUntil: integer("lease_until"),
+  // The claim that holds (or last held) the lease: an attempt's record is kept only under it.
+  leaseId: text("lease_id"),
   replayOf: text("replay_of"),
   parkedReason: text("parked_reason", { enum: ["attempts_exhausted", "gone", "endpoint_disabled", "payload_missing"] }),
   // Set when this delivery's `history` payload was deleted on success or park: its replay is 410.

@@ -58,14 +58,14 @@ export function openSqliteStore(path: string, sealer: Sealer, options: SqliteSto
     notifications: new SqliteNotifications(db),
     buckets: new SqliteBuckets(db),
     webhooks: new SqliteWebhooks(db, sqlite, sealer, durable),
-    healthy() {
+    async healthy() {
       try {
         return sqlite.query("SELECT 1 AS ok").get() !== null;
       } catch {
         return false;
       }
     },
-    close() {
+    async close() {
       checkpointer?.stop();
       ownSync?.close();
       sqlite.close();

@@ -62,6 +62,8 @@ function toAttempt(row: Row): Attempt {
  * are prepared once as plain SQL on the same connection, which is several times faster (BUN-NOTES).
  */
 export class SqliteWebhooks implements WebhookStore {
+  /** One server process per file (see server-lock.ts). */
+  readonly soleWorker = true;
   private readonly stmt: Record<string, Statement>;
   private readonly pages: Record<DeliveryStatus | "all", Statement[]>;
   private readonly endpointById;
@@ -102,8 +104,8 @@ export class SqliteWebhooks implements WebhookStore {
       targets: q("SELECT id, fields, phone_number_id FROM endpoints WHERE account_id = $account ORDER BY created_at, id"),
       insertEvent: q(`INSERT INTO events (id, account_id, received_at, body, upstream_signature, fields, is_test)
         VALUES ($id, $account, $at, $body, $signature, $fields, $test)`),
-      insertDelivery: q(`INSERT INTO deliveries (id, account_id, endpoint_id, event_id, status, attempt_count, next_attempt_at, lease_until, replay_of, created_at, updated_at)
-        VALUES ($id, $account, $endpoint, $event, 'pending', 0, COALESCE($lease, $next), $lease, $replayOf, $at, $at)`),
+      insertDelivery: q(`INSERT INTO deliveries (id, account_id, endpoint_id, event_id, status, attempt_count, next_attempt_at, lease_until, lease_id, replay_of, created_at, updated_at)
+        VALUES ($id, $account, $endpoint, $event, 'pending', 0, COALESCE($leaseUntil, $next), $leaseUntil, $leaseId, $replayOf, $at, $at)`),
       // Endpoints with due work and room under the per-endpoint cap, oldest due first. Each probe
       // is an index look-up, so a claim costs O(endpoints) and never scans the backlog.
       claimable: q(`WITH busy AS (
@@ -123,7 +125,8 @@ export class SqliteWebhooks implements WebhookStore {
       dueOfEndpoint: q(`SELECT d.id, length(e.body) AS bytes FROM deliveries d JOIN events e ON e.id = d.event_id
         WHERE d.endpoint_id = $endpoint AND d.status = 'pending' AND d.lease_until IS NULL AND d.next_attempt_at <= $now
         ORDER BY d.next_attempt_at, d.rowid LIMIT $limit`),
-      lease: q("UPDATE deliveries SET lease_until = $leaseUntil, next_attempt_at = $leaseUntil WHERE id IN (SELECT value FROM json_each($ids))"),
+      lease: q(`UPDATE deliveries SET lease_until = $leaseUntil, lease_id = $leaseId, next_attempt_at = $leaseUntil
+        WHERE id IN (SELECT value FROM json_each($ids))`),
       // An attempt that never recorded its end (it crashed) leaves its delivery leased: when the
       // lease runs out, the delivery goes back among the due ones.
       expiredLeases: q("UPDATE deliveries SET lease_until = NULL WHERE lease_until <= $now AND status = 'pending'"),
@@ -135,7 +138,7 @@ export class SqliteWebhooks implements WebhookStore {
         VALUES ($delivery, $number, $at, $status, $error, $excerpt, $duration)`),
       updateDelivery: q(`UPDATE deliveries SET status = $status, attempt_count = attempt_count + $attempted, next_attempt_at = $next,
         lease_until = NULL, parked_reason = $reason, payload_deleted = (payload_deleted OR $deletePayload), updated_at = $now
-        WHERE id = $id`),
+        WHERE id = $id AND lease_id = $leaseId`),
       dropEventBody: q(`UPDATE events SET body = NULL WHERE id = (SELECT event_id FROM deliveries WHERE id = $delivery)
         AND NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.event_id = events.id AND d.status = 'pending')`),
       // Skipped while it would change nothing but move last_success_at by under a second: at
@@ -313,7 +316,7 @@ export class SqliteWebhooks implements WebhookStore {
       for (const d of deliveries) {
         this.stmt.insertDelivery!.run({
           id: d.id, account: d.accountId, endpoint: d.endpointId, event: d.eventId, next: d.nextAttemptAt,
-          lease: d.leaseUntil ?? null, replayOf: d.replayOf, at: d.createdAt,
+          leaseUntil: d.lease?.until ?? null, leaseId: d.lease?.id ?? null, replayOf: d.replayOf, at: d.createdAt,
         });
       }
     }, true);
@@ -339,7 +342,7 @@ export class SqliteWebhooks implements WebhookStore {
       }
       if (ids.length === 0) return claimed;
       const list = JSON.stringify(ids);
-      this.stmt.lease!.run({ ids: list, leaseUntil: now + options.leaseMs });
+      this.stmt.lease!.run({ ids: list, leaseUntil: now + options.leaseMs, leaseId: options.leaseId });
       // In the order they were claimed (oldest due first), not the order the look-up found them.
       const order = new Map(ids.map((id, i) => [id, i]));
       const rows = this.stmt.claimed!.all({ ids: list }) as Row[];
@@ -355,10 +358,15 @@ export class SqliteWebhooks implements WebhookStore {
           body = bodies.get(delivery.eventId) ?? new Uint8Array(row.body as Uint8Array);
           bodies.set(delivery.eventId, body);
         }
-        claimed.push({ delivery, endpoint, body, upstreamSignature: row.upstream_signature as string | null });
+        claimed.push({ delivery, leaseId: options.leaseId, endpoint, body, upstreamSignature: row.upstream_signature as string | null });
       }
       return claimed;
     });
+  }
+
+  /** Nothing else queues work on this file: see soleWorker. */
+  onNewWork(): () => void {
+    return () => {};
   }
 
   /** One server process owns a SQLite file, so at start every lease belongs to a run that ended. */
@@ -441,6 +449,7 @@ export class SqliteWebhooks implements WebhookStore {
     const next = input.next;
     const updated = this.stmt.updateDelivery!.run({
       id: input.deliveryId,
+      leaseId: input.leaseId,
       status: next.status,
       attempted: a ? 1 : 0,
       next: next.status === "pending" ? next.nextAttemptAt : null,
@@ -448,8 +457,9 @@ export class SqliteWebhooks implements WebhookStore {
       deletePayload: input.deletePayload ? 1 : 0,
       now,
     });
-    // The delivery went while its attempt ran (its endpoint was deleted, or retention purged it):
-    // there is nothing left to record it against, nor an endpoint whose health it would change.
+    // The delivery went while its attempt ran (its endpoint was deleted, or retention purged it), or
+    // its lease ran out and another claim holds it now: there is nothing to record this against,
+    // nor an endpoint whose health it would change.
     if (updated.changes === 0) return change;
     if (input.deletePayload) this.stmt.dropEventBody!.run({ delivery: input.deliveryId });
     if (a) {

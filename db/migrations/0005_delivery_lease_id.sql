@@ -1,0 +1,1 @@
+ALTER TABLE `deliveries` ADD `lease_id` text;

@@ -1,0 +1,28 @@
+import type { Config } from "../config/config.ts";
+import { ConfigError } from "../config/config.ts";
+import type { Sealer } from "../crypto/sealer.ts";
+import type { BackgroundCheckpoints } from "./sqlite/checkpointer.ts";
+import { openSqliteStore } from "./sqlite/store.ts";
+import type { Store } from "./store.ts";
+
+export interface OpenStoreOptions {
+  /** The store is a server's (not the CLI's): it holds the file's lock and checkpoints in the background. */
+  server?: { backgroundCheckpoints: BackgroundCheckpoints };
+  /** Told how long each flush of the SQLite WAL took, in seconds. */
+  onWalSync?: (seconds: number) => void;
+}
+
+/** The one place a backend is chosen: by the scheme of DATABASE_URL (CONTRACT 2). */
+export async function openStore(config: Config, sealer: Sealer, options: OpenStoreOptions = {}): Promise<Store> {
+  const database = config.database;
+  switch (database.kind) {
+    case "sqlite":
+      return openSqliteStore(database.path, sealer, {
+        backgroundCheckpoints: options.server?.backgroundCheckpoints,
+        serving: options.server !== undefined,
+        onWalSync: options.onWalSync,
+      });
+    case "postgres":
+      throw new ConfigError("DATABASE_URL", "PostgreSQL is not supported by this build");
+  }
+}
