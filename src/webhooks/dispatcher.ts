@@ -60,6 +60,8 @@ export class Dispatcher implements Worker {
   private linedBytes = 0;
   /** Leases this process holds per endpoint (attempts running or about to start). */
   private leased = new Map<string, number>();
+  /** Attempts ended so far (see pump). */
+  private freed = 0;
   /** Endpoints that may have due deliveries waiting in the store: new ones must queue behind them. */
   private backlog = new Set<string>();
   private pumping: Promise<void> | null = null;
@@ -147,6 +149,7 @@ export class Dispatcher implements Worker {
       while (!this.stopped) {
         const limit = Math.min(CLAIM_BATCH, LINED_TOTAL - this.linedTotal);
         if (limit <= 0 || this.linedBytes >= LINED_BYTES) return;
+        const freedBefore = this.freed;
         const batch = await this.deps.store.webhooks.claimDue(this.deps.clock.now(), {
           leaseId: this.newLeaseId(),
           limit,
@@ -165,9 +168,11 @@ export class Dispatcher implements Worker {
           this.fill(id);
         }
         if (batch.length < limit) {
-          // Unless the lines' byte bound stopped it (no event is larger than MAX_EVENT_BYTES), the
-          // claim stopped short of an endpoint's room only because nothing more of it was due.
-          if (LINED_BYTES - this.linedBytes >= MAX_EVENT_BYTES) {
+          // Unless the lines' byte bound stopped it (no event is larger than MAX_EVENT_BYTES), or
+          // slots freed while it ran (a shared queue's claim may have counted their leases as still
+          // live), the claim stopped short of an endpoint's room only because nothing more of it
+          // was due.
+          if (LINED_BYTES - this.linedBytes >= MAX_EVENT_BYTES && this.freed === freedBefore) {
             for (const id of this.backlog) if (this.roomOf(id) > 0) this.backlog.delete(id);
           }
           return;
@@ -195,6 +200,7 @@ export class Dispatcher implements Worker {
       .catch((error) => this.deps.logger.error("delivery attempt crashed", { delivery_id: deliveryId, error }))
       .finally(() => {
         const globalSlotFreed = this.inFlight.size >= GLOBAL_IN_FLIGHT;
+        this.freed++;
         this.inFlight.delete(attempt);
         this.unhold(endpointId);
         this.fill(endpointId);
