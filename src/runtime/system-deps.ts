@@ -31,6 +31,7 @@ export async function systemDeps(config: Config, logger: Logger, server?: Server
       },
     },
     onWalSync: (seconds) => metrics.walSync.observe(seconds),
+    onError: (error) => logger.error("reading another instance's change failed; the next refresh reloads", { error }),
   });
   return {
     config,

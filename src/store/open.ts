@@ -1,6 +1,6 @@
 import type { Config } from "../config/config.ts";
-import { ConfigError } from "../config/config.ts";
 import type { Sealer } from "../crypto/sealer.ts";
+import { openPostgresStore } from "./postgres/store.ts";
 import type { BackgroundCheckpoints } from "./sqlite/checkpointer.ts";
 import { openSqliteStore } from "./sqlite/store.ts";
 import type { Store } from "./store.ts";
@@ -10,6 +10,8 @@ export interface OpenStoreOptions {
   server?: { backgroundCheckpoints: BackgroundCheckpoints };
   /** Told how long each flush of the SQLite WAL took, in seconds. */
   onWalSync?: (seconds: number) => void;
+  /** Told of a failure in the background (PostgreSQL: another instance's change that could not be read). */
+  onError?: (error: unknown) => void;
 }
 
 /** The one place a backend is chosen: by the scheme of DATABASE_URL (CONTRACT 2). */
@@ -23,6 +25,6 @@ export async function openStore(config: Config, sealer: Sealer, options: OpenSto
         onWalSync: options.onWalSync,
       });
     case "postgres":
-      throw new ConfigError("DATABASE_URL", "PostgreSQL is not supported by this build");
+      return openPostgresStore(database.url, sealer, { onError: options.onError });
   }
 }

@@ -122,6 +122,14 @@ export type DeliveryNext =
 /** How an attempt counts for its endpoint's health (SPEC 3.1). */
 export type EndpointEffect = "none" | "success" | "failure" | "gone";
 
+/**
+ * An endpoint's last_success_at is kept to this precision by every backend: a success that would
+ * change nothing else but move it by less is not written (at thousands of successes a second it
+ * would rewrite the endpoint's row in every commit). The 24-hour quiet window of the disabling
+ * rule is widened by as much, so that an endpoint is never disabled early.
+ */
+export const LAST_SUCCESS_RESOLUTION_MS = 1_000;
+
 /** SPEC 3.1 thresholds, passed in as data. */
 export interface FailureRules {
   warnAt: number;

@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import type { RateLimiter } from "../../src/limits/limiter.ts";
 import { createProxy } from "../../src/proxy/pipeline.ts";
+import { onSqlite } from "../support/backend.ts";
 import { bearer, startWorld, type Business, type World } from "../support/world.ts";
 
 let world: World;
@@ -80,7 +81,9 @@ describe("SPEC 8.1 over HTTP", () => {
     expect(limits(answers[20]!)).toMatchObject({ status: 429, retryAfter: "1" });
   });
 
-  test("a drained WABA bucket answers 429 with Retry-After 1 and Reset 3600", async () => {
+  // Drained through the single-instance write-through (restored at start, before the first
+  // request only where the store answers at once: SQLite). The scale-out mode's buckets live in Redis.
+  test.skipIf(!onSqlite)("a drained WABA bucket answers 429 with Retry-After 1 and Reset 3600", async () => {
     world = await startWorld();
     const biz = await world.business();
     // 5,000 calls would be slow: the bucket is saved drained and the app restarted over it.
@@ -97,7 +100,8 @@ describe("SPEC 8.1 over HTTP", () => {
   });
 });
 
-describe("write-through and restore", () => {
+// The single-instance mode's write-through (see above); the scale-out mode's buckets live in Redis.
+describe.skipIf(!onSqlite)("write-through and restore", () => {
   test("buckets are written in coalesced batches, never per request, and a restart keeps a drained number drained", async () => {
     world = await startWorld();
     const biz = await world.business();

@@ -1,4 +1,5 @@
 import { describe, expect, test } from "bun:test";
+import { eventually } from "../support/eventually.ts";
 import { admin } from "../support/harness.ts";
 import { bearer, useWorld } from "../support/world.ts";
 
@@ -22,7 +23,7 @@ describe("SPEC 3.3 / 7.5: upstream errors that change stored state", () => {
     const r = await send();
     expect(r.status).toBe(401);
     expect(((await r.json()) as { error: { code: number; type: string } }).error).toMatchObject({ code: 190, type: "OAuthException" });
-    expect(await wabaStatus()).toBe("token_revoked");
+    expect(await eventually(wabaStatus, "token_revoked")).toBe("token_revoked");
     for (const id of [t.biz.phoneNumberId, second]) {
       const next = await send(id);
       expect(next.status).toBe(422);
@@ -34,7 +35,7 @@ describe("SPEC 3.3 / 7.5: upstream errors that change stored state", () => {
   test("190 on a WABA call revokes the token too", async () => {
     t.world.sim.fault(t.biz.wabaId, { error: 190 }, 1);
     expect((await templates()).status).toBe(401);
-    expect(await wabaStatus()).toBe("token_revoked");
+    expect(await eventually(wabaStatus, "token_revoked")).toBe("token_revoked");
   });
 
   test("190 on a call at a media id changes nothing (SPEC 3.3: number or WABA id)", async () => {
@@ -53,7 +54,7 @@ describe("SPEC 3.3 / 7.5: upstream errors that change stored state", () => {
       const r = await send();
       expect(r.status).toBe(400);
       expect(((await r.json()) as { error: { code: number } }).error.code).toBe(code);
-      expect(await numberStatus()).toBe(status);
+      expect(await eventually(numberStatus, status)).toBe(status);
       const next = await send();
       expect(next.status).toBe(422);
       expect(await message(next)).toBe(text);
@@ -88,6 +89,6 @@ describe("SPEC 3.3 / 7.5: upstream errors that change stored state", () => {
     const r = await send();
     expect(r.headers.get("content-length")).toBeNull();
     expect(await r.text()).toBe(body);
-    expect(await numberStatus()).toBe("flagged");
+    expect(await eventually(numberStatus, "flagged")).toBe("flagged");
   });
 });

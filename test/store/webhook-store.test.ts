@@ -1,10 +1,9 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { createSealer } from "../../src/crypto/sealer.ts";
 import { openSqliteStore } from "../../src/store/sqlite/store.ts";
-import { COUNT_CHUNK, LAST_SUCCESS_RESOLUTION_MS } from "../../src/store/sqlite/webhooks.ts";
+import { COUNT_CHUNK } from "../../src/store/sqlite/webhooks.ts";
 import type { WebhookStore } from "../../src/store/webhooks.ts";
 import { newDeliveryId, newEventId } from "../../src/webhooks/ids.ts";
-import { FAILURE_RULES } from "../../src/webhooks/outcome.ts";
 import { sqliteTestDeps } from "../support/harness.ts";
 import { databaseBefore } from "../support/old-database.ts";
 import { deliveryRow, endpointRow, eventRow, firstAttempt } from "../support/queue-rows.ts";
@@ -57,28 +56,6 @@ describe("the queue's claim in the SQLite store", () => {
   });
 });
 
-describe("a claim's bodies in the SQLite store", () => {
-  test("a claim stops before its bodies pass maxBytes (the first always goes), and an event's deliveries share one copy of its body", async () => {
-    const { deps, hooks, endpoint } = await storeWithEndpoint();
-    const at = deps.clock.now();
-    const second = endpointRow("ep_store_test_2", endpoint.accountId, at);
-    await hooks.createEndpoint(second);
-    // Three events of 1,000 bytes, each due to both endpoints.
-    const events = [1, 2, 3].map((i) => eventRow(newEventId(deps.random, at + i), endpoint.accountId, at + i, new Uint8Array(1000).fill(i)));
-    await hooks.enqueue(events, events.flatMap((e, i) => [endpoint.id, second.id].map((to) => deliveryRow(newDeliveryId(deps.random, at + i), e, to, at + i))));
-    const claim = (maxBytes: number) => hooks.claimDue(at + 10, { leaseId: `lease_${maxBytes}`, limit: 10, perEndpoint: 10, leaseMs: 70_000, maxBytes });
-
-    expect(await claim(2500)).toHaveLength(2);
-    expect(await claim(10)).toHaveLength(1);
-    const rest = await claim(Number.POSITIVE_INFINITY);
-    expect(rest).toHaveLength(3);
-    const shared = rest.filter((c) => rest.some((other) => other !== c && other.delivery.eventId === c.delivery.eventId));
-    expect(shared).toHaveLength(2);
-    expect(shared[0]!.body).toBe(shared[1]!.body!);
-    expect(shared[0]!.body).toEqual(new Uint8Array(1000).fill(shared[0]!.body![0]!));
-  });
-});
-
 describe("leases in the SQLite store", () => {
   const claim = (hooks: WebhookStore, now: number) => hooks.claimDue(now, { leaseId: `lease_${now}`, limit: 10, perEndpoint: 10, leaseMs: 70_000, maxBytes: Number.POSITIVE_INFINITY }).then((all) => all.map((c) => c.delivery.id));
 
@@ -100,96 +77,12 @@ describe("leases in the SQLite store", () => {
     expect(await hooks.pendingCount()).toBe(2);
   });
 
-  test("an attempt's record is kept only under the lease that holds the delivery: a holder whose lease ran out and was claimed again changes nothing", async () => {
-    const setup = await storeWithEndpoint();
-    const { deps, hooks, endpoint } = setup;
-    const t = deps.clock.now();
-    const id = await store(setup, t, t + 70_000);
-    // The first holder stalls past its lease; a claim leases the delivery anew.
-    const [reclaimed] = await hooks.claimDue(t + 71_000, { leaseId: "lease_new", limit: 10, perEndpoint: 10, leaseMs: 70_000, maxBytes: Number.POSITIVE_INFINITY });
-    expect(reclaimed).toMatchObject({ leaseId: "lease_new", delivery: { id } });
-    // The stale holder's answer (a 500) comes in late: nothing of it is recorded.
-    const stale = await hooks.completeAttempt(firstAttempt(id, endpoint.id, t + 72_000, 500, failed(t + 72_000)));
-    expect(stale).toEqual({ consecutiveFailures: 0, warned: false, disabled: null });
-    expect(await hooks.attempts(id)).toEqual([]);
-    expect(await hooks.delivery(id)).toMatchObject({ status: "pending", attemptCount: 0 });
-    expect((await hooks.endpoint(endpoint.id))?.consecutiveFailures).toBe(0);
-    // The new holder's success is.
-    await hooks.completeAttempt(firstAttempt(id, endpoint.id, t + 72_001, 200, succeeded, "lease_new"));
-    expect(await hooks.delivery(id)).toMatchObject({ status: "succeeded", attemptCount: 1 });
-    expect(await hooks.attempts(id)).toHaveLength(1);
-  });
-});
-
-describe("endpoint health in the SQLite store", () => {
-  test(`last_success_at is kept to ${LAST_SUCCESS_RESOLUTION_MS} ms, but a success after a failure is always recorded`, async () => {
-    const setup = await storeWithEndpoint();
-    const { hooks, endpoint } = setup;
-    const t = setup.deps.clock.now();
-    await attemptAt(setup, t, 200, succeeded);
-    expect((await hooks.endpoint(endpoint.id))?.lastSuccessAt).toBe(t);
-    await attemptAt(setup, t + LAST_SUCCESS_RESOLUTION_MS - 1, 200, succeeded);
-    expect((await hooks.endpoint(endpoint.id))?.lastSuccessAt).toBe(t);
-    await attemptAt(setup, t + LAST_SUCCESS_RESOLUTION_MS, 200, succeeded);
-    expect((await hooks.endpoint(endpoint.id))?.lastSuccessAt).toBe(t + LAST_SUCCESS_RESOLUTION_MS);
-
-    await attemptAt(setup, t + LAST_SUCCESS_RESOLUTION_MS + 1, 500, failed(t));
-    expect((await hooks.endpoint(endpoint.id))?.consecutiveFailures).toBe(1);
-    await attemptAt(setup, t + LAST_SUCCESS_RESOLUTION_MS + 2, 200, succeeded);
-    expect(await hooks.endpoint(endpoint.id)).toMatchObject({ consecutiveFailures: 0, lastSuccessAt: t + LAST_SUCCESS_RESOLUTION_MS + 2 });
-  });
-
-  test("the 24-hour quiet window is widened by that precision, so an endpoint is never disabled early", async () => {
-    const setup = await storeWithEndpoint();
-    const { hooks, endpoint } = setup;
-    const t = setup.deps.clock.now();
-    await attemptAt(setup, t, 200, succeeded);
-    for (let n = 1; n < FAILURE_RULES.disableAt; n++) await attemptAt(setup, t + n, 500, failed(t));
-    const windowEnd = t + FAILURE_RULES.quietMs + LAST_SUCCESS_RESOLUTION_MS;
-    await attemptAt(setup, windowEnd - 1, 500, failed(t));
-    expect(await hooks.endpoint(endpoint.id)).toMatchObject({ enabled: true, consecutiveFailures: FAILURE_RULES.disableAt });
-    await attemptAt(setup, windowEnd, 500, failed(t));
-    expect(await hooks.endpoint(endpoint.id)).toMatchObject({ enabled: false, disabledReason: "consecutive_failures" });
-  });
-
-  test("what an attempt reads of its endpoint follows every change: update, disable by a 410, deletion", async () => {
-    const setup = await storeWithEndpoint();
-    const { hooks, endpoint } = setup;
-    expect(await hooks.deliveryEndpoint(endpoint.id)).toMatchObject({ url: endpoint.url, enabled: true, secret: endpoint.secret });
-    const secret = "whsec_bmV3c2VjcmV0bmV3c2VjcmV0bmV3c2VjcmV0";
-    await hooks.updateEndpoint(endpoint.id, { url: "https://receiver.example/moved", secret, updatedAt: setup.deps.clock.now() });
-    expect(await hooks.deliveryEndpoint(endpoint.id)).toMatchObject({ url: "https://receiver.example/moved", secret });
-
-    await attemptAt(setup, setup.deps.clock.now(), 410, { next: { status: "parked", reason: "gone" }, effect: "gone" });
-    expect((await hooks.deliveryEndpoint(endpoint.id))?.enabled).toBe(false);
-
-    await hooks.deleteEndpoint(endpoint.id);
-    expect(await hooks.deliveryEndpoint(endpoint.id)).toBeUndefined();
-  });
 });
 
 describe("deliveries listed by status in the SQLite store", () => {
-  test("pending ones (waiting or leased) and parked ones, newest first and paged, each read through an index that holds only them", async () => {
-    const setup = await storeWithEndpoint();
-    const { deps, hooks, endpoint } = setup;
-    const at = deps.clock.now();
-    const leased = await store(setup, at + 1, at + 60_000);
-    const due = await store(setup, at + 2);
-    const retrying = await store(setup, at + 3, at + 60_000);
-    await hooks.completeAttempt(firstAttempt(retrying, endpoint.id, at + 3, 500, failed(at + 3)));
-    const leasedToo = await store(setup, at + 4, at + 60_000);
-    await attemptAt(setup, at + 5, 200, succeeded);
-    await attemptAt(setup, at + 6, 410, { next: { status: "parked", reason: "gone" }, effect: "gone" });
-    const list = (status: "pending" | "parked" | "succeeded" | undefined, limit = 10, before?: { createdAt: number; id: string }) =>
-      hooks.deliveries({ accountId: endpoint.accountId, endpointId: endpoint.id, status, limit, before }).then((all) => all.map((d) => d.id));
-
-    expect(await list("pending")).toEqual([leasedToo, retrying, due, leased]);
-    expect(await list("pending", 2)).toEqual([leasedToo, retrying]);
-    expect(await list("pending", 2, { createdAt: at + 3, id: retrying })).toEqual([due, leased]);
-    expect(await list("parked")).toHaveLength(1);
-    expect(await list("succeeded")).toHaveLength(1);
-    expect(await list(undefined)).toHaveLength(6);
-
+  // What each list returns is in storage-suite.test.ts; here, that SQLite reads each through an index that holds only them.
+  test("pending ones (waiting or leased) and parked ones are each read through an index that holds only them", async () => {
+    const { deps, hooks } = await storeWithEndpoint();
     const pages = (hooks as unknown as { pages: Record<string, { toString(): string }[]> }).pages;
     const plan = (statement: { toString(): string }) => (deps.store.db.$client.query(`EXPLAIN QUERY PLAN ${statement.toString()}`).all() as { detail: string }[]).map((row) => row.detail).join("\n");
     const [waiting, leases] = pages.pending!.map(plan);
@@ -279,28 +172,6 @@ describe("hourly stats in the SQLite store", () => {
   const HOUR = 3_600_000;
   const parks = { next: { status: "parked", reason: "gone" }, effect: "gone" } as const;
   const counts = (stats: { succeeded: number; failed: number; parked: number }[]) => stats.map((s) => [s.succeeded, s.failed, s.parked]);
-
-  test("each attempt and park is counted in its hour as it is recorded; hours wholly past the account's retention are purged", async () => {
-    const setup = await storeWithEndpoint();
-    const { deps, hooks, endpoint } = setup;
-    const start = Math.floor(deps.clock.now() / HOUR) * HOUR;
-    await attemptAt(setup, start + 10, 200, succeeded);
-    await attemptAt(setup, start + 20, 500, failed(start + 20));
-    await attemptAt(setup, start + HOUR + 5, 410, parks);
-    // A delivery parked without an attempt (its endpoint was disabled) counts only as parked.
-    const unattempted = await store(setup, start + HOUR + 6, start + HOUR + 60_000);
-    await hooks.completeAttempt({ ...firstAttempt(unattempted, endpoint.id, start + HOUR + 7), attempt: null, next: { status: "parked", reason: "endpoint_disabled" }, effect: "none" });
-    // Recorded in one commit: counted together.
-    await Promise.all([1, 2, 3].map((i) => attemptAt(setup, start + 2 * HOUR + i, i === 3 ? 502 : 200, i === 3 ? failed(start + 2 * HOUR) : succeeded)));
-    const now = start + 3 * HOUR + 1;
-    expect(counts(await hooks.hourlyStats(endpoint.id, start, now))).toEqual([[1, 1, 0], [0, 1, 2], [2, 1, 0], [0, 0, 0]]);
-
-    // The account keeps 24 hours: the first hour goes once all of it is older than that.
-    await hooks.purgeExpired(start + 25 * HOUR - 1, { "24h": 24 * HOUR, "7d": 7 * 24 * HOUR });
-    expect(counts(await hooks.hourlyStats(endpoint.id, start, now))).toEqual([[1, 1, 0], [0, 1, 2], [2, 1, 0], [0, 0, 0]]);
-    await hooks.purgeExpired(start + 25 * HOUR, { "24h": 24 * HOUR, "7d": 7 * 24 * HOUR });
-    expect(counts(await hooks.hourlyStats(endpoint.id, start, now))).toEqual([[0, 0, 0], [0, 1, 2], [2, 1, 0], [0, 0, 0]]);
-  });
 
   test("a database from before the counters gets them, on upgrade, from the attempts and parked deliveries it holds", async () => {
     const setup = await storeWithEndpoint();

@@ -9,6 +9,7 @@ import type { Deps } from "../../src/runtime/deps.ts";
 import { cryptoRandom } from "../../src/runtime/random.ts";
 import { staticResolver } from "../../src/runtime/resolver.ts";
 import type { SqliteStore, SqliteStoreOptions } from "../../src/store/sqlite/store.ts";
+import type { Store } from "../../src/store/store.ts";
 import { sqliteDatabase, testDatabase, type Row, type TestDatabase } from "./backend.ts";
 
 export { tempDir } from "./temp-dir.ts";
@@ -26,6 +27,8 @@ export type TestDeps = Deps & {
   query(sql: string): Promise<Row[]>;
   /** Closes the store and opens a new one over the same database (a restart). */
   reopenStore(): Promise<void>;
+  /** Another store over the same database, as another instance or the CLI beside the server has; closed at cleanup. */
+  anotherStore(): Promise<Store>;
   /** Closes the store and drops the database. */
   cleanup(): Promise<void>;
 };
@@ -54,6 +57,7 @@ async function depsOn(database: TestDatabase, options: TestDepsOptions): Promise
     ENCRYPTION_KEY: TEST_ENCRYPTION_KEY,
     ADMIN_TOKEN: TEST_ADMIN_TOKEN,
     DATABASE_URL: database.url,
+    ...database.env,
     UPSTREAM_URL: "http://127.0.0.1:9",
     ...options.env,
   });
@@ -62,6 +66,7 @@ async function depsOn(database: TestDatabase, options: TestDepsOptions): Promise
   const clock = options.deps?.clock ?? new ManualClock();
   const logger = memoryLogger();
   const store = await database.open(config, sealer, options.store);
+  const others: Store[] = [];
   const deps = {
     config,
     store,
@@ -75,12 +80,18 @@ async function depsOn(database: TestDatabase, options: TestDepsOptions): Promise
     ...options.deps,
     databaseUrl: database.url,
     query: (sql: string) => database.query(sql),
+    async anotherStore() {
+      const another = await database.open(config, sealer, options.store);
+      others.push(another);
+      return another;
+    },
     async reopenStore() {
       await deps.store.close();
       deps.store = await database.open(config, sealer, options.store);
       deps.limits = memoryLimits(deps.clock, deps.store.buckets, deps.logger);
     },
     async cleanup() {
+      for (const other of others) await other.close();
       await deps.store.close();
       await database.drop();
     },

@@ -2,11 +2,13 @@ import type { Database, Statement } from "bun:sqlite";
 import { asc, eq, sql } from "drizzle-orm";
 import { setImmediate as nextTurn } from "node:timers/promises";
 import type { Sealer } from "../../crypto/sealer.ts";
+import { EndpointOpener } from "../sealed-rows.ts";
 import type { Retention } from "../types.ts";
 import type {
   Attempt, ClaimedDelivery, ClaimOptions, Delivery, DeliveryEndpoint, DeliveryFilter, DeliveryStatus, Endpoint, EndpointChange,
   EndpointPatch, EndpointTarget, HourlyStats, NewDelivery, NewEvent, WebhookStore,
 } from "../webhooks.ts";
+import { LAST_SUCCESS_RESOLUTION_MS } from "../webhooks.ts";
 import type { Db } from "./open.ts";
 import { endpoints } from "./schema.ts";
 
@@ -20,8 +22,6 @@ const hourOf = (at: number) => Math.floor(at / HOUR) * HOUR;
 const PURGE_BATCH = 100;
 /** Due deliveries counted per statement by pendingCount: a few milliseconds of the server's thread (bench/webhooks/pending.ts). */
 export const COUNT_CHUNK = 20_000;
-/** An endpoint's last_success_at is kept to this precision (see the `success` statement). */
-export const LAST_SUCCESS_RESOLUTION_MS = 1_000;
 
 const DELIVERY_COLUMNS = `d.id, d.account_id, d.endpoint_id, d.event_id, d.status, d.attempt_count, d.next_attempt_at,
   d.replay_of, d.parked_reason, d.created_at, d.updated_at, e.fields AS event_fields, e.is_test,
@@ -78,6 +78,7 @@ export class SqliteWebhooks implements WebhookStore {
     private readonly sealer: Sealer,
     private readonly durable: () => Promise<void>,
   ) {
+    this.opener = new EndpointOpener(sealer);
     this.commitTurn = sqlite.transaction((batch: TurnWork[]) => batch.map(({ work }) => work()));
     this.commitAlone = sqlite.transaction((work: () => unknown) => work());
     const q = (text: string) => this.sqlite.prepare(text);
@@ -186,44 +187,7 @@ export class SqliteWebhooks implements WebhookStore {
     this.deleteBatch = deleting(this.stmt.deliveriesOfEndpoint!);
   }
 
-  /** Opened signing secrets by stored (sealed) text: a sealed text always opens to the same secret. */
-  private readonly opened = new Map<string, string>();
-
-  private open(sealed: string): string {
-    let plain = this.opened.get(sealed);
-    if (plain === undefined) {
-      plain = this.sealer.open(sealed);
-      if (this.opened.size >= 10_000) this.opened.clear();
-      this.opened.set(sealed, plain);
-    }
-    return plain;
-  }
-
-  private toEndpoint(row: typeof endpoints.$inferSelect): Endpoint {
-    return {
-      ...this.toDeliveryEndpoint(row),
-      fields: row.fields,
-      phoneNumberId: row.phoneNumberId,
-      disabledReason: row.disabledReason,
-      consecutiveFailures: row.consecutiveFailures,
-      lastSuccessAt: row.lastSuccessAt,
-      warnedAt: row.warnedAt,
-      createdAt: row.createdAt,
-      updatedAt: row.updatedAt,
-    };
-  }
-
-  private toDeliveryEndpoint(row: typeof endpoints.$inferSelect): DeliveryEndpoint {
-    return {
-      id: row.id,
-      accountId: row.accountId,
-      url: row.url,
-      enabled: row.enabled,
-      secret: this.open(row.secretEnc),
-      previousSecret: row.previousSecretEnc === null ? null : this.open(row.previousSecretEnc),
-      previousSecretExpiresAt: row.previousSecretExpiresAt,
-    };
-  }
+  private readonly opener: EndpointOpener;
 
   /** Ingress's targets and attempts' endpoints are kept in memory: this process is the only writer of endpoints. */
   private readonly targetsByAccount = new Map<string, EndpointTarget[]>();
@@ -247,11 +211,11 @@ export class SqliteWebhooks implements WebhookStore {
   }
   async endpoint(id: string) {
     const row = this.endpointById.get({ id });
-    return row ? this.toEndpoint(row) : undefined;
+    return row ? this.opener.endpoint(row) : undefined;
   }
   async endpoints(accountId: string) {
     return this.db.select().from(endpoints).where(eq(endpoints.accountId, accountId))
-      .orderBy(asc(endpoints.createdAt), asc(endpoints.id)).all().map((row) => this.toEndpoint(row));
+      .orderBy(asc(endpoints.createdAt), asc(endpoints.id)).all().map((row) => this.opener.endpoint(row));
   }
   targets(accountId: string): EndpointTarget[] {
     let list = this.targetsByAccount.get(accountId);
@@ -269,7 +233,7 @@ export class SqliteWebhooks implements WebhookStore {
     if (endpoint === undefined) {
       const row = this.endpointById.get({ id });
       if (!row) return undefined;
-      endpoint = this.toDeliveryEndpoint(row);
+      endpoint = this.opener.deliveryEndpoint(row);
       this.deliveryEndpoints.set(id, endpoint);
     }
     return endpoint;
@@ -284,7 +248,7 @@ export class SqliteWebhooks implements WebhookStore {
     if (previousSecret !== undefined) row.previousSecretEnc = previousSecret === null ? null : this.sealer.seal(previousSecret);
     const changed = this.db.update(endpoints).set(row).where(eq(endpoints.id, id)).returning().get();
     this.forget(id);
-    return changed ? this.toEndpoint(changed) : undefined;
+    return changed ? this.opener.endpoint(changed) : undefined;
   }
   async deleteEndpoint(id: string) {
     // Nothing more is sent to it meanwhile: an attempt starting now finds it disabled and parks.

@@ -1,0 +1,186 @@
+import type { SQL } from "bun";
+import { LAST_SUCCESS_RESOLUTION_MS, type EndpointChange, type EndpointEffect, type FailureRules, type WebhookStore } from "../webhooks.ts";
+
+export type CompletionInput = Parameters<WebhookStore["completeAttempt"]>[0];
+type Tx = Pick<SQL, "unsafe">;
+
+const HOUR = 3_600_000;
+const hourOf = (at: number) => Math.floor(at / HOUR) * HOUR;
+
+/** The health columns of an endpoint, as completions change them (SPEC 3.1). */
+interface Health {
+  consecutiveFailures: number;
+  lastSuccessAt: number | null;
+  warnedAt: number | null;
+  enabled: boolean;
+  disabledReason: string | null;
+  updatedAt: number;
+}
+
+/** What one attempt's outcome does to its endpoint's health, exactly as SQLite applies it one at a time. */
+function applyEffect(health: Health, effect: EndpointEffect, now: number, rules: FailureRules): EndpointChange {
+  const change: EndpointChange = { consecutiveFailures: 0, warned: false, disabled: null };
+  if (effect === "success") {
+    if (health.consecutiveFailures !== 0 || health.warnedAt !== null || health.lastSuccessAt === null
+      || health.lastSuccessAt <= now - LAST_SUCCESS_RESOLUTION_MS) {
+      Object.assign(health, { consecutiveFailures: 0, lastSuccessAt: now, warnedAt: null });
+    }
+    return change;
+  }
+  if (effect !== "failure" && effect !== "gone") return change;
+  health.consecutiveFailures++;
+  change.consecutiveFailures = health.consecutiveFailures;
+  if (!health.enabled) return change;
+  if (effect === "gone") {
+    change.disabled = "gone";
+  } else {
+    const quietSince = now - rules.quietMs - LAST_SUCCESS_RESOLUTION_MS;
+    const count = health.consecutiveFailures;
+    if (count >= rules.disableAt && (health.lastSuccessAt === null || health.lastSuccessAt <= quietSince)) change.disabled = "consecutive_failures";
+    else if (count >= rules.warnAt && health.warnedAt === null) change.warned = true;
+  }
+  if (change.disabled) Object.assign(health, { enabled: false, disabledReason: change.disabled, updatedAt: now });
+  if (change.warned) health.warnedAt = now;
+  return change;
+}
+
+/**
+ * Records a batch of completions in the transaction `tx`, in a few statements whatever their
+ * number: the deliveries' next states and attempt rows in one (fenced on each lease id), then the
+ * payloads to drop, the hourly counters, and the endpoints' health. Endpoints that only succeeded
+ * get one set-wise UPDATE; an endpoint with a failure in the batch is locked and its completions
+ * applied in order, as SQLite applies them. Returns each input's EndpointChange, and the endpoints
+ * it disabled.
+ */
+export async function recordCompletions(tx: Tx, inputs: CompletionInput[]): Promise<{ changes: EndpointChange[]; disabled: string[] }> {
+  const changes = inputs.map((): EndpointChange => ({ consecutiveFailures: 0, warned: false, disabled: null }));
+  const appliedRows = await tx.unsafe(`WITH u AS (
+      SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::int[], $5::bigint[], $6::text[], $7::bool[], $8::bigint[])
+        AS u(id, lease_id, status, attempted, next, reason, drop_payload, now)
+    ), done AS (
+      UPDATE deliveries d SET status = u.status, attempt_count = d.attempt_count + u.attempted, next_attempt_at = u.next,
+        lease_until = NULL, parked_reason = u.reason, payload_deleted = d.payload_deleted OR u.drop_payload, updated_at = u.now
+      FROM u WHERE d.id = u.id AND d.lease_id = u.lease_id
+      RETURNING d.id, d.lease_id
+    ), recorded AS (
+      INSERT INTO attempts (delivery_id, number, at, status_code, error, response_excerpt, duration_ms)
+      SELECT a.delivery_id, a.number, a.at, a.status_code, a.error, a.response_excerpt, a.duration_ms
+      FROM unnest($9::text[], $10::text[], $11::int[], $12::bigint[], $13::int[], $14::text[], $15::text[], $16::int[])
+        AS a(delivery_id, lease_id, number, at, status_code, error, response_excerpt, duration_ms)
+      WHERE (a.delivery_id, a.lease_id) IN (SELECT id, lease_id FROM done)
+    )
+    SELECT id, lease_id FROM done`, [
+    inputs.map((c) => c.deliveryId),
+    inputs.map((c) => c.leaseId),
+    inputs.map((c) => c.next.status),
+    inputs.map((c) => (c.attempt ? 1 : 0)),
+    inputs.map((c) => (c.next.status === "pending" ? c.next.nextAttemptAt : null)),
+    inputs.map((c) => (c.next.status === "parked" ? c.next.reason : null)),
+    inputs.map((c) => c.deletePayload),
+    inputs.map((c) => c.now),
+    ...attemptColumns(inputs),
+  ]) as { id: string; lease_id: string }[];
+  const applied = new Set(appliedRows.map((row) => `${row.id} ${row.lease_id}`));
+  // A delivery that went while its attempt ran, or whose lease another claim holds now, gets
+  // nothing recorded, and changes no endpoint.
+  const kept = inputs.map((c, i) => ({ c, i })).filter(({ c }) => applied.has(`${c.deliveryId} ${c.leaseId}`));
+  if (kept.length === 0) return { changes, disabled: [] };
+
+  const work: Promise<unknown>[] = [];
+  const dropping = kept.filter(({ c }) => c.deletePayload).map(({ c }) => c.deliveryId);
+  if (dropping.length > 0) {
+    work.push(tx.unsafe(`UPDATE events SET body = NULL WHERE id IN (SELECT event_id FROM deliveries WHERE id = ANY($1::text[]))
+      AND NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.event_id = events.id AND d.status = 'pending')`, [dropping]));
+  }
+  const hours = hourCounts(kept.map(({ c }) => c));
+  if (hours.length > 0) {
+    work.push(tx.unsafe(`INSERT INTO endpoint_hours (endpoint_id, hour, succeeded, failed, parked)
+      SELECT * FROM unnest($1::text[], $2::bigint[], $3::int[], $4::int[], $5::int[])
+      ON CONFLICT (endpoint_id, hour) DO UPDATE SET succeeded = endpoint_hours.succeeded + excluded.succeeded,
+        failed = endpoint_hours.failed + excluded.failed, parked = endpoint_hours.parked + excluded.parked`,
+    [hours.map((h) => h.endpoint), hours.map((h) => h.hour), hours.map((h) => h.succeeded), hours.map((h) => h.failed), hours.map((h) => h.parked)]));
+  }
+  // Per endpoint, its completions in batch order.
+  const byEndpoint = new Map<string, { c: CompletionInput; i: number }[]>();
+  for (const k of kept) {
+    if (k.c.effect === "none") continue;
+    const list = byEndpoint.get(k.c.endpointId) ?? [];
+    list.push(k);
+    byEndpoint.set(k.c.endpointId, list);
+  }
+  const succeededOnly = [...byEndpoint].filter(([, list]) => list.every(({ c }) => c.effect === "success"));
+  if (succeededOnly.length > 0) {
+    work.push(tx.unsafe(`UPDATE endpoints e SET consecutive_failures = 0, last_success_at = u.at, warned_at = NULL
+      FROM unnest($1::text[], $2::bigint[]) AS u(id, at)
+      WHERE e.id = u.id AND (e.consecutive_failures <> 0 OR e.warned_at IS NOT NULL OR e.last_success_at IS NULL
+        OR e.last_success_at <= u.at - ${LAST_SUCCESS_RESOLUTION_MS})`,
+    [succeededOnly.map(([id]) => id), succeededOnly.map(([, list]) => list.at(-1)!.c.now)]));
+  }
+  const failing = [...byEndpoint].filter(([, list]) => list.some(({ c }) => c.effect !== "success")).sort(([a], [b]) => (a < b ? -1 : 1));
+  const disabled: string[] = [];
+  let healthRows: Record<string, unknown>[] = [];
+  if (failing.length > 0) {
+    // Locked in id order, so two batches never wait on each other's endpoints in a cycle.
+    healthRows = await tx.unsafe(`SELECT id, consecutive_failures, last_success_at, warned_at, enabled, disabled_reason, updated_at
+      FROM endpoints WHERE id = ANY($1::text[]) ORDER BY id FOR NO KEY UPDATE`, [failing.map(([id]) => id)]);
+  }
+  await Promise.all(work);
+  if (healthRows.length === 0) return { changes, disabled };
+  const updated: (Health & { id: string })[] = [];
+  for (const row of healthRows) {
+    const health: Health & { id: string } = {
+      id: row.id as string,
+      consecutiveFailures: row.consecutive_failures as number,
+      lastSuccessAt: row.last_success_at === null ? null : Number(row.last_success_at),
+      warnedAt: row.warned_at === null ? null : Number(row.warned_at),
+      enabled: row.enabled as boolean,
+      disabledReason: row.disabled_reason as string | null,
+      updatedAt: Number(row.updated_at),
+    };
+    for (const { c, i } of byEndpoint.get(health.id)!) changes[i] = applyEffect(health, c.effect, c.now, c.rules);
+    if (!health.enabled && row.enabled) disabled.push(health.id);
+    updated.push(health);
+  }
+  await tx.unsafe(`UPDATE endpoints e SET consecutive_failures = u.failures, last_success_at = u.last_success, warned_at = u.warned,
+      enabled = u.enabled, disabled_reason = u.reason, updated_at = u.updated
+    FROM unnest($1::text[], $2::int[], $3::bigint[], $4::bigint[], $5::bool[], $6::text[], $7::bigint[])
+      AS u(id, failures, last_success, warned, enabled, reason, updated)
+    WHERE e.id = u.id`, [
+    updated.map((h) => h.id), updated.map((h) => h.consecutiveFailures), updated.map((h) => h.lastSuccessAt), updated.map((h) => h.warnedAt),
+    updated.map((h) => h.enabled), updated.map((h) => h.disabledReason), updated.map((h) => h.updatedAt),
+  ]);
+  return { changes, disabled };
+}
+
+/** The attempt rows' columns, for the completions that made an attempt. */
+function attemptColumns(inputs: CompletionInput[]): unknown[][] {
+  const made = inputs.filter((c) => c.attempt !== null);
+  return [
+    made.map((c) => c.deliveryId),
+    made.map((c) => c.leaseId),
+    made.map((c) => c.attempt!.number),
+    made.map((c) => c.attempt!.at),
+    made.map((c) => c.attempt!.statusCode),
+    made.map((c) => c.attempt!.error),
+    made.map((c) => c.attempt!.responseExcerpt),
+    made.map((c) => c.attempt!.durationMs),
+  ];
+}
+
+/** Succeeded and failed attempts by the hour they started, deliveries parked by the hour they parked; in key order. */
+function hourCounts(kept: CompletionInput[]) {
+  const counts = new Map<string, { endpoint: string; hour: number; succeeded: number; failed: number; parked: number }>();
+  const count = (endpoint: string, at: number, field: "succeeded" | "failed" | "parked") => {
+    const hour = hourOf(at);
+    const key = `${endpoint}\u0000${hour}`;
+    const entry = counts.get(key) ?? { endpoint, hour, succeeded: 0, failed: 0, parked: 0 };
+    entry[field]++;
+    counts.set(key, entry);
+  };
+  for (const c of kept) {
+    // An attempt's effect is "success" exactly when classify() found a 2xx.
+    if (c.attempt) count(c.endpointId, c.attempt.at, c.effect === "success" ? "succeeded" : "failed");
+    if (c.next.status === "parked") count(c.endpointId, c.now, "parked");
+  }
+  return [...counts.values()].sort((a, b) => (a.endpoint < b.endpoint ? -1 : a.endpoint > b.endpoint ? 1 : a.hour - b.hour));
+}

@@ -1,0 +1,38 @@
+import { SQL } from "bun";
+import { drizzle, type BunSQLDatabase } from "drizzle-orm/bun-sql";
+import * as schema from "./schema.ts";
+
+export type PgDb = BunSQLDatabase<typeof schema> & { $client: SQL };
+
+/** Connections per instance by default: every claim, completion batch and request holds one briefly. */
+export const POOL_SIZE = 10;
+
+/**
+ * Bun's built-in client (chosen by measurement: bench/RESULTS.md, "PostgreSQL driver"), with
+ * drizzle over it for the simple statements; the queue's hot statements are plain SQL on the
+ * same pool. A refused or dropped connection fails the query at once and the pool connects again
+ * on the next one, so nothing here retries: the caller's request is answered 503.
+ */
+export function connect(url: string, options: { max?: number } = {}): PgDb {
+  const client = new SQL({
+    url,
+    max: options.max ?? POOL_SIZE,
+    // A server that does not answer the connection at all (a partition rather than a refusal).
+    connectionTimeout: 5,
+    // Idle connections are closed after a while, so a quiet instance holds few of the server's slots.
+    idleTimeout: 60,
+    connection: { application_name: "switchboard" },
+  });
+  return drizzle({ client, schema }) as PgDb;
+}
+
+/** A transaction's two faces: plain SQL for the queue's statements, drizzle for the rest. */
+export interface Tx {
+  raw: SQL;
+  orm: BunSQLDatabase;
+}
+
+/** Runs `work` in one transaction (committed when it resolves, rolled back when it throws). */
+export function transaction<T>(db: PgDb, work: (tx: Tx) => Promise<T>): Promise<T> {
+  return db.$client.begin((raw) => work({ raw: raw as unknown as SQL, orm: drizzle({ client: raw as unknown as SQL }) })) as Promise<T>;
+}

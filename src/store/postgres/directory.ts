@@ -1,0 +1,141 @@
+import { and, eq, inArray, isNull } from "drizzle-orm";
+import type { Sealer } from "../../crypto/sealer.ts";
+import { CachedDirectory, defined } from "../cached-directory.ts";
+import { openWaba, sealWaba } from "../sealed-rows.ts";
+import type { Directory } from "../store.ts";
+import type { Account, ApiKey, PhoneNumber, Waba } from "../types.ts";
+import type { ChangeFeed, ChangeKind, FedCache } from "./changes.ts";
+import { transaction, type PgDb, type Tx } from "./connect.ts";
+import { accounts, apiKeys, numbers, wabas } from "./schema.ts";
+
+/**
+ * The directory in memory, as in SQLite, kept equal to PostgreSQL on every instance by the change
+ * feed (changes.ts): each write commits with its change record and goes into this instance's
+ * cache from the row the database returned; other instances read the row again when told.
+ */
+export class PgDirectory extends CachedDirectory implements Directory, FedCache {
+  constructor(private readonly db: PgDb, private readonly sealer: Sealer, private readonly feed: ChangeFeed) {
+    super();
+    feed.register(this, ["account", "api_key", "waba", "number"]);
+  }
+
+  async loadAll(): Promise<void> {
+    const [accountRows, keyRows, wabaRows, numberRows] = await Promise.all([
+      this.db.select().from(accounts), this.db.select().from(apiKeys), this.db.select().from(wabas), this.db.select().from(numbers),
+    ]);
+    this.clearCache();
+    for (const row of accountRows) this.cacheAccount(row);
+    for (const row of keyRows) this.cacheKey(row);
+    for (const row of wabaRows) this.cacheWaba(this.toWaba(row));
+    for (const row of numberRows) this.cacheNumber(row);
+  }
+
+  async reload(kind: ChangeKind, ids: string[]): Promise<void> {
+    switch (kind) {
+      case "account": {
+        const rows = await this.db.select().from(accounts).where(inArray(accounts.id, ids));
+        for (const id of ids) this.forgetAccount(id);
+        for (const row of rows) this.cacheAccount(row);
+        return;
+      }
+      case "api_key": {
+        const rows = await this.db.select().from(apiKeys).where(inArray(apiKeys.id, ids));
+        for (const id of ids) this.forgetKey(id);
+        for (const row of rows) this.cacheKey(row);
+        return;
+      }
+      case "waba": {
+        const rows = await this.db.select().from(wabas).where(inArray(wabas.wabaId, ids));
+        for (const id of ids) this.forgetWaba(id);
+        for (const row of rows) this.cacheWaba(this.toWaba(row));
+        return;
+      }
+      case "number": {
+        const rows = await this.db.select().from(numbers).where(inArray(numbers.phoneNumberId, ids));
+        for (const id of ids) this.forgetNumber(id);
+        for (const row of rows) this.cacheNumber(row);
+        return;
+      }
+      case "endpoint":
+        return;
+    }
+  }
+
+  refresh(): Promise<boolean> {
+    return this.feed.refresh();
+  }
+
+  /**
+   * Commits `write` with its change record, then puts what it returned in the cache, in the feed's
+   * order: a reload of an older change that was under way cannot overwrite it.
+   */
+  private async write<T>(kind: ChangeKind, id: string, write: (tx: Tx["orm"]) => Promise<T | undefined>, cache: (row: T) => void): Promise<T | undefined> {
+    const row = await transaction(this.db, async (tx) => {
+      const written = await write(tx.orm);
+      if (written !== undefined) await this.feed.record(tx, kind, [id]);
+      return written;
+    });
+    if (row !== undefined) await this.feed.serially(() => cache(row));
+    return row;
+  }
+
+  private toWaba(row: typeof wabas.$inferSelect): Waba {
+    return openWaba(row, this.sealer);
+  }
+
+  async createAccount(account: Account) {
+    const row = await this.write("account", account.id, async (tx) => (await tx.insert(accounts).values(account).returning())[0], (r) => this.cacheAccount(r));
+    return { ...row! };
+  }
+  async updateAccount(id: string, given: Partial<Omit<Account, "id" | "createdAt">>) {
+    const patch = defined(given);
+    const row = await this.write("account", id, async (tx) => Object.keys(patch).length === 0
+      ? (await tx.select().from(accounts).where(eq(accounts.id, id)))[0]
+      : (await tx.update(accounts).set(patch).where(eq(accounts.id, id)).returning())[0], (r) => this.cacheAccount(r));
+    return row && { ...row };
+  }
+
+  async createApiKey(key: ApiKey) {
+    const row = await this.write("api_key", key.id, async (tx) => (await tx.insert(apiKeys).values(key).returning())[0], (r) => this.cacheKey(r));
+    return { ...row! };
+  }
+  async revokeApiKey(id: string, at: number) {
+    const current = this.apiKey(id);
+    if (current?.revokedAt != null) return { ...current };
+    const row = await this.write("api_key", id, async (tx) => {
+      // Revoked once: a second revocation (here or on another instance) keeps the first time.
+      const [revoked] = await tx.update(apiKeys).set({ revokedAt: at }).where(and(eq(apiKeys.id, id), isNull(apiKeys.revokedAt))).returning();
+      return revoked ?? (await tx.select().from(apiKeys).where(eq(apiKeys.id, id)))[0];
+    }, (r) => this.cacheKey(r));
+    return row && { ...row };
+  }
+
+  async createWaba(waba: Waba) {
+    await this.write("waba", waba.wabaId, async (tx) => (await tx.insert(wabas).values(sealWaba(waba, this.sealer)).returning())[0],
+      (r) => this.cacheWaba(this.toWaba(r)));
+    return { ...waba };
+  }
+  async updateWaba(wabaId: string, patch: { status?: Waba["status"]; accessToken?: string; appSecret?: string | null; updatedAt: number }) {
+    const set: Partial<typeof wabas.$inferInsert> = { updatedAt: patch.updatedAt };
+    if (patch.status !== undefined) set.status = patch.status;
+    if (patch.accessToken !== undefined) set.accessTokenEnc = this.sealer.seal(patch.accessToken);
+    if (patch.appSecret !== undefined) set.appSecretEnc = patch.appSecret === null ? null : this.sealer.seal(patch.appSecret);
+    const row = await this.write("waba", wabaId, async (tx) => (await tx.update(wabas).set(set).where(eq(wabas.wabaId, wabaId)).returning())[0],
+      (r) => this.cacheWaba(this.toWaba(r)));
+    return row && this.toWaba(row);
+  }
+
+  async createNumber(number: PhoneNumber) {
+    const row = await this.write("number", number.phoneNumberId, async (tx) => (await tx.insert(numbers).values(number).returning())[0], (r) => this.cacheNumber(r));
+    return { ...row! };
+  }
+  async updateNumber(
+    phoneNumberId: string,
+    given: Partial<Omit<PhoneNumber, "phoneNumberId" | "accountId" | "wabaId" | "createdAt">> & { updatedAt: number },
+  ) {
+    const patch = defined(given);
+    const row = await this.write("number", phoneNumberId, async (tx) => (await tx.update(numbers).set(patch).where(eq(numbers.phoneNumberId, phoneNumberId)).returning())[0],
+      (r) => this.cacheNumber(r));
+    return row && { ...row };
+  }
+}

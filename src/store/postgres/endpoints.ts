@@ -1,0 +1,151 @@
+import { asc, eq, inArray } from "drizzle-orm";
+import type { Sealer } from "../../crypto/sealer.ts";
+import { EndpointOpener } from "../sealed-rows.ts";
+import type { DeliveryEndpoint, Endpoint, EndpointPatch, EndpointTarget } from "../webhooks.ts";
+import type { ChangeFeed, ChangeKind, FedCache } from "./changes.ts";
+import { transaction, type PgDb, type Tx } from "./connect.ts";
+import { endpoints } from "./schema.ts";
+
+type Row = typeof endpoints.$inferSelect;
+
+/**
+ * Webhook endpoints, with what ingress matches (targets, read synchronously on every event) and
+ * what an attempt reads (deliveryEndpoint) kept in memory and equal to the database on every
+ * instance through the change feed, like the directory.
+ */
+export class PgEndpoints implements FedCache {
+  private readonly targetsById = new Map<string, EndpointTarget & { accountId: string; createdAt: number }>();
+  private targetsByAccount = new Map<string, EndpointTarget[]>();
+  private readonly deliveryEndpoints = new Map<string, DeliveryEndpoint>();
+  /** Bumped whenever a change drops a cached endpoint: a read that began before it keeps nothing. */
+  private generation = 0;
+  private readonly opener: EndpointOpener;
+
+  constructor(private readonly db: PgDb, private readonly sealer: Sealer, private readonly feed: ChangeFeed) {
+    this.opener = new EndpointOpener(sealer);
+    feed.register(this, ["endpoint"]);
+  }
+
+  async loadAll(): Promise<void> {
+    const rows = await this.db.select({
+      id: endpoints.id, accountId: endpoints.accountId, fields: endpoints.fields, phoneNumberId: endpoints.phoneNumberId, createdAt: endpoints.createdAt,
+    }).from(endpoints);
+    this.targetsById.clear();
+    for (const row of rows) this.targetsById.set(row.id, row);
+    this.targetsByAccount.clear();
+    this.generation++;
+    this.deliveryEndpoints.clear();
+  }
+
+  async reload(_kind: ChangeKind, ids: string[]): Promise<void> {
+    const rows = await this.db.select().from(endpoints).where(inArray(endpoints.id, ids));
+    for (const id of ids) this.forget(id);
+    for (const row of rows) this.remember(row);
+  }
+
+  private remember(row: Row): void {
+    this.targetsById.set(row.id, { id: row.id, accountId: row.accountId, fields: row.fields, phoneNumberId: row.phoneNumberId, createdAt: row.createdAt });
+    this.targetsByAccount.delete(row.accountId);
+  }
+
+  private forget(id: string): void {
+    const target = this.targetsById.get(id);
+    if (target) this.targetsByAccount.delete(target.accountId);
+    this.targetsById.delete(id);
+    this.deliveryEndpoints.delete(id);
+    this.generation++;
+  }
+
+  /** Commits `write` with its change record, then updates this instance's view in the feed's order. */
+  private async write(id: string, write: (tx: Tx["orm"]) => Promise<Row | undefined>): Promise<Row | undefined> {
+    const row = await transaction(this.db, async (tx) => {
+      const written = await write(tx.orm);
+      if (written) await this.feed.record(tx, "endpoint", [id]);
+      return written;
+    });
+    await this.feed.serially(() => {
+      this.forget(id);
+      if (row) this.remember(row);
+    });
+    return row;
+  }
+
+  async create(endpoint: Endpoint): Promise<Endpoint> {
+    const { secret, previousSecret, ...rest } = endpoint;
+    await this.write(endpoint.id, async (tx) => (await tx.insert(endpoints).values({
+      ...rest,
+      secretEnc: this.sealer.seal(secret),
+      previousSecretEnc: previousSecret === null ? null : this.sealer.seal(previousSecret),
+    }).returning())[0]);
+    return { ...endpoint };
+  }
+
+  async get(id: string): Promise<Endpoint | undefined> {
+    const [row] = await this.db.select().from(endpoints).where(eq(endpoints.id, id));
+    return row ? this.opener.endpoint(row) : undefined;
+  }
+
+  async ofAccount(accountId: string): Promise<Endpoint[]> {
+    const rows = await this.db.select().from(endpoints).where(eq(endpoints.accountId, accountId)).orderBy(asc(endpoints.createdAt), asc(endpoints.id));
+    return rows.map((row) => this.opener.endpoint(row));
+  }
+
+  targets(accountId: string): EndpointTarget[] {
+    let list = this.targetsByAccount.get(accountId);
+    if (list === undefined) {
+      // Oldest first, as the account's endpoints are listed.
+      list = [...this.targetsById.values()]
+        .filter((t) => t.accountId === accountId)
+        .sort((a, b) => a.createdAt - b.createdAt || (a.id < b.id ? -1 : 1))
+        .map((t) => ({ id: t.id, fields: t.fields, phoneNumberId: t.phoneNumberId }));
+      this.targetsByAccount.set(accountId, list);
+    }
+    return list;
+  }
+
+  /** Endpoints as attempts read them, from memory; those not there are read in one statement. */
+  async forDelivery(ids: string[]): Promise<Map<string, DeliveryEndpoint>> {
+    const found = new Map<string, DeliveryEndpoint>();
+    const missing: string[] = [];
+    for (const id of new Set(ids)) {
+      const cached = this.deliveryEndpoints.get(id);
+      if (cached) found.set(id, cached);
+      else missing.push(id);
+    }
+    if (missing.length === 0) return found;
+    const generation = this.generation;
+    const rows = await this.db.select().from(endpoints).where(inArray(endpoints.id, missing));
+    for (const row of rows) {
+      const endpoint = this.opener.deliveryEndpoint(row);
+      found.set(row.id, endpoint);
+      if (this.generation === generation) this.deliveryEndpoints.set(row.id, endpoint);
+    }
+    return found;
+  }
+
+  async update(id: string, patch: EndpointPatch): Promise<Endpoint | undefined> {
+    const { secret, previousSecret, ...rest } = patch;
+    const set: Partial<typeof endpoints.$inferInsert> = Object.fromEntries(Object.entries(rest).filter(([, v]) => v !== undefined));
+    if (secret !== undefined) set.secretEnc = this.sealer.seal(secret);
+    if (previousSecret !== undefined) set.previousSecretEnc = previousSecret === null ? null : this.sealer.seal(previousSecret);
+    const row = await this.write(id, async (tx) => (await tx.update(endpoints).set(set).where(eq(endpoints.id, id)).returning())[0]);
+    return row ? this.opener.endpoint(row) : undefined;
+  }
+
+  /** Stops sending to it (an attempt starting now finds it disabled and parks) before its deliveries go. */
+  async stopSending(id: string): Promise<void> {
+    await this.write(id, async (tx) => (await tx.update(endpoints).set({ enabled: false }).where(eq(endpoints.id, id)).returning())[0]);
+  }
+
+  /** Deletes the row in `tx` (its remaining deliveries go by cascade); true when it existed. */
+  async delete(id: string, tx: Tx): Promise<boolean> {
+    const gone = (await tx.orm.delete(endpoints).where(eq(endpoints.id, id)).returning({ id: endpoints.id })).length > 0;
+    if (gone) await this.feed.record(tx, "endpoint", [id]);
+    return gone;
+  }
+
+  /** After a commit that changed these endpoints (a delete, a disable by an attempt). */
+  async changed(ids: string[]): Promise<void> {
+    await this.feed.serially(() => this.reload("endpoint", ids));
+  }
+}

@@ -1,0 +1,194 @@
+import { sql } from "drizzle-orm";
+import {
+  bigint, bigserial, boolean, customType, doublePrecision, index, integer, pgTable, primaryKey, text, uniqueIndex,
+} from "drizzle-orm/pg-core";
+
+// The tables of src/store/sqlite/schema.ts, for the scale-out mode. Times are Unix epoch
+// milliseconds from the injected clock (bigint read as a JS number), never SQL's own now().
+// Field lists are text[] rather than jsonb: Bun's client stores a JSON text bound to a jsonb
+// parameter as a JSON string (bench/RESULTS.md, "PostgreSQL driver").
+
+const epochMs = (name: string) => bigint(name, { mode: "number" });
+
+/** Event bodies: raw bytes, never re-encoded. */
+export const bytea = customType<{ data: Uint8Array; driverData: Uint8Array }>({
+  dataType: () => "bytea",
+});
+
+export const accounts = pgTable("accounts", {
+  id: text("id").primaryKey(),
+  name: text("name").notNull(),
+  email: text("email").notNull(),
+  billingStatus: text("billing_status", { enum: ["active", "none", "overdue", "suspended"] }).notNull(),
+  retention: text("retention", { enum: ["24h", "7d"] }).notNull(),
+  maxNumbers: integer("max_numbers"),
+  createdAt: epochMs("created_at").notNull(),
+});
+
+export const users = pgTable("users", {
+  id: text("id").primaryKey(),
+  accountId: text("account_id").notNull().references(() => accounts.id, { onDelete: "cascade" }),
+  email: text("email").notNull(),
+  passwordHash: text("password_hash").notNull(),
+  createdAt: epochMs("created_at").notNull(),
+}, (t) => [uniqueIndex("users_email").on(t.email)]);
+
+export const sessions = pgTable("sessions", {
+  // sha256 of the cookie value: a stolen database does not yield live sessions.
+  tokenHash: text("token_hash").primaryKey(),
+  userId: text("user_id").notNull().references(() => users.id, { onDelete: "cascade" }),
+  accountId: text("account_id").notNull().references(() => accounts.id, { onDelete: "cascade" }),
+  createdAt: epochMs("created_at").notNull(),
+  expiresAt: epochMs("expires_at").notNull(),
+}, (t) => [index("sessions_expires").on(t.expiresAt)]);
+
+export const apiKeys = pgTable("api_keys", {
+  id: text("id").primaryKey(),
+  accountId: text("account_id").notNull().references(() => accounts.id, { onDelete: "cascade" }),
+  mode: text("mode", { enum: ["live", "test"] }).notNull(),
+  name: text("name"),
+  prefix: text("prefix").notNull(),
+  keyHash: text("key_hash").notNull(),
+  createdAt: epochMs("created_at").notNull(),
+  revokedAt: epochMs("revoked_at"),
+}, (t) => [uniqueIndex("api_keys_hash").on(t.keyHash), index("api_keys_account").on(t.accountId)]);
+
+export const wabas = pgTable("wabas", {
+  wabaId: text("waba_id").primaryKey(),
+  accountId: text("account_id").notNull().references(() => accounts.id, { onDelete: "cascade" }),
+  accessTokenEnc: text("access_token_enc").notNull(),
+  appSecretEnc: text("app_secret_enc"),
+  status: text("status", { enum: ["connected", "disconnected", "token_revoked"] }).notNull(),
+  createdAt: epochMs("created_at").notNull(),
+  updatedAt: epochMs("updated_at").notNull(),
+}, (t) => [index("wabas_account").on(t.accountId)]);
+
+export const numbers = pgTable("numbers", {
+  phoneNumberId: text("phone_number_id").primaryKey(),
+  accountId: text("account_id").notNull().references(() => accounts.id, { onDelete: "cascade" }),
+  wabaId: text("waba_id").notNull().references(() => wabas.wabaId, { onDelete: "cascade" }),
+  kind: text("kind", { enum: ["sandbox", "byo", "embedded", "coexistence"] }).notNull(),
+  status: text("status", { enum: ["connected", "disconnected", "restricted", "flagged", "not_registered"] }).notNull(),
+  throughputLevel: text("throughput_level", { enum: ["STANDARD", "HIGH"] }).notNull(),
+  displayPhoneNumber: text("display_phone_number"),
+  verifiedName: text("verified_name"),
+  syncedAt: epochMs("synced_at"),
+  syncError: text("sync_error"),
+  createdAt: epochMs("created_at").notNull(),
+  updatedAt: epochMs("updated_at").notNull(),
+}, (t) => [index("numbers_account").on(t.accountId), index("numbers_waba").on(t.wabaId)]);
+
+export const endpoints = pgTable("endpoints", {
+  id: text("id").primaryKey(),
+  accountId: text("account_id").notNull().references(() => accounts.id, { onDelete: "cascade" }),
+  url: text("url").notNull(),
+  fields: text("fields").array().notNull(),
+  phoneNumberId: text("phone_number_id"),
+  secretEnc: text("secret_enc").notNull(),
+  previousSecretEnc: text("previous_secret_enc"),
+  previousSecretExpiresAt: epochMs("previous_secret_expires_at"),
+  enabled: boolean("enabled").notNull(),
+  disabledReason: text("disabled_reason", { enum: ["consecutive_failures", "gone"] }),
+  consecutiveFailures: integer("consecutive_failures").notNull().default(0),
+  lastSuccessAt: epochMs("last_success_at"),
+  warnedAt: epochMs("warned_at"),
+  createdAt: epochMs("created_at").notNull(),
+  updatedAt: epochMs("updated_at").notNull(),
+}, (t) => [index("endpoints_account").on(t.accountId)]);
+
+// One row per account per upstream event: the body that account's endpoints receive.
+export const events = pgTable("events", {
+  id: text("id").primaryKey(),
+  accountId: text("account_id").notNull().references(() => accounts.id, { onDelete: "cascade" }),
+  receivedAt: epochMs("received_at").notNull(),
+  // Null once the payload is deleted (history payloads, retention).
+  body: bytea("body"),
+  upstreamSignature: text("upstream_signature"),
+  fields: text("fields").array().notNull(),
+  isTest: boolean("is_test").notNull().default(false),
+});
+
+export const deliveries = pgTable("deliveries", {
+  // Sent as webhook-id; identical on every retry.
+  id: text("id").primaryKey(),
+  accountId: text("account_id").notNull().references(() => accounts.id, { onDelete: "cascade" }),
+  endpointId: text("endpoint_id").notNull().references(() => endpoints.id, { onDelete: "cascade" }),
+  eventId: text("event_id").notNull().references(() => events.id, { onDelete: "cascade" }),
+  status: text("status", { enum: ["pending", "succeeded", "parked"] }).notNull(),
+  attemptCount: integer("attempt_count").notNull().default(0),
+  // While leased: the lease's end, so that a lease that runs out leaves the delivery due.
+  nextAttemptAt: epochMs("next_attempt_at"),
+  // Set while an instance holds the delivery; a lease is live while lease_until is in the future.
+  leaseUntil: epochMs("lease_until"),
+  // The claim that holds (or last held) the lease: an attempt's record is kept only under it.
+  leaseId: text("lease_id"),
+  replayOf: text("replay_of"),
+  parkedReason: text("parked_reason", { enum: ["attempts_exhausted", "gone", "endpoint_disabled", "payload_missing"] }),
+  payloadDeleted: boolean("payload_deleted").notNull().default(false),
+  createdAt: epochMs("created_at").notNull(),
+  updatedAt: epochMs("updated_at").notNull(),
+}, (t) => [
+  // An endpoint's oldest pending work (the claim); leased ones sort at their lease's end.
+  index("deliveries_due").on(t.endpointId, t.nextAttemptAt).where(sql`${t.status} = 'pending'`),
+  // Live leases per endpoint, counted by every claim against the per-endpoint cap.
+  index("deliveries_lease").on(t.endpointId, t.leaseUntil).where(sql`${t.leaseUntil} IS NOT NULL`),
+  // Dropping a history payload, purging events, and the foreign keys' cascades.
+  index("deliveries_event").on(t.eventId),
+  // The dashboard's lists (newest first, per endpoint), the retention purge, and the cascade.
+  index("deliveries_endpoint_created").on(t.endpointId, t.createdAt, t.id),
+  // The lists filtered by status, for the statuses most deliveries never keep long.
+  index("deliveries_parked").on(t.endpointId, t.createdAt, t.id).where(sql`${t.status} = 'parked'`),
+  index("deliveries_pending").on(t.endpointId, t.createdAt, t.id).where(sql`${t.status} = 'pending'`),
+]);
+
+export const attempts = pgTable("attempts", {
+  id: bigserial("id", { mode: "number" }).primaryKey(),
+  deliveryId: text("delivery_id").notNull().references(() => deliveries.id, { onDelete: "cascade" }),
+  number: integer("number").notNull(),
+  at: epochMs("at").notNull(),
+  statusCode: integer("status_code"),
+  error: text("error"),
+  responseExcerpt: text("response_excerpt"),
+  durationMs: integer("duration_ms").notNull(),
+}, (t) => [index("attempts_delivery").on(t.deliveryId)]);
+
+/** An endpoint's hourly chart, kept up by the commits that record attempts (see SQLite's). */
+export const endpointHours = pgTable("endpoint_hours", {
+  endpointId: text("endpoint_id").notNull().references(() => endpoints.id, { onDelete: "cascade" }),
+  hour: epochMs("hour").notNull(),
+  succeeded: integer("succeeded").notNull().default(0),
+  failed: integer("failed").notNull().default(0),
+  parked: integer("parked").notNull().default(0),
+}, (t) => [primaryKey({ columns: [t.endpointId, t.hour] })]);
+
+export const notifications = pgTable("notifications", {
+  id: text("id").primaryKey(),
+  accountId: text("account_id").notNull().references(() => accounts.id, { onDelete: "cascade" }),
+  kind: text("kind").notNull(),
+  subject: text("subject").notNull(),
+  body: text("body").notNull(),
+  emailedAt: epochMs("emailed_at"),
+  createdAt: epochMs("created_at").notNull(),
+}, (t) => [index("notifications_account").on(t.accountId, t.createdAt)]);
+
+export const rateBuckets = pgTable("rate_buckets", {
+  key: text("key").primaryKey(),
+  tokens: doublePrecision("tokens").notNull(),
+  updatedAt: epochMs("updated_at").notNull(),
+});
+
+export const signInFailures = pgTable("sign_in_failures", {
+  email: text("email").primaryKey(),
+  count: integer("count").notNull(),
+  lastAt: epochMs("last_at").notNull(),
+});
+
+/**
+ * One row: the number of the last change to what instances keep in memory (the directory,
+ * endpoints). Each such change bumps it in its own transaction and sends it with pg_notify, so
+ * an instance that sees a gap, or a number ahead of its own, knows it missed one (changes.ts).
+ */
+export const changes = pgTable("changes", {
+  id: integer("id").primaryKey().default(1),
+  seq: bigint("seq", { mode: "number" }).notNull().default(0),
+});

@@ -1,0 +1,68 @@
+import type { Sealer } from "../../crypto/sealer.ts";
+import type { Store } from "../store.ts";
+import { PgBuckets } from "./buckets.ts";
+import { ChangeFeed } from "./changes.ts";
+import { connect, type PgDb } from "./connect.ts";
+import { PgDirectory } from "./directory.ts";
+import { applyMigrations } from "./migrate.ts";
+import { PgNotifications } from "./notifications.ts";
+import { unavailableAsStoreError } from "./unavailable.ts";
+import { PgSessions, PgUsers } from "./users.ts";
+import { PgWebhooks } from "./webhooks.ts";
+
+export interface PgStore extends Store {
+  /** For capabilities whose PostgreSQL implementation lives beside their own code. */
+  readonly db: PgDb;
+}
+
+export interface PgStoreOptions {
+  /** Connections in the pool (POOL_SIZE by default). */
+  max?: number;
+  /** Told of failures in the background (a change that could not be read again). */
+  onError?: (error: unknown) => void;
+}
+
+/** How long healthy() waits for the server's answer: /healthz must answer promptly either way. */
+const HEALTH_TIMEOUT_MS = 1_000;
+
+/**
+ * Opens the scale-out store on the database at `url`: migrates it (once, whatever the number of
+ * instances starting), loads the directory and endpoints, and listens for other instances'
+ * changes and new work. Rejects when the server cannot be reached: the service does not start.
+ */
+export async function openPostgresStore(url: string, sealer: Sealer, options: PgStoreOptions = {}): Promise<PgStore> {
+  const db = connect(url, { max: options.max });
+  try {
+    await applyMigrations(db.$client);
+    const feed = new ChangeFeed(db, options.onError ?? (() => {}));
+    const directory = new PgDirectory(db, sealer, feed);
+    const webhooks = new PgWebhooks(db, sealer, feed);
+    await feed.start();
+    await webhooks.start();
+    let closed = false;
+    return {
+      db,
+      directory: unavailableAsStoreError(directory),
+      users: unavailableAsStoreError(new PgUsers(db)),
+      sessions: unavailableAsStoreError(new PgSessions(db)),
+      notifications: unavailableAsStoreError(new PgNotifications(db)),
+      buckets: unavailableAsStoreError(new PgBuckets(db)),
+      webhooks: unavailableAsStoreError(webhooks),
+      async healthy() {
+        const answer = db.$client.unsafe("SELECT 1 AS ok").then((rows) => rows.length === 1, () => false);
+        const late = new Promise<false>((resolve) => setTimeout(() => resolve(false), HEALTH_TIMEOUT_MS).unref());
+        return Promise.race([answer, late]);
+      },
+      async close() {
+        if (closed) return;
+        closed = true;
+        await webhooks.close();
+        await feed.close();
+        await db.$client.close();
+      },
+    };
+  } catch (error) {
+    await db.$client.close();
+    throw error;
+  }
+}

@@ -1,0 +1,55 @@
+import { eq, lt, lte, sql } from "drizzle-orm";
+import type { SessionStore, UserStore } from "../store.ts";
+import type { Session, User } from "../types.ts";
+import type { PgDb } from "./connect.ts";
+import { sessions, signInFailures, users } from "./schema.ts";
+
+export class PgUsers implements UserStore {
+  constructor(private readonly db: PgDb) {}
+  async byEmail(email: string) {
+    return (await this.db.select().from(users).where(eq(users.email, email.toLowerCase())))[0];
+  }
+  async byId(id: string) {
+    return (await this.db.select().from(users).where(eq(users.id, id)))[0];
+  }
+  async create(user: User) {
+    const row = { ...user, email: user.email.toLowerCase() };
+    await this.db.insert(users).values(row);
+    return row;
+  }
+  async failures(email: string) {
+    const [row] = await this.db.select().from(signInFailures).where(eq(signInFailures.email, email.toLowerCase()));
+    return row ? { count: row.count, lastAt: row.lastAt } : undefined;
+  }
+  async recordFailure(email: string, at: number) {
+    await this.db
+      .insert(signInFailures)
+      .values({ email: email.toLowerCase(), count: 1, lastAt: at })
+      .onConflictDoUpdate({ target: signInFailures.email, set: { count: sql`${signInFailures.count} + 1`, lastAt: at } });
+  }
+  async clearFailures(email: string) {
+    await this.db.delete(signInFailures).where(eq(signInFailures.email, email.toLowerCase()));
+  }
+  async setPasswordHash(id: string, passwordHash: string) {
+    await this.db.update(users).set({ passwordHash }).where(eq(users.id, id));
+  }
+  async purgeFailures(before: number) {
+    return (await this.db.delete(signInFailures).where(lt(signInFailures.lastAt, before)).returning({ email: signInFailures.email })).length;
+  }
+}
+
+export class PgSessions implements SessionStore {
+  constructor(private readonly db: PgDb) {}
+  async create(session: Session) {
+    await this.db.insert(sessions).values(session);
+  }
+  async find(tokenHash: string) {
+    return (await this.db.select().from(sessions).where(eq(sessions.tokenHash, tokenHash)))[0];
+  }
+  async delete(tokenHash: string) {
+    await this.db.delete(sessions).where(eq(sessions.tokenHash, tokenHash));
+  }
+  async purgeExpired(now: number) {
+    return (await this.db.delete(sessions).where(lte(sessions.expiresAt, now)).returning({ tokenHash: sessions.tokenHash })).length;
+  }
+}

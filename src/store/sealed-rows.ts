@@ -1,0 +1,78 @@
+import type { Sealer } from "../crypto/sealer.ts";
+import type { Waba } from "./types.ts";
+import type { DeliveryEndpoint, Endpoint } from "./webhooks.ts";
+
+/** An endpoints row as every backend's schema reads it (secrets sealed). */
+export interface EndpointRow extends Omit<Endpoint, "secret" | "previousSecret"> {
+  secretEnc: string;
+  previousSecretEnc: string | null;
+}
+
+/** A wabas row as every backend's schema reads it (secrets sealed). */
+export interface WabaRow extends Omit<Waba, "accessToken" | "appSecret"> {
+  accessTokenEnc: string;
+  appSecretEnc: string | null;
+}
+
+export function sealWaba(waba: Waba, sealer: Sealer): WabaRow {
+  const { accessToken, appSecret, ...rest } = waba;
+  return { ...rest, accessTokenEnc: sealer.seal(accessToken), appSecretEnc: appSecret === null ? null : sealer.seal(appSecret) };
+}
+
+export function openWaba(row: WabaRow, sealer: Sealer): Waba {
+  return {
+    wabaId: row.wabaId,
+    accountId: row.accountId,
+    accessToken: sealer.open(row.accessTokenEnc),
+    appSecret: row.appSecretEnc === null ? null : sealer.open(row.appSecretEnc),
+    status: row.status,
+    createdAt: row.createdAt,
+    updatedAt: row.updatedAt,
+  };
+}
+
+/**
+ * Opens endpoints' signing secrets, keeping what it opened by stored (sealed) text: a sealed text
+ * always opens to the same secret, and every attempt reads its endpoint's.
+ */
+export class EndpointOpener {
+  private readonly opened = new Map<string, string>();
+
+  constructor(private readonly sealer: Sealer) {}
+
+  private open(sealed: string): string {
+    let plain = this.opened.get(sealed);
+    if (plain === undefined) {
+      plain = this.sealer.open(sealed);
+      if (this.opened.size >= 10_000) this.opened.clear();
+      this.opened.set(sealed, plain);
+    }
+    return plain;
+  }
+
+  endpoint(row: EndpointRow): Endpoint {
+    return {
+      ...this.deliveryEndpoint(row),
+      fields: row.fields,
+      phoneNumberId: row.phoneNumberId,
+      disabledReason: row.disabledReason,
+      consecutiveFailures: row.consecutiveFailures,
+      lastSuccessAt: row.lastSuccessAt,
+      warnedAt: row.warnedAt,
+      createdAt: row.createdAt,
+      updatedAt: row.updatedAt,
+    };
+  }
+
+  deliveryEndpoint(row: EndpointRow): DeliveryEndpoint {
+    return {
+      id: row.id,
+      accountId: row.accountId,
+      url: row.url,
+      enabled: row.enabled,
+      secret: this.open(row.secretEnc),
+      previousSecret: row.previousSecretEnc === null ? null : this.open(row.previousSecretEnc),
+      previousSecretExpiresAt: row.previousSecretExpiresAt,
+    };
+  }
+}

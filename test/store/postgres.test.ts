@@ -1,0 +1,208 @@
+// PostgreSQL's own promises, beyond the storage suite: several instances on one database
+// (CONTRACT 6), migrations once, and faults. Run in the PostgreSQL pass of `.ci/run`.
+import { afterEach, describe, expect, test } from "bun:test";
+import { embeddedMigrations } from "../../db/postgres.gen.ts";
+import { hashApiKey } from "../../src/crypto/api-key.ts";
+import { createSealer } from "../../src/crypto/sealer.ts";
+import { cryptoRandom } from "../../src/runtime/random.ts";
+import { StoreUnavailableError } from "../../src/store/errors.ts";
+import { openPostgresStore, type PgStore } from "../../src/store/postgres/store.ts";
+import type { Store } from "../../src/store/store.ts";
+import type { ClaimedDelivery } from "../../src/store/webhooks.ts";
+import { newDeliveryId, newEventId } from "../../src/webhooks/ids.ts";
+import { postgresAdmin, postgresUrl, testBackend } from "../support/backend.ts";
+import { admin, startApp, testDeps, TEST_APP_SECRET, type TestDeps } from "../support/harness.ts";
+import { deliveryRow, endpointRow, eventRow, firstAttempt } from "../support/queue-rows.ts";
+import { startTcpProxy, type TcpProxy } from "../support/tcp-proxy.ts";
+import { hubSignature } from "../../src/webhooks/hub-signature.ts";
+
+const cleanups: (() => unknown)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+async function fresh(): Promise<TestDeps> {
+  const deps = await testDeps();
+  cleanups.push(deps.cleanup);
+  return deps;
+}
+
+/** Waits until `check` holds (at most `withinMs`); returns how long that took. */
+async function within(withinMs: number, check: () => boolean | Promise<boolean>): Promise<number> {
+  const start = performance.now();
+  while (!(await check())) {
+    if (performance.now() - start > withinMs) throw new Error(`not within ${withinMs} ms`);
+    await Bun.sleep(2);
+  }
+  return performance.now() - start;
+}
+
+async function seed(store: Store, at: number) {
+  await store.directory.createAccount({ id: "acc_pg", name: "PG", email: "pg@example.com", billingStatus: "active", retention: "24h", maxNumbers: null, createdAt: at });
+}
+
+describe.skipIf(testBackend() !== "postgres")("PostgreSQL: several instances on one database", () => {
+  test("claims from two instances at once never give an endpoint more than 10 live leases in total", async () => {
+    const deps = await fresh();
+    const other = await deps.anotherStore();
+    const t = deps.clock.now();
+    await seed(deps.store, t);
+    const endpoints = ["ep_a", "ep_b", "ep_c"].map((id) => endpointRow(id, "acc_pg", t));
+    for (const e of endpoints) await deps.store.webhooks.createEndpoint(e);
+    const events = Array.from({ length: 60 }, (_, i) => eventRow(newEventId(deps.random, t), "acc_pg", t + i));
+    await deps.store.webhooks.enqueue(events, events.flatMap((e, i) => endpoints.map((ep) => deliveryRow(newDeliveryId(deps.random, t), e, ep.id, t + i))));
+    const stores = [deps.store, other];
+    let serial = 0;
+    const live = async () => (await deps.query(`SELECT endpoint_id, COUNT(*) AS n FROM deliveries
+      WHERE status = 'pending' AND lease_until > ${t + 1_000} GROUP BY endpoint_id`)).map((r) => r.n as number);
+    let delivered = 0;
+    let inFlight: { c: ClaimedDelivery; store: Store }[] = [];
+    for (let round = 0; round < 40 && delivered < 180; round++) {
+      // Twelve claims at once, alternately from each instance, each asking for up to 10 per endpoint.
+      const claims = await Promise.all(Array.from({ length: 12 }, (_, i) => stores[i % 2]!.webhooks.claimDue(t + 1_000, {
+        leaseId: `lease_${++serial}`, limit: 64, perEndpoint: 10, leaseMs: 70_000, maxBytes: Number.POSITIVE_INFINITY,
+      })));
+      const claimed = claims.flatMap((batch, i) => batch.map((c) => ({ c, store: stores[i % 2]! })));
+      expect(Math.max(0, ...(await live()))).toBeLessThanOrEqual(10);
+      inFlight.push(...claimed);
+      expect(new Set(inFlight.map(({ c }) => c.delivery.id)).size).toBe(inFlight.length);
+      // Some complete, each on the instance that holds it, freeing slots for the next round; every
+      // other round the rest stay in flight.
+      const finishing = inFlight.filter((_, i) => round % 2 === 1 || i % 3 !== 0);
+      inFlight = inFlight.filter((f) => !finishing.includes(f));
+      await Promise.all(finishing.map(({ c, store }) => store.webhooks.completeAttempt(
+        firstAttempt(c.delivery.id, c.endpoint.id, t + 1_000, 200, undefined, c.leaseId),
+      )));
+      delivered += finishing.length;
+    }
+    expect(delivered).toBe(180);
+  });
+
+  test("a change made through one instance holds on the other within 1 s: a key revoked, a WABA's token, an endpoint created", async () => {
+    const deps = await fresh();
+    const other = await deps.anotherStore();
+    const t = deps.clock.now();
+    await seed(deps.store, t);
+    const keyHash = hashApiKey("px_live_" + "a".repeat(32));
+    await deps.store.directory.createApiKey({ id: "key_pg", accountId: "acc_pg", mode: "live", name: null, prefix: "px_live_aa", keyHash, createdAt: t, revokedAt: null });
+    await within(1_000, () => other.directory.apiKeyByHash(keyHash)?.revokedAt === null);
+    await deps.store.directory.revokeApiKey("key_pg", t + 1);
+    // On the instance that made it: at once.
+    expect(deps.store.directory.apiKeyByHash(keyHash)?.revokedAt).toBe(t + 1);
+    expect(await within(1_000, () => other.directory.apiKeyByHash(keyHash)?.revokedAt === t + 1)).toBeLessThan(1_000);
+
+    await other.directory.createWaba({ wabaId: "3001", accountId: "acc_pg", accessToken: "tok", appSecret: null, status: "connected", createdAt: t, updatedAt: t });
+    await other.directory.updateWaba("3001", { accessToken: "tok2", updatedAt: t + 2 });
+    await within(1_000, () => deps.store.directory.waba("3001")?.accessToken === "tok2");
+
+    await other.webhooks.createEndpoint(endpointRow("ep_new", "acc_pg", t));
+    await within(1_000, () => deps.store.webhooks.targets("acc_pg").some((e) => e.id === "ep_new"));
+    await other.webhooks.updateEndpoint("ep_new", { url: "https://receiver.example/moved", updatedAt: t + 3 });
+    await within(1_000, async () => (await deps.store.webhooks.deliveryEndpoint("ep_new"))?.url === "https://receiver.example/moved");
+    await other.webhooks.deleteEndpoint("ep_new");
+    await within(1_000, () => deps.store.webhooks.targets("acc_pg").length === 0);
+  });
+
+  test("a change whose notification was lost is found by refresh(), the backstop called each second", async () => {
+    const deps = await fresh();
+    const t = deps.clock.now();
+    await seed(deps.store, t);
+    // Committed without a notification, as when the listening connection was down.
+    await deps.query("WITH changed AS (UPDATE accounts SET billing_status = 'suspended' RETURNING id) UPDATE changes SET seq = seq + (SELECT COUNT(*) FROM changed)");
+    await Bun.sleep(50);
+    expect(deps.store.directory.account("acc_pg")?.billingStatus).toBe("active");
+    expect(await deps.store.directory.refresh()).toBe(true);
+    expect(deps.store.directory.account("acc_pg")?.billingStatus).toBe("suspended");
+    expect(await deps.store.directory.refresh()).toBe(false);
+  });
+
+  test("two instances starting together on an empty database migrate it once", async () => {
+    const name = `sb_test_${process.pid}_empty_${Date.now()}`;
+    await postgresAdmin().unsafe(`CREATE DATABASE ${name}`);
+    cleanups.push(() => postgresAdmin().unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));
+    const sealer = createSealer(new Uint8Array(32).fill(3), cryptoRandom);
+    const stores = await Promise.all([1, 2, 3].map(() => openPostgresStore(postgresUrl(name), sealer, { max: 2 })));
+    cleanups.push(() => Promise.all(stores.map((s) => s.close())));
+    const [applied] = await stores[0]!.db.$client.unsafe("SELECT COUNT(*)::int AS n FROM drizzle.__drizzle_migrations");
+    expect(applied.n).toBe(embeddedMigrations.length);
+    await seed(stores[1]!, 1);
+    await within(1_000, () => stores[2]!.directory.account("acc_pg") !== undefined);
+  });
+});
+
+describe.skipIf(testBackend() !== "postgres")("PostgreSQL unreachable", () => {
+  /** A store that reaches the test's database through a relay the test can cut. */
+  async function behindRelay(deps: TestDeps): Promise<{ store: PgStore; relay: TcpProxy }> {
+    const target = new URL(deps.databaseUrl);
+    const relay = startTcpProxy({ host: target.hostname, port: Number(target.port || 5432) });
+    cleanups.push(() => relay.stop());
+    const url = new URL(deps.databaseUrl);
+    url.port = String(relay.port);
+    const store = await openPostgresStore(url.toString(), createSealer(deps.config.encryptionKey!, deps.random), { max: 2 });
+    cleanups.push(() => store.close());
+    return { store, relay };
+  }
+
+  test("operations reject with StoreUnavailableError, healthy() says false at once; all recovers by itself, LISTEN included", async () => {
+    const deps = await fresh();
+    const t = deps.clock.now();
+    await seed(deps.store, t);
+    const { store, relay } = await behindRelay(deps);
+    expect(await store.healthy()).toBe(true);
+    const woken: number[] = [];
+    store.webhooks.onNewWork(() => woken.push(1));
+
+    relay.cut();
+    const started = performance.now();
+    expect(await store.healthy()).toBe(false);
+    expect(performance.now() - started).toBeLessThan(1_100);
+    const event = eventRow(newEventId(deps.random, t), "acc_pg", t);
+    await expect(store.webhooks.enqueue([event], [])).rejects.toBeInstanceOf(StoreUnavailableError);
+    await expect(store.directory.updateAccount("acc_pg", { name: "x" })).rejects.toBeInstanceOf(StoreUnavailableError);
+    await expect(store.users.byEmail("a@example.com")).rejects.toBeInstanceOf(StoreUnavailableError);
+    // Reads of the directory keep answering from memory.
+    expect(store.directory.account("acc_pg")?.name).toBe("PG");
+    // A change made meanwhile on an instance that can reach the database.
+    await deps.store.directory.updateAccount("acc_pg", { billingStatus: "overdue" });
+
+    relay.restore();
+    await within(5_000, () => store.healthy());
+    await store.webhooks.enqueue([event], []);
+    expect(await deps.query(`SELECT COUNT(*) AS n FROM events WHERE id = '${event.id}'`)).toEqual([{ n: 1 }]);
+    // The listening connection came back, and what changed while it was away was read again.
+    await within(5_000, () => store.directory.account("acc_pg")?.billingStatus === "overdue");
+    await deps.store.directory.updateAccount("acc_pg", { billingStatus: "active" });
+    await within(1_000, () => store.directory.account("acc_pg")?.billingStatus === "active");
+    const before = woken.length;
+    const ep = endpointRow("ep_pg", "acc_pg", t);
+    await deps.store.webhooks.createEndpoint(ep);
+    const next = eventRow(newEventId(deps.random, t), "acc_pg", t);
+    await deps.store.webhooks.enqueue([next], [deliveryRow(newDeliveryId(deps.random, t), next, ep.id, t)]);
+    await within(1_000, () => woken.length > before);
+  });
+
+  test("ingress answers 503 and acknowledges nothing, /healthz answers 503, until the database is back", async () => {
+    const deps = await fresh();
+    const { store, relay } = await behindRelay(deps);
+    await deps.store.close();
+    deps.store = store;
+    const app = startApp(deps);
+    cleanups.push(() => app.stop());
+    const created = await (await admin(app.url, "POST", "/admin/accounts", { name: "A", email: "a@example.com" })).json() as { id: string };
+    await admin(app.url, "POST", `/admin/accounts/${created.id}/wabas`, { waba_id: "4001", access_token: "tok" });
+    await store.webhooks.createEndpoint(endpointRow("ep_ingress", created.id, deps.clock.now()));
+    const body = JSON.stringify({ object: "whatsapp_business_account", entry: [{ id: "4001", changes: [{ field: "messages", value: {} }] }] });
+    const post = () => fetch(`${app.url}/webhooks/upstream`, {
+      method: "POST", headers: { "content-type": "application/json", "x-hub-signature-256": hubSignature(TEST_APP_SECRET, new TextEncoder().encode(body)) }, body,
+    });
+    expect((await post()).status).toBe(200);
+
+    relay.cut();
+    expect((await post()).status).toBe(503);
+    expect((await fetch(`${app.url}/healthz`)).status).toBe(503);
+    relay.restore();
+    await within(5_000, async () => (await fetch(`${app.url}/healthz`)).status === 200);
+    expect((await post()).status).toBe(200);
+    expect(await deps.query("SELECT COUNT(*) AS n FROM events")).toEqual([{ n: 2 }]);
+  });
+});
