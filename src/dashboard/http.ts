@@ -3,16 +3,23 @@
  * styles come only from /dashboard/assets (no inline script, no inline style, no eval), nothing
  * may frame the page, and forms may post only to us.
  */
-export const CONTENT_SECURITY_POLICY = [
-  "default-src 'none'",
-  "script-src 'self'",
-  "style-src 'self'",
-  "img-src 'self'",
-  "connect-src 'self'",
-  "form-action 'self'",
-  "frame-ancestors 'none'",
-  "base-uri 'none'",
-].join("; ");
+const POLICY: Record<string, string> = {
+  "default-src": "'none'",
+  "script-src": "'self'",
+  "style-src": "'self'",
+  "img-src": "'self'",
+  "connect-src": "'self'",
+  "form-action": "'self'",
+  "frame-ancestors": "'none'",
+  "base-uri": "'none'",
+};
+
+/** The dashboard's policy with some directives replaced (the API reference at /docs needs a style nonce). */
+export function contentSecurityPolicy(changes: Record<string, string> = {}): string {
+  return Object.entries({ ...POLICY, ...changes }).map(([directive, sources]) => `${directive} ${sources}`).join("; ");
+}
+
+export const CONTENT_SECURITY_POLICY = contentSecurityPolicy();
 
 export const SECURITY_HEADERS: Record<string, string> = {
   "content-security-policy": CONTENT_SECURITY_POLICY,

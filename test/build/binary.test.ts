@@ -1,6 +1,7 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { existsSync, statSync } from "node:fs";
 import { join } from "node:path";
+import { SCALAR_BUNDLE_PATH } from "../../src/http/api-docs.ts";
 import { tempDir } from "../support/harness.ts";
 import { freePort, processEnv, ROOT, waitForOk } from "../support/process.ts";
 
@@ -29,6 +30,13 @@ describe("the single executable", () => {
         body: JSON.stringify({ name: "Binary", email: "b@example.com" }),
       });
       expect(created.status).toBe(201);
+      // The API reference's page and Scalar's bundle are inside the binary too.
+      const docs = await fetch(`http://127.0.0.1:${port}/docs`);
+      expect(docs.status).toBe(200);
+      expect(await docs.text()).toContain(SCALAR_BUNDLE_PATH);
+      const bundle = await fetch(`http://127.0.0.1:${port}${SCALAR_BUNDLE_PATH}`);
+      expect(bundle.status).toBe(200);
+      expect((await bundle.bytes()).length).toBe(Bun.file(join(ROOT, "node_modules/@scalar/api-reference/dist/browser/standalone.js")).size);
     } finally {
       proc.kill("SIGTERM");
       expect(await proc.exited).toBe(0);

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { join } from "node:path";
-import { SCALAR_VERSION } from "../../src/http/api-docs.ts";
+import { SCALAR_BUNDLE_PATH, SCALAR_VERSION } from "../../src/http/api-docs.ts";
 import { createLogger, redact } from "../../src/observability/logger.ts";
 import { startSimulator } from "../../src/simulator/server.ts";
 import { admin, startApp, tempDir, TEST_APP_SECRET, testDeps } from "../support/harness.ts";
@@ -52,18 +52,55 @@ describe("operations endpoints", () => {
     const { url } = await running();
     const page = await fetch(`${url}/docs`);
     expect(page.headers.get("content-type")).toContain("text/html");
-    // A fixed Scalar, told to send nothing to Scalar's own services.
+    // Scalar's bundle from this service, told to send nothing to Scalar's own services.
     const html = await page.text();
-    expect(html).toContain(`https://cdn.jsdelivr.net/npm/@scalar/api-reference@${SCALAR_VERSION}/dist/browser/standalone.min.js`);
-    expect(html).not.toContain("@latest");
-    const configuration = JSON.parse(html.match(/data-configuration='([^']*)'/)![1]!);
-    expect(configuration).toMatchObject({ telemetry: false, withDefaultFonts: false, agent: { disabled: true }, mcp: { disabled: true } });
+    expect(html).toContain(`<script src="${SCALAR_BUNDLE_PATH}"></script>`);
+    expect(SCALAR_BUNDLE_PATH).toContain(SCALAR_VERSION);
+    expect(html).not.toMatch(/(src|href)="(https?:)?\/\//);
+    const configuration = JSON.parse(html.match(/data-configuration="([^"]*)"/)![1]!.replaceAll("&quot;", '"').replaceAll("&amp;", "&"));
+    expect(configuration).toMatchObject({ url: "/docs/json", telemetry: false, withDefaultFonts: false, agent: { disabled: true }, mcp: { disabled: true } });
     const spec = (await (await fetch(`${url}/docs/json`)).json()) as { openapi: string; paths: Record<string, unknown> };
     expect(spec.openapi).toStartWith("3.");
     for (const path of ["/admin/accounts", "/admin/accounts/{id}/numbers", "/admin/wabas/{waba_id}", "/api/session"]) {
       expect(Object.keys(spec.paths)).toContain(path);
     }
-    expect(Object.keys(spec.paths).some((p) => p.startsWith("/healthz"))).toBe(false);
+    expect(Object.keys(spec.paths).some((p) => p.startsWith("/healthz") || p.startsWith("/docs"))).toBe(false);
+  });
+
+  test("/docs is sent with the dashboard's CSP family: scripts only from this origin, nothing from another", async () => {
+    const { url } = running();
+    const page = await fetch(`${url}/docs`);
+    const csp = page.headers.get("content-security-policy")!;
+    const directives = Object.fromEntries(csp.split(/;\s*/).map((d) => [d.split(" ")[0], d.split(" ").slice(1).join(" ")]));
+    expect(directives).toEqual({
+      "default-src": "'none'",
+      "script-src": "'self'",
+      "style-src": "'self' 'unsafe-inline'",
+      "img-src": "'self'",
+      "connect-src": "'self'",
+      "form-action": "'self'",
+      "frame-ancestors": "'none'",
+      "base-uri": "'none'",
+    });
+    expect(page.headers.get("x-frame-options")).toBe("DENY");
+    expect(page.headers.get("x-content-type-options")).toBe("nosniff");
+    expect(page.headers.get("x-proxy-request-id")).toMatch(/^req_/);
+  });
+
+  test("Scalar's bundle is the npm package's file, gzipped for browsers that accept it", async () => {
+    const { url } = running();
+    const original = await Bun.file(join(ROOT, "node_modules/@scalar/api-reference/dist/browser/standalone.js")).bytes();
+    const plain = await fetch(`${url}${SCALAR_BUNDLE_PATH}`, { headers: { "accept-encoding": "identity" } });
+    expect(plain.status).toBe(200);
+    expect(plain.headers.get("content-type")).toStartWith("text/javascript");
+    expect(plain.headers.get("content-encoding")).toBeNull();
+    expect(Buffer.from(await plain.bytes()).equals(Buffer.from(original))).toBe(true);
+    const compressed = await fetch(`${url}${SCALAR_BUNDLE_PATH}`, { headers: { "accept-encoding": "gzip, deflate" }, decompress: false } as RequestInit);
+    expect(compressed.headers.get("content-encoding")).toBe("gzip");
+    expect(compressed.headers.get("cache-control")).toContain("immutable");
+    const body = await compressed.bytes();
+    expect(body.length).toBeLessThan(original.length / 2);
+    expect(Buffer.from(Bun.gunzipSync(body)).equals(Buffer.from(original))).toBe(true);
   });
 
   test("every response carries X-Proxy-Request-Id, equal to the trace_id of an error", async () => {

@@ -16,3 +16,7 @@ declare module "*.svg" {
   const path: string;
   export default path;
 }
+declare module "*/standalone.js" {
+  const path: string;
+  export default path;
+}
