@@ -41,7 +41,7 @@ export function accountPages(deps: Deps) {
       if (mine && query.done === "synced") {
         flash = mine.syncError
           ? <Notice tone="warn"><p>Re-sync of <strong safe>{mine.phoneNumberId}</strong> failed: <span safe>{mine.syncError}</span></p></Notice>
-          : <Notice tone="ok"><p>Re-synced <strong safe>{mine.displayPhoneNumber ?? mine.phoneNumberId}</strong>: throughput level <span safe>{mine.throughputLevel}</span>.</p></Notice>;
+          : <Notice tone="ok"><p>Re-synced <strong safe>{mine.displayPhoneNumber ?? mine.phoneNumberId}</strong>: throughput level {mine.throughputLevel}.</p></Notice>;
       }
       return numbersPage(viewer, { flash });
     }), { detail: { hide: true } })

@@ -55,6 +55,11 @@ export function ActionButton(props: { action: string; label: string; tone?: "pri
   );
 }
 
+/** Names in code type, separated by commas: an array of elements, each name escaped. */
+export function CodeList(props: { items: string[] }): JSX.Element {
+  return <>{props.items.map((item, i) => <>{i === 0 ? "" : ", "}<code safe>{item}</code></>)}</>;
+}
+
 export function FieldError(props: { id: string; message: string | undefined }) {
   if (!props.message) return "";
   return <span class="error-text" id={props.id} safe>{props.message}</span>;

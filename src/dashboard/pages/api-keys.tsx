@@ -44,11 +44,12 @@ function KeysTable(props: { keys: ApiKey[]; now: number }) {
 }
 
 export function ApiKeysPage(props: ApiKeysPageProps) {
+  const { flash = "" } = props;
   return (
     <>
       <h1>API keys</h1>
       <p class="lead">Keys authenticate calls to the proxy (<code>Authorization: Bearer px_…</code>). Only a short prefix is kept on view.</p>
-      {props.flash ?? ""}
+      {flash}
       {props.created
         ? <SecretOnce id="new-key" label={`New ${props.created.record.mode} key${props.created.record.name ? `: ${props.created.record.name}` : ""}`} value={props.created.key}>
             Copy it now: it is shown only this once. If you lose it, revoke it and create another.

@@ -1,5 +1,5 @@
 import { escapeHtml } from "@kitajs/html";
-import { ActionButton, Badge, Notice, Time, type Tone } from "../components.tsx";
+import { ActionButton, Badge, CodeList, Notice, Time, type Tone } from "../components.tsx";
 import { formatDuration } from "../format.ts";
 import type { AttemptShape, DeliveryShape, EndpointShape } from "../webhook-shapes.ts";
 
@@ -98,7 +98,7 @@ export function DeliveriesPage(props: {
                     </td>
                     <td data-label="Endpoint" class="break small" safe>{urlOf(d.endpoint_id)}</td>
                     <td data-label="Status"><DeliveryStatus delivery={d} /></td>
-                    <td data-label="Attempts" class="num">{String(d.attempt_count)}</td>
+                    <td data-label="Attempts" class="num">{d.attempt_count}</td>
                     <td data-label="Next attempt">{d.next_attempt_at ? <Time at={d.next_attempt_at} now={props.now} /> : <span class="muted">none</span>}</td>
                   </tr>
                 ))}
@@ -133,7 +133,7 @@ export function AttemptsTable(props: { attempts: AttemptShape[]; now: number }) 
         <tbody>
           {props.attempts.map((a) => (
             <tr>
-              <td data-label="Attempt" class="num">{String(a.number)}</td>
+              <td data-label="Attempt" class="num">{a.number}</td>
               <td data-label="Time"><Time at={a.at} now={props.now} /></td>
               <td data-label="Outcome">{attemptOutcome(a)}</td>
               <td data-label="Duration" class="num">{escapeHtml(formatDuration(a.duration_ms))}</td>
@@ -154,12 +154,12 @@ export function DeliveryPage(props: {
   now: number;
   flash?: JSX.Element;
 }) {
-  const d = props.delivery;
+  const { delivery: d, flash = "" } = props;
   return (
     <>
       <p class="small"><a href="/dashboard/deliveries">← Deliveries</a></p>
       <h1>Delivery <span class="mono break" safe>{d.id}</span></h1>
-      {props.flash ?? ""}
+      {flash}
       {d.status === "parked" ? <Notice tone="bad"><p><strong>Parked.</strong> <span safe>{parkedText(d.parked_reason)}</span></p></Notice> : ""}
       <section class="panel" aria-labelledby="delivery-heading">
         <h2 id="delivery-heading">Summary</h2>
@@ -169,10 +169,10 @@ export function DeliveryPage(props: {
           <dt>Endpoint</dt>
           <dd>{props.endpoint ? <a href={`/dashboard/endpoints/${encodeURIComponent(d.endpoint_id)}`} safe>{props.endpoint.url}</a> : <span safe>{d.endpoint_id}</span>}</dd>
           <dt>Created</dt><dd><Time at={d.created_at} now={props.now} /></dd>
-          <dt>Attempts</dt><dd>{String(d.attempt_count)} of at most 8</dd>
+          <dt>Attempts</dt><dd>{d.attempt_count} of at most 8</dd>
           <dt>Next attempt</dt>
           <dd>{d.status === "pending" && d.next_attempt_at ? <Time at={d.next_attempt_at} now={props.now} /> : <span class="muted">none{d.status === "succeeded" ? " (delivered)" : ""}</span>}</dd>
-          <dt>Events</dt><dd>{d.fields.map((f) => <code safe>{f}</code>).join(", ")}{d.is_test ? " (test event)" : ""}</dd>
+          <dt>Events</dt><dd><CodeList items={d.fields} />{d.is_test ? " (test event)" : ""}</dd>
           {d.replay_of ? <><dt>Replay of</dt><dd><a href={deliveryPath(d.replay_of)} class="mono" safe>{d.replay_of}</a></dd></> : ""}
         </dl>
         <div class="row actions">
@@ -213,11 +213,11 @@ export function TestResult(props: { delivery: DeliveryShape; attempts: AttemptSh
     );
   }
   if (d.status === "succeeded") {
-    return <Notice tone="ok"><p>Test delivered: the receiver answered HTTP {String(last.status_code)} in {escapeHtml(formatDuration(last.duration_ms))}. Delivery {link}.</p></Notice>;
+    return <Notice tone="ok"><p>Test delivered: the receiver answered HTTP {last.status_code} in {escapeHtml(formatDuration(last.duration_ms))}. Delivery {link}.</p></Notice>;
   }
   return (
     <Notice tone="bad">
-      <p>Test attempt {String(last.number)} failed: {attemptOutcome(last)}.</p>
+      <p>Test attempt {last.number} failed: {attemptOutcome(last)}.</p>
       {d.status === "pending" && d.next_attempt_at
         ? <p>Next attempt <Time at={d.next_attempt_at} now={props.now} />. Delivery {link}.</p>
         : <p><span safe>{parkedText(d.parked_reason)}</span> Delivery {link}.</p>}

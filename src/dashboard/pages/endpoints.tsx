@@ -1,5 +1,5 @@
 import { escapeHtml } from "@kitajs/html";
-import { ActionButton, Badge, FieldError, Notice, SecretOnce, Time } from "../components.tsx";
+import { ActionButton, Badge, CodeList, FieldError, Notice, SecretOnce, Time } from "../components.tsx";
 import { DeliveryChart } from "../chart.tsx";
 import { FIELD_GUIDE } from "../field-guide.ts";
 import { formatTime } from "../format.ts";
@@ -38,6 +38,7 @@ export function EndpointsPage(props: {
   now: number;
   flash?: JSX.Element;
 }) {
+  const { flash = "" } = props;
   return (
     <>
       <div class="row spread">
@@ -45,7 +46,7 @@ export function EndpointsPage(props: {
         <a class="button" href="/dashboard/endpoints/new">Add endpoint</a>
       </div>
       <p class="lead">The HTTPS addresses your events are delivered to, signed under Standard Webhooks.</p>
-      {props.flash ?? ""}
+      {flash}
       {props.endpoints.length === 0
         ? <p class="panel">No endpoints yet. <a href="/dashboard/endpoints/new">Add one</a> to start receiving events.</p>
         : <div class="table-wrap">
@@ -65,8 +66,8 @@ export function EndpointsPage(props: {
                       <EndpointState endpoint={e} />
                       {e.enabled ? "" : <p class="small" safe>{disabledText(e.disabled_reason)}</p>}
                     </td>
-                    <td data-label="Failures" class="num">{String(e.consecutive_failures)}</td>
-                    <td data-label="Events" class="small">{e.fields.length === 1 ? <code safe>{e.fields[0]!}</code> : `${e.fields.length} fields`}</td>
+                    <td data-label="Failures" class="num">{e.consecutive_failures}</td>
+                    <td data-label="Events" class="small">{e.fields.length === 1 ? <code safe>{e.fields[0]!}</code> : <>{e.fields.length} fields</>}</td>
                     <td data-label="Last 24 hours"><DeliveryChart hours={hours} label={e.url} /></td>
                   </tr>
                 ))}
@@ -177,13 +178,13 @@ export function EndpointPage(props: {
   secret?: ShownSecret;
   flash?: JSX.Element;
 }) {
-  const e = props.endpoint;
+  const { endpoint: e, flash = "" } = props;
   const base = path(e.id);
   return (
     <>
       <p class="small"><a href="/dashboard/endpoints">← Endpoints</a></p>
       <h1 class="break" safe>{e.url}</h1>
-      {props.flash ?? ""}
+      {flash}
       {props.secret
         ? <SecretOnce id="signing-secret" label={props.secret.rotated ? "New signing secret" : "Signing secret"} value={props.secret.secret}>
             {props.secret.rotated && e.previous_secret_expires_at
@@ -197,10 +198,10 @@ export function EndpointPage(props: {
         <h2 id="state-heading">State</h2>
         <dl class="facts">
           <dt>State</dt><dd><EndpointState endpoint={e} /></dd>
-          <dt>Failures in a row</dt><dd>{String(e.consecutive_failures)}{e.consecutive_failures >= 20 && e.enabled ? " (you were warned by email; 50 with no success for 24 hours disables it)" : ""}</dd>
+          <dt>Failures in a row</dt><dd>{e.consecutive_failures}{e.consecutive_failures >= 20 && e.enabled ? " (you were warned by email; 50 with no success for 24 hours disables it)" : ""}</dd>
           <dt>Last success</dt><dd><Time at={e.last_success_at} now={props.now} /></dd>
           <dt>Number</dt><dd safe>{numberLabel(e, props.numbers)}</dd>
-          <dt>Events</dt><dd>{e.fields.map((f) => <code safe>{f}</code>).join(", ")}</dd>
+          <dt>Events</dt><dd><CodeList items={e.fields} /></dd>
           <dt>Created</dt><dd><Time at={e.created_at} now={props.now} /></dd>
           {e.previous_secret_expires_at
             ? <><dt>Old secret</dt><dd>also signs until <Time at={e.previous_secret_expires_at} now={props.now} /></dd></>

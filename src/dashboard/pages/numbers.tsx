@@ -50,7 +50,7 @@ function NumbersTable(props: { numbers: NumberRow[]; now: number }) {
                 {n.kind === "coexistence"
                   ? <>{escapeHtml(n.throughput_level)} <span class="muted small">(coexistence caps it)</span></>
                   : escapeHtml(n.throughput_level)}
-                <div class="small">{fmt.format(n.rate_limit_per_second)} requests/s</div>
+                <div class="small">{escapeHtml(fmt.format(n.rate_limit_per_second))} requests/s</div>
               </td>
               <td data-label="Last sync">
                 <Time at={n.synced_at} now={props.now} />
@@ -87,16 +87,17 @@ function TextField(props: { name: string; label: string; hint: string; type?: st
 const ID_PATTERN = "[0-9A-Za-z_\\-]+";
 
 export function NumbersPage(props: NumbersPageProps) {
+  const { flash = "" } = props;
   return (
     <>
       <h1>Numbers</h1>
       <p class="lead">The phone numbers your API keys can send from, whether each one can be used right now, and how fast.</p>
-      {props.flash ?? ""}
+      {flash}
       <NumbersTable numbers={props.numbers} now={props.now} />
       <p class="small muted">
         Sends and media uploads count against each number's own limit (80 requests/s standard, 1,000 requests/s at the HIGH
         throughput level, 20 requests/s for coexistence numbers). Templates, media reads and profile reads share the
-        WABA's budget of {fmt.format(WABA_RATE_LIMIT_PER_HOUR)} requests/hour. Re-sync reads the throughput level from the platform again.
+        WABA's budget of {escapeHtml(fmt.format(WABA_RATE_LIMIT_PER_HOUR))} requests/hour. Re-sync reads the throughput level from the platform again.
       </p>
 
       <section class="panel" aria-labelledby="connect-heading">

@@ -1,3 +1,4 @@
+import { escapeHtml } from "@kitajs/html";
 const NODE_EXAMPLE = `// npm install standardwebhooks
 import express from "express";
 import { Webhook } from "standardwebhooks";
@@ -67,11 +68,11 @@ export function ReceiverGuide() {
       </ul>
       <details>
         <summary>Node.js example</summary>
-        <pre><code safe>{NODE_EXAMPLE}</code></pre>
+        <pre><code>{escapeHtml(NODE_EXAMPLE)}</code></pre>
       </details>
       <details>
         <summary>Python example</summary>
-        <pre><code safe>{PYTHON_EXAMPLE}</code></pre>
+        <pre><code>{escapeHtml(PYTHON_EXAMPLE)}</code></pre>
       </details>
     </section>
   );
