@@ -99,6 +99,7 @@ async function serve(argv: string[]): Promise<void> {
     database: databaseName(config),
     dev_mode: config.devMode,
     operator_api: config.adminToken !== null,
+    traces: config.tracing?.url ?? "off",
   });
   if (config.devMode) deps.logger.warn("DEV_MODE=1: webhook URLs may use http:// and loopback; never run production like this");
   if (demo) {
@@ -114,6 +115,8 @@ async function serve(argv: string[]): Promise<void> {
     deps.logger.info("shutting down", { signal });
     await app.shutdown();
     await demo?.stop();
+    // After the workers: the last delivery attempts' spans go out too.
+    await deps.tracing?.shutdown();
     await deps.store.close();
     process.exit(0);
   };

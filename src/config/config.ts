@@ -29,6 +29,8 @@ export interface Config {
   /** Where warning and disable emails go and who they come from; null: they are logged and kept as notifications. */
   readonly mail: { readonly smtpUrl: string; readonly from: string } | null;
   readonly logLevel: "debug" | "info" | "warn" | "error";
+  /** OpenTelemetry traces: the OTLP/HTTP collector's traces URL and this service's name; null: off. */
+  readonly tracing: { readonly url: string; readonly serviceName: string } | null;
 }
 
 export class ConfigError extends Error {
@@ -156,6 +158,24 @@ function mail(smtpUrl: string | null, from: string | null): Config["mail"] {
   return Object.freeze({ smtpUrl, from });
 }
 
+/**
+ * OTEL_EXPORTER_OTLP_ENDPOINT is the collector's base URL (OTLP/HTTP, port 4318 by convention);
+ * traces go to its /v1/traces, as the OpenTelemetry specification says for this variable.
+ */
+function tracing(endpoint: string | null, serviceName: string | null): Config["tracing"] {
+  if (endpoint === null) return null;
+  let url: URL;
+  try {
+    url = new URL(endpoint);
+  } catch {
+    throw new ConfigError("OTEL_EXPORTER_OTLP_ENDPOINT", `is not a URL: "${endpoint}"`);
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") {
+    throw new ConfigError("OTEL_EXPORTER_OTLP_ENDPOINT", "must start with http:// or https:// (OTLP/HTTP)");
+  }
+  return Object.freeze({ url: `${endpoint.replace(/\/+$/, "")}/v1/traces`, serviceName: serviceName ?? "switchboard" });
+}
+
 /** Reads the environment once into a frozen, typed configuration; throws ConfigError naming the variable. */
 export function parseConfig(env: Env): Config {
   const devMode = flag(env, "DEV_MODE");
@@ -183,5 +203,6 @@ export function parseConfig(env: Env): Config {
     webhookRetrySchedule: Object.freeze(retrySchedule(text(env, "WEBHOOK_RETRY_SCHEDULE"))),
     mail: mail(text(env, "SMTP_URL"), text(env, "MAIL_FROM")),
     logLevel: logLevel(text(env, "LOG_LEVEL")),
+    tracing: tracing(text(env, "OTEL_EXPORTER_OTLP_ENDPOINT"), text(env, "OTEL_SERVICE_NAME")),
   });
 }

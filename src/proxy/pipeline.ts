@@ -7,6 +7,7 @@ import type { Deps } from "../runtime/deps.ts";
 import { idSource } from "../runtime/random.ts";
 import { MAX_BODY_BYTES } from "./body-limit.ts";
 import { authenticate, billingError, connectionError, resolveTarget, testKeyRefused, type Target } from "./checks.ts";
+import { proxyCallTracer, type CallOutcome, type ProxyCallTrace } from "./call-trace.ts";
 import { forward } from "./forward.ts";
 import { matchRoute } from "./match.ts";
 import { rateLimitHeaders } from "./headers.ts";
@@ -14,7 +15,7 @@ import { ProofCache } from "./proof-cache.ts";
 import { upstreamQuery } from "./query.ts";
 import { applyEffect, effectOf } from "./side-effects.ts";
 
-export type ProxyDeps = Pick<Deps, "config" | "store" | "clock" | "random" | "fetch" | "logger" | "metrics">;
+export type ProxyDeps = Pick<Deps, "config" | "store" | "clock" | "random" | "fetch" | "logger" | "metrics" | "tracing">;
 
 /**
  * Counts a proxied call: our own errors by code, upstream answers by status (the two never share
@@ -56,11 +57,13 @@ export function createProxy(deps: ProxyDeps, limiter: RateLimiter) {
   const nextRequestId = idSource(deps.random, "req", 20);
   const count = outcomeCounter(metrics);
   const logAll = config.logLevel === "debug";
+  const startTrace = proxyCallTracer(deps.tracing, config.upstreamUrl);
 
   /** SPEC 7.3: every check in order, stopping at the first failure. */
-  async function pipeline(request: Request, { path, query }: RawTarget, requestId: string, outcome: { code: number | string | null }): Promise<Response> {
+  async function pipeline(request: Request, { path, query }: RawTarget, requestId: string, outcome: CallOutcome, trace?: ProxyCallTrace): Promise<Response> {
     const fail = (name: ErrorName, headers?: Record<string, string>) => {
       outcome.code = ERRORS[name].code;
+      outcome.error = name;
       return errorResponse(name, requestId, { headers });
     };
 
@@ -77,8 +80,11 @@ export function createProxy(deps: ProxyDeps, limiter: RateLimiter) {
     if (unusable) return fail(unusable);
     const length = request.headers.get("content-length");
     if (length !== null && Number(length) > MAX_BODY_BYTES) return fail("payload_too_large"); // 7. declared size
-    const decided = decide(limiter, bucketOf(target), logger); //                        8. rate limit
+    trace?.checked(target.route);
+    const bucket = bucketOf(target);
+    const decided = decide(limiter, bucket, logger); //                                   8. rate limit
     const decision = decided instanceof Promise ? await decided : decided;
+    trace?.limited(bucket.key, decision);
     const headers = { ...rateLimitHeaders(decision), "x-proxy-request-id": requestId };
     if (!decision.allowed) return fail("rate_limited", headers);
     return forward(deps.fetch, request, length, { //                                     9. forward
@@ -101,15 +107,18 @@ export function createProxy(deps: ProxyDeps, limiter: RateLimiter) {
   return async function handle(request: Request, target: RawTarget = rawTarget(request.url)): Promise<Response> {
     const requestId = nextRequestId();
     const started = performance.now();
-    const outcome: { code: number | string | null } = { code: null };
+    const outcome: CallOutcome = { code: null, error: null };
+    const trace = startTrace?.(request, target.path, requestId);
     let response: Response;
     try {
-      response = await pipeline(request, target, requestId, outcome);
+      response = await pipeline(request, target, requestId, outcome, trace);
     } catch (error) {
       logger.error("proxy failed", { request_id: requestId, error });
       response = errorResponse("upstream_unreachable", requestId);
       outcome.code = ERRORS.upstream_unreachable.code;
+      outcome.error = "upstream_unreachable";
     }
+    trace?.end(response.status, outcome);
     count(outcome.code, response.status);
     // Every failure is logged; successes only at debug: a JSON line per call costs about a tenth of
     // the proxy's throughput, and the metrics count them anyway.

@@ -2,6 +2,7 @@ import type { Config } from "../config/config.ts";
 import type { Limits } from "../limits/limiter.ts";
 import type { Logger } from "../observability/logger.ts";
 import type { Metrics } from "../observability/metrics.ts";
+import type { Tracing } from "../observability/tracing.ts";
 import type { Store } from "../store/store.ts";
 import type { Clock } from "./clock.ts";
 import type { Random } from "./random.ts";
@@ -22,6 +23,8 @@ export interface Deps {
   fetch: Fetch;
   logger: Logger;
   metrics: Metrics;
+  /** OpenTelemetry traces; absent when OTEL_EXPORTER_OTLP_ENDPOINT is not set, and then no span is made. */
+  tracing?: Tracing;
 }
 
 /** Background work a capability runs while the server is up (scheduler ticks, coalesced writes). */

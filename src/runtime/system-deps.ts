@@ -4,6 +4,7 @@ import { createSealer } from "../crypto/sealer.ts";
 import { memoryLimits } from "../limits/write-through.ts";
 import type { Logger } from "../observability/logger.ts";
 import { createMetrics } from "../observability/metrics.ts";
+import { createTracing } from "../observability/tracing.ts";
 import { openStore } from "../store/open.ts";
 import { systemClock } from "./clock.ts";
 import type { Deps } from "./deps.ts";
@@ -43,5 +44,7 @@ export async function systemDeps(config: Config, logger: Logger, server?: Server
     fetch: (input, init) => fetch(input, init),
     logger,
     metrics,
+    // Only a server makes spans (the CLI beside it makes none).
+    tracing: server === undefined || config.tracing === null ? undefined : createTracing(config.tracing),
   };
 }

@@ -66,6 +66,13 @@ describe("parseConfig", () => {
     expect(parseConfig({ ...base, MAIL_FROM: "alerts@example.com" }).mail).toBeNull();
   });
 
+  test("traces are off unless OTEL_EXPORTER_OTLP_ENDPOINT is set; then they go to its /v1/traces", () => {
+    expect(parseConfig(base).tracing).toBeNull();
+    expect(parseConfig({ ...base, OTEL_EXPORTER_OTLP_ENDPOINT: "http://collector:4318" }).tracing).toEqual({ url: "http://collector:4318/v1/traces", serviceName: "switchboard" });
+    expect(parseConfig({ ...base, OTEL_EXPORTER_OTLP_ENDPOINT: "https://otel.example.com/otlp/", OTEL_SERVICE_NAME: "gateway-eu" }).tracing)
+      .toEqual({ url: "https://otel.example.com/otlp/v1/traces", serviceName: "gateway-eu" });
+  });
+
   test("DEV_MODE needs neither APP_SECRET nor ENCRYPTION_KEY", () => {
     const config = parseConfig({ DEV_MODE: "1" });
     expect(config.appSecret.length).toBeGreaterThan(0);
@@ -101,6 +108,8 @@ describe("parseConfig", () => {
     [{ ...base, HOST: "999.1.1.1" }, "HOST"],
     [{ ...base, HOST: "not a host" }, "HOST"],
     [{ ...base, HOST: "http://example.com" }, "HOST"],
+    [{ ...base, OTEL_EXPORTER_OTLP_ENDPOINT: "collector:4318" }, "OTEL_EXPORTER_OTLP_ENDPOINT"],
+    [{ ...base, OTEL_EXPORTER_OTLP_ENDPOINT: "grpc://collector:4317" }, "OTEL_EXPORTER_OTLP_ENDPOINT"],
   ])("a bad value names its variable: %j", (env, variable) => {
     const error = errorOf(env as Record<string, string>);
     expect(error.variable).toBe(variable);

@@ -1,0 +1,67 @@
+import { ROOT_CONTEXT, trace, type Context, type Span, type SpanContext, type TextMapGetter, type Tracer } from "@opentelemetry/api";
+import { W3CTraceContextPropagator } from "@opentelemetry/core";
+import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http";
+import { resourceFromAttributes } from "@opentelemetry/resources";
+import { AlwaysOnSampler, BatchSpanProcessor, ParentBasedSampler, TracerProvider, type SpanExporter } from "@opentelemetry/sdk-trace";
+import { ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION } from "@opentelemetry/semantic-conventions";
+import packageJson from "../../package.json" with { type: "json" };
+
+/**
+ * OpenTelemetry traces, when OTEL_EXPORTER_OTLP_ENDPOINT is set: the service's spans go to an
+ * OTLP/HTTP collector. Nothing is registered globally (no global tracer provider, context manager
+ * or propagator): the code that makes spans gets this object from createApp's deps and passes
+ * parents explicitly. Without it (`deps.tracing` undefined) no span is made at all.
+ */
+export interface Tracing {
+  readonly tracer: Tracer;
+  /** The caller's W3C trace context (`traceparent`, `tracestate`) as the parent of our span; the root when there is none or it is malformed. */
+  callerContext(headers: Headers): Context;
+  /** Ends exporting: spans already ended are sent first. */
+  shutdown(): Promise<void>;
+}
+
+export interface TracingOptions {
+  /** Where spans go (the collector's /v1/traces); ignored when `exporter` is given. */
+  url: string;
+  serviceName: string;
+  /** Tests may export elsewhere. */
+  exporter?: SpanExporter;
+}
+
+const headerGetter: TextMapGetter<Headers> = {
+  get: (headers, key) => headers.get(key) ?? undefined,
+  keys: (headers) => {
+    const names: string[] = [];
+    headers.forEach((_, name) => names.push(name));
+    return names;
+  },
+};
+
+/**
+ * Now, in epoch milliseconds with sub-millisecond digits, for span times. (A performance.now()
+ * value given as a span time is shifted by an offset each span computes against Date.now(), which
+ * moved the children of one call up to a millisecond against each other.)
+ */
+export const epochNow = () => performance.timeOrigin + performance.now();
+
+/** A context whose active span is `parent`, for children started later (no context manager is used). */
+export const under = (parent: Span | SpanContext): Context =>
+  "spanContext" in parent ? trace.setSpan(ROOT_CONTEXT, parent) : trace.setSpanContext(ROOT_CONTEXT, parent);
+
+export function createTracing(options: TracingOptions): Tracing {
+  const exporter = options.exporter ?? new OTLPTraceExporter({ url: options.url });
+  const provider = new TracerProvider({
+    resource: resourceFromAttributes({ [ATTR_SERVICE_NAME]: options.serviceName, [ATTR_SERVICE_VERSION]: packageJson.version }),
+    // A caller's "not sampled" is honoured; everything else is traced.
+    sampler: new ParentBasedSampler({ root: new AlwaysOnSampler() }),
+    // A bigger queue than the default 2,048 spans: a proxied call makes four, and a busy second
+    // would otherwise drop most of them between two exports.
+    spanProcessors: [new BatchSpanProcessor({ exporter, maxQueueSize: 65_536, maxExportBatchSize: 2_048, scheduledDelayMillis: 1_000 })],
+  });
+  const propagator = new W3CTraceContextPropagator();
+  return {
+    tracer: provider.getTracer("switchboard", packageJson.version),
+    callerContext: (headers) => propagator.extract(ROOT_CONTEXT, headers, headerGetter),
+    shutdown: () => provider.shutdown(),
+  };
+}

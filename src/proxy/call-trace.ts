@@ -1,0 +1,131 @@
+import { SpanKind, SpanStatusCode, type Attributes, type Context } from "@opentelemetry/api";
+import {
+  ATTR_ERROR_TYPE, ATTR_HTTP_REQUEST_METHOD, ATTR_HTTP_RESPONSE_STATUS_CODE, ATTR_HTTP_ROUTE, ATTR_SERVER_ADDRESS, ATTR_SERVER_PORT,
+  ATTR_URL_FULL, ATTR_URL_PATH,
+} from "@opentelemetry/semantic-conventions";
+import type { ErrorName } from "../errors/catalog.ts";
+import type { Decision } from "../limits/token-bucket.ts";
+import { epochNow, under, type Tracing } from "../observability/tracing.ts";
+import type { Route } from "./allow-list.ts";
+
+/** The allow-list row as a route template, e.g. `/{version}/{phone_number_id}/messages`. */
+export const routeTemplate = (route: Route) =>
+  `/{version}/{${route.id === "number" ? "phone_number" : route.id}_id}${route.edge === null ? "" : `/${route.edge}`}`;
+
+/** The attribute naming the request id (SPEC 7.1's `trace_id`, sent back as X-Proxy-Request-Id). */
+export const ATTR_REQUEST_ID = "switchboard.request_id";
+
+interface Upstream {
+  url: string;
+  host: string;
+  port: number;
+}
+
+/** Starts the trace of each proxied call; null when tracing is off (then the proxy makes none). */
+export function proxyCallTracer(tracing: Tracing | undefined, upstreamUrl: string) {
+  if (!tracing) return null;
+  const url = new URL(upstreamUrl);
+  const upstream = { url: upstreamUrl, host: url.hostname, port: Number(url.port || (url.protocol === "https:" ? 443 : 80)) };
+  return (request: Request, path: string, requestId: string) =>
+    new ProxyCallTrace(tracing, upstream, tracing.callerContext(request.headers), epochNow(), request.method, path, requestId);
+}
+
+/** How a proxied call ended, as the pipeline saw it: our error, if any (null: upstream answered). */
+export interface CallOutcome {
+  code: number | string | null;
+  error: ErrorName | null;
+}
+
+/**
+ * The spans of one proxied call: the call itself (a server span, child of the caller's
+ * `traceparent`), and as its children the checks of SPEC 7.3 steps 1-7, the rate-limit decision
+ * and the upstream request. The pipeline only notes the moments its steps end (two calls); the
+ * spans are made when the answer is ready, with those times, so a call costs no span objects until
+ * then. Each span ends when the caller's answer, or upstream's, has its headers: bodies stream on.
+ */
+export class ProxyCallTrace {
+  private checksEnd = 0;
+  private limitEnd = 0;
+  private route: Route | null = null;
+  private bucket: string | null = null;
+  private decision: Decision | null = null;
+
+  constructor(
+    private readonly tracing: Tracing,
+    private readonly upstream: Upstream,
+    private readonly parent: Context,
+    private readonly started: number,
+    private readonly method: string,
+    private readonly path: string,
+    private readonly requestId: string,
+  ) {}
+
+  /** Steps 1-7 passed for this row of the allow-list. */
+  checked(route: Route): void {
+    this.checksEnd = epochNow();
+    this.route = route;
+  }
+
+  /** Step 8 decided, for this bucket (`number:<id>` or `waba:<id>`). */
+  limited(bucket: string, decision: Decision): void {
+    this.limitEnd = epochNow();
+    this.bucket = bucket;
+    this.decision = decision;
+  }
+
+  /** Makes and ends the call's spans. */
+  end(status: number, outcome: CallOutcome): void {
+    const ended = epochNow();
+    const { tracer } = this.tracing;
+    const route = this.route === null ? null : routeTemplate(this.route);
+    const attributes: Attributes = {
+      [ATTR_HTTP_REQUEST_METHOD]: this.method,
+      [ATTR_URL_PATH]: this.path,
+      [ATTR_HTTP_RESPONSE_STATUS_CODE]: status,
+      [ATTR_REQUEST_ID]: this.requestId,
+    };
+    if (route !== null) attributes[ATTR_HTTP_ROUTE] = route;
+    if (outcome.code !== null) attributes["switchboard.error.code"] = outcome.code;
+    if (outcome.error !== null) attributes["switchboard.error.name"] = outcome.error;
+    if (status >= 500) attributes[ATTR_ERROR_TYPE] = String(status);
+    const call = tracer.startSpan(route === null ? this.method : `${this.method} ${route}`, { kind: SpanKind.SERVER, startTime: this.started, attributes }, this.parent);
+    if (status >= 500) call.setStatus({ code: SpanStatusCode.ERROR });
+    const parent = under(call);
+
+    const checksEnd = this.checksEnd || ended;
+    tracer.startSpan("proxy checks", {
+      startTime: this.started,
+      attributes: this.checksEnd === 0 ? { "switchboard.check.failed": outcome.error ?? "unexpected" } : {},
+    }, parent).end(checksEnd);
+
+    if (this.decision !== null) {
+      tracer.startSpan("rate limit", {
+        startTime: checksEnd,
+        attributes: {
+          "switchboard.ratelimit.bucket": this.bucket!,
+          "switchboard.ratelimit.allowed": this.decision.allowed,
+          "switchboard.ratelimit.limit": this.decision.limit,
+          "switchboard.ratelimit.remaining": this.decision.remaining,
+        },
+      }, parent).end(this.limitEnd);
+      if (this.decision.allowed) this.upstreamSpan(parent, ended, status, outcome);
+    }
+    call.end(ended);
+  }
+
+  /** Step 9. The query is left out of the URL: it carries our appsecret_proof. */
+  private upstreamSpan(parent: Context, ended: number, status: number, outcome: CallOutcome): void {
+    const attributes: Attributes = {
+      [ATTR_HTTP_REQUEST_METHOD]: this.method,
+      [ATTR_URL_FULL]: `${this.upstream.url}${this.path}`,
+      [ATTR_SERVER_ADDRESS]: this.upstream.host,
+      [ATTR_SERVER_PORT]: this.upstream.port,
+    };
+    // Our error here means upstream did not answer (time-out, unreachable) or the body was cut off.
+    if (outcome.code === null) attributes[ATTR_HTTP_RESPONSE_STATUS_CODE] = status;
+    else attributes[ATTR_ERROR_TYPE] = outcome.error ?? "unexpected";
+    const span = this.tracing.tracer.startSpan(this.method, { kind: SpanKind.CLIENT, startTime: this.limitEnd, attributes }, parent);
+    if (outcome.code !== null || status >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
+    span.end(ended);
+  }
+}
