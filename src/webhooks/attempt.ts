@@ -1,3 +1,4 @@
+import type { SpanContext } from "@opentelemetry/api";
 import { safePost, type SafePostOptions } from "../net/safe-post.ts";
 import type { Notifier } from "../notify/notifier.ts";
 import type { Deps } from "../runtime/deps.ts";
@@ -5,8 +6,9 @@ import type { ClaimedDelivery, DeliveryEndpoint, DeliveryNext, EndpointChange } 
 import { HISTORY_FIELD } from "./fields.ts";
 import { afterAttempt, attemptRecord, classify, FAILURE_RULES } from "./outcome.ts";
 import { signatureHeader } from "./signing.ts";
+import { attemptSpan, endAttemptSpan } from "./traces.ts";
 
-export type AttemptDeps = Pick<Deps, "store" | "clock" | "config" | "logger" | "metrics"> & {
+export type AttemptDeps = Pick<Deps, "store" | "clock" | "config" | "logger" | "metrics" | "tracing"> & {
   notifier: Notifier;
   client: Omit<SafePostOptions, "timeoutMs">;
 };
@@ -61,8 +63,11 @@ async function finish(deps: AttemptDeps, claimed: ClaimedDelivery, next: Deliver
   });
 }
 
-/** Makes one attempt of a leased delivery and records where it leaves the delivery and endpoint. */
-export async function runAttempt(deps: AttemptDeps, claimed: ClaimedDelivery): Promise<void> {
+/**
+ * Makes one attempt of a leased delivery and records where it leaves the delivery and endpoint.
+ * `origin`: the trace of the event this attempt comes straight from, if any.
+ */
+export async function runAttempt(deps: AttemptDeps, claimed: ClaimedDelivery, origin?: SpanContext): Promise<void> {
   const { delivery, endpoint, body } = claimed;
   if (!endpoint.enabled) {
     await finish(deps, claimed, { status: "parked", reason: "endpoint_disabled" }, {});
@@ -75,6 +80,7 @@ export async function runAttempt(deps: AttemptDeps, claimed: ClaimedDelivery): P
   }
   const started = deps.clock.now();
   const number = delivery.attemptCount + 1;
+  const span = attemptSpan(deps.tracing, claimed, number, origin);
   const post = await safePost(endpoint.url, { headers: deliveryHeaders(claimed, body, started), body: body as Uint8Array<ArrayBuffer> }, {
     ...deps.client,
     timeoutMs: deps.config.webhookTimeoutMs,
@@ -83,6 +89,7 @@ export async function runAttempt(deps: AttemptDeps, claimed: ClaimedDelivery): P
   deps.metrics.deliveryAttempts.inc({ outcome: outcome.kind });
   const now = deps.clock.now();
   const { next, effect } = afterAttempt(outcome, number, deps.config.webhookRetrySchedule, now);
+  if (span) endAttemptSpan(span, outcome, next.status);
   const change = await finish(deps, claimed, next, { attempt: attemptRecord(outcome, number, started), effect, now });
   if (outcome.kind !== "succeeded") {
     deps.logger.info("delivery attempt failed", {

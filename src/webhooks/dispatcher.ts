@@ -1,4 +1,5 @@
 import { setImmediate as nextTurn } from "node:timers/promises";
+import type { SpanContext } from "@opentelemetry/api";
 import type { Deps, Worker } from "../runtime/deps.ts";
 import { idSource } from "../runtime/random.ts";
 import type { Retention } from "../store/types.ts";
@@ -30,6 +31,8 @@ interface LinedDelivery {
   claimed: Omit<ClaimedDelivery, "endpoint">;
   /** Set on the turn after enqueue's commit (see enqueue): only then may it start. */
   ready: boolean;
+  /** The trace its event arrived in (see enqueue). */
+  origin?: SpanContext;
 }
 
 const bytesOf = (item: LinedDelivery) => item.claimed.body?.length ?? 0;
@@ -194,9 +197,9 @@ export class Dispatcher implements Worker {
   }
 
   /** Runs one attempt in a slot of `endpointId` already held; `prepare` gives null when there is nothing left to attempt. */
-  private launch(endpointId: string, deliveryId: string, prepare: () => Promise<ClaimedDelivery | null>): void {
+  private launch(endpointId: string, deliveryId: string, prepare: () => Promise<ClaimedDelivery | null>, origin?: SpanContext): void {
     const attempt: Promise<void> = prepare()
-      .then((claimed) => (claimed ? runAttempt(this.deps, claimed) : undefined))
+      .then((claimed) => (claimed ? runAttempt(this.deps, claimed, origin) : undefined))
       .catch((error) => this.deps.logger.error("delivery attempt crashed", { delivery_id: deliveryId, error }))
       .finally(() => {
         const globalSlotFreed = this.inFlight.size >= GLOBAL_IN_FLIGHT;
@@ -224,7 +227,7 @@ export class Dispatcher implements Worker {
       this.linedTotal--;
       this.linedBytes -= bytesOf(item);
       this.hold(endpointId);
-      this.launch(endpointId, item.claimed.delivery.id, () => this.claimedFromLine(item));
+      this.launch(endpointId, item.claimed.delivery.id, () => this.claimedFromLine(item), item.origin);
     }
     if (line.length === 0) this.lines.delete(endpointId);
   }
@@ -254,9 +257,10 @@ export class Dispatcher implements Worker {
    * endpoint has no older due work in the store and room in its line are stored already leased to
    * this process (so a crash still leaves them to be attempted after restart) and start from the
    * line, without a claim, from the next turn on. The rest wait in the store for the next claim (on
-   * a shared queue, all of them: whichever instance claims first sends them).
+   * a shared queue, all of them: whichever instance claims first sends them). `origin`, the
+   * trace the events arrived in, is the parent of the first attempts that start from the line.
    */
-  async enqueue(events: NewEvent[], deliveries: NewDelivery[]): Promise<void> {
+  async enqueue(events: NewEvent[], deliveries: NewDelivery[], origin?: SpanContext): Promise<void> {
     const now = this.deps.clock.now();
     const lineable = !this.stopped && this.deps.store.webhooks.soleWorker;
     const lease = { id: this.newLeaseId(), until: now + this.leaseMs };
@@ -285,6 +289,7 @@ export class Dispatcher implements Worker {
           upstreamSignature: event.upstreamSignature,
         },
         ready: false,
+        origin,
       };
       this.line(d.endpointId, item);
       lined.push(item);

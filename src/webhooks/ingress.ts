@@ -1,7 +1,7 @@
+import type { SpanContext } from "@opentelemetry/api";
 import type { Deps } from "../runtime/deps.ts";
 import type { Waba } from "../store/types.ts";
 import type { EndpointTarget, NewDelivery, NewEvent } from "../store/webhooks.ts";
-import type { QueueDeps } from "./endpoints.ts";
 import { parseEvent, wrapEntries, type EventChange, type EventEntry, type UpstreamEvent } from "./event.ts";
 import { hubSignatureMatches } from "./hub-signature.ts";
 import { newDeliveryId, newEventId } from "./ids.ts";
@@ -9,7 +9,10 @@ import { newDeliveryId, newEventId } from "./ids.ts";
 /** The platform sends at most about 3 MB; anything past this is refused with 413. */
 export const MAX_EVENT_BYTES = 10 * 1024 * 1024;
 
-export type IngressDeps = Pick<Deps, "store" | "config" | "clock" | "random" | "logger"> & QueueDeps;
+export type IngressDeps = Pick<Deps, "store" | "config" | "clock" | "random" | "logger"> & {
+  /** The delivery queue; `origin` is the trace the event arrived in, when traced. */
+  queue: { enqueue(events: NewEvent[], deliveries: NewDelivery[], origin?: SpanContext): Promise<void> };
+};
 
 export type IngressResult =
   | { kind: "accepted"; events: number; deliveries: number }
@@ -46,7 +49,7 @@ export function matchingTargets(targets: EndpointTarget[], entries: EventEntry[]
  * upstream's signature, otherwise each account gets a new wrapper around its own entries' bytes.
  * Every event and delivery is committed in one transaction before this resolves.
  */
-export async function acceptEvent(deps: IngressDeps, bytes: Uint8Array<ArrayBuffer>, signature: string | null): Promise<IngressResult> {
+export async function acceptEvent(deps: IngressDeps, bytes: Uint8Array<ArrayBuffer>, signature: string | null, origin?: SpanContext): Promise<IngressResult> {
   const parsed = parseEvent(bytes);
   const trust = trustOf(deps, bytes, signature, parsed.ok ? parsed.event : null);
   if (!trust) return { kind: "rejected", error: "invalid_signature", reason: "no secret matches X-Hub-Signature-256" };
@@ -102,6 +105,6 @@ export async function acceptEvent(deps: IngressDeps, bytes: Uint8Array<ArrayBuff
       });
     }
   }
-  if (events.length > 0) await deps.queue.enqueue(events, deliveries);
+  if (events.length > 0) await deps.queue.enqueue(events, deliveries, origin);
   return { kind: "accepted", events: events.length, deliveries: deliveries.length };
 }

@@ -9,6 +9,7 @@ import type { Dispatcher } from "./dispatcher.ts";
 import * as endpoints from "./endpoints.ts";
 import { EVENT_FIELDS } from "./fields.ts";
 import { acceptEvent, MAX_EVENT_BYTES } from "./ingress.ts";
+import { ingressSpan, type IngressSpan } from "./traces.ts";
 import * as s from "./schemas.ts";
 import { attemptView, deliveryView, endpointView, statsView } from "./views.ts";
 
@@ -40,6 +41,28 @@ async function readLimited(request: Request, max: number): Promise<Uint8Array<Ar
 /** CONTRACT 5: the subscription handshake and the event intake. */
 export function ingressRoutes(deps: Deps, dispatcher: Dispatcher) {
   const ingressDeps = { ...deps, queue: dispatcher };
+
+  /** One upstream event: read, checked, split and stored before the 200 (see acceptEvent). */
+  async function receive(request: Request, requestId: string, span: IngressSpan | null): Promise<Response> {
+    const started = performance.now();
+    const bytes = await readLimited(request, MAX_EVENT_BYTES);
+    if (bytes === null) {
+      deps.metrics.webhookEvents.inc({ result: "too_large" });
+      // The rest of the upload is not read: close the connection rather than leave it half-read.
+      return errorResponse("event_too_large", requestId, { headers: { connection: "close" } });
+    }
+    const result = await acceptEvent(ingressDeps, bytes, request.headers.get("x-hub-signature-256"), span?.context);
+    if (result.kind === "rejected") {
+      deps.metrics.webhookEvents.inc({ result: result.error });
+      deps.logger.warn("webhook event rejected", { error: result.error, reason: result.reason, bytes: bytes.length });
+      throw new AppError(result.error, result.error === "invalid_event" ? `The body is not a webhook event: ${result.reason}.` : undefined);
+    }
+    deps.metrics.webhookEvents.inc({ result: "accepted" });
+    deps.metrics.webhookAckLatency.observe((performance.now() - started) / 1000);
+    span?.accepted(result.events, result.deliveries);
+    return new Response("ok", { headers: { "content-type": "text/plain" } });
+  }
+
   return new Elysia()
     .get("/webhooks/upstream", ({ request }) => {
       const query = new URL(request.url).searchParams;
@@ -53,24 +76,17 @@ export function ingressRoutes(deps: Deps, dispatcher: Dispatcher) {
     })
     // `context.request` and `context.requestId` only, never the whole context (see requestContext's onError).
     .post("/webhooks/upstream", async (context) => {
-      const request = context.request;
-      const started = performance.now();
-      const bytes = await readLimited(request, MAX_EVENT_BYTES);
-      if (bytes === null) {
-        deps.metrics.webhookEvents.inc({ result: "too_large" });
-        const requestId = requestIdOf((context as { requestId?: unknown }).requestId, deps.random);
-        // The rest of the upload is not read: close the connection rather than leave it half-read.
-        return errorResponse("event_too_large", requestId, { headers: { connection: "close" } });
+      const requestId = requestIdOf((context as { requestId?: unknown }).requestId, deps.random);
+      const span = ingressSpan(deps.tracing, context.request, requestId);
+      if (!span) return receive(context.request, requestId, null);
+      try {
+        const response = await receive(context.request, requestId, span);
+        span.end(response.status);
+        return response;
+      } catch (error) {
+        span.end(error instanceof AppError ? error.status : 500);
+        throw error;
       }
-      const result = await acceptEvent(ingressDeps, bytes, request.headers.get("x-hub-signature-256"));
-      if (result.kind === "rejected") {
-        deps.metrics.webhookEvents.inc({ result: result.error });
-        deps.logger.warn("webhook event rejected", { error: result.error, reason: result.reason, bytes: bytes.length });
-        throw new AppError(result.error, result.error === "invalid_event" ? `The body is not a webhook event: ${result.reason}.` : undefined);
-      }
-      deps.metrics.webhookEvents.inc({ result: "accepted" });
-      deps.metrics.webhookAckLatency.observe((performance.now() - started) / 1000);
-      return new Response("ok", { headers: { "content-type": "text/plain" } });
     }, { parse: "none" });
 }
 
