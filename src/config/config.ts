@@ -29,8 +29,20 @@ export interface Config {
   /** Where warning and disable emails go and who they come from; null: they are logged and kept as notifications. */
   readonly mail: { readonly smtpUrl: string; readonly from: string } | null;
   readonly logLevel: "debug" | "info" | "warn" | "error";
-  /** OpenTelemetry traces: the OTLP/HTTP collector's traces URL and this service's name; null: off. */
-  readonly tracing: { readonly url: string; readonly serviceName: string } | null;
+  /** OpenTelemetry traces: the OTLP/HTTP collector's traces URL, this service's name and which traces to keep; null: off. */
+  readonly tracing: TracingConfig | null;
+}
+
+/** OTEL_TRACES_SAMPLER's values (the OpenTelemetry specification's names). */
+export const SAMPLERS = ["parentbased_always_on", "parentbased_always_off", "parentbased_traceidratio", "always_on", "always_off", "traceidratio"] as const;
+export type SamplerName = (typeof SAMPLERS)[number];
+
+export interface TracingConfig {
+  readonly url: string;
+  readonly serviceName: string;
+  readonly sampler: SamplerName;
+  /** The share of traces kept by the ratio samplers, 0 to 1. */
+  readonly ratio: number;
 }
 
 export class ConfigError extends Error {
@@ -161,8 +173,11 @@ function mail(smtpUrl: string | null, from: string | null): Config["mail"] {
 /**
  * OTEL_EXPORTER_OTLP_ENDPOINT is the collector's base URL (OTLP/HTTP, port 4318 by convention);
  * traces go to its /v1/traces, as the OpenTelemetry specification says for this variable.
+ * OTEL_TRACES_SAMPLER and OTEL_TRACES_SAMPLER_ARG choose which traces are kept, as that
+ * specification names them; by default every one (a caller's "not sampled" is honoured).
  */
-function tracing(endpoint: string | null, serviceName: string | null): Config["tracing"] {
+function tracing(env: Env): Config["tracing"] {
+  const endpoint = text(env, "OTEL_EXPORTER_OTLP_ENDPOINT");
   if (endpoint === null) return null;
   let url: URL;
   try {
@@ -173,7 +188,17 @@ function tracing(endpoint: string | null, serviceName: string | null): Config["t
   if (url.protocol !== "http:" && url.protocol !== "https:") {
     throw new ConfigError("OTEL_EXPORTER_OTLP_ENDPOINT", "must start with http:// or https:// (OTLP/HTTP)");
   }
-  return Object.freeze({ url: `${endpoint.replace(/\/+$/, "")}/v1/traces`, serviceName: serviceName ?? "switchboard" });
+  const sampler = text(env, "OTEL_TRACES_SAMPLER") ?? "parentbased_always_on";
+  if (!(SAMPLERS as readonly string[]).includes(sampler)) throw new ConfigError("OTEL_TRACES_SAMPLER", `must be one of ${SAMPLERS.join(", ")}, got "${sampler}"`);
+  const arg = text(env, "OTEL_TRACES_SAMPLER_ARG");
+  const ratio = arg === null ? 1 : Number(arg);
+  if (arg !== null && (!/^\d*\.?\d+$/.test(arg) || ratio > 1)) throw new ConfigError("OTEL_TRACES_SAMPLER_ARG", `must be a ratio from 0 to 1, got "${arg}"`);
+  return Object.freeze({
+    url: `${endpoint.replace(/\/+$/, "")}/v1/traces`,
+    serviceName: text(env, "OTEL_SERVICE_NAME") ?? "switchboard",
+    sampler: sampler as SamplerName,
+    ratio,
+  });
 }
 
 /** Reads the environment once into a frozen, typed configuration; throws ConfigError naming the variable. */
@@ -203,6 +228,6 @@ export function parseConfig(env: Env): Config {
     webhookRetrySchedule: Object.freeze(retrySchedule(text(env, "WEBHOOK_RETRY_SCHEDULE"))),
     mail: mail(text(env, "SMTP_URL"), text(env, "MAIL_FROM")),
     logLevel: logLevel(text(env, "LOG_LEVEL")),
-    tracing: tracing(text(env, "OTEL_EXPORTER_OTLP_ENDPOINT"), text(env, "OTEL_SERVICE_NAME")),
+    tracing: tracing(env),
   });
 }

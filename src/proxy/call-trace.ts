@@ -89,6 +89,8 @@ export class ProxyCallTrace {
     if (outcome.error !== null) attributes["switchboard.error.name"] = outcome.error;
     if (status >= 500) attributes[ATTR_ERROR_TYPE] = String(status);
     const call = tracer.startSpan(route === null ? this.method : `${this.method} ${route}`, { kind: SpanKind.SERVER, startTime: this.started, attributes }, this.parent);
+    // Not sampled: its children would not be either.
+    if (!call.isRecording()) return;
     if (status >= 500) call.setStatus({ code: SpanStatusCode.ERROR });
     const parent = under(call);
 

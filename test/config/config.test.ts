@@ -68,9 +68,12 @@ describe("parseConfig", () => {
 
   test("traces are off unless OTEL_EXPORTER_OTLP_ENDPOINT is set; then they go to its /v1/traces", () => {
     expect(parseConfig(base).tracing).toBeNull();
-    expect(parseConfig({ ...base, OTEL_EXPORTER_OTLP_ENDPOINT: "http://collector:4318" }).tracing).toEqual({ url: "http://collector:4318/v1/traces", serviceName: "switchboard" });
-    expect(parseConfig({ ...base, OTEL_EXPORTER_OTLP_ENDPOINT: "https://otel.example.com/otlp/", OTEL_SERVICE_NAME: "gateway-eu" }).tracing)
-      .toEqual({ url: "https://otel.example.com/otlp/v1/traces", serviceName: "gateway-eu" });
+    expect(parseConfig({ ...base, OTEL_EXPORTER_OTLP_ENDPOINT: "http://collector:4318" }).tracing)
+      .toEqual({ url: "http://collector:4318/v1/traces", serviceName: "switchboard", sampler: "parentbased_always_on", ratio: 1 });
+    expect(parseConfig({
+      ...base, OTEL_EXPORTER_OTLP_ENDPOINT: "https://otel.example.com/otlp/", OTEL_SERVICE_NAME: "gateway-eu",
+      OTEL_TRACES_SAMPLER: "parentbased_traceidratio", OTEL_TRACES_SAMPLER_ARG: "0.25",
+    }).tracing).toEqual({ url: "https://otel.example.com/otlp/v1/traces", serviceName: "gateway-eu", sampler: "parentbased_traceidratio", ratio: 0.25 });
   });
 
   test("DEV_MODE needs neither APP_SECRET nor ENCRYPTION_KEY", () => {
@@ -110,6 +113,9 @@ describe("parseConfig", () => {
     [{ ...base, HOST: "http://example.com" }, "HOST"],
     [{ ...base, OTEL_EXPORTER_OTLP_ENDPOINT: "collector:4318" }, "OTEL_EXPORTER_OTLP_ENDPOINT"],
     [{ ...base, OTEL_EXPORTER_OTLP_ENDPOINT: "grpc://collector:4317" }, "OTEL_EXPORTER_OTLP_ENDPOINT"],
+    [{ ...base, OTEL_EXPORTER_OTLP_ENDPOINT: "http://c:4318", OTEL_TRACES_SAMPLER: "sometimes" }, "OTEL_TRACES_SAMPLER"],
+    [{ ...base, OTEL_EXPORTER_OTLP_ENDPOINT: "http://c:4318", OTEL_TRACES_SAMPLER_ARG: "1.5" }, "OTEL_TRACES_SAMPLER_ARG"],
+    [{ ...base, OTEL_EXPORTER_OTLP_ENDPOINT: "http://c:4318", OTEL_TRACES_SAMPLER_ARG: "10%" }, "OTEL_TRACES_SAMPLER_ARG"],
   ])("a bad value names its variable: %j", (env, variable) => {
     const error = errorOf(env as Record<string, string>);
     expect(error.variable).toBe(variable);

@@ -136,6 +136,22 @@ describe("OpenTelemetry traces of proxied calls", () => {
   });
 });
 
+describe("sampling (OTEL_TRACES_SAMPLER)", () => {
+  test("parentbased_traceidratio at 0 keeps no trace of its own, but keeps a call its caller sampled", async () => {
+    const receiver = otlpReceiver();
+    const tracing = createTracing({ url: `${receiver.endpoint}/v1/traces`, serviceName: "switchboard-test", sampler: "parentbased_traceidratio", ratio: 0 });
+    const world = startWorld({ deps: { tracing } });
+    cleanups.push(receiver.stop, () => world.stop());
+    const biz = await world.business();
+    expect((await send(world, biz)).status).toBe(200);
+    expect((await send(world, biz, { traceparent: `00-${CALLER_TRACE}-${CALLER_SPAN}-00` })).status).toBe(200); // caller: not sampled
+    expect((await send(world, biz, { traceparent })).status).toBe(200);
+    await tracing.shutdown();
+    expect(receiver.spans).toHaveLength(4);
+    expect(new Set(receiver.spans.map((s) => s.traceId))).toEqual(new Set([CALLER_TRACE]));
+  });
+});
+
 describe("OpenTelemetry traces of the webhook relay", () => {
   test("an accepted event is a server span under the caller's traceparent, and the first attempt of each of its deliveries a client span under it", async () => {
     const { receiver, tracing } = collector();
