@@ -4,10 +4,13 @@
  * one fake upstream (bench/proxy/upstream.ts). Rows:
  *   (a) the upstream directly  (b) nginx proxy_pass with keep-alive
  *   (c) a bare Bun fetch pass-through  (d) Switchboard (src/main.ts serve) with every check on,
- *       message POSTs spread over NUMBERS numbers so none passes its 80/s bucket.
+ *       message POSTs spread over NUMBERS numbers so none passes its 80/s bucket
+ *   (e) a second Switchboard, the same but with OpenTelemetry traces on, exporting every call's
+ *       spans over OTLP/HTTP to a collector stand-in (bench/proxy/collector.ts); its own database
+ *   (f) a third, keeping SAMPLED (0.1) of the traces (OTEL_TRACES_SAMPLER=parentbased_traceidratio).
  * Then the RSS a 100 MB upload adds to a fresh Switchboard process (chunked and declared).
  *
- *   bun bench/proxy/run.ts            (BENCH_SECONDS=10 ROUNDS=2 NUMBERS=1000 by default)
+ *   bun bench/proxy/run.ts            (BENCH_SECONDS=10 ROUNDS=2 NUMBERS=1000 SAMPLED=0.1 by default)
  * Needs `wrk`, `nginx` and `curl` (Debian: apt-get install -y wrk nginx curl).
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -20,9 +23,11 @@ const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const ROUNDS = Number(process.env.ROUNDS ?? 2);
 const NUMBERS = Number(process.env.NUMBERS ?? 1000);
 const CONNECTIONS = 50;
-/** Which rows to run (default all): e.g. ROWS=cd while working on Switchboard's own cost. */
-const ROWS = process.env.ROWS ?? "abcd";
+/** Which rows to run (default all): e.g. ROWS=cd while working on Switchboard's own cost, ROWS=de for the cost of tracing. */
+const ROWS = process.env.ROWS ?? "abcdef";
 const UPLOADS = process.env.UPLOADS !== "0";
+/** The share of traces row (f) keeps (OTEL_TRACES_SAMPLER=parentbased_traceidratio). */
+const SAMPLED = Number(process.env.SAMPLED ?? 0.1);
 const ADMIN_TOKEN = "bench-admin-token";
 const work = mkdtempSync(join(tmpdir(), "switchboard-bench-"));
 const children: Subprocess[] = [];
@@ -97,17 +102,26 @@ async function wrk(url: string, script: string, seconds = SECONDS, serverPid?: n
   return { rps, p50: ms(/ 50%\s+(\S+)/.exec(out)![1]!), p99: ms(/ 99%\s+(\S+)/.exec(out)![1]!), errors, requests, cpuUsPerRequest };
 }
 
+/** Waits until a collector stand-in has received nothing new for 1.5 s (the exporter sends at least once a second while it has spans). */
+async function drained(stats: () => Promise<{ spans: number }>): Promise<void> {
+  let last = -1;
+  for (let spans = (await stats()).spans; spans !== last; spans = (await stats()).spans) {
+    last = spans;
+    await Bun.sleep(1500);
+  }
+}
+
 async function admin(base: string, method: string, path: string, body?: unknown): Promise<{ id: string; key: string }> {
   const r = await fetch(`${base}${path}`, { method, headers: { authorization: `Bearer ${ADMIN_TOKEN}`, "content-type": "application/json" }, body: JSON.stringify(body) });
   if (r.status >= 300) throw new Error(`${path}: ${r.status} ${await r.text()}`);
   return (await r.json()) as { id: string; key: string };
 }
 
-async function startSwitchboard(upstreamPort: number, dbPath: string): Promise<{ url: string; child: Subprocess }> {
+async function startSwitchboard(upstreamPort: number, dbPath: string, env: Record<string, string> = {}): Promise<{ url: string; child: Subprocess }> {
   const port = await freePort();
   const child = start([process.execPath, "src/main.ts", "serve"], {
     PORT: String(port), HOST: "127.0.0.1", DATABASE_URL: `file:${dbPath}`, UPSTREAM_URL: `http://127.0.0.1:${upstreamPort}`,
-    APP_SECRET: "bench-app-secret", ENCRYPTION_KEY: Buffer.alloc(32, 3).toString("base64"), ADMIN_TOKEN, DEV_MODE: "0",
+    APP_SECRET: "bench-app-secret", ENCRYPTION_KEY: Buffer.alloc(32, 3).toString("base64"), ADMIN_TOKEN, DEV_MODE: "0", ...env,
   });
   const url = `http://127.0.0.1:${port}`;
   await waitFor(`${url}/healthz`);
@@ -155,35 +169,81 @@ async function main() {
 
   const dbPath = join(work, "switchboard.db");
   let sb = await startSwitchboard(upstreamPort, dbPath);
-  const { key, numbers } = await seed(sb.url);
-  const script = join(work, "load.lua");
-  writeFileSync(script, readFileSync(join(import.meta.dir, "load.lua.template"), "utf8")
-    .replace("__PATHS__", numbers.map((n) => `"/v21.0/${n}/messages"`).join(", ")).replace("__KEY__", key));
+  const loadScript = async (base: string, name: string) => {
+    const { key, numbers } = await seed(base);
+    const path = join(work, name);
+    writeFileSync(path, readFileSync(join(import.meta.dir, "load.lua.template"), "utf8")
+      .replace("__PATHS__", numbers.map((n) => `"/v21.0/${n}/messages"`).join(", ")).replace("__KEY__", key));
+    return { key, numbers, path };
+  };
+  const { key, numbers, path: script } = await loadScript(sb.url, "load.lua");
+
+  /** Rows (e) and (f): a Switchboard of their own (database, key) exporting to a collector stand-in of their own. */
+  const tracedRow = async (row: "e" | "f", env: Record<string, string>) => {
+    const collectorPort = await freePort();
+    const collector = start([process.execPath, "bench/proxy/collector.ts"], { PORT: String(collectorPort) });
+    const collectorUrl = `http://127.0.0.1:${collectorPort}`;
+    await waitFor(`${collectorUrl}/stats`);
+    const server = await startSwitchboard(upstreamPort, join(work, `traced-${row}.db`), { OTEL_EXPORTER_OTLP_ENDPOINT: collectorUrl, ...env });
+    const load = await loadScript(server.url, `load-${row}.lua`);
+    return {
+      server, load, collector,
+      stats: async () => (await (await fetch(`${collectorUrl}/stats`)).json()) as { exports: number; bytes: number; spans: number },
+      /** Calls made to it; each kept trace should reach the collector as four spans. */
+      calls: 1,
+      collectorCpu: 0,
+    };
+  };
+  const traced = {
+    e: await tracedRow("e", {}),
+    f: await tracedRow("f", { OTEL_TRACES_SAMPLER: "parentbased_traceidratio", OTEL_TRACES_SAMPLER_ARG: String(SAMPLED) }),
+  };
 
   // Every row must answer 200 before it is measured.
-  for (const url of [upstream, `http://127.0.0.1:${nginxPort}`, `http://127.0.0.1:${barePort}`, sb.url]) {
-    const r = await fetch(`${url}/v21.0/${numbers[0]}/messages`, { method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }, body: '{"to":"1"}' });
+  const probes = [[upstream, key], [`http://127.0.0.1:${nginxPort}`, key], [`http://127.0.0.1:${barePort}`, key], [sb.url, key], [traced.e.server.url, traced.e.load.key], [traced.f.server.url, traced.f.load.key]];
+  for (const [url, bearer] of probes) {
+    const r = await fetch(`${url}/v21.0/${numbers[0]}/messages`, { method: "POST", headers: { authorization: `Bearer ${bearer}`, "content-type": "application/json" }, body: '{"to":"1"}' });
     if (r.status !== 200) throw new Error(`${url} answered ${r.status}: ${await r.text()}`);
   }
 
-  const rows = { a: "upstream directly", b: "nginx proxy_pass (keep-alive)", c: "bare Bun fetch pass-through", d: "Switchboard, every check on" } as const;
-  const urls: Record<keyof typeof rows, string> = { a: upstream, b: `http://127.0.0.1:${nginxPort}`, c: `http://127.0.0.1:${barePort}`, d: sb.url };
-  const pids: Record<keyof typeof rows, number> = { a: upstreamChild.pid, b: nginxChild.pid, c: bareChild.pid, d: sb.child.pid };
-  const results: Record<string, WrkResult[]> = { a: [], b: [], c: [], d: [] };
-  let peakUnderLoad = 0;
-  const chosen = (Object.keys(rows) as (keyof typeof rows)[]).filter((row) => ROWS.includes(row));
-  for (const row of chosen) await wrk(urls[row], script, 2); // warm-up
+  const rows = {
+    a: "upstream directly", b: "nginx proxy_pass (keep-alive)", c: "bare Bun fetch pass-through", d: "Switchboard, every check on",
+    e: "Switchboard, every check on, every call traced (OTLP/HTTP)",
+    f: `Switchboard, every check on, traces sampled at ${SAMPLED} (OTLP/HTTP)`,
+  } as const;
+  type Row = keyof typeof rows;
+  const urls: Record<Row, string> = { a: upstream, b: `http://127.0.0.1:${nginxPort}`, c: `http://127.0.0.1:${barePort}`, d: sb.url, e: traced.e.server.url, f: traced.f.server.url };
+  const pids: Record<Row, number> = { a: upstreamChild.pid, b: nginxChild.pid, c: bareChild.pid, d: sb.child.pid, e: traced.e.server.child.pid, f: traced.f.server.child.pid };
+  const scripts: Record<Row, string> = { a: script, b: script, c: script, d: script, e: traced.e.load.path, f: traced.f.load.path };
+  const results: Record<Row, WrkResult[]> = { a: [], b: [], c: [], d: [], e: [], f: [] };
+  const peakUnderLoad = { d: 0, e: 0, f: 0 };
+  const chosen = (Object.keys(rows) as Row[]).filter((row) => ROWS.includes(row));
+  for (const row of chosen) {
+    const warm = await wrk(urls[row], scripts[row], 2); // warm-up
+    if (row === "e" || row === "f") traced[row].calls += warm.requests;
+  }
   for (let round = 0; round < ROUNDS; round++) {
     for (const row of chosen) {
-      if (row === "d") {
-        const { result, peakMb } = await sampling(sb.child.pid, wrk(urls.d, script, SECONDS, pids.d));
-        peakUnderLoad = Math.max(peakUnderLoad, peakMb);
-        results.d!.push(result);
+      if (row === "d" || row === "e" || row === "f") {
+        const cpuBefore = cpuSeconds(pids[row]);
+        const collectorBefore = row === "d" ? 0 : cpuSeconds(traced[row].collector.pid);
+        const { result, peakMb } = await sampling(pids[row], wrk(urls[row], scripts[row], SECONDS));
+        if (row !== "d") {
+          // Spans still queued when the load stops are exported after it: that work is the row's
+          // own, and must not run into the next row's time.
+          await drained(traced[row].stats);
+          traced[row].calls += result.requests;
+          traced[row].collectorCpu += cpuSeconds(traced[row].collector.pid) - collectorBefore;
+        }
+        result.cpuUsPerRequest = ((cpuSeconds(pids[row]) - cpuBefore) * 1e6) / result.requests;
+        peakUnderLoad[row] = Math.max(peakUnderLoad[row], peakMb);
+        results[row].push(result);
       } else {
-        results[row]!.push(await wrk(urls[row], script, SECONDS, pids[row]));
+        results[row].push(await wrk(urls[row], scripts[row], SECONDS, pids[row]));
       }
     }
   }
+  const exported = { e: await traced.e.stats(), f: await traced.f.stats() };
 
   // A fresh process for the upload, so the load above does not hide what the upload adds.
   const uploads: { mode: string; code: string; addedMb: number; baseMb: number }[] = [];
@@ -204,14 +264,14 @@ async function main() {
 
   const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
   const summary = Object.fromEntries(Object.entries(results).map(([row, rs]) => [row, { rps: mean(rs.map((r) => r.rps)), p99: mean(rs.map((r) => r.p99)), p50: mean(rs.map((r) => r.p50)), cpu: mean(rs.map((r) => r.cpuUsPerRequest)), errors: rs.map((r) => r.errors).filter(Boolean) }]));
-  const s = summary as Record<keyof typeof rows, { rps: number; p99: number; p50: number; cpu: number; errors: string[] }>;
+  const s = summary as Record<Row, { rps: number; p99: number; p50: number; cpu: number; errors: string[] }>;
   const load = readFileSync("/proc/loadavg", "utf8").split(" ").slice(0, 3).join(" ");
   console.log(`\nwrk -t2 -c${CONNECTIONS} -d${SECONDS}s, ${ROUNDS} round(s) per row (mean shown), ${NUMBERS} numbers; load average now ${load}\n`);
   console.log("| row | what | req/s | p50 ms | p99 ms | server CPU µs/req | note |");
   console.log("|---|---|---:|---:|---:|---:|---|");
   for (const row of chosen) {
     const r = s[row];
-    const each = results[row]!.map((x) => Math.round(x.rps)).join(" / ");
+    const each = results[row]!.map((x) => `${Math.round(x.rps)} (${x.cpuUsPerRequest.toFixed(0)} µs)`).join(" / ");
     console.log(`| ${row} | ${rows[row]} | ${Math.round(r.rps)} | ${r.p50.toFixed(2)} | ${r.p99.toFixed(2)} | ${r.cpu.toFixed(1)} | rounds: ${each}${r.errors.length ? `; ${r.errors.join("; ")}` : ""} |`);
   }
   console.log("");
@@ -220,7 +280,14 @@ async function main() {
   console.log(`(c)/(b) = ${(s.c.rps / s.b.rps).toFixed(2)}`);
   console.log(`CPU per request (c)/(d) = ${(s.c.cpu / s.d.cpu).toFixed(2)}   (the throughput ratio (d)/(c) this implies on an idle machine; less noisy than req/s under shared CPU)`);
   console.log(`p99 (d) - p99 (c) = ${(s.d.p99 - s.c.p99).toFixed(2)} ms   (target <= 1 ms)`);
-  console.log(`peak RSS of Switchboard under load = ${peakUnderLoad.toFixed(0)} MB   (target <= 150 MB)`);
+  console.log(`peak RSS of Switchboard under load = ${peakUnderLoad.d.toFixed(0)} MB   (target <= 150 MB)`);
+  for (const row of ["e", "f"] as const) {
+    if (!chosen.includes(row)) continue;
+    const requests = results[row].reduce((sum, r) => sum + r.requests, 0);
+    console.log(`(${row})/(d) = ${(s[row].rps / s.d.rps).toFixed(2)} by req/s, ${(s.d.cpu / s[row].cpu).toFixed(2)} by CPU per request   (traces on against off; target >= 0.90)`);
+    console.log(`  spans its collector stand-in received per call = ${(exported[row].spans / traced[row].calls).toFixed(2)}   (4 per kept trace; ${exported[row].exports} exports, ${(exported[row].bytes / 1e6).toFixed(0)} MB)`);
+    console.log(`  collector stand-in CPU = ${((traced[row].collectorCpu * 1e6) / requests).toFixed(1)} µs per call (on the same 2 cores); peak RSS of this Switchboard under load = ${peakUnderLoad[row].toFixed(0)} MB`);
+  }
   for (const u of uploads) console.log(`100 MB ${u.mode} upload: HTTP ${u.code}, RSS ${u.baseMb.toFixed(0)} MB before, +${u.addedMb.toFixed(1)} MB at peak   (target <= 32 MB)`);
 }
 
