@@ -1,17 +1,21 @@
-import { afterAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Browser } from "playwright-core";
 import { launchBrowser, newContext, screenshot } from "../dashboard/browser.ts";
-import { startApp, testDeps } from "../support/harness.ts";
+import { startApp, testDeps, type TestDeps } from "../support/harness.ts";
 
 const browser: Browser | null = await launchBrowser();
 
 describe.skipIf(browser === null)("/docs in a browser", () => {
-  const deps = testDeps();
-  const server = startApp(deps);
+  let deps: TestDeps;
+  let server: ReturnType<typeof startApp>;
+  beforeAll(async () => {
+    deps = await testDeps();
+    server = startApp(deps);
+  });
   afterAll(async () => {
     await browser?.close();
     await server.stop();
-    deps.cleanup();
+    await deps.cleanup();
   });
 
   test("renders every operation with the network to everything but the service cut off, and breaks no CSP rule", async () => {

@@ -68,7 +68,7 @@ describe("operations endpoints", () => {
   });
 
   test("/docs is sent with the dashboard's CSP family: scripts only from this origin, nothing from another", async () => {
-    const { url } = running();
+    const { url } = await running();
     const page = await fetch(`${url}/docs`);
     const csp = page.headers.get("content-security-policy")!;
     const directives = Object.fromEntries(csp.split(/;\s*/).map((d) => [d.split(" ")[0], d.split(" ").slice(1).join(" ")]));
@@ -88,7 +88,7 @@ describe("operations endpoints", () => {
   });
 
   test("Scalar's bundle is the npm package's file, gzipped for browsers that accept it", async () => {
-    const { url } = running();
+    const { url } = await running();
     const original = await Bun.file(join(ROOT, "node_modules/@scalar/api-reference/dist/browser/standalone.js")).bytes();
     const plain = await fetch(`${url}${SCALAR_BUNDLE_PATH}`, { headers: { "accept-encoding": "identity" } });
     expect(plain.status).toBe(200);

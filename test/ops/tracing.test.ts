@@ -25,9 +25,9 @@ function collector() {
   return { receiver, tracing };
 }
 
-function tracedWorld() {
+async function tracedWorld() {
   const { receiver, tracing } = collector();
-  const world: World = startWorld({ deps: { tracing } });
+  const world: World = await startWorld({ deps: { tracing } });
   cleanups.push(() => world.stop());
   return { receiver, tracing, world };
 }
@@ -49,7 +49,7 @@ const nanos = (value: string) => BigInt(value);
 
 describe("OpenTelemetry traces of proxied calls", () => {
   test("a call is a server span under the caller's traceparent; the checks, the rate limit and the upstream call are its children; traceparent does not go upstream", async () => {
-    const { receiver, tracing, world } = tracedWorld();
+    const { receiver, tracing, world } = await tracedWorld();
     const biz = await world.business();
     const r = await send(world, biz, { traceparent, tracestate: "vendor=1" });
     expect(r.status).toBe(200);
@@ -102,7 +102,7 @@ describe("OpenTelemetry traces of proxied calls", () => {
   });
 
   test("a refused call is a trace of its own without a traceparent: the failed check is named, and nothing was limited or sent", async () => {
-    const { receiver, tracing, world } = tracedWorld();
+    const { receiver, tracing, world } = await tracedWorld();
     const biz = await world.business();
     const r = await send(world, { ...biz, liveKey: "px_live_not-a-key-of-anyone-here-000000" });
     expect(r.status).toBe(401);
@@ -119,7 +119,7 @@ describe("OpenTelemetry traces of proxied calls", () => {
   });
 
   test("an upstream that drops the connection: 502, and the upstream span and the call are errors", async () => {
-    const { receiver, tracing, world } = tracedWorld();
+    const { receiver, tracing, world } = await tracedWorld();
     const biz = await world.business();
     world.sim.fault(biz.phoneNumberId, { drop: true }, 1);
     const r = await send(world, biz, { traceparent });
@@ -140,7 +140,7 @@ describe("sampling (OTEL_TRACES_SAMPLER)", () => {
   test("parentbased_traceidratio at 0 keeps no trace of its own, but keeps a call its caller sampled", async () => {
     const receiver = otlpReceiver();
     const tracing = createTracing({ url: `${receiver.endpoint}/v1/traces`, serviceName: "switchboard-test", sampler: "parentbased_traceidratio", ratio: 0 });
-    const world = startWorld({ deps: { tracing } });
+    const world = await startWorld({ deps: { tracing } });
     cleanups.push(receiver.stop, () => world.stop());
     const biz = await world.business();
     expect((await send(world, biz)).status).toBe(200);
