@@ -1,4 +1,4 @@
-import { SpanKind, SpanStatusCode, type Attributes, type Context } from "@opentelemetry/api";
+import { SpanKind, SpanStatusCode, type Attributes, type Context, type Span } from "@opentelemetry/api";
 import {
   ATTR_ERROR_TYPE, ATTR_HTTP_REQUEST_METHOD, ATTR_HTTP_RESPONSE_STATUS_CODE, ATTR_HTTP_ROUTE, ATTR_SERVER_ADDRESS, ATTR_SERVER_PORT,
   ATTR_URL_FULL, ATTR_URL_PATH,
@@ -73,43 +73,44 @@ export class ProxyCallTrace {
     this.decision = decision;
   }
 
+  /**
+   * A span under `parent`, given its attributes once it exists: the SDK checks the attributes a
+   * span is started with twice (before and after sampling), setAttributes once.
+   */
+  private span(name: string, parent: Context, startTime: number, attributes: Attributes | null, kind = SpanKind.INTERNAL): Span {
+    const span = this.tracing.tracer.startSpan(name, { kind, startTime }, parent);
+    if (attributes !== null && span.isRecording()) span.setAttributes(attributes);
+    return span;
+  }
+
   /** Makes and ends the call's spans. */
   end(status: number, outcome: CallOutcome): void {
     const ended = epochNow();
-    const { tracer } = this.tracing;
     const route = this.route === null ? null : routeTemplate(this.route);
-    const attributes: Attributes = {
+    const call = this.span(route === null ? this.method : `${this.method} ${route}`, this.parent, this.started, null, SpanKind.SERVER);
+    // Not sampled: its children would not be either.
+    if (!call.isRecording()) return;
+    call.setAttributes({
       [ATTR_HTTP_REQUEST_METHOD]: this.method,
       [ATTR_URL_PATH]: this.path,
       [ATTR_HTTP_RESPONSE_STATUS_CODE]: status,
       [ATTR_REQUEST_ID]: this.requestId,
-    };
-    if (route !== null) attributes[ATTR_HTTP_ROUTE] = route;
-    if (outcome.code !== null) attributes["switchboard.error.code"] = outcome.code;
-    if (outcome.error !== null) attributes["switchboard.error.name"] = outcome.error;
-    if (status >= 500) attributes[ATTR_ERROR_TYPE] = String(status);
-    const call = tracer.startSpan(route === null ? this.method : `${this.method} ${route}`, { kind: SpanKind.SERVER, startTime: this.started, attributes }, this.parent);
-    // Not sampled: its children would not be either.
-    if (!call.isRecording()) return;
-    if (status >= 500) call.setStatus({ code: SpanStatusCode.ERROR });
+    });
+    if (route !== null) call.setAttribute(ATTR_HTTP_ROUTE, route);
+    if (outcome.code !== null) call.setAttribute("switchboard.error.code", outcome.code);
+    if (outcome.error !== null) call.setAttribute("switchboard.error.name", outcome.error);
+    if (status >= 500) call.setAttribute(ATTR_ERROR_TYPE, String(status)).setStatus({ code: SpanStatusCode.ERROR });
     const parent = under(call);
 
     const checksEnd = this.checksEnd || ended;
-    tracer.startSpan("proxy checks", {
-      startTime: this.started,
-      attributes: this.checksEnd === 0 ? { "switchboard.check.failed": outcome.error ?? "unexpected" } : {},
-    }, parent).end(checksEnd);
-
+    this.span("proxy checks", parent, this.started, this.checksEnd === 0 ? { "switchboard.check.failed": outcome.error ?? "unexpected" } : null).end(checksEnd);
     if (this.decision !== null) {
-      tracer.startSpan("rate limit", {
-        startTime: checksEnd,
-        attributes: {
-          "switchboard.ratelimit.bucket": this.bucket!,
-          "switchboard.ratelimit.allowed": this.decision.allowed,
-          "switchboard.ratelimit.limit": this.decision.limit,
-          "switchboard.ratelimit.remaining": this.decision.remaining,
-        },
-      }, parent).end(this.limitEnd);
+      this.span("rate limit", parent, checksEnd, {
+        "switchboard.ratelimit.bucket": this.bucket!,
+        "switchboard.ratelimit.allowed": this.decision.allowed,
+        "switchboard.ratelimit.limit": this.decision.limit,
+        "switchboard.ratelimit.remaining": this.decision.remaining,
+      }).end(this.limitEnd);
       if (this.decision.allowed) this.upstreamSpan(parent, ended, status, outcome);
     }
     call.end(ended);
@@ -126,7 +127,7 @@ export class ProxyCallTrace {
     // Our error here means upstream did not answer (time-out, unreachable) or the body was cut off.
     if (outcome.code === null) attributes[ATTR_HTTP_RESPONSE_STATUS_CODE] = status;
     else attributes[ATTR_ERROR_TYPE] = outcome.error ?? "unexpected";
-    const span = this.tracing.tracer.startSpan(this.method, { kind: SpanKind.CLIENT, startTime: this.limitEnd, attributes }, parent);
+    const span = this.span(this.method, parent, this.limitEnd, attributes, SpanKind.CLIENT);
     if (outcome.code !== null || status >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
     span.end(ended);
   }
