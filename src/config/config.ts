@@ -103,16 +103,20 @@ function redis(env: Env, db: DatabaseConfig): Config["redis"] {
   return Object.freeze({ url, keyPrefix });
 }
 
-function upstreamUrl(raw: string): string {
+/** An http:// or https:// URL, or a ConfigError naming `variable`. */
+function httpUrl(variable: string, raw: string): URL {
   let url: URL;
   try {
     url = new URL(raw);
   } catch {
-    throw new ConfigError("UPSTREAM_URL", `is not a URL: "${raw}"`);
+    throw new ConfigError(variable, `is not a URL: "${raw}"`);
   }
-  if (url.protocol !== "http:" && url.protocol !== "https:") {
-    throw new ConfigError("UPSTREAM_URL", "must start with http:// or https://");
-  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") throw new ConfigError(variable, "must start with http:// or https://");
+  return url;
+}
+
+function upstreamUrl(raw: string): string {
+  httpUrl("UPSTREAM_URL", raw);
   if (raw.endsWith("/")) throw new ConfigError("UPSTREAM_URL", "must not end with a slash");
   return raw;
 }
@@ -179,15 +183,7 @@ function mail(smtpUrl: string | null, from: string | null): Config["mail"] {
 function tracing(env: Env): Config["tracing"] {
   const endpoint = text(env, "OTEL_EXPORTER_OTLP_ENDPOINT");
   if (endpoint === null) return null;
-  let url: URL;
-  try {
-    url = new URL(endpoint);
-  } catch {
-    throw new ConfigError("OTEL_EXPORTER_OTLP_ENDPOINT", `is not a URL: "${endpoint}"`);
-  }
-  if (url.protocol !== "http:" && url.protocol !== "https:") {
-    throw new ConfigError("OTEL_EXPORTER_OTLP_ENDPOINT", "must start with http:// or https:// (OTLP/HTTP)");
-  }
+  httpUrl("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint);
   const sampler = text(env, "OTEL_TRACES_SAMPLER") ?? "parentbased_always_on";
   if (!(SAMPLERS as readonly string[]).includes(sampler)) throw new ConfigError("OTEL_TRACES_SAMPLER", `must be one of ${SAMPLERS.join(", ")}, got "${sampler}"`);
   const arg = text(env, "OTEL_TRACES_SAMPLER_ARG");

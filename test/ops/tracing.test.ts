@@ -152,13 +152,18 @@ describe("sampling (OTEL_TRACES_SAMPLER)", () => {
   });
 });
 
+/** The relay exporting its spans to a receiver, with one account (its manual clock at the real time, as the relay's own tests set it). */
+async function tracedRelay() {
+  const { receiver, tracing } = collector();
+  const app = await relayApp({ deps: { tracing } });
+  cleanups.push(() => app.close());
+  app.deps.clock.set(Date.now());
+  return { receiver, tracing, app, a: await app.account() };
+}
+
 describe("OpenTelemetry traces of the webhook relay", () => {
   test("an accepted event is a server span under the caller's traceparent, and the first attempt of each of its deliveries a client span under it", async () => {
-    const { receiver, tracing } = collector();
-    const app = await relayApp({ deps: { tracing } });
-    cleanups.push(() => app.close());
-    app.deps.clock.set(Date.now());
-    const a = await app.account();
+    const { receiver, tracing, app, a } = await tracedRelay();
     const rx = app.receiver();
     const endpoint = await a.endpoint(rx.url);
     const body = new TextEncoder().encode(eventBody([{ id: a.wabaId, changes: [messageChange(a.numbers[0]!)] }]));
@@ -202,11 +207,7 @@ describe("OpenTelemetry traces of the webhook relay", () => {
   });
 
   test("a retry is a trace of its own, an error while it fails; a refused event's span has its status", async () => {
-    const { receiver, tracing } = collector();
-    const app = await relayApp({ deps: { tracing } });
-    cleanups.push(() => app.close());
-    app.deps.clock.set(Date.now());
-    const a = await app.account();
+    const { receiver, tracing, app, a } = await tracedRelay();
     const rx = app.receiver(() => new Response("down", { status: 503 }));
     await a.endpoint(rx.url);
     expect((await app.post(eventBody([{ id: a.wabaId, changes: [messageChange(a.numbers[0]!)] }]))).status).toBe(200);
