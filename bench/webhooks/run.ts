@@ -125,7 +125,9 @@ const server = Bun.spawn([process.execPath, ...serverFlags, join(ROOT, "src/main
     HOME: process.env.HOME ?? "/tmp",
     PORT: String(port),
     HOST: "127.0.0.1",
-    DATABASE_URL: `file:${join(dir, "bench.db")}`,
+    // BENCH_DATABASE_URL=postgres://… measures the scale-out mode (an empty database; Redis named too).
+    DATABASE_URL: process.env.BENCH_DATABASE_URL ?? `file:${join(dir, "bench.db")}`,
+    ...(process.env.BENCH_DATABASE_URL?.startsWith("postgres") ? { REDIS_URL: "redis://127.0.0.1:6379", REDIS_KEY_PREFIX: "switchboard-bench:" } : {}),
     APP_SECRET,
     ADMIN_TOKEN: ADMIN,
     ENCRYPTION_KEY: Buffer.alloc(32, 3).toString("base64"),

@@ -44,16 +44,34 @@ function applyEffect(health: Health, effect: EndpointEffect, now: number, rules:
   return change;
 }
 
+/** Whether the batch needs more than its one statement (recordCompletions' steps 2 and 3), and so a transaction. */
+export function needsTransaction(inputs: CompletionInput[]): boolean {
+  return inputs.some((c) => c.deletePayload || c.effect === "failure" || c.effect === "gone");
+}
+
 /**
- * Records a batch of completions in the transaction `tx`, in a few statements whatever their
- * number: the deliveries' next states and attempt rows in one (fenced on each lease id), then the
- * payloads to drop, the hourly counters, and the endpoints' health. Endpoints that only succeeded
- * get one set-wise UPDATE; an endpoint with a failure in the batch is locked and its completions
- * applied in order, as SQLite applies them. Returns each input's EndpointChange, and the endpoints
- * it disabled.
+ * Records a batch of completions, in ONE statement when it holds only successes and retries (the
+ * common case: one round trip, committed on its own), else in the transaction `tx`:
+ * 1. one statement: the deliveries' next states (fenced on each lease id), their attempt rows, the
+ *    hourly counters, and the health of endpoints that only succeeded in the batch;
+ * 2. the payloads to drop (history), once no pending delivery needs them;
+ * 3. endpoints with a failure in the batch: locked (in id order, so two batches never wait on each
+ *    other in a cycle) and their completions applied in order, as SQLite applies them.
+ * Returns each input's EndpointChange, and the endpoints it disabled.
  */
 export async function recordCompletions(tx: Tx, inputs: CompletionInput[]): Promise<{ changes: EndpointChange[]; disabled: string[] }> {
   const changes = inputs.map((): EndpointChange => ({ consecutiveFailures: 0, warned: false, disabled: null }));
+  // Per endpoint, its completions that touch its health, in batch order.
+  const byEndpoint = new Map<string, { c: CompletionInput; i: number }[]>();
+  inputs.forEach((c, i) => {
+    if (c.effect === "none") return;
+    const list = byEndpoint.get(c.endpointId) ?? [];
+    list.push({ c, i });
+    byEndpoint.set(c.endpointId, list);
+  });
+  const failing = new Set([...byEndpoint].filter(([, list]) => list.some(({ c }) => c.effect !== "success")).map(([id]) => id));
+  const successes = inputs.filter((c) => c.effect === "success" && !failing.has(c.endpointId));
+  const hours = hourRows(inputs);
   const appliedRows = await tx.unsafe(`WITH u AS (
       SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::int[], $5::bigint[], $6::text[], $7::bool[], $8::bigint[])
         AS u(id, lease_id, status, attempted, next, reason, drop_payload, now)
@@ -61,13 +79,29 @@ export async function recordCompletions(tx: Tx, inputs: CompletionInput[]): Prom
       UPDATE deliveries d SET status = u.status, attempt_count = d.attempt_count + u.attempted, next_attempt_at = u.next,
         lease_until = NULL, parked_reason = u.reason, payload_deleted = d.payload_deleted OR u.drop_payload, updated_at = u.now
       FROM u WHERE d.id = u.id AND d.lease_id = u.lease_id
-      RETURNING d.id, d.lease_id
+      RETURNING d.id, d.lease_id, d.endpoint_id
     ), recorded AS (
       INSERT INTO attempts (delivery_id, number, at, status_code, error, response_excerpt, duration_ms)
       SELECT a.delivery_id, a.number, a.at, a.status_code, a.error, a.response_excerpt, a.duration_ms
       FROM unnest($9::text[], $10::text[], $11::int[], $12::bigint[], $13::int[], $14::text[], $15::text[], $16::int[])
         AS a(delivery_id, lease_id, number, at, status_code, error, response_excerpt, duration_ms)
       WHERE (a.delivery_id, a.lease_id) IN (SELECT id, lease_id FROM done)
+    ), counted AS (
+      INSERT INTO endpoint_hours (endpoint_id, hour, succeeded, failed, parked)
+      SELECT done.endpoint_id, h.hour, sum(h.succeeded)::int, sum(h.failed)::int, sum(h.parked)::int
+      FROM unnest($17::text[], $18::text[], $19::bigint[], $20::int[], $21::int[], $22::int[]) AS h(delivery_id, lease_id, hour, succeeded, failed, parked)
+      JOIN done ON done.id = h.delivery_id AND done.lease_id = h.lease_id
+      GROUP BY done.endpoint_id, h.hour ORDER BY done.endpoint_id, h.hour
+      ON CONFLICT (endpoint_id, hour) DO UPDATE SET succeeded = endpoint_hours.succeeded + excluded.succeeded,
+        failed = endpoint_hours.failed + excluded.failed, parked = endpoint_hours.parked + excluded.parked
+    ), healthy AS (
+      UPDATE endpoints e SET consecutive_failures = 0, last_success_at = x.at, warned_at = NULL
+      FROM (
+        SELECT done.endpoint_id, max(s.at) AS at FROM unnest($23::text[], $24::text[], $25::bigint[]) AS s(delivery_id, lease_id, at)
+        JOIN done ON done.id = s.delivery_id AND done.lease_id = s.lease_id GROUP BY done.endpoint_id
+      ) x
+      WHERE e.id = x.endpoint_id AND (e.consecutive_failures <> 0 OR e.warned_at IS NOT NULL OR e.last_success_at IS NULL
+        OR e.last_success_at <= x.at - ${LAST_SUCCESS_RESOLUTION_MS})
     )
     SELECT id, lease_id FROM done`, [
     inputs.map((c) => c.deliveryId),
@@ -79,53 +113,24 @@ export async function recordCompletions(tx: Tx, inputs: CompletionInput[]): Prom
     inputs.map((c) => c.deletePayload),
     inputs.map((c) => c.now),
     ...attemptColumns(inputs),
+    hours.map((h) => h.deliveryId), hours.map((h) => h.leaseId), hours.map((h) => h.hour),
+    hours.map((h) => h.succeeded), hours.map((h) => h.failed), hours.map((h) => h.parked),
+    successes.map((c) => c.deliveryId), successes.map((c) => c.leaseId), successes.map((c) => c.now),
   ]) as { id: string; lease_id: string }[];
   const applied = new Set(appliedRows.map((row) => `${row.id} ${row.lease_id}`));
   // A delivery that went while its attempt ran, or whose lease another claim holds now, gets
   // nothing recorded, and changes no endpoint.
-  const kept = inputs.map((c, i) => ({ c, i })).filter(({ c }) => applied.has(`${c.deliveryId} ${c.leaseId}`));
-  if (kept.length === 0) return { changes, disabled: [] };
+  const isApplied = (c: CompletionInput) => applied.has(`${c.deliveryId} ${c.leaseId}`);
 
-  const work: Promise<unknown>[] = [];
-  const dropping = kept.filter(({ c }) => c.deletePayload).map(({ c }) => c.deliveryId);
+  const dropping = inputs.filter((c) => c.deletePayload && isApplied(c)).map((c) => c.deliveryId);
   if (dropping.length > 0) {
-    work.push(tx.unsafe(`UPDATE events SET body = NULL WHERE id IN (SELECT event_id FROM deliveries WHERE id = ANY($1::text[]))
-      AND NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.event_id = events.id AND d.status = 'pending')`, [dropping]));
+    await tx.unsafe(`UPDATE events SET body = NULL WHERE id IN (SELECT event_id FROM deliveries WHERE id = ANY($1::text[]))
+      AND NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.event_id = events.id AND d.status = 'pending')`, [dropping]);
   }
-  const hours = hourCounts(kept.map(({ c }) => c));
-  if (hours.length > 0) {
-    work.push(tx.unsafe(`INSERT INTO endpoint_hours (endpoint_id, hour, succeeded, failed, parked)
-      SELECT * FROM unnest($1::text[], $2::bigint[], $3::int[], $4::int[], $5::int[])
-      ON CONFLICT (endpoint_id, hour) DO UPDATE SET succeeded = endpoint_hours.succeeded + excluded.succeeded,
-        failed = endpoint_hours.failed + excluded.failed, parked = endpoint_hours.parked + excluded.parked`,
-    [hours.map((h) => h.endpoint), hours.map((h) => h.hour), hours.map((h) => h.succeeded), hours.map((h) => h.failed), hours.map((h) => h.parked)]));
-  }
-  // Per endpoint, its completions in batch order.
-  const byEndpoint = new Map<string, { c: CompletionInput; i: number }[]>();
-  for (const k of kept) {
-    if (k.c.effect === "none") continue;
-    const list = byEndpoint.get(k.c.endpointId) ?? [];
-    list.push(k);
-    byEndpoint.set(k.c.endpointId, list);
-  }
-  const succeededOnly = [...byEndpoint].filter(([, list]) => list.every(({ c }) => c.effect === "success"));
-  if (succeededOnly.length > 0) {
-    work.push(tx.unsafe(`UPDATE endpoints e SET consecutive_failures = 0, last_success_at = u.at, warned_at = NULL
-      FROM unnest($1::text[], $2::bigint[]) AS u(id, at)
-      WHERE e.id = u.id AND (e.consecutive_failures <> 0 OR e.warned_at IS NOT NULL OR e.last_success_at IS NULL
-        OR e.last_success_at <= u.at - ${LAST_SUCCESS_RESOLUTION_MS})`,
-    [succeededOnly.map(([id]) => id), succeededOnly.map(([, list]) => list.at(-1)!.c.now)]));
-  }
-  const failing = [...byEndpoint].filter(([, list]) => list.some(({ c }) => c.effect !== "success")).sort(([a], [b]) => (a < b ? -1 : 1));
   const disabled: string[] = [];
-  let healthRows: Record<string, unknown>[] = [];
-  if (failing.length > 0) {
-    // Locked in id order, so two batches never wait on each other's endpoints in a cycle.
-    healthRows = await tx.unsafe(`SELECT id, consecutive_failures, last_success_at, warned_at, enabled, disabled_reason, updated_at
-      FROM endpoints WHERE id = ANY($1::text[]) ORDER BY id FOR NO KEY UPDATE`, [failing.map(([id]) => id)]);
-  }
-  await Promise.all(work);
-  if (healthRows.length === 0) return { changes, disabled };
+  if (failing.size === 0) return { changes, disabled };
+  const healthRows = await tx.unsafe(`SELECT id, consecutive_failures, last_success_at, warned_at, enabled, disabled_reason, updated_at
+    FROM endpoints WHERE id = ANY($1::text[]) ORDER BY id FOR NO KEY UPDATE`, [[...failing].sort()]) as Record<string, unknown>[];
   const updated: (Health & { id: string })[] = [];
   for (const row of healthRows) {
     const health: Health & { id: string } = {
@@ -137,10 +142,11 @@ export async function recordCompletions(tx: Tx, inputs: CompletionInput[]): Prom
       disabledReason: row.disabled_reason as string | null,
       updatedAt: Number(row.updated_at),
     };
-    for (const { c, i } of byEndpoint.get(health.id)!) changes[i] = applyEffect(health, c.effect, c.now, c.rules);
+    for (const { c, i } of byEndpoint.get(health.id)!) if (isApplied(c)) changes[i] = applyEffect(health, c.effect, c.now, c.rules);
     if (!health.enabled && row.enabled) disabled.push(health.id);
     updated.push(health);
   }
+  if (updated.length === 0) return { changes, disabled };
   await tx.unsafe(`UPDATE endpoints e SET consecutive_failures = u.failures, last_success_at = u.last_success, warned_at = u.warned,
       enabled = u.enabled, disabled_reason = u.reason, updated_at = u.updated
     FROM unnest($1::text[], $2::int[], $3::bigint[], $4::bigint[], $5::bool[], $6::text[], $7::bigint[])
@@ -167,20 +173,18 @@ function attemptColumns(inputs: CompletionInput[]): unknown[][] {
   ];
 }
 
-/** Succeeded and failed attempts by the hour they started, deliveries parked by the hour they parked; in key order. */
-function hourCounts(kept: CompletionInput[]) {
-  const counts = new Map<string, { endpoint: string; hour: number; succeeded: number; failed: number; parked: number }>();
-  const count = (endpoint: string, at: number, field: "succeeded" | "failed" | "parked") => {
-    const hour = hourOf(at);
-    const key = `${endpoint}\u0000${hour}`;
-    const entry = counts.get(key) ?? { endpoint, hour, succeeded: 0, failed: 0, parked: 0 };
-    entry[field]++;
-    counts.set(key, entry);
-  };
-  for (const c of kept) {
+/**
+ * What each completion adds to its endpoint's hourly counters: its attempt, succeeded or failed, in
+ * the hour it started; its delivery, if parked, in the hour it parked. Summed per endpoint and hour
+ * by the statement, over the completions it applied.
+ */
+function hourRows(inputs: CompletionInput[]) {
+  const rows: { deliveryId: string; leaseId: string; hour: number; succeeded: number; failed: number; parked: number }[] = [];
+  for (const c of inputs) {
+    const row = { deliveryId: c.deliveryId, leaseId: c.leaseId };
     // An attempt's effect is "success" exactly when classify() found a 2xx.
-    if (c.attempt) count(c.endpointId, c.attempt.at, c.effect === "success" ? "succeeded" : "failed");
-    if (c.next.status === "parked") count(c.endpointId, c.now, "parked");
+    if (c.attempt) rows.push({ ...row, hour: hourOf(c.attempt.at), succeeded: c.effect === "success" ? 1 : 0, failed: c.effect === "success" ? 0 : 1, parked: 0 });
+    if (c.next.status === "parked") rows.push({ ...row, hour: hourOf(c.now), succeeded: 0, failed: 0, parked: 1 });
   }
-  return [...counts.values()].sort((a, b) => (a.endpoint < b.endpoint ? -1 : a.endpoint > b.endpoint ? 1 : a.hour - b.hour));
+  return rows;
 }

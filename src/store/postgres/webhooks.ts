@@ -6,7 +6,7 @@ import type {
   HourlyStats, NewDelivery, NewEvent, WebhookStore,
 } from "../webhooks.ts";
 import type { ChangeFeed } from "./changes.ts";
-import { recordCompletions, type CompletionInput } from "./completions.ts";
+import { needsTransaction, recordCompletions, type CompletionInput } from "./completions.ts";
 import { transaction, type PgDb } from "./connect.ts";
 import { PgEndpoints } from "./endpoints.ts";
 import { TurnBatch } from "./turn-batch.ts";
@@ -203,6 +203,8 @@ export class PgWebhooks implements WebhookStore {
   }
 
   private async complete(inputs: CompletionInput[]): Promise<EndpointChange[]> {
+    // Successes and retries alone are one statement, committed on its own.
+    if (!needsTransaction(inputs)) return (await retried(() => recordCompletions(this.sql, inputs))).changes;
     const { changes, disabled } = await retried(() => transaction(this.db, async (tx) => {
       const result = await recordCompletions(tx.raw, inputs);
       // Every instance stops sending to an endpoint this batch disabled.
