@@ -15,6 +15,9 @@ import { admin, startApp, testDeps, TEST_APP_SECRET, type TestDeps } from "../su
 import { deliveryRow, endpointRow, eventRow, firstAttempt } from "../support/queue-rows.ts";
 import { startTcpProxy, type TcpProxy } from "../support/tcp-proxy.ts";
 import { hubSignature } from "../../src/webhooks/hub-signature.ts";
+import { createMetrics } from "../../src/observability/metrics.ts";
+import { memoryLogger } from "../../src/observability/logger.ts";
+import { eventBody, messageChange, postUpstream, relayApp } from "../webhooks/support.ts";
 
 const cleanups: (() => unknown)[] = [];
 afterEach(async () => {
@@ -204,5 +207,42 @@ describe.skipIf(testBackend() !== "postgres")("PostgreSQL unreachable", () => {
     await within(5_000, async () => (await fetch(`${app.url}/healthz`)).status === 200);
     expect((await post()).status).toBe(200);
     expect(await deps.query("SELECT COUNT(*) AS n FROM events")).toEqual([{ n: 2 }]);
+  });
+});
+
+describe.skipIf(testBackend() !== "postgres")("PostgreSQL: two relays on one database", () => {
+  test("events posted alternately to both are each delivered once per endpoint, with never more than 10 in flight to it", async () => {
+    const first = await relayApp();
+    cleanups.push(() => first.close());
+    // A second instance: its own store, metrics and logger over the same database and config.
+    const deps2 = { ...first.deps, store: await first.deps.anotherStore(), metrics: createMetrics(), logger: memoryLogger() };
+    const second = startApp(deps2);
+    cleanups.push(() => second.stop());
+    const a = await first.account();
+    let open = 0;
+    let most = 0;
+    const rx = first.receiver(async () => {
+      most = Math.max(most, ++open);
+      await Bun.sleep(2);
+      open--;
+      return new Response("ok");
+    });
+    const other = first.receiver();
+    await a.endpoint(rx.url);
+    await a.endpoint(other.url);
+    const posts = Array.from({ length: 120 }, (_, i) => eventBody([{ id: a.wabaId, changes: [messageChange(a.numbers[0]!, `m${i}`)] }]));
+    // The second instance learns of the endpoints from the first's changes, as it would in production.
+    await within(1_000, () => deps2.store.webhooks.targets(a.id).length === 2);
+    const answers = await Promise.all(posts.map((body, i) => postUpstream(i % 2 === 0 ? first.url : second.url, body)));
+    expect(answers.map((r) => r.status)).toEqual(posts.map(() => 200));
+    await within(30_000, () => rx.received.length >= 120 && other.received.length >= 120);
+    await Bun.sleep(100);
+    for (const got of [rx, other]) {
+      const ids = got.received.map((r) => r.headers["webhook-id"]);
+      expect(new Set(ids).size).toBe(120);
+      expect(ids).toHaveLength(120);
+    }
+    expect(most).toBeGreaterThan(1);
+    expect(most).toBeLessThanOrEqual(10);
   });
 });
