@@ -173,6 +173,17 @@ describe("the queue's claims", () => {
     expect(await q.hooks.pendingCount()).toBe(19);
   });
 
+  test("an endpoint at its cap does not hold up the others, however old its backlog", async () => {
+    const q = await queue();
+    const other = endpointRow("ep_suite_b", "acc_suite", q.t);
+    await q.hooks.createEndpoint(other);
+    for (let i = 0; i < 12; i++) await q.due(q.t + i);
+    expect(await q.claim(q.t + 100, { limit: 10 })).toHaveLength(10);
+    const newer = await q.due(q.t + 50, other.id);
+    // The busy endpoint's two left are older, but it has no room: a claim of one takes the other's.
+    expect((await q.claim(q.t + 100, { limit: 1 })).map((c) => c.delivery.id)).toEqual([newer]);
+  });
+
   test("a claim stops before its bodies pass maxBytes (the first always goes), and an event's deliveries share one copy of its body", async () => {
     const q = await queue();
     const at = q.t;
