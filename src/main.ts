@@ -4,12 +4,16 @@
  *   switchboard serve [--dev|--demo] the whole service on one port (--demo adds the simulator and a seeded account)
  *   switchboard simulate           a local stand-in of the upstream platform
  *   switchboard admin <noun> <verb> the operator API on the command line (prints JSON)
+ *   switchboard migrate --from --to  move a SQLite deployment to PostgreSQL
  *   switchboard healthcheck         exit 0 when the local server's /healthz answers 200 (for containers)
  */
 import { parseArgs } from "node:util";
 import { createApp } from "./app.ts";
 import { adminUsage, runAdminCommand, UsageError } from "./cli/admin-commands.ts";
+import { MIGRATE_USAGE, parseMigrateArgs } from "./cli/migrate-args.ts";
+import { progressBar } from "./cli/progress-bar.ts";
 import { parseSimulateArgs, SIMULATE_USAGE } from "./cli/simulate-args.ts";
+import { moveToPostgres, TargetNotEmptyError } from "./move/move.ts";
 import { ConfigError, DEV_APP_SECRET, parseConfig, type Config } from "./config/config.ts";
 import { demoBanner, seedDemo } from "./demo/seed.ts";
 import { startDemoStack } from "./demo/stack.ts";
@@ -26,6 +30,7 @@ const USAGE = `Usage:
                                      simulator, a seeded demo account and a receiver; prints how to try it)
   switchboard simulate [flags]       a local stand-in of the upstream platform; --help for its flags
   switchboard admin <noun> <verb>    operator commands; 'switchboard admin help' lists them
+  switchboard migrate --from file:… --to postgres://…   move a SQLite deployment to PostgreSQL
   switchboard healthcheck            exit 0 when the server on PORT answers /healthz with 200
 Configuration comes from the environment; see README.md.`;
 
@@ -175,6 +180,35 @@ async function simulate(argv: string[]): Promise<void> {
   for (const signal of ["SIGINT", "SIGTERM"] as const) process.once(signal, () => void sim.stop().then(() => process.exit(0)));
 }
 
+async function migrate(argv: string[]): Promise<void> {
+  if (argv.includes("--help")) {
+    console.log(MIGRATE_USAGE);
+    return;
+  }
+  let args;
+  try {
+    args = parseMigrateArgs(argv);
+  } catch (error) {
+    if (!(error instanceof UsageError)) throw error;
+    console.error(`switchboard: ${error.message}\n\n${MIGRATE_USAGE}`);
+    process.exit(2);
+  }
+  const bar = progressBar((text) => process.stderr.write(text), process.stderr.isTTY === true);
+  try {
+    const counts = await moveToPostgres(args.sqlitePath, args.postgresUrl, bar);
+    bar.finish();
+    const width = Math.max(...Object.keys(counts).map((name) => name.length));
+    console.log("copied:");
+    for (const [table, rows] of Object.entries(counts)) console.log(`  ${table.padEnd(width)}  ${rows.toLocaleString("en")}`);
+  } catch (error) {
+    bar.finish();
+    if (error instanceof DatabaseInUseError) console.error(`switchboard: migrate: ${error.message}; stop it first`);
+    else if (error instanceof TargetNotEmptyError) console.error(`switchboard: migrate: ${error.message}`);
+    else console.error(`switchboard: migrate failed, nothing was copied: ${(error as Error).message}`);
+    process.exit(1);
+  }
+}
+
 async function healthcheck(): Promise<void> {
   const port = process.env.PORT?.trim() || "8080";
   try {
@@ -195,6 +229,9 @@ switch (command ?? "serve") {
     break;
   case "simulate":
     await simulate(rest);
+    break;
+  case "migrate":
+    await migrate(rest);
     break;
   case "healthcheck":
     await healthcheck();

@@ -100,7 +100,7 @@ export async function relayAccount(base: string, input: { kind?: "byo" | "embedd
     if (r.status !== 201) throw new Error(`endpoint: ${r.status} ${JSON.stringify(r.body)}`);
     return r.body as { id: string; secret: string };
   };
-  return { id: created.id, wabaId, numbers, api, endpoint };
+  return { id: created.id, wabaId, numbers, api, endpoint, user: { email, password } };
 }
 
 /**
