@@ -5,6 +5,7 @@ import { sessionRoutes } from "./auth/session-routes.ts";
 import { dashboardRoutes } from "./dashboard/routes.ts";
 import { apiDocs } from "./http/api-docs.ts";
 import { apiBodyLimit } from "./http/body-limit.ts";
+import { caughtUpDirectory } from "./http/caught-up.ts";
 import { requestContext } from "./http/request-context.ts";
 import { opsRoutes } from "./observability/routes.ts";
 import type { Deps, Worker } from "./runtime/deps.ts";
@@ -50,6 +51,7 @@ export function createApp(deps: Deps) {
   })
     .use(requestContext(deps))
     .use(apiBodyLimit(deps))
+    .use(caughtUpDirectory(deps))
     .use(apiDocs())
     .use(opsRoutes(deps))
     .use(adminRoutes(deps))
