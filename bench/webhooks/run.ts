@@ -27,7 +27,9 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { hubSignature } from "../../src/webhooks/hub-signature.ts";
+import {
+  ackLine, BENCH_ADMIN, BENCH_APP_SECRET, epochNow, flatOut as postFlatOut, fmt, freePort, openLoop as postOpenLoop, pct, postEvent, setupAccounts, startReceiver, waitReady,
+} from "./load.ts";
 
 const RATE = Number(process.env.RATE ?? 1000);
 const SECONDS = Number(process.env.SECONDS ?? 10);
@@ -35,37 +37,16 @@ const ACCOUNTS = Number(process.env.ACCOUNTS ?? 5);
 const CONCURRENCY = Number(process.env.CONCURRENCY ?? 64);
 const WARMUP = Number(process.env.WARMUP ?? 10);
 const OUTAGE_MS = Number(process.env.OUTAGE_MS ?? 1000);
-const APP_SECRET = "bench-app-secret";
-const ADMIN = "bench-admin";
 const ROOT = join(import.meta.dir, "..", "..");
 
 // DB_DIR puts the database on another file system (e.g. /dev/shm, to see what the disk costs).
 const dir = mkdtempSync(join(process.env.DB_DIR ?? tmpdir(), "switchboard-bench-"));
-const freePort = () => {
-  const s = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response() });
-  const p = s.port!;
-  s.stop(true);
-  return p;
-};
-
-// The receiver runs in its own process (see receiver.ts); arrival times are epoch ms, comparable
-// with this process's epochNow().
-const epochNow = () => performance.timeOrigin + performance.now();
-const receiverProc = Bun.spawn([process.execPath, join(import.meta.dir, "receiver.ts")], { stdout: "pipe", stderr: "inherit" });
-const receiverPort = await (async () => {
-  const reader = receiverProc.stdout.getReader();
-  let text = "";
-  while (!text.includes("\n")) {
-    const { done, value } = await reader.read();
-    if (done) throw new Error("receiver did not start");
-    text += new TextDecoder().decode(value);
-  }
-  reader.releaseLock();
-  return Number(text.split("\n")[0]);
-})();
-const receiverUrl = `http://127.0.0.1:${receiverPort}`;
-const arrivedCount = async () => Number(await (await fetch(`${receiverUrl}/count`)).text());
-const receiverStats = async () => (await (await fetch(`${receiverUrl}/stats`)).json()) as { count: number; cpuMs: number; arrivals: Record<string, number[]> };
+const receiver = await startReceiver();
+const receiverProc = receiver.proc;
+const receiverUrl = receiver.url;
+const arrivedCount = receiver.arrived;
+const receiverStats = receiver.stats;
+const waitArrivals = (target: number, timeoutMs: number) => receiver.waitFor(target, timeoutMs);
 /** CPU time (ms) of the server process in user and kernel mode, from /proc. */
 const serverCpuMs = async () => {
   const fields = (await Bun.file(`/proc/${server.pid}/stat`).text()).split(") ")[1]!.split(" ");
@@ -128,8 +109,8 @@ const server = Bun.spawn([process.execPath, ...serverFlags, join(ROOT, "src/main
     // BENCH_DATABASE_URL=postgres://… measures the scale-out mode (an empty database; Redis named too).
     DATABASE_URL: process.env.BENCH_DATABASE_URL ?? `file:${join(dir, "bench.db")}`,
     ...(process.env.BENCH_DATABASE_URL?.startsWith("postgres") ? { REDIS_URL: "redis://127.0.0.1:6379", REDIS_KEY_PREFIX: "switchboard-bench:" } : {}),
-    APP_SECRET,
-    ADMIN_TOKEN: ADMIN,
+    APP_SECRET: BENCH_APP_SECRET,
+    ADMIN_TOKEN: BENCH_ADMIN,
     ENCRYPTION_KEY: Buffer.alloc(32, 3).toString("base64"),
     DEV_MODE: "1",
     UPSTREAM_URL: "http://127.0.0.1:9",
@@ -142,75 +123,8 @@ const server = Bun.spawn([process.execPath, ...serverFlags, join(ROOT, "src/main
   stderr: "inherit",
 });
 
-async function waitReady() {
-  for (let i = 0; i < 300; i++) {
-    try {
-      if ((await fetch(`${base}/healthz`)).ok) return;
-    } catch {
-      // starting
-    }
-    await Bun.sleep(50);
-  }
-  throw new Error("server did not start");
-}
-
-const adminCall = (method: string, path: string, body: unknown) =>
-  fetch(`${base}${path}`, { method, headers: { authorization: `Bearer ${ADMIN}`, "content-type": "application/json" }, body: JSON.stringify(body) }).then((r) => r.json() as Promise<{ id: string }>);
-
-async function setup() {
-  for (let n = 0; n < ACCOUNTS; n++) {
-    const account = await adminCall("POST", "/admin/accounts", { name: `Bench ${n}`, email: `bench${n}@example.com` });
-    await adminCall("POST", `/admin/accounts/${account.id}/wabas`, { waba_id: `waba${n}`, access_token: "t" });
-    await adminCall("POST", `/admin/accounts/${account.id}/numbers`, { phone_number_id: `pn${n}`, waba_id: `waba${n}`, kind: "embedded" });
-    await adminCall("POST", `/admin/accounts/${account.id}/users`, { email: `u${n}@example.com`, password: "bench password 1" });
-    const session = await fetch(`${base}/api/session`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ email: `u${n}@example.com`, password: "bench password 1" }) });
-    const cookie = session.headers.get("set-cookie")!.split(";")[0]!;
-    const r = await fetch(`${base}/api/endpoints`, {
-      method: "POST",
-      headers: { cookie, "content-type": "application/json" },
-      body: JSON.stringify({ url: `${receiverUrl}/a${n}`, fields: ["messages"] }),
-    });
-    if (r.status !== 201) throw new Error(`endpoint: ${r.status} ${await r.text()}`);
-  }
-}
-
-function event(i: number): { body: Uint8Array<ArrayBuffer>; signature: string } {
-  const entries = Array.from({ length: ACCOUNTS }, (_, n) => ({
-    id: `waba${n}`,
-    changes: [{
-      field: "messages",
-      value: {
-        messaging_product: "whatsapp",
-        metadata: { display_phone_number: "15550001111", phone_number_id: `pn${n}` },
-        contacts: [{ profile: { name: "Bench" }, wa_id: "15550002222" }],
-        messages: [{ from: "15550002222", id: `wamid.bench.${i}.${n}`, timestamp: "1767225600", type: "text", text: { body: `hello ${i}` } }],
-      },
-    }],
-  }));
-  const body = new TextEncoder().encode(JSON.stringify({ object: "whatsapp_business_account", entry: entries }));
-  return { body, signature: hubSignature(APP_SECRET, body) };
-}
-
-async function post(i: number, url = `${base}/webhooks/upstream`): Promise<{ sent: number; acked: number }> {
-  const { body, signature } = event(i);
-  const sent = epochNow();
-  const r = await fetch(url, { method: "POST", headers: { "content-type": "application/json", "x-hub-signature-256": signature }, body });
-  await r.arrayBuffer();
-  if (r.status !== 200) throw new Error(`ingress answered ${r.status}`);
-  return { sent, acked: epochNow() };
-}
-
-const pct = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
-const fmt = (ms: number) => `${ms.toFixed(2)} ms`;
-
-async function waitArrivals(target: number, timeoutMs: number): Promise<number> {
-  const deadline = performance.now() + timeoutMs;
-  let n = await arrivedCount();
-  while (n < target && performance.now() < deadline) {
-    await Bun.sleep(20);
-    n = await arrivedCount();
-  }
-  return n;
+async function post(i: number, url = `${base}/webhooks/upstream`) {
+  return postEvent(url, i, ACCOUNTS);
 }
 
 /** CPU used by each process over a phase, as a share of one core. */
@@ -231,26 +145,8 @@ async function cpuMeter(deliveries: () => number) {
   };
 }
 
-/** Posts events `first`… at RATE per second (open loop: a slow answer does not delay the next post). */
-async function openLoop(first: number, url?: string, seconds = SECONDS): Promise<{ acks: { sent: number; acked: number }[]; start: number; sendSeconds: number }> {
-  const total = RATE * seconds;
-  const acks: { sent: number; acked: number }[] = new Array(total);
-  const pending: Promise<void>[] = [];
-  const start = performance.now();
-  for (let i = 0; i < total; i++) {
-    const due = start + (i * 1000) / RATE;
-    const wait = due - performance.now();
-    if (wait > 1) await Bun.sleep(wait);
-    pending.push(post(first + i, url).then((a) => void (acks[i] = a)));
-  }
-  await Promise.all(pending);
-  return { acks, start, sendSeconds: (performance.now() - start) / 1000 };
-}
-
-const ackLine = (label: string, acks: { sent: number; acked: number }[]) => {
-  const ms = acks.map((a) => a.acked - a.sent).sort((a, b) => a - b);
-  return `  ${label.padEnd(25)}p50 ${fmt(pct(ms, 50))}  p99 ${fmt(pct(ms, 99))}  max ${fmt(ms[ms.length - 1]!)}`;
-};
+/** Posts events `first`… at RATE per second to ingress (or `url`). */
+const openLoop = (first: number, url?: string, seconds = SECONDS) => postOpenLoop(RATE, seconds, (i) => post(first + i, url));
 
 async function reference(): Promise<void> {
   const steal = await stealMeter();
@@ -332,16 +228,7 @@ async function flatOut(): Promise<void> {
   let delivered = 0;
   const cpu = await cpuMeter(() => delivered);
   const start = performance.now();
-  const stopAt = start + SECONDS * 1000;
-  let next = 10_000_000;
-  let events = 0;
-  await Promise.all(Array.from({ length: CONCURRENCY }, async () => {
-    while (performance.now() < stopAt) {
-      await post(next++);
-      events++;
-    }
-  }));
-  const sendSeconds = (performance.now() - start) / 1000;
+  const { events, sendSeconds } = await postFlatOut(CONCURRENCY, SECONDS, (i) => post(10_000_000 + i));
   delivered = (await waitArrivals(arrivedBefore + events * ACCOUNTS, 60_000)) - arrivedBefore;
   const seconds = (performance.now() - start) / 1000;
   console.log(`flat out: ${events} events acknowledged in ${sendSeconds.toFixed(1)} s (${(events / sendSeconds).toFixed(0)} events/s, ${CONCURRENCY} connections)`);
@@ -350,8 +237,8 @@ async function flatOut(): Promise<void> {
 }
 
 try {
-  await waitReady();
-  await setup();
+  await waitReady(base);
+  await setupAccounts(base, ACCOUNTS, receiverUrl);
   // Warm-up: connections, prepared statements, and the JIT, whose compiler thread takes 10-17 % of
   // a core for the first ~10 s of load at 1,000 events/s (bench/RESULTS.md).
   for (let i = 0; i < 200; i++) await post(20_000_000 + i);

@@ -1,0 +1,168 @@
+/**
+ * The webhook relay in the scale-out mode (issue 18): Switchboard instances on PostgreSQL + Redis.
+ * Starts a PostgreSQL server of its own with the server's default settings (bench/support/
+ * postgres-cluster.ts: autovacuum on, durable commits), the receiver (bench/webhooks/receiver.ts)
+ * and one instance, then reports, in one run:
+ *   floor      a bare INSERT + COMMIT round trip on one connection (p50/p99): the least a durable ack can cost;
+ *   steady     events at RATE/s for SECONDS to one instance: ingress ack p50/p99 as the sender saw it;
+ *   one        events posted flat out (CONCURRENCY connections) to one instance: deliveries/s sustained;
+ *   two        the same with a second instance, events posted alternately to both;
+ * and for the flat phases the SQL statements, transactions and round trips PostgreSQL served per
+ * delivery (pg_stat_statements, pg_stat_database), to size a cluster on paper.
+ * Run: flock /tmp/switchboard-heavy.lock bun bench/scale-out/relay.ts
+ *   (env RATE=500 SECONDS=10 ACCOUNTS=5 CONCURRENCY=64 WARMUP=5 override the defaults)
+ */
+import { SQL } from "bun";
+import { join } from "node:path";
+import { startPostgresCluster } from "../support/postgres-cluster.ts";
+import {
+  ackLine, BENCH_ADMIN, BENCH_APP_SECRET, fmt, flatOut, freePort, openLoop, pct, postEvent, setupAccounts, startReceiver, waitReady,
+} from "../webhooks/load.ts";
+
+const RATE = Number(process.env.RATE ?? 500);
+const SECONDS = Number(process.env.SECONDS ?? 10);
+const ACCOUNTS = Number(process.env.ACCOUNTS ?? 5);
+const CONCURRENCY = Number(process.env.CONCURRENCY ?? 64);
+const WARMUP = Number(process.env.WARMUP ?? 5);
+const ROOT = join(import.meta.dir, "..", "..");
+
+const cluster = await startPostgresCluster(freePort());
+const server = new SQL({ url: cluster.url, max: 2 });
+await server.unsafe("CREATE EXTENSION pg_stat_statements");
+await server.unsafe("CREATE DATABASE switchboard");
+const databaseUrl = cluster.url.replace(/\/postgres$/, "/switchboard");
+const receiver = await startReceiver();
+const instances: { proc: Bun.Subprocess; base: string }[] = [];
+
+async function startInstance(): Promise<string> {
+  const port = freePort();
+  const proc = Bun.spawn([process.execPath, join(ROOT, "src/main.ts"), "serve"], {
+    cwd: ROOT,
+    env: {
+      PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp", PORT: String(port), HOST: "127.0.0.1",
+      DATABASE_URL: databaseUrl, REDIS_URL: "redis://127.0.0.1:6379", REDIS_KEY_PREFIX: `switchboard-bench-${process.pid}:`,
+      APP_SECRET: BENCH_APP_SECRET, ADMIN_TOKEN: BENCH_ADMIN, ENCRYPTION_KEY: Buffer.alloc(32, 3).toString("base64"),
+      DEV_MODE: "1", UPSTREAM_URL: "http://127.0.0.1:9", LOG_LEVEL: "warn",
+    },
+    stdout: "ignore",
+    stderr: "inherit",
+  });
+  const base = `http://127.0.0.1:${port}`;
+  instances.push({ proc, base });
+  await waitReady(base);
+  return base;
+}
+
+/** The durable-ack floor: one INSERT, committed (autocommit), per round trip, on one connection. */
+async function floor(): Promise<void> {
+  const db = new SQL({ url: databaseUrl, max: 1 });
+  await db.unsafe("CREATE TABLE bench_floor (id bigserial PRIMARY KEY, at bigint NOT NULL, body bytea)");
+  const body = new Uint8Array(1500);
+  const times: number[] = [];
+  for (let i = 0; i < 3000; i++) {
+    const started = performance.now();
+    await db.unsafe("INSERT INTO bench_floor (at, body) VALUES ($1, $2)", [Date.now(), body]);
+    times.push(performance.now() - started);
+  }
+  await db.unsafe("DROP TABLE bench_floor");
+  await db.close();
+  times.sort((a, b) => a - b);
+  console.log(`floor: a bare INSERT + COMMIT round trip, 3000 in a row on one connection`);
+  console.log(`  commit round trip        p50 ${fmt(pct(times, 50))}  p99 ${fmt(pct(times, 99))}  max ${fmt(times.at(-1)!)}`);
+}
+
+/** CPU time (ms) so far of a process and, when `children`, of its child processes (PostgreSQL's backends). */
+async function cpuMs(pid: number, children = false): Promise<number> {
+  const { readdirSync } = await import("node:fs");
+  let total = 0;
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    let stat: string;
+    try {
+      stat = await Bun.file(`/proc/${entry}/stat`).text();
+    } catch {
+      continue;
+    }
+    const fields = stat.slice(stat.lastIndexOf(") ") + 2).split(" ");
+    if (Number(entry) === pid || (children && Number(fields[1]) === pid)) total += ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
+  }
+  return total;
+}
+
+/** The share of one core each part of the bench used since the call. */
+async function cpuSplit() {
+  const postmaster = Number((await Bun.file(`${cluster.dataDir}/postmaster.pid`).text()).split("\n")[0]);
+  const read = async () => ({
+    postgres: await cpuMs(postmaster, true),
+    switchboard: (await Promise.all(instances.map(({ proc }) => cpuMs(proc.pid)))).reduce((a, b) => a + b, 0),
+    receiver: await cpuMs(receiver.proc.pid),
+    sender: (process.cpuUsage().user + process.cpuUsage().system) / 1000,
+    at: performance.now(),
+  });
+  const before = await read();
+  return async (deliveries: number) => {
+    const after = await read();
+    const wall = after.at - before.at;
+    const part = (name: "postgres" | "switchboard" | "receiver" | "sender") =>
+      `${name} ${(((after[name] - before[name]) / wall) * 100).toFixed(0)} % (${(((after[name] - before[name]) * 1000) / Math.max(1, deliveries)).toFixed(0)} µs/delivery)`;
+    return `  CPU (share of one core)  ${part("postgres")}  ${part("switchboard")}  ${part("receiver")}  ${part("sender")}`;
+  };
+}
+
+/** PostgreSQL's own counts since the last call: statements (and their rows) and transactions committed. */
+async function databaseCounts() {
+  const [statements] = await server.unsafe(`SELECT COALESCE(SUM(calls), 0)::bigint AS calls FROM pg_stat_statements s
+    JOIN pg_database d ON d.oid = s.dbid WHERE d.datname = 'switchboard'`);
+  const [commits] = await server.unsafe("SELECT xact_commit::bigint AS commits FROM pg_stat_database WHERE datname = 'switchboard'");
+  return { statements: Number(statements.calls), commits: Number(commits.commits) };
+}
+
+async function flatPhase(label: string, bases: string[]): Promise<void> {
+  await server.unsafe("SELECT pg_stat_statements_reset()");
+  await Bun.sleep(600); // pg_stat_database is sent by the backends at most every 500 ms
+  const before = await databaseCounts();
+  const arrivedBefore = await receiver.arrived();
+  const cpu = await cpuSplit();
+  const start = performance.now();
+  const { events, sendSeconds } = await flatOut(CONCURRENCY, SECONDS, (i) => postEvent(`${bases[i % bases.length]}/webhooks/upstream`, 10_000_000 * (bases.length) + i, ACCOUNTS));
+  const delivered = (await receiver.waitFor(arrivedBefore + events * ACCOUNTS, 120_000)) - arrivedBefore;
+  const seconds = (performance.now() - start) / 1000;
+  await Bun.sleep(600);
+  const after = await databaseCounts();
+  const per = (n: number) => (n / Math.max(1, delivered)).toFixed(2);
+  console.log(`${label}: ${events} events acknowledged in ${sendSeconds.toFixed(1)} s (${(events / sendSeconds).toFixed(0)} events/s, ${CONCURRENCY} connections, ${ACCOUNTS} deliveries each)`);
+  console.log(`  delivered                ${delivered} of ${events * ACCOUNTS} in ${seconds.toFixed(1)} s = ${(delivered / seconds).toFixed(0)} deliveries/s sustained`);
+  console.log(`  per delivery             ${per(after.statements - before.statements)} SQL statements (each a round trip), ${per(after.commits - before.commits)} transactions (ingress's included)`);
+  console.log(await cpu(delivered));
+  console.log(`  load average             ${(await Bun.file("/proc/loadavg").text()).split(" ").slice(0, 3).join(" ")}`);
+}
+
+try {
+  await floor();
+  const first = await startInstance();
+  await setupAccounts(first, ACCOUNTS, receiver.url);
+  if (WARMUP > 0) {
+    const arrivedBefore = await receiver.arrived();
+    await openLoop(RATE, WARMUP, (i) => postEvent(`${first}/webhooks/upstream`, 40_000_000 + i, ACCOUNTS));
+    await receiver.waitFor(arrivedBefore + RATE * WARMUP * ACCOUNTS, 60_000);
+  }
+  const arrivedBefore = await receiver.arrived();
+  const steady = await openLoop(RATE, SECONDS, (i) => postEvent(`${first}/webhooks/upstream`, i, ACCOUNTS));
+  const delivered = (await receiver.waitFor(arrivedBefore + RATE * SECONDS * ACCOUNTS, 60_000)) - arrivedBefore;
+  console.log(`steady: ${RATE * SECONDS} events at ${RATE}/s to one instance, ${ACCOUNTS} deliveries each`);
+  console.log(ackLine("ingress ack latency", steady.acks));
+  console.log(`  delivered                ${delivered} of ${RATE * SECONDS * ACCOUNTS}`);
+  await flatPhase("one instance, flat out", [first]);
+  const second = await startInstance();
+  await flatPhase("two instances, flat out", [first, second]);
+} finally {
+  for (const { proc } of instances) proc.kill();
+  await Promise.all(instances.map(({ proc }) => proc.exited));
+  receiver.proc.kill();
+  await server.close();
+  cluster.stop();
+  const redis = new Bun.RedisClient("redis://127.0.0.1:6379");
+  const keys = (await redis.send("KEYS", [`switchboard-bench-${process.pid}:*`])) as string[];
+  if (keys.length > 0) await redis.send("DEL", keys);
+  redis.close();
+}
