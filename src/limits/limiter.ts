@@ -11,6 +11,17 @@ export interface RateLimiter {
   take(spec: BucketSpec): Decision | Promise<Decision>;
 }
 
+/**
+ * A limiter that knows it cannot answer (its server is away): the request is let through at once
+ * (SPEC 8.1 fail-open) and counted as such, without waiting for the 50 ms.
+ */
+export class LimiterUnavailableError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "LimiterUnavailableError";
+  }
+}
+
 /** A deployment's rate limiter and the background work it needs while the server runs (its writes, its connection). */
 export interface Limits {
   limiter: RateLimiter;

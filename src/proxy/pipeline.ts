@@ -1,6 +1,6 @@
 import { errorResponse, ERRORS, type ErrorName } from "../errors/catalog.ts";
 import { rawTarget, type RawTarget } from "../http/raw-target.ts";
-import { decide } from "../limits/fail-open.ts";
+import { rateLimitStep } from "../limits/fail-open.ts";
 import type { RateLimiter } from "../limits/limiter.ts";
 import { numberBucket, wabaBucket } from "../limits/policy.ts";
 import type { Deps } from "../runtime/deps.ts";
@@ -58,6 +58,7 @@ export function createProxy(deps: ProxyDeps, limiter: RateLimiter) {
   const count = outcomeCounter(metrics);
   const logAll = config.logLevel === "debug";
   const startTrace = proxyCallTracer(deps.tracing, config.upstreamUrl);
+  const decide = rateLimitStep(limiter, deps);
 
   /** SPEC 7.3: every check in order, stopping at the first failure. */
   async function pipeline(request: Request, { path, query }: RawTarget, requestId: string, outcome: CallOutcome, trace?: ProxyCallTrace): Promise<Response> {
@@ -82,7 +83,7 @@ export function createProxy(deps: ProxyDeps, limiter: RateLimiter) {
     if (length !== null && Number(length) > MAX_BODY_BYTES) return fail("payload_too_large"); // 7. declared size
     trace?.checked(target.route);
     const bucket = bucketOf(target);
-    const decided = decide(limiter, bucket, logger); //                                   8. rate limit
+    const decided = decide(bucket); //                                                    8. rate limit
     const decision = decided instanceof Promise ? await decided : decided;
     trace?.limited(bucket.key, decision);
     const headers = { ...rateLimitHeaders(decision), "x-proxy-request-id": requestId };

@@ -1,7 +1,7 @@
 import type { Config } from "../config/config.ts";
 import { devEncryptionKey } from "../config/dev-key.ts";
 import { createSealer } from "../crypto/sealer.ts";
-import { memoryLimits } from "../limits/write-through.ts";
+import { openLimits } from "../limits/open.ts";
 import type { Logger } from "../observability/logger.ts";
 import { createMetrics } from "../observability/metrics.ts";
 import { createTracing } from "../observability/tracing.ts";
@@ -37,7 +37,7 @@ export async function systemDeps(config: Config, logger: Logger, server?: Server
   return {
     config,
     store,
-    limits: memoryLimits(systemClock, store.buckets, logger),
+    limits: openLimits(config, { clock: systemClock, logger, buckets: store.buckets }),
     clock: systemClock,
     random: cryptoRandom,
     resolver: systemResolver,

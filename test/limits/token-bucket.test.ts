@@ -1,10 +1,11 @@
 import { describe, expect, test } from "bun:test";
-import { decide, FAIL_OPEN_AFTER_MS } from "../../src/limits/fail-open.ts";
-import { MemoryLimiter } from "../../src/limits/limiter.ts";
+import { FAIL_OPEN_AFTER_MS, FAIL_OPEN_LOG_EVERY_MS, rateLimitStep } from "../../src/limits/fail-open.ts";
+import { LimiterUnavailableError, MemoryLimiter, type RateLimiter } from "../../src/limits/limiter.ts";
 import { LIMITS, numberBucket, wabaBucket } from "../../src/limits/policy.ts";
 import { level, take, type BucketSpec, type Decision } from "../../src/limits/token-bucket.ts";
 import { flushBuckets } from "../../src/limits/write-through.ts";
 import { memoryLogger } from "../../src/observability/logger.ts";
+import { createMetrics } from "../../src/observability/metrics.ts";
 import { ManualClock } from "../../src/runtime/clock.ts";
 import type { BucketStore } from "../../src/store/store.ts";
 import type { BucketState } from "../../src/store/types.ts";
@@ -82,21 +83,51 @@ describe("token bucket arithmetic", () => {
 describe("fail-open (SPEC 8.1)", () => {
   const spec = number();
   const open = { allowed: true, limit: 80, remaining: 80, resetSeconds: 0, retryAfterSeconds: null };
+  const step = (limiter: RateLimiter) => {
+    const deps = { logger: memoryLogger(), clock: new ManualClock(), metrics: createMetrics() };
+    const failedOpen = async (reason: string) => (await deps.metrics.rateLimitFailOpen.get()).values.find((v) => v.labels.reason === reason)?.value ?? 0;
+    return { decide: rateLimitStep(limiter, deps), ...deps, failedOpen };
+  };
 
-  test("a limiter that throws lets the request through with the normal limit, full remaining, reset 0", () => {
-    const logger = memoryLogger();
-    expect(decide({ take: () => { throw new Error("boom"); } }, spec, logger)).toEqual(open);
+  test("a limiter that throws lets the request through with the normal limit, full remaining, reset 0", async () => {
+    const { decide, logger, failedOpen } = step({ take: () => { throw new Error("boom"); } });
+    expect(decide(spec)).toEqual(open);
     expect(logger.lines.some((l) => l.msg === "rate limiter failed open")).toBe(true);
+    expect(await failedOpen("error")).toBe(1);
   });
 
   test("a limiter that rejects, or answers after 50 ms, fails open; a quick answer is used", async () => {
-    const logger = memoryLogger();
-    expect(await decide({ take: () => Promise.reject(new Error("down")) }, spec, logger)).toEqual(open);
+    const rejecting = step({ take: () => Promise.reject(new Error("down")) });
+    expect(await rejecting.decide(spec)).toEqual(open);
+    expect(await rejecting.failedOpen("error")).toBe(1);
+    const stalled = step({ take: () => new Promise<Decision>(() => {}) });
     const started = performance.now();
-    expect(await decide({ take: () => new Promise<Decision>(() => {}) }, spec, logger)).toEqual(open);
+    expect(await stalled.decide(spec)).toEqual(open);
     expect(performance.now() - started).toBeGreaterThanOrEqual(FAIL_OPEN_AFTER_MS - 1);
+    expect(await stalled.failedOpen("slow")).toBe(1);
     const refused = { allowed: false, limit: 80, remaining: 0, resetSeconds: 1, retryAfterSeconds: 1 };
-    expect(await decide({ take: () => Promise.resolve(refused) }, spec, logger)).toEqual(refused);
+    expect(await step({ take: () => Promise.resolve(refused) }).decide(spec)).toEqual(refused);
+  });
+
+  test("a limiter that knows it is unavailable is let through at once, counted apart", async () => {
+    const { decide, failedOpen } = step({ take: () => { throw new LimiterUnavailableError("away"); } });
+    expect(decide(spec)).toEqual(open);
+    expect(await failedOpen("unavailable")).toBe(1);
+  });
+
+  test("every failure is counted, but logged at most once a minute, saying how many went unlogged", async () => {
+    const { decide, logger, clock, failedOpen } = step({ take: () => { throw new Error("down"); } });
+    const logged = () => logger.lines.filter((l) => l.msg === "rate limiter failed open");
+    for (let i = 0; i < 100; i++) decide(spec);
+    expect(await failedOpen("error")).toBe(100);
+    expect(logged()).toHaveLength(1);
+    clock.advance(FAIL_OPEN_LOG_EVERY_MS - 1);
+    decide(spec);
+    expect(logged()).toHaveLength(1);
+    clock.advance(1);
+    decide(spec);
+    expect(logged()).toHaveLength(2);
+    expect(logged()[1]).toMatchObject({ reason: "error", since_last_log: 101 });
   });
 });
 

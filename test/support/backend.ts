@@ -1,4 +1,4 @@
-import { SQL } from "bun";
+import { RedisClient, SQL } from "bun";
 import { createHash } from "node:crypto";
 import { join } from "node:path";
 import { embeddedMigrations as postgresMigrations } from "../../db/postgres.gen.ts";
@@ -157,13 +157,24 @@ export async function emptyPostgresDatabase(): Promise<{ name: string; url: stri
   };
 }
 
+/** Deletes every key under `prefix` on the test Redis. */
+export async function deleteRedisKeys(prefix: string): Promise<void> {
+  const redis = new RedisClient("redis://127.0.0.1:6379");
+  try {
+    const keys = (await redis.send("KEYS", [`${prefix}*`])) as string[];
+    if (keys.length > 0) await redis.send("DEL", keys);
+  } finally {
+    redis.close();
+  }
+}
+
 export async function postgresDatabase(): Promise<TestDatabase> {
   const database = await emptyPostgresDatabase();
   let queries: SQL | null = null;
   const stores: PgStore[] = [];
   return {
     url: database.url,
-    // Config only, until the Redis limiter lands: the harness keeps its limits in memory.
+    // The scale-out mode's rate limits: Redis, under a prefix of this test's own.
     env: { REDIS_URL: "redis://127.0.0.1:6379", REDIS_KEY_PREFIX: `${database.name}:` },
     async open(_config, sealer) {
       const store = await openPostgresStore(database.url, sealer, { max: TEST_POOL });
@@ -179,6 +190,7 @@ export async function postgresDatabase(): Promise<TestDatabase> {
       await queries?.close();
       for (const store of stores) await store.close().catch(() => {});
       await database.drop();
+      await deleteRedisKeys(`${database.name}:`);
     },
   };
 }

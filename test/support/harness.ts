@@ -1,7 +1,7 @@
 import { createApp, type App } from "../../src/app.ts";
 import { parseConfig, type Config } from "../../src/config/config.ts";
 import { createSealer } from "../../src/crypto/sealer.ts";
-import { memoryLimits } from "../../src/limits/write-through.ts";
+import { openLimits } from "../../src/limits/open.ts";
 import { memoryLogger } from "../../src/observability/logger.ts";
 import { createMetrics } from "../../src/observability/metrics.ts";
 import { ManualClock } from "../../src/runtime/clock.ts";
@@ -70,7 +70,7 @@ async function depsOn(database: TestDatabase, options: TestDepsOptions): Promise
   const deps = {
     config,
     store,
-    limits: memoryLimits(clock, store.buckets, logger),
+    limits: openLimits(config, { clock, logger, buckets: store.buckets }),
     clock,
     random,
     resolver: staticResolver({}),
@@ -88,7 +88,7 @@ async function depsOn(database: TestDatabase, options: TestDepsOptions): Promise
     async reopenStore() {
       await deps.store.close();
       deps.store = await database.open(config, sealer, options.store);
-      deps.limits = memoryLimits(deps.clock, deps.store.buckets, deps.logger);
+      deps.limits = openLimits(config, { clock: deps.clock, logger: deps.logger, buckets: deps.store.buckets });
     },
     async cleanup() {
       for (const other of others) await other.close();

@@ -1,0 +1,107 @@
+import { RedisClient } from "bun";
+import type { Clock } from "../../runtime/clock.ts";
+import { FAIL_OPEN_AFTER_MS } from "../fail-open.ts";
+import { LimiterUnavailableError, type RateLimiter } from "../limiter.ts";
+import type { BucketSpec, Decision } from "../token-bucket.ts";
+import script from "./bucket.lua" with { type: "text" };
+
+/** After Redis failed or stalled, requests are let through without asking it for this long (then one asks again). */
+export const COOL_OFF_MS = 1_000;
+const SCRIPT_SHA = new Bun.CryptoHasher("sha1").update(script).digest("hex");
+
+export interface RedisLimiterOptions {
+  url: string;
+  keyPrefix: string;
+  clock: Clock;
+}
+
+/**
+ * SPEC 8.1's buckets in Redis, shared by every instance (CONTRACT 6): each decision is one EVALSHA
+ * of bucket.lua, computed on the Redis server by its own clock, so instances' clocks never matter
+ * and a burst spread over them passes exactly a bucket's capacity. Bun's client pipelines
+ * concurrent commands on its one connection.
+ *
+ * Redis going away must cost the proxy nothing (SPEC 8.1 fails open within 50 ms): the client
+ * queues nothing while disconnected (a command fails at once), and once a command failed, or an
+ * answer is 50 ms late (a stalled server or a black-holed connection, whose commands would pile
+ * up), this limiter says it is unavailable for COOL_OFF_MS without sending anything, then tries
+ * again; a stalled connection is replaced. Bun's client reconnects by itself.
+ */
+export class RedisLimiter implements RateLimiter {
+  private client: RedisClient;
+  /** The client's first connection: commands wait for it (once up, a disconnected client fails them at once). */
+  private connected: Promise<void>;
+  /** Start times (performance.now) of the commands sent and not answered yet, oldest first: Redis answers in order. */
+  private pending: number[] = [];
+  private coolOffUntil = Number.NEGATIVE_INFINITY;
+
+  constructor(private readonly options: RedisLimiterOptions) {
+    [this.client, this.connected] = this.connect();
+  }
+
+  private connect(): [RedisClient, Promise<void>] {
+    const client = new RedisClient(this.options.url, {
+      enableOfflineQueue: false,
+      autoReconnect: true,
+      maxRetries: 4_294_967_295,
+      connectionTimeout: 2_000,
+    });
+    // A failed first connection is retried by the client; the commands waiting meanwhile fail open.
+    return [client, client.connect().catch(() => {})];
+  }
+
+  take(spec: BucketSpec): Promise<Decision> {
+    const now = this.options.clock.now();
+    if (now < this.coolOffUntil) throw new LimiterUnavailableError("Redis failed or stalled a moment ago");
+    if (this.pending.length > 0 && performance.now() - this.pending[0]! > FAIL_OPEN_AFTER_MS) {
+      this.coolOff(now);
+      // Its commands go with it (they reject), so nothing piles up behind a connection that went silent.
+      this.client.close();
+      [this.client, this.connected] = this.connect();
+      this.pending = [];
+      throw new LimiterUnavailableError("Redis stopped answering");
+    }
+    const started = performance.now();
+    this.pending.push(started);
+    const client = this.client;
+    return this.connected.then(() => this.decide(client, spec)).then(
+      (decision) => {
+        this.settled(client, started);
+        return decision;
+      },
+      (error: unknown) => {
+        this.settled(client, started);
+        this.coolOff(this.options.clock.now());
+        throw error;
+      },
+    );
+  }
+
+  private settled(client: RedisClient, started: number): void {
+    if (client !== this.client) return;
+    const i = this.pending.indexOf(started);
+    if (i >= 0) this.pending.splice(i, 1);
+  }
+
+  private coolOff(now: number): void {
+    this.coolOffUntil = now + COOL_OFF_MS;
+  }
+
+  private async decide(client: RedisClient, spec: BucketSpec): Promise<Decision> {
+    const args = ["1", `${this.options.keyPrefix}bucket:${spec.key}`, String(spec.capacity), String(spec.windowMs), String(2 * spec.windowMs)];
+    let answer: number[];
+    try {
+      answer = (await client.send("EVALSHA", [SCRIPT_SHA, ...args])) as number[];
+    } catch (error) {
+      // A Redis that restarted, or had SCRIPT FLUSH, has forgotten the script: it is sent again whole.
+      if (!String((error as Error).message).startsWith("NOSCRIPT")) throw error;
+      answer = (await client.send("EVAL", [script, ...args])) as number[];
+    }
+    const [allowed, remaining, reset, retryAfter] = answer.map(Number) as [number, number, number, number];
+    return { allowed: allowed === 1, limit: spec.capacity, remaining, resetSeconds: reset, retryAfterSeconds: retryAfter < 0 ? null : retryAfter };
+  }
+
+  close(): void {
+    this.client.close();
+  }
+}

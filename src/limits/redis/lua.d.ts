@@ -1,0 +1,4 @@
+declare module "*.lua" {
+  const text: string;
+  export default text;
+}
