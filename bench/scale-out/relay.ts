@@ -10,7 +10,8 @@
  * and for the flat phases the SQL statements, transactions and round trips PostgreSQL served per
  * delivery (pg_stat_statements, pg_stat_database), to size a cluster on paper.
  * Run: flock /tmp/switchboard-heavy.lock bun bench/scale-out/relay.ts
- *   (env RATE=500 SECONDS=10 ACCOUNTS=5 CONCURRENCY=64 WARMUP=5 override the defaults)
+ *   (env RATE=500 SECONDS=10 ACCOUNTS=5 CONCURRENCY=64 WARMUP=5 override the defaults; PHASES=steady,one,two
+ *   picks phases; PG_SETTINGS and PG_LOG are for profiling the server)
  */
 import { SQL } from "bun";
 import { join } from "node:path";
@@ -26,7 +27,8 @@ const CONCURRENCY = Number(process.env.CONCURRENCY ?? 64);
 const WARMUP = Number(process.env.WARMUP ?? 5);
 const ROOT = join(import.meta.dir, "..", "..");
 
-const cluster = await startPostgresCluster(freePort());
+// PG_SETTINGS (e.g. "auto_explain.log_min_duration=5 auto_explain.log_nested_statements=on") go to the server; PG_LOG keeps its log.
+const cluster = await startPostgresCluster(freePort(), (process.env.PG_SETTINGS ?? "").split(" ").filter(Boolean));
 const server = new SQL({ url: cluster.url, max: 2 });
 await server.unsafe("CREATE EXTENSION pg_stat_statements");
 await server.unsafe("CREATE DATABASE switchboard");
@@ -134,6 +136,9 @@ async function flatPhase(label: string, bases: string[]): Promise<void> {
   console.log(`  delivered                ${delivered} of ${events * ACCOUNTS} in ${seconds.toFixed(1)} s = ${(delivered / seconds).toFixed(0)} deliveries/s sustained`);
   console.log(`  per delivery             ${per(after.statements - before.statements)} SQL statements (each a round trip), ${per(after.commits - before.commits)} transactions (ingress's included)`);
   console.log(await cpu(delivered));
+  const top = await server.unsafe(`SELECT calls::bigint AS calls, total_exec_time AS total, rows::bigint AS rows, left(regexp_replace(query, '\\s+', ' ', 'g'), 70) AS query
+    FROM pg_stat_statements s JOIN pg_database d ON d.oid = s.dbid WHERE d.datname = 'switchboard' ORDER BY total_exec_time DESC LIMIT 4`);
+  for (const t of top) console.log(`    ${(Number(t.total) / 1000).toFixed(2).padStart(6)} s in ${String(t.calls).padStart(6)} calls (${(Number(t.total) / Number(t.calls)).toFixed(2)} ms each, ${t.rows} rows): ${t.query}`);
   console.log(`  load average             ${(await Bun.file("/proc/loadavg").text()).split(" ").slice(0, 3).join(" ")}`);
 }
 
@@ -146,20 +151,23 @@ try {
     await openLoop(RATE, WARMUP, (i) => postEvent(`${first}/webhooks/upstream`, 40_000_000 + i, ACCOUNTS));
     await receiver.waitFor(arrivedBefore + RATE * WARMUP * ACCOUNTS, 60_000);
   }
+  const phases = (process.env.PHASES ?? "steady,one,two").split(",");
+  if (phases.includes("steady")) {
   const arrivedBefore = await receiver.arrived();
   const steady = await openLoop(RATE, SECONDS, (i) => postEvent(`${first}/webhooks/upstream`, i, ACCOUNTS));
   const delivered = (await receiver.waitFor(arrivedBefore + RATE * SECONDS * ACCOUNTS, 60_000)) - arrivedBefore;
   console.log(`steady: ${RATE * SECONDS} events at ${RATE}/s to one instance, ${ACCOUNTS} deliveries each`);
   console.log(ackLine("ingress ack latency", steady.acks));
   console.log(`  delivered                ${delivered} of ${RATE * SECONDS * ACCOUNTS}`);
-  await flatPhase("one instance, flat out", [first]);
-  const second = await startInstance();
-  await flatPhase("two instances, flat out", [first, second]);
+  }
+  if (phases.includes("one")) await flatPhase("one instance, flat out", [first]);
+  if (phases.includes("two")) await flatPhase("two instances, flat out", [first, await startInstance()]);
 } finally {
   for (const { proc } of instances) proc.kill();
   await Promise.all(instances.map(({ proc }) => proc.exited));
   receiver.proc.kill();
   await server.close();
+  if (process.env.PG_LOG) Bun.spawnSync(["cp", cluster.logFile, process.env.PG_LOG]);
   cluster.stop();
   const redis = new Bun.RedisClient("redis://127.0.0.1:6379");
   const keys = (await redis.send("KEYS", [`switchboard-bench-${process.pid}:*`])) as string[];

@@ -21,7 +21,11 @@ export function connect(url: string, options: { max?: number } = {}): PgDb {
     connectionTimeout: 5,
     // Idle connections are closed after a while, so a quiet instance holds few of the server's slots.
     idleTimeout: 60,
-    connection: { application_name: "switchboard" },
+    // Every statement is planned for the tables as they are when it runs. Bun prepares statements
+    // and PostgreSQL then reuses a generic plan: one made while the queue was small read
+    // deliveries by id with a sequential scan, 15-40 ms a completion or a claim once 30,000 were
+    // waiting (bench/RESULTS.md). Planning each time costs far less.
+    connection: { application_name: "switchboard", plan_cache_mode: "force_custom_plan" },
   });
   return drizzle({ client, schema }) as PgDb;
 }
