@@ -1,5 +1,6 @@
 import { afterEach, expect, test } from "bun:test";
 import { Webhook } from "standardwebhooks";
+import { ManualClock } from "../../src/runtime/clock.ts";
 import { startSimulator } from "../../src/simulator/server.ts";
 import { takeServerLock } from "../../src/store/sqlite/server-lock.ts";
 import { postgresAdmin, postgresUrl } from "../support/backend.ts";
@@ -35,7 +36,8 @@ test("switchboard migrate moves a SQLite deployment into an empty PostgreSQL dat
   cleanups.push(() => sim.stop(), () => rx.stop());
 
   // A deployment on SQLite: a key, a number, an endpoint with a delivered and a parked delivery.
-  const before = await sqliteTestDeps({ env: { UPSTREAM_URL: sim.url, DEV_MODE: "1" } });
+  // Its clock is now's: the server it moves to purges deliveries past their retention by the real one.
+  const before = await sqliteTestDeps({ env: { UPSTREAM_URL: sim.url, DEV_MODE: "1" }, deps: { clock: new ManualClock(Date.now()) } });
   cleanups.push(() => before.cleanup());
   const old = startApp(before);
   const a = await relayAccount(old.url);
