@@ -9,6 +9,7 @@ import { memoryLogger } from "../../src/observability/logger.ts";
 import { createMetrics } from "../../src/observability/metrics.ts";
 import { ManualClock } from "../../src/runtime/clock.ts";
 import { freePort } from "../support/process.ts";
+import { startTcpProxy } from "../support/tcp-proxy.ts";
 import { bearer, startWorld } from "../support/world.ts";
 
 // The scale-out mode's buckets (SPEC 8.1, CONTRACT 6) against the real Redis on 127.0.0.1:6379.
@@ -170,62 +171,11 @@ describe("Redis token buckets over HTTP, through the proxy", () => {
   });
 });
 
-/** A TCP relay to Redis that the test can cut (nothing listening) and open again on the same port, or stall (accepting, never answering). */
+/** A relay to the test Redis that the test can cut or stall (see tcp-proxy.ts). */
 function redisRelay() {
-  const port = freePort();
-  let stalled = false;
-  let listener: { stop(closeActiveConnections?: boolean): void } | null = null;
-  const sockets = new Set<{ end(): void }>();
-  const listen = () => {
-    listener = Bun.listen<{ upstream?: Promise<{ write(data: Uint8Array): void; end(): void }> }>({
-      hostname: "127.0.0.1",
-      port,
-      socket: {
-        open(client) {
-          sockets.add(client);
-          client.data = {
-            upstream: Bun.connect({
-              hostname: "127.0.0.1",
-              port: 6379,
-              socket: {
-                data(_, chunk) {
-                  client.write(chunk);
-                },
-                close() {
-                  client.end();
-                },
-              },
-            }),
-          };
-        },
-        data(client, chunk) {
-          // Stalled: the connection stays up, but nothing gets through to Redis.
-          if (!stalled) void client.data?.upstream?.then((upstream) => upstream.write(chunk));
-        },
-        close(client) {
-          sockets.delete(client);
-          void client.data?.upstream?.then((upstream) => upstream.end());
-        },
-      },
-    });
-  };
-  listen();
-  const stop = (): void => {
-    listener?.stop(true);
-    listener = null;
-    for (const socket of sockets) socket.end();
-  };
-  cleanups.push(stop);
-  return {
-    url: `redis://127.0.0.1:${port}`,
-    cut: stop,
-    restore() {
-      listen();
-    },
-    stall() {
-      stalled = true;
-    },
-  };
+  const relay = startTcpProxy({ host: "127.0.0.1", port: 6379 });
+  cleanups.push(() => relay.stop());
+  return Object.assign(relay, { url: `redis://127.0.0.1:${relay.port}` });
 }
 
 describe("Redis away: fail open within 50 ms, counted, and back by itself", () => {

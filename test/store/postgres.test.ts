@@ -18,6 +18,7 @@ import { hubSignature } from "../../src/webhooks/hub-signature.ts";
 import { createMetrics } from "../../src/observability/metrics.ts";
 import { memoryLogger } from "../../src/observability/logger.ts";
 import { eventBody, messageChange, postUpstream, relayApp } from "../webhooks/support.ts";
+import { startSimulator } from "../../src/simulator/server.ts";
 
 const cleanups: (() => unknown)[] = [];
 afterEach(async () => {
@@ -203,15 +204,26 @@ describe.skipIf(testBackend() !== "postgres")("PostgreSQL unreachable", () => {
     await within(1_000, () => woken.length > before);
   });
 
-  test("ingress answers 503 and acknowledges nothing, /healthz answers 503, until the database is back", async () => {
-    const deps = await fresh();
+  test("ingress, the operator API and /healthz answer 503 (nothing acknowledged) while proxied calls go on from memory, until the database is back", async () => {
+    const sim = startSimulator();
+    cleanups.push(() => sim.stop());
+    const deps = await testDeps({ env: { UPSTREAM_URL: sim.url } });
+    cleanups.push(deps.cleanup);
     const { store, relay } = await behindRelay(deps);
     await deps.store.close();
     deps.store = store;
     const app = startApp(deps);
     cleanups.push(() => app.stop());
     const created = await (await admin(app.url, "POST", "/admin/accounts", { name: "A", email: "a@example.com" })).json() as { id: string };
+    sim.addWaba({ wabaId: "4001", accessToken: "tok", appSecret: TEST_APP_SECRET });
+    sim.addNumber("4001", { phoneNumberId: "4002", throughputLevel: "STANDARD" });
     await admin(app.url, "POST", `/admin/accounts/${created.id}/wabas`, { waba_id: "4001", access_token: "tok" });
+    await admin(app.url, "POST", `/admin/accounts/${created.id}/numbers`, { phone_number_id: "4002", waba_id: "4001", kind: "embedded" });
+    const { key } = await (await admin(app.url, "POST", `/admin/accounts/${created.id}/api-keys`, { mode: "live" })).json() as { key: string };
+    const send = () => fetch(`${app.url}/v21.0/4002/messages`, {
+      method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+      body: JSON.stringify({ messaging_product: "whatsapp", to: "15551234567", type: "text", text: { body: "hi" } }),
+    });
     await store.webhooks.createEndpoint(endpointRow("ep_ingress", created.id, deps.clock.now()));
     const body = JSON.stringify({ object: "whatsapp_business_account", entry: [{ id: "4001", changes: [{ field: "messages", value: {} }] }] });
     const post = () => fetch(`${app.url}/webhooks/upstream`, {
@@ -222,6 +234,12 @@ describe.skipIf(testBackend() !== "postgres")("PostgreSQL unreachable", () => {
     relay.cut();
     expect((await post()).status).toBe(503);
     expect((await fetch(`${app.url}/healthz`)).status).toBe(503);
+    const operator = await admin(app.url, "GET", "/admin/numbers/4002");
+    expect(operator.status).toBe(503);
+    expect(await operator.json()).toMatchObject({ error: { type: "UnavailableException", code: "unavailable" } });
+    const sent = await send();
+    expect(sent.status).toBe(200);
+    expect(sent.headers.get("ratelimit-limit")).toBe("80");
     relay.restore();
     await within(5_000, async () => (await fetch(`${app.url}/healthz`)).status === 200);
     expect((await post()).status).toBe(200);

@@ -3,14 +3,16 @@ import type { Socket, TCPSocketListener } from "bun";
 /**
  * A TCP relay on a loopback port to another address, that a test can cut (the port refuses
  * connections and every open one is dropped, as when a database server goes away) and restore
- * on the same port.
+ * on the same port, or stall (connections stay up but nothing gets through, as when a server hangs).
  */
 export interface TcpProxy {
   port: number;
   /** Drops every connection and stops accepting new ones. */
   cut(): void;
-  /** Accepts again, on the same port. */
+  /** Accepts again, on the same port, and passes data again. */
   restore(): void;
+  /** Keeps every connection but passes nothing more to the target. */
+  stall(): void;
   stop(): void;
 }
 
@@ -21,6 +23,7 @@ export function startTcpProxy(target: { host: string; port: number }): TcpProxy 
   const pairs = new Set<Pair>();
   let listener: TCPSocketListener<Side> | null = null;
   let port = 0;
+  let stalled = false;
 
   const listen = () => {
     listener = Bun.listen<Side>({
@@ -55,6 +58,7 @@ export function startTcpProxy(target: { host: string; port: number }): TcpProxy 
           }).catch(() => client.end());
         },
         data(client, chunk) {
+          if (stalled) return;
           const pair = client.data.pair;
           if (pair.upstream) pair.upstream.write(chunk);
           else pair.pending.push(new Uint8Array(chunk));
@@ -84,7 +88,11 @@ export function startTcpProxy(target: { host: string; port: number }): TcpProxy 
     },
     cut,
     restore() {
+      stalled = false;
       if (!listener) listen();
+    },
+    stall() {
+      stalled = true;
     },
     stop: cut,
   };
