@@ -7,7 +7,8 @@
  *       message POSTs spread over NUMBERS numbers so none passes its 80/s bucket
  *   (e) a second Switchboard, the same but with OpenTelemetry traces on, exporting every call's
  *       spans over OTLP/HTTP to a collector stand-in (bench/proxy/collector.ts); its own database
- *   (f) a third, keeping SAMPLED (0.1) of the traces (OTEL_TRACES_SAMPLER=parentbased_traceidratio).
+ *   (f) a third, keeping SAMPLED (0.1) of the traces (OTEL_TRACES_SAMPLER=parentbased_traceidratio)
+ *   (p) a fourth in the scale-out mode: state on a PostgreSQL server of its own, rate limits in Redis.
  * Then the RSS a 100 MB upload adds to a fresh Switchboard process (chunked and declared).
  *
  *   bun bench/proxy/run.ts            (BENCH_SECONDS=10 ROUNDS=2 NUMBERS=1000 SAMPLED=0.1 by default)
@@ -17,6 +18,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import type { Subprocess } from "bun";
+import { startScaleOutBacking } from "./scale-out.ts";
 
 const ROOT = resolve(import.meta.dir, "../..");
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
@@ -24,13 +26,14 @@ const ROUNDS = Number(process.env.ROUNDS ?? 2);
 const NUMBERS = Number(process.env.NUMBERS ?? 1000);
 const CONNECTIONS = 50;
 /** Which rows to run (default all): e.g. ROWS=cd while working on Switchboard's own cost, ROWS=de for the cost of tracing. */
-const ROWS = process.env.ROWS ?? "abcdef";
+const ROWS = process.env.ROWS ?? "abcdefp";
 const UPLOADS = process.env.UPLOADS !== "0";
 /** The share of traces row (f) keeps (OTEL_TRACES_SAMPLER=parentbased_traceidratio). */
 const SAMPLED = Number(process.env.SAMPLED ?? 0.1);
 const ADMIN_TOKEN = "bench-admin-token";
 const work = mkdtempSync(join(tmpdir(), "switchboard-bench-"));
 const children: Subprocess[] = [];
+const cleanups: (() => Promise<void>)[] = [];
 
 async function freePort(): Promise<number> {
   const socket = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
@@ -117,10 +120,10 @@ async function admin(base: string, method: string, path: string, body?: unknown)
   return (await r.json()) as { id: string; key: string };
 }
 
-async function startSwitchboard(upstreamPort: number, dbPath: string, env: Record<string, string> = {}): Promise<{ url: string; child: Subprocess }> {
+async function startSwitchboard(upstreamPort: number, databaseUrl: string, env: Record<string, string> = {}): Promise<{ url: string; child: Subprocess }> {
   const port = await freePort();
   const child = start([process.execPath, "src/main.ts", "serve"], {
-    PORT: String(port), HOST: "127.0.0.1", DATABASE_URL: `file:${dbPath}`, UPSTREAM_URL: `http://127.0.0.1:${upstreamPort}`,
+    PORT: String(port), HOST: "127.0.0.1", DATABASE_URL: databaseUrl, UPSTREAM_URL: `http://127.0.0.1:${upstreamPort}`,
     APP_SECRET: "bench-app-secret", ENCRYPTION_KEY: Buffer.alloc(32, 3).toString("base64"), ADMIN_TOKEN, DEV_MODE: "0", ...env,
   });
   const url = `http://127.0.0.1:${port}`;
@@ -168,7 +171,7 @@ async function main() {
   await waitFor(`http://127.0.0.1:${barePort}/`);
 
   const dbPath = join(work, "switchboard.db");
-  let sb = await startSwitchboard(upstreamPort, dbPath);
+  let sb = await startSwitchboard(upstreamPort, `file:${dbPath}`);
   const loadScript = async (base: string, name: string) => {
     const { key, numbers } = await seed(base);
     const path = join(work, name);
@@ -184,7 +187,7 @@ async function main() {
     const collector = start([process.execPath, "bench/proxy/collector.ts"], { PORT: String(collectorPort) });
     const collectorUrl = `http://127.0.0.1:${collectorPort}`;
     await waitFor(`${collectorUrl}/stats`);
-    const server = await startSwitchboard(upstreamPort, join(work, `traced-${row}.db`), { OTEL_EXPORTER_OTLP_ENDPOINT: collectorUrl, ...env });
+    const server = await startSwitchboard(upstreamPort, `file:${join(work, `traced-${row}.db`)}`, { OTEL_EXPORTER_OTLP_ENDPOINT: collectorUrl, ...env });
     const load = await loadScript(server.url, `load-${row}.lua`);
     return {
       server, load, collector,
@@ -198,9 +201,13 @@ async function main() {
     e: await tracedRow("e", {}),
     f: await tracedRow("f", { OTEL_TRACES_SAMPLER: "parentbased_traceidratio", OTEL_TRACES_SAMPLER_ARG: String(SAMPLED) }),
   };
+  const backing = await startScaleOutBacking(await freePort());
+  cleanups.push(backing.stop);
+  const scaled = await startSwitchboard(upstreamPort, backing.env.DATABASE_URL!, backing.env);
+  const scaledLoad = await loadScript(scaled.url, "load-p.lua");
 
   // Every row must answer 200 before it is measured.
-  const probes = [[upstream, key], [`http://127.0.0.1:${nginxPort}`, key], [`http://127.0.0.1:${barePort}`, key], [sb.url, key], [traced.e.server.url, traced.e.load.key], [traced.f.server.url, traced.f.load.key]];
+  const probes = [[upstream, key], [`http://127.0.0.1:${nginxPort}`, key], [`http://127.0.0.1:${barePort}`, key], [sb.url, key], [traced.e.server.url, traced.e.load.key], [traced.f.server.url, traced.f.load.key], [scaled.url, scaledLoad.key]];
   for (const [url, bearer] of probes) {
     const r = await fetch(`${url}/v21.0/${numbers[0]}/messages`, { method: "POST", headers: { authorization: `Bearer ${bearer}`, "content-type": "application/json" }, body: '{"to":"1"}' });
     if (r.status !== 200) throw new Error(`${url} answered ${r.status}: ${await r.text()}`);
@@ -210,13 +217,16 @@ async function main() {
     a: "upstream directly", b: "nginx proxy_pass (keep-alive)", c: "bare Bun fetch pass-through", d: "Switchboard, every check on",
     e: "Switchboard, every check on, every call traced (OTLP/HTTP)",
     f: `Switchboard, every check on, traces sampled at ${SAMPLED} (OTLP/HTTP)`,
+    p: "Switchboard, every check on, scale-out mode (PostgreSQL + Redis)",
   } as const;
   type Row = keyof typeof rows;
-  const urls: Record<Row, string> = { a: upstream, b: `http://127.0.0.1:${nginxPort}`, c: `http://127.0.0.1:${barePort}`, d: sb.url, e: traced.e.server.url, f: traced.f.server.url };
-  const pids: Record<Row, number> = { a: upstreamChild.pid, b: nginxChild.pid, c: bareChild.pid, d: sb.child.pid, e: traced.e.server.child.pid, f: traced.f.server.child.pid };
-  const scripts: Record<Row, string> = { a: script, b: script, c: script, d: script, e: traced.e.load.path, f: traced.f.load.path };
-  const results: Record<Row, WrkResult[]> = { a: [], b: [], c: [], d: [], e: [], f: [] };
-  const peakUnderLoad = { d: 0, e: 0, f: 0 };
+  const urls: Record<Row, string> = { a: upstream, b: `http://127.0.0.1:${nginxPort}`, c: `http://127.0.0.1:${barePort}`, d: sb.url, e: traced.e.server.url, f: traced.f.server.url, p: scaled.url };
+  const pids: Record<Row, number> = { a: upstreamChild.pid, b: nginxChild.pid, c: bareChild.pid, d: sb.child.pid, e: traced.e.server.child.pid, f: traced.f.server.child.pid, p: scaled.child.pid };
+  const scripts: Record<Row, string> = { a: script, b: script, c: script, d: script, e: traced.e.load.path, f: traced.f.load.path, p: scaledLoad.path };
+  const results: Record<Row, WrkResult[]> = { a: [], b: [], c: [], d: [], e: [], f: [], p: [] };
+  const peakUnderLoad = { d: 0, e: 0, f: 0, p: 0 };
+  /** Row (p): the Redis server's CPU per request, on the same 2 cores. */
+  const redisCpu: number[] = [];
   const chosen = (Object.keys(rows) as Row[]).filter((row) => ROWS.includes(row));
   for (const row of chosen) {
     const warm = await wrk(urls[row], scripts[row], 2); // warm-up
@@ -224,11 +234,12 @@ async function main() {
   }
   for (let round = 0; round < ROUNDS; round++) {
     for (const row of chosen) {
-      if (row === "d" || row === "e" || row === "f") {
+      if (row === "d" || row === "e" || row === "f" || row === "p") {
         const cpuBefore = cpuSeconds(pids[row]);
-        const collectorBefore = row === "d" ? 0 : cpuSeconds(traced[row].collector.pid);
+        const collectorBefore = row === "e" || row === "f" ? cpuSeconds(traced[row].collector.pid) : 0;
+        const redisBefore = row === "p" && backing.redisPid ? cpuSeconds(backing.redisPid) : 0;
         const { result, peakMb } = await sampling(pids[row], wrk(urls[row], scripts[row], SECONDS));
-        if (row !== "d") {
+        if (row === "e" || row === "f") {
           // Spans still queued when the load stops are exported after it: that work is the row's
           // own, and must not run into the next row's time.
           await drained(traced[row].stats);
@@ -236,6 +247,7 @@ async function main() {
           traced[row].collectorCpu += cpuSeconds(traced[row].collector.pid) - collectorBefore;
         }
         result.cpuUsPerRequest = ((cpuSeconds(pids[row]) - cpuBefore) * 1e6) / result.requests;
+        if (row === "p" && backing.redisPid) redisCpu.push(((cpuSeconds(backing.redisPid) - redisBefore) * 1e6) / result.requests);
         peakUnderLoad[row] = Math.max(peakUnderLoad[row], peakMb);
         results[row].push(result);
       } else {
@@ -250,7 +262,7 @@ async function main() {
   if (UPLOADS) {
   sb.child.kill();
   await sb.child.exited;
-  sb = await startSwitchboard(upstreamPort, dbPath);
+  sb = await startSwitchboard(upstreamPort, `file:${dbPath}`);
   const file = join(work, "100mb.bin");
   writeFileSync(file, new Uint8Array(100 * 1024 * 1024).fill(7));
   await wrk(sb.url, script, 1);
@@ -288,6 +300,11 @@ async function main() {
     console.log(`  spans its collector stand-in received per call = ${(exported[row].spans / traced[row].calls).toFixed(2)}   (4 per kept trace; ${exported[row].exports} exports, ${(exported[row].bytes / 1e6).toFixed(0)} MB)`);
     console.log(`  collector stand-in CPU = ${((traced[row].collectorCpu * 1e6) / requests).toFixed(1)} µs per call (on the same 2 cores); peak RSS of this Switchboard under load = ${peakUnderLoad[row].toFixed(0)} MB`);
   }
+  if (chosen.includes("p")) {
+    console.log(`(p)/(d) = ${(s.p.rps / s.d.rps).toFixed(2)} by req/s, ${(s.d.cpu / s.p.cpu).toFixed(2)} by CPU per request   (scale-out against SQLite; target >= 0.80)`);
+    console.log(`  p99 (p) - p99 (d) = ${(s.p.p99 - s.d.p99).toFixed(2)} ms   (target <= 1 ms); peak RSS under load = ${peakUnderLoad.p.toFixed(0)} MB`);
+    if (redisCpu.length) console.log(`  Redis server CPU = ${mean(redisCpu).toFixed(1)} µs per request (beside Switchboard's own, on the same cores)`);
+  }
   for (const u of uploads) console.log(`100 MB ${u.mode} upload: HTTP ${u.code}, RSS ${u.baseMb.toFixed(0)} MB before, +${u.addedMb.toFixed(1)} MB at peak   (target <= 32 MB)`);
 }
 
@@ -296,5 +313,6 @@ try {
 } finally {
   for (const child of children) child.kill();
   await Promise.all(children.map((c) => c.exited));
+  for (const cleanup of cleanups) await cleanup();
   rmSync(work, { recursive: true, force: true });
 }

@@ -15,11 +15,21 @@ export interface RedisLimiterOptions {
   clock: Clock;
 }
 
+/** The most decisions sent in one EVALSHA: bounds the time one script holds the Redis server. */
+export const MAX_BATCH = 128;
+
+interface Waiting {
+  spec: BucketSpec;
+  resolve(decision: Decision): void;
+  reject(error: unknown): void;
+}
+
 /**
- * SPEC 8.1's buckets in Redis, shared by every instance (CONTRACT 6): each decision is one EVALSHA
- * of bucket.lua, computed on the Redis server by its own clock, so instances' clocks never matter
- * and a burst spread over them passes exactly a bucket's capacity. Bun's client pipelines
- * concurrent commands on its one connection.
+ * SPEC 8.1's buckets in Redis, shared by every instance (CONTRACT 6), computed on the Redis server
+ * by its own clock, so instances' clocks never matter and a burst spread over them passes exactly a
+ * bucket's capacity. The decisions asked for in one turn of the event loop go to Redis together, as
+ * one EVALSHA of bucket.lua: under load a round trip and a script call serve many proxied calls,
+ * which is most of what a decision costs Redis and this process (bench/RESULTS.md, Scale-out).
  *
  * Redis going away must cost the proxy nothing (SPEC 8.1 fails open within 50 ms): the client
  * queues nothing while disconnected (a command fails at once), and once a command failed, or an
@@ -34,6 +44,8 @@ export class RedisLimiter implements RateLimiter {
   /** Start times (performance.now) of the commands sent and not answered yet, oldest first: Redis answers in order. */
   private pending: number[] = [];
   private coolOffUntil = Number.NEGATIVE_INFINITY;
+  /** Decisions asked for in this turn of the event loop, sent together at its end. */
+  private waiting: Waiting[] = [];
 
   constructor(private readonly options: RedisLimiterOptions) {
     [this.client, this.connected] = this.connect();
@@ -61,18 +73,30 @@ export class RedisLimiter implements RateLimiter {
       this.pending = [];
       throw new LimiterUnavailableError("Redis stopped answering");
     }
+    return new Promise<Decision>((resolve, reject) => {
+      this.waiting.push({ spec, resolve, reject });
+      if (this.waiting.length === MAX_BATCH) this.send();
+      else if (this.waiting.length === 1) setImmediate(() => this.send());
+    });
+  }
+
+  /** Sends the decisions waiting, if any (a full batch may have gone already), as one command. */
+  private send(): void {
+    const batch = this.waiting;
+    if (batch.length === 0) return;
+    this.waiting = [];
     const started = performance.now();
     this.pending.push(started);
     const client = this.client;
-    return this.connected.then(() => this.decide(client, spec)).then(
-      (decision) => {
+    this.connected.then(() => this.decide(client, batch.map((w) => w.spec))).then(
+      (decisions) => {
         this.settled(client, started);
-        return decision;
+        batch.forEach((w, i) => w.resolve(decisions[i]!));
       },
       (error: unknown) => {
         this.settled(client, started);
         this.coolOff(this.options.clock.now());
-        throw error;
+        for (const w of batch) w.reject(error);
       },
     );
   }
@@ -87,8 +111,12 @@ export class RedisLimiter implements RateLimiter {
     this.coolOffUntil = now + COOL_OFF_MS;
   }
 
-  private async decide(client: RedisClient, spec: BucketSpec): Promise<Decision> {
-    const args = ["1", `${this.options.keyPrefix}bucket:${spec.key}`, String(spec.capacity), String(spec.windowMs), String(2 * spec.windowMs)];
+  private async decide(client: RedisClient, specs: BucketSpec[]): Promise<Decision[]> {
+    const args = [
+      String(specs.length),
+      ...specs.map((spec) => `${this.options.keyPrefix}bucket:${spec.key}`),
+      ...specs.flatMap((spec) => [String(spec.capacity), String(spec.windowMs)]),
+    ];
     let answer: number[];
     try {
       answer = (await client.send("EVALSHA", [SCRIPT_SHA, ...args])) as number[];
@@ -97,8 +125,10 @@ export class RedisLimiter implements RateLimiter {
       if (!String((error as Error).message).startsWith("NOSCRIPT")) throw error;
       answer = (await client.send("EVAL", [script, ...args])) as number[];
     }
-    const [allowed, remaining, reset, retryAfter] = answer.map(Number) as [number, number, number, number];
-    return { allowed: allowed === 1, limit: spec.capacity, remaining, resetSeconds: reset, retryAfterSeconds: retryAfter < 0 ? null : retryAfter };
+    return specs.map((spec, i) => {
+      const [allowed, remaining, reset, retryAfter] = answer.slice(4 * i, 4 * i + 4).map(Number) as [number, number, number, number];
+      return { allowed: allowed === 1, limit: spec.capacity, remaining, resetSeconds: reset, retryAfterSeconds: retryAfter < 0 ? null : retryAfter };
+    });
   }
 
   close(): void {
