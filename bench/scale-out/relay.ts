@@ -3,8 +3,10 @@
  * Starts a PostgreSQL server of its own with the server's default settings (bench/support/
  * postgres-cluster.ts: autovacuum on, durable commits), the receiver (bench/webhooks/receiver.ts)
  * and one instance, then reports, in one run:
- *   floor      a bare INSERT + COMMIT round trip on one connection (p50/p99): the least a durable ack can cost;
- *   steady     events at RATE/s for SECONDS to one instance: ingress ack p50/p99 as the sender saw it;
+ *   floor      a bare INSERT + COMMIT round trip on one connection (p50/p99): the least a durable ack can cost,
+ *              and the same events at RATE/s posted straight to the receiver: the sender's HTTP round trip;
+ *   steady     events at RATE/s for SECONDS to one instance: ingress ack p50/p99 as the sender saw it, and
+ *              its ratio to the two floors added up;
  *   one        events posted flat out (CONCURRENCY connections) to one instance: deliveries/s sustained;
  *   two        the same with a second instance, events posted alternately to both;
  * and for the flat phases the SQL statements, transactions and round trips PostgreSQL served per
@@ -56,7 +58,7 @@ async function startInstance(): Promise<string> {
 }
 
 /** The durable-ack floor: one INSERT, committed (autocommit), per round trip, on one connection. */
-async function floor(): Promise<void> {
+async function floor(): Promise<{ p50: number; p99: number }> {
   const db = new SQL({ url: databaseUrl, max: 1 });
   await db.unsafe("CREATE TABLE bench_floor (id bigserial PRIMARY KEY, at bigint NOT NULL, body bytea)");
   const body = new Uint8Array(1500);
@@ -71,6 +73,16 @@ async function floor(): Promise<void> {
   times.sort((a, b) => a - b);
   console.log(`floor: a bare INSERT + COMMIT round trip, 3000 in a row on one connection`);
   console.log(`  commit round trip        p50 ${fmt(pct(times, 50))}  p99 ${fmt(pct(times, 99))}  max ${fmt(times.at(-1)!)}`);
+  return { p50: pct(times, 50), p99: pct(times, 99) };
+}
+
+/** The sender's own HTTP round trip: the same events at the same rate, straight to the receiver. */
+async function httpFloor(): Promise<{ p50: number; p99: number }> {
+  const { acks } = await openLoop(RATE, SECONDS, (i) => postEvent(`${receiver.url}/reference`, 90_000_000 + i, ACCOUNTS));
+  console.log(`reference: the same ${RATE * SECONDS} events at ${RATE}/s posted straight to the receiver (no relay)`);
+  console.log(ackLine("HTTP round trip", acks));
+  const ms = acks.map((a) => a.acked - a.sent).sort((a, b) => a - b);
+  return { p50: pct(ms, 50), p99: pct(ms, 99) };
 }
 
 /** CPU time (ms) so far of a process and, when `children`, of its child processes (PostgreSQL's backends). */
@@ -143,7 +155,7 @@ async function flatPhase(label: string, bases: string[]): Promise<void> {
 }
 
 try {
-  await floor();
+  const commit = await floor();
   const first = await startInstance();
   await setupAccounts(first, ACCOUNTS, receiver.url);
   if (WARMUP > 0) {
@@ -153,11 +165,14 @@ try {
   }
   const phases = (process.env.PHASES ?? "steady,one,two").split(",");
   if (phases.includes("steady")) {
+  const http = await httpFloor();
   const arrivedBefore = await receiver.arrived();
   const steady = await openLoop(RATE, SECONDS, (i) => postEvent(`${first}/webhooks/upstream`, i, ACCOUNTS));
   const delivered = (await receiver.waitFor(arrivedBefore + RATE * SECONDS * ACCOUNTS, 60_000)) - arrivedBefore;
   console.log(`steady: ${RATE * SECONDS} events at ${RATE}/s to one instance, ${ACCOUNTS} deliveries each`);
   console.log(ackLine("ingress ack latency", steady.acks));
+  const acked = steady.acks.map((a) => a.acked - a.sent).sort((a, b) => a - b);
+  console.log(`  against the floors       p50 ${(pct(acked, 50) / (http.p50 + commit.p50)).toFixed(1)}×, p99 ${(pct(acked, 99) / (http.p99 + commit.p99)).toFixed(1)}× (HTTP round trip + commit round trip); p99 ${(pct(acked, 99) / commit.p99).toFixed(1)}× the commit alone`);
   console.log(`  delivered                ${delivered} of ${RATE * SECONDS * ACCOUNTS}`);
   }
   if (phases.includes("one")) await flatPhase("one instance, flat out", [first]);
