@@ -36,8 +36,10 @@ describe("compose.yaml", () => {
     expect(upstreams.sort()).toEqual(instances.sort());
   });
 
-  test.skipIf(Bun.spawnSync(["docker", "compose", "version"], { stdout: "ignore", stderr: "ignore" }).exitCode !== 0)("docker compose config accepts it", () => {
-    const checked = Bun.spawnSync(["docker", "compose", "config", "--quiet"], {
+  // Compose v2 (`docker compose`) where Docker's plugin is installed, else v1 (Debian's `docker-compose`).
+  const composeCli = [["docker", "compose"], ["docker-compose"]].find((cli) => Bun.spawnSync([...cli, "version"], { stdout: "ignore", stderr: "ignore" }).exitCode === 0);
+  test.skipIf(composeCli === undefined)("docker compose config accepts it", () => {
+    const checked = Bun.spawnSync([...composeCli!, "config", "--quiet"], {
       cwd: ROOT, env: { ...process.env, APP_SECRET: "s", ENCRYPTION_KEY: Buffer.alloc(32).toString("base64") }, stderr: "pipe",
     });
     expect(checked.stderr.toString()).toBe("");
