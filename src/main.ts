@@ -14,7 +14,7 @@ import { MIGRATE_USAGE, parseMigrateArgs } from "./cli/migrate-args.ts";
 import { progressBar } from "./cli/progress-bar.ts";
 import { parseSimulateArgs, SIMULATE_USAGE } from "./cli/simulate-args.ts";
 import { moveToPostgres, TargetNotEmptyError } from "./move/move.ts";
-import { ConfigError, DEV_APP_SECRET, parseConfig, type Config } from "./config/config.ts";
+import { ConfigError, DEV_APP_SECRET, parseConfig, platformSetting, type Config } from "./config/config.ts";
 import { demoBanner, seedDemo } from "./demo/seed.ts";
 import { startDemoStack } from "./demo/stack.ts";
 import { SealError } from "./crypto/sealer.ts";
@@ -94,7 +94,7 @@ async function serve(argv: string[]): Promise<void> {
   let config = loadConfig(env);
   const appUrl = `http://${config.host === "0.0.0.0" || config.host === "::" ? "127.0.0.1" : config.host}:${config.port}`;
   // The demo's simulator must be up before the config is final: it is the upstream.
-  const demo = values.demo ? startDemoStack({ appUrl, print: (line) => console.log(line) }) : null;
+  const demo = values.demo ? startDemoStack({ appUrl, names: config.platform, print: (line) => console.log(line) }) : null;
   if (demo) config = loadConfig({ ...env, UPSTREAM_URL: demo.sim.url });
   const deps = await openDeps(config, createLogger(config.logLevel), { checkpointWorker: CHECKPOINT_WORKER });
   const app = createApp(deps);
@@ -110,7 +110,7 @@ async function serve(argv: string[]): Promise<void> {
   if (demo) {
     const credentials = await seedDemo({ ...deps, urlRules: app.relay.urlRules }, demo.sim, demo.receiver.url);
     demo.receiver.setSecret(credentials.endpointSecret);
-    console.log(demoBanner(credentials, { app: appUrl, simulator: demo.sim.url }, config.upstreamApiVersion));
+    console.log(demoBanner(credentials, { app: appUrl, simulator: demo.sim.url }, config.upstreamApiVersion, config.platform.product));
   } else if (deps.store.directory.accounts().length === 0) {
     deps.logger.info("no accounts yet; create the first one with", {
       command: "switchboard admin accounts create --name 'Acme' --email ops@acme.example && switchboard admin users create <account_id> --email you@acme.example --password '<at least 10 characters>'",
@@ -167,7 +167,15 @@ async function simulate(argv: string[]): Promise<void> {
     console.error(`switchboard: ${error.message}\n\n${SIMULATE_USAGE}`);
     process.exit(2);
   }
+  let names;
+  try {
+    names = platformSetting(process.env);
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    configurationError(error.message);
+  }
   const sim = startSimulator({
+    names,
     port: args.port,
     wabas: args.wabas,
     webhooks: args.webhookUrl === null ? undefined : {

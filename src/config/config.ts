@@ -1,4 +1,5 @@
 import { isIP } from "node:net";
+import { PLATFORM_WORD, platformNames, type PlatformNames } from "../platform/names.ts";
 import { parseDuration } from "./duration.ts";
 
 /** Where state lives: one SQLite file (":memory:" allowed in tests), or PostgreSQL for the scale-out mode (CONTRACT 6). */
@@ -31,6 +32,8 @@ export interface Config {
   readonly logLevel: "debug" | "info" | "warn" | "error";
   /** OpenTelemetry traces: the OTLP/HTTP collector's traces URL, this service's name and which traces to keep; null: off. */
   readonly tracing: TracingConfig | null;
+  /** The platform's own words (PLATFORM_NAME), SPEC's neutral ones by default. */
+  readonly platform: PlatformNames;
 }
 
 /** OTEL_TRACES_SAMPLER's values (the OpenTelemetry specification's names). */
@@ -197,6 +200,14 @@ function tracing(env: Env): Config["tracing"] {
   });
 }
 
+/** PLATFORM_NAME, read alone too by `switchboard simulate`, which speaks the same words. */
+export function platformSetting(env: Env): PlatformNames {
+  const raw = text(env, "PLATFORM_NAME");
+  if (raw === null) return platformNames();
+  if (!PLATFORM_WORD.test(raw)) throw new ConfigError("PLATFORM_NAME", `must be the platform's product word in lower case (letters, digits, _), as its API writes messaging_product, got "${raw}"`);
+  return platformNames(raw);
+}
+
 /** Reads the environment once into a frozen, typed configuration; throws ConfigError naming the variable. */
 export function parseConfig(env: Env): Config {
   const devMode = flag(env, "DEV_MODE");
@@ -225,5 +236,6 @@ export function parseConfig(env: Env): Config {
     mail: mail(text(env, "SMTP_URL"), text(env, "MAIL_FROM")),
     logLevel: logLevel(text(env, "LOG_LEVEL")),
     tracing: tracing(env),
+    platform: platformSetting(env),
   });
 }

@@ -84,8 +84,8 @@ export async function seedDemo(deps: SeedDeps, sim: Simulator, receiverUrl: stri
 }
 
 /** What `serve --demo` prints once it is ready: credentials and three lines to paste. */
-export function demoBanner(c: DemoCredentials, urls: { app: string; simulator: string }, version: string): string {
-  const send = `curl -sS -X POST ${urls.app}/${version}/${c.numberId}/messages -H 'Authorization: Bearer ${c.liveKey}' -H 'Content-Type: application/json' -d '{"messaging_product":"chat","to":"15551234567","type":"text","text":{"body":"Hello from Switchboard"}}'`;
+export function demoBanner(c: DemoCredentials, urls: { app: string; simulator: string }, version: string, product: string): string {
+  const send = `curl -sS -X POST ${urls.app}/${version}/${c.numberId}/messages -H 'Authorization: Bearer ${c.liveKey}' -H 'Content-Type: application/json' -d '{"messaging_product":"${product}","to":"15551234567","type":"text","text":{"body":"Hello from Switchboard"}}'`;
   const deliveries = `curl -sS -c /tmp/switchboard-demo.cookie -H 'Content-Type: application/json' -d '{"email":"${c.email}","password":"${c.password}"}' ${urls.app}/api/session && curl -sS -b /tmp/switchboard-demo.cookie '${urls.app}/api/deliveries?endpoint_id=${c.endpointId}'`;
   const inbound = `curl -sS -X POST ${urls.simulator}/_sim/inbound -H 'Content-Type: application/json' -d '{"phone_number_id":"${c.numberId}","text":"Hi, is my order on its way?"}'`;
   return [

@@ -1,3 +1,4 @@
+import type { PlatformNames } from "../platform/names.ts";
 import { startSimulator, type Simulator } from "../simulator/server.ts";
 import { startDemoReceiver, type DemoReceiver } from "./receiver.ts";
 
@@ -11,9 +12,10 @@ export interface DemoStack {
  * What `serve --demo` runs beside Switchboard: the upstream simulator (sending its webhooks to
  * Switchboard's ingress at `appUrl`) and a receiver for the demo endpoint, both printing what happens.
  */
-export function startDemoStack(options: { appUrl: string; print: (line: string) => void }): DemoStack {
+export function startDemoStack(options: { appUrl: string; names: PlatformNames; print: (line: string) => void }): DemoStack {
   const { print } = options;
   const sim = startSimulator({
+    names: options.names,
     webhooks: {
       url: `${options.appUrl}/webhooks/upstream`,
       onResult: ({ status, error }) => {

@@ -1,3 +1,5 @@
+import type { PlatformNames } from "../platform/names.ts";
+
 /**
  * SPEC 4.1 as data: the only calls the proxy forwards. A row names the method, the edge after the
  * id (null = the object itself), what the id must be, which bucket pays (SPEC 8.1) and which
@@ -15,7 +17,8 @@ export interface Route {
   readonly timeout: TimeoutKind;
 }
 
-export const ALLOW_LIST: readonly Route[] = [
+/** The rows, with the business-profile edge in the platform's own word (PLATFORM_NAME). */
+export const allowList = (names: PlatformNames): readonly Route[] => [
   { method: "POST", edge: "messages", id: "number", bucket: "number", timeout: "default" },
   { method: "PUT", edge: "messages", id: "number", bucket: "number", timeout: "default" },
   { method: "POST", edge: "media", id: "number", bucket: "number", timeout: "media" },
@@ -26,7 +29,7 @@ export const ALLOW_LIST: readonly Route[] = [
   { method: "GET", edge: "message_templates", id: "waba", bucket: "waba", timeout: "default" },
   { method: "POST", edge: "message_templates", id: "waba", bucket: "waba", timeout: "default" },
   { method: "DELETE", edge: "message_templates", id: "waba", bucket: "waba", timeout: "default" },
-  { method: "GET", edge: "chat_business_profile", id: "number", bucket: "waba", timeout: "default" },
+  { method: "GET", edge: names.businessProfileEdge, id: "number", bucket: "waba", timeout: "default" },
 ];
 
 /** The query parameter that scopes media calls to a number (SPEC 4.1). */

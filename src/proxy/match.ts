@@ -1,4 +1,4 @@
-import { ALLOW_LIST, MEDIA_SCOPE_PARAM, type Route } from "./allow-list.ts";
+import { MEDIA_SCOPE_PARAM, type Route } from "./allow-list.ts";
 
 /** A request whose method, path shape and edge fit at least one allow-list row. */
 export interface Match {
@@ -15,12 +15,6 @@ const VERSION = /^v\d{1,4}\.0$/;
 // Nothing that a server or upstream could decode into another path (`%`, `.`, `/`) gets through.
 const ID = /^[0-9A-Za-z_-]{1,64}$/;
 
-/** Allow-list rows by method and edge, in allow-list order (looked up on every request). */
-const ROWS = new Map<string, Route[]>();
-for (const route of ALLOW_LIST) {
-  const key = `${route.method} ${route.edge ?? ""}`;
-  ROWS.set(key, [...(ROWS.get(key) ?? []), route]);
-}
 
 /** The value of `name` in a raw query when it occurs exactly once, else null. */
 function singleParam(rawQuery: string | null, name: string): string | null {
@@ -30,24 +24,33 @@ function singleParam(rawQuery: string | null, name: string): string | null {
 }
 
 /**
- * Step 1 of SPEC 7.3: `/{version}/{id}` or `/{version}/{id}/{edge}` with a method and edge on the
- * allow-list (and, for media calls, the scoping parameter). Pure; null means 404.
+ * Step 1 of SPEC 7.3 for an allow-list: a function that takes `/{version}/{id}` or
+ * `/{version}/{id}/{edge}` with a method and edge on the list (and, for media calls, the scoping
+ * parameter) to its rows. Pure; null means 404.
  */
-export function matchRoute(method: string, path: string, rawQuery: string | null): Match | null {
-  const parts = path.split("/");
-  if (parts.length < 3 || parts.length > 4 || parts[0] !== "") return null;
-  const [, version, id, edge = null] = parts as [string, string, string, string?];
-  if (!VERSION.test(version) || !ID.test(id)) return null;
-  // An empty edge (a trailing "/") matches no row: it must not be read as the object itself.
-  if (edge === "") return null;
-  let routes = ROWS.get(`${method} ${edge ?? ""}`) ?? [];
-  let scopeNumberId: string | null = null;
-  if (routes.some((r) => r.id === "media")) {
-    scopeNumberId = singleParam(rawQuery, MEDIA_SCOPE_PARAM);
-    if (scopeNumberId === null || !ID.test(scopeNumberId)) {
-      routes = routes.filter((r) => r.id !== "media");
-      scopeNumberId = null;
-    }
+export function routeMatcher(allowList: readonly Route[]) {
+  // Rows by method and edge, in allow-list order (looked up on every request).
+  const rows = new Map<string, Route[]>();
+  for (const route of allowList) {
+    const key = `${route.method} ${route.edge ?? ""}`;
+    rows.set(key, [...(rows.get(key) ?? []), route]);
   }
-  return routes.length === 0 ? null : { version, id, routes, scopeNumberId };
+  return function matchRoute(method: string, path: string, rawQuery: string | null): Match | null {
+    const parts = path.split("/");
+    if (parts.length < 3 || parts.length > 4 || parts[0] !== "") return null;
+    const [, version, id, edge = null] = parts as [string, string, string, string?];
+    if (!VERSION.test(version) || !ID.test(id)) return null;
+    // An empty edge (a trailing "/") matches no row: it must not be read as the object itself.
+    if (edge === "") return null;
+    let routes = rows.get(`${method} ${edge ?? ""}`) ?? [];
+    let scopeNumberId: string | null = null;
+    if (routes.some((r) => r.id === "media")) {
+      scopeNumberId = singleParam(rawQuery, MEDIA_SCOPE_PARAM);
+      if (scopeNumberId === null || !ID.test(scopeNumberId)) {
+        routes = routes.filter((r) => r.id !== "media");
+        scopeNumberId = null;
+      }
+    }
+    return routes.length === 0 ? null : { version, id, routes, scopeNumberId };
+  };
 }

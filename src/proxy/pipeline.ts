@@ -9,7 +9,8 @@ import { MAX_BODY_BYTES } from "./body-limit.ts";
 import { authenticate, billingError, connectionError, resolveTarget, testKeyRefused, type Target } from "./checks.ts";
 import { proxyCallTracer, type CallOutcome, type ProxyCallTrace } from "./call-trace.ts";
 import { forward } from "./forward.ts";
-import { matchRoute } from "./match.ts";
+import { allowList } from "./allow-list.ts";
+import { routeMatcher } from "./match.ts";
 import { rateLimitHeaders } from "./headers.ts";
 import { ProofCache } from "./proof-cache.ts";
 import { upstreamQuery } from "./query.ts";
@@ -59,6 +60,7 @@ export function createProxy(deps: ProxyDeps, limiter: RateLimiter) {
   const logAll = config.logLevel === "debug";
   const startTrace = proxyCallTracer(deps.tracing, config.upstreamUrl);
   const decide = rateLimitStep(limiter, deps);
+  const matchRoute = routeMatcher(allowList(config.platform));
 
   /** SPEC 7.3: every check in order, stopping at the first failure. */
   async function pipeline(request: Request, { path, query }: RawTarget, requestId: string, outcome: CallOutcome, trace?: ProxyCallTrace): Promise<Response> {

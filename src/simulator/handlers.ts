@@ -1,6 +1,7 @@
 import type { Random } from "../runtime/random.ts";
 import type { RecordedRequest } from "./recorder.ts";
-import { PRODUCT } from "../platform/names.ts";
+import type { PlatformNames } from "../platform/names.ts";
+import { postMessage } from "./messages.ts";
 import { upstreamErrorBody, type UpstreamErrorCode } from "./upstream-errors.ts";
 import { numericId, type SimWorld } from "./world.ts";
 
@@ -15,6 +16,8 @@ export interface AcceptedMessage {
 
 export interface CallContext {
   world: SimWorld;
+  /** The platform's words this simulator speaks (PLATFORM_NAME). */
+  names: PlatformNames;
   random: Random;
   request: RecordedRequest;
   params: URLSearchParams;
@@ -31,7 +34,7 @@ export interface Answer {
 }
 
 const ok = (body: unknown): Answer => ({ status: 200, body });
-const fail = (ctx: CallContext, code: UpstreamErrorCode, message?: string): Answer => upstreamErrorBody(code, ctx.traceId, message);
+const fail = (ctx: CallContext, code: UpstreamErrorCode, message?: string): Answer => upstreamErrorBody(code, ctx.traceId, message, ctx.names.product);
 const missing = (ctx: CallContext): Answer => fail(ctx, 100, `Unsupported ${ctx.request.method.toLowerCase()} request. Object with ID '${ctx.id}' does not exist, cannot be loaded due to missing permissions, or does not support this operation.`);
 
 function json(ctx: CallContext): Record<string, unknown> | null {
@@ -44,14 +47,8 @@ function json(ctx: CallContext): Record<string, unknown> | null {
 }
 
 function sendMessage(ctx: CallContext): Answer {
-  const number = ctx.world.numbers.get(ctx.id);
-  if (!number) return missing(ctx);
-  const body = json(ctx);
-  if (!body) return fail(ctx, 100, "(#100) The parameter messaging_product is required.");
-  if (typeof body.to !== "string" || body.to === "") return fail(ctx, 100, "(#100) The parameter to is required.");
-  const messageId = `wamid.${Buffer.from(ctx.random.bytes(24)).toString("base64url")}`;
-  ctx.accepted({ messageId, wabaId: number.wabaId, phoneNumberId: number.phoneNumberId, to: body.to, type: typeof body.type === "string" ? body.type : "text" });
-  return ok({ messaging_product: PRODUCT, contacts: [{ input: body.to, wa_id: body.to.replace(/\D/g, "") }], messages: [{ id: messageId }] });
+  if (!ctx.world.numbers.has(ctx.id)) return missing(ctx);
+  return postMessage(ctx, json(ctx), () => `wamid.${Buffer.from(ctx.random.bytes(24)).toString("base64url")}`);
 }
 
 /** PUT /{number}/messages marks an inbound message as read (or shows a typing indicator). */
@@ -66,7 +63,10 @@ async function uploadMedia(ctx: CallContext): Promise<Answer> {
   if (!ctx.world.numbers.has(ctx.id)) return missing(ctx);
   const { request } = ctx;
   let mimeType = "application/octet-stream";
-  // Small uploads are parsed as the platform would; large ones were only hashed while they streamed.
+  let sha256 = request.bodySha256;
+  let fileSize = request.bodyLength;
+  // Small uploads are parsed as the platform would (size and hash of the file itself); large ones
+  // were only hashed while they streamed, form and all.
   if (request.body.byteLength === request.bodyLength) {
     try {
       const form = await new Response(request.body, { headers: { "content-type": request.headers["content-type"] ?? "" } }).formData();
@@ -74,12 +74,14 @@ async function uploadMedia(ctx: CallContext): Promise<Answer> {
       if (!(file instanceof Blob)) return fail(ctx, 100, "(#100) The parameter file is required.");
       const type = form.get("type");
       mimeType = typeof type === "string" && type !== "" ? type : file.type || mimeType;
+      fileSize = file.size;
+      sha256 = new Bun.CryptoHasher("sha256").update(await file.arrayBuffer()).digest("hex");
     } catch {
       return fail(ctx, 100, "(#100) The request must be multipart/form-data.");
     }
   }
   const id = numericId(ctx.random);
-  ctx.world.media.set(id, { id, phoneNumberId: ctx.id, mimeType, sha256: request.bodySha256, fileSize: request.bodyLength });
+  ctx.world.media.set(id, { id, phoneNumberId: ctx.id, mimeType, sha256, fileSize });
   return ok({ id });
 }
 
@@ -91,7 +93,7 @@ function mediaObject(ctx: CallContext): Answer {
     return ok({ success: true });
   }
   return ok({
-    messaging_product: PRODUCT,
+    messaging_product: ctx.names.product,
     url: `${ctx.baseUrl}/media-download/${media.id}`,
     mime_type: media.mimeType,
     sha256: media.sha256,
@@ -123,7 +125,7 @@ function businessProfile(ctx: CallContext): Answer {
       address: "1 Example Street",
       description: "A business that exists only in the simulator.",
       email: "hello@example.com",
-      messaging_product: PRODUCT,
+      messaging_product: ctx.names.product,
       vertical: "OTHER",
       websites: ["https://example.com/"],
     }],
@@ -162,19 +164,19 @@ function templates(ctx: CallContext): Answer {
 type Handler = (ctx: CallContext) => Answer | Promise<Answer>;
 
 /** The calls of SPEC 4.1, as the platform answers them. `null` edge = the object itself. */
-const CALLS: { method: string; edge: string | null; handler: Handler }[] = [
+const calls = (names: PlatformNames): { method: string; edge: string | null; handler: Handler }[] => [
   { method: "POST", edge: "messages", handler: sendMessage },
   { method: "PUT", edge: "messages", handler: updateMessage },
   { method: "POST", edge: "media", handler: uploadMedia },
   { method: "GET", edge: "message_templates", handler: templates },
   { method: "POST", edge: "message_templates", handler: templates },
   { method: "DELETE", edge: "message_templates", handler: templates },
-  { method: "GET", edge: "chat_business_profile", handler: businessProfile },
+  { method: "GET", edge: names.businessProfileEdge, handler: businessProfile },
   { method: "GET", edge: null, handler: (ctx) => (ctx.world.numbers.has(ctx.id) ? readNumber(ctx) : mediaObject(ctx)) },
   { method: "DELETE", edge: null, handler: mediaObject },
 ];
 
 export function answer(ctx: CallContext): Answer | Promise<Answer> {
-  const call = CALLS.find((c) => c.method === ctx.request.method && c.edge === ctx.edge);
+  const call = calls(ctx.names).find((c) => c.method === ctx.request.method && c.edge === ctx.edge);
   return call ? call.handler(ctx) : missing(ctx);
 }

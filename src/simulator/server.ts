@@ -5,6 +5,7 @@ import { answer, type AcceptedMessage, type Answer } from "./handlers.ts";
 import { recordRequest, type RecordedRequest } from "./recorder.ts";
 import { upstreamErrorBody } from "./upstream-errors.ts";
 import type { Fetch } from "../runtime/deps.ts";
+import { platformNames, type PlatformNames } from "../platform/names.ts";
 import { controlRoute } from "./control.ts";
 import { inboundEvent, STATUS_SEQUENCE, statusEvent, webhookSender, type WebhookSenderOptions } from "./webhooks.ts";
 import { SimWorld, type SimNumber, type SimWaba, type ThroughputLevel } from "./world.ts";
@@ -24,6 +25,8 @@ export interface SimulatorOptions {
   webhooks?: SimulatorWebhooks;
   /** Epoch ms for webhook timestamps (default Date.now). */
   now?: () => number;
+  /** The platform's words to speak (PLATFORM_NAME; SPEC's neutral ones by default). */
+  names?: PlatformNames;
 }
 
 export interface SimulatorWebhooks {
@@ -60,14 +63,14 @@ export interface Simulator {
 }
 
 /** Headers the platform sends with every answer; the last three are ones a proxy must not pass on. */
-function platformHeaders(traceId: string, wabaId: string | undefined): Record<string, string> {
+function platformHeaders(names: PlatformNames, traceId: string, wabaId: string | undefined): Record<string, string> {
   const usage = { call_count: 1, total_cputime: 1, total_time: 1 };
   return {
     "content-type": "application/json; charset=UTF-8",
     "x-upstream-trace-id": traceId,
     "x-upstream-rev": "1019283746",
     "x-app-usage": JSON.stringify(usage),
-    ...(wabaId ? { "x-business-use-case-usage": JSON.stringify({ [wabaId]: [{ type: "chat_business_management", ...usage, estimated_time_to_regain_access: 0 }] }) } : {}),
+    ...(wabaId ? { "x-business-use-case-usage": JSON.stringify({ [wabaId]: [{ type: names.businessManagement, ...usage, estimated_time_to_regain_access: 0 }] }) } : {}),
     "x-upstream-debug": "simulated-debug-token",
     "cache-control": "private, no-cache, no-store, must-revalidate",
     "access-control-allow-origin": "*",
@@ -109,6 +112,7 @@ export function startSimulator(options: SimulatorOptions = {}): Simulator {
   const requireProof = options.requireProof ?? true;
   const keepBodyBytes = options.keepBodyBytes ?? 1024 * 1024;
   const now = options.now ?? Date.now;
+  const names = options.names ?? platformNames();
   let baseUrl = "";
 
   // Webhooks back to Switchboard: every send in flight is tracked so tests can wait for them.
@@ -128,7 +132,7 @@ export function startSimulator(options: SimulatorOptions = {}): Simulator {
         // Counted from the moment it is scheduled, so webhooksIdle() also waits for statuses not yet sent.
         track(new Promise<void>((resolve) => (release = resolve)));
         schedule(delay * (i + 1), () => {
-          const sending = post(statusEvent(world, message, status, Math.floor(now() / 1000)));
+          const sending = post(statusEvent(world, names, message, status, Math.floor(now() / 1000)));
           track(sending);
           void sending.finally(release);
         });
@@ -139,7 +143,7 @@ export function startSimulator(options: SimulatorOptions = {}): Simulator {
   async function inbound(input: { phoneNumberId: string; from?: string; text?: string }): Promise<string> {
     if (!post) throw new Error("simulator: start it with `webhooks` to send inbound messages");
     const messageId = `wamid.${Buffer.from(random.bytes(24)).toString("base64url")}`;
-    const sending = post(inboundEvent(world, {
+    const sending = post(inboundEvent(world, names, {
       phoneNumberId: input.phoneNumberId, from: input.from ?? "15550001234", text: input.text ?? "Hello from a simulated customer",
       messageId, unixSeconds: Math.floor(now() / 1000),
     }));
@@ -159,28 +163,28 @@ export function startSimulator(options: SimulatorOptions = {}): Simulator {
     const traceId = randomId(random, "A", 22).slice(2);
     const [empty, version, id, edge, ...rest] = recorded.path.split("/");
     const respond = (a: Answer, wabaId?: string) =>
-      new Response(JSON.stringify(a.body), { status: a.status, headers: platformHeaders(traceId, wabaId) });
+      new Response(JSON.stringify(a.body), { status: a.status, headers: platformHeaders(names, traceId, wabaId) });
     if (empty !== "" || !version || !/^v\d+\.0$/.test(version) || !id || rest.length > 0) {
-      return respond(upstreamErrorBody(100, traceId, "Unknown path components"));
+      return respond(upstreamErrorBody(100, traceId, "Unknown path components", names.product));
     }
     const applied = faults.take([id, params.get("phone_number_id")]);
     for (const f of applied) if ("delayMs" in f) await Bun.sleep(f.delayMs);
     if (applied.some((f) => "drop" in f)) return dropped();
 
     const auth = checkCredentials(world, recorded.headers.authorization, params, id, requireProof);
-    if (!auth.ok) return respond(upstreamErrorBody(auth.code, traceId, auth.message));
+    if (!auth.ok) return respond(upstreamErrorBody(auth.code, traceId, auth.message, names.product));
     const wabaId = auth.waba?.wabaId;
     const canned = applied.find((f) => "reply" in f);
     if (canned && "reply" in canned) {
       const { status, body, headers, chunked } = canned.reply;
-      return new Response(chunked ? inTwoChunks(body) : body, { status, headers: { ...platformHeaders(traceId, wabaId), ...headers } });
+      return new Response(chunked ? inTwoChunks(body) : body, { status, headers: { ...platformHeaders(names, traceId, wabaId), ...headers } });
     }
     const error = applied.find((f) => "error" in f);
-    if (error && "error" in error) return respond(upstreamErrorBody(error.error, traceId, error.message), wabaId);
-    if (!auth.waba) return respond(upstreamErrorBody(100, traceId), undefined);
+    if (error && "error" in error) return respond(upstreamErrorBody(error.error, traceId, error.message, names.product), wabaId);
+    if (!auth.waba) return respond(upstreamErrorBody(100, traceId, undefined, names.product), undefined);
 
     const result = await answer({
-      world, random, request: recorded, params, id, edge: edge ?? null, baseUrl, traceId,
+      world, names, random, request: recorded, params, id, edge: edge ?? null, baseUrl, traceId,
       accepted(message) {
         accepted.push(message);
         for (const listener of listeners) listener(message);

@@ -1,4 +1,4 @@
-import { PRODUCT, WEBHOOK_OBJECT } from "../platform/names.ts";
+import type { PlatformNames } from "../platform/names.ts";
 import type { Fetch } from "../runtime/deps.ts";
 import { hubSignature } from "../webhooks/hub-signature.ts";
 import type { AcceptedMessage } from "./handlers.ts";
@@ -15,16 +15,16 @@ function numberMetadata(world: SimWorld, phoneNumberId: string) {
 }
 
 /** One `messages` change of one number, wrapped as the platform sends it. */
-function messagesEvent(wabaId: string, value: Record<string, unknown>): string {
+function messagesEvent(names: PlatformNames, wabaId: string, value: Record<string, unknown>): string {
   return JSON.stringify({
-    object: WEBHOOK_OBJECT,
-    entry: [{ id: wabaId, changes: [{ field: "messages", value: { messaging_product: PRODUCT, ...value } }] }],
+    object: names.webhookObject,
+    entry: [{ id: wabaId, changes: [{ field: "messages", value: { messaging_product: names.product, ...value } }] }],
   });
 }
 
-export function statusEvent(world: SimWorld, message: AcceptedMessage, status: MessageStatus, unixSeconds: number): { wabaId: string; body: string } {
+export function statusEvent(world: SimWorld, names: PlatformNames, message: AcceptedMessage, status: MessageStatus, unixSeconds: number): { wabaId: string; body: string } {
   const { wabaId, metadata } = numberMetadata(world, message.phoneNumberId);
-  const body = messagesEvent(wabaId, {
+  const body = messagesEvent(names, wabaId, {
     metadata,
     statuses: [{ id: message.messageId, status, timestamp: String(unixSeconds), recipient_id: message.to.replace(/\D/g, "") }],
   });
@@ -33,10 +33,11 @@ export function statusEvent(world: SimWorld, message: AcceptedMessage, status: M
 
 export function inboundEvent(
   world: SimWorld,
+  names: PlatformNames,
   input: { phoneNumberId: string; from: string; text: string; messageId: string; unixSeconds: number },
 ): { wabaId: string; body: string } {
   const { wabaId, metadata } = numberMetadata(world, input.phoneNumberId);
-  const body = messagesEvent(wabaId, {
+  const body = messagesEvent(names, wabaId, {
     metadata,
     contacts: [{ profile: { name: "Simulated Customer" }, wa_id: input.from }],
     messages: [{ from: input.from, id: input.messageId, timestamp: String(input.unixSeconds), type: "text", text: { body: input.text } }],

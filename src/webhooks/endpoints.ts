@@ -142,7 +142,7 @@ export async function sendTest(deps: EndpointDeps & QueueDeps, accountId: string
   const now = deps.clock.now();
   const eventId = newEventId(deps.random, now);
   const deliveryId = newDeliveryId(deps.random, now);
-  const body = testEventBody({
+  const body = testEventBody(deps.config.platform, {
     wabaId: number?.wabaId ?? "0",
     phoneNumberId: number?.phoneNumberId ?? "0",
     displayPhoneNumber: number?.displayPhoneNumber ?? null,

@@ -1,4 +1,4 @@
-import { PRODUCT, WEBHOOK_OBJECT } from "../platform/names.ts";
+import type { PlatformNames } from "../platform/names.ts";
 
 /**
  * The synthetic event of Send test (SPEC 6.3; the SPEC names the same event for a coexistence
@@ -7,7 +7,7 @@ import { PRODUCT, WEBHOOK_OBJECT } from "../platform/names.ts";
  */
 export const TEST_MESSAGE_TEXT = "This is a test event from Switchboard. Production handlers should skip events with proxy_test.";
 
-export function testEventBody(input: {
+export function testEventBody(names: PlatformNames, input: {
   wabaId: string;
   phoneNumberId: string;
   displayPhoneNumber: string | null;
@@ -15,14 +15,14 @@ export function testEventBody(input: {
   now: number;
 }): Uint8Array<ArrayBuffer> {
   const event = {
-    object: WEBHOOK_OBJECT,
+    object: names.webhookObject,
     proxy_test: true,
     entry: [{
       id: input.wabaId,
       changes: [{
         field: "messages",
         value: {
-          messaging_product: PRODUCT,
+          messaging_product: names.product,
           metadata: { display_phone_number: input.displayPhoneNumber ?? "", phone_number_id: input.phoneNumberId },
           contacts: [{ profile: { name: "Switchboard test" }, wa_id: "15550000000" }],
           messages: [{

@@ -82,6 +82,33 @@ describe("answers and headers", () => {
     expect(recorded.headers.authorization).toBe("Bearer token-a");
   });
 
+  test("messages are checked as the platform checks them: what each type needs, a status update needs no recipient", async () => {
+    const post = async (body: unknown) => {
+      const r = await call("/v21.0/200/messages", { method: "POST", body: JSON.stringify(body) });
+      return { status: r.status, body: (await r.json()) as { success?: boolean; error?: { code: number; message: string } } };
+    };
+    const product = { messaging_product: "chat" };
+    expect(await post({ ...product, status: "read", message_id: "wamid.x" })).toEqual({ status: 200, body: { success: true } });
+    expect((await post({ ...product, status: "read", message_id: "wamid.x", typing_indicator: { type: "text" } })).body).toEqual({ success: true });
+    const refused: [unknown, string][] = [
+      [{ to: "1", type: "text", text: { body: "hi" } }, "The parameter messaging_product is required."],
+      [{ ...product, status: "read" }, "The parameter message_id is required."],
+      [{ ...product, status: "delivered", message_id: "wamid.x" }, "Param status must be one of {READ}"],
+      [{ ...product, type: "text", text: { body: "hi" } }, "The parameter to is required."],
+      [{ ...product, to: "1", type: "text", text: {} }, "The parameter text['body'] is required."],
+      [{ ...product, to: "1", type: "image", image: { caption: "no file" } }, "The parameter image['id'] or image['link'] is required."],
+      [{ ...product, to: "1", type: "reaction", reaction: { emoji: "x" } }, "The parameter reaction['message_id'] is required."],
+      [{ ...product, to: "1", type: "hologram" }, "Param type must be one of"],
+      [{ ...product, to: "1", type: "template", template: { name: "nope", language: { code: "en" } } }, "Template name does not exist in the translation"],
+    ];
+    for (const [body, message] of refused) {
+      const answer = await post(body);
+      expect(answer.status).toBeGreaterThanOrEqual(400);
+      expect(answer.body.error!.message).toContain(message);
+    }
+    expect(sim.accepted).toHaveLength(0);
+  });
+
   test("templates can be created, listed and deleted", async () => {
     await call("/v21.0/100/message_templates", { method: "POST", body: JSON.stringify({ name: "t1", category: "MARKETING", language: "en" }) });
     const list = (await (await call("/v21.0/100/message_templates")).json()) as { data: { name: string }[] };

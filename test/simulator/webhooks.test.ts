@@ -2,7 +2,9 @@ import { afterEach, describe, expect, test } from "bun:test";
 import { appsecretProof } from "../../src/crypto/appsecret-proof.ts";
 import { parseSimulateArgs } from "../../src/cli/simulate-args.ts";
 import { UsageError } from "../../src/cli/admin-commands.ts";
-import { PRODUCT, WEBHOOK_OBJECT } from "../../src/platform/names.ts";
+import { platformNames } from "../../src/platform/names.ts";
+
+const { product: PRODUCT, webhookObject: WEBHOOK_OBJECT } = platformNames();
 import { startSimulator, type Simulator } from "../../src/simulator/server.ts";
 import { hubSignatureMatches } from "../../src/webhooks/hub-signature.ts";
 
