@@ -152,7 +152,7 @@ describe("Redis token buckets over HTTP, through the proxy", () => {
     const { world, keyPrefix, biz } = await redisWorld();
     const send = () => world.call(`/v21.0/${biz.phoneNumberId}/messages`, {
       method: "POST", headers: { ...bearer(biz.liveKey), "content-type": "application/json" },
-      body: JSON.stringify({ messaging_product: "whatsapp", to: "15551234567", type: "text", text: { body: "hi" } }),
+      body: JSON.stringify({ messaging_product: "chat", to: "15551234567", type: "text", text: { body: "hi" } }),
     });
     const number = numberBucket({ phoneNumberId: biz.phoneNumberId, kind: "embedded", throughputLevel: "STANDARD" });
     await store(keyPrefix, number, 80, 60_000);
@@ -251,7 +251,7 @@ describe("Redis away: fail open within 50 ms, counted, and back by itself", () =
       const started = performance.now();
       const r = await world.call(`/v21.0/${biz.phoneNumberId}/messages`, {
         method: "POST", headers: { ...bearer(biz.liveKey), "content-type": "application/json" },
-        body: JSON.stringify({ messaging_product: "whatsapp", to: "15551234567", type: "text", text: { body: "hi" } }),
+        body: JSON.stringify({ messaging_product: "chat", to: "15551234567", type: "text", text: { body: "hi" } }),
       });
       expect(performance.now() - started).toBeLessThan(1_000);
       expect(r.status).toBe(200);

@@ -102,7 +102,7 @@ test("switchboard migrate moves a SQLite deployment into an empty PostgreSQL dat
   const send = await fetch(`${url}/v21.0/${a.numbers[0]}/messages`, {
     method: "POST",
     headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
-    body: JSON.stringify({ messaging_product: "whatsapp", to: "15551234567", type: "text", text: { body: "after the move" } }),
+    body: JSON.stringify({ messaging_product: "chat", to: "15551234567", type: "text", text: { body: "after the move" } }),
   });
   expect(send.status).toBe(200);
 

@@ -44,7 +44,7 @@ async function business(sim: ReturnType<typeof startSimulator>, urls: string[], 
 const send = (url: string, number: string, key: string) => fetch(`${url}/v21.0/${number}/messages`, {
   method: "POST",
   headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
-  body: JSON.stringify({ messaging_product: "whatsapp", to: "15551234567", type: "text", text: { body: "hi" } }),
+  body: JSON.stringify({ messaging_product: "chat", to: "15551234567", type: "text", text: { body: "hi" } }),
 });
 
 describe.skipIf(testBackend() !== "postgres")("scale-out: two instances on one PostgreSQL and Redis", () => {

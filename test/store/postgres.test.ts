@@ -222,7 +222,7 @@ describe.skipIf(testBackend() !== "postgres")("PostgreSQL unreachable", () => {
     const { key } = await (await admin(app.url, "POST", `/admin/accounts/${created.id}/api-keys`, { mode: "live" })).json() as { key: string };
     const send = () => fetch(`${app.url}/v21.0/4002/messages`, {
       method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
-      body: JSON.stringify({ messaging_product: "whatsapp", to: "15551234567", type: "text", text: { body: "hi" } }),
+      body: JSON.stringify({ messaging_product: "chat", to: "15551234567", type: "text", text: { body: "hi" } }),
     });
     await store.webhooks.createEndpoint(endpointRow("ep_ingress", created.id, deps.clock.now()));
     const body = JSON.stringify({ object: "whatsapp_business_account", entry: [{ id: "4001", changes: [{ field: "messages", value: {} }] }] });
