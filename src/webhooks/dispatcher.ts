@@ -209,6 +209,11 @@ export class Dispatcher implements Worker {
         this.fill(endpointId);
         // Other endpoints' lines wait on the global bound only while it is reached.
         if (globalSlotFreed) for (const id of this.lines.keys()) this.fill(id);
+        // On a shared queue the lease this attempt held may be what kept another instance's
+        // deliveries to the endpoint waiting (the cap of 10 counts every instance's leases, and
+        // that instance's claim found no room): whoever frees a lease claims after it, or they
+        // would wait for the next tick.
+        if (!this.deps.store.webhooks.soleWorker) this.backlog.add(endpointId);
         // A freed slot matters only if stored work may be waiting and there is room enough for a
         // claim; otherwise the claim query is skipped (fresh deliveries start without one, and the
         // tick picks up retries).
