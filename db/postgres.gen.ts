@@ -5,6 +5,7 @@ import m2 from "./postgres/0002_claim_order.sql" with { type: "text" };
 import m3 from "./postgres/0003_claim_in_index_order.sql" with { type: "text" };
 import m4 from "./postgres/0004_claim_set_wise.sql" with { type: "text" };
 import m5 from "./postgres/0005_claim_counts_live_leases.sql" with { type: "text" };
+import m6 from "./postgres/0006_status_cause.sql" with { type: "text" };
 
 export const embeddedMigrations: { tag: string; when: number; breakpoints: boolean; sql: string }[] = [
   { tag: "0000_init", when: 1795545145124, breakpoints: true, sql: m0 },
@@ -13,4 +14,5 @@ export const embeddedMigrations: { tag: string; when: number; breakpoints: boole
   { tag: "0003_claim_in_index_order", when: 1795547855323, breakpoints: true, sql: m3 },
   { tag: "0004_claim_set_wise", when: 1795549294772, breakpoints: true, sql: m4 },
   { tag: "0005_claim_counts_live_leases", when: 1795555738196, breakpoints: true, sql: m5 },
+  { tag: "0006_status_cause", when: 1795561888609, breakpoints: true, sql: m6 },
 ];

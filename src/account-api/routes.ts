@@ -30,7 +30,7 @@ export function accountApiRoutes(deps: Deps) {
     .post("/numbers/:phone_number_id/sync", async ({ accountId, params }) =>
       accountNumberView(deps.store.directory, await resyncNumber(deps, accountId, params.phone_number_id)), {
       params: phoneParams,
-      detail: detail("Re-read a number's details (throughput level) from upstream"),
+      detail: detail("Check again: re-read a number's details (throughput level) from upstream with its WABA's token; a good read connects a WABA whose token was revoked and a restricted, flagged or unregistered number again, an upstream error sets its state with its cause"),
     })
     .get("/api-keys", ({ accountId }) => ({
       data: deps.store.directory.apiKeys(accountId).sort((a, b) => b.createdAt - a.createdAt).map(apiKeyView),

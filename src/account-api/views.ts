@@ -1,5 +1,5 @@
 import { iso, numberView } from "../admin/views.ts";
-import { numberCondition, numberRateLimit } from "../numbers/condition.ts";
+import { causeText, numberCondition, numberRateLimit } from "../numbers/condition.ts";
 import type { Directory } from "../store/store.ts";
 import type { Notification, PhoneNumber } from "../store/types.ts";
 
@@ -13,6 +13,15 @@ export function accountNumberView(directory: Directory, number: PhoneNumber) {
     usable: condition.usable,
     status_text: condition.label,
     action: condition.action,
+    // Why, as it happened: the upstream error that set the state, when, and the call that got it.
+    cause: condition.cause && {
+      of: condition.cause.of,
+      code: condition.cause.code,
+      message: condition.cause.message,
+      at: iso(condition.cause.at),
+      request_id: condition.cause.requestId,
+      text: causeText(condition.cause),
+    },
     rate_limit_per_second: numberRateLimit(number),
   };
 }

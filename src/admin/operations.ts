@@ -1,9 +1,10 @@
 import { displayPrefix, generateApiKey, hashApiKey } from "../crypto/api-key.ts";
 import { AppError } from "../errors/catalog.ts";
+import { applyEffect, effectOfFault } from "../numbers/state-change.ts";
 import { fetchNumberDetails, type SyncResult } from "../numbers/sync.ts";
 import type { Deps } from "../runtime/deps.ts";
 import { randomId } from "../runtime/random.ts";
-import type { Account, ApiKey, PhoneNumber, User, Waba } from "../store/types.ts";
+import { NO_CAUSE, type Account, type ApiKey, type PhoneNumber, type User, type Waba } from "../store/types.ts";
 import type {
   CreateAccountInput, CreateApiKeyInput, CreateNumberInput, CreateUserInput, CreateWabaInput,
   UpdateAccountInput, UpdateNumberInput, UpdateWabaInput,
@@ -94,6 +95,7 @@ export async function createWaba(deps: OpDeps, accountId: string, input: CreateW
   if (deps.store.directory.waba(input.waba_id)) throw new AppError("conflict", `WABA ${input.waba_id} is already connected.`);
   const now = deps.clock.now();
   return deps.store.directory.createWaba({
+    ...NO_CAUSE,
     wabaId: input.waba_id,
     accountId,
     accessToken: input.access_token,
@@ -108,6 +110,8 @@ export async function updateWaba(deps: OpDeps, wabaId: string, input: UpdateWaba
   getWaba(deps, wabaId);
   return (await deps.store.directory.updateWaba(wabaId, {
     status: input.status,
+    // A state set by hand has no upstream cause; a new token alone leaves the state as it is.
+    ...(input.status !== undefined ? NO_CAUSE : {}),
     accessToken: input.access_token,
     updatedAt: deps.clock.now(),
   }))!;
@@ -125,20 +129,37 @@ export async function syncNumber(deps: OpDeps, phoneNumberId: string): Promise<P
   return applySync(deps, phoneNumberId, await fetchNumberDetails(deps, number, getWaba(deps, number.wabaId)));
 }
 
-/** Stores what a read of the number's details from upstream gave: its details, or why it failed. */
+/**
+ * Stores what a read of the number's details from upstream gave: its details, or why it failed.
+ * The read is also a check of the number's condition (SPEC 3.3), made with the WABA's token: an
+ * upstream error that sets a state sets it here too, with its cause (no request id: no proxied
+ * call got it); a good read shows the token works and the platform serves the number again, so a
+ * revoked token's WABA and a restricted, flagged or unregistered number are connected again.
+ */
 export async function applySync(deps: OpDeps, phoneNumberId: string, result: SyncResult): Promise<PhoneNumber> {
   const now = deps.clock.now();
+  const number = getNumber(deps, phoneNumberId);
   if (!result.ok) {
     deps.logger.warn("number sync failed", { phone_number_id: phoneNumberId, reason: result.reason });
+    const effect = result.fault && effectOfFault(result.fault, { idKind: "number", wabaId: number.wabaId, phoneNumberId });
+    if (effect) await applyEffect({ directory: deps.store.directory, clock: deps.clock, logger: deps.logger }, effect, null);
     return (await deps.store.directory.updateNumber(phoneNumberId, { syncError: result.reason, updatedAt: now }))!;
   }
+  if (deps.store.directory.waba(number.wabaId)?.status === "token_revoked") {
+    await deps.store.directory.updateWaba(number.wabaId, { status: "connected", ...NO_CAUSE, updatedAt: now });
+  }
+  const restored = UPSTREAM_SET.has(number.status) ? { status: "connected" as const, ...NO_CAUSE } : {};
   return (await deps.store.directory.updateNumber(phoneNumberId, {
     ...result.details,
+    ...restored,
     syncedAt: now,
     syncError: null,
     updatedAt: now,
   }))!;
 }
+
+/** The number states only upstream sets (SPEC 3.3), which a good read of the number ends. */
+const UPSTREAM_SET = new Set<PhoneNumber["status"]>(["restricted", "flagged", "not_registered"]);
 
 /** 409 plan_limit when the account already uses every number its plan allows (disconnected ones do not count). */
 export function assertPlanRoom(deps: OpDeps, account: Account): void {
@@ -164,6 +185,7 @@ export async function createNumber(deps: OpDeps, accountId: string, input: Creat
   assertPlanRoom(deps, account);
   const now = deps.clock.now();
   await deps.store.directory.createNumber({
+    ...NO_CAUSE,
     phoneNumberId: input.phone_number_id,
     accountId,
     wabaId: input.waba_id,
@@ -182,5 +204,5 @@ export async function createNumber(deps: OpDeps, accountId: string, input: Creat
 
 export async function updateNumber(deps: OpDeps, phoneNumberId: string, input: UpdateNumberInput): Promise<PhoneNumber> {
   getNumber(deps, phoneNumberId);
-  return (await deps.store.directory.updateNumber(phoneNumberId, { status: input.status, updatedAt: deps.clock.now() }))!;
+  return (await deps.store.directory.updateNumber(phoneNumberId, { status: input.status, ...(input.status !== undefined ? NO_CAUSE : {}), updatedAt: deps.clock.now() }))!;
 }

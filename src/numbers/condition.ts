@@ -1,5 +1,5 @@
 import { LIMITS, numberLimit } from "../limits/policy.ts";
-import type { NumberKind, PhoneNumber, Waba } from "../store/types.ts";
+import type { NumberKind, PhoneNumber, StatusCause, Waba } from "../store/types.ts";
 
 /**
  * A number's condition as its owner should read it: whether the proxy will forward calls for it,
@@ -12,9 +12,40 @@ export interface NumberCondition {
   label: string;
   /** What the owner can do about it; null when nothing is needed. */
   action: string | null;
+  /** The upstream answer that set the state, as it happened (SPEC 3.3); null when none did (set by hand, or usable). */
+  cause: Cause | null;
+}
+
+/** The upstream error behind a state: code, message, when, and the proxied call that got it (null: a sync). */
+export interface Cause {
+  code: number;
+  message: string;
+  at: number;
+  requestId: string | null;
+  /** Whose state it set. */
+  of: "waba" | "number";
+}
+
+function causeOf(entity: StatusCause, of: Cause["of"]): Cause | null {
+  if (entity.causeCode === null || entity.causeAt === null) return null;
+  return { code: entity.causeCode, message: entity.causeMessage ?? "", at: entity.causeAt, requestId: entity.causeRequestId, of };
+}
+
+/** A cause in words, e.g. `The platform answered error 190 ("…") to request req_… at 2026-11-24 23:10:05 UTC.` */
+export function causeText(cause: Cause): string {
+  const when = new Date(cause.at).toISOString().replace("T", " ").replace(/\.\d+Z$/, " UTC");
+  const what = `error ${cause.code}${cause.message ? ` ("${cause.message}")` : ""}`;
+  const how = cause.requestId ? `to the proxied call ${cause.requestId}` : "when the number was checked";
+  return `The platform answered ${what} ${how} at ${when}.`;
 }
 
 export function numberCondition(number: PhoneNumber, waba: Waba | undefined): NumberCondition {
+  const condition = conditionOf(number, waba);
+  const cause = condition.usable ? null : waba?.status === "token_revoked" ? causeOf(waba, "waba") : waba?.status === "connected" ? causeOf(number, "number") : null;
+  return { ...condition, cause };
+}
+
+function conditionOf(number: PhoneNumber, waba: Waba | undefined): Omit<NumberCondition, "cause"> {
   if (!waba || waba.status === "disconnected") {
     return { usable: false, label: "WABA disconnected", action: "Connect the WABA again (Connect a number, with the same WABA id) or ask your operator." };
   }
@@ -23,8 +54,8 @@ export function numberCondition(number: PhoneNumber, waba: Waba | undefined): Nu
       usable: false,
       label: "WABA token revoked",
       action: waba.appSecret !== null
-        ? "Reconnect in the dashboard: connect the number again with a new access token for this WABA."
-        : "Reconnect in the dashboard: ask your operator to renew the WABA's access token.",
+        ? "The WABA's access token was revoked or expired: connect the number again with a new access token for this WABA, then Check again."
+        : "The WABA's access token was revoked or expired: ask your operator to give a new one, then Check again.",
     };
   }
   switch (number.status) {
@@ -33,11 +64,11 @@ export function numberCondition(number: PhoneNumber, waba: Waba | undefined): Nu
     case "disconnected":
       return { usable: false, label: "Number disconnected", action: "Connect the number again, or ask your operator." };
     case "restricted":
-      return { usable: false, label: "Number restricted", action: "The platform restricted this number (error 131031). Resolve it in the platform's business settings, then ask your operator to restore it." };
+      return { usable: false, label: "Number restricted", action: "The platform locked this business account or number (error 131031). Resolve it in the platform's business settings, then Check again." };
     case "flagged":
-      return { usable: false, label: "Number flagged", action: "The platform blocked this number for a while (error 368). Wait for the block to end, then ask your operator to restore it." };
+      return { usable: false, label: "Number flagged", action: "The platform blocked this number for a while for a policy violation (error 368). Wait for the block to end, then Check again." };
     case "not_registered":
-      return { usable: false, label: "Number not registered", action: "Register the number with the platform (error 133010), then ask your operator to restore it." };
+      return { usable: false, label: "Number not registered", action: "The number is not registered with the platform's cloud API (error 133010). Register it, then Check again." };
   }
 }
 

@@ -3,7 +3,7 @@ import { applySync, assertPlanRoom, createNumber, createWaba, getAccount, syncNu
 import { createNumberBody, createWabaBody } from "../admin/schemas.ts";
 import { AppError } from "../errors/catalog.ts";
 import type { Deps } from "../runtime/deps.ts";
-import type { PhoneNumber } from "../store/types.ts";
+import { NO_CAUSE, type PhoneNumber } from "../store/types.ts";
 import { fetchNumberDetails } from "./sync.ts";
 
 /** What the account gives to connect a bring-your-own number: the WABA, the number, its token and app secret. */
@@ -49,7 +49,7 @@ export async function connectByoNumber(deps: ConnectDeps, accountId: string, inp
 
   if (existingWaba) {
     await deps.store.directory.updateWaba(input.waba_id, {
-      status: "connected", accessToken: input.access_token, appSecret: input.app_secret, updatedAt: deps.clock.now(),
+      status: "connected", ...NO_CAUSE, accessToken: input.access_token, appSecret: input.app_secret, updatedAt: deps.clock.now(),
     });
   } else {
     await createWaba(deps, accountId, { waba_id: input.waba_id, access_token: input.access_token, app_secret: input.app_secret });

@@ -1,6 +1,7 @@
 import type { Config } from "../config/config.ts";
 import { appsecretProof } from "../crypto/appsecret-proof.ts";
 import type { Fetch } from "../runtime/deps.ts";
+import { upstreamFault, type UpstreamFault } from "./state-change.ts";
 import type { PhoneNumber, ThroughputLevel, Waba } from "../store/types.ts";
 
 export interface NumberDetails {
@@ -9,7 +10,8 @@ export interface NumberDetails {
   verifiedName: string | null;
 }
 
-export type SyncResult = { ok: true; details: NumberDetails } | { ok: false; reason: string };
+/** A failed read says why in words, and gives the platform's error when it answered one. */
+export type SyncResult = { ok: true; details: NumberDetails } | { ok: false; reason: string; fault?: UpstreamFault };
 
 const SYNC_FIELDS = "throughput,display_phone_number,verified_name,quality_rating";
 
@@ -44,8 +46,12 @@ export async function fetchNumberDetails(
     return { ok: false, reason: `upstream answered ${response.status} with a body that is not JSON` };
   }
   if (!response.ok) {
-    const message = (body as { error?: { message?: string; code?: number } }).error;
-    return { ok: false, reason: `upstream answered ${response.status}${message?.code ? ` (code ${message.code})` : ""}: ${message?.message ?? "no message"}` };
+    const fault = upstreamFault(body);
+    return {
+      ok: false,
+      reason: `upstream answered ${response.status}${fault ? ` (code ${fault.code})` : ""}: ${fault?.message || "no message"}`,
+      ...(fault ? { fault } : {}),
+    };
   }
   const data = body as { throughput?: { level?: string }; display_phone_number?: string; verified_name?: string };
   return {

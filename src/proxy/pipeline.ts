@@ -14,7 +14,8 @@ import { routeMatcher } from "./match.ts";
 import { rateLimitHeaders } from "./headers.ts";
 import { ProofCache } from "./proof-cache.ts";
 import { upstreamQuery } from "./query.ts";
-import { applyEffect, effectOf } from "./side-effects.ts";
+import { applyEffect } from "../numbers/state-change.ts";
+import { effectOf } from "./side-effects.ts";
 
 export type ProxyDeps = Pick<Deps, "config" | "store" | "clock" | "random" | "fetch" | "logger" | "metrics" | "tracing">;
 
@@ -101,7 +102,7 @@ export function createProxy(deps: ProxyDeps, limiter: RateLimiter) {
       onErrorBody(bytes) {
         const effect = effectOf(bytes, target);
         // After the caller's answer has gone out: the state write must not hold it back.
-        if (effect) setImmediate(() => applyEffect({ directory, clock: deps.clock, logger }, effect).catch((error: unknown) => logger.error("recording an upstream state change failed", { error })));
+        if (effect) setImmediate(() => applyEffect({ directory, clock: deps.clock, logger }, effect, requestId).catch((error: unknown) => logger.error("recording an upstream state change failed", { error })));
       },
     });
   }

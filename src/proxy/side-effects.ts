@@ -1,42 +1,18 @@
-import type { Logger } from "../observability/logger.ts";
-import type { Clock } from "../runtime/clock.ts";
-import type { Directory } from "../store/store.ts";
-import type { NumberStatus } from "../store/types.ts";
+import { effectOfFault, upstreamFault, type Effect, type UpstreamFault } from "../numbers/state-change.ts";
 import type { Target } from "./checks.ts";
 
 /** SPEC 7.5 / 8.2: only upstream JSON error bodies up to this size are examined. */
 export const INSPECT_LIMIT = 64 * 1024;
 
-/** SPEC 3.3: upstream codes that change a number's state when the call was made at a number id. */
-const NUMBER_CODES: Record<number, NumberStatus> = { 131031: "restricted", 133010: "not_registered", 368: "flagged" };
-
-export type Effect = { waba: string } | { number: string; status: NumberStatus };
-
 /** The state change an upstream error body calls for, or null (not JSON, no such code, wrong kind of call). */
 export function effectOf(body: Uint8Array, target: Target): Effect | null {
-  let code: unknown;
+  let fault: UpstreamFault | null;
   try {
-    code = (JSON.parse(new TextDecoder().decode(body)) as { error?: { code?: unknown } } | null)?.error?.code;
+    fault = upstreamFault(JSON.parse(new TextDecoder().decode(body)));
   } catch {
     return null;
   }
-  // SPEC 3.3: 190 counts for calls made at a number or WABA id (not at a media id); the other
-  // codes only for calls at a number id.
-  if (code === 190) return target.route.id === "media" ? null : { waba: target.waba.wabaId };
-  const status = typeof code === "number" ? NUMBER_CODES[code] : undefined;
-  if (status && target.route.id === "number" && target.number) return { number: target.number.phoneNumberId, status };
-  return null;
-}
-
-export async function applyEffect(deps: { directory: Directory; clock: Clock; logger: Logger }, effect: Effect): Promise<void> {
-  const updatedAt = deps.clock.now();
-  if ("waba" in effect) {
-    await deps.directory.updateWaba(effect.waba, { status: "token_revoked", updatedAt });
-    deps.logger.warn("upstream revoked a WABA token", { waba_id: effect.waba });
-  } else {
-    await deps.directory.updateNumber(effect.number, { status: effect.status, updatedAt });
-    deps.logger.warn("upstream changed a number's state", { phone_number_id: effect.number, status: effect.status });
-  }
+  return fault && effectOfFault(fault, { idKind: target.route.id, wabaId: target.waba.wabaId, phoneNumberId: target.number?.phoneNumberId ?? null });
 }
 
 /**

@@ -26,6 +26,10 @@ export function openWaba(row: WabaRow, sealer: Sealer): Waba {
     accessToken: sealer.open(row.accessTokenEnc),
     appSecret: row.appSecretEnc === null ? null : sealer.open(row.appSecretEnc),
     status: row.status,
+    causeCode: row.causeCode,
+    causeMessage: row.causeMessage,
+    causeAt: row.causeAt,
+    causeRequestId: row.causeRequestId,
     createdAt: row.createdAt,
     updatedAt: row.updatedAt,
   };

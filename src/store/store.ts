@@ -1,5 +1,5 @@
 import type {
-  Account, ApiKey, BucketState, Notification, PhoneNumber, Session, User, Waba, WabaStatus,
+  Account, ApiKey, BucketState, Notification, PhoneNumber, Session, StatusCause, User, Waba, WabaStatus,
 } from "./types.ts";
 import type { WebhookStore } from "./webhooks.ts";
 
@@ -48,7 +48,7 @@ export interface Directory {
   waba(wabaId: string): Waba | undefined;
   wabas(accountId: string): Waba[];
   createWaba(waba: Waba): Promise<Waba>;
-  updateWaba(wabaId: string, patch: { status?: WabaStatus; accessToken?: string; appSecret?: string | null; updatedAt: number }): Promise<Waba | undefined>;
+  updateWaba(wabaId: string, patch: WabaPatch): Promise<Waba | undefined>;
 
   number(phoneNumberId: string): PhoneNumber | undefined;
   numbers(accountId: string): PhoneNumber[];
@@ -59,6 +59,9 @@ export interface Directory {
     patch: Partial<Omit<PhoneNumber, "phoneNumberId" | "accountId" | "wabaId" | "createdAt">> & { updatedAt: number },
   ): Promise<PhoneNumber | undefined>;
 }
+
+/** What a WABA's update may change; a status change carries its cause (NO_CAUSE when none). */
+export type WabaPatch = { status?: WabaStatus; accessToken?: string; appSecret?: string | null; updatedAt: number } & Partial<StatusCause>;
 
 export interface UserStore {
   byEmail(email: string): Promise<User | undefined>;

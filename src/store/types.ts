@@ -30,7 +30,22 @@ export interface ApiKey {
   revokedAt: number | null;
 }
 
-export interface Waba {
+/**
+ * Why a WABA or number left the connected state, as it happened (SPEC 3.3): the upstream error
+ * code and message that set it, when, and the request id (X-Proxy-Request-Id) of the proxied call
+ * that got that answer, or null when no call did (a sync). All null while connected.
+ */
+export interface StatusCause {
+  causeCode: number | null;
+  causeMessage: string | null;
+  causeAt: number | null;
+  causeRequestId: string | null;
+}
+
+/** No cause: a connected WABA or number, or one whose state was set by hand. */
+export const NO_CAUSE: StatusCause = Object.freeze({ causeCode: null, causeMessage: null, causeAt: null, causeRequestId: null });
+
+export interface Waba extends StatusCause {
   wabaId: string;
   accountId: string;
   accessToken: string;
@@ -41,7 +56,7 @@ export interface Waba {
   updatedAt: number;
 }
 
-export interface PhoneNumber {
+export interface PhoneNumber extends StatusCause {
   phoneNumberId: string;
   accountId: string;
   wabaId: string;

@@ -53,7 +53,7 @@ describe("GET /api/numbers", () => {
     await admin(world.url, "PATCH", "/admin/wabas/waba-o", { status: "token_revoked" });
     [number] = ((await (await api(otherCookie, "GET", "/api/numbers")).json()) as { data: Record<string, unknown>[] }).data;
     expect(number).toMatchObject({ usable: false, status_text: "WABA token revoked", waba_status: "token_revoked" });
-    expect(String(number!.action)).toContain("Reconnect in the dashboard");
+    expect(String(number!.action)).toContain("access token was revoked or expired");
   });
 
   test("needs a session: 401 in the error envelope", async () => {

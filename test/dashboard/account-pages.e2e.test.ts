@@ -102,7 +102,7 @@ describe.skipIf(browser === null)("dashboard in a browser: sign-in, numbers, key
     await page.reload();
     const revoked = await page.getByRole("row", { name: /Acme Support/ }).textContent();
     expect(revoked).toContain("WABA token revoked");
-    expect(revoked).toContain("Reconnect in the dashboard");
+    expect(revoked).toContain("connect the number again with a new access token");
     await screenshot(page, "numbers");
 
     // Reconnecting with a fresh token clears it.

@@ -1,4 +1,5 @@
 // PostgreSQL's own promises, beyond the storage suite: several instances on one database
+import { NO_CAUSE } from "../../src/store/types.ts";
 // (CONTRACT 6), migrations once, and faults. Run in the PostgreSQL pass of `.ci/run`.
 import { afterEach, describe, expect, test } from "bun:test";
 import { embeddedMigrations } from "../../db/postgres.gen.ts";
@@ -95,7 +96,7 @@ describe.skipIf(testBackend() !== "postgres")("PostgreSQL: several instances on 
     expect(deps.store.directory.apiKeyByHash(keyHash)?.revokedAt).toBe(t + 1);
     expect(await within(1_000, () => other.directory.apiKeyByHash(keyHash)?.revokedAt === t + 1)).toBeLessThan(1_000);
 
-    await other.directory.createWaba({ wabaId: "3001", accountId: "acc_pg", accessToken: "tok", appSecret: null, status: "connected", createdAt: t, updatedAt: t });
+    await other.directory.createWaba({ ...NO_CAUSE, wabaId: "3001", accountId: "acc_pg", accessToken: "tok", appSecret: null, status: "connected", createdAt: t, updatedAt: t });
     await other.directory.updateWaba("3001", { accessToken: "tok2", updatedAt: t + 2 });
     await within(1_000, () => deps.store.directory.waba("3001")?.accessToken === "tok2");
 

@@ -1,4 +1,5 @@
 // The storage seam's promises (src/store/store.ts, src/store/webhooks.ts), one suite for every
+import { NO_CAUSE } from "../../src/store/types.ts";
 // backend: it runs on the one SWITCHBOARD_TEST_BACKEND names, and `.ci/run` runs it on each.
 // Tests of one backend's own machinery are beside it (webhook-store.test.ts and storage.test.ts
 // for SQLite's, postgres.test.ts for PostgreSQL's).
@@ -81,9 +82,9 @@ describe("the directory", () => {
     expect((await directory.updateAccount("acc_dir", { billingStatus: "overdue" }))?.billingStatus).toBe("overdue");
     expect(directory.account("acc_dir")?.billingStatus).toBe("overdue");
     await directory.createApiKey({ id: "key_1", accountId: "acc_dir", mode: "live", name: null, prefix: "px_live_ab", keyHash: "hash_1", createdAt: t, revokedAt: null });
-    await directory.createWaba({ wabaId: "1001", accountId: "acc_dir", accessToken: "tok", appSecret: null, status: "connected", createdAt: t, updatedAt: t });
+    await directory.createWaba({ ...NO_CAUSE, wabaId: "1001", accountId: "acc_dir", accessToken: "tok", appSecret: null, status: "connected", createdAt: t, updatedAt: t });
     await directory.createNumber({
-      phoneNumberId: "2001", accountId: "acc_dir", wabaId: "1001", kind: "embedded", status: "connected", throughputLevel: "STANDARD",
+      ...NO_CAUSE, phoneNumberId: "2001", accountId: "acc_dir", wabaId: "1001", kind: "embedded", status: "connected", throughputLevel: "STANDARD",
       displayPhoneNumber: null, verifiedName: null, syncedAt: null, syncError: null, createdAt: t, updatedAt: t,
     });
     expect(directory.apiKeyByHash("hash_1")?.id).toBe("key_1");
@@ -91,13 +92,18 @@ describe("the directory", () => {
 
     const other = await deps.anotherStore();
     await other.directory.revokeApiKey("key_1", t + 1);
-    await other.directory.updateWaba("1001", { status: "token_revoked", accessToken: "tok2", updatedAt: t + 1 });
-    await other.directory.updateNumber("2001", { status: "flagged", updatedAt: t + 1 });
+    const cause = { causeCode: 190, causeMessage: "Error validating access token.", causeAt: t + 1, causeRequestId: "req_1" };
+    await other.directory.updateWaba("1001", { status: "token_revoked", ...cause, accessToken: "tok2", updatedAt: t + 1 });
+    await other.directory.updateNumber("2001", { status: "flagged", causeCode: 368, causeMessage: "Temporarily blocked.", causeAt: t + 1, causeRequestId: null, updatedAt: t + 1 });
     // However the backend hears of another's changes, refresh() is the backstop that must find them.
     await directory.refresh();
     expect(directory.apiKeyByHash("hash_1")?.revokedAt).toBe(t + 1);
-    expect(directory.waba("1001")).toMatchObject({ status: "token_revoked", accessToken: "tok2" });
-    expect(directory.number("2001")?.status).toBe("flagged");
+    // A state and its cause (SPEC 3.3) travel together.
+    expect(directory.waba("1001")).toMatchObject({ status: "token_revoked", accessToken: "tok2", ...cause });
+    expect(directory.number("2001")).toMatchObject({ status: "flagged", causeCode: 368, causeMessage: "Temporarily blocked.", causeAt: t + 1, causeRequestId: null });
+    expect(await directory.updateWaba("1001", { status: "connected", ...NO_CAUSE, updatedAt: t + 2 })).toMatchObject({ status: "connected", ...NO_CAUSE, accessToken: "tok2" });
+    await other.directory.refresh();
+    expect(other.directory.waba("1001")).toMatchObject({ status: "connected", ...NO_CAUSE });
     // A key revoked once keeps its first revocation time.
     expect((await directory.revokeApiKey("key_1", t + 5))?.revokedAt).toBe(t + 1);
     // Nothing changed since: nothing to reload.

@@ -1,4 +1,5 @@
 import { Database } from "bun:sqlite";
+import { NO_CAUSE } from "../../src/store/types.ts";
 import { afterEach, describe, expect, test } from "bun:test";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -159,7 +160,7 @@ describe("encryption at rest", () => {
     const path = join(dir.path, "db.sqlite");
     const store = openSqliteStore(path, createSealer(new Uint8Array(32).fill(1), cryptoRandom));
     await store.directory.createAccount({ id: "acc_a", name: "A", email: "a@example.com", billingStatus: "active", retention: "24h", maxNumbers: null, createdAt: 1 });
-    await store.directory.createWaba({ wabaId: "1001", accountId: "acc_a", accessToken: "tok", appSecret: null, status: "connected", createdAt: 1, updatedAt: 1 });
+    await store.directory.createWaba({ ...NO_CAUSE, wabaId: "1001", accountId: "acc_a", accessToken: "tok", appSecret: null, status: "connected", createdAt: 1, updatedAt: 1 });
     store.close();
     expect(() => openSqliteStore(path, createSealer(new Uint8Array(32).fill(2), cryptoRandom))).toThrow(SealError);
   });

@@ -45,6 +45,7 @@ function NumbersTable(props: { numbers: NumberRow[]; now: number }) {
               <td data-label="Status">
                 <Badge tone={n.usable ? "ok" : "bad"} text={n.status_text} />
                 {n.action ? <p class="small" safe>{n.action}</p> : ""}
+                {n.cause ? <p class="small muted" data-cause safe>{n.cause.text}</p> : ""}
               </td>
               <td data-label="Throughput">
                 {n.kind === "coexistence"
@@ -57,8 +58,8 @@ function NumbersTable(props: { numbers: NumberRow[]; now: number }) {
                 {n.sync_error ? <p class="small error-text">Last sync failed: <span safe>{n.sync_error}</span></p> : ""}
               </td>
               <td data-label="Actions">
-                <ActionButton action={`/dashboard/numbers/${encodeURIComponent(n.phone_number_id)}/sync`} label="Re-sync"
-                  name={`Re-sync ${n.display_phone_number ?? n.phone_number_id}`} />
+                <ActionButton action={`/dashboard/numbers/${encodeURIComponent(n.phone_number_id)}/sync`} label={n.usable ? "Re-sync" : "Check again"}
+                  name={`${n.usable ? "Re-sync" : "Check again"} ${n.display_phone_number ?? n.phone_number_id}`} />
               </td>
             </tr>
           ))}

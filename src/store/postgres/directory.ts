@@ -2,7 +2,7 @@ import { and, eq, inArray, isNull } from "drizzle-orm";
 import type { Sealer } from "../../crypto/sealer.ts";
 import { CachedDirectory, defined } from "../cached-directory.ts";
 import { openWaba, sealWaba } from "../sealed-rows.ts";
-import type { Directory } from "../store.ts";
+import type { Directory, WabaPatch } from "../store.ts";
 import type { Account, ApiKey, PhoneNumber, Waba } from "../types.ts";
 import type { ChangeFeed, ChangeKind, FedCache } from "./changes.ts";
 import { transaction, type PgDb, type Tx } from "./connect.ts";
@@ -115,11 +115,12 @@ export class PgDirectory extends CachedDirectory implements Directory, FedCache 
       (r) => this.cacheWaba(this.toWaba(r)));
     return { ...waba };
   }
-  async updateWaba(wabaId: string, patch: { status?: Waba["status"]; accessToken?: string; appSecret?: string | null; updatedAt: number }) {
+  async updateWaba(wabaId: string, patch: WabaPatch) {
     const set: Partial<typeof wabas.$inferInsert> = { updatedAt: patch.updatedAt };
     if (patch.status !== undefined) set.status = patch.status;
     if (patch.accessToken !== undefined) set.accessTokenEnc = this.sealer.seal(patch.accessToken);
     if (patch.appSecret !== undefined) set.appSecretEnc = patch.appSecret === null ? null : this.sealer.seal(patch.appSecret);
+    Object.assign(set, defined({ causeCode: patch.causeCode, causeMessage: patch.causeMessage, causeAt: patch.causeAt, causeRequestId: patch.causeRequestId }));
     const row = await this.write("waba", wabaId, async (tx) => (await tx.update(wabas).set(set).where(eq(wabas.wabaId, wabaId)).returning())[0],
       (r) => this.cacheWaba(this.toWaba(r)));
     return row && this.toWaba(row);

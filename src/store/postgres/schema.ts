@@ -60,6 +60,10 @@ export const wabas = pgTable("wabas", {
   appSecretEnc: text("app_secret_enc"),
   status: text("status", { enum: ["connected", "disconnected", "token_revoked"] }).notNull(),
   createdAt: epochMs("created_at").notNull(),
+  causeCode: integer("cause_code"),
+  causeMessage: text("cause_message"),
+  causeAt: epochMs("cause_at"),
+  causeRequestId: text("cause_request_id"),
   updatedAt: epochMs("updated_at").notNull(),
 }, (t) => [index("wabas_account").on(t.accountId)]);
 
@@ -75,6 +79,10 @@ export const numbers = pgTable("numbers", {
   syncedAt: epochMs("synced_at"),
   syncError: text("sync_error"),
   createdAt: epochMs("created_at").notNull(),
+  causeCode: integer("cause_code"),
+  causeMessage: text("cause_message"),
+  causeAt: epochMs("cause_at"),
+  causeRequestId: text("cause_request_id"),
   updatedAt: epochMs("updated_at").notNull(),
 }, (t) => [index("numbers_account").on(t.accountId), index("numbers_waba").on(t.wabaId)]);
 

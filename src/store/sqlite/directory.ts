@@ -2,8 +2,8 @@ import { eq } from "drizzle-orm";
 import type { Sealer } from "../../crypto/sealer.ts";
 import { CachedDirectory, defined } from "../cached-directory.ts";
 import { openWaba, sealWaba } from "../sealed-rows.ts";
-import type { Directory } from "../store.ts";
-import type { Account, ApiKey, PhoneNumber, Waba } from "../types.ts";
+import type { Directory, WabaPatch } from "../store.ts";
+import type { Account, ApiKey, PhoneNumber, StatusCause, Waba } from "../types.ts";
 import type { Db } from "./open.ts";
 import { accounts, apiKeys, numbers, wabas } from "./schema.ts";
 
@@ -80,16 +80,18 @@ export class SqliteDirectory extends CachedDirectory implements Directory {
     this.cacheWaba({ ...waba });
     return { ...waba };
   }
-  async updateWaba(wabaId: string, patch: { status?: Waba["status"]; accessToken?: string; appSecret?: string | null; updatedAt: number }) {
+  async updateWaba(wabaId: string, patch: WabaPatch) {
     const current = this.waba(wabaId);
     if (!current) return undefined;
     const row: Partial<typeof wabas.$inferInsert> = { updatedAt: patch.updatedAt };
     if (patch.status !== undefined) row.status = patch.status;
     if (patch.accessToken !== undefined) row.accessTokenEnc = this.sealer.seal(patch.accessToken);
     if (patch.appSecret !== undefined) row.appSecretEnc = patch.appSecret === null ? null : this.sealer.seal(patch.appSecret);
-    this.db.update(wabas).set(row).where(eq(wabas.wabaId, wabaId)).run();
+    const cause: Partial<StatusCause> = defined({ causeCode: patch.causeCode, causeMessage: patch.causeMessage, causeAt: patch.causeAt, causeRequestId: patch.causeRequestId });
+    this.db.update(wabas).set({ ...row, ...cause }).where(eq(wabas.wabaId, wabaId)).run();
     const next: Waba = {
       ...current,
+      ...cause,
       status: patch.status ?? current.status,
       accessToken: patch.accessToken ?? current.accessToken,
       appSecret: patch.appSecret === undefined ? current.appSecret : patch.appSecret,

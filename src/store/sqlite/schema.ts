@@ -49,6 +49,10 @@ export const wabas = sqliteTable("wabas", {
   appSecretEnc: text("app_secret_enc"),
   status: text("status", { enum: ["connected", "disconnected", "token_revoked"] }).notNull(),
   createdAt: integer("created_at").notNull(),
+  causeCode: integer("cause_code"),
+  causeMessage: text("cause_message"),
+  causeAt: integer("cause_at"),
+  causeRequestId: text("cause_request_id"),
   updatedAt: integer("updated_at").notNull(),
 }, (t) => [index("wabas_account").on(t.accountId)]);
 
@@ -64,6 +68,10 @@ export const numbers = sqliteTable("numbers", {
   syncedAt: integer("synced_at"),
   syncError: text("sync_error"),
   createdAt: integer("created_at").notNull(),
+  causeCode: integer("cause_code"),
+  causeMessage: text("cause_message"),
+  causeAt: integer("cause_at"),
+  causeRequestId: text("cause_request_id"),
   updatedAt: integer("updated_at").notNull(),
 }, (t) => [index("numbers_account").on(t.accountId), index("numbers_waba").on(t.wabaId)]);
 
