@@ -123,28 +123,34 @@ export function getNumber(deps: OpDeps, phoneNumberId: string): PhoneNumber {
   return number;
 }
 
-/** Re-reads a number's details from upstream; on failure the number keeps its level and records why. */
-export async function syncNumber(deps: OpDeps, phoneNumberId: string): Promise<PhoneNumber> {
+/**
+ * Re-reads a number's details from upstream; on failure the number keeps its level and records
+ * why. `check`: the read is also a check of its condition ("Check again", see applySync).
+ */
+export async function syncNumber(deps: OpDeps, phoneNumberId: string, options: { check?: boolean } = {}): Promise<PhoneNumber> {
   const number = getNumber(deps, phoneNumberId);
-  return applySync(deps, phoneNumberId, await fetchNumberDetails(deps, number, getWaba(deps, number.wabaId)));
+  return applySync(deps, phoneNumberId, await fetchNumberDetails(deps, number, getWaba(deps, number.wabaId)), options);
 }
 
 /**
  * Stores what a read of the number's details from upstream gave: its details, or why it failed.
- * The read is also a check of the number's condition (SPEC 3.3), made with the WABA's token: an
- * upstream error that sets a state sets it here too, with its cause (no request id: no proxied
- * call got it); a good read shows the token works and the platform serves the number again, so a
- * revoked token's WABA and a restricted, flagged or unregistered number are connected again.
+ * With `check` (someone asked to check the number again) the read is also a check of its
+ * condition (SPEC 3.3), made with the WABA's token: an upstream error that sets a state sets it
+ * here too, with its cause (no request id: no proxied call got it); a good read shows the token
+ * works and the platform serves the number again, so a revoked token's WABA and a restricted,
+ * flagged or unregistered number are connected again. The read when a number is first connected
+ * is not such a check: it only fills in the details.
  */
-export async function applySync(deps: OpDeps, phoneNumberId: string, result: SyncResult): Promise<PhoneNumber> {
+export async function applySync(deps: OpDeps, phoneNumberId: string, result: SyncResult, { check = false }: { check?: boolean } = {}): Promise<PhoneNumber> {
   const now = deps.clock.now();
   const number = getNumber(deps, phoneNumberId);
   if (!result.ok) {
     deps.logger.warn("number sync failed", { phone_number_id: phoneNumberId, reason: result.reason });
-    const effect = result.fault && effectOfFault(result.fault, { idKind: "number", wabaId: number.wabaId, phoneNumberId });
+    const effect = check && result.fault ? effectOfFault(result.fault, { idKind: "number", wabaId: number.wabaId, phoneNumberId }) : null;
     if (effect) await applyEffect({ directory: deps.store.directory, clock: deps.clock, logger: deps.logger }, effect, null);
     return (await deps.store.directory.updateNumber(phoneNumberId, { syncError: result.reason, updatedAt: now }))!;
   }
+  if (!check) return (await deps.store.directory.updateNumber(phoneNumberId, { ...result.details, syncedAt: now, syncError: null, updatedAt: now }))!;
   if (deps.store.directory.waba(number.wabaId)?.status === "token_revoked") {
     await deps.store.directory.updateWaba(number.wabaId, { status: "connected", ...NO_CAUSE, updatedAt: now });
   }

@@ -59,7 +59,7 @@ export function adminRoutes(deps: Deps) {
       body: s.updateNumberBody,
       detail: { ...detail, summary: "Change a number's connection state" },
     })
-    .post("/numbers/:phone_number_id/sync", async ({ params }) => numberView(await ops.syncNumber(deps, params.phone_number_id)), {
+    .post("/numbers/:phone_number_id/sync", async ({ params }) => numberView(await ops.syncNumber(deps, params.phone_number_id, { check: true })), {
       detail: { ...detail, summary: "Re-read a number's details from upstream" },
     })
     .get("/accounts/:id/numbers", ({ params }) => {

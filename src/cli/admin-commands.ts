@@ -51,7 +51,7 @@ export const ADMIN_COMMANDS: Command[] = [
   command({ noun: "numbers", verb: "get", ids: ["phone_number_id"], summary: "PHONE_NUMBER_ID",
     run: (d, [id]) => numberView(ops.getNumber(d, id!)) }),
   command({ noun: "numbers", verb: "sync", ids: ["phone_number_id"], summary: "PHONE_NUMBER_ID (re-read details from upstream)",
-    run: async (d, [id]) => numberView(await ops.syncNumber(d, id!)) }),
+    run: async (d, [id]) => numberView(await ops.syncNumber(d, id!, { check: true })) }),
 ];
 
 /** A command line that does not fit any command: the caller prints it with the usage and exits 2. */

@@ -55,12 +55,12 @@ export async function connectByoNumber(deps: ConnectDeps, accountId: string, inp
     await createWaba(deps, accountId, { waba_id: input.waba_id, access_token: input.access_token, app_secret: input.app_secret });
   }
   // The details were just read with these credentials: store them rather than asking upstream again.
-  if (existingNumber) return applySync(deps, input.phone_number_id, check);
+  if (existingNumber) return applySync(deps, input.phone_number_id, check, { check: true });
   return createNumber(deps, accountId, { phone_number_id: input.phone_number_id, waba_id: input.waba_id, kind: "byo" }, check);
 }
 
 /** Re-reads one of the account's numbers from upstream (throughput level, display name). */
 export async function resyncNumber(deps: ConnectDeps, accountId: string, phoneNumberId: string): Promise<PhoneNumber> {
   accountNumber(deps, accountId, phoneNumberId);
-  return syncNumber(deps, phoneNumberId);
+  return syncNumber(deps, phoneNumberId, { check: true });
 }
