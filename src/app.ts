@@ -11,6 +11,8 @@ import { opsRoutes } from "./observability/routes.ts";
 import type { Deps, Worker } from "./runtime/deps.ts";
 import { intervalWorker } from "./runtime/interval-worker.ts";
 import { createProxy } from "./proxy/pipeline.ts";
+import { RequestLog } from "./requests/log.ts";
+import { requestRoutes } from "./requests/routes.ts";
 import { proxyRoute } from "./proxy/plugin.ts";
 import { webhookRelay } from "./webhooks/relay.ts";
 
@@ -35,7 +37,9 @@ export function createApp(deps: Deps) {
     // The CLI (or another instance) may change accounts, keys or numbers while the server runs.
     intervalWorker("directory refresh", 1000, () => deps.store.directory.refresh(), deps.logger),
   ];
-  const proxy = createProxy(deps, deps.limits.limiter);
+  const requestLog = deps.config.requestLog && new RequestLog({ store: deps.store.requests, metrics: deps.metrics, logger: deps.logger }, deps.config.requestLog.buffer);
+  if (requestLog) workers.push(requestLog.worker());
+  const proxy = createProxy(deps, deps.limits.limiter, requestLog);
   // Set once the app exists: the proxy's native route hands non-proxied paths back to Elysia.
   let elysia: (request: Request) => Response | Promise<Response> = () => new Response(null, { status: 503 });
   const app = new Elysia({
@@ -58,6 +62,7 @@ export function createApp(deps: Deps) {
     .use(sessionRoutes(deps))
     .use(webhooks.routes)
     .use(accountApiRoutes(deps))
+    .use(requestRoutes(deps))
     .use(dashboardRoutes(deps, webhooks))
     .onStart(() => {
       for (const worker of workers) worker.start();
@@ -67,6 +72,8 @@ export function createApp(deps: Deps) {
   return Object.assign(app, {
     /** The relay's URL rules and dispatcher, for code that runs beside the server (the demo seed). */
     relay: { urlRules: webhooks.urlRules, dispatcher: webhooks.dispatcher },
+    /** The request log's buffer (null when REQUEST_LOG=0); tests flush it instead of waiting a second. */
+    requestLog,
     /** Idempotent; Elysia's own onStop hooks are not awaited, so the workers are stopped here. */
     shutdown(): Promise<void> {
       stopping ??= (async () => {

@@ -8,7 +8,8 @@
  *   (e) a second Switchboard, the same but with OpenTelemetry traces on, exporting every call's
  *       spans over OTLP/HTTP to a collector stand-in (bench/proxy/collector.ts); its own database
  *   (f) a third, keeping SAMPLED (0.1) of the traces (OTEL_TRACES_SAMPLER=parentbased_traceidratio)
- *   (p) a fourth in the scale-out mode: state on a PostgreSQL server of its own, rate limits in Redis.
+ *   (p) a fourth in the scale-out mode: state on a PostgreSQL server of its own, rate limits in Redis
+ *   (q) a fifth with the request log off (REQUEST_LOG=0); (d) keeps it, as by default.
  * Then the RSS a 100 MB upload adds to a fresh Switchboard process (chunked and declared).
  *
  *   bun bench/proxy/run.ts            (BENCH_SECONDS=10 ROUNDS=2 NUMBERS=1000 SAMPLED=0.1 by default)
@@ -18,6 +19,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import type { Subprocess } from "bun";
+import { logFootprint } from "./request-log.ts";
 import { startScaleOutBacking } from "./scale-out.ts";
 
 const ROOT = resolve(import.meta.dir, "../..");
@@ -26,7 +28,7 @@ const ROUNDS = Number(process.env.ROUNDS ?? 2);
 const NUMBERS = Number(process.env.NUMBERS ?? 1000);
 const CONNECTIONS = 50;
 /** Which rows to run (default all): e.g. ROWS=cd while working on Switchboard's own cost, ROWS=de for the cost of tracing. */
-const ROWS = process.env.ROWS ?? "abcdefp";
+const ROWS = process.env.ROWS ?? "abcdefpq";
 const UPLOADS = process.env.UPLOADS !== "0";
 /** The share of traces row (f) keeps (OTEL_TRACES_SAMPLER=parentbased_traceidratio). */
 const SAMPLED = Number(process.env.SAMPLED ?? 0.1);
@@ -205,9 +207,11 @@ async function main() {
   cleanups.push(backing.stop);
   const scaled = await startSwitchboard(upstreamPort, backing.env.DATABASE_URL!, backing.env);
   const scaledLoad = await loadScript(scaled.url, "load-p.lua");
+  const unlogged = await startSwitchboard(upstreamPort, `file:${join(work, "unlogged.db")}`, { REQUEST_LOG: "0" });
+  const unloggedLoad = await loadScript(unlogged.url, "load-q.lua");
 
   // Every row must answer 200 before it is measured.
-  const probes = [[upstream, key], [`http://127.0.0.1:${nginxPort}`, key], [`http://127.0.0.1:${barePort}`, key], [sb.url, key], [traced.e.server.url, traced.e.load.key], [traced.f.server.url, traced.f.load.key], [scaled.url, scaledLoad.key]];
+  const probes = [[upstream, key], [`http://127.0.0.1:${nginxPort}`, key], [`http://127.0.0.1:${barePort}`, key], [sb.url, key], [traced.e.server.url, traced.e.load.key], [traced.f.server.url, traced.f.load.key], [scaled.url, scaledLoad.key], [unlogged.url, unloggedLoad.key]];
   for (const [url, bearer] of probes) {
     const r = await fetch(`${url}/v21.0/${numbers[0]}/messages`, { method: "POST", headers: { authorization: `Bearer ${bearer}`, "content-type": "application/json" }, body: '{"to":"1"}' });
     if (r.status !== 200) throw new Error(`${url} answered ${r.status}: ${await r.text()}`);
@@ -218,13 +222,14 @@ async function main() {
     e: "Switchboard, every check on, every call traced (OTLP/HTTP)",
     f: `Switchboard, every check on, traces sampled at ${SAMPLED} (OTLP/HTTP)`,
     p: "Switchboard, every check on, scale-out mode (PostgreSQL + Redis)",
+    q: "Switchboard, every check on, request log off",
   } as const;
   type Row = keyof typeof rows;
-  const urls: Record<Row, string> = { a: upstream, b: `http://127.0.0.1:${nginxPort}`, c: `http://127.0.0.1:${barePort}`, d: sb.url, e: traced.e.server.url, f: traced.f.server.url, p: scaled.url };
-  const pids: Record<Row, number> = { a: upstreamChild.pid, b: nginxChild.pid, c: bareChild.pid, d: sb.child.pid, e: traced.e.server.child.pid, f: traced.f.server.child.pid, p: scaled.child.pid };
-  const scripts: Record<Row, string> = { a: script, b: script, c: script, d: script, e: traced.e.load.path, f: traced.f.load.path, p: scaledLoad.path };
-  const results: Record<Row, WrkResult[]> = { a: [], b: [], c: [], d: [], e: [], f: [], p: [] };
-  const peakUnderLoad = { d: 0, e: 0, f: 0, p: 0 };
+  const urls: Record<Row, string> = { a: upstream, b: `http://127.0.0.1:${nginxPort}`, c: `http://127.0.0.1:${barePort}`, d: sb.url, e: traced.e.server.url, f: traced.f.server.url, p: scaled.url, q: unlogged.url };
+  const pids: Record<Row, number> = { a: upstreamChild.pid, b: nginxChild.pid, c: bareChild.pid, d: sb.child.pid, e: traced.e.server.child.pid, f: traced.f.server.child.pid, p: scaled.child.pid, q: unlogged.child.pid };
+  const scripts: Record<Row, string> = { a: script, b: script, c: script, d: script, e: traced.e.load.path, f: traced.f.load.path, p: scaledLoad.path, q: unloggedLoad.path };
+  const results: Record<Row, WrkResult[]> = { a: [], b: [], c: [], d: [], e: [], f: [], p: [], q: [] };
+  const peakUnderLoad = { d: 0, e: 0, f: 0, p: 0, q: 0 };
   /** Row (p): the Redis server's CPU per request, on the same 2 cores. */
   const redisCpu: number[] = [];
   const chosen = (Object.keys(rows) as Row[]).filter((row) => ROWS.includes(row));
@@ -232,9 +237,12 @@ async function main() {
     const warm = await wrk(urls[row], scripts[row], 2); // warm-up
     if (row === "e" || row === "f") traced[row].calls += warm.requests;
   }
+  // Row (d)'s request log, before its rounds: what they add is the log's disk use.
+  await Bun.sleep(1500);
+  const logBefore = logFootprint(dbPath);
   for (let round = 0; round < ROUNDS; round++) {
     for (const row of chosen) {
-      if (row === "d" || row === "e" || row === "f" || row === "p") {
+      if (row === "d" || row === "e" || row === "f" || row === "p" || row === "q") {
         const cpuBefore = cpuSeconds(pids[row]);
         const collectorBefore = row === "e" || row === "f" ? cpuSeconds(traced[row].collector.pid) : 0;
         const redisBefore = row === "p" && backing.redisPid ? cpuSeconds(backing.redisPid) : 0;
@@ -256,6 +264,8 @@ async function main() {
     }
   }
   const exported = { e: await traced.e.stats(), f: await traced.f.stats() };
+  await Bun.sleep(1500); // the log's last batch
+  const logAfter = logFootprint(dbPath);
 
   // A fresh process for the upload, so the load above does not hide what the upload adds.
   const uploads: { mode: string; code: string; addedMb: number; baseMb: number }[] = [];
@@ -304,6 +314,11 @@ async function main() {
     console.log(`(p)/(d) = ${(s.p.rps / s.d.rps).toFixed(2)} by req/s, ${(s.d.cpu / s.p.cpu).toFixed(2)} by CPU per request   (scale-out against SQLite; target >= 0.80)`);
     console.log(`  p99 (p) - p99 (d) = ${(s.p.p99 - s.d.p99).toFixed(2)} ms   (target <= 1 ms); peak RSS under load = ${peakUnderLoad.p.toFixed(0)} MB`);
     if (redisCpu.length) console.log(`  Redis server CPU = ${mean(redisCpu).toFixed(1)} µs per request (beside Switchboard's own, on the same cores)`);
+  }
+  if (chosen.includes("q") && chosen.includes("d")) {
+    console.log(`(d)/(q) = ${(s.d.rps / s.q.rps).toFixed(2)} by req/s, ${(s.q.cpu / s.d.cpu).toFixed(2)} by CPU per request   (request log on against off; target >= 0.95)`);
+    const records = logAfter.records - logBefore.records;
+    console.log(`  the log's CPU per call = ${(s.d.cpu - s.q.cpu).toFixed(1)} µs (capture, buffer and batched writes); ${records} records written, ${(((logAfter.bytes - logBefore.bytes) / Math.max(1, records)) * 1e6 / 2 ** 20).toFixed(0)} MiB of database per million calls`);
   }
   for (const u of uploads) console.log(`100 MB ${u.mode} upload: HTTP ${u.code}, RSS ${u.baseMb.toFixed(0)} MB before, +${u.addedMb.toFixed(1)} MB at peak   (target <= 32 MB)`);
 }

@@ -4,6 +4,7 @@ import type { Deps } from "../runtime/deps.ts";
 import * as ops from "./operations.ts";
 import * as s from "./schemas.ts";
 import { accountView, apiKeyView, numberView, userView, wabaView } from "./views.ts";
+import { usage, usageQuery, usageView } from "../requests/queries.ts";
 
 /** The operator API (CONTRACT 3): thin routes over admin/operations.ts. */
 export function adminRoutes(deps: Deps) {
@@ -11,6 +12,13 @@ export function adminRoutes(deps: Deps) {
   return new Elysia({ prefix: "/admin" })
     // onTransform runs before body validation, so an unauthenticated caller learns nothing about the schema.
     .onTransform(({ request }) => checkAdminToken(deps.config.adminToken, request.headers.get("authorization")))
+    .get("/usage", async ({ query }) => {
+      if (query.account_id) ops.getAccount(deps, query.account_id);
+      return { data: (await usage(deps, query.account_id || null, query.from, query.to)).map(usageView) };
+    }, {
+      query: usageQuery,
+      detail: { ...detail, summary: "Proxied calls per hour per number (or WABA) of one account or all: forwarded by allow-list row, upstream errors by code, our refusals by code; from and to are ISO 8601 times" },
+    })
     .post("/accounts", async ({ body, set }) => {
       set.status = 201;
       return accountView(await ops.createAccount(deps, body));

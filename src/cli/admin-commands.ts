@@ -5,6 +5,7 @@ import * as ops from "../admin/operations.ts";
 import * as s from "../admin/schemas.ts";
 import { accountView, apiKeyView, numberView, userView, wabaView } from "../admin/views.ts";
 import { AppError } from "../errors/catalog.ts";
+import { usage, usageQuery, usageView } from "../requests/queries.ts";
 
 type OpDeps = Parameters<typeof ops.createAccount>[0];
 
@@ -50,6 +51,11 @@ export const ADMIN_COMMANDS: Command[] = [
     run: async (d, [id], b) => numberView(await ops.updateNumber(d, id!, b)) }),
   command({ noun: "numbers", verb: "get", ids: ["phone_number_id"], summary: "PHONE_NUMBER_ID",
     run: (d, [id]) => numberView(ops.getNumber(d, id!)) }),
+  command<typeof usageQuery.static>({ noun: "usage", verb: "list", ids: [], schema: usageQuery, summary: "--from T [--to T] [--account-id A] (calls per hour per number: forwarded by row, errors by code; ISO times)",
+    run: async (d, _, b) => {
+      if (b.account_id) ops.getAccount(d, b.account_id);
+      return { data: (await usage(d, b.account_id || null, b.from, b.to)).map(usageView) };
+    } }),
   command({ noun: "numbers", verb: "sync", ids: ["phone_number_id"], summary: "PHONE_NUMBER_ID (re-read details from upstream)",
     run: async (d, [id]) => numberView(await ops.syncNumber(d, id!, { check: true })) }),
 ];

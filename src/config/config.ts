@@ -34,6 +34,8 @@ export interface Config {
   readonly tracing: TracingConfig | null;
   /** The platform's own words (PLATFORM_NAME), SPEC's neutral ones by default. */
   readonly platform: PlatformNames;
+  /** The request log of proxied calls (REQUEST_LOG, REQUEST_LOG_BUFFER): null when off. */
+  readonly requestLog: { readonly buffer: number } | null;
 }
 
 /** OTEL_TRACES_SAMPLER's values (the OpenTelemetry specification's names). */
@@ -72,6 +74,11 @@ function integer(env: Env, name: string, fallback: number, min: number, max: num
   const value = Number(raw);
   if (value < min || value > max) throw new ConfigError(name, `must be between ${min} and ${max}, got ${value}`);
   return value;
+}
+
+/** A 0/1 setting that is on unless set to 0. */
+function flagOn(env: Env, name: string): boolean {
+  return text(env, name) === null || flag(env, name);
 }
 
 function flag(env: Env, name: string): boolean {
@@ -237,5 +244,6 @@ export function parseConfig(env: Env): Config {
     logLevel: logLevel(text(env, "LOG_LEVEL")),
     tracing: tracing(env),
     platform: platformSetting(env),
+    requestLog: flagOn(env, "REQUEST_LOG") ? Object.freeze({ buffer: integer(env, "REQUEST_LOG_BUFFER", 10_000, 100, 1_000_000) }) : null,
   });
 }

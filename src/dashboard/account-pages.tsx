@@ -13,17 +13,22 @@ import { ApiKeysPage, type ApiKeysPageProps } from "./pages/api-keys.tsx";
 import { NotificationsPage } from "./pages/notifications.tsx";
 import { NumbersPage, type NumbersPageProps } from "./pages/numbers.tsx";
 import { SettingsPage } from "./pages/settings.tsx";
+import { numberUsage, USAGE_WINDOW_MS } from "./usage.ts";
 
 const settingsBody = t.Object({ retention: t.Required(createAccountBody.properties.retention) });
 
 /** Numbers, API keys, settings and notifications pages: thin handlers over the account API's plain functions. */
 export function accountPages(deps: Deps) {
-  const numbersPage = (viewer: Viewer, extra: Partial<NumbersPageProps> = {}, status = 200) =>
-    htmlResponse(page(viewer, "Numbers", "numbers", NumbersPage({
+  const numbersPage = async (viewer: Viewer, extra: Partial<NumbersPageProps> = {}, status = 200) => {
+    const now = deps.clock.now();
+    const counts = await deps.store.requests.usage(viewer.accountId, now - USAGE_WINDOW_MS - 24 * 3_600_000, now + 3_600_000);
+    return htmlResponse(page(viewer, "Numbers", "numbers", NumbersPage({
       numbers: deps.store.directory.numbers(viewer.accountId).map((n) => accountNumberView(deps.store.directory, n)),
-      now: deps.clock.now(),
+      usage: numberUsage(counts, now),
+      now,
       ...extra,
     })), status);
+  };
 
   const keysPage = (viewer: Viewer, extra: Partial<ApiKeysPageProps> = {}, status = 200) =>
     htmlResponse(page(viewer, "API keys", "api-keys", ApiKeysPage({

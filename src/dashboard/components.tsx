@@ -64,3 +64,13 @@ export function FieldError(props: { id: string; message: string | undefined }) {
   if (!props.message) return "";
   return <span class="error-text" id={props.id} safe>{props.message}</span>;
 }
+
+/** Keyset pages of a newest-first list: back to the newest, and on to older rows while there are some. */
+export function Pager(props: { firstPage: boolean; nextCursor: string | null; link: (cursor: string | null) => string }) {
+  return (
+    <nav class="pager" aria-label="Pages">
+      {props.firstPage ? "" : <a class="button secondary" href={props.link(null)}>Newest</a>}
+      {props.nextCursor ? <a class="button secondary" href={props.link(props.nextCursor)} rel="next">Older</a> : ""}
+    </nav>
+  );
+}

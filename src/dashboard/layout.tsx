@@ -4,6 +4,7 @@ import { escapeHtml, type Children } from "@kitajs/html";
 export const SECTIONS = [
   { key: "endpoints", href: "/dashboard/endpoints", title: "Endpoints" },
   { key: "deliveries", href: "/dashboard/deliveries", title: "Deliveries" },
+  { key: "requests", href: "/dashboard/requests", title: "Requests" },
   { key: "numbers", href: "/dashboard/numbers", title: "Numbers" },
   { key: "api-keys", href: "/dashboard/api-keys", title: "API keys" },
   { key: "settings", href: "/dashboard/settings", title: "Settings" },

@@ -5,6 +5,7 @@ import { assetRoutes } from "./assets/routes.ts";
 import { guarded, page } from "./guard.tsx";
 import { htmlResponse, seeOther } from "./http.ts";
 import { NotFound } from "./pages/not-found.tsx";
+import { requestPages } from "./request-pages.tsx";
 import { signInRoutes } from "./sign-in-routes.ts";
 import { webhookPages, type RelayHandle } from "./webhook-pages.tsx";
 
@@ -17,5 +18,6 @@ export function dashboardRoutes(deps: Deps, relay: RelayHandle) {
     .get("/", () => seeOther("/dashboard/endpoints"), { detail: { hide: true } })
     .use(webhookPages(deps, relay))
     .use(accountPages(deps))
+    .use(requestPages(deps))
     .get("/*", guarded(deps, (_ctx, viewer) => htmlResponse(page(viewer, "Not found", null, NotFound()), 404)), { detail: { hide: true } });
 }

@@ -75,8 +75,10 @@ export function errorResponse(
   traceId: string,
   options: { message?: string; headers?: Record<string, string> } = {},
 ): Response {
-  return new Response(JSON.stringify(errorEnvelope(name, traceId, options.message)), {
+  const body = JSON.stringify(errorEnvelope(name, traceId, options.message));
+  // The length Bun would send anyway, set here so that the request log can read it.
+  return new Response(body, {
     status: ERRORS[name].status,
-    headers: { "content-type": "application/json", "x-proxy-request-id": traceId, ...options.headers },
+    headers: { "content-type": "application/json", "content-length": String(Buffer.byteLength(body)), "x-proxy-request-id": traceId, ...options.headers },
   });
 }

@@ -54,6 +54,11 @@ export function createMetrics() {
       buckets: [0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1],
       registers: [registry],
     }),
+    requestLogDropped: new Counter({
+      name: "switchboard_request_log_dropped_total",
+      help: "Request log records dropped because the buffer was full or a write failed; the calls themselves were served.",
+      registers: [registry],
+    }),
     rateLimitFailOpen: new Counter({
       name: "switchboard_rate_limit_fail_open_total",
       help: "Proxied calls let through unlimited because the rate limiter failed (SPEC 8.1), by reason: error, slow (over 50 ms) or unavailable (its server is away).",

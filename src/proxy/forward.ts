@@ -2,6 +2,7 @@ import type { ErrorName } from "../errors/catalog.ts";
 import type { Fetch } from "../runtime/deps.ts";
 import { countedBody, MAX_BODY_BYTES } from "./body-limit.ts";
 import { keepResponseHeaders, PASSED_REQUEST_HEADERS } from "./headers.ts";
+import { MESSAGE_ID_SCAN_BYTES } from "../requests/capture.ts";
 import { INSPECT_LIMIT, inspectedBody } from "./side-effects.ts";
 
 export interface Exchange {
@@ -18,6 +19,11 @@ export interface Exchange {
   onErrorBody(bytes: Uint8Array): void;
   /** Called when upstream's response headers arrive. */
   onHeaders?(ms: number): void;
+  /**
+   * Given, a successful answer of at most MESSAGE_ID_SCAN_BYTES is read whole and handed here
+   * before the caller gets the same bytes (the request log reads a send's message id from it).
+   */
+  onSuccessBody?(bytes: Uint8Array): void;
 }
 
 type AbortReason = "timeout" | "too_large";
@@ -85,6 +91,17 @@ export async function forward(fetch: Fetch, request: Request, length: string | n
   exchange.onHeaders?.(performance.now() - started);
 
   const answerHeaders = keepResponseHeaders(upstream.headers, exchange.headers);
-  if (upstream.status < 400 || Number(answerHeaders.get("content-length") ?? 0) > INSPECT_LIMIT || !upstream.body) return upstream;
+  const declared = answerHeaders.get("content-length");
+  if (exchange.onSuccessBody && upstream.status < 300 && upstream.body && declared !== null && Number(declared) <= MESSAGE_ID_SCAN_BYTES) {
+    let bytes: Uint8Array<ArrayBuffer>;
+    try {
+      bytes = await upstream.bytes();
+    } catch {
+      return exchange.fail("upstream_unreachable", exchange.headers);
+    }
+    exchange.onSuccessBody(bytes);
+    return new Response(bytes, { status: upstream.status, headers: answerHeaders });
+  }
+  if (upstream.status < 400 || Number(declared ?? 0) > INSPECT_LIMIT || !upstream.body) return upstream;
   return new Response(inspectedBody(upstream.body, exchange.onErrorBody), { status: upstream.status, headers: answerHeaders });
 }

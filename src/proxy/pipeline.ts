@@ -15,6 +15,8 @@ import { rateLimitHeaders } from "./headers.ts";
 import { ProofCache } from "./proof-cache.ts";
 import { upstreamQuery } from "./query.ts";
 import { applyEffect } from "../numbers/state-change.ts";
+import { messageIdIn, noFacts, noteUpstreamError, recordOf, upstreamErrorIn, type CallFacts } from "../requests/capture.ts";
+import type { RequestLog } from "../requests/log.ts";
 import { effectOf } from "./side-effects.ts";
 
 export type ProxyDeps = Pick<Deps, "config" | "store" | "clock" | "random" | "fetch" | "logger" | "metrics" | "tracing">;
@@ -52,7 +54,7 @@ const bucketOf = (target: Target) =>
   target.route.bucket === "number" && target.number ? numberBucket(target.number) : wabaBucket(target.waba.wabaId);
 
 /** Builds the proxy: a function from a caller's request to the response it gets (SPEC 4, 5, 7, 8). */
-export function createProxy(deps: ProxyDeps, limiter: RateLimiter) {
+export function createProxy(deps: ProxyDeps, limiter: RateLimiter, requestLog: RequestLog | null = null) {
   const { config, store, logger, metrics } = deps;
   const directory = store.directory;
   const proofs = new ProofCache(config.appSecret);
@@ -64,7 +66,7 @@ export function createProxy(deps: ProxyDeps, limiter: RateLimiter) {
   const matchRoute = routeMatcher(allowList(config.platform));
 
   /** SPEC 7.3: every check in order, stopping at the first failure. */
-  async function pipeline(request: Request, { path, query }: RawTarget, requestId: string, outcome: CallOutcome, trace?: ProxyCallTrace): Promise<Response> {
+  async function pipeline(request: Request, { path, query }: RawTarget, requestId: string, outcome: CallOutcome, facts: CallFacts, trace?: ProxyCallTrace): Promise<Response> {
     const fail = (name: ErrorName, headers?: Record<string, string>) => {
       outcome.code = ERRORS[name].code;
       outcome.error = name;
@@ -75,10 +77,14 @@ export function createProxy(deps: ProxyDeps, limiter: RateLimiter) {
     if (!match) return fail("unknown_route");
     const key = authenticate(directory, request.headers.get("authorization")); //     2. API key
     if (!key) return fail("invalid_api_key");
+    facts.key = key;
     const billing = billingError(directory.account(key.accountId)); //                  3. billing
     if (billing) return fail(billing);
     const target = resolveTarget(directory, match, key.accountId); //                   4. allow-list and ownership
     if (!target) return fail("unknown_route");
+    facts.route = target.route;
+    facts.phoneNumberId = target.number?.phoneNumberId ?? null;
+    facts.wabaId = target.waba.wabaId;
     if (testKeyRefused(directory, key, target)) return fail("test_key_on_live_number"); // 5. test key
     const unusable = connectionError(target); //                                         6. number and WABA state
     if (unusable) return fail(unusable);
@@ -98,8 +104,15 @@ export function createProxy(deps: ProxyDeps, limiter: RateLimiter) {
       bufferBytes: config.proxyBodyBufferBytes,
       headers,
       fail,
-      onHeaders: (ms) => metrics.upstreamLatency.observe(ms / 1000),
+      onHeaders: (ms) => {
+        facts.upstreamMs = ms;
+        metrics.upstreamLatency.observe(ms / 1000);
+      },
+      onSuccessBody: requestLog && target.route.edge === "messages" && target.route.method === "POST"
+        ? (bytes) => (facts.messageId = messageIdIn(bytes))
+        : undefined,
       onErrorBody(bytes) {
+        if (requestLog) noteUpstreamError(facts, upstreamErrorIn(bytes));
         const effect = effectOf(bytes, target);
         // After the caller's answer has gone out: the state write must not hold it back.
         if (effect) setImmediate(() => applyEffect({ directory, clock: deps.clock, logger }, effect, requestId).catch((error: unknown) => logger.error("recording an upstream state change failed", { error })));
@@ -112,10 +125,12 @@ export function createProxy(deps: ProxyDeps, limiter: RateLimiter) {
     const requestId = nextRequestId();
     const started = performance.now();
     const outcome: CallOutcome = { code: null, error: null };
+    const facts = noFacts();
+    const at = requestLog ? deps.clock.now() : 0;
     const trace = startTrace?.(request, target.path, requestId);
     let response: Response;
     try {
-      response = await pipeline(request, target, requestId, outcome, trace);
+      response = await pipeline(request, target, requestId, outcome, facts, trace);
     } catch (error) {
       logger.error("proxy failed", { request_id: requestId, error });
       response = errorResponse("upstream_unreachable", requestId);
@@ -124,6 +139,13 @@ export function createProxy(deps: ProxyDeps, limiter: RateLimiter) {
     }
     trace?.end(response.status, outcome);
     count(outcome.code, response.status);
+    if (requestLog && facts.key) {
+      facts.record = recordOf({
+        requestId, at, method: request.method, facts: { ...facts, key: facts.key }, response,
+        ourCode: typeof outcome.code === "number" ? outcome.code : null, requestLength: request.headers.get("content-length"),
+      });
+      requestLog.add(facts.record);
+    }
     // Every failure is logged; successes only at debug: a JSON line per call costs about a tenth of
     // the proxy's throughput, and the metrics count them anyway.
     if (response.status >= 400 || logAll) {

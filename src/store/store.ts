@@ -1,6 +1,7 @@
 import type {
   Account, ApiKey, BucketState, Notification, PhoneNumber, Session, StatusCause, User, Waba, WabaStatus,
 } from "./types.ts";
+import type { RequestLogStore } from "./requests.ts";
 import type { WebhookStore } from "./webhooks.ts";
 
 /**
@@ -13,6 +14,8 @@ export interface Store {
   users: UserStore;
   sessions: SessionStore;
   notifications: NotificationStore;
+  /** The request log of proxied calls and usage per number (src/store/requests.ts). */
+  requests: RequestLogStore;
   buckets: BucketStore;
   /** Webhook endpoints and the durable delivery queue (src/store/webhooks.ts). */
   webhooks: WebhookStore;

@@ -1,3 +1,4 @@
+import { decodeCursor, encodeCursor } from "../http/cursor.ts";
 import { AppError } from "../errors/catalog.ts";
 import type { Deps } from "../runtime/deps.ts";
 import type { Attempt, Delivery, DeliveryStatus, HourlyStats } from "../store/webhooks.ts";
@@ -15,18 +16,8 @@ async function mustDelivery(deps: DeliveryDeps, accountId: string, id: string): 
   return delivery;
 }
 
-/** Cursors are opaque to clients: the (createdAt, id) of the last row of the previous page. */
-export function encodeCursor(d: Pick<Delivery, "createdAt" | "id">): string {
-  return Buffer.from(`${d.createdAt}.${d.id}`).toString("base64url");
-}
-
-function decodeCursor(cursor: string): { createdAt: number; id: string } {
-  const text = Buffer.from(cursor, "base64url").toString("utf8");
-  const dot = text.indexOf(".");
-  const createdAt = Number(text.slice(0, dot));
-  if (dot < 1 || !Number.isSafeInteger(createdAt)) throw new AppError("invalid_request", "cursor is not valid; use next_cursor of a previous page.");
-  return { createdAt, id: text.slice(dot + 1) };
-}
+/** A page's cursor: the (createdAt, id) of its last delivery. */
+const deliveryCursor = (d: Pick<Delivery, "createdAt" | "id">): string => encodeCursor(d.createdAt, d.id);
 
 export async function listDeliveries(
   deps: DeliveryDeps,
@@ -41,11 +32,11 @@ export async function listDeliveries(
     accountId,
     endpointId,
     status: query.status || undefined,
-    before: query.cursor ? decodeCursor(query.cursor) : undefined,
+    before: query.cursor ? (({ at, id }) => ({ createdAt: at, id }))(decodeCursor(query.cursor)) : undefined,
     limit: limit + 1,
   });
   const data = rows.slice(0, limit);
-  return { data, nextCursor: rows.length > limit ? encodeCursor(data[data.length - 1]!) : null };
+  return { data, nextCursor: rows.length > limit ? deliveryCursor(data[data.length - 1]!) : null };
 }
 
 export async function getDelivery(deps: DeliveryDeps, accountId: string, id: string): Promise<{ delivery: Delivery; attempts: Attempt[]; payload: string | null }> {

@@ -21,6 +21,8 @@ const LEASE_MARGIN_MS = 60_000;
 /** How long a lined delivery may wait for a slot: the lease margin, less some slack. */
 const LINE_WAIT_MS = 50_000;
 export const RETENTION_MS: Record<Retention, number> = { "24h": 24 * 3_600_000, "7d": 7 * 24 * 3_600_000 };
+/** Hourly usage counts outlive the log they come from: long enough to bill a month and compare it with the last. */
+export const USAGE_KEPT_MS = 62 * 24 * 3_600_000;
 const PURGE_EVERY_MS = 60_000;
 
 /**
@@ -367,8 +369,13 @@ export class Dispatcher implements Worker {
 
   async purge(): Promise<void> {
     try {
-      const removed = await this.deps.store.webhooks.purgeExpired(this.deps.clock.now(), RETENTION_MS);
+      const now = this.deps.clock.now();
+      const removed = await this.deps.store.webhooks.purgeExpired(now, RETENTION_MS);
       if (removed.deliveries + removed.events > 0) this.deps.logger.info("webhook retention purge", removed);
+      // One retention pass for all an account keeps: its request log too (SPEC 2.8), and usage
+      // counts past USAGE_KEPT_MS.
+      const logged = await this.deps.store.requests.purge(now, RETENTION_MS, now - USAGE_KEPT_MS);
+      if (logged.requests + logged.usage > 0) this.deps.logger.info("request log retention purge", logged);
       this.deps.metrics.deliveriesPending.set(await this.deps.store.webhooks.pendingCount());
     } catch (error) {
       this.deps.logger.error("webhook retention purge failed", { error });

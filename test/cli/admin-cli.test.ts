@@ -43,6 +43,8 @@ describe("switchboard admin", () => {
     expect(await cli(env, "numbers", "update", "2001", "--status", "restricted")).toMatchObject({ status: "restricted" });
     expect(await cli(env, "numbers", "get", "2001")).toMatchObject({ status: "restricted" });
     expect((await cli(env, "numbers", "sync", "2001")).sync_error).toContain("could not be reached");
+    // Usage per number, as GET /admin/usage answers it (nothing proxied through this database yet).
+    expect(await cli(env, "usage", "list", "--from", "2026-01-01T00:00:00Z", "--account-id", id)).toEqual({ data: [] });
 
     // The same database, read by the server's store: everything is there and the key was revoked.
     const store = openSqliteStore(path, createSealer(new Uint8Array(Buffer.from(TEST_ENCRYPTION_KEY, "base64")), cryptoRandom));

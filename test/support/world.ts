@@ -1,4 +1,5 @@
 import { afterEach, beforeEach } from "bun:test";
+import type { App } from "../../src/app.ts";
 import type { Deps } from "../../src/runtime/deps.ts";
 import { cryptoRandom } from "../../src/runtime/random.ts";
 import { startSimulator, type Simulator, type SimulatorOptions } from "../../src/simulator/server.ts";
@@ -27,6 +28,8 @@ export interface World {
   waba(accountId: string, options?: { appSecret?: string }): Promise<{ wabaId: string; token: string }>;
   number(accountId: string, wabaId: string, options?: { kind?: NumberKind; throughput?: ThroughputLevel }): Promise<string>;
   business(options?: { kind?: NumberKind; throughput?: ThroughputLevel; billing?: BillingStatus }): Promise<Business>;
+  /** The running app (its request log, to flush it rather than wait for its second). */
+  app(): App;
   /** Shuts the app down (its workers flush) and starts a new one over the same database file, same clock. */
   restart(): Promise<void>;
   stop(): Promise<void>;
@@ -55,6 +58,7 @@ export async function startWorld(options: { env?: Record<string, string>; deps?:
     deps,
     url: server.url,
     call: (path, init) => fetch(`${world.url}${path}`, init),
+    app: () => server.app,
     async account(billing = "active") {
       serial++;
       const body = { name: `Business ${serial}`, email: `owner${serial}@example.com`, billing_status: billing };

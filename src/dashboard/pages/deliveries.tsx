@@ -1,5 +1,5 @@
 import { escapeHtml } from "@kitajs/html";
-import { ActionButton, Badge, CodeList, Notice, Time, type Tone } from "../components.tsx";
+import { ActionButton, Badge, CodeList, Notice, Pager, Time, type Tone } from "../components.tsx";
 import { formatDuration } from "../format.ts";
 import type { AttemptShape, DeliveryShape, EndpointShape } from "../webhook-shapes.ts";
 
@@ -105,10 +105,7 @@ export function DeliveriesPage(props: {
               </tbody>
             </table>
           </div>}
-      <nav class="pager" aria-label="Pages">
-        {props.firstPage ? "" : <a class="button secondary" href={pageLink(null)}>Newest</a>}
-        {props.nextCursor ? <a class="button secondary" href={pageLink(props.nextCursor)} rel="next">Older</a> : ""}
-      </nav>
+      <Pager firstPage={props.firstPage} nextCursor={props.nextCursor} link={pageLink} />
     </>
   );
 }

@@ -2,12 +2,16 @@ import { escapeHtml } from "@kitajs/html";
 import type { accountNumberView } from "../../account-api/views.ts";
 import { KIND_NAMES, WABA_RATE_LIMIT_PER_HOUR } from "../../numbers/condition.ts";
 import type { NumberKind } from "../../store/types.ts";
+import { UsageChart } from "../chart.tsx";
 import { ActionButton, Badge, FieldError, Notice, Time } from "../components.tsx";
+import type { NumberUsage } from "../usage.ts";
 
 export type NumberRow = ReturnType<typeof accountNumberView>;
 
 export interface NumbersPageProps {
   numbers: NumberRow[];
+  /** Each number's proxied calls, last 24 hours and 7 days (absent: none). */
+  usage: Map<string, NumberUsage>;
   now: number;
   flash?: JSX.Element;
   form?: { values: Record<string, unknown>; errors: Record<string, string>; message?: string };
@@ -26,7 +30,21 @@ function NumberName(props: { n: NumberRow }) {
   );
 }
 
-function NumbersTable(props: { numbers: NumberRow[]; now: number }) {
+/** A number's proxied calls: the last 24 hours by hour and the last 7 days by day, with a link to them. */
+function NumberCalls(props: { usage: NumberUsage | undefined; label: string; id: string }) {
+  if (!props.usage) return <span class="muted small">No calls in the last 7 days</span>;
+  return (
+    <>
+      <a class="small" href={`/dashboard/requests?number=${encodeURIComponent(props.id)}`}>See its requests</a>
+      <div class="small muted">Last 24 hours</div>
+      <UsageChart bars={props.usage.hours} unit="hour" label={`${props.label}, last 24 hours`} />
+      <div class="small muted">Last 7 days</div>
+      <UsageChart bars={props.usage.days} unit="day" label={`${props.label}, last 7 days`} />
+    </>
+  );
+}
+
+function NumbersTable(props: { numbers: NumberRow[]; usage: Map<string, NumberUsage>; now: number }) {
   if (props.numbers.length === 0) {
     return <p class="panel">No numbers are connected yet. Connect a bring-your-own number below, or ask your operator to connect one.</p>;
   }
@@ -35,7 +53,7 @@ function NumbersTable(props: { numbers: NumberRow[]; now: number }) {
       <table class="cards">
         <caption class="visually-hidden">Connected numbers</caption>
         <thead>
-          <tr><th scope="col">Number</th><th scope="col">Kind</th><th scope="col">Status</th><th scope="col">Throughput</th><th scope="col">Last sync</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr>
+          <tr><th scope="col">Number</th><th scope="col">Kind</th><th scope="col">Status</th><th scope="col">Throughput</th><th scope="col">Last sync</th><th scope="col">Calls</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr>
         </thead>
         <tbody>
           {props.numbers.map((n) => (
@@ -56,6 +74,9 @@ function NumbersTable(props: { numbers: NumberRow[]; now: number }) {
               <td data-label="Last sync">
                 <Time at={n.synced_at} now={props.now} />
                 {n.sync_error ? <p class="small error-text">Last sync failed: <span safe>{n.sync_error}</span></p> : ""}
+              </td>
+              <td data-label="Calls" class="usage">
+                <NumberCalls usage={props.usage.get(n.phone_number_id)} label={n.display_phone_number ?? n.phone_number_id} id={n.phone_number_id} />
               </td>
               <td data-label="Actions">
                 <ActionButton action={`/dashboard/numbers/${encodeURIComponent(n.phone_number_id)}/sync`} label={n.usable ? "Re-sync" : "Check again"}
@@ -94,7 +115,7 @@ export function NumbersPage(props: NumbersPageProps) {
       <h1>Numbers</h1>
       <p class="lead">The phone numbers your API keys can send from, whether each one can be used right now, and how fast.</p>
       {flash}
-      <NumbersTable numbers={props.numbers} now={props.now} />
+      <NumbersTable numbers={props.numbers} usage={props.usage} now={props.now} />
       <p class="small muted">
         Sends and media uploads count against each number's own limit (80 requests/s standard, 1,000 requests/s at the HIGH
         throughput level, 20 requests/s for coexistence numbers). Templates, media reads and profile reads share the

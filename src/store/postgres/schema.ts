@@ -202,3 +202,37 @@ export const changes = pgTable("changes", {
   id: integer("id").primaryKey().default(1),
   seq: bigint("seq", { mode: "number" }).notNull().default(0),
 });
+
+/** The request log of proxied calls (src/store/requests.ts), newest first per account. */
+export const requestLog = pgTable("request_log", {
+  id: text("id").primaryKey(),
+  accountId: text("account_id").notNull().references(() => accounts.id, { onDelete: "cascade" }),
+  at: epochMs("at").notNull(),
+  apiKeyId: text("api_key_id").notNull(),
+  method: text("method").notNull(),
+  route: text("route"),
+  phoneNumberId: text("phone_number_id"),
+  wabaId: text("waba_id"),
+  status: integer("status").notNull(),
+  errorCode: integer("error_code"),
+  upstreamStatus: integer("upstream_status"),
+  upstreamErrorCode: integer("upstream_error_code"),
+  upstreamErrorSubcode: integer("upstream_error_subcode"),
+  upstreamMs: doublePrecision("upstream_ms"),
+  requestBytes: bigint("request_bytes", { mode: "number" }),
+  responseBytes: bigint("response_bytes", { mode: "number" }),
+  messageId: text("message_id"),
+}, (t) => [
+  index("request_log_account").on(t.accountId, t.at, t.id),
+  index("request_log_message").on(t.messageId),
+]);
+
+/** Calls per hour per number (or WABA), by what happened: forwarded by row, errors by code. */
+export const usageHours = pgTable("usage_hours", {
+  accountId: text("account_id").notNull().references(() => accounts.id, { onDelete: "cascade" }),
+  targetId: text("target_id").notNull(),
+  hour: epochMs("hour").notNull(),
+  kind: text("kind", { enum: ["forwarded", "upstream_error", "refused"] }).notNull(),
+  label: text("label").notNull(),
+  count: integer("count").notNull(),
+}, (t) => [primaryKey({ columns: [t.accountId, t.hour, t.targetId, t.kind, t.label] })]);

@@ -1,0 +1,158 @@
+import { escapeHtml } from "@kitajs/html";
+import type { requestView } from "../../requests/queries.ts";
+import { Badge, Pager, Time, type Tone } from "../components.tsx";
+
+export type RequestRow = ReturnType<typeof requestView>;
+
+export interface RequestsFilter {
+  number?: string;
+  status?: string;
+  error_code?: string;
+  api_key_id?: string;
+  from?: string;
+  to?: string;
+}
+
+const requestPath = (id: string) => `/dashboard/requests/${encodeURIComponent(id)}`;
+
+function statusTone(status: number): Tone {
+  return status < 300 ? "ok" : status < 500 && status !== 429 ? "bad" : "warn";
+}
+
+/** Who answered, in a few words: our error (with its code), or upstream's status and error code. */
+function outcome(r: RequestRow): string {
+  if (r.error_code !== null) return `Switchboard ${r.status} (${r.error_code})`;
+  return `Upstream ${r.upstream_status}${r.upstream_error_code !== null ? ` (${r.upstream_error_code}${r.upstream_error_subcode !== null ? `/${r.upstream_error_subcode}` : ""})` : ""}`;
+}
+
+const keyName = (r: RequestRow) => r.api_key_name ?? (r.api_key_prefix ? `${r.api_key_prefix}…` : r.api_key_id);
+
+export function RequestsPage(props: {
+  requests: RequestRow[];
+  keys: { id: string; label: string }[];
+  numbers: string[];
+  filter: RequestsFilter;
+  nextCursor: string | null;
+  firstPage: boolean;
+  now: number;
+  notFound?: string;
+}) {
+  const f = props.filter;
+  const pageLink = (cursor: string | null) => {
+    const query = new URLSearchParams(Object.entries(f).filter(([, v]) => v) as [string, string][]);
+    if (cursor) query.set("cursor", cursor);
+    const text = query.toString();
+    return `/dashboard/requests${text ? `?${text}` : ""}`;
+  };
+  const filtered = Object.values(f).some(Boolean);
+  return (
+    <>
+      <h1>Requests</h1>
+      <p class="lead">Every call your keys made through the proxy, newest first, kept for your retention window. Paste a request id (<span class="mono">X-Proxy-Request-Id</span>, or <span class="mono">trace_id</span> of an error) to see one call.</p>
+      <form method="get" action="/dashboard/requests/lookup" class="panel row" role="search" aria-label="Find a request by id">
+        <div class="grow">
+          <label for="lookup-id">Request id</label>
+          <input id="lookup-id" name="id" type="search" class="mono" placeholder="req_…" maxlength="200" required />
+        </div>
+        <div class="filter-submit"><button type="submit">Find</button></div>
+      </form>
+      {props.notFound ? <p class="panel error-text" role="alert">No call <span class="mono" safe>{props.notFound}</span> in your log: check the id, or it may be past your retention window.</p> : ""}
+      <form method="get" action="/dashboard/requests" class="panel row" role="search" aria-label="Filter requests">
+        <div>
+          <label for="filter-number">Number</label>
+          <select id="filter-number" name="number">
+            <option value="" selected={!f.number}>All numbers</option>
+            {props.numbers.map((n) => <option value={n} selected={f.number === n} safe>{n}</option>)}
+          </select>
+        </div>
+        <div>
+          <label for="filter-status">Status</label>
+          <select id="filter-status" name="status">
+            <option value="" selected={!f.status}>Any</option>
+            {(["2xx", "4xx", "5xx"] as const).map((s) => <option value={s} selected={f.status === s}>{s}</option>)}
+          </select>
+        </div>
+        <div>
+          <label for="filter-code">Error code</label>
+          <input id="filter-code" name="error_code" inputmode="numeric" pattern="[0-9]*" maxlength="10" value={f.error_code ?? ""} placeholder="e.g. 1006 or 131047" />
+        </div>
+        <div>
+          <label for="filter-key">API key</label>
+          <select id="filter-key" name="api_key_id">
+            <option value="" selected={!f.api_key_id}>All keys</option>
+            {props.keys.map((k) => <option value={k.id} selected={f.api_key_id === k.id} safe>{k.label}</option>)}
+          </select>
+        </div>
+        <div>
+          <label for="filter-from">From (UTC)</label>
+          <input id="filter-from" name="from" type="datetime-local" value={f.from ?? ""} />
+        </div>
+        <div>
+          <label for="filter-to">To (UTC)</label>
+          <input id="filter-to" name="to" type="datetime-local" value={f.to ?? ""} />
+        </div>
+        <div class="filter-submit"><button type="submit">Filter</button></div>
+      </form>
+      {props.requests.length === 0
+        ? <p class="panel">No calls{filtered ? " match this filter" : " yet"}.</p>
+        : <div class="table-wrap">
+            <table class="cards">
+              <caption class="visually-hidden">Requests</caption>
+              <thead>
+                <tr><th scope="col">Time</th><th scope="col">Call</th><th scope="col">Number or WABA</th><th scope="col">Outcome</th><th scope="col">Key</th><th scope="col" class="num">Upstream</th></tr>
+              </thead>
+              <tbody>
+                {props.requests.map((r) => (
+                  <tr>
+                    <td data-label="Time"><Time at={r.at} now={props.now} /></td>
+                    <td data-label="Call" class="break">
+                      <a href={requestPath(r.id)} class="mono" safe>{r.id}</a>
+                      <div class="small" safe>{r.route ?? r.method}</div>
+                    </td>
+                    <td data-label="Number or WABA" class="mono small" safe>{r.phone_number_id ?? r.waba_id ?? ""}</td>
+                    <td data-label="Outcome"><Badge tone={statusTone(r.status)} text={outcome(r)} /></td>
+                    <td data-label="Key" class="small" safe>{keyName(r)}</td>
+                    <td data-label="Upstream" class="num small">{r.upstream_ms === null ? <span class="muted">not asked</span> : escapeHtml(`${r.upstream_ms} ms`)}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>}
+      <Pager firstPage={props.firstPage} nextCursor={props.nextCursor} link={pageLink} />
+    </>
+  );
+}
+
+/** One call: every field, and what its error means and what to do. */
+export function RequestPage(props: { request: RequestRow; now: number }) {
+  const r = props.request;
+  const row = (label: string, value: string | number | null, mono = false) => (
+    <><dt>{escapeHtml(label)}</dt><dd class={mono ? "mono break" : undefined}>{value === null ? <span class="muted">none</span> : escapeHtml(String(value))}</dd></>
+  );
+  return (
+    <>
+      <p><a href="/dashboard/requests">← All requests</a></p>
+      <h1>Request <span class="mono" safe>{r.id}</span></h1>
+      <section class="panel" aria-labelledby="outcome-heading">
+        <h2 id="outcome-heading"><Badge tone={statusTone(r.status)} text={outcome(r)} /></h2>
+        {r.explanation ? <p data-explanation safe>{r.explanation}</p> : r.status >= 400 ? <p class="muted">The platform's answer went back to the caller unchanged; its message says more.</p> : ""}
+      </section>
+      <dl class="panel facts">
+        <dt>Time</dt><dd><Time at={r.at} now={props.now} /></dd>
+        {row("Call", r.route ?? r.method)}
+        {row("Number", r.phone_number_id, true)}
+        {row("WABA", r.waba_id, true)}
+        {row("API key", keyName(r))}
+        {row("Status returned", r.status)}
+        {row("Our error code", r.error_code)}
+        {row("Upstream status", r.upstream_status)}
+        {row("Upstream error code", r.upstream_error_code)}
+        {row("Upstream error subcode", r.upstream_error_subcode)}
+        {row("Upstream latency (ms)", r.upstream_ms)}
+        {row("Request bytes", r.request_bytes)}
+        {row("Response bytes", r.response_bytes)}
+        {row("Message id", r.message_id, true)}
+      </dl>
+    </>
+  );
+}

@@ -1,0 +1,57 @@
+import { Elysia } from "elysia";
+import { AppError } from "../errors/catalog.ts";
+import { getRequest, listRequests, requestView, type RequestQuery } from "../requests/queries.ts";
+import type { Deps } from "../runtime/deps.ts";
+import { guarded, page, type Viewer } from "./guard.tsx";
+import { htmlResponse, seeOther } from "./http.ts";
+import { RequestPage, RequestsPage, type RequestsFilter } from "./pages/requests.tsx";
+
+/** A datetime-local field's value (no zone: read as UTC) as the API's ISO time. */
+const utc = (value: string | undefined) => (value ? (/[zZ]|[+-]\d\d:\d\d$/.test(value) ? value : `${value}Z`) : undefined);
+
+/** The Requests pages: the account's request log and one call, over requests/queries.ts. */
+export function requestPages(deps: Deps) {
+  const listPage = async (viewer: Viewer, query: Record<string, string | undefined>, notFound?: string, status = 200) => {
+    const filter: RequestsFilter = {
+      number: query.number || undefined, status: query.status || undefined, error_code: query.error_code || undefined,
+      api_key_id: query.api_key_id || undefined, from: query.from || undefined, to: query.to || undefined,
+    };
+    const apiQuery: RequestQuery = {
+      number: filter.number,
+      status: (["2xx", "4xx", "5xx"] as const).find((s) => s === filter.status),
+      error_code: filter.error_code && /^\d{1,10}$/.test(filter.error_code) ? Number(filter.error_code) : undefined,
+      api_key_id: filter.api_key_id, from: utc(filter.from), to: utc(filter.to), cursor: query.cursor || undefined,
+    };
+    let result: Awaited<ReturnType<typeof listRequests>>;
+    try {
+      result = await listRequests(deps, viewer.accountId, apiQuery);
+    } catch (error) {
+      if (!(error instanceof AppError)) throw error;
+      result = { data: [], nextCursor: null };
+    }
+    return htmlResponse(page(viewer, "Requests", "requests", RequestsPage({
+      requests: result.data.map((r) => requestView(deps, r)),
+      keys: deps.store.directory.apiKeys(viewer.accountId).map((k) => ({ id: k.id, label: k.name ? `${k.name} (${k.prefix}…)` : `${k.prefix}…` })),
+      numbers: deps.store.directory.numbers(viewer.accountId).map((n) => n.phoneNumberId),
+      filter, nextCursor: result.nextCursor, firstPage: !query.cursor, now: deps.clock.now(), notFound,
+    })), status);
+  };
+
+  return new Elysia()
+    .get("/requests", guarded(deps, ({ query }, viewer) => listPage(viewer, query)), { detail: { hide: true } })
+    .get("/requests/lookup", guarded(deps, async ({ query }, viewer) => {
+      const id = (query.id ?? "").trim().replace(/^["']|["']$/g, "");
+      if (id && (await deps.store.requests.get(viewer.accountId, id))) return seeOther(`/dashboard/requests/${encodeURIComponent(id)}`);
+      return listPage(viewer, {}, id || " ");
+    }), { detail: { hide: true } })
+    .get("/requests/:id", guarded(deps, async ({ params }, viewer) => {
+      let record;
+      try {
+        record = await getRequest(deps, viewer.accountId, params.id!);
+      } catch (error) {
+        if (!(error instanceof AppError)) throw error;
+        return listPage(viewer, {}, params.id!, 404);
+      }
+      return htmlResponse(page(viewer, `Request ${record.id}`, "requests", RequestPage({ request: requestView(deps, record), now: deps.clock.now() })));
+    }), { detail: { hide: true } });
+}

@@ -1,0 +1,17 @@
+import { AppError } from "../errors/catalog.ts";
+
+/**
+ * Keyset pages, newest first: a cursor is opaque to clients and holds the (time, id) of the last
+ * row of the previous page.
+ */
+export function encodeCursor(at: number, id: string): string {
+  return Buffer.from(`${at}.${id}`).toString("base64url");
+}
+
+export function decodeCursor(cursor: string): { at: number; id: string } {
+  const text = Buffer.from(cursor, "base64url").toString("utf8");
+  const dot = text.indexOf(".");
+  const at = Number(text.slice(0, dot));
+  if (dot < 1 || !Number.isSafeInteger(at)) throw new AppError("invalid_request", "cursor is not valid; use next_cursor of a previous page.");
+  return { at, id: text.slice(dot + 1) };
+}
