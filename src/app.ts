@@ -13,6 +13,7 @@ import { intervalWorker } from "./runtime/interval-worker.ts";
 import { createProxy } from "./proxy/pipeline.ts";
 import { RequestLog } from "./requests/log.ts";
 import { requestRoutes } from "./requests/routes.ts";
+import { messageRoutes } from "./messages/routes.ts";
 import { proxyRoute } from "./proxy/plugin.ts";
 import { webhookRelay } from "./webhooks/relay.ts";
 
@@ -63,6 +64,7 @@ export function createApp(deps: Deps) {
     .use(webhooks.routes)
     .use(accountApiRoutes(deps))
     .use(requestRoutes(deps))
+    .use(messageRoutes(deps))
     .use(dashboardRoutes(deps, webhooks))
     .onStart(() => {
       for (const worker of workers) worker.start();

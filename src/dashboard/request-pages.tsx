@@ -5,13 +5,15 @@ import type { Deps } from "../runtime/deps.ts";
 import { guarded, page, type Viewer } from "./guard.tsx";
 import { htmlResponse, seeOther } from "./http.ts";
 import { RequestPage, RequestsPage, type RequestsFilter } from "./pages/requests.tsx";
+import { MessagePage } from "./pages/message.tsx";
+import { messageTimeline } from "../messages/timeline.ts";
 
 /** A datetime-local field's value (no zone: read as UTC) as the API's ISO time. */
 const utc = (value: string | undefined) => (value ? (/[zZ]|[+-]\d\d:\d\d$/.test(value) ? value : `${value}Z`) : undefined);
 
 /** The Requests pages: the account's request log and one call, over requests/queries.ts. */
 export function requestPages(deps: Deps) {
-  const listPage = async (viewer: Viewer, query: Record<string, string | undefined>, notFound?: string, status = 200) => {
+  const listPage = async (viewer: Viewer, query: Record<string, string | undefined>, notFound?: string, status = 200, messageNotFound?: string) => {
     const filter: RequestsFilter = {
       number: query.number || undefined, status: query.status || undefined, error_code: query.error_code || undefined,
       api_key_id: query.api_key_id || undefined, from: query.from || undefined, to: query.to || undefined,
@@ -33,7 +35,7 @@ export function requestPages(deps: Deps) {
       requests: result.data.map((r) => requestView(deps, r)),
       keys: deps.store.directory.apiKeys(viewer.accountId).map((k) => ({ id: k.id, label: k.name ? `${k.name} (${k.prefix}…)` : `${k.prefix}…` })),
       numbers: deps.store.directory.numbers(viewer.accountId).map((n) => n.phoneNumberId),
-      filter, nextCursor: result.nextCursor, firstPage: !query.cursor, now: deps.clock.now(), notFound,
+      filter, nextCursor: result.nextCursor, firstPage: !query.cursor, now: deps.clock.now(), notFound, messageNotFound,
     })), status);
   };
 
@@ -53,5 +55,21 @@ export function requestPages(deps: Deps) {
         return listPage(viewer, {}, params.id!, 404);
       }
       return htmlResponse(page(viewer, `Request ${record.id}`, "requests", RequestPage({ request: requestView(deps, record), now: deps.clock.now() })));
+    }), { detail: { hide: true } })
+    .get("/messages/lookup", guarded(deps, async ({ query }, viewer) => {
+      const id = (query.id ?? "").trim().replace(/^["']|["']$/g, "");
+      return id ? seeOther(`/dashboard/messages/${encodeURIComponent(id)}`) : seeOther("/dashboard/requests");
+    }), { detail: { hide: true } })
+    .get("/messages/:id", guarded(deps, async ({ params }, viewer) => {
+      let timeline;
+      try {
+        timeline = await messageTimeline(deps, viewer.accountId, params.id!);
+      } catch (error) {
+        if (!(error instanceof AppError)) throw error;
+        return listPage(viewer, {}, undefined, 404, params.id!);
+      }
+      const endpoints = await deps.store.webhooks.endpoints(viewer.accountId);
+      const endpointUrl = (id: string) => endpoints.find((e) => e.id === id)?.url ?? id;
+      return htmlResponse(page(viewer, `Message ${timeline.message_id}`, "requests", MessagePage({ timeline, endpointUrl, now: deps.clock.now() })));
     }), { detail: { hide: true } });
 }

@@ -46,6 +46,24 @@ export interface NewEvent {
   upstreamSignature: string | null;
   fields: string[];
   isTest: boolean;
+  /** The message ids its entries mention, indexed with it in the same transaction (a message's timeline). */
+  messages?: EventMessage[];
+}
+
+/** One message id an event mentions, as the index keeps it. */
+export interface EventMessage {
+  messageId: string;
+  phoneNumberId: string | null;
+  kind: "status" | "inbound";
+  status: string | null;
+  errorCode: number | null;
+}
+
+/** An event that mentions a message, with the deliveries it made: one step of the message's timeline. */
+export interface MessageEvent extends EventMessage {
+  eventId: string;
+  receivedAt: number;
+  deliveries: Delivery[];
 }
 
 export interface NewDelivery {
@@ -265,6 +283,8 @@ export interface WebhookStore {
   attempts(deliveryId: string): Promise<Attempt[]>;
   /** Newest first. */
   deliveries(filter: DeliveryFilter): Promise<Delivery[]>;
+  /** The account's events that mention `messageId`, oldest first, each with its deliveries. */
+  messageEvents(accountId: string, messageId: string): Promise<MessageEvent[]>;
   /** The stored body of an event, or null when it was deleted. */
   eventBody(eventId: string): Promise<Uint8Array | null>;
   /** Per-hour counts of an endpoint's succeeded and failed attempts and of deliveries parked, from `since`. */

@@ -5,6 +5,33 @@ export interface EventChange {
   field: string;
   /** `value.metadata.phone_number_id`, when the change carries one. */
   phoneNumberId: string | null;
+  /** The messages a `messages` change is about: its statuses and its inbound messages (for a message's timeline). */
+  messages: MessageMention[];
+}
+
+/** A message id an event mentions: a status of a sent message, or a message received. */
+export interface MessageMention {
+  messageId: string;
+  kind: "status" | "inbound";
+  /** `sent`, `delivered`, `read`, `failed`…, for a status. */
+  status: string | null;
+  /** A failed status's first `errors[].code`. */
+  errorCode: number | null;
+}
+
+/** What a `messages` change's value says of message ids, read from the parsed value (nothing is re-encoded). */
+function mentions(field: string, value: Record<string, unknown>): MessageMention[] {
+  if (field !== "messages") return [];
+  const out: MessageMention[] = [];
+  for (const s of Array.isArray(value.statuses) ? value.statuses : []) {
+    if (!isObject(s) || typeof s.id !== "string") continue;
+    const error = Array.isArray(s.errors) && isObject(s.errors[0]) && typeof s.errors[0].code === "number" ? s.errors[0].code : null;
+    out.push({ messageId: s.id, kind: "status", status: typeof s.status === "string" ? s.status : null, errorCode: error });
+  }
+  for (const m of Array.isArray(value.messages) ? value.messages : []) {
+    if (isObject(m) && typeof m.id === "string") out.push({ messageId: m.id, kind: "inbound", status: null, errorCode: null });
+  }
+  return out;
 }
 
 export interface EventEntry {
@@ -57,7 +84,7 @@ export function parseEvent(bytes: Uint8Array): ParseResult {
       }
       const metadata = change.value.metadata;
       const phone = isObject(metadata) && typeof metadata.phone_number_id === "string" ? metadata.phone_number_id : null;
-      changes.push({ field: change.field, phoneNumberId: phone });
+      changes.push({ field: change.field, phoneNumberId: phone, messages: mentions(change.field, change.value) });
     }
     entries.push({ wabaId: entry.id, changes, range: ranges.entries[i]! });
   }

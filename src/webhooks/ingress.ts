@@ -92,6 +92,7 @@ export async function acceptEvent(deps: IngressDeps, bytes: Uint8Array<ArrayBuff
       upstreamSignature: untouched ? signature : null,
       fields,
       isTest: false,
+      messages: entries.flatMap((e) => e.changes.flatMap((c) => c.messages.map((m) => ({ ...m, phoneNumberId: c.phoneNumberId })))),
     });
     for (const target of targets) {
       deliveries.push({

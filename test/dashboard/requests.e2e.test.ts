@@ -13,7 +13,7 @@ describe.skipIf(browser === null)("Requests page in a browser", () => {
   let world: World;
   let account: TestAccount;
   let phoneNumberId: string;
-  const ids = { limited: "" };
+  const ids = { limited: "", first: "", firstMessage: "" };
 
   beforeAll(async () => {
     world = await startWorld();
@@ -25,7 +25,10 @@ describe.skipIf(browser === null)("Requests page in a browser", () => {
       method: "POST", headers: { ...bearer(key), "content-type": "application/json" },
       body: JSON.stringify({ messaging_product: "chat", to: "15550100", type: "text", text: { body: "hi" } }),
     });
-    for (let i = 0; i < 3; i++) await (await send()).arrayBuffer();
+    const first = await send();
+    ids.first = first.headers.get("x-proxy-request-id")!;
+    ids.firstMessage = ((await first.json()) as { messages: { id: string }[] }).messages[0]!.id;
+    for (let i = 0; i < 2; i++) await (await send()).arrayBuffer();
     world.sim.fault(phoneNumberId, { error: 130429 }, 1);
     await Promise.all(Array.from({ length: 80 }, async () => (await send()).arrayBuffer()));
     // Newest first is by time, then id: the refused call a moment later than the rest, so it heads the list.
@@ -76,6 +79,15 @@ describe.skipIf(browser === null)("Requests page in a browser", () => {
     await page.getByLabel("Request id").fill("req_nothing_like_it");
     await page.getByRole("button", { name: "Find" }).click();
     await expect(page.getByRole("alert").textContent()).resolves.toContain("No call req_nothing_like_it in your log");
+
+    // The message the first send made: its timeline from the request's page.
+    await page.goto(`/dashboard/requests/${ids.first}`);
+    await page.getByRole("link", { name: ids.firstMessage }).click();
+    await page.waitForURL(`**/dashboard/messages/${encodeURIComponent(ids.firstMessage)}`);
+    const timeline = await page.getByRole("list", { name: "What happened to this message" }).textContent();
+    expect(timeline).toContain("Sent");
+    expect(timeline).toContain(ids.first);
+    await screenshot(page, "message-timeline");
 
     await page.goto("/dashboard/numbers");
     const chart = page.locator("td.usage svg[role=img]").first();

@@ -111,6 +111,25 @@ describe("the directory", () => {
   });
 });
 
+describe("a message's events", () => {
+  test("the message ids an event mentions are indexed with it: found by account and id, oldest first, each with its deliveries", async () => {
+    const q = await queue();
+    const mention = (status: string) => ({ messageId: "wamid.suite", phoneNumberId: "2001", kind: "status" as const, status, errorCode: status === "failed" ? 131026 : null });
+    const ids: string[] = [];
+    for (const [i, status] of ["sent", "failed"].entries()) {
+      const event = { ...eventRow(newEventId(q.deps.random, q.t + i), "acc_suite", q.t + i), messages: [mention(status), { ...mention("read"), messageId: "wamid.other" }] };
+      const delivery = deliveryRow(newDeliveryId(q.deps.random, q.t + i), event, q.endpoint.id, q.t + i);
+      await q.hooks.enqueue([event], [delivery]);
+      ids.push(delivery.id);
+    }
+    const found = await q.hooks.messageEvents("acc_suite", "wamid.suite");
+    expect(found.map((e) => [e.status, e.errorCode, e.phoneNumberId, e.receivedAt])).toEqual([["sent", null, "2001", q.t], ["failed", 131026, "2001", q.t + 1]]);
+    expect(found.map((e) => e.deliveries.map((d) => d.id))).toEqual([[ids[0]!], [ids[1]!]]);
+    expect(await q.hooks.messageEvents("acc_other", "wamid.suite")).toEqual([]);
+    expect(await q.hooks.messageEvents("acc_suite", "wamid.none")).toEqual([]);
+  });
+});
+
 describe("endpoints", () => {
   test("targets and what an attempt reads follow every change at once: create, update, a 410's disable, deletion", async () => {
     const q = await queue();

@@ -36,6 +36,7 @@ export function RequestsPage(props: {
   firstPage: boolean;
   now: number;
   notFound?: string;
+  messageNotFound?: string;
 }) {
   const f = props.filter;
   const pageLink = (cursor: string | null) => {
@@ -57,6 +58,14 @@ export function RequestsPage(props: {
         <div class="filter-submit"><button type="submit">Find</button></div>
       </form>
       {props.notFound ? <p class="panel error-text" role="alert">No call <span class="mono" safe>{props.notFound}</span> in your log: check the id, or it may be past your retention window.</p> : ""}
+      <form method="get" action="/dashboard/messages/lookup" class="panel row" role="search" aria-label="Find a message's timeline">
+        <div class="grow">
+          <label for="lookup-message">Message id</label>
+          <input id="lookup-message" name="id" type="search" class="mono" placeholder="wamid.…" maxlength="300" required />
+        </div>
+        <div class="filter-submit"><button type="submit">Show timeline</button></div>
+      </form>
+      {props.messageNotFound ? <p class="panel error-text" role="alert">No call or webhook event of yours mentions <span class="mono" safe>{props.messageNotFound}</span> (it may be past your retention window).</p> : ""}
       <form method="get" action="/dashboard/requests" class="panel row" role="search" aria-label="Filter requests">
         <div>
           <label for="filter-number">Number</label>
@@ -151,7 +160,7 @@ export function RequestPage(props: { request: RequestRow; now: number }) {
         {row("Upstream latency (ms)", r.upstream_ms)}
         {row("Request bytes", r.request_bytes)}
         {row("Response bytes", r.response_bytes)}
-        {row("Message id", r.message_id, true)}
+        <dt>Message id</dt><dd class="mono break">{r.message_id === null ? <span class="muted">none</span> : <a href={`/dashboard/messages/${encodeURIComponent(r.message_id)}`} safe>{r.message_id}</a>}</dd>
       </dl>
     </>
   );

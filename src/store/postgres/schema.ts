@@ -236,3 +236,16 @@ export const usageHours = pgTable("usage_hours", {
   label: text("label").notNull(),
   count: integer("count").notNull(),
 }, (t) => [primaryKey({ columns: [t.accountId, t.hour, t.targetId, t.kind, t.label] })]);
+
+/** The message ids each stored event mentions (a message's timeline); they go with their event. */
+export const eventMessages = pgTable("event_messages", {
+  seq: bigserial("seq", { mode: "number" }).primaryKey(),
+  eventId: text("event_id").notNull().references(() => events.id, { onDelete: "cascade" }),
+  accountId: text("account_id").notNull(),
+  messageId: text("message_id").notNull(),
+  phoneNumberId: text("phone_number_id"),
+  kind: text("kind", { enum: ["status", "inbound"] }).notNull(),
+  status: text("status"),
+  errorCode: integer("error_code"),
+  receivedAt: epochMs("received_at").notNull(),
+}, (t) => [index("event_messages_message").on(t.accountId, t.messageId), index("event_messages_event").on(t.eventId)]);

@@ -1,9 +1,10 @@
 import type { SQL } from "bun";
 import type { Sealer } from "../../crypto/sealer.ts";
 import type { Retention } from "../types.ts";
+import { toEventMessage } from "../message-rows.ts";
 import type {
   Attempt, ClaimedDelivery, ClaimOptions, Delivery, DeliveryFilter, DeliveryStatus, Endpoint, EndpointChange, EndpointPatch,
-  HourlyStats, NewDelivery, NewEvent, WebhookStore,
+  HourlyStats, MessageEvent, NewDelivery, NewEvent, WebhookStore,
 } from "../webhooks.ts";
 import type { ChangeFeed } from "./changes.ts";
 import { needsTransaction, recordCompletions, type CompletionInput } from "./completions.ts";
@@ -148,8 +149,9 @@ export class PgWebhooks implements WebhookStore {
     return this.enqueues.run({ events, deliveries });
   }
 
-  /** Events and deliveries in ONE statement (one round trip, one commit), with the notification of new work. */
+  /** Events, the message ids they mention and their deliveries in ONE statement (one round trip, one commit), with the notification of new work. */
   private async insert(events: NewEvent[], deliveries: NewDelivery[]): Promise<void> {
+    const mentions = events.flatMap((e) => (e.messages ?? []).map((m) => ({ ...m, eventId: e.id, accountId: e.accountId, at: e.receivedAt })));
     await this.sql.unsafe(`WITH ev AS (
         INSERT INTO events (id, account_id, received_at, body, upstream_signature, fields, is_test)
         SELECT e.id, e.account_id, e.received_at, e.body, e.signature, string_to_array(e.fields, ','), e.is_test
@@ -162,6 +164,9 @@ export class PgWebhooks implements WebhookStore {
           d.replay_of, d.created_at, d.created_at
         FROM unnest($8::text[], $9::text[], $10::text[], $11::text[], $12::bigint[], $13::bigint[], $14::text[], $15::text[], $16::bigint[])
           AS d(id, account_id, endpoint_id, event_id, next, lease_until, lease_id, replay_of, created_at)
+      ), em AS (
+        INSERT INTO event_messages (event_id, account_id, message_id, phone_number_id, kind, status, error_code, received_at)
+        SELECT * FROM unnest($17::text[], $18::text[], $19::text[], $20::text[], $21::text[], $22::text[], $23::int[], $24::bigint[])
       )
       SELECT pg_notify('${WORK_CHANNEL}', '') WHERE cardinality($8::text[]) > 0`, [
       events.map((e) => e.id), events.map((e) => e.accountId), events.map((e) => e.receivedAt), events.map((e) => e.body),
@@ -169,6 +174,8 @@ export class PgWebhooks implements WebhookStore {
       deliveries.map((d) => d.id), deliveries.map((d) => d.accountId), deliveries.map((d) => d.endpointId), deliveries.map((d) => d.eventId),
       deliveries.map((d) => d.nextAttemptAt), deliveries.map((d) => d.lease?.until ?? null), deliveries.map((d) => d.lease?.id ?? null),
       deliveries.map((d) => d.replayOf), deliveries.map((d) => d.createdAt),
+      mentions.map((m) => m.eventId), mentions.map((m) => m.accountId), mentions.map((m) => m.messageId), mentions.map((m) => m.phoneNumberId),
+      mentions.map((m) => m.kind), mentions.map((m) => m.status), mentions.map((m) => m.errorCode), mentions.map((m) => m.at),
     ]);
   }
 
@@ -218,6 +225,15 @@ export class PgWebhooks implements WebhookStore {
   async delivery(id: string) {
     const [row] = await this.sql.unsafe(`SELECT ${DELIVERY_COLUMNS} FROM deliveries d JOIN events e ON e.id = d.event_id WHERE d.id = $1`, [id]) as Row[];
     return row ? toDelivery(row) : undefined;
+  }
+
+  async messageEvents(accountId: string, messageId: string): Promise<MessageEvent[]> {
+    const rows = await this.sql.unsafe(`SELECT event_id, message_id, phone_number_id, kind, status, error_code, received_at FROM event_messages
+      WHERE account_id = $1 AND message_id = $2 ORDER BY received_at, seq`, [accountId, messageId]) as Row[];
+    if (rows.length === 0) return [];
+    const deliveries = await this.sql.unsafe(`SELECT ${DELIVERY_COLUMNS} FROM deliveries d JOIN events e ON e.id = d.event_id
+      WHERE d.event_id = ANY($1::text[]) ORDER BY d.created_at, d.id`, [rows.map((r) => r.event_id as string)]) as Row[];
+    return rows.map((row) => ({ ...toEventMessage(row), deliveries: deliveries.filter((d) => d.event_id === row.event_id).map(toDelivery) }));
   }
 
   async attempts(deliveryId: string): Promise<Attempt[]> {

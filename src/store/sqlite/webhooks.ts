@@ -2,11 +2,12 @@ import type { Database, Statement } from "bun:sqlite";
 import { asc, eq, sql } from "drizzle-orm";
 import { setImmediate as nextTurn } from "node:timers/promises";
 import type { Sealer } from "../../crypto/sealer.ts";
+import { toEventMessage } from "../message-rows.ts";
 import { EndpointOpener } from "../sealed-rows.ts";
 import type { Retention } from "../types.ts";
 import type {
   Attempt, ClaimedDelivery, ClaimOptions, Delivery, DeliveryEndpoint, DeliveryFilter, DeliveryStatus, Endpoint, EndpointChange,
-  EndpointPatch, EndpointTarget, HourlyStats, NewDelivery, NewEvent, WebhookStore,
+  EndpointPatch, EndpointTarget, HourlyStats, MessageEvent, NewDelivery, NewEvent, WebhookStore,
 } from "../webhooks.ts";
 import { LAST_SUCCESS_RESOLUTION_MS } from "../webhooks.ts";
 import type { Db } from "./open.ts";
@@ -105,6 +106,11 @@ export class SqliteWebhooks implements WebhookStore {
       targets: q("SELECT id, fields, phone_number_id FROM endpoints WHERE account_id = $account ORDER BY created_at, id"),
       insertEvent: q(`INSERT INTO events (id, account_id, received_at, body, upstream_signature, fields, is_test)
         VALUES ($id, $account, $at, $body, $signature, $fields, $test)`),
+      insertMessage: q(`INSERT INTO event_messages (event_id, account_id, message_id, phone_number_id, kind, status, error_code, received_at)
+        VALUES ($event, $account, $message, $phone, $kind, $status, $error, $at)`),
+      messageEvents: q(`SELECT event_id, message_id, phone_number_id, kind, status, error_code, received_at FROM event_messages
+        WHERE account_id = $account AND message_id = $message ORDER BY received_at, seq`),
+      eventDeliveries: q(`SELECT ${DELIVERY_COLUMNS} FROM deliveries d JOIN events e ON e.id = d.event_id WHERE d.event_id = $event ORDER BY d.created_at, d.id`),
       insertDelivery: q(`INSERT INTO deliveries (id, account_id, endpoint_id, event_id, status, attempt_count, next_attempt_at, lease_until, lease_id, replay_of, created_at, updated_at)
         VALUES ($id, $account, $endpoint, $event, 'pending', 0, COALESCE($leaseUntil, $next), $leaseUntil, $leaseId, $replayOf, $at, $at)`),
       // Endpoints with due work and room under the per-endpoint cap, oldest due first. Each probe
@@ -276,6 +282,11 @@ export class SqliteWebhooks implements WebhookStore {
           id: e.id, account: e.accountId, at: e.receivedAt, body: e.body, signature: e.upstreamSignature,
           fields: JSON.stringify(e.fields), test: e.isTest ? 1 : 0,
         });
+        for (const m of e.messages ?? []) {
+          this.stmt.insertMessage!.run({
+            event: e.id, account: e.accountId, message: m.messageId, phone: m.phoneNumberId, kind: m.kind, status: m.status, error: m.errorCode, at: e.receivedAt,
+          });
+        }
       }
       for (const d of deliveries) {
         this.stmt.insertDelivery!.run({
@@ -489,6 +500,12 @@ export class SqliteWebhooks implements WebhookStore {
       rows.sort((a, b) => (b.created_at as number) - (a.created_at as number) || (a.id === b.id ? 0 : (a.id as string) < (b.id as string) ? 1 : -1));
     }
     return rows.slice(0, filter.limit).map(toDelivery);
+  }
+  async messageEvents(accountId: string, messageId: string): Promise<MessageEvent[]> {
+    return (this.stmt.messageEvents!.all({ account: accountId, message: messageId }) as Row[]).map((row) => ({
+      ...toEventMessage(row),
+      deliveries: (this.stmt.eventDeliveries!.all({ event: row.event_id as string }) as Row[]).map(toDelivery),
+    }));
   }
   async eventBody(eventId: string) {
     const row = this.stmt.eventBody!.get({ id: eventId }) as Row | null;
