@@ -21,3 +21,7 @@ export function formatDuration(ms: number): string {
   if (h < 48) return m % 60 === 0 ? `${h} h` : `${h} h ${m % 60} min`;
   return `${Math.floor(h / 24)} days`;
 }
+
+/** A datetime-local field's value (no zone: read as UTC, as the dashboard shows times) as an ISO time. */
+export const utcField = (value: string | undefined): string | undefined =>
+  value ? (/[zZ]|[+-]\d\d:\d\d$/.test(value) ? value : `${value}Z`) : undefined;

@@ -2,14 +2,13 @@ import { Elysia } from "elysia";
 import { AppError } from "../errors/catalog.ts";
 import { getRequest, listRequests, requestView, type RequestQuery } from "../requests/queries.ts";
 import type { Deps } from "../runtime/deps.ts";
+import { utcField } from "./format.ts";
 import { guarded, page, type Viewer } from "./guard.tsx";
 import { htmlResponse, seeOther } from "./http.ts";
 import { RequestPage, RequestsPage, type RequestsFilter } from "./pages/requests.tsx";
 import { MessagePage } from "./pages/message.tsx";
 import { messageTimeline } from "../messages/timeline.ts";
 
-/** A datetime-local field's value (no zone: read as UTC) as the API's ISO time. */
-const utc = (value: string | undefined) => (value ? (/[zZ]|[+-]\d\d:\d\d$/.test(value) ? value : `${value}Z`) : undefined);
 
 /** The Requests pages: the account's request log and one call, over requests/queries.ts. */
 export function requestPages(deps: Deps) {
@@ -22,13 +21,13 @@ export function requestPages(deps: Deps) {
       number: filter.number,
       status: (["2xx", "4xx", "5xx"] as const).find((s) => s === filter.status),
       error_code: filter.error_code && /^\d{1,10}$/.test(filter.error_code) ? Number(filter.error_code) : undefined,
-      api_key_id: filter.api_key_id, from: utc(filter.from), to: utc(filter.to), cursor: query.cursor || undefined,
+      api_key_id: filter.api_key_id, from: utcField(filter.from), to: utcField(filter.to), cursor: query.cursor || undefined,
     };
     let result: Awaited<ReturnType<typeof listRequests>>;
     try {
       result = await listRequests(deps, viewer.accountId, apiQuery);
     } catch (error) {
-      if (!(error instanceof AppError)) throw error;
+      if (!(error instanceof AppError) || error.errorName !== "invalid_request") throw error;
       result = { data: [], nextCursor: null };
     }
     return htmlResponse(page(viewer, "Requests", "requests", RequestsPage({

@@ -10,6 +10,7 @@ import { EVENT_FIELDS } from "../webhooks/fields.ts";
 import { createEndpointBody } from "../webhooks/schemas.ts";
 import { attemptView, deliveryView, endpointView, statsView } from "../webhooks/views.ts";
 import { Notice } from "./components.tsx";
+import { utcField } from "./format.ts";
 import { readForm } from "./form.ts";
 import { guarded, page, type Viewer } from "./guard.tsx";
 import { htmlResponse, isHtmx, seeOther } from "./http.ts";
@@ -176,10 +177,24 @@ export function webhookPages(deps: Deps, relay: RelayHandle) {
     .get("/deliveries", guarded(deps, async ({ query }, viewer) => {
       const wanted = query.status;
       const status: DeliveryStatus | undefined = wanted === "pending" || wanted === "succeeded" || wanted === "parked" ? wanted : undefined;
-      const filter = { endpoint_id: query.endpoint_id || undefined, status, cursor: query.cursor || undefined };
-      const result = await deliveries.listDeliveries(deps, viewer.accountId, { ...filter, limit: PAGE_SIZE });
+      const filter = {
+        endpoint_id: query.endpoint_id || undefined, status, cursor: query.cursor || undefined, field: query.field || undefined,
+        number: query.number || undefined, message_id: query.message_id || undefined, from: query.from || undefined, to: query.to || undefined,
+        last_status: query.last_status && /^[1-5]\d\d$/.test(query.last_status) ? query.last_status : undefined,
+      };
+      let result: Awaited<ReturnType<typeof deliveries.listDeliveries>>;
+      try {
+        result = await deliveries.listDeliveries(deps, viewer.accountId, {
+          ...filter, from: utcField(filter.from), to: utcField(filter.to), last_status: filter.last_status === undefined ? undefined : Number(filter.last_status), limit: PAGE_SIZE,
+        });
+      } catch (error) {
+        // A time the browser's field sends is always valid; a hand-made one that is not shows nothing.
+        if (!(error instanceof AppError) || error.errorName !== "invalid_request") throw error;
+        result = { data: [], nextCursor: null, about: new Map() };
+      }
       return page(viewer, "Deliveries", "deliveries", DeliveriesPage({
-        deliveries: result.data.map(deliveryView),
+        deliveries: result.data.map((d) => ({ ...deliveryView(d), about: result.about.get(d.eventId) ?? d.fields.join(" · ") })),
+        numbers: deps.store.directory.numbers(viewer.accountId).map((n) => n.phoneNumberId),
         endpoints: (await deps.store.webhooks.endpoints(viewer.accountId)).map(endpointView),
         filter,
         nextCursor: result.nextCursor,

@@ -2,6 +2,7 @@ import { t } from "elysia";
 import { iso } from "../admin/views.ts";
 import { AppError } from "../errors/catalog.ts";
 import { decodeCursor, encodeCursor } from "../http/cursor.ts";
+import { timeParam } from "../http/time-param.ts";
 import type { Deps } from "../runtime/deps.ts";
 import type { RequestFilter, RequestRecord, UsageCount } from "../store/requests.ts";
 import { explainCall } from "./explain.ts";
@@ -27,14 +28,6 @@ export const usageQuery = t.Object({
   from: t.String({ maxLength: 40 }),
   to: t.Optional(t.String({ maxLength: 40 })),
 });
-
-/** An ISO 8601 time (or epoch ms) of a query parameter, or 400 naming it. */
-export function timeParam(name: string, value: string | undefined): number | undefined {
-  if (value === undefined || value === "") return undefined;
-  const ms = /^\d+$/.test(value) ? Number(value) : Date.parse(value);
-  if (!Number.isFinite(ms)) throw new AppError("invalid_request", `${name} must be an ISO 8601 time such as 2026-11-24T10:00:00Z.`);
-  return ms;
-}
 
 /** One page of an account's request log, newest first, as `GET /api/requests` gives it. */
 export async function listRequests(deps: Pick<Deps, "store">, accountId: string, query: RequestQuery) {

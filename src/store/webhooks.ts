@@ -172,6 +172,23 @@ export interface DeliveryFilter {
   /** Keyset cursor: only deliveries created strictly before this (createdAt, id), newest first. */
   before?: { createdAt: number; id: string };
   limit: number;
+  /** Narrower searches (issue 19): what the event is and what became of the delivery. */
+  search?: DeliverySearch;
+}
+
+export interface DeliverySearch {
+  /** One of the event's fields (`messages`, `account_update`…). */
+  field?: string;
+  /** A number the event's messages changes are about (`value.metadata.phone_number_id`). */
+  phoneNumberId?: string;
+  /** A message id the event mentions (a status of it, or the message received). */
+  messageId?: string;
+  /** Created at or after. */
+  from?: number;
+  /** Created before. */
+  to?: number;
+  /** The status code its last attempt got. */
+  lastStatusCode?: number;
 }
 
 export interface ClaimOptions {
@@ -283,6 +300,8 @@ export interface WebhookStore {
   attempts(deliveryId: string): Promise<Attempt[]>;
   /** Newest first. */
   deliveries(filter: DeliveryFilter): Promise<Delivery[]>;
+  /** What these events mention (for a deliveries list that says what each event is). */
+  mentionsOf(eventIds: string[]): Promise<Omit<MessageEvent, "deliveries">[]>;
   /** The account's events that mention `messageId`, oldest first, each with its deliveries. */
   messageEvents(accountId: string, messageId: string): Promise<MessageEvent[]>;
   /** The stored body of an event, or null when it was deleted. */

@@ -1,7 +1,8 @@
 import { decodeCursor, encodeCursor } from "../http/cursor.ts";
+import { timeParam } from "../http/time-param.ts";
 import { AppError } from "../errors/catalog.ts";
 import type { Deps } from "../runtime/deps.ts";
-import type { Attempt, Delivery, DeliveryStatus, HourlyStats } from "../store/webhooks.ts";
+import type { Attempt, Delivery, DeliverySearch, DeliveryStatus, HourlyStats } from "../store/webhooks.ts";
 import { mustEndpoint, type QueueDeps } from "./endpoints.ts";
 import { newDeliveryId } from "./ids.ts";
 
@@ -19,11 +20,29 @@ async function mustDelivery(deps: DeliveryDeps, accountId: string, id: string): 
 /** A page's cursor: the (createdAt, id) of its last delivery. */
 const deliveryCursor = (d: Pick<Delivery, "createdAt" | "id">): string => encodeCursor(d.createdAt, d.id);
 
+/** The search criteria of a deliveries query, or undefined when it has none (the fast path by endpoint and status). */
+function searchOf(query: DeliveryQuery): DeliverySearch | undefined {
+  const search: DeliverySearch = {
+    field: query.field || undefined,
+    phoneNumberId: query.number || undefined,
+    messageId: query.message_id?.trim().replace(/^["']|["']$/g, "") || undefined,
+    from: timeParam("from", query.from),
+    to: timeParam("to", query.to),
+    lastStatusCode: query.last_status === "" || query.last_status === undefined ? undefined : Number(query.last_status),
+  };
+  return Object.values(search).some((v) => v !== undefined) ? search : undefined;
+}
+
+export type DeliveryQuery = {
+  endpoint_id?: string; status?: DeliveryStatus | ""; cursor?: string; limit?: number;
+  field?: string; number?: string; message_id?: string; from?: string; to?: string; last_status?: number | "";
+};
+
 export async function listDeliveries(
   deps: DeliveryDeps,
   accountId: string,
-  query: { endpoint_id?: string; status?: DeliveryStatus | ""; cursor?: string; limit?: number },
-): Promise<{ data: Delivery[]; nextCursor: string | null }> {
+  query: DeliveryQuery,
+): Promise<{ data: Delivery[]; nextCursor: string | null; about: Map<string, string> }> {
   // Empty means no filter, as an absent parameter does.
   const endpointId = query.endpoint_id || undefined;
   if (endpointId !== undefined) await mustEndpoint(deps, accountId, endpointId);
@@ -34,9 +53,33 @@ export async function listDeliveries(
     status: query.status || undefined,
     before: query.cursor ? (({ at, id }) => ({ createdAt: at, id }))(decodeCursor(query.cursor)) : undefined,
     limit: limit + 1,
+    search: searchOf(query),
   });
   const data = rows.slice(0, limit);
-  return { data, nextCursor: rows.length > limit ? deliveryCursor(data[data.length - 1]!) : null };
+  return { data, nextCursor: rows.length > limit ? deliveryCursor(data[data.length - 1]!) : null, about: await describeEvents(deps, data) };
+}
+
+/**
+ * What each delivery's event is, in a few words: its fields, and for a `messages` change whether
+ * it is a message received or a status (with its value and error code), from the index ingress
+ * keeps of the message ids each event mentions.
+ */
+async function describeEvents(deps: DeliveryDeps, deliveries: Delivery[]): Promise<Map<string, string>> {
+  const mentions = await deps.store.webhooks.mentionsOf([...new Set(deliveries.map((d) => d.eventId))]);
+  const about = new Map<string, string>();
+  for (const d of deliveries) {
+    if (about.has(d.eventId)) continue;
+    const mine = mentions.filter((m) => m.eventId === d.eventId);
+    const statuses = mine.filter((m) => m.kind === "status").map((m) => `${m.status ?? "?"}${m.errorCode === null ? "" : ` (${m.errorCode})`}`);
+    const inbound = mine.filter((m) => m.kind === "inbound").length;
+    const parts = [
+      ...(statuses.length ? [`status ${[...new Set(statuses)].join(", ")}`] : []),
+      ...(inbound ? [inbound === 1 ? "message received" : `${inbound} messages received`] : []),
+    ];
+    const others = d.fields.filter((f) => f !== "messages");
+    about.set(d.eventId, [...(d.fields.includes("messages") ? [parts.length ? `messages: ${parts.join("; ")}` : "messages"] : []), ...others].join(" · "));
+  }
+  return about;
 }
 
 export async function getDelivery(deps: DeliveryDeps, accountId: string, id: string): Promise<{ delivery: Delivery; attempts: Attempt[]; payload: string | null }> {

@@ -155,10 +155,10 @@ export function webhookApiRoutes(deps: Deps, endpointDeps: endpoints.EndpointDep
     })
     .get("/api/deliveries", async ({ accountId, query }) => {
       const page = await deliveries.listDeliveries(deps, accountId, query);
-      return { data: page.data.map(deliveryView), next_cursor: page.nextCursor };
+      return { data: page.data.map((d) => ({ ...deliveryView(d), about: page.about.get(d.eventId) ?? d.fields.join(" · ") })), next_cursor: page.nextCursor };
     }, {
       query: s.deliveryQuery,
-      detail: { ...tag, summary: "List deliveries, newest first; filter by endpoint_id and status (pending, succeeded, parked); page with next_cursor" },
+      detail: { ...tag, summary: "List deliveries, newest first, each saying what its event is (about); filter by endpoint_id, status (pending, succeeded, parked), field, number, message_id, time (from, to: ISO 8601) and last attempt's status code (last_status); page with next_cursor" },
     })
     .get("/api/deliveries/:id", async ({ accountId, params }) => {
       const { delivery, attempts, payload } = await deliveries.getDelivery(deps, accountId, params.id);

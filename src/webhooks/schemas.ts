@@ -24,6 +24,12 @@ export const updateEndpointBody = t.Object({
 export const deliveryQuery = t.Object({
   endpoint_id: t.Optional(t.String({ maxLength: 64 })),
   status: t.Optional(t.Union([t.Literal("pending"), t.Literal("succeeded"), t.Literal("parked"), t.Literal("")])),
+  field: t.Optional(t.String({ maxLength: 64 })),
+  number: t.Optional(t.String({ maxLength: 64 })),
+  message_id: t.Optional(t.String({ maxLength: 300 })),
+  from: t.Optional(t.String({ maxLength: 40 })),
+  to: t.Optional(t.String({ maxLength: 40 })),
+  last_status: t.Optional(t.Union([t.Numeric({ minimum: 100, maximum: 599 }), t.Literal("")])),
   cursor: t.Optional(t.String({ maxLength: 200 })),
   limit: t.Optional(t.Numeric({ minimum: 1, maximum: MAX_PAGE })),
 });

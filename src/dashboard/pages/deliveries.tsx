@@ -1,6 +1,7 @@
 import { escapeHtml } from "@kitajs/html";
 import { ActionButton, Badge, CodeList, Notice, Pager, Time, type Tone } from "../components.tsx";
 import { formatDuration } from "../format.ts";
+import { EVENT_FIELDS } from "../../webhooks/fields.ts";
 import type { AttemptShape, DeliveryShape, EndpointShape } from "../webhook-shapes.ts";
 
 const deliveryPath = (id: string) => `/dashboard/deliveries/${encodeURIComponent(id)}`;
@@ -40,18 +41,17 @@ function attemptOutcome(a: AttemptShape): JSX.Element {
 }
 
 export function DeliveriesPage(props: {
-  deliveries: DeliveryShape[];
+  deliveries: (DeliveryShape & { about: string })[];
   endpoints: EndpointShape[];
-  filter: { endpoint_id?: string; status?: string };
+  numbers: string[];
+  filter: { endpoint_id?: string; status?: string; field?: string; number?: string; message_id?: string; from?: string; to?: string; last_status?: string };
   nextCursor: string | null;
   firstPage: boolean;
   now: number;
 }) {
   const urlOf = (id: string) => props.endpoints.find((e) => e.id === id)?.url ?? id;
   const pageLink = (cursor: string | null) => {
-    const query = new URLSearchParams();
-    if (props.filter.endpoint_id) query.set("endpoint_id", props.filter.endpoint_id);
-    if (props.filter.status) query.set("status", props.filter.status);
+    const query = new URLSearchParams(Object.entries(props.filter).filter(([name, v]) => v && name !== "cursor") as [string, string][]);
     if (cursor) query.set("cursor", cursor);
     const text = query.toString();
     return `/dashboard/deliveries${text ? `?${text}` : ""}`;
@@ -77,15 +77,45 @@ export function DeliveriesPage(props: {
             <option value="parked" selected={props.filter.status === "parked"}>Parked</option>
           </select>
         </div>
+        <div>
+          <label for="filter-field">Field</label>
+          <select id="filter-field" name="field">
+            <option value="" selected={!props.filter.field}>Any</option>
+            {EVENT_FIELDS.map((f) => <option value={f} selected={props.filter.field === f}>{f}</option>)}
+          </select>
+        </div>
+        <div>
+          <label for="filter-number">Number</label>
+          <select id="filter-number" name="number">
+            <option value="" selected={!props.filter.number}>All numbers</option>
+            {props.numbers.map((n) => <option value={n} selected={props.filter.number === n} safe>{n}</option>)}
+          </select>
+        </div>
+        <div>
+          <label for="filter-message">Message id</label>
+          <input id="filter-message" name="message_id" class="mono" maxlength="300" placeholder="wamid.…" value={props.filter.message_id ?? ""} />
+        </div>
+        <div>
+          <label for="filter-last">Last answer (HTTP code)</label>
+          <input id="filter-last" name="last_status" inputmode="numeric" pattern="[1-5][0-9][0-9]" maxlength="3" placeholder="e.g. 500" value={props.filter.last_status ?? ""} />
+        </div>
+        <div>
+          <label for="filter-dfrom">From (UTC)</label>
+          <input id="filter-dfrom" name="from" type="datetime-local" value={props.filter.from ?? ""} />
+        </div>
+        <div>
+          <label for="filter-dto">To (UTC)</label>
+          <input id="filter-dto" name="to" type="datetime-local" value={props.filter.to ?? ""} />
+        </div>
         <div class="filter-submit"><button type="submit">Filter</button></div>
       </form>
       {props.deliveries.length === 0
-        ? <p class="panel">No deliveries{props.filter.endpoint_id || props.filter.status ? " match this filter" : " yet"}.</p>
+        ? <p class="panel">No deliveries{Object.entries(props.filter).some(([name, v]) => v && name !== "cursor") ? " match this filter" : " yet"}.</p>
         : <div class="table-wrap">
             <table class="cards">
               <caption class="visually-hidden">Deliveries</caption>
               <thead>
-                <tr><th scope="col">Created</th><th scope="col">Delivery</th><th scope="col">Endpoint</th><th scope="col">Status</th><th scope="col" class="num">Attempts</th><th scope="col">Next attempt</th></tr>
+                <tr><th scope="col">Created</th><th scope="col">Delivery</th><th scope="col">Event</th><th scope="col">Endpoint</th><th scope="col">Status</th><th scope="col" class="num">Attempts</th><th scope="col">Next attempt</th></tr>
               </thead>
               <tbody>
                 {props.deliveries.map((d) => (
@@ -96,6 +126,7 @@ export function DeliveriesPage(props: {
                       {d.is_test ? <> <Badge tone="plain" text="test" /></> : ""}
                       {d.replay_of ? <div class="small">replay of <a href={deliveryPath(d.replay_of)} class="mono" safe>{d.replay_of}</a></div> : ""}
                     </td>
+                    <td data-label="Event" class="small" safe>{d.about}</td>
                     <td data-label="Endpoint" class="break small" safe>{urlOf(d.endpoint_id)}</td>
                     <td data-label="Status"><DeliveryStatus delivery={d} /></td>
                     <td data-label="Attempts" class="num">{d.attempt_count}</td>

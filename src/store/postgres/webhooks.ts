@@ -4,7 +4,7 @@ import type { Retention } from "../types.ts";
 import { toEventMessage } from "../message-rows.ts";
 import type {
   Attempt, ClaimedDelivery, ClaimOptions, Delivery, DeliveryFilter, DeliveryStatus, Endpoint, EndpointChange, EndpointPatch,
-  HourlyStats, MessageEvent, NewDelivery, NewEvent, WebhookStore,
+  DeliverySearch, HourlyStats, MessageEvent, NewDelivery, NewEvent, WebhookStore,
 } from "../webhooks.ts";
 import type { ChangeFeed } from "./changes.ts";
 import { needsTransaction, recordCompletions, type CompletionInput } from "./completions.ts";
@@ -227,6 +227,35 @@ export class PgWebhooks implements WebhookStore {
     return row ? toDelivery(row) : undefined;
   }
 
+  /** A search beyond endpoint and status: one statement built for the criteria given (see DeliverySearch). */
+  private async searchDeliveries(filter: DeliveryFilter, search: DeliverySearch): Promise<Delivery[]> {
+    const params: unknown[] = [filter.accountId, filter.before?.createdAt ?? Number.MAX_SAFE_INTEGER, filter.before?.id ?? "\u{10FFFF}", filter.limit];
+    const where = ["d.account_id = $1", "(d.created_at, d.id) < ($2, $3)"];
+    const add = (condition: (n: string) => string, value: unknown) => {
+      if (value === undefined) return;
+      params.push(value);
+      where.push(condition(`$${params.length}`));
+    };
+    add((n) => `d.endpoint_id = ${n}`, filter.endpointId);
+    add((n) => `d.status = ${n}`, filter.status);
+    add((n) => `d.created_at >= ${n}`, search.from);
+    add((n) => `d.created_at < ${n}`, search.to);
+    add((n) => `${n} = ANY(e.fields)`, search.field);
+    add((n) => `EXISTS (SELECT 1 FROM event_messages m WHERE m.event_id = d.event_id AND m.phone_number_id = ${n})`, search.phoneNumberId);
+    add((n) => `EXISTS (SELECT 1 FROM event_messages m WHERE m.event_id = d.event_id AND m.message_id = ${n})`, search.messageId);
+    add((n) => `(SELECT a.status_code FROM attempts a WHERE a.delivery_id = d.id ORDER BY a.number DESC LIMIT 1) = ${n}`, search.lastStatusCode);
+    const rows = await this.sql.unsafe(`SELECT ${DELIVERY_COLUMNS} FROM deliveries d JOIN events e ON e.id = d.event_id
+      WHERE ${where.join(" AND ")} ORDER BY d.created_at DESC, d.id DESC LIMIT $4`, params) as Row[];
+    return rows.map(toDelivery);
+  }
+
+  async mentionsOf(eventIds: string[]) {
+    if (eventIds.length === 0) return [];
+    const rows = await this.sql.unsafe(`SELECT event_id, message_id, phone_number_id, kind, status, error_code, received_at FROM event_messages
+      WHERE event_id = ANY($1::text[]) ORDER BY seq`, [eventIds]) as Row[];
+    return rows.map(toEventMessage);
+  }
+
   async messageEvents(accountId: string, messageId: string): Promise<MessageEvent[]> {
     const rows = await this.sql.unsafe(`SELECT event_id, message_id, phone_number_id, kind, status, error_code, received_at FROM event_messages
       WHERE account_id = $1 AND message_id = $2 ORDER BY received_at, seq`, [accountId, messageId]) as Row[];
@@ -250,6 +279,7 @@ export class PgWebhooks implements WebhookStore {
 
   /** An account's list merges one page per endpoint (each read newest first along its own index), in one statement. */
   async deliveries(filter: DeliveryFilter) {
+    if (filter.search) return this.searchDeliveries(filter, filter.search);
     const endpointIds = filter.endpointId !== undefined ? [filter.endpointId] : this.targets(filter.accountId).map((t) => t.id);
     if (endpointIds.length === 0) return [];
     // The status is written into the text, so that the planner uses the partial index that holds it.

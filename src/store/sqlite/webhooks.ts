@@ -7,7 +7,7 @@ import { EndpointOpener } from "../sealed-rows.ts";
 import type { Retention } from "../types.ts";
 import type {
   Attempt, ClaimedDelivery, ClaimOptions, Delivery, DeliveryEndpoint, DeliveryFilter, DeliveryStatus, Endpoint, EndpointChange,
-  EndpointPatch, EndpointTarget, HourlyStats, MessageEvent, NewDelivery, NewEvent, WebhookStore,
+  EndpointPatch, EndpointTarget, DeliverySearch, HourlyStats, MessageEvent, NewDelivery, NewEvent, WebhookStore,
 } from "../webhooks.ts";
 import { LAST_SUCCESS_RESOLUTION_MS } from "../webhooks.ts";
 import type { Db } from "./open.ts";
@@ -487,6 +487,7 @@ export class SqliteWebhooks implements WebhookStore {
    * delivery belongs to an endpoint of its account, and goes when the endpoint does.
    */
   async deliveries(filter: DeliveryFilter) {
+    if (filter.search) return this.searchDeliveries(filter, filter.search);
     const endpointIds = filter.endpointId !== undefined ? [filter.endpointId] : this.targets(filter.accountId).map((t) => t.id);
     const pages = this.pages[filter.status ?? "all"];
     const rows = endpointIds.flatMap((endpoint) => pages.flatMap((statement) => statement.all({
@@ -501,6 +502,36 @@ export class SqliteWebhooks implements WebhookStore {
     }
     return rows.slice(0, filter.limit).map(toDelivery);
   }
+  /** A search beyond endpoint and status: one statement built for the criteria given (see DeliverySearch). */
+  private searchDeliveries(filter: DeliveryFilter, search: DeliverySearch): Delivery[] {
+    const where = ["d.account_id = $account", "(d.created_at < $beforeAt OR (d.created_at = $beforeAt AND d.id < $beforeId))"];
+    const params: Record<string, string | number> = {
+      account: filter.accountId, beforeAt: filter.before?.createdAt ?? Number.MAX_SAFE_INTEGER, beforeId: filter.before?.id ?? "\u{10FFFF}", limit: filter.limit,
+    };
+    const add = (condition: string, name: string, value: string | number | undefined) => {
+      if (value === undefined) return;
+      where.push(condition);
+      params[name] = value;
+    };
+    add("d.endpoint_id = $endpoint", "endpoint", filter.endpointId);
+    add("d.status = $status", "status", filter.status);
+    add("d.created_at >= $from", "from", search.from);
+    add("d.created_at < $to", "to", search.to);
+    add("EXISTS (SELECT 1 FROM json_each(e.fields) f WHERE f.value = $field)", "field", search.field);
+    add("EXISTS (SELECT 1 FROM event_messages m WHERE m.event_id = d.event_id AND m.phone_number_id = $number)", "number", search.phoneNumberId);
+    add("EXISTS (SELECT 1 FROM event_messages m WHERE m.event_id = d.event_id AND m.message_id = $message)", "message", search.messageId);
+    add("(SELECT a.status_code FROM attempts a WHERE a.delivery_id = d.id ORDER BY a.number DESC LIMIT 1) = $code", "code", search.lastStatusCode);
+    const rows = this.sqlite.prepare(`SELECT ${DELIVERY_COLUMNS} FROM deliveries d JOIN events e ON e.id = d.event_id
+      WHERE ${where.join(" AND ")} ORDER BY d.created_at DESC, d.id DESC LIMIT $limit`).all(params) as Row[];
+    return rows.map(toDelivery);
+  }
+
+  async mentionsOf(eventIds: string[]) {
+    if (eventIds.length === 0) return [];
+    return (this.sqlite.prepare(`SELECT event_id, message_id, phone_number_id, kind, status, error_code, received_at FROM event_messages
+      WHERE event_id IN (SELECT value FROM json_each($ids)) ORDER BY seq`).all({ ids: JSON.stringify(eventIds) }) as Row[]).map(toEventMessage);
+  }
+
   async messageEvents(accountId: string, messageId: string): Promise<MessageEvent[]> {
     return (this.stmt.messageEvents!.all({ account: accountId, message: messageId }) as Row[]).map((row) => ({
       ...toEventMessage(row),
