@@ -34,6 +34,7 @@ describe("GET /api/deliveries: search", () => {
     await post([messageChange(two, "hello")]);
     app.deps.clock.advance(60_000);
     await post([statusChange(one, "wamid.BBB", "failed", 131026)]);
+    app.deps.clock.advance(1);
     await post([{ field: "account_update", value: { event: "VERIFIED_ACCOUNT" } }]);
     await app.tick();
 
