@@ -6,6 +6,7 @@ import type { PhoneNumber } from "../store/types.ts";
 import type { DeliveryStatus, WebhookStore } from "../store/webhooks.ts";
 import * as deliveries from "../webhooks/deliveries.ts";
 import * as endpoints from "../webhooks/endpoints.ts";
+import { latestRecover, recoveryView, startRecover } from "../webhooks/recover.ts";
 import { EVENT_FIELDS } from "../webhooks/fields.ts";
 import { createEndpointBody } from "../webhooks/schemas.ts";
 import { attemptView, deliveryView, endpointView, statsView } from "../webhooks/views.ts";
@@ -15,6 +16,7 @@ import { readForm } from "./form.ts";
 import { guarded, page, type Viewer } from "./guard.tsx";
 import { htmlResponse, isHtmx, seeOther } from "./http.ts";
 import { DeliveriesPage, DeliveryPage, TestResult } from "./pages/deliveries.tsx";
+import { RecoverSection } from "./pages/recover.tsx";
 import { EditEndpointPage, EndpointPage, EndpointsPage, NewEndpointPage, type EndpointFormValues, type ShownSecret } from "./pages/endpoints.tsx";
 
 /** What the pages need from the running relay: its URL rules and its queue (the dispatcher). */
@@ -52,8 +54,13 @@ export function webhookPages(deps: Deps, relay: RelayHandle) {
       hours: await hours(viewer.accountId, id),
       numbers: choices(viewer.accountId),
       now: deps.clock.now(),
+      recovery: await latestRecovery(viewer.accountId, id),
       ...extra,
     })), status);
+  };
+  const latestRecovery = async (accountId: string, id: string) => {
+    const r = await latestRecover(deps, accountId, id);
+    return r && recoveryView(r);
   };
 
   /** The add/edit form as posted; "All numbers" arrives as an empty value, which means null. */
@@ -168,6 +175,18 @@ export function webhookPages(deps: Deps, relay: RelayHandle) {
     .post("/endpoints/:id/rotate-secret", guarded(deps, async ({ params }, viewer) => {
       const { secret, endpoint } = await endpoints.rotateSecret(endpointDeps, viewer.accountId, params.id!);
       return endpointPage(viewer, endpoint.id, { secret: { secret, rotated: true } });
+    }), { detail: { hide: true } })
+    .get("/endpoints/:id/recover", guarded(deps, async ({ params }, viewer) =>
+      htmlResponse(RecoverSection({ endpointId: params.id!, recovery: await latestRecovery(viewer.accountId, params.id!), now: deps.clock.now() }) as string)), { detail: { hide: true } })
+    .post("/endpoints/:id/recover", guarded(deps, async ({ params, body }, viewer) => {
+      const since = utcField(typeof (body as Record<string, unknown>)?.since === "string" ? (body as Record<string, string>).since : undefined) ?? "";
+      try {
+        await startRecover(endpointDeps, viewer.accountId, params.id!, since);
+      } catch (error) {
+        if (!(error instanceof AppError) || error.errorName !== "invalid_request") throw error;
+        return endpointPage(viewer, params.id!, { flash: <Notice tone="warn"><p>Give the time to recover from.</p></Notice> }, 400);
+      }
+      return seeOther(`/dashboard/endpoints/${encodeURIComponent(params.id!)}#recover`);
     }), { detail: { hide: true } })
     .post("/endpoints/:id/test", guarded(deps, async ({ params, request }, viewer) => {
       const deliveryId = await endpoints.sendTest(endpointDeps, viewer.accountId, params.id!);

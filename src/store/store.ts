@@ -1,6 +1,7 @@
 import type {
   Account, ApiKey, BucketState, Notification, PhoneNumber, Session, StatusCause, User, Waba, WabaStatus,
 } from "./types.ts";
+import type { RecoveryStore } from "./recoveries.ts";
 import type { RequestLogStore } from "./requests.ts";
 import type { WebhookStore } from "./webhooks.ts";
 
@@ -16,6 +17,8 @@ export interface Store {
   notifications: NotificationStore;
   /** The request log of proxied calls and usage per number (src/store/requests.ts). */
   requests: RequestLogStore;
+  /** Bulk recovers of endpoints' parked deliveries (src/store/recoveries.ts). */
+  recoveries: RecoveryStore;
   buckets: BucketStore;
   /** Webhook endpoints and the durable delivery queue (src/store/webhooks.ts). */
   webhooks: WebhookStore;

@@ -300,6 +300,11 @@ export interface WebhookStore {
   attempts(deliveryId: string): Promise<Attempt[]>;
   /** Newest first. */
   deliveries(filter: DeliveryFilter): Promise<Delivery[]>;
+  /**
+   * The endpoint's parked deliveries created in [since, until] after `after` (createdAt, id),
+   * oldest first, each with whether it has a replay already (a bulk recover replays nothing twice).
+   */
+  parkedSince(endpointId: string, since: number, until: number, after: { createdAt: number; id: string } | null, limit: number): Promise<{ delivery: Delivery; replayed: boolean }[]>;
   /** What these events mention (for a deliveries list that says what each event is). */
   mentionsOf(eventIds: string[]): Promise<Omit<MessageEvent, "deliveries">[]>;
   /** The account's events that mention `messageId`, oldest first, each with its deliveries. */

@@ -7,6 +7,7 @@ import { requestIdOf } from "../http/request-context.ts";
 import * as deliveries from "./deliveries.ts";
 import type { Dispatcher } from "./dispatcher.ts";
 import * as endpoints from "./endpoints.ts";
+import { latestRecover, recoveryView, startRecover } from "./recover.ts";
 import { EVENT_FIELDS } from "./fields.ts";
 import { acceptEvent, MAX_EVENT_BYTES } from "./ingress.ts";
 import { ingressSpan, type IngressSpan } from "./traces.ts";
@@ -137,6 +138,19 @@ export function webhookApiRoutes(deps: Deps, endpointDeps: endpoints.EndpointDep
       params: idParams,
       detail: { ...tag, summary: "New signing secret, shown once; the old one also signs for 24 hours" },
     })
+    .post("/api/endpoints/:id/recover", async ({ accountId, params, body, set }) => {
+      const recovery = await startRecover({ ...deps, ...endpointDeps }, accountId, params.id, body.since);
+      set.status = 202;
+      return recoveryView(recovery);
+    }, {
+      params: idParams,
+      body: t.Object({ since: t.String({ maxLength: 40 }) }),
+      detail: { ...tag, summary: "Bulk recover: replay every parked delivery of this endpoint created since `since` (ISO 8601), in the background; payloads already gone and deliveries replayed before are skipped and counted; while one runs, asking again answers it (202)" },
+    })
+    .get("/api/endpoints/:id/recover", async ({ accountId, params }) => {
+      const recovery = await latestRecover(deps, accountId, params.id);
+      return recovery ? recoveryView(recovery) : null;
+    }, { params: idParams, detail: { ...tag, summary: "The endpoint's latest bulk recover and its progress (null when none ran)" } })
     .post("/api/endpoints/:id/test", async ({ accountId, params, set }) => {
       const deliveryId = await endpoints.sendTest(endpointDeps, accountId, params.id);
       set.status = 202;

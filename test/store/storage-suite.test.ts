@@ -111,6 +111,30 @@ describe("the directory", () => {
   });
 });
 
+describe("bulk recovers", () => {
+  test("one runs per endpoint; progress is fenced on the heartbeat; a stale one is taken over", async () => {
+    const q = await queue();
+    const job = {
+      id: "rcv_1", accountId: "acc_suite", endpointId: q.endpoint.id, since: q.t - HOUR, until: q.t, status: "running" as const,
+      found: 0, replayed: 0, skippedExpired: 0, skippedReplayed: 0, cursor: null, startedAt: q.t, updatedAt: q.t,
+    };
+    const recoveries = q.deps.store.recoveries;
+    expect((await recoveries.start(job)).started).toBe(true);
+    const second = await recoveries.start({ ...job, id: "rcv_2" });
+    expect([second.started, second.recovery.id]).toEqual([false, "rcv_1"]);
+    const step = { found: 100, replayed: 97, skippedExpired: 3, skippedReplayed: 0, cursor: { createdAt: q.t - 5, id: "msg_x" }, status: "running" as const, updatedAt: q.t + 1 };
+    expect(await recoveries.progress("rcv_1", q.t, step)).toBe(true);
+    // A runner that read an older heartbeat lost the job: its write is refused.
+    expect(await recoveries.progress("rcv_1", q.t, { ...step, found: 1 })).toBe(false);
+    expect(await recoveries.get("rcv_1")).toMatchObject({ found: 100, cursor: { createdAt: q.t - 5, id: "msg_x" }, updatedAt: q.t + 1 });
+    expect(await recoveries.takeOver("rcv_1", q.t + 1, q.t + 10)).toBeUndefined();
+    expect(await recoveries.takeOver("rcv_1", q.t + 2, q.t + 10)).toMatchObject({ id: "rcv_1", updatedAt: q.t + 10 });
+    expect(await recoveries.progress("rcv_1", q.t + 10, { ...step, status: "done", updatedAt: q.t + 11 })).toBe(true);
+    expect((await recoveries.start({ ...job, id: "rcv_3", startedAt: q.t + 20 })).started).toBe(true);
+    expect((await recoveries.latest(q.endpoint.id))?.id).toBe("rcv_3");
+  });
+});
+
 describe("a message's events", () => {
   test("the message ids an event mentions are indexed with it: found by account and id, oldest first, each with its deliveries", async () => {
     const q = await queue();

@@ -100,7 +100,9 @@ export async function relayAccount(base: string, input: { kind?: "byo" | "embedd
     if (r.status !== 201) throw new Error(`endpoint: ${r.status} ${JSON.stringify(r.body)}`);
     return r.body as { id: string; secret: string };
   };
-  return { id: created.id, wabaId, numbers, api, endpoint, user: { email, password } };
+  /** A dashboard page's HTML as this account's user sees it. */
+  const page = async (path: string) => (await send("GET", path)).text();
+  return { id: created.id, wabaId, numbers, api, endpoint, page, user: { email, password } };
 }
 
 /**

@@ -4,6 +4,7 @@ import { DeliveryChart } from "../chart.tsx";
 import { FIELD_GUIDE } from "../field-guide.ts";
 import { formatTime } from "../format.ts";
 import type { EndpointShape, HourBucket } from "../webhook-shapes.ts";
+import { RecoverSection, type RecoveryShape } from "./recover.tsx";
 import { ReceiverGuide } from "./receiver-guide.tsx";
 
 export interface NumberChoice {
@@ -177,6 +178,7 @@ export function EndpointPage(props: {
   now: number;
   secret?: ShownSecret;
   flash?: JSX.Element;
+  recovery: RecoveryShape | null;
 }) {
   const { endpoint: e, flash = "" } = props;
   const base = path(e.id);
@@ -230,6 +232,8 @@ export function EndpointPage(props: {
         </div>
         <div id="test-result" class="result" aria-live="polite"></div>
       </section>
+
+      <RecoverSection endpointId={e.id} recovery={props.recovery} now={props.now} />
 
       <ReceiverGuide />
     </>

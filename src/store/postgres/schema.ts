@@ -148,6 +148,8 @@ export const deliveries = pgTable("deliveries", {
   index("deliveries_endpoint_created").on(t.endpointId, t.createdAt, t.id),
   // The lists filtered by status, for the statuses most deliveries never keep long.
   index("deliveries_parked").on(t.endpointId, t.createdAt, t.id).where(sql`${t.status} = 'parked'`),
+  // A delivery's replays: a bulk recover replays nothing twice.
+  index("deliveries_replay_of").on(t.replayOf).where(sql`${t.replayOf} IS NOT NULL`),
   index("deliveries_pending").on(t.endpointId, t.createdAt, t.id).where(sql`${t.status} = 'pending'`),
 ]);
 
@@ -249,3 +251,24 @@ export const eventMessages = pgTable("event_messages", {
   errorCode: integer("error_code"),
   receivedAt: epochMs("received_at").notNull(),
 }, (t) => [index("event_messages_message").on(t.accountId, t.messageId), index("event_messages_event").on(t.eventId)]);
+
+/** Bulk recovers of an endpoint's parked deliveries (src/store/recoveries.ts); one running per endpoint. */
+export const recoveries = pgTable("recoveries", {
+  id: text("id").primaryKey(),
+  accountId: text("account_id").notNull().references(() => accounts.id, { onDelete: "cascade" }),
+  endpointId: text("endpoint_id").notNull().references(() => endpoints.id, { onDelete: "cascade" }),
+  since: epochMs("since").notNull(),
+  until: epochMs("until").notNull(),
+  status: text("status", { enum: ["running", "done"] }).notNull(),
+  found: integer("found").notNull(),
+  replayed: integer("replayed").notNull(),
+  skippedExpired: integer("skipped_expired").notNull(),
+  skippedReplayed: integer("skipped_replayed").notNull(),
+  cursorAt: epochMs("cursor_at"),
+  cursorId: text("cursor_id"),
+  startedAt: epochMs("started_at").notNull(),
+  updatedAt: epochMs("updated_at").notNull(),
+}, (t) => [
+  uniqueIndex("recoveries_running").on(t.endpointId).where(sql`${t.status} = 'running'`),
+  index("recoveries_endpoint").on(t.endpointId, t.startedAt),
+]);

@@ -249,6 +249,14 @@ export class PgWebhooks implements WebhookStore {
     return rows.map(toDelivery);
   }
 
+  async parkedSince(endpointId: string, since: number, until: number, after: { createdAt: number; id: string } | null, limit: number) {
+    const rows = await this.sql.unsafe(`SELECT ${DELIVERY_COLUMNS}, EXISTS (SELECT 1 FROM deliveries r WHERE r.replay_of = d.id) AS replayed
+      FROM deliveries d JOIN events e ON e.id = d.event_id
+      WHERE d.endpoint_id = $1 AND d.status = 'parked' AND d.created_at >= $2 AND d.created_at <= $3 AND (d.created_at, d.id) > ($4, $5)
+      ORDER BY d.created_at, d.id LIMIT $6`, [endpointId, since, until, after?.createdAt ?? -1, after?.id ?? "", limit]) as Row[];
+    return rows.map((row) => ({ delivery: toDelivery(row), replayed: row.replayed === true }));
+  }
+
   async mentionsOf(eventIds: string[]) {
     if (eventIds.length === 0) return [];
     const rows = await this.sql.unsafe(`SELECT event_id, message_id, phone_number_id, kind, status, error_code, received_at FROM event_messages

@@ -149,6 +149,8 @@ export const deliveries = sqliteTable("deliveries", {
   // Neither is written while a delivery goes from ingress to success on its first attempt. Pending
   // deliveries that are leased are not in the second; the list reads them from deliveries_lease.
   index("deliveries_parked").on(t.endpointId, t.createdAt).where(sql`${t.status} = 'parked'`),
+  // A delivery's replays: a bulk recover replays nothing twice.
+  index("deliveries_replay_of").on(t.replayOf).where(sql`${t.replayOf} IS NOT NULL`),
   index("deliveries_waiting").on(t.endpointId, t.createdAt).where(sql`${t.status} = 'pending' AND ${t.leaseUntil} IS NULL`),
 ]);
 
@@ -257,3 +259,24 @@ export const eventMessages = sqliteTable("event_messages", {
   errorCode: integer("error_code"),
   receivedAt: integer("received_at").notNull(),
 }, (t) => [index("event_messages_message").on(t.accountId, t.messageId), index("event_messages_event").on(t.eventId)]);
+
+/** Bulk recovers of an endpoint's parked deliveries (src/store/recoveries.ts); one running per endpoint. */
+export const recoveries = sqliteTable("recoveries", {
+  id: text("id").primaryKey(),
+  accountId: text("account_id").notNull().references(() => accounts.id, { onDelete: "cascade" }),
+  endpointId: text("endpoint_id").notNull().references(() => endpoints.id, { onDelete: "cascade" }),
+  since: integer("since").notNull(),
+  until: integer("until").notNull(),
+  status: text("status", { enum: ["running", "done"] }).notNull(),
+  found: integer("found").notNull(),
+  replayed: integer("replayed").notNull(),
+  skippedExpired: integer("skipped_expired").notNull(),
+  skippedReplayed: integer("skipped_replayed").notNull(),
+  cursorAt: integer("cursor_at"),
+  cursorId: text("cursor_id"),
+  startedAt: integer("started_at").notNull(),
+  updatedAt: integer("updated_at").notNull(),
+}, (t) => [
+  uniqueIndex("recoveries_running").on(t.endpointId).where(sql`${t.status} = 'running'`),
+  index("recoveries_endpoint").on(t.endpointId, t.startedAt),
+]);

@@ -526,6 +526,17 @@ export class SqliteWebhooks implements WebhookStore {
     return rows.map(toDelivery);
   }
 
+  async parkedSince(endpointId: string, since: number, until: number, after: { createdAt: number; id: string } | null, limit: number) {
+    const rows = this.sqlite.prepare(`SELECT ${DELIVERY_COLUMNS}, EXISTS (SELECT 1 FROM deliveries r WHERE r.replay_of = d.id) AS replayed
+      FROM deliveries d INDEXED BY deliveries_parked JOIN events e ON e.id = d.event_id
+      WHERE d.endpoint_id = $endpoint AND d.status = 'parked' AND d.created_at >= $since AND d.created_at <= $until
+        AND (d.created_at > $afterAt OR (d.created_at = $afterAt AND d.id > $afterId))
+      ORDER BY d.created_at, d.id LIMIT $limit`).all({
+      endpoint: endpointId, since, until, afterAt: after?.createdAt ?? -1, afterId: after?.id ?? "", limit,
+    }) as Row[];
+    return rows.map((row) => ({ delivery: toDelivery(row), replayed: row.replayed === 1 }));
+  }
+
   async mentionsOf(eventIds: string[]) {
     if (eventIds.length === 0) return [];
     return (this.sqlite.prepare(`SELECT event_id, message_id, phone_number_id, kind, status, error_code, received_at FROM event_messages
