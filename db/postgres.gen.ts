@@ -9,6 +9,7 @@ import m6 from "./postgres/0006_status_cause.sql" with { type: "text" };
 import m7 from "./postgres/0007_request_log.sql" with { type: "text" };
 import m8 from "./postgres/0008_event_messages.sql" with { type: "text" };
 import m9 from "./postgres/0009_recoveries.sql" with { type: "text" };
+import m10 from "./postgres/0010_onboardings.sql" with { type: "text" };
 
 export const embeddedMigrations: { tag: string; when: number; breakpoints: boolean; sql: string }[] = [
   { tag: "0000_init", when: 1795545145124, breakpoints: true, sql: m0 },
@@ -21,4 +22,5 @@ export const embeddedMigrations: { tag: string; when: number; breakpoints: boole
   { tag: "0007_request_log", when: 1795562406709, breakpoints: true, sql: m7 },
   { tag: "0008_event_messages", when: 1795564110873, breakpoints: true, sql: m8 },
   { tag: "0009_recoveries", when: 1795565384162, breakpoints: true, sql: m9 },
+  { tag: "0010_onboardings", when: 1795682392925, breakpoints: true, sql: m10 },
 ];

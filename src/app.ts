@@ -16,6 +16,7 @@ import { requestRoutes } from "./requests/routes.ts";
 import { messageRoutes } from "./messages/routes.ts";
 import { proxyRoute } from "./proxy/plugin.ts";
 import { webhookRelay } from "./webhooks/relay.ts";
+import { onboardingRoutes } from "./onboarding/routes.ts";
 
 /**
  * No cap of the server's own: a body over one is answered by Bun with a bare 413, before any check,
@@ -65,6 +66,7 @@ export function createApp(deps: Deps) {
     .use(accountApiRoutes(deps))
     .use(requestRoutes(deps))
     .use(messageRoutes(deps))
+    .use(onboardingRoutes(deps, webhooks))
     .use(dashboardRoutes(deps, webhooks))
     .onStart(() => {
       for (const worker of workers) worker.start();

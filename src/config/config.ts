@@ -36,6 +36,22 @@ export interface Config {
   readonly platform: PlatformNames;
   /** The request log of proxied calls (REQUEST_LOG, REQUEST_LOG_BUFFER): null when off. */
   readonly requestLog: { readonly buffer: number } | null;
+  /** Embedded Signup on the Numbers page (EMBEDDED_SIGNUP_*): null when off. */
+  readonly embeddedSignup: EmbeddedSignupConfig | null;
+}
+
+export interface EmbeddedSignupConfig {
+  /** The service's app on the platform, whose APP_SECRET exchanges the popup's code. */
+  readonly appId: string;
+  /** The Embedded Signup configuration made for that app in the platform's developer console. */
+  readonly configId: string;
+  /** The platform's JavaScript SDK, which opens the signup popup. */
+  readonly sdkUrl: string;
+  /**
+   * Where the SDK's script, frames and popup messages come from: the page's policy allows them and
+   * the page's script takes session information only from them.
+   */
+  readonly origins: readonly string[];
 }
 
 /** OTEL_TRACES_SAMPLER's values (the OpenTelemetry specification's names). */
@@ -207,6 +223,24 @@ function tracing(env: Env): Config["tracing"] {
   });
 }
 
+export const DEFAULT_SIGNUP_SDK_URL = "https://connect.facebook.net/en_US/sdk.js";
+/** The real SDK is served from one host and opens its popup and frames on the platform's web hosts. */
+const DEFAULT_SIGNUP_ORIGINS = ["https://connect.facebook.net", "https://www.facebook.com", "https://web.facebook.com"];
+
+function embeddedSignup(env: Env): EmbeddedSignupConfig | null {
+  const appId = text(env, "EMBEDDED_SIGNUP_APP_ID");
+  const configId = text(env, "EMBEDDED_SIGNUP_CONFIG_ID");
+  if (appId === null && configId === null) return null;
+  if (appId === null) throw new ConfigError("EMBEDDED_SIGNUP_APP_ID", "is required with EMBEDDED_SIGNUP_CONFIG_ID: the id of the service's app on the platform");
+  if (configId === null) throw new ConfigError("EMBEDDED_SIGNUP_CONFIG_ID", "is required with EMBEDDED_SIGNUP_APP_ID: the id of the Embedded Signup configuration");
+  for (const [name, value] of [["EMBEDDED_SIGNUP_APP_ID", appId], ["EMBEDDED_SIGNUP_CONFIG_ID", configId]] as const) {
+    if (!/^[0-9A-Za-z_-]{1,64}$/.test(value)) throw new ConfigError(name, `must be the platform's id (digits), got "${value}"`);
+  }
+  const sdkUrl = text(env, "EMBEDDED_SIGNUP_SDK_URL") ?? DEFAULT_SIGNUP_SDK_URL;
+  const origins = sdkUrl === DEFAULT_SIGNUP_SDK_URL ? DEFAULT_SIGNUP_ORIGINS : [httpUrl("EMBEDDED_SIGNUP_SDK_URL", sdkUrl).origin];
+  return Object.freeze({ appId, configId, sdkUrl, origins: Object.freeze(origins) });
+}
+
 /** PLATFORM_NAME, read alone too by `switchboard simulate`, which speaks the same words. */
 export function platformSetting(env: Env): PlatformNames {
   const raw = text(env, "PLATFORM_NAME");
@@ -245,5 +279,6 @@ export function parseConfig(env: Env): Config {
     tracing: tracing(env),
     platform: platformSetting(env),
     requestLog: flagOn(env, "REQUEST_LOG") ? Object.freeze({ buffer: integer(env, "REQUEST_LOG_BUFFER", 10_000, 100, 1_000_000) }) : null,
+    embeddedSignup: embeddedSignup(env),
   });
 }

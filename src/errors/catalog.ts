@@ -28,6 +28,8 @@ export const ERRORS = {
   invalid_request: { status: 400, type: "InvalidRequestException", code: "invalid_request", message: "The request is not valid." },
   conflict: { status: 409, type: "ConflictException", code: "conflict", message: "This conflicts with an existing record." },
   plan_limit: { status: 409, type: "ConflictException", code: "plan_limit", message: "The account's plan allows no more numbers." },
+  preflight_required: { status: 409, type: "ConflictException", code: "preflight_required", message: "No endpoint has passed the pre-flight check for this sync; run it first, or start the sync with override." },
+  sync_unavailable: { status: 409, type: "ConflictException", code: "sync_unavailable", message: "The platform no longer allows this sync for this number." },
   no_numbers: { status: 409, type: "ConflictException", code: "no_numbers", message: "Connect a live number before adding a webhook endpoint." },
   invalid_url: { status: 422, type: "InvalidRequestException", code: "invalid_url", message: "The URL is not allowed." },
   invalid_fields: { status: 422, type: "InvalidRequestException", code: "invalid_fields", message: "Choose 1 to 40 known event fields." },

@@ -1,7 +1,7 @@
 import type { Config } from "../config/config.ts";
-import { appsecretProof } from "../crypto/appsecret-proof.ts";
 import type { Fetch } from "../runtime/deps.ts";
-import { upstreamFault, type UpstreamFault } from "./state-change.ts";
+import { graphCall } from "./graph-call.ts";
+import type { UpstreamFault } from "./state-change.ts";
 import type { PhoneNumber, ThroughputLevel, Waba } from "../store/types.ts";
 
 export interface NumberDetails {
@@ -24,36 +24,9 @@ export async function fetchNumberDetails(
   number: Pick<PhoneNumber, "phoneNumberId">,
   waba: Pick<Waba, "accessToken" | "appSecret">,
 ): Promise<SyncResult> {
-  const { config } = deps;
-  const proof = appsecretProof(waba.accessToken, waba.appSecret ?? config.appSecret);
-  const url = `${config.upstreamUrl}/${config.upstreamApiVersion}/${encodeURIComponent(number.phoneNumberId)}?fields=${SYNC_FIELDS}&appsecret_proof=${proof}`;
-  let response: Response;
-  try {
-    response = await deps.fetch(url, {
-      headers: { authorization: `Bearer ${waba.accessToken}`, accept: "application/json" },
-      redirect: "manual",
-      signal: AbortSignal.timeout(config.upstreamTimeoutMs),
-    });
-  } catch (error) {
-    const name = error instanceof Error ? error.name : "Error";
-    return { ok: false, reason: name === "TimeoutError" ? "upstream did not answer in time" : `upstream could not be reached (${String((error as Error).message ?? error)})` };
-  }
-  const text = await response.text();
-  let body: unknown;
-  try {
-    body = JSON.parse(text);
-  } catch {
-    return { ok: false, reason: `upstream answered ${response.status} with a body that is not JSON` };
-  }
-  if (!response.ok) {
-    const fault = upstreamFault(body);
-    return {
-      ok: false,
-      reason: `upstream answered ${response.status}${fault ? ` (code ${fault.code})` : ""}: ${fault?.message || "no message"}`,
-      ...(fault ? { fault } : {}),
-    };
-  }
-  const data = body as { throughput?: { level?: string }; display_phone_number?: string; verified_name?: string };
+  const result = await graphCall(deps, { method: "GET", path: encodeURIComponent(number.phoneNumberId), query: { fields: SYNC_FIELDS }, token: waba });
+  if (!result.ok) return result;
+  const data = result.body as { throughput?: { level?: string }; display_phone_number?: string; verified_name?: string };
   return {
     ok: true,
     details: {

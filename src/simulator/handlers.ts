@@ -26,7 +26,12 @@ export interface CallContext {
   baseUrl: string;
   traceId: string;
   accepted(message: AcceptedMessage): void;
+  /** A coexistence sync the platform accepted: its webhooks follow. */
+  syncRequested(sync: { phoneNumberId: string; syncType: SmbSyncType }): void;
 }
+
+export const SMB_SYNC_TYPES = ["smb_app_state_sync", "history"] as const;
+export type SmbSyncType = (typeof SMB_SYNC_TYPES)[number];
 
 export interface Answer {
   status: number;
@@ -161,6 +166,39 @@ function templates(ctx: CallContext): Answer {
   return ok({ id: template.id, status: template.status, category: template.category });
 }
 
+function subscribeApp(ctx: CallContext): Answer {
+  if (!ctx.world.wabas.has(ctx.id)) return missing(ctx);
+  ctx.world.subscribed.add(ctx.id);
+  return ok({ success: true });
+}
+
+function registerNumber(ctx: CallContext): Answer {
+  if (!ctx.world.numbers.has(ctx.id)) return missing(ctx);
+  const body = json(ctx);
+  if (!body || body.messaging_product !== ctx.names.product) return fail(ctx, 100, "(#100) The parameter messaging_product is required.");
+  if (typeof body.pin !== "string" || !/^\d{6}$/.test(body.pin)) return fail(ctx, 100, "(#100) Param pin must be a 6-digit number.");
+  const before = ctx.world.registered.get(ctx.id);
+  // A number with two-step verification on keeps its PIN: registering again needs the same one.
+  if (before !== undefined && before !== body.pin) return fail(ctx, 100, "(#133005) Two step verification PIN Mismatch.");
+  ctx.world.registered.set(ctx.id, body.pin);
+  return ok({ success: true });
+}
+
+/** POST /{number}/smb_app_data: starts a coexistence sync, once per type; its webhooks follow. */
+function smbAppData(ctx: CallContext): Answer {
+  if (!ctx.world.numbers.has(ctx.id)) return missing(ctx);
+  const body = json(ctx);
+  const syncType = SMB_SYNC_TYPES.find((t) => t === body?.sync_type);
+  if (!body || body.messaging_product !== ctx.names.product || !syncType) {
+    return fail(ctx, 100, `(#100) Param sync_type must be one of {${SMB_SYNC_TYPES.join(", ")}}.`);
+  }
+  const key = `${ctx.id}:${syncType}`;
+  if (ctx.world.smbSyncs.has(key)) return fail(ctx, 100, `(#100) The ${syncType} sync was already requested for this phone number.`);
+  ctx.world.smbSyncs.add(key);
+  ctx.syncRequested({ phoneNumberId: ctx.id, syncType });
+  return ok({ messaging_product: ctx.names.product, request_id: numericId(ctx.random) });
+}
+
 type Handler = (ctx: CallContext) => Answer | Promise<Answer>;
 
 /** The calls of SPEC 4.1, as the platform answers them. `null` edge = the object itself. */
@@ -174,6 +212,10 @@ const calls = (names: PlatformNames): { method: string; edge: string | null; han
   { method: "GET", edge: names.businessProfileEdge, handler: businessProfile },
   { method: "GET", edge: null, handler: (ctx) => (ctx.world.numbers.has(ctx.id) ? readNumber(ctx) : mediaObject(ctx)) },
   { method: "DELETE", edge: null, handler: mediaObject },
+  // The service's own calls (Embedded Signup, coexistence syncs), not forwarded for customers.
+  { method: "POST", edge: "subscribed_apps", handler: subscribeApp },
+  { method: "POST", edge: "register", handler: registerNumber },
+  { method: "POST", edge: "smb_app_data", handler: smbAppData },
 ];
 
 export function answer(ctx: CallContext): Answer | Promise<Answer> {

@@ -7,7 +7,8 @@ import { upstreamErrorBody } from "./upstream-errors.ts";
 import type { Fetch } from "../runtime/deps.ts";
 import { platformNames, type PlatformNames } from "../platform/names.ts";
 import { controlRoute } from "./control.ts";
-import { inboundEvent, STATUS_SEQUENCE, statusEvent, webhookSender, type WebhookSenderOptions } from "./webhooks.ts";
+import { inboundEvent, smbSyncEvent, STATUS_SEQUENCE, statusEvent, webhookSender, type WebhookSenderOptions } from "./webhooks.ts";
+import { SignupStandIn, type SignedUp, type SignupApp } from "./signup.ts";
 import { SimWorld, type SimNumber, type SimWaba, type ThroughputLevel } from "./world.ts";
 
 export interface SimulatorOptions {
@@ -27,6 +28,8 @@ export interface SimulatorOptions {
   now?: () => number;
   /** The platform's words to speak (PLATFORM_NAME; SPEC's neutral ones by default). */
   names?: PlatformNames;
+  /** The service's app: enables the Embedded Signup stand-in (SDK, popup, code exchange). */
+  signupApp?: SignupApp;
 }
 
 export interface SimulatorWebhooks {
@@ -50,13 +53,15 @@ export interface Simulator {
   addWaba(waba: SimWaba): void;
   addNumber(wabaId: string, number: SimNumber): void;
   setThroughput(phoneNumberId: string, level: ThroughputLevel): void;
-  /** Applies `fault` to requests about `id` (path id or phone_number_id; "*" = all), `times` times or until cleared. */
+  /** Applies `fault` to requests about `id` (path id or phone_number_id, or "GET 123" for one method only; "*" = all), `times` times or until cleared. */
   fault(id: string, fault: Fault, times?: number): void;
   clearFaults(id?: string): void;
   /** Calls `listener` after each accepted message; returns a function that unsubscribes. */
   onMessageAccepted(listener: (message: AcceptedMessage) => void): () => void;
   /** Sends an inbound text message webhook for a number (needs `webhooks`); resolves to its message id. */
   inbound(input: { phoneNumberId: string; from?: string; text?: string }): Promise<string>;
+  /** The signup popup's work without a browser: a new WABA and number, and a code for their token (needs `signupApp`). */
+  signUp(input?: Parameters<SignupStandIn["signUp"]>[0]): SignedUp;
   /** Resolves once every webhook scheduled or sent so far has been answered. */
   webhooksIdle(): Promise<void>;
   stop(): Promise<void>;
@@ -153,9 +158,24 @@ export function startSimulator(options: SimulatorOptions = {}): Simulator {
   }
 
   const control = controlRoute({ world, faults, inbound });
+  const signup = options.signupApp ? new SignupStandIn(world, random, options.signupApp, names) : null;
+
+  /** A coexistence sync's webhook, a moment after the platform accepted it. */
+  function syncRequested(sync: { phoneNumberId: string; syncType: "smb_app_state_sync" | "history" }): void {
+    if (!hooks || !post) return;
+    const messageId = `wamid.${Buffer.from(random.bytes(24)).toString("base64url")}`;
+    const event = smbSyncEvent(world, names, { ...sync, messageId, unixSeconds: Math.floor(now() / 1000) });
+    let release!: () => void;
+    track(new Promise<void>((resolve) => (release = resolve)));
+    (hooks.schedule ?? ((ms, run) => void setTimeout(run, ms)))(hooks.statusDelayMs ?? 250, () => {
+      const sending = post(event);
+      track(sending);
+      void sending.finally(release);
+    });
+  }
 
   async function handle(request: Request): Promise<Response> {
-    const controlled = await control(request);
+    const controlled = (await signup?.route(request, baseUrl)) ?? (await control(request));
     if (controlled) return controlled;
     const recorded = await recordRequest(request, keepBodyBytes);
     requests.push(recorded);
@@ -167,9 +187,13 @@ export function startSimulator(options: SimulatorOptions = {}): Simulator {
     if (empty !== "" || !version || !/^v\d+\.0$/.test(version) || !id || rest.length > 0) {
       return respond(upstreamErrorBody(100, traceId, "Unknown path components", names.product));
     }
-    const applied = faults.take([id, params.get("phone_number_id")]);
+    const applied = faults.take([id, params.get("phone_number_id"), `${recorded.method} ${id}`]);
     for (const f of applied) if ("delayMs" in f) await Bun.sleep(f.delayMs);
     if (applied.some((f) => "drop" in f)) return dropped();
+    if (id === "oauth" && edge === "access_token" && signup) {
+      const refused = applied.find((f) => "error" in f);
+      return respond(refused && "error" in refused ? upstreamErrorBody(refused.error, traceId, refused.message, names.product) : signup.exchange(params));
+    }
 
     const auth = checkCredentials(world, recorded.headers.authorization, params, id, requireProof);
     if (!auth.ok) return respond(upstreamErrorBody(auth.code, traceId, auth.message, names.product));
@@ -189,6 +213,7 @@ export function startSimulator(options: SimulatorOptions = {}): Simulator {
         accepted.push(message);
         for (const listener of listeners) listener(message);
       },
+      syncRequested,
     });
     return respond(result, wabaId);
   }
@@ -222,6 +247,10 @@ export function startSimulator(options: SimulatorOptions = {}): Simulator {
       return () => listeners.delete(listener);
     },
     inbound,
+    signUp(input) {
+      if (!signup) throw new Error("simulator: start it with `signupApp` to sign businesses up");
+      return signup.signUp(input);
+    },
     async webhooksIdle() {
       while (inFlight.size > 0) await Promise.all([...inFlight]);
     },

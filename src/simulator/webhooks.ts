@@ -75,3 +75,30 @@ export function webhookSender(options: WebhookSenderOptions) {
     }
   };
 }
+
+/** The events a coexistence sync sends (contacts, then chat history), one change each, as the platform sends them. */
+export function smbSyncEvent(
+  world: SimWorld,
+  names: PlatformNames,
+  input: { phoneNumberId: string; syncType: "smb_app_state_sync" | "history"; messageId: string; unixSeconds: number },
+): { wabaId: string; body: string } {
+  const { wabaId, metadata } = numberMetadata(world, input.phoneNumberId);
+  const timestamp = String(input.unixSeconds);
+  const customer = "15550107001";
+  const value = input.syncType === "smb_app_state_sync"
+    ? { state_sync: [{ type: "contact", contact: { full_name: "Ada Lovelace", first_name: "Ada", phone_number: customer }, action: "add", metadata: { timestamp } }] }
+    : {
+      history: [{
+        metadata: { phase: 0, chunk_order: 1, progress: 100 },
+        threads: [{
+          id: customer,
+          messages: [{ from: customer, id: input.messageId, timestamp, type: "text", text: { body: "Hello, is my order ready?" }, history_context: { status: "READ" } }],
+        }],
+      }],
+    };
+  const body = JSON.stringify({
+    object: names.webhookObject,
+    entry: [{ id: wabaId, changes: [{ field: input.syncType, value: { messaging_product: names.product, metadata, ...value } }] }],
+  });
+  return { wabaId, body };
+}

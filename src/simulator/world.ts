@@ -54,6 +54,12 @@ export class SimWorld {
   readonly numbers = new Map<string, NumberRecord>();
   readonly templates = new Map<string, SimTemplate[]>();
   readonly media = new Map<string, SimMedia>();
+  /** WABAs whose webhooks the service's app subscribed to (POST /{waba}/subscribed_apps). */
+  readonly subscribed = new Set<string>();
+  /** Numbers registered for the API, with the PIN they were registered with. */
+  readonly registered = new Map<string, string>();
+  /** Coexistence syncs asked for, as `{number}:{sync_type}`: the platform allows each once. */
+  readonly smbSyncs = new Set<string>();
 
   addWaba(waba: SimWaba): void {
     this.wabas.set(waba.wabaId, { ...waba, numbers: [] });

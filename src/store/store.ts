@@ -1,6 +1,7 @@
 import type {
   Account, ApiKey, BucketState, Notification, PhoneNumber, Session, StatusCause, User, Waba, WabaStatus,
 } from "./types.ts";
+import type { OnboardingStore } from "./onboardings.ts";
 import type { RecoveryStore } from "./recoveries.ts";
 import type { RequestLogStore } from "./requests.ts";
 import type { WebhookStore } from "./webhooks.ts";
@@ -19,6 +20,8 @@ export interface Store {
   requests: RequestLogStore;
   /** Bulk recovers of endpoints' parked deliveries (src/store/recoveries.ts). */
   recoveries: RecoveryStore;
+  /** Numbers' Embedded Signup onboardings and coexistence syncs (src/store/onboardings.ts). */
+  onboardings: OnboardingStore;
   buckets: BucketStore;
   /** Webhook endpoints and the durable delivery queue (src/store/webhooks.ts). */
   webhooks: WebhookStore;

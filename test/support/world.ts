@@ -46,9 +46,15 @@ async function json<T>(response: Promise<Response>): Promise<T> {
  * create accounts, keys, WABAs and numbers through the operator API (and the matching objects in
  * the simulator), so no test depends on seeded ids.
  */
-export async function startWorld(options: { env?: Record<string, string>; deps?: Partial<Deps>; sim?: SimulatorOptions } = {}): Promise<World> {
+export async function startWorld(options: {
+  /** The app's environment; a function gets the running simulator (for settings that point at it). */
+  env?: Record<string, string> | ((sim: Simulator) => Record<string, string>);
+  deps?: Partial<Deps>;
+  sim?: SimulatorOptions;
+} = {}): Promise<World> {
   const sim = startSimulator(options.sim);
-  const deps = await testDeps({ env: { UPSTREAM_URL: sim.url, ...options.env }, deps: options.deps });
+  const env = typeof options.env === "function" ? options.env(sim) : options.env;
+  const deps = await testDeps({ env: { UPSTREAM_URL: sim.url, ...env }, deps: options.deps });
   let server = startApp(deps);
   const newId = () => numericId(cryptoRandom);
   let serial = 0;

@@ -272,3 +272,21 @@ export const recoveries = pgTable("recoveries", {
   uniqueIndex("recoveries_running").on(t.endpointId).where(sql`${t.status} = 'running'`),
   index("recoveries_endpoint").on(t.endpointId, t.startedAt),
 ]);
+
+/** Numbers' onboardings through Embedded Signup and their coexistence syncs (src/store/onboardings.ts); one per number. */
+export const onboardings = pgTable("onboardings", {
+  id: text("id").primaryKey(),
+  accountId: text("account_id").notNull().references(() => accounts.id, { onDelete: "cascade" }),
+  phoneNumberId: text("phone_number_id").notNull(),
+  wabaId: text("waba_id").notNull(),
+  kind: text("kind", { enum: ["embedded", "coexistence"] }).notNull(),
+  codeEnc: text("code_enc"),
+  accessTokenEnc: text("access_token_enc"),
+  pinEnc: text("pin_enc"),
+  steps: text("steps").notNull(),
+  preflights: text("preflights").notNull(),
+  syncs: text("syncs").notNull(),
+  finishedAt: epochMs("finished_at"),
+  createdAt: epochMs("created_at").notNull(),
+  updatedAt: epochMs("updated_at").notNull(),
+}, (t) => [uniqueIndex("onboardings_number").on(t.phoneNumberId)]);

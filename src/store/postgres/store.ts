@@ -6,6 +6,7 @@ import { connect, type PgDb } from "./connect.ts";
 import { PgDirectory } from "./directory.ts";
 import { applyMigrations } from "./migrate.ts";
 import { PgNotifications } from "./notifications.ts";
+import { PgOnboardings } from "./onboardings.ts";
 import { PgRecoveries } from "./recoveries.ts";
 import { PgRequestLog } from "./requests.ts";
 import { unavailableAsStoreError } from "./unavailable.ts";
@@ -50,6 +51,7 @@ export async function openPostgresStore(url: string, sealer: Sealer, options: Pg
       notifications: unavailableAsStoreError(new PgNotifications(db)),
       requests: unavailableAsStoreError(new PgRequestLog(db)),
       recoveries: unavailableAsStoreError(new PgRecoveries(db)),
+      onboardings: unavailableAsStoreError(new PgOnboardings(db, sealer)),
       buckets: unavailableAsStoreError(new PgBuckets(db)),
       webhooks: unavailableAsStoreError(webhooks),
       async healthy() {

@@ -280,3 +280,21 @@ export const recoveries = sqliteTable("recoveries", {
   uniqueIndex("recoveries_running").on(t.endpointId).where(sql`${t.status} = 'running'`),
   index("recoveries_endpoint").on(t.endpointId, t.startedAt),
 ]);
+
+/** Numbers' onboardings through Embedded Signup and their coexistence syncs (src/store/onboardings.ts); one per number. */
+export const onboardings = sqliteTable("onboardings", {
+  id: text("id").primaryKey(),
+  accountId: text("account_id").notNull().references(() => accounts.id, { onDelete: "cascade" }),
+  phoneNumberId: text("phone_number_id").notNull(),
+  wabaId: text("waba_id").notNull(),
+  kind: text("kind", { enum: ["embedded", "coexistence"] }).notNull(),
+  codeEnc: text("code_enc"),
+  accessTokenEnc: text("access_token_enc"),
+  pinEnc: text("pin_enc"),
+  steps: text("steps").notNull(),
+  preflights: text("preflights").notNull(),
+  syncs: text("syncs").notNull(),
+  finishedAt: integer("finished_at"),
+  createdAt: integer("created_at").notNull(),
+  updatedAt: integer("updated_at").notNull(),
+}, (t) => [uniqueIndex("onboardings_number").on(t.phoneNumberId)]);

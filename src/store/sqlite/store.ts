@@ -6,6 +6,7 @@ import { SqliteBuckets } from "./buckets.ts";
 import { startCheckpointer, type BackgroundCheckpoints } from "./checkpointer.ts";
 import { SqliteDirectory } from "./directory.ts";
 import { SqliteNotifications } from "./notifications.ts";
+import { SqliteOnboardings } from "./onboardings.ts";
 import { SqliteRecoveries } from "./recoveries.ts";
 import { SqliteRequestLog } from "./requests.ts";
 import { openDatabase, type Db } from "./open.ts";
@@ -60,6 +61,7 @@ export function openSqliteStore(path: string, sealer: Sealer, options: SqliteSto
     notifications: new SqliteNotifications(db),
     requests: new SqliteRequestLog(db),
     recoveries: new SqliteRecoveries(db),
+    onboardings: new SqliteOnboardings(db, sealer),
     buckets: new SqliteBuckets(db),
     webhooks: new SqliteWebhooks(db, sqlite, sealer, durable),
     async healthy() {

@@ -1,0 +1,52 @@
+import type { Sealer } from "../crypto/sealer.ts";
+import type { Onboarding } from "./onboardings.ts";
+
+/** An onboardings row as both backends' schemas read it: secrets sealed, the records as JSON text. */
+export interface OnboardingRow {
+  id: string;
+  accountId: string;
+  phoneNumberId: string;
+  wabaId: string;
+  kind: Onboarding["kind"];
+  codeEnc: string | null;
+  accessTokenEnc: string | null;
+  pinEnc: string | null;
+  steps: string;
+  preflights: string;
+  syncs: string;
+  finishedAt: number | null;
+  createdAt: number;
+  updatedAt: number;
+}
+
+const seal = (sealer: Sealer, value: string | null) => (value === null ? null : sealer.seal(value));
+const open = (sealer: Sealer, value: string | null) => (value === null ? null : sealer.open(value));
+
+export function toOnboardingRow(o: Onboarding, sealer: Sealer): OnboardingRow {
+  const { code, accessToken, pin, steps, preflights, syncs, ...rest } = o;
+  return {
+    ...rest,
+    codeEnc: seal(sealer, code),
+    accessTokenEnc: seal(sealer, accessToken),
+    pinEnc: seal(sealer, pin),
+    steps: JSON.stringify(steps),
+    preflights: JSON.stringify(preflights),
+    syncs: JSON.stringify(syncs),
+  };
+}
+
+export function fromOnboardingRow(row: OnboardingRow, sealer: Sealer): Onboarding {
+  const { codeEnc, accessTokenEnc, pinEnc, steps, preflights, syncs, ...rest } = row;
+  return {
+    ...rest,
+    code: open(sealer, codeEnc),
+    accessToken: open(sealer, accessTokenEnc),
+    pin: open(sealer, pinEnc),
+    steps: JSON.parse(steps),
+    preflights: JSON.parse(preflights),
+    syncs: JSON.parse(syncs),
+    finishedAt: row.finishedAt === null ? null : Number(row.finishedAt),
+    createdAt: Number(row.createdAt),
+    updatedAt: Number(row.updatedAt),
+  };
+}

@@ -1,0 +1,140 @@
+import { afterEach, expect, test } from "bun:test";
+import { admin } from "../support/harness.ts";
+import { signupWorld, type SignupWorld } from "./support.ts";
+
+// Issue 20, item 1: Embedded Signup's server steps against the simulator's platform: the code
+// exchanged for the business's token, the app subscribed to the WABA, the number registered with
+// the user's PIN, read and stored; each failure says which step and why, and a retry resumes there.
+
+let t: SignupWorld;
+afterEach(() => t.stop());
+
+const oauthCalls = () => t.sim.requests.filter((r) => r.path.endsWith("/oauth/access_token")).length;
+
+test("a signup exchanges the code, subscribes, registers with the PIN, reads the number and stores both (token sealed, the service's app)", async () => {
+  t = await signupWorld();
+  const acme = await t.account();
+  const popup = t.sim.signUp({ verifiedName: "Acme Sales" });
+  const r = await acme.api("POST", "/api/signups", { code: popup.code, waba_id: popup.wabaId, phone_number_id: popup.phoneNumberId, pin: "246810" });
+  expect(r.status).toBe(201);
+  expect(r.body.status).toBe("done");
+  expect(r.body.steps.map((s: { name: string; status: string }) => [s.name, s.status])).toEqual([
+    ["exchange", "done"], ["subscribe", "done"], ["register", "done"], ["sync", "done"], ["save", "done"],
+  ]);
+  const simWaba = t.sim.world.wabas.get(popup.wabaId)!;
+  const waba = t.world.deps.store.directory.waba(popup.wabaId)!;
+  expect(waba).toMatchObject({ accountId: acme.id, accessToken: simWaba.accessToken, appSecret: null, status: "connected" });
+  expect(t.sim.world.subscribed.has(popup.wabaId)).toBe(true);
+  expect(t.sim.world.registered.get(popup.phoneNumberId)).toBe("246810");
+  const numbers = await acme.api("GET", "/api/numbers");
+  expect(numbers.body.data).toEqual([expect.objectContaining({ phone_number_id: popup.phoneNumberId, kind: "embedded", verified_name: "Acme Sales", usable: true })]);
+  // What the onboarding keeps: no code (spent) and no PIN (used) once their steps are done.
+  const kept = (await t.world.deps.store.onboardings.byNumber(popup.phoneNumberId))!;
+  expect(kept).toMatchObject({ code: null, pin: null, accessToken: simWaba.accessToken });
+  const [raw] = await t.world.deps.query(`SELECT access_token_enc FROM onboardings WHERE phone_number_id = '${popup.phoneNumberId}'`);
+  expect(raw!.access_token_enc).toStartWith("v1.");
+  expect(raw!.access_token_enc).not.toContain(simWaba.accessToken.slice(4, 20));
+  // The number works through the proxy with the token the signup gave.
+  const key = await t.world.key(acme.id, "live");
+  const sent = await t.world.call(`/v21.0/${popup.phoneNumberId}/messages`, {
+    method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+    body: JSON.stringify({ messaging_product: "chat", to: "15550100", type: "text", text: { body: "hi" } }),
+  });
+  expect(sent.status).toBe(200);
+});
+
+test("a failure at each step says which and why; each retry resumes at the failed step, and nothing is created twice", async () => {
+  t = await signupWorld();
+  const acme = await t.account();
+  const popup = t.sim.signUp();
+  const body = { code: popup.code, waba_id: popup.wabaId, phone_number_id: popup.phoneNumberId, pin: "135790" };
+  const failedStep = (view: Record<string, any>) => view.steps.find((s: { status: string }) => s.status === "failed");
+
+  t.sim.fault("oauth", { error: 100, message: "Temporary OAuth failure." }, 1);
+  let view = (await acme.api("POST", "/api/signups", body)).body;
+  expect(view.status).toBe("failed");
+  expect(failedStep(view)).toMatchObject({ name: "exchange", error: { code: 100, reason: expect.stringContaining("Temporary OAuth failure."), advice: expect.stringContaining("works once") } });
+  expect(t.world.deps.store.directory.waba(popup.wabaId)).toBeUndefined();
+
+  const retry = async () => (await acme.api("POST", `/api/signups/${view.id}/retry`, {})).body;
+  t.sim.fault(popup.wabaId, { error: 190 }, 1);
+  view = await retry();
+  expect(failedStep(view)).toMatchObject({ name: "subscribe", error: { code: 190 } });
+  expect(view.steps[0]).toMatchObject({ name: "exchange", status: "done" });
+
+  // The number already has two-step verification with another PIN: the platform refuses this one.
+  t.sim.world.registered.set(popup.phoneNumberId, "999999");
+  view = await retry();
+  expect(failedStep(view)).toMatchObject({ name: "register", error: { reason: expect.stringContaining("PIN Mismatch"), advice: expect.stringContaining("PIN") } });
+
+  // Retried with the right PIN: registered; then the read fails.
+  t.sim.fault(`GET ${popup.phoneNumberId}`, { error: 131031 }, 1);
+  await admin(t.url, "PATCH", `/admin/accounts/${acme.id}`, { max_numbers: 0 });
+  view = (await acme.api("POST", `/api/signups/${view.id}/retry`, { pin: "999999" })).body;
+  expect(view.steps[2]).toMatchObject({ name: "register", status: "done" });
+  expect(failedStep(view)).toMatchObject({ name: "sync", error: { code: 131031 } });
+
+  view = await retry();
+  expect(failedStep(view)).toMatchObject({ name: "save", error: { reason: "The account's plan allows 0 number(s)." } });
+  await admin(t.url, "PATCH", `/admin/accounts/${acme.id}`, { max_numbers: null });
+  view = await retry();
+  expect(view.status).toBe("done");
+  expect(failedStep(view)).toBeUndefined();
+
+  // One successful exchange (and the failed one): a retry never spends the code again.
+  expect(oauthCalls()).toBe(2);
+  expect(t.sim.requests.filter((r) => r.path.endsWith(`/${popup.wabaId}/subscribed_apps`))).toHaveLength(2);
+  expect((await acme.api("GET", "/api/numbers")).body.data).toHaveLength(1);
+  expect((await acme.api("GET", `/api/signups/${view.id}`)).body).toEqual(view);
+});
+
+test("a coexistence number skips registration (it stays on the business app); signing it up again resumes the same onboarding", async () => {
+  t = await signupWorld();
+  const acme = await t.account();
+  const popup = t.sim.signUp({ coexistence: true });
+  const first = await acme.api("POST", "/api/signups", { code: popup.code, waba_id: popup.wabaId, phone_number_id: popup.phoneNumberId, coexistence: true });
+  expect(first.body.status).toBe("done");
+  expect(first.body.steps[2]).toMatchObject({ name: "register", status: "skipped", detail: expect.stringContaining("business app") });
+  expect(t.sim.world.registered.has(popup.phoneNumberId)).toBe(false);
+  expect((await acme.api("GET", "/api/numbers")).body.data).toEqual([expect.objectContaining({ kind: "coexistence", rate_limit_per_second: 20 })]);
+
+  const again = t.sim.signUp({ wabaId: popup.wabaId, phoneNumberId: popup.phoneNumberId, coexistence: true });
+  const second = await acme.api("POST", "/api/signups", { code: again.code, waba_id: popup.wabaId, phone_number_id: popup.phoneNumberId, coexistence: true });
+  expect(second.body).toMatchObject({ id: first.body.id, status: "done" });
+  expect((await acme.api("GET", "/api/numbers")).body.data).toHaveLength(1);
+});
+
+test("plan limit: 409 plan_limit before the platform is asked anything; a PIN is required for a new number", async () => {
+  t = await signupWorld();
+  const full = await t.account({ maxNumbers: 0 });
+  const popup = t.sim.signUp();
+  const refused = await full.api("POST", "/api/signups", { code: popup.code, waba_id: popup.wabaId, phone_number_id: popup.phoneNumberId, pin: "123456" });
+  expect(refused.status).toBe(409);
+  expect(refused.body.error).toMatchObject({ type: "ConflictException", code: "plan_limit" });
+  const noPin = await (await t.account()).api("POST", "/api/signups", { code: popup.code, waba_id: popup.wabaId, phone_number_id: popup.phoneNumberId });
+  expect(noPin.status).toBe(400);
+  expect(noPin.body.error.message).toContain("6-digit PIN");
+  expect(oauthCalls()).toBe(0);
+});
+
+test("another account: a signup's id is 404 to it, and a number connected by one account is a 409 for the other", async () => {
+  t = await signupWorld();
+  const acme = await t.account();
+  const other = await t.account();
+  const popup = t.sim.signUp();
+  const done = await acme.api("POST", "/api/signups", { code: popup.code, waba_id: popup.wabaId, phone_number_id: popup.phoneNumberId, pin: "123456" });
+  expect((await other.api("GET", `/api/signups/${done.body.id}`)).status).toBe(404);
+  expect((await other.api("POST", `/api/signups/${done.body.id}/retry`, {})).status).toBe(404);
+  const again = t.sim.signUp({ wabaId: popup.wabaId, phoneNumberId: popup.phoneNumberId });
+  const taken = await other.api("POST", "/api/signups", { code: again.code, waba_id: popup.wabaId, phone_number_id: popup.phoneNumberId, pin: "123456" });
+  expect(taken.status).toBe(409);
+  expect(taken.body.error.code).toBe("conflict");
+});
+
+test("without EMBEDDED_SIGNUP_APP_ID and EMBEDDED_SIGNUP_CONFIG_ID the signup API answers 404 in words", async () => {
+  t = await signupWorld({ signup: false });
+  const acme = await t.account();
+  const r = await acme.api("POST", "/api/signups", { code: "x", waba_id: "1", phone_number_id: "2", pin: "123456" });
+  expect(r.status).toBe(404);
+  expect(r.body.error.message).toContain("EMBEDDED_SIGNUP_APP_ID");
+});

@@ -1,0 +1,51 @@
+import { TEST_APP_SECRET } from "../support/harness.ts";
+import { startWorld, type World } from "../support/world.ts";
+import { createAccount, signInCookie, type TestAccount } from "../dashboard/support.ts";
+
+export const SIGNUP_APP = { id: "1234567890", secret: TEST_APP_SECRET };
+export const SIGNUP_CONFIG_ID = "5550001112";
+
+/**
+ * The simulator (with its Embedded Signup stand-in, and webhooks back to Switchboard's ingress
+ * through a forwarder that learns the app's URL once it runs) and Switchboard with Embedded Signup
+ * enabled against it.
+ */
+export async function signupWorld(options: { signup?: boolean } = {}) {
+  let app = "";
+  const forwarder = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: (r) => fetch(`${app}/webhooks/upstream`, { method: "POST", headers: r.headers, body: r.body }) });
+  const enabled = options.signup ?? true;
+  const world: World = await startWorld({
+    env: (sim) => ({
+      DEV_MODE: "1",
+      ...(enabled ? { EMBEDDED_SIGNUP_APP_ID: SIGNUP_APP.id, EMBEDDED_SIGNUP_CONFIG_ID: SIGNUP_CONFIG_ID, EMBEDDED_SIGNUP_SDK_URL: `${sim.url}/_sim/signup/sdk.js` } : {}),
+    }),
+    sim: { signupApp: SIGNUP_APP, webhooks: { url: `http://127.0.0.1:${forwarder.port}/`, schedule: (_ms, run) => run() } },
+  });
+  app = world.url;
+  let serial = 0;
+  return {
+    world,
+    sim: world.sim,
+    url: world.url,
+    /** An account with a dashboard user, and `api` calling the dashboard API as that user. */
+    async account(options: { maxNumbers?: number } = {}) {
+      const account: TestAccount = await createAccount(world.url, `Signup ${Date.now().toString(36)}${serial++}`, options);
+      const cookie = await signInCookie(world.url, account);
+      const api = async (method: string, path: string, body?: unknown) => {
+        const r = await fetch(`${world.url}${path}`, {
+          method, headers: { cookie, origin: world.url, ...(body === undefined ? {} : { "content-type": "application/json" }) },
+          body: body === undefined ? undefined : JSON.stringify(body),
+        });
+        const text = await r.text();
+        return { status: r.status, body: (text ? JSON.parse(text) : null) as Record<string, any> };
+      };
+      return { ...account, cookie, api };
+    },
+    async stop() {
+      await world.stop();
+      forwarder.stop(true);
+    },
+  };
+}
+
+export type SignupWorld = Awaited<ReturnType<typeof signupWorld>>;
