@@ -30,16 +30,22 @@ export async function signupWorld(options: { signup?: boolean } = {}) {
     /** An account with a dashboard user, and `api` calling the dashboard API as that user. */
     async account(options: { maxNumbers?: number } = {}) {
       const account: TestAccount = await createAccount(world.url, `Signup ${Date.now().toString(36)}${serial++}`, options);
-      const cookie = await signInCookie(world.url, account);
+      let cookie = await signInCookie(world.url, account);
+      const send = (method: string, path: string, body?: unknown) => fetch(`${world.url}${path}`, {
+        method, headers: { cookie, origin: world.url, ...(body === undefined ? {} : { "content-type": "application/json" }) },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
       const api = async (method: string, path: string, body?: unknown) => {
-        const r = await fetch(`${world.url}${path}`, {
-          method, headers: { cookie, origin: world.url, ...(body === undefined ? {} : { "content-type": "application/json" }) },
-          body: body === undefined ? undefined : JSON.stringify(body),
-        });
+        let r = await send(method, path, body);
+        // Tests move the clock by a day; sessions last 12 hours, so sign in again when one expired.
+        if (r.status === 401) {
+          cookie = await signInCookie(world.url, account);
+          r = await send(method, path, body);
+        }
         const text = await r.text();
         return { status: r.status, body: (text ? JSON.parse(text) : null) as Record<string, any> };
       };
-      return { ...account, cookie, api };
+      return { ...account, cookie: () => cookie, api };
     },
     async stop() {
       await world.stop();
