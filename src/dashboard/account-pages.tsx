@@ -4,6 +4,8 @@ import { createApiKey, revokeApiKey, updateAccount } from "../admin/operations.t
 import { createAccountBody, createApiKeyBody } from "../admin/schemas.ts";
 import { AppError } from "../errors/catalog.ts";
 import { connectByoNumber, connectNumberBody, resyncNumber } from "../numbers/connect.ts";
+import { signupBody, startSignup } from "../onboarding/signup.ts";
+import { signupHeaders, signupSettings } from "./onboarding-pages.tsx";
 import type { Deps } from "../runtime/deps.ts";
 import { Notice } from "./components.tsx";
 import { readForm } from "./form.ts";
@@ -26,8 +28,9 @@ export function accountPages(deps: Deps) {
       numbers: deps.store.directory.numbers(viewer.accountId).map((n) => accountNumberView(deps.store.directory, n)),
       usage: numberUsage(counts, now),
       now,
+      signup: signupSettings(deps.config),
       ...extra,
-    })), status);
+    })), status, signupHeaders(deps.config));
   };
 
   const keysPage = (viewer: Viewer, extra: Partial<ApiKeysPageProps> = {}, status = 200) =>
@@ -59,6 +62,22 @@ export function accountPages(deps: Deps) {
       } catch (error) {
         if (!(error instanceof AppError)) throw error;
         return numbersPage(viewer, { form: { values: form.value, errors: {}, message: error.message } }, error.status);
+      }
+    }), { detail: { hide: true } })
+    .post("/numbers/signup", guarded(deps, async ({ body }, viewer) => {
+      // The popup's session information and the page's choices; `mode` only steers the page's script.
+      const { mode: _mode, coexistence, ...rest } = (body ?? {}) as Record<string, unknown>;
+      const form = readForm(signupBody, { ...rest, coexistence: coexistence === "true" });
+      if (!form.ok) {
+        const problem = Object.entries(form.errors).map(([field, message]) => `${field}: ${message}`).join("; ");
+        return numbersPage(viewer, { signupMessage: `The signup did not report what it should (${problem}). Nothing was saved; connect again.` }, 400);
+      }
+      try {
+        const o = await startSignup(deps, viewer.accountId, form.value);
+        return seeOther(`/dashboard/numbers/signups/${encodeURIComponent(o.id)}`);
+      } catch (error) {
+        if (!(error instanceof AppError)) throw error;
+        return numbersPage(viewer, { signupMessage: error.message }, error.status);
       }
     }), { detail: { hide: true } })
     .post("/numbers/:id/sync", guarded(deps, async ({ params }, viewer) => {

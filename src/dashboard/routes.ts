@@ -5,6 +5,7 @@ import { assetRoutes } from "./assets/routes.ts";
 import { guarded, page } from "./guard.tsx";
 import { htmlResponse, seeOther } from "./http.ts";
 import { NotFound } from "./pages/not-found.tsx";
+import { onboardingPages } from "./onboarding-pages.tsx";
 import { requestPages } from "./request-pages.tsx";
 import { signInRoutes } from "./sign-in-routes.ts";
 import { webhookPages, type RelayHandle } from "./webhook-pages.tsx";
@@ -18,6 +19,7 @@ export function dashboardRoutes(deps: Deps, relay: RelayHandle) {
     .get("/", () => seeOther("/dashboard/endpoints"), { detail: { hide: true } })
     .use(webhookPages(deps, relay))
     .use(accountPages(deps))
+    .use(onboardingPages(deps, relay))
     .use(requestPages(deps))
     .get("/*", guarded(deps, (_ctx, viewer) => htmlResponse(page(viewer, "Not found", null, NotFound()), 404)), { detail: { hide: true } });
 }

@@ -8,6 +8,10 @@ declare module "*/dashboard.js" {
   const path: string;
   export default path;
 }
+declare module "*/signup.js" {
+  const path: string;
+  export default path;
+}
 declare module "htmx.org/dist/htmx.min.js" {
   const path: string;
   export default path;

@@ -5,6 +5,7 @@ import type { NumberKind } from "../../store/types.ts";
 import { UsageChart } from "../chart.tsx";
 import { ActionButton, Badge, FieldError, Notice, Time } from "../components.tsx";
 import type { NumberUsage } from "../usage.ts";
+import { SignupPanel, type SignupSettings } from "./signup.tsx";
 
 export type NumberRow = ReturnType<typeof accountNumberView>;
 
@@ -15,6 +16,10 @@ export interface NumbersPageProps {
   now: number;
   flash?: JSX.Element;
   form?: { values: Record<string, unknown>; errors: Record<string, string>; message?: string };
+  /** Embedded Signup's settings, when it is on. */
+  signup?: SignupSettings;
+  /** Why the last signup could not start. */
+  signupMessage?: string;
 }
 
 const fmt = new Intl.NumberFormat("en-US");
@@ -81,6 +86,9 @@ function NumbersTable(props: { numbers: NumberRow[]; usage: Map<string, NumberUs
               <td data-label="Actions">
                 <ActionButton action={`/dashboard/numbers/${encodeURIComponent(n.phone_number_id)}/sync`} label={n.usable ? "Re-sync" : "Check again"}
                   name={`${n.usable ? "Re-sync" : "Check again"} ${n.display_phone_number ?? n.phone_number_id}`} />
+                {n.kind === "coexistence"
+                  ? <a class="small" href={`/dashboard/numbers/${encodeURIComponent(n.phone_number_id)}/coexistence`}>Contacts and history sync</a>
+                  : ""}
               </td>
             </tr>
           ))}
@@ -121,6 +129,8 @@ export function NumbersPage(props: NumbersPageProps) {
         throughput level, 20 requests/s for coexistence numbers). Templates, media reads and profile reads share the
         WABA's budget of {escapeHtml(fmt.format(WABA_RATE_LIMIT_PER_HOUR))} requests/hour. Re-sync reads the throughput level from the platform again.
       </p>
+
+      {props.signup ? <SignupPanel settings={props.signup} message={props.signupMessage} /> : ""}
 
       <section class="panel" aria-labelledby="connect-heading">
         <h2 id="connect-heading">Connect a bring-your-own number</h2>
