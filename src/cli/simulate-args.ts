@@ -8,6 +8,9 @@ export const SIMULATE_USAGE = `Usage: switchboard simulate [--port 8090] [--webh
   --webhook-url   Switchboard's ingress (e.g. http://127.0.0.1:8080/webhooks/upstream): status webhooks
                   follow each accepted send, and POST /_sim/inbound sends an inbound message.
   --waba/--number register what Switchboard will call with (the app secret defaults to APP_SECRET).
+  Embedded Signup: set Switchboard's EMBEDDED_SIGNUP_SDK_URL to <simulator>/_sim/signup/sdk.js; its popup
+                  creates the business's WABA and number, and codes are exchanged for APP_SECRET's app
+                  (EMBEDDED_SIGNUP_APP_ID, 1000000000000001 when unset).
   Control API: POST /_sim/wabas, /_sim/numbers, /_sim/faults {id, error|delay_ms|drop, times?},
                DELETE /_sim/faults, POST /_sim/inbound {phone_number_id, from?, text?}`;
 

@@ -1,5 +1,6 @@
 import type { PlatformNames } from "../platform/names.ts";
 import { startSimulator, type Simulator } from "../simulator/server.ts";
+import type { SignupApp } from "../simulator/signup.ts";
 import { startDemoReceiver, type DemoReceiver } from "./receiver.ts";
 
 export interface DemoStack {
@@ -12,10 +13,11 @@ export interface DemoStack {
  * What `serve --demo` runs beside Switchboard: the upstream simulator (sending its webhooks to
  * Switchboard's ingress at `appUrl`) and a receiver for the demo endpoint, both printing what happens.
  */
-export function startDemoStack(options: { appUrl: string; names: PlatformNames; print: (line: string) => void }): DemoStack {
+export function startDemoStack(options: { appUrl: string; names: PlatformNames; signupApp: SignupApp; print: (line: string) => void }): DemoStack {
   const { print } = options;
   const sim = startSimulator({
     names: options.names,
+    signupApp: options.signupApp,
     webhooks: {
       url: `${options.appUrl}/webhooks/upstream`,
       onResult: ({ status, error }) => {
@@ -31,5 +33,17 @@ export function startDemoStack(options: { appUrl: string; names: PlatformNames; 
     async stop() {
       await Promise.all([sim.stop(), receiver.stop()]);
     },
+  };
+}
+
+/** The demo's Embedded Signup app, unless EMBEDDED_SIGNUP_APP_ID names one. */
+export const DEMO_SIGNUP_APP_ID = "1000000000000001";
+
+/** The settings that turn Embedded Signup on against the simulator's stand-in (the SDK URL points at it). */
+export function demoSignupEnv(env: Record<string, string | undefined>, sim: Simulator): Record<string, string> {
+  return {
+    EMBEDDED_SIGNUP_APP_ID: env.EMBEDDED_SIGNUP_APP_ID?.trim() || DEMO_SIGNUP_APP_ID,
+    EMBEDDED_SIGNUP_CONFIG_ID: env.EMBEDDED_SIGNUP_CONFIG_ID?.trim() || "2000000000000002",
+    EMBEDDED_SIGNUP_SDK_URL: `${sim.url}/_sim/signup/sdk.js`,
   };
 }

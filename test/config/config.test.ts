@@ -76,6 +76,16 @@ describe("parseConfig", () => {
     }).tracing).toEqual({ url: "https://otel.example.com/otlp/v1/traces", serviceName: "gateway-eu", sampler: "parentbased_traceidratio", ratio: 0.25 });
   });
 
+  test("Embedded Signup is off unless its app and configuration ids are set; the SDK's origins are what the page allows", () => {
+    expect(parseConfig(base).embeddedSignup).toBeNull();
+    expect(parseConfig({ ...base, EMBEDDED_SIGNUP_APP_ID: "1234", EMBEDDED_SIGNUP_CONFIG_ID: "5678" }).embeddedSignup).toEqual({
+      appId: "1234", configId: "5678", sdkUrl: "https://connect.facebook.net/en_US/sdk.js",
+      origins: ["https://connect.facebook.net", "https://www.facebook.com", "https://web.facebook.com"],
+    });
+    expect(parseConfig({ ...base, EMBEDDED_SIGNUP_APP_ID: "1", EMBEDDED_SIGNUP_CONFIG_ID: "2", EMBEDDED_SIGNUP_SDK_URL: "http://127.0.0.1:8090/_sim/signup/sdk.js" }).embeddedSignup)
+      .toMatchObject({ sdkUrl: "http://127.0.0.1:8090/_sim/signup/sdk.js", origins: ["http://127.0.0.1:8090"] });
+  });
+
   test("DEV_MODE needs neither APP_SECRET nor ENCRYPTION_KEY", () => {
     const config = parseConfig({ DEV_MODE: "1" });
     expect(config.appSecret.length).toBeGreaterThan(0);
@@ -94,6 +104,10 @@ describe("parseConfig", () => {
     [{ ...base, DATABASE_URL: "postgres://127.0.0.1/test" }, "REDIS_URL"],
     [{ ...base, DATABASE_URL: "postgres://127.0.0.1/test", REDIS_URL: "127.0.0.1:6379" }, "REDIS_URL"],
     [{ ...base, UPSTREAM_URL: "ftp://x" }, "UPSTREAM_URL"],
+    [{ ...base, EMBEDDED_SIGNUP_APP_ID: "1234" }, "EMBEDDED_SIGNUP_CONFIG_ID"],
+    [{ ...base, EMBEDDED_SIGNUP_CONFIG_ID: "5678" }, "EMBEDDED_SIGNUP_APP_ID"],
+    [{ ...base, EMBEDDED_SIGNUP_APP_ID: "12 34", EMBEDDED_SIGNUP_CONFIG_ID: "5678" }, "EMBEDDED_SIGNUP_APP_ID"],
+    [{ ...base, EMBEDDED_SIGNUP_APP_ID: "1", EMBEDDED_SIGNUP_CONFIG_ID: "2", EMBEDDED_SIGNUP_SDK_URL: "javascript:alert(1)" }, "EMBEDDED_SIGNUP_SDK_URL"],
     [{ ...base, UPSTREAM_URL: "http://x/" }, "UPSTREAM_URL"],
     [{ ...base, UPSTREAM_URL: "nonsense" }, "UPSTREAM_URL"],
     [{ ...base, UPSTREAM_TIMEOUT_MS: "-1" }, "UPSTREAM_TIMEOUT_MS"],

@@ -135,6 +135,30 @@ describe("bulk recovers", () => {
   });
 });
 
+describe("onboardings", () => {
+  test("one per number: a second create finds the first; secrets are sealed at rest and come back opened, with each step's record", async () => {
+    const q = await queue();
+    const onboardings = q.deps.store.onboardings;
+    const o = {
+      id: "sgn_1", accountId: "acc_suite", phoneNumberId: "pn_1", wabaId: "waba_1", kind: "embedded" as const,
+      code: "AQ-code", accessToken: null, pin: "123456", steps: {}, preflights: {}, syncs: {}, finishedAt: null, createdAt: q.t, updatedAt: q.t,
+    };
+    expect(await onboardings.create(o)).toEqual(o);
+    expect((await onboardings.create({ ...o, id: "sgn_2", code: "other" })).id).toBe("sgn_1");
+    const done = {
+      ...o, code: null, accessToken: "EAAG-token", pin: null, finishedAt: q.t + 5, updatedAt: q.t + 5,
+      steps: { exchange: { status: "done" as const, at: q.t + 1 }, register: { status: "failed" as const, at: q.t + 2, reason: "no", code: 100 } },
+      preflights: { history: { at: q.t + 3, deliveries: [{ endpointId: "ep", deliveryId: "dl" }] } },
+      syncs: { history: { at: q.t + 4, requestId: "r1", overridden: false } },
+    };
+    await onboardings.save(done);
+    expect(await onboardings.get("sgn_1")).toEqual(done);
+    expect(await onboardings.byNumber("pn_1")).toEqual(done);
+    const [raw] = await q.deps.query("SELECT access_token_enc FROM onboardings WHERE id = 'sgn_1'");
+    expect(raw!.access_token_enc).not.toContain("EAAG-token");
+  });
+});
+
 describe("a message's events", () => {
   test("the message ids an event mentions are indexed with it: found by account and id, oldest first, each with its deliveries", async () => {
     const q = await queue();

@@ -24,7 +24,7 @@ function Preflight(props: { sync: Sync; now: number }) {
             <tr>
               <td class="mono small"><a href={`/dashboard/deliveries/${encodeURIComponent(e.delivery_id)}`} safe>{e.url ?? e.endpoint_id}</a></td>
               <td><Badge tone={RESULTS[e.result]!.tone} text={RESULTS[e.result]!.text} /></td>
-              <td class="small">{e.last_status_code !== null ? escapeHtml(String(e.last_status_code)) : ""}<span safe>{e.last_error ?? ""}</span></td>
+              <td class="small">{e.last_status_code !== null ? escapeHtml(`HTTP ${e.last_status_code}`) : <span safe>{e.last_error ?? ""}</span>}</td>
             </tr>
           ))}
         </tbody>
@@ -45,6 +45,9 @@ function SyncPanel(props: { base: string; sync: Sync; now: number }) {
       {sync.started
         ? <Notice tone="ok"><p>Started <Time at={sync.started.at} now={props.now} />{sync.started.overridden ? " without a passed pre-flight" : ""}. The platform allows it once.</p></Notice>
         : <>
+            {sync.receiving_endpoints === 0
+              ? <Notice tone="warn"><p>No enabled endpoint receives <code>{sync.field}</code> for this number: add the field to an endpoint first, or {sync.what} reach nobody.</p></Notice>
+              : ""}
             <p class="small">{escapeHtml(String(sync.receiving_endpoints))} enabled endpoint(s) receive <code>{sync.field}</code> for this number.
               The pre-flight sends each one the test event (<code>proxy_test</code>); the sync can start once one of them answered 2xx.</p>
             <Preflight sync={sync} now={props.now} />

@@ -1,0 +1,114 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import type { Browser, Page } from "playwright-core";
+import { eventually } from "../support/eventually.ts";
+import { receiver, type Receiver } from "../webhooks/support.ts";
+import { signupWorld, type SignupWorld } from "../onboarding/support.ts";
+import { launchBrowser, newContext, screenshot } from "./browser.ts";
+
+// Issue 20 in Chromium: "Connect with the platform" through the simulator's stand-in for the
+// platform's SDK and popup, a failed step and its resumption, and a coexistence number whose
+// history sync waits for the pre-flight, then reaches the endpoint.
+
+const browser: Browser | null = await launchBrowser();
+
+describe.skipIf(browser === null)("onboarding in a browser: Embedded Signup and coexistence syncs", () => {
+  let t: SignupWorld;
+  const hooks: Receiver[] = [];
+  beforeAll(async () => {
+    t = await signupWorld();
+  });
+  afterAll(async () => {
+    await browser?.close();
+    for (const h of hooks) h.stop();
+    await t.stop();
+  });
+
+  async function signedIn(account: { email: string; password: string }) {
+    const session = await newContext(browser!, t.url);
+    const { page } = session;
+    await page.goto("/dashboard/numbers");
+    await page.getByLabel("Email").fill(account.email);
+    await page.getByLabel("Password").fill(account.password);
+    await page.getByRole("button", { name: "Sign in" }).click();
+    await page.waitForURL((url) => url.pathname === "/dashboard/numbers");
+    return session;
+  }
+
+  /** Clicks "Connect with the platform" and finishes the popup with these ids. */
+  async function signUpInPopup(page: Page, ids: { wabaId: string; phoneNumberId: string }) {
+    const connect = page.getByRole("button", { name: "Connect with the platform" });
+    await expect(connect.isEnabled({ timeout: 10_000 })).resolves.toBe(true);
+    await page.waitForFunction(() => !(document.querySelector("[data-signup-start]") as HTMLButtonElement).disabled);
+    const [popup] = await Promise.all([page.waitForEvent("popup"), connect.click()]);
+    await popup.waitForLoadState();
+    await popup.getByLabel("WABA id").fill(ids.wabaId);
+    await popup.getByLabel("Phone number id").fill(ids.phoneNumberId);
+    await Promise.all([page.waitForURL("**/dashboard/numbers/signups/**"), popup.getByRole("button", { name: "Finish" }).click()]);
+  }
+
+  test("the PIN, the platform's popup, each step on the page; a failed registration, Try again, and the number connected", async () => {
+    const acme = await t.account();
+    const { context, page, problems } = await signedIn(acme);
+    const csp = (await page.request.get("/dashboard/numbers")).headers()["content-security-policy"]!;
+    expect(csp).toContain(`script-src 'self' ${new URL(t.sim.url).origin}`);
+    await screenshot(page, "numbers-signup");
+
+    // Without a PIN the popup does not open: the code would expire while the user looks for one.
+    await page.waitForFunction(() => !(document.querySelector("[data-signup-start]") as HTMLButtonElement).disabled);
+    await page.getByRole("button", { name: "Connect with the platform" }).click();
+    await expect(page.getByRole("status").filter({ hasText: "PIN" }).textContent()).resolves.toContain("Choose a 6-digit PIN first.");
+
+    await page.getByLabel("PIN").fill("424242");
+    t.sim.fault("POST 880000001", { error: 131031 }, 1);
+    await signUpInPopup(page, { wabaId: "880000000", phoneNumberId: "880000001" });
+    const register = page.locator('[data-step="register"]');
+    await expect(register.textContent()).resolves.toContain("Failed");
+    await expect(register.textContent()).resolves.toContain("Business account has been locked.");
+    await expect(page.locator('[data-step="subscribe"]').textContent()).resolves.toContain("Done");
+    await screenshot(page, "signup-failed");
+
+    await page.getByRole("button", { name: "Try again" }).click();
+    await page.waitForLoadState();
+    await expect(page.getByRole("status").first().textContent()).resolves.toContain("The number is connected");
+    await expect(register.textContent()).resolves.toContain("Done");
+    await screenshot(page, "signup-done");
+    await page.getByRole("link", { name: "See it on the Numbers page" }).click();
+    await expect(page.getByRole("row", { name: /880000001/ }).textContent()).resolves.toContain("Embedded");
+    expect(t.sim.world.registered.get("880000001")).toBe("424242");
+    expect(problems).toEqual([]);
+    await context.close();
+  });
+
+  test("coexistence: the history sync stays off until the pre-flight reached an endpoint, then the history reaches it", async () => {
+    const acme = await t.account();
+    const hook = receiver(() => new Response("not ready", { status: 503 }));
+    hooks.push(hook);
+    const { context, page, problems } = await signedIn(acme);
+    await page.getByLabel(/already on the business app/).check();
+    await signUpInPopup(page, { wabaId: "990000000", phoneNumberId: "990000001" });
+    await expect(page.locator('[data-step="register"]').textContent()).resolves.toContain("Not needed");
+    expect((await acme.api("POST", "/api/endpoints", { url: hook.url, fields: ["history"] })).status).toBe(201);
+
+    await page.getByRole("link", { name: "sync its contacts and history" }).click();
+    const history = page.locator('[data-sync="history"]');
+    const start = history.getByRole("button", { name: "Start chat history sync" });
+    expect(await start.isDisabled()).toBe(true);
+    await history.getByRole("button", { name: "Run pre-flight" }).click();
+    await expect(history.getByText("Not yet: retrying", { exact: true }).textContent({ timeout: 10_000 })).resolves.toBeTruthy();
+    expect(await history.getByRole("button", { name: "Start chat history sync" }).isDisabled()).toBe(true);
+    await screenshot(page, "coexistence-preflight-failing");
+
+    hook.respond(() => new Response("ok"));
+    await history.getByRole("button", { name: "Run pre-flight" }).click();
+    await expect(page.locator('[data-sync="history"]').getByText("Answered 2xx", { exact: true }).textContent({ timeout: 10_000 })).resolves.toBeTruthy();
+    await page.locator('[data-sync="history"]').getByRole("button", { name: "Start chat history sync" }).click();
+    await expect(page.locator('[data-sync="history"]').textContent()).resolves.toContain("The platform allows it once.");
+    await screenshot(page, "coexistence-started");
+
+    await t.sim.webhooksIdle();
+    const fields = async () => hook.received.map((r) => JSON.parse(r.body).entry[0].changes[0].field).includes("history");
+    expect(await eventually(fields, true, 5_000)).toBe(true);
+    expect(problems).toEqual([]);
+    await context.close();
+  });
+});
