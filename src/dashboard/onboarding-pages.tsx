@@ -78,7 +78,7 @@ export function onboardingPages(deps: Deps, relay: RelayHandle) {
       if (!form.ok) throw new AppError("invalid_request", "Choose contacts or chat history.");
       return orRefusal(viewer, params.id!, () => runPreflight(queued, viewer.accountId, params.id!, form.value.sync_type), "preflight");
     }), { detail: { hide: true } })
-    .post("/numbers/:id/sync", guarded(deps, async ({ params, body }, viewer) => {
+    .post("/numbers/:id/smb-sync", guarded(deps, async ({ params, body }, viewer) => {
       const { confirm: _confirm, override, ...rest } = (body ?? {}) as Record<string, unknown>;
       const form = readForm(startSyncBody, { ...rest, override: override === "true" });
       if (!form.ok) throw new AppError("invalid_request", "Choose contacts or chat history.");

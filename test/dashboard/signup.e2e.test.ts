@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Browser, Page } from "playwright-core";
 import { eventually } from "../support/eventually.ts";
+import { admin } from "../support/harness.ts";
 import { receiver, type Receiver } from "../webhooks/support.ts";
 import { signupWorld, type SignupWorld } from "../onboarding/support.ts";
 import { launchBrowser, newContext, screenshot } from "./browser.ts";
@@ -46,7 +47,7 @@ describe.skipIf(browser === null)("onboarding in a browser: Embedded Signup and 
     await Promise.all([page.waitForURL("**/dashboard/numbers/signups/**"), popup.getByRole("button", { name: "Finish" }).click()]);
   }
 
-  test("the PIN, the platform's popup, each step on the page; a failed registration, Try again, and the number connected", async () => {
+  test("the PIN, the platform's popup, each step on the page; a failure at each step in words, Try again resumes, and the number connects", async () => {
     const acme = await t.account();
     const { context, page, problems } = await signedIn(acme);
     const csp = (await page.request.get("/dashboard/numbers")).headers()["content-security-policy"]!;
@@ -58,23 +59,38 @@ describe.skipIf(browser === null)("onboarding in a browser: Embedded Signup and 
     await page.getByRole("button", { name: "Connect with the platform" }).click();
     await expect(page.getByRole("status").filter({ hasText: "PIN" }).textContent()).resolves.toContain("Choose a 6-digit PIN first.");
 
+    // Each server step fails once, in turn; each "Try again" resumes at the step that failed.
+    const plan = (max: number | null) => admin(t.url, "PATCH", `/admin/accounts/${acme.id}`, { max_numbers: max });
+    const failures = [
+      { step: "exchange", arm: () => t.sim.fault("oauth", { error: 100, message: "Temporary OAuth failure." }, 1), says: "Temporary OAuth failure." },
+      { step: "subscribe", arm: () => t.sim.fault("POST 880000000", { error: 190 }, 1), says: "Error validating access token" },
+      { step: "register", arm: () => t.sim.fault("POST 880000001", { error: 131031 }, 1), says: "Business account has been locked." },
+      { step: "sync", arm: () => t.sim.fault("GET 880000001", { error: 133010 }, 1), says: "Account not registered." },
+      { step: "save", arm: () => plan(0), says: "The account's plan allows 0 number(s)." },
+    ];
     await page.getByLabel("PIN").fill("424242");
-    t.sim.fault("POST 880000001", { error: 131031 }, 1);
-    await signUpInPopup(page, { wabaId: "880000000", phoneNumberId: "880000001" });
-    const register = page.locator('[data-step="register"]');
-    await expect(register.textContent()).resolves.toContain("Failed");
-    await expect(register.textContent()).resolves.toContain("Business account has been locked.");
-    await expect(page.locator('[data-step="subscribe"]').textContent()).resolves.toContain("Done");
-    await screenshot(page, "signup-failed");
-
+    for (const [i, failure] of failures.entries()) {
+      await failure.arm();
+      if (i === 0) await signUpInPopup(page, { wabaId: "880000000", phoneNumberId: "880000001" });
+      else {
+        await page.getByRole("button", { name: "Try again" }).click();
+        await page.waitForLoadState();
+      }
+      const step = page.locator(`[data-step="${failure.step}"]`);
+      await expect(step.textContent()).resolves.toContain("Failed");
+      await expect(step.textContent()).resolves.toContain(failure.says);
+      for (const before of failures.slice(0, i)) await expect(page.locator(`[data-step="${before.step}"]`).textContent()).resolves.toContain("Done");
+      if (failure.step === "register") await screenshot(page, "signup-failed");
+    }
+    await plan(null);
     await page.getByRole("button", { name: "Try again" }).click();
     await page.waitForLoadState();
     await expect(page.getByRole("status").first().textContent()).resolves.toContain("The number is connected");
-    await expect(register.textContent()).resolves.toContain("Done");
     await screenshot(page, "signup-done");
     await page.getByRole("link", { name: "See it on the Numbers page" }).click();
     await expect(page.getByRole("row", { name: /880000001/ }).textContent()).resolves.toContain("Embedded");
     expect(t.sim.world.registered.get("880000001")).toBe("424242");
+    expect(t.world.deps.store.directory.numbers(acme.id)).toHaveLength(1);
     expect(problems).toEqual([]);
     await context.close();
   });

@@ -56,13 +56,13 @@ function SyncPanel(props: { base: string; sync: Sync; now: number }) {
                 <input type="hidden" name="sync_type" value={sync.sync_type} />
                 <button type="submit" class="secondary">Run pre-flight</button>
               </form>
-              <form method="post" action={`${props.base}/sync`}>
+              <form method="post" action={`${props.base}/smb-sync`}>
                 <input type="hidden" name="sync_type" value={sync.sync_type} />
                 <button type="submit" disabled={!sync.can_start || !sync.preflight.passed}>Start {escapeHtml(sync.label.toLowerCase())} sync</button>
               </form>
             </div>
             {sync.can_start && !sync.preflight.passed
-              ? <form method="post" action={`${props.base}/sync`} class="stack">
+              ? <form method="post" action={`${props.base}/smb-sync`} class="stack">
                   <input type="hidden" name="sync_type" value={sync.sync_type} />
                   <input type="hidden" name="override" value="true" />
                   <label class="choice"><input type="checkbox" name="confirm" value="yes" required /> I understand that events my endpoints do not take are lost for good</label>
