@@ -6,6 +6,7 @@ import { AppError } from "../errors/catalog.ts";
 import { connectByoNumber, connectNumberBody, resyncNumber } from "../numbers/connect.ts";
 import { signupBody, startSignup } from "../onboarding/signup.ts";
 import { signupHeaders, signupSettings } from "./onboarding-pages.tsx";
+import type { RelayHandle } from "./webhook-pages.tsx";
 import type { Deps } from "../runtime/deps.ts";
 import { Notice } from "./components.tsx";
 import { readForm } from "./form.ts";
@@ -20,7 +21,7 @@ import { numberUsage, USAGE_WINDOW_MS } from "./usage.ts";
 const settingsBody = t.Object({ retention: t.Required(createAccountBody.properties.retention) });
 
 /** Numbers, API keys, settings and notifications pages: thin handlers over the account API's plain functions. */
-export function accountPages(deps: Deps) {
+export function accountPages(deps: Deps, relay: RelayHandle) {
   const numbersPage = async (viewer: Viewer, extra: Partial<NumbersPageProps> = {}, status = 200) => {
     const now = deps.clock.now();
     const counts = await deps.store.requests.usage(viewer.accountId, now - USAGE_WINDOW_MS - 24 * 3_600_000, now + 3_600_000);
@@ -73,7 +74,7 @@ export function accountPages(deps: Deps) {
         return numbersPage(viewer, { signupMessage: `The signup did not report what it should (${problem}). Nothing was saved; connect again.` }, 400);
       }
       try {
-        const o = await startSignup(deps, viewer.accountId, form.value);
+        const o = await startSignup({ ...deps, queue: relay.dispatcher }, viewer.accountId, form.value);
         return seeOther(`/dashboard/numbers/signups/${encodeURIComponent(o.id)}`);
       } catch (error) {
         if (!(error instanceof AppError)) throw error;

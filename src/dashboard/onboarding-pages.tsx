@@ -64,7 +64,7 @@ export function onboardingPages(deps: Deps, relay: RelayHandle) {
     .post("/numbers/signups/:id/retry", guarded(deps, async ({ params, body }, viewer) => {
       const form = readForm(retryBody, body);
       if (!form.ok) throw new AppError("invalid_request", "The PIN is 6 digits.");
-      const o = await retrySignup(deps, viewer.accountId, params.id!, form.value);
+      const o = await retrySignup(queued, viewer.accountId, params.id!, form.value);
       return seeOther(`/dashboard/numbers/signups/${encodeURIComponent(o.id)}`);
     }), { detail: { hide: true } })
     .get("/numbers/:id/coexistence", guarded(deps, ({ params, query }, viewer) => {

@@ -18,7 +18,7 @@ export function dashboardRoutes(deps: Deps, relay: RelayHandle) {
     .get("", () => seeOther("/dashboard/endpoints"), { detail: { hide: true } })
     .get("/", () => seeOther("/dashboard/endpoints"), { detail: { hide: true } })
     .use(webhookPages(deps, relay))
-    .use(accountPages(deps))
+    .use(accountPages(deps, relay))
     .use(onboardingPages(deps, relay))
     .use(requestPages(deps))
     .get("/*", guarded(deps, (_ctx, viewer) => htmlResponse(page(viewer, "Not found", null, NotFound()), 404)), { detail: { hide: true } });

@@ -35,7 +35,7 @@ export const startSyncBody = t.Object({
   override: t.Optional(t.Boolean({ description: "start although no endpoint passed the pre-flight: events nobody receives are lost" })),
 }, { additionalProperties: false });
 
-type CoexistenceDeps = SignupDeps & QueueDeps;
+export type CoexistenceDeps = SignupDeps & QueueDeps;
 
 function coexistenceNumber(deps: SignupDeps, accountId: string, phoneNumberId: string): PhoneNumber {
   const number = accountNumber(deps, accountId, phoneNumberId);
@@ -91,6 +91,18 @@ export async function runPreflight(deps: CoexistenceDeps, accountId: string, pho
   o.updatedAt = now;
   await deps.store.onboardings.save(o);
   return coexistenceView(deps, accountId, phoneNumberId);
+}
+
+/**
+ * Right after a coexistence number is onboarded: the pre-flight of each sync that some endpoint
+ * would receive, so the number's page shows their answers by the time the user opens it.
+ */
+export async function preflightReceivers(deps: CoexistenceDeps, o: Onboarding): Promise<void> {
+  const number = deps.store.directory.number(o.phoneNumberId);
+  if (!number || number.kind !== "coexistence") return;
+  for (const sync of SYNCS) {
+    if ((await receivers(deps, number, sync.field)).length > 0) await runPreflight(deps, o.accountId, o.phoneNumberId, sync.type);
+  }
 }
 
 /** Asks the platform for a sync, once, within its 24 hours, and only after a pre-flight passed unless overridden. */

@@ -15,7 +15,7 @@ export function onboardingRoutes(deps: Deps, relay: RelayHandle) {
     .use(requireSession(deps))
     .post("/signups", async ({ accountId, body, set }) => {
       set.status = 201;
-      return signupView(await startSignup(deps, accountId, body));
+      return signupView(await startSignup(queued, accountId, body));
     }, {
       body: signupBody,
       detail: { ...tag, summary: "Embedded Signup's server steps for what the signup popup reported: exchange the code, subscribe to the WABA's webhooks, register the number (not for coexistence), read it, store both; a failed step is in the answer's steps with why and what to do (status failed); signing up the same number again resumes, never duplicates; 409 plan_limit before anything is done" },
@@ -23,7 +23,7 @@ export function onboardingRoutes(deps: Deps, relay: RelayHandle) {
     .get("/signups/:id", async ({ accountId, params }) => signupView(await accountOnboarding(deps, accountId, params.id)), {
       params: idParams, detail: { ...tag, summary: "A signup's steps and their outcomes" },
     })
-    .post("/signups/:id/retry", async ({ accountId, params, body }) => signupView(await retrySignup(deps, accountId, params.id, body ?? {})), {
+    .post("/signups/:id/retry", async ({ accountId, params, body }) => signupView(await retrySignup(queued, accountId, params.id, body ?? {})), {
       params: idParams, body: t.Optional(retryBody), detail: { ...tag, summary: "Runs a failed signup again from the step that failed (optionally with a new PIN)" },
     })
     .get("/numbers/:phone_number_id/coexistence", ({ accountId, params }) => coexistenceView(deps, accountId, params.phone_number_id), {

@@ -4,6 +4,7 @@ import { iso } from "../admin/views.ts";
 import { AppError } from "../errors/catalog.ts";
 import { randomId } from "../runtime/random.ts";
 import type { Onboarding } from "../store/onboardings.ts";
+import { preflightReceivers, type CoexistenceDeps } from "./coexistence.ts";
 import { runSteps, SIGNUP_STEPS, type SignupDeps } from "./steps.ts";
 
 const id = t.String({ minLength: 1, maxLength: 64, pattern: "^[0-9A-Za-z_-]+$" });
@@ -40,7 +41,7 @@ export async function accountOnboarding(deps: SignupDeps, accountId: string, onb
  * the new code, so nothing is created twice; once finished, a new signup runs every step again
  * (a new token for a WABA whose token was revoked).
  */
-export async function startSignup(deps: SignupDeps, accountId: string, input: SignupInput): Promise<Onboarding> {
+export async function startSignup(deps: CoexistenceDeps, accountId: string, input: SignupInput): Promise<Onboarding> {
   enabled(deps);
   const kind = input.coexistence ? "coexistence" : "embedded";
   if (kind === "embedded" && input.pin === undefined) throw new AppError("invalid_request", "Choose a 6-digit PIN to register the number with.");
@@ -66,15 +67,26 @@ export async function startSignup(deps: SignupDeps, accountId: string, input: Si
     // A new code from the popup: the steps run again from the exchange (a finished onboarding keeps its syncs and pre-flights).
     Object.assign(o, { code: input.code, pin: input.pin ?? null, kind, wabaId: input.waba_id, steps: {}, accessToken: null, updatedAt: now });
   }
-  return runSteps(deps, o);
+  return run(deps, o);
+}
+
+/** Runs the steps; a coexistence number just onboarded gets its syncs' pre-flights at once. */
+async function run(deps: CoexistenceDeps, o: Onboarding): Promise<Onboarding> {
+  const firstFinish = o.finishedAt === null;
+  await runSteps(deps, o);
+  if (firstFinish && o.finishedAt !== null && o.kind === "coexistence") {
+    await preflightReceivers(deps, o);
+    return (await deps.store.onboardings.get(o.id))!;
+  }
+  return o;
 }
 
 /** Runs a failed signup's steps again from the one that failed (with a new PIN if given). */
-export async function retrySignup(deps: SignupDeps, accountId: string, onboardingId: string, input: typeof retryBody.static): Promise<Onboarding> {
+export async function retrySignup(deps: CoexistenceDeps, accountId: string, onboardingId: string, input: typeof retryBody.static): Promise<Onboarding> {
   enabled(deps);
   const o = await accountOnboarding(deps, accountId, onboardingId);
   if (input.pin !== undefined && o.steps.register?.status !== "done") o.pin = input.pin;
-  return runSteps(deps, o);
+  return run(deps, o);
 }
 
 export type SignupStatus = "done" | "failed" | "pending";

@@ -65,6 +65,24 @@ test("the history sync waits for a pre-flight an endpoint answered 2xx; then the
   expect(second.body.error.code).toBe("sync_unavailable");
 });
 
+test("an endpoint already receiving history when a coexistence number is onboarded gets the pre-flight at once", async () => {
+  t = await signupWorld();
+  const acme = await t.account();
+  const first = t.sim.signUp();
+  await acme.api("POST", "/api/signups", { code: first.code, waba_id: first.wabaId, phone_number_id: first.phoneNumberId, pin: "123456" });
+  const hook = receiver();
+  receivers.push(hook);
+  expect((await acme.api("POST", "/api/endpoints", { url: hook.url, fields: ["messages", "history"] })).status).toBe(201);
+
+  const popup = t.sim.signUp({ coexistence: true });
+  expect((await acme.api("POST", "/api/signups", { code: popup.code, waba_id: popup.wabaId, phone_number_id: popup.phoneNumberId, coexistence: true })).body.status).toBe("done");
+  const history = async () => (await acme.api("GET", `/api/numbers/${popup.phoneNumberId}/coexistence`)).body.syncs[1];
+  expect(await eventually(async () => (await history()).preflight.passed, true, 5_000)).toBe(true);
+  // Contacts: no endpoint receives smb_app_state_sync, so nothing was sent for it.
+  expect((await acme.api("GET", `/api/numbers/${popup.phoneNumberId}/coexistence`)).body.syncs[0]).toMatchObject({ receiving_endpoints: 0, preflight: { at: null } });
+  expect(hook.received.map((r) => JSON.parse(r.body).proxy_test)).toEqual([true]);
+});
+
 test("override starts the contacts sync without a passed pre-flight; after 24 hours the platform's window is closed", async () => {
   t = await signupWorld();
   const { acme, popup, view } = await coexistenceNumber();
