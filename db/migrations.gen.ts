@@ -22,5 +22,5 @@ export const embeddedMigrations: { tag: string; when: number; breakpoints: boole
   { tag: "0007_request_log", when: 1795562406222, breakpoints: true, sql: m7 },
   { tag: "0008_event_messages", when: 1795564110268, breakpoints: true, sql: m8 },
   { tag: "0009_recoveries", when: 1795565383609, breakpoints: true, sql: m9 },
-  { tag: "0010_onboardings", when: 1795682392017, breakpoints: true, sql: m10 },
+  { tag: "0010_onboardings", when: 1795683876247, breakpoints: true, sql: m10 },
 ];

@@ -22,5 +22,5 @@ export const embeddedMigrations: { tag: string; when: number; breakpoints: boole
   { tag: "0007_request_log", when: 1795562406709, breakpoints: true, sql: m7 },
   { tag: "0008_event_messages", when: 1795564110873, breakpoints: true, sql: m8 },
   { tag: "0009_recoveries", when: 1795565384162, breakpoints: true, sql: m9 },
-  { tag: "0010_onboardings", when: 1795682392925, breakpoints: true, sql: m10 },
+  { tag: "0010_onboardings", when: 1795683877185, breakpoints: true, sql: m10 },
 ];

@@ -11,6 +11,7 @@ CREATE TABLE `onboardings` (
 	`preflights` text NOT NULL,
 	`syncs` text NOT NULL,
 	`finished_at` integer,
+	`lease_until` integer,
 	`created_at` integer NOT NULL,
 	`updated_at` integer NOT NULL,
 	FOREIGN KEY (`account_id`) REFERENCES `accounts`(`id`) ON UPDATE no action ON DELETE cascade

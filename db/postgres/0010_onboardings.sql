@@ -11,6 +11,7 @@ CREATE TABLE "onboardings" (
 	"preflights" text NOT NULL,
 	"syncs" text NOT NULL,
 	"finished_at" bigint,
+	"lease_until" bigint,
 	"created_at" bigint NOT NULL,
 	"updated_at" bigint NOT NULL
 );

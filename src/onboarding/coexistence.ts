@@ -52,7 +52,8 @@ async function onboardingOf(deps: SignupDeps, number: PhoneNumber): Promise<Onbo
   if (found) return found;
   return deps.store.onboardings.create({
     id: randomId(deps.random, "sgn"), accountId: number.accountId, phoneNumberId: number.phoneNumberId, wabaId: number.wabaId, kind: "coexistence",
-    code: null, accessToken: null, pin: null, steps: {}, preflights: {}, syncs: {}, finishedAt: number.createdAt, createdAt: deps.clock.now(), updatedAt: deps.clock.now(),
+    code: null, accessToken: null, pin: null, steps: {}, preflights: {}, syncs: {}, finishedAt: number.createdAt, leaseUntil: null,
+    createdAt: deps.clock.now(), updatedAt: deps.clock.now(),
   });
 }
 
@@ -87,9 +88,7 @@ export async function runPreflight(deps: CoexistenceDeps, accountId: string, pho
     [{ id: eventId, accountId, receivedAt: now, body, upstreamSignature: null, fields: ["messages"], isTest: true }],
     deliveries.map((d) => ({ id: d.deliveryId, accountId, endpointId: d.endpointId, eventId, nextAttemptAt: now, replayOf: null, createdAt: now })),
   );
-  o.preflights[sync.field] = { at: now, deliveries };
-  o.updatedAt = now;
-  await deps.store.onboardings.save(o);
+  await deps.store.onboardings.recordPreflight(o.id, sync.field, { at: now, deliveries }, now);
   return coexistenceView(deps, accountId, phoneNumberId);
 }
 
@@ -122,9 +121,8 @@ export async function startSync(deps: CoexistenceDeps, accountId: string, phoneN
   });
   if (!result.ok) throw new AppError("invalid_credentials", `The platform did not start the sync: ${result.reason}.`);
   const now = deps.clock.now();
-  o.syncs[sync.type] = { at: now, requestId: typeof result.body.request_id === "string" ? result.body.request_id : null, overridden: !state.preflight.passed };
-  o.updatedAt = now;
-  await deps.store.onboardings.save(o);
+  const requestId = typeof result.body.request_id === "string" ? result.body.request_id : null;
+  await deps.store.onboardings.recordSync(o.id, sync.type, { at: now, requestId, overridden: !state.preflight.passed }, now);
   return coexistenceView(deps, accountId, phoneNumberId);
 }
 

@@ -60,20 +60,26 @@ export async function startSignup(deps: CoexistenceDeps, accountId: string, inpu
   const now = deps.clock.now();
   const fresh: Onboarding = {
     id: randomId(deps.random, "sgn"), accountId, phoneNumberId: input.phone_number_id, wabaId: input.waba_id, kind,
-    code: input.code, accessToken: null, pin: input.pin ?? null, steps: {}, preflights: {}, syncs: {}, finishedAt: null, createdAt: now, updatedAt: now,
+    code: input.code, accessToken: null, pin: input.pin ?? null, steps: {}, preflights: {}, syncs: {}, finishedAt: null, leaseUntil: null, createdAt: now, updatedAt: now,
   };
   const o = existing ?? await deps.store.onboardings.create(fresh);
-  if (o.id !== fresh.id) {
-    // A new code from the popup: the steps run again from the exchange (a finished onboarding keeps its syncs and pre-flights).
-    Object.assign(o, { code: input.code, pin: input.pin ?? null, kind, wabaId: input.waba_id, steps: {}, accessToken: null, updatedAt: now });
-  }
-  return run(deps, o);
+  // A new code from the popup for a number already onboarding: the steps run again from the
+  // exchange (a finished onboarding keeps its syncs and pre-flights). The same code again (a
+  // double submit) resumes instead.
+  const again = (leased: Onboarding) => {
+    if (leased.code === input.code) return;
+    Object.assign(leased, { code: input.code, pin: input.pin ?? null, kind, wabaId: input.waba_id, steps: {}, accessToken: null, updatedAt: now });
+  };
+  return run(deps, o.id, o.id === fresh.id ? undefined : again);
 }
 
 /** Runs the steps; a coexistence number just onboarded gets its syncs' pre-flights at once. */
-async function run(deps: CoexistenceDeps, o: Onboarding): Promise<Onboarding> {
-  const firstFinish = o.finishedAt === null;
-  await runSteps(deps, o);
+async function run(deps: CoexistenceDeps, id: string, change?: (o: Onboarding) => void): Promise<Onboarding> {
+  let firstFinish = false;
+  const o = await runSteps(deps, id, (leased) => {
+    firstFinish = leased.finishedAt === null;
+    change?.(leased);
+  });
   if (firstFinish && o.finishedAt !== null && o.kind === "coexistence") {
     await preflightReceivers(deps, o);
     return (await deps.store.onboardings.get(o.id))!;
@@ -84,9 +90,10 @@ async function run(deps: CoexistenceDeps, o: Onboarding): Promise<Onboarding> {
 /** Runs a failed signup's steps again from the one that failed (with a new PIN if given). */
 export async function retrySignup(deps: CoexistenceDeps, accountId: string, onboardingId: string, input: typeof retryBody.static): Promise<Onboarding> {
   enabled(deps);
-  const o = await accountOnboarding(deps, accountId, onboardingId);
-  if (input.pin !== undefined && o.steps.register?.status !== "done") o.pin = input.pin;
-  return run(deps, o);
+  await accountOnboarding(deps, accountId, onboardingId);
+  return run(deps, onboardingId, (o) => {
+    if (input.pin !== undefined && o.steps.register?.status !== "done") o.pin = input.pin;
+  });
 }
 
 export type SignupStatus = "done" | "failed" | "pending";

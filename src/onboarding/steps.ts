@@ -43,8 +43,8 @@ export const SIGNUP_STEPS: readonly Step[] = [
       });
       if (!result.ok) return failed(result);
       if (typeof result.body.access_token !== "string" || result.body.access_token === "") return { status: "failed", reason: "upstream answered without an access token" };
+      // The code stays (sealed): the same code sent again is then known as a repeat, not a new signup.
       o.accessToken = result.body.access_token;
-      o.code = null;
       return { status: "done" };
     },
   },
@@ -118,23 +118,42 @@ async function saveNumber(deps: SignupDeps, o: Onboarding, details: SyncResult):
   await applySync(deps, o.phoneNumberId, details, { check: true });
 }
 
-/** Runs the steps not done yet, in order, saving after each so that a crash or a failure resumes there. */
-export async function runSteps(deps: SignupDeps, o: Onboarding): Promise<Onboarding> {
-  const state: RunState = {};
-  for (const step of SIGNUP_STEPS) {
-    const before = o.steps[step.name]?.status;
-    if (before === "done" || before === "skipped") continue;
-    const result = await step.run(deps, o, state);
-    const at = deps.clock.now();
-    o.steps[step.name] = { ...result, at } as StepOutcome;
-    o.updatedAt = at;
-    if (result.status === "failed") {
-      deps.logger.warn("embedded signup step failed", { onboarding_id: o.id, step: step.name, reason: result.reason });
-      await deps.store.onboardings.save(o);
-      return o;
+/** How long a run may hold an onboarding: its five upstream calls time out well within it. */
+export const RUN_LEASE_MS = 5 * 60_000;
+
+/**
+ * Runs the steps not done yet, in order, saving after each so that a crash or a failure resumes
+ * there. A run holds the onboarding's lease, so a second one (another tab, a double submit) is
+ * refused rather than interleaved; `change` is applied to the onboarding as leased.
+ */
+export async function runSteps(deps: SignupDeps, id: string, change?: (o: Onboarding) => void): Promise<Onboarding> {
+  const started = deps.clock.now();
+  const held = started + RUN_LEASE_MS;
+  const o = await deps.store.onboardings.claim(id, started, held);
+  if (!o) throw new AppError("conflict", "This signup is running already (in another tab or request): reload its page in a moment.");
+  change?.(o);
+  const save = async (release: boolean) => {
+    o.leaseUntil = release ? null : held;
+    if (!(await deps.store.onboardings.saveRun(o, held))) throw new AppError("conflict", "This signup took too long and another run took it over: reload its page.");
+  };
+  try {
+    const state: RunState = {};
+    for (const step of SIGNUP_STEPS) {
+      const before = o.steps[step.name]?.status;
+      if (before === "done" || before === "skipped") continue;
+      const result = await step.run(deps, o, state);
+      const at = deps.clock.now();
+      o.steps[step.name] = { ...result, at } as StepOutcome;
+      o.updatedAt = at;
+      if (result.status === "failed") {
+        deps.logger.warn("embedded signup step failed", { onboarding_id: o.id, step: step.name, reason: result.reason });
+        break;
+      }
+      if (step.name === "save") o.finishedAt = at;
+      await save(false);
     }
-    if (step.name === "save") o.finishedAt = at;
-    await deps.store.onboardings.save(o);
+  } finally {
+    await save(true);
   }
   return o;
 }

@@ -15,6 +15,7 @@ export interface OnboardingRow {
   preflights: string;
   syncs: string;
   finishedAt: number | null;
+  leaseUntil: number | null;
   createdAt: number;
   updatedAt: number;
 }
@@ -46,7 +47,14 @@ export function fromOnboardingRow(row: OnboardingRow, sealer: Sealer): Onboardin
     preflights: JSON.parse(preflights),
     syncs: JSON.parse(syncs),
     finishedAt: row.finishedAt === null ? null : Number(row.finishedAt),
+    leaseUntil: row.leaseUntil === null ? null : Number(row.leaseUntil),
     createdAt: Number(row.createdAt),
     updatedAt: Number(row.updatedAt),
   };
+}
+
+/** The columns a run writes (not the pre-flights and syncs, which their own writes merge). */
+export function runColumns(o: Onboarding, sealer: Sealer) {
+  const { id: _id, accountId: _a, phoneNumberId: _p, preflights: _f, syncs: _s, createdAt: _c, ...run } = toOnboardingRow(o, sealer);
+  return run;
 }

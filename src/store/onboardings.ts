@@ -11,7 +11,7 @@ export interface Onboarding {
   phoneNumberId: string;
   wabaId: string;
   kind: Extract<NumberKind, "embedded" | "coexistence">;
-  /** The signup popup's authorization code, until it was exchanged (sealed at rest: it is a one-time credential). */
+  /** The signup popup's last authorization code (sealed at rest), to know the same code sent twice. */
   code: string | null;
   /** The business's token the code was exchanged for (sealed at rest). */
   accessToken: string | null;
@@ -24,6 +24,8 @@ export interface Onboarding {
   syncs: Partial<Record<string, SyncRequest>>;
   /** When the number was stored: the platform's 24 hours for the coexistence syncs count from here. */
   finishedAt: number | null;
+  /** Until when a run of the steps holds it (null: none does), so two runs never interleave. */
+  leaseUntil: number | null;
   createdAt: number;
   updatedAt: number;
 }
@@ -54,6 +56,15 @@ export interface OnboardingStore {
   byNumber(phoneNumberId: string): Promise<Onboarding | undefined>;
   /** Inserts it unless the number already has one; returns the one stored. */
   create(onboarding: Onboarding): Promise<Onboarding>;
-  /** Writes every field of it back. */
-  save(onboarding: Onboarding): Promise<void>;
+  /** Takes the run lease until `until` unless a run holds it past `now`; returns the onboarding as leased. */
+  claim(id: string, now: number, until: number): Promise<Onboarding | undefined>;
+  /**
+   * Writes a run's progress (code, token, PIN, kind, WABA, steps, finish, lease) if the run still
+   * holds the lease `heldUntil`; false when it lost it. Pre-flights and syncs are left as they are.
+   */
+  saveRun(onboarding: Onboarding, heldUntil: number): Promise<boolean>;
+  /** Records the pre-flight of one field beside the others' (a run in progress is left as it is). */
+  recordPreflight(id: string, field: string, preflight: Preflight, at: number): Promise<void>;
+  /** Records one sync's request beside the other's. */
+  recordSync(id: string, syncType: string, sync: SyncRequest, at: number): Promise<void>;
 }

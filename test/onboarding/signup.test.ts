@@ -28,9 +28,9 @@ test("a signup exchanges the code, subscribes, registers with the PIN, reads the
   expect(t.sim.world.registered.get(popup.phoneNumberId)).toBe("246810");
   const numbers = await acme.api("GET", "/api/numbers");
   expect(numbers.body.data).toEqual([expect.objectContaining({ phone_number_id: popup.phoneNumberId, kind: "embedded", verified_name: "Acme Sales", usable: true })]);
-  // What the onboarding keeps: no code (spent) and no PIN (used) once their steps are done.
+  // What the onboarding keeps: no PIN once used; the spent code, sealed, to know it if it comes again.
   const kept = (await t.world.deps.store.onboardings.byNumber(popup.phoneNumberId))!;
-  expect(kept).toMatchObject({ code: null, pin: null, accessToken: simWaba.accessToken });
+  expect(kept).toMatchObject({ code: popup.code, pin: null, accessToken: simWaba.accessToken });
   const [raw] = await t.world.deps.query(`SELECT access_token_enc FROM onboardings WHERE phone_number_id = '${popup.phoneNumberId}'`);
   expect(raw!.access_token_enc).toStartWith("v1.");
   expect(raw!.access_token_enc).not.toContain(simWaba.accessToken.slice(4, 20));
@@ -101,6 +101,25 @@ test("a coexistence number skips registration (it stays on the business app); si
   const again = t.sim.signUp({ wabaId: popup.wabaId, phoneNumberId: popup.phoneNumberId, coexistence: true });
   const second = await acme.api("POST", "/api/signups", { code: again.code, waba_id: popup.wabaId, phone_number_id: popup.phoneNumberId, coexistence: true });
   expect(second.body).toMatchObject({ id: first.body.id, status: "done" });
+  expect((await acme.api("GET", "/api/numbers")).body.data).toHaveLength(1);
+});
+
+test("the same signup sent twice at once (a double submit) runs once: one code exchange, one number", async () => {
+  t = await signupWorld();
+  const acme = await t.account();
+  const popup = t.sim.signUp();
+  const body = { code: popup.code, waba_id: popup.wabaId, phone_number_id: popup.phoneNumberId, pin: "123456" };
+  const answers = await Promise.all([acme.api("POST", "/api/signups", body), acme.api("POST", "/api/signups", body)]);
+  // The second either found the first still running (409, in words) or found it done.
+  for (const answer of answers) {
+    if (answer.status === 409) expect(answer.body.error.message).toContain("running already");
+    else expect(answer.body.status).toBe("done");
+  }
+  expect(answers.some((a) => a.status === 201 && a.body.status === "done")).toBe(true);
+  expect(oauthCalls()).toBe(1);
+  const again = await acme.api("POST", "/api/signups", body);
+  expect(again.body.status).toBe("done");
+  expect(oauthCalls()).toBe(1);
   expect((await acme.api("GET", "/api/numbers")).body.data).toHaveLength(1);
 });
 

@@ -136,24 +136,39 @@ describe("bulk recovers", () => {
 });
 
 describe("onboardings", () => {
-  test("one per number: a second create finds the first; secrets are sealed at rest and come back opened, with each step's record", async () => {
+  test("one per number; one run at a time, its writes fenced on its lease; pre-flights and syncs merge beside a run; secrets sealed", async () => {
     const q = await queue();
     const onboardings = q.deps.store.onboardings;
     const o = {
       id: "sgn_1", accountId: "acc_suite", phoneNumberId: "pn_1", wabaId: "waba_1", kind: "embedded" as const,
-      code: "AQ-code", accessToken: null, pin: "123456", steps: {}, preflights: {}, syncs: {}, finishedAt: null, createdAt: q.t, updatedAt: q.t,
+      code: "AQ-code", accessToken: null, pin: "123456", steps: {}, preflights: {}, syncs: {}, finishedAt: null, leaseUntil: null, createdAt: q.t, updatedAt: q.t,
     };
     expect(await onboardings.create(o)).toEqual(o);
     expect((await onboardings.create({ ...o, id: "sgn_2", code: "other" })).id).toBe("sgn_1");
-    const done = {
-      ...o, code: null, accessToken: "EAAG-token", pin: null, finishedAt: q.t + 5, updatedAt: q.t + 5,
+
+    const leased = (await onboardings.claim("sgn_1", q.t, q.t + 100))!;
+    expect(leased.leaseUntil).toBe(q.t + 100);
+    expect(await onboardings.claim("sgn_1", q.t + 50, q.t + 150)).toBeUndefined();
+    const run = {
+      ...leased, code: null, accessToken: "EAAG-token", pin: null, leaseUntil: null, finishedAt: q.t + 5, updatedAt: q.t + 5,
       steps: { exchange: { status: "done" as const, at: q.t + 1 }, register: { status: "failed" as const, at: q.t + 2, reason: "no", code: 100 } },
-      preflights: { history: { at: q.t + 3, deliveries: [{ endpointId: "ep", deliveryId: "dl" }] } },
+    };
+    // Beside the run: two fields' pre-flights and a sync, none undoing another.
+    await onboardings.recordPreflight("sgn_1", "history", { at: q.t + 3, deliveries: [{ endpointId: "ep", deliveryId: "dl" }] }, q.t + 3);
+    await onboardings.recordPreflight("sgn_1", "smb_app_state_sync", { at: q.t + 4, deliveries: [] }, q.t + 4);
+    await onboardings.recordSync("sgn_1", "history", { at: q.t + 4, requestId: "r1", overridden: false }, q.t + 4);
+    expect(await onboardings.saveRun(run, q.t + 99)).toBe(false);
+    expect(await onboardings.saveRun(run, q.t + 100)).toBe(true);
+    const expected = {
+      ...run,
+      preflights: { history: { at: q.t + 3, deliveries: [{ endpointId: "ep", deliveryId: "dl" }] }, smb_app_state_sync: { at: q.t + 4, deliveries: [] } },
       syncs: { history: { at: q.t + 4, requestId: "r1", overridden: false } },
     };
-    await onboardings.save(done);
-    expect(await onboardings.get("sgn_1")).toEqual(done);
-    expect(await onboardings.byNumber("pn_1")).toEqual(done);
+    expect(await onboardings.get("sgn_1")).toEqual(expected);
+    expect(await onboardings.byNumber("pn_1")).toEqual(expected);
+    // Released: the next run may claim it, as it may once a lease ran out.
+    expect(await onboardings.claim("sgn_1", q.t + 6, q.t + 200)).toBeDefined();
+    expect(await onboardings.claim("sgn_1", q.t + 200, q.t + 300)).toBeDefined();
     const [raw] = await q.deps.query("SELECT access_token_enc FROM onboardings WHERE id = 'sgn_1'");
     expect(raw!.access_token_enc).not.toContain("EAAG-token");
   });

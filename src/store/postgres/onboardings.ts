@@ -1,7 +1,7 @@
-import { eq } from "drizzle-orm";
+import { and, eq, isNull, lte, or, sql } from "drizzle-orm";
 import type { Sealer } from "../../crypto/sealer.ts";
-import { fromOnboardingRow, toOnboardingRow } from "../onboarding-rows.ts";
-import type { Onboarding, OnboardingStore } from "../onboardings.ts";
+import { fromOnboardingRow, runColumns, toOnboardingRow } from "../onboarding-rows.ts";
+import type { Onboarding, OnboardingStore, Preflight, SyncRequest } from "../onboardings.ts";
 import type { PgDb } from "./connect.ts";
 import { onboardings } from "./schema.ts";
 
@@ -24,8 +24,27 @@ export class PgOnboardings implements OnboardingStore {
     return (await this.byNumber(onboarding.phoneNumberId))!;
   }
 
-  async save(onboarding: Onboarding) {
-    const { id, ...row } = toOnboardingRow(onboarding, this.sealer);
-    await this.db.update(onboardings).set(row).where(eq(onboardings.id, id));
+  async claim(id: string, now: number, until: number) {
+    const [row] = await this.db.update(onboardings).set({ leaseUntil: until })
+      .where(and(eq(onboardings.id, id), or(isNull(onboardings.leaseUntil), lte(onboardings.leaseUntil, now)))).returning();
+    return row && fromOnboardingRow(row, this.sealer);
+  }
+
+  async saveRun(onboarding: Onboarding, heldUntil: number) {
+    const done = await this.db.update(onboardings).set(runColumns(onboarding, this.sealer))
+      .where(and(eq(onboardings.id, onboarding.id), eq(onboardings.leaseUntil, heldUntil))).returning({ id: onboardings.id });
+    return done.length > 0;
+  }
+
+  // One key of the JSON object set in place, so that two fields' writes never undo each other. The
+  // value goes as text first: Bun.sql would send a string bound straight to jsonb as a JSON string.
+  async recordPreflight(id: string, field: string, preflight: Preflight, at: number) {
+    await this.db.update(onboardings).set({ preflights: sql`(${onboardings.preflights}::jsonb || jsonb_build_object(${field}::text, ${JSON.stringify(preflight)}::text::jsonb))::text`, updatedAt: at })
+      .where(eq(onboardings.id, id));
+  }
+
+  async recordSync(id: string, syncType: string, sync: SyncRequest, at: number) {
+    await this.db.update(onboardings).set({ syncs: sql`(${onboardings.syncs}::jsonb || jsonb_build_object(${syncType}::text, ${JSON.stringify(sync)}::text::jsonb))::text`, updatedAt: at })
+      .where(eq(onboardings.id, id));
   }
 }

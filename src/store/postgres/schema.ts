@@ -287,6 +287,7 @@ export const onboardings = pgTable("onboardings", {
   preflights: text("preflights").notNull(),
   syncs: text("syncs").notNull(),
   finishedAt: epochMs("finished_at"),
+  leaseUntil: epochMs("lease_until"),
   createdAt: epochMs("created_at").notNull(),
   updatedAt: epochMs("updated_at").notNull(),
 }, (t) => [uniqueIndex("onboardings_number").on(t.phoneNumberId)]);

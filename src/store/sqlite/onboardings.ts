@@ -1,7 +1,7 @@
-import { eq } from "drizzle-orm";
+import { and, eq, isNull, lte, or, sql } from "drizzle-orm";
 import type { Sealer } from "../../crypto/sealer.ts";
-import { fromOnboardingRow, toOnboardingRow } from "../onboarding-rows.ts";
-import type { Onboarding, OnboardingStore } from "../onboardings.ts";
+import { fromOnboardingRow, runColumns, toOnboardingRow } from "../onboarding-rows.ts";
+import type { Onboarding, OnboardingStore, Preflight, SyncRequest } from "../onboardings.ts";
 import type { Db } from "./open.ts";
 import { onboardings } from "./schema.ts";
 
@@ -24,8 +24,26 @@ export class SqliteOnboardings implements OnboardingStore {
     return (await this.byNumber(onboarding.phoneNumberId))!;
   }
 
-  async save(onboarding: Onboarding) {
-    const { id, ...row } = toOnboardingRow(onboarding, this.sealer);
-    this.db.update(onboardings).set(row).where(eq(onboardings.id, id)).run();
+  async claim(id: string, now: number, until: number) {
+    const [row] = this.db.update(onboardings).set({ leaseUntil: until })
+      .where(and(eq(onboardings.id, id), or(isNull(onboardings.leaseUntil), lte(onboardings.leaseUntil, now)))).returning().all();
+    return row && fromOnboardingRow(row, this.sealer);
+  }
+
+  async saveRun(onboarding: Onboarding, heldUntil: number) {
+    const done = this.db.update(onboardings).set(runColumns(onboarding, this.sealer))
+      .where(and(eq(onboardings.id, onboarding.id), eq(onboardings.leaseUntil, heldUntil))).returning({ id: onboardings.id }).all();
+    return done.length > 0;
+  }
+
+  // One key of the JSON object set in place, so that two fields' writes never undo each other.
+  async recordPreflight(id: string, field: string, preflight: Preflight, at: number) {
+    this.db.update(onboardings).set({ preflights: sql`json_set(${onboardings.preflights}, ${`$."${field}"`}, json(${JSON.stringify(preflight)}))`, updatedAt: at })
+      .where(eq(onboardings.id, id)).run();
+  }
+
+  async recordSync(id: string, syncType: string, sync: SyncRequest, at: number) {
+    this.db.update(onboardings).set({ syncs: sql`json_set(${onboardings.syncs}, ${`$."${syncType}"`}, json(${JSON.stringify(sync)}))`, updatedAt: at })
+      .where(eq(onboardings.id, id)).run();
   }
 }

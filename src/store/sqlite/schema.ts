@@ -295,6 +295,7 @@ export const onboardings = sqliteTable("onboardings", {
   preflights: text("preflights").notNull(),
   syncs: text("syncs").notNull(),
   finishedAt: integer("finished_at"),
+  leaseUntil: integer("lease_until"),
   createdAt: integer("created_at").notNull(),
   updatedAt: integer("updated_at").notNull(),
 }, (t) => [uniqueIndex("onboardings_number").on(t.phoneNumberId)]);
