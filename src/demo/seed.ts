@@ -103,6 +103,7 @@ export function demoBanner(c: DemoCredentials, urls: { app: string; simulator: s
     `3) Open the dashboard: ${urls.app}/dashboard`,
     "Also: a customer writes in (an inbound message webhook):",
     `   ${inbound}`,
+    `   and "Connect with the platform" on ${urls.app}/dashboard/numbers runs Embedded Signup against the simulator's stand-in popup.`,
     "",
   ].join("\n");
 }

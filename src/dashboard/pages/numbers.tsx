@@ -49,9 +49,9 @@ function NumberCalls(props: { usage: NumberUsage | undefined; label: string; id:
   );
 }
 
-function NumbersTable(props: { numbers: NumberRow[]; usage: Map<string, NumberUsage>; now: number }) {
+function NumbersTable(props: { numbers: NumberRow[]; usage: Map<string, NumberUsage>; now: number; signup: boolean }) {
   if (props.numbers.length === 0) {
-    return <p class="panel">No numbers are connected yet. Connect a bring-your-own number below, or ask your operator to connect one.</p>;
+    return <p class="panel">No numbers are connected yet. {props.signup ? "Connect one with the platform, or a bring-your-own number," : "Connect a bring-your-own number"} below, or ask your operator to connect one.</p>;
   }
   return (
     <div class="table-wrap">
@@ -123,7 +123,7 @@ export function NumbersPage(props: NumbersPageProps) {
       <h1>Numbers</h1>
       <p class="lead">The phone numbers your API keys can send from, whether each one can be used right now, and how fast.</p>
       {flash}
-      <NumbersTable numbers={props.numbers} usage={props.usage} now={props.now} />
+      <NumbersTable numbers={props.numbers} usage={props.usage} now={props.now} signup={props.signup !== undefined} />
       <p class="small muted">
         Sends and media uploads count against each number's own limit (80 requests/s standard, 1,000 requests/s at the HIGH
         throughput level, 20 requests/s for coexistence numbers). Templates, media reads and profile reads share the

@@ -37,7 +37,7 @@ export function SignupPanel(props: { settings: SignupSettings; message?: string 
         </fieldset>
         <div>
           <label for="signup-pin">PIN<span class="hint" id="signup-pin-hint">6 digits to register a new number with; its two-step verification PIN if it has one. Not needed for coexistence.</span></label>
-          <input id="signup-pin" name="pin" inputmode="numeric" pattern="[0-9]{6}" maxlength="6" autocomplete="off" aria-describedby="signup-pin-hint" />
+          <input type="text" id="signup-pin" name="pin" inputmode="numeric" pattern="[0-9]{6}" maxlength="6" autocomplete="off" aria-describedby="signup-pin-hint" />
         </div>
         <input type="hidden" name="code" />
         <input type="hidden" name="waba_id" />
@@ -95,7 +95,7 @@ export function SignupPage(props: { signup: SignupView; now: number }) {
             {failed.name === "register"
               ? <div>
                   <label for="retry-pin">PIN<span class="hint" id="retry-pin-hint">Leave empty to use the same PIN again.</span></label>
-                  <input id="retry-pin" name="pin" inputmode="numeric" pattern="[0-9]{6}" maxlength="6" autocomplete="off" aria-describedby="retry-pin-hint" />
+                  <input type="text" id="retry-pin" name="pin" inputmode="numeric" pattern="[0-9]{6}" maxlength="6" autocomplete="off" aria-describedby="retry-pin-hint" />
                 </div>
               : ""}
             <div><button type="submit">Try again</button> <a class="button secondary" href="/dashboard/numbers">Back to numbers</a></div>
