@@ -47,9 +47,8 @@ function SyncPanel(props: { base: string; sync: Sync; now: number }) {
         : <>
             {sync.receiving_endpoints === 0
               ? <Notice tone="warn"><p>No enabled endpoint receives <code>{sync.field}</code> for this number: add the field to an endpoint first, or {sync.what} reach nobody.</p></Notice>
-              : ""}
-            <p class="small">{escapeHtml(String(sync.receiving_endpoints))} enabled endpoint(s) receive <code>{sync.field}</code> for this number.
-              The pre-flight sends each one the test event (<code>proxy_test</code>); the sync can start once one of them answered 2xx.</p>
+              : <p class="small">{escapeHtml(String(sync.receiving_endpoints))} enabled endpoint(s) receive <code>{sync.field}</code> for this number.
+                  The pre-flight sends each one the test event (<code>proxy_test</code>); the sync can start once one of them answered 2xx.</p>}
             <Preflight sync={sync} now={props.now} />
             <div class="row">
               <form method="post" action={`${props.base}/preflight`}>
