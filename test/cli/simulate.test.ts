@@ -32,6 +32,20 @@ test("`switchboard simulate` serves the WABAs and numbers named on its command l
   expect(((await failed.json()) as { error: { code: number } }).error.code).toBe(368);
   // Without --webhook-url there is nowhere to send an inbound message.
   expect((await fetch(`${url}/_sim/inbound`, { method: "POST", body: JSON.stringify({ phone_number_id: "5678" }) })).status).toBe(409);
+
+  // Embedded Signup's stand-in: the SDK, the popup finishing a signup, and its code exchanged once for APP_SECRET's app.
+  expect(await (await fetch(`${url}/_sim/signup/sdk.js`)).text()).toContain("login: function");
+  const dialog = `${url}/_sim/signup/dialog?app_id=1000000000000001&config_id=42`;
+  expect(await (await fetch(dialog)).text()).toContain("Finish");
+  const finished = await (await fetch(dialog, { method: "POST", body: new URLSearchParams({ action: "finish", waba_id: "777", phone_number_id: "778" }) })).text();
+  expect(finished).toContain('\\"phone_number_id\\":\\"778\\"');
+  const code = /code: "([^"]+)"/.exec(finished)![1]!;
+  const exchange = () => fetch(`${url}/v21.0/oauth/access_token?client_id=1000000000000001&client_secret=sim-secret&code=${code}`);
+  const token = ((await (await exchange()).json()) as { access_token: string }).access_token;
+  expect(token).toStartWith("EAAG");
+  expect(((await (await exchange()).json()) as { error: { error_subcode: number } }).error.error_subcode).toBe(36009);
+  const number = await fetch(`${url}/v21.0/778?appsecret_proof=${appsecretProof(token, "sim-secret")}`, { headers: { authorization: `Bearer ${token}` } });
+  expect(number.status).toBe(200);
 });
 
 test("`switchboard simulate` with a bad flag is a usage error, exit 2", async () => {
