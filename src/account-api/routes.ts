@@ -17,18 +17,18 @@ export function accountApiRoutes(deps: Deps) {
   return new Elysia({ prefix: "/api" })
     .use(requireSession(deps))
     .get("/numbers", ({ accountId }) => ({
-      data: deps.store.directory.numbers(accountId).map((n) => accountNumberView(deps.store.directory, n)),
+      data: deps.store.directory.numbers(accountId).map((n) => accountNumberView(deps, n)),
     }), { detail: detail("The account's numbers with condition, throughput level and rate limit") })
     .post("/numbers", async ({ accountId, body, set }) => {
       const number = await connectByoNumber(deps, accountId, body);
       set.status = 201;
-      return accountNumberView(deps.store.directory, number);
+      return accountNumberView(deps, number);
     }, {
       body: connectNumberBody,
       detail: detail("Connect (or reconnect) a bring-your-own number; the credentials are checked upstream first"),
     })
     .post("/numbers/:phone_number_id/sync", async ({ accountId, params }) =>
-      accountNumberView(deps.store.directory, await resyncNumber(deps, accountId, params.phone_number_id)), {
+      accountNumberView(deps, await resyncNumber(deps, accountId, params.phone_number_id)), {
       params: phoneParams,
       detail: detail("Check again: re-read a number's details (throughput level) from upstream with its WABA's token; a good read connects a WABA whose token was revoked and a restricted, flagged or unregistered number again, an upstream error sets its state with its cause"),
     })

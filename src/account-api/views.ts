@@ -1,12 +1,13 @@
 import { iso, numberView } from "../admin/views.ts";
 import { causeText, numberCondition, numberRateLimit } from "../numbers/condition.ts";
+import type { Config } from "../config/config.ts";
 import type { Directory } from "../store/store.ts";
 import type { Notification, PhoneNumber } from "../store/types.ts";
 
 /** A number as its owner sees it: the operator's view plus what the state means and its rate limit. */
-export function accountNumberView(directory: Directory, number: PhoneNumber) {
-  const waba = directory.waba(number.wabaId);
-  const condition = numberCondition(number, waba);
+export function accountNumberView(deps: { store: { directory: Directory }; config: Pick<Config, "embeddedSignup"> }, number: PhoneNumber) {
+  const waba = deps.store.directory.waba(number.wabaId);
+  const condition = numberCondition(number, waba, { signup: deps.config.embeddedSignup !== null });
   return {
     ...numberView(number),
     waba_status: waba?.status ?? "disconnected",

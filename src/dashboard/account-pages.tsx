@@ -26,7 +26,7 @@ export function accountPages(deps: Deps, relay: RelayHandle) {
     const now = deps.clock.now();
     const counts = await deps.store.requests.usage(viewer.accountId, now - USAGE_WINDOW_MS - 24 * 3_600_000, now + 3_600_000);
     return htmlResponse(page(viewer, "Numbers", "numbers", NumbersPage({
-      numbers: deps.store.directory.numbers(viewer.accountId).map((n) => accountNumberView(deps.store.directory, n)),
+      numbers: deps.store.directory.numbers(viewer.accountId).map((n) => accountNumberView(deps, n)),
       usage: numberUsage(counts, now),
       now,
       signup: signupSettings(deps.config),

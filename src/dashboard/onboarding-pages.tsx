@@ -42,7 +42,7 @@ export function signupHeaders(config: Config): Record<string, string> {
 export function onboardingPages(deps: Deps, relay: RelayHandle) {
   const queued = { ...deps, queue: relay.dispatcher };
   const coexistencePage = async (viewer: Viewer, phoneNumberId: string, flash?: JSX.Element, status = 200) => {
-    const number = accountNumberView(deps.store.directory, accountNumber(deps, viewer.accountId, phoneNumberId));
+    const number = accountNumberView(deps, accountNumber(deps, viewer.accountId, phoneNumberId));
     const view = await coexistenceView(deps, viewer.accountId, phoneNumberId);
     const name = number.display_phone_number ?? number.phone_number_id;
     return htmlResponse(page(viewer, `Sync ${name}`, "numbers", CoexistencePage({ name, view, now: deps.clock.now(), flash })), status);

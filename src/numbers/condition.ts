@@ -39,13 +39,16 @@ export function causeText(cause: Cause): string {
   return `The platform answered ${what} ${how} at ${when}.`;
 }
 
-export function numberCondition(number: PhoneNumber, waba: Waba | undefined): NumberCondition {
-  const condition = conditionOf(number, waba);
+/** `signup`: Embedded Signup is on, so a customer can reconnect a number of the service's app themselves. */
+export function numberCondition(number: PhoneNumber, waba: Waba | undefined, { signup = false }: { signup?: boolean } = {}): NumberCondition {
+  const condition = conditionOf(number, waba, signup && waba?.appSecret === null);
   const cause = condition.usable ? null : waba?.status === "token_revoked" ? causeOf(waba, "waba") : waba?.status === "connected" ? causeOf(number, "number") : null;
   return { ...condition, cause };
 }
 
-function conditionOf(number: PhoneNumber, waba: Waba | undefined): Omit<NumberCondition, "cause"> {
+const SIGN_UP_AGAIN = "Connect with the platform again for this number (Numbers page): it";
+
+function conditionOf(number: PhoneNumber, waba: Waba | undefined, signup: boolean): Omit<NumberCondition, "cause"> {
   if (!waba || waba.status === "disconnected") {
     return { usable: false, label: "WABA disconnected", action: "Connect the WABA again (Connect a number, with the same WABA id) or ask your operator." };
   }
@@ -55,7 +58,9 @@ function conditionOf(number: PhoneNumber, waba: Waba | undefined): Omit<NumberCo
       label: "WABA token revoked",
       action: waba.appSecret !== null
         ? "The WABA's access token was revoked or expired: connect the number again with a new access token for this WABA, then Check again."
-        : "The WABA's access token was revoked or expired: ask your operator to give a new one, then Check again.",
+        : signup
+          ? `The WABA's access token was revoked or expired: ${SIGN_UP_AGAIN} gives a new token. Or ask your operator for one, then Check again.`
+          : "The WABA's access token was revoked or expired: ask your operator to give a new one, then Check again.",
     };
   }
   switch (number.status) {
@@ -68,7 +73,13 @@ function conditionOf(number: PhoneNumber, waba: Waba | undefined): Omit<NumberCo
     case "flagged":
       return { usable: false, label: "Number flagged", action: "The platform blocked this number for a while for a policy violation (error 368). Wait for the block to end, then Check again." };
     case "not_registered":
-      return { usable: false, label: "Number not registered", action: "The number is not registered with the platform's cloud API (error 133010). Register it, then Check again." };
+      return {
+        usable: false,
+        label: "Number not registered",
+        action: signup && number.kind === "embedded"
+          ? `The number is not registered with the platform's cloud API (error 133010). ${SIGN_UP_AGAIN} registers it with your PIN.`
+          : "The number is not registered with the platform's cloud API (error 133010). Register it, then Check again.",
+      };
   }
 }
 

@@ -39,9 +39,11 @@ export class SignupStandIn {
   signUp(input: { wabaId?: string; phoneNumberId?: string; displayPhoneNumber?: string; verifiedName?: string; coexistence?: boolean } = {}): SignedUp {
     const wabaId = input.wabaId || numericId(this.random);
     const phoneNumberId = input.phoneNumberId || numericId(this.random);
-    if (!this.world.wabas.has(wabaId)) {
-      this.world.addWaba({ wabaId, accessToken: `EAAG${randomId(this.random, "t", 32).slice(2)}`, appSecret: this.app.secret });
-    }
+    // Each signup gives the business a new token, as the platform does; an existing WABA's old one stops working.
+    const accessToken = `EAAG${randomId(this.random, "t", 32).slice(2)}`;
+    const existing = this.world.wabas.get(wabaId);
+    if (existing) existing.accessToken = accessToken;
+    else this.world.addWaba({ wabaId, accessToken, appSecret: this.app.secret });
     if (!this.world.numbers.has(phoneNumberId)) {
       this.world.addNumber(wabaId, { phoneNumberId, displayPhoneNumber: input.displayPhoneNumber || undefined, verifiedName: input.verifiedName || undefined });
     }

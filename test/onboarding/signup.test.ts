@@ -1,4 +1,5 @@
 import { afterEach, expect, test } from "bun:test";
+import { eventually } from "../support/eventually.ts";
 import { admin } from "../support/harness.ts";
 import { signupWorld, type SignupWorld } from "./support.ts";
 
@@ -121,6 +122,45 @@ test("the same signup sent twice at once (a double submit) runs once: one code e
   expect(again.body.status).toBe("done");
   expect(oauthCalls()).toBe(1);
   expect((await acme.api("GET", "/api/numbers")).body.data).toHaveLength(1);
+});
+
+test("a revoked token says to connect with the platform again; doing so gives the WABA the new token and the number works again", async () => {
+  t = await signupWorld();
+  const acme = await t.account();
+  const popup = t.sim.signUp();
+  await acme.api("POST", "/api/signups", { code: popup.code, waba_id: popup.wabaId, phone_number_id: popup.phoneNumberId, pin: "123456" });
+  const key = await t.world.key(acme.id, "live");
+  const send = () => t.world.call(`/v21.0/${popup.phoneNumberId}/messages`, {
+    method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+    body: JSON.stringify({ messaging_product: "chat", to: "15550100", type: "text", text: { body: "hi" } }),
+  });
+  t.sim.fault(popup.phoneNumberId, { error: 190 }, 1);
+  expect((await send()).status).toBe(401);
+  const number = async () => (await acme.api("GET", "/api/numbers")).body.data[0];
+  expect(await eventually(async () => (await number()).waba_status, "token_revoked")).toBe("token_revoked");
+  expect((await number()).action).toContain("Connect with the platform again for this number");
+
+  const again = t.sim.signUp({ wabaId: popup.wabaId, phoneNumberId: popup.phoneNumberId });
+  expect((await acme.api("POST", "/api/signups", { code: again.code, waba_id: popup.wabaId, phone_number_id: popup.phoneNumberId, pin: "123456" })).body.status).toBe("done");
+  expect(await number()).toMatchObject({ usable: true, waba_status: "connected", cause: null });
+  expect(t.world.deps.store.directory.waba(popup.wabaId)!.accessToken).toBe(t.sim.world.wabas.get(popup.wabaId)!.accessToken);
+  expect((await send()).status).toBe(200);
+});
+
+test("an unregistered number says signing up again registers it with the PIN, and it does", async () => {
+  t = await signupWorld();
+  const acme = await t.account();
+  const popup = t.sim.signUp();
+  await acme.api("POST", "/api/signups", { code: popup.code, waba_id: popup.wabaId, phone_number_id: popup.phoneNumberId, pin: "123456" });
+  t.sim.fault(popup.phoneNumberId, { error: 133010 }, 1);
+  expect((await acme.api("POST", `/api/numbers/${popup.phoneNumberId}/sync`)).body).toMatchObject({
+    status: "not_registered", action: expect.stringContaining("registers it with your PIN"),
+  });
+  t.sim.world.registered.delete(popup.phoneNumberId);
+  const again = t.sim.signUp({ wabaId: popup.wabaId, phoneNumberId: popup.phoneNumberId });
+  expect((await acme.api("POST", "/api/signups", { code: again.code, waba_id: popup.wabaId, phone_number_id: popup.phoneNumberId, pin: "654321" })).body.status).toBe("done");
+  expect(t.sim.world.registered.get(popup.phoneNumberId)).toBe("654321");
+  expect((await acme.api("GET", "/api/numbers")).body.data[0]).toMatchObject({ status: "connected", usable: true });
 });
 
 test("plan limit: 409 plan_limit before the platform is asked anything; a PIN is required for a new number", async () => {
