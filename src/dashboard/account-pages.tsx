@@ -4,7 +4,7 @@ import { createApiKey, revokeApiKey, updateAccount } from "../admin/operations.t
 import { createAccountBody, createApiKeyBody } from "../admin/schemas.ts";
 import { AppError } from "../errors/catalog.ts";
 import { connectByoNumber, connectNumberBody, resyncNumber } from "../numbers/connect.ts";
-import { signupBody, startSignup } from "../onboarding/signup.ts";
+import { signupBody, signupView, startSignup } from "../onboarding/signup.ts";
 import { signupHeaders, signupSettings } from "./onboarding-pages.tsx";
 import type { RelayHandle } from "./webhook-pages.tsx";
 import type { Deps } from "../runtime/deps.ts";
@@ -30,6 +30,7 @@ export function accountPages(deps: Deps, relay: RelayHandle) {
       usage: numberUsage(counts, now),
       now,
       signup: signupSettings(deps.config),
+      unfinished: (await deps.store.onboardings.unfinished(viewer.accountId)).map(signupView),
       ...extra,
     })), status, signupHeaders(deps.config));
   };

@@ -54,6 +54,8 @@ export interface SyncRequest {
 export interface OnboardingStore {
   get(id: string): Promise<Onboarding | undefined>;
   byNumber(phoneNumberId: string): Promise<Onboarding | undefined>;
+  /** The account's signups that have not finished (failed, or cut off), newest first. */
+  unfinished(accountId: string): Promise<Onboarding[]>;
   /** Inserts it unless the number already has one; returns the one stored. */
   create(onboarding: Onboarding): Promise<Onboarding>;
   /** Takes the run lease until `until` unless a run holds it past `now`; returns the onboarding as leased. */

@@ -81,6 +81,14 @@ describe.skipIf(browser === null)("onboarding in a browser: Embedded Signup and 
       await expect(step.textContent()).resolves.toContain(failure.says);
       for (const before of failures.slice(0, i)) await expect(page.locator(`[data-step="${before.step}"]`).textContent()).resolves.toContain("Done");
       if (failure.step === "register") await screenshot(page, "signup-failed");
+      if (i === 0) {
+        // Left and come back later: the Numbers page lists the unfinished signup and leads back to it.
+        await page.goto("/dashboard/numbers");
+        const unfinished = page.getByRole("region", { name: "Unfinished signups" });
+        await expect(unfinished.textContent()).resolves.toContain("stopped at “Exchange the authorization code");
+        await unfinished.getByRole("link", { name: "Continue" }).click();
+        await page.waitForURL("**/dashboard/numbers/signups/**");
+      }
     }
     await plan(null);
     await page.getByRole("button", { name: "Try again" }).click();
@@ -88,6 +96,7 @@ describe.skipIf(browser === null)("onboarding in a browser: Embedded Signup and 
     await expect(page.getByRole("status").first().textContent()).resolves.toContain("The number is connected");
     await screenshot(page, "signup-done");
     await page.getByRole("link", { name: "See it on the Numbers page" }).click();
+    expect(await page.getByRole("region", { name: "Unfinished signups" }).count()).toBe(0);
     await expect(page.getByRole("row", { name: /880000001/ }).textContent()).resolves.toContain("Embedded");
     expect(t.sim.world.registered.get("880000001")).toBe("424242");
     expect(t.world.deps.store.directory.numbers(acme.id)).toHaveLength(1);

@@ -146,6 +146,7 @@ describe("onboardings", () => {
     expect(await onboardings.create(o)).toEqual(o);
     expect((await onboardings.create({ ...o, id: "sgn_2", code: "other" })).id).toBe("sgn_1");
 
+    expect((await onboardings.unfinished("acc_suite")).map((u) => u.id)).toEqual(["sgn_1"]);
     const leased = (await onboardings.claim("sgn_1", q.t, q.t + 100))!;
     expect(leased.leaseUntil).toBe(q.t + 100);
     expect(await onboardings.claim("sgn_1", q.t + 50, q.t + 150)).toBeUndefined();
@@ -166,6 +167,7 @@ describe("onboardings", () => {
     };
     expect(await onboardings.get("sgn_1")).toEqual(expected);
     expect(await onboardings.byNumber("pn_1")).toEqual(expected);
+    expect(await onboardings.unfinished("acc_suite")).toEqual([]);
     // Released: the next run may claim it, as it may once a lease ran out.
     expect(await onboardings.claim("sgn_1", q.t + 6, q.t + 200)).toBeDefined();
     expect(await onboardings.claim("sgn_1", q.t + 200, q.t + 300)).toBeDefined();

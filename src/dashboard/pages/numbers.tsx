@@ -5,7 +5,8 @@ import type { NumberKind } from "../../store/types.ts";
 import { UsageChart } from "../chart.tsx";
 import { ActionButton, Badge, FieldError, Notice, Time } from "../components.tsx";
 import type { NumberUsage } from "../usage.ts";
-import { SignupPanel, type SignupSettings } from "./signup.tsx";
+import type { SignupView } from "../../onboarding/signup.ts";
+import { SignupPanel, UnfinishedSignups, type SignupSettings } from "./signup.tsx";
 
 export type NumberRow = ReturnType<typeof accountNumberView>;
 
@@ -20,6 +21,8 @@ export interface NumbersPageProps {
   signup?: SignupSettings;
   /** Why the last signup could not start. */
   signupMessage?: string;
+  /** Signups that did not finish. */
+  unfinished?: SignupView[];
 }
 
 const fmt = new Intl.NumberFormat("en-US");
@@ -131,6 +134,7 @@ export function NumbersPage(props: NumbersPageProps) {
       </p>
 
       {props.signup ? <SignupPanel settings={props.signup} message={props.signupMessage} /> : ""}
+      <UnfinishedSignups signups={props.unfinished ?? []} />
 
       <section class="panel" aria-labelledby="connect-heading">
         <h2 id="connect-heading">Connect a bring-your-own number</h2>

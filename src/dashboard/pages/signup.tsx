@@ -105,3 +105,25 @@ export function SignupPage(props: { signup: SignupView; now: number }) {
     </>
   );
 }
+
+/** Signups that stopped before the end (a failed step, a closed tab): each with where it stopped and a way back. */
+export function UnfinishedSignups(props: { signups: SignupView[] }) {
+  if (props.signups.length === 0) return "";
+  return (
+    <section class="panel" aria-labelledby="unfinished-heading">
+      <h2 id="unfinished-heading">Unfinished signups</h2>
+      <ul>
+        {props.signups.map((s) => {
+          const failed = s.steps.find((step) => step.status === "failed");
+          return (
+            <li>
+              Number <span class="mono" safe>{s.phone_number_id}</span>:{" "}
+              {failed ? <>stopped at “<span safe>{failed.label}</span>”.</> : "not finished."}{" "}
+              <a href={`/dashboard/numbers/signups/${encodeURIComponent(s.id)}`}>Continue</a>
+            </li>
+          );
+        })}
+      </ul>
+    </section>
+  );
+}

@@ -1,4 +1,4 @@
-import { and, eq, isNull, lte, or, sql } from "drizzle-orm";
+import { and, desc, eq, isNull, lte, or, sql } from "drizzle-orm";
 import type { Sealer } from "../../crypto/sealer.ts";
 import { fromOnboardingRow, runColumns, toOnboardingRow } from "../onboarding-rows.ts";
 import type { Onboarding, OnboardingStore, Preflight, SyncRequest } from "../onboardings.ts";
@@ -16,6 +16,11 @@ export class PgOnboardings implements OnboardingStore {
   async byNumber(phoneNumberId: string) {
     const [row] = await this.db.select().from(onboardings).where(eq(onboardings.phoneNumberId, phoneNumberId));
     return row && fromOnboardingRow(row, this.sealer);
+  }
+
+  async unfinished(accountId: string) {
+    const rows = await this.db.select().from(onboardings).where(and(eq(onboardings.accountId, accountId), isNull(onboardings.finishedAt))).orderBy(desc(onboardings.updatedAt));
+    return rows.map((row) => fromOnboardingRow(row, this.sealer));
   }
 
   async create(onboarding: Onboarding) {
