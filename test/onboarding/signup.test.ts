@@ -1,4 +1,6 @@
 import { afterEach, expect, test } from "bun:test";
+import { RUN_LEASE_MS } from "../../src/onboarding/steps.ts";
+import type { ManualClock } from "../../src/runtime/clock.ts";
 import { eventually } from "../support/eventually.ts";
 import { admin } from "../support/harness.ts";
 import { signupWorld, type SignupWorld } from "./support.ts";
@@ -161,6 +163,34 @@ test("an unregistered number says signing up again registers it with the PIN, an
   expect((await acme.api("POST", "/api/signups", { code: again.code, waba_id: popup.wabaId, phone_number_id: popup.phoneNumberId, pin: "654321" })).body.status).toBe("done");
   expect(t.sim.world.registered.get(popup.phoneNumberId)).toBe("654321");
   expect((await acme.api("GET", "/api/numbers")).body.data[0]).toMatchObject({ status: "connected", usable: true });
+});
+
+test("a run cut off midway (the server went down) holds its lease until it runs out; then Try again finishes it without a second exchange", async () => {
+  t = await signupWorld();
+  const acme = await t.account();
+  const popup = t.sim.signUp();
+  const clock = t.world.deps.clock as ManualClock;
+  const now = clock.now();
+  // What a run leaves when its process dies after the exchange: the token, the step done, the lease held.
+  await t.world.deps.store.onboardings.create({
+    id: "sgn_cut", accountId: acme.id, phoneNumberId: popup.phoneNumberId, wabaId: popup.wabaId, kind: "embedded",
+    code: popup.code, accessToken: t.sim.world.wabas.get(popup.wabaId)!.accessToken, pin: "123456",
+    steps: { exchange: { status: "done", at: now } }, preflights: {}, syncs: {}, finishedAt: null, leaseUntil: now + RUN_LEASE_MS, createdAt: now, updatedAt: now,
+  });
+  const page = await (await fetch(`${t.url}/dashboard/numbers/signups/sgn_cut`, { headers: { cookie: acme.cookie() } })).text();
+  expect(page).toContain("stopped before it finished");
+  expect(page).toContain("Try again");
+  const early = await acme.api("POST", "/api/signups/sgn_cut/retry", {});
+  expect(early.status).toBe(409);
+  expect(early.body.error.message).toContain("running already");
+
+  clock.advance(RUN_LEASE_MS);
+  const done = await acme.api("POST", "/api/signups/sgn_cut/retry", {});
+  expect(done.body.status).toBe("done");
+  expect(oauthCalls()).toBe(0);
+  expect(t.sim.world.registered.get(popup.phoneNumberId)).toBe("123456");
+  const unfinished = await (await fetch(`${t.url}/dashboard/numbers`, { headers: { cookie: acme.cookie() } })).text();
+  expect(unfinished).not.toContain("Unfinished signups");
 });
 
 test("plan limit: 409 plan_limit before the platform is asked anything; a PIN is required for a new number", async () => {

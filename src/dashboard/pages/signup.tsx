@@ -74,7 +74,7 @@ export function SignupPage(props: { signup: SignupView; now: number }) {
           </Notice>
         : failed
           ? <Notice tone="bad"><p>Step “<span safe>{failed.label}</span>” failed. Nothing before it needs doing again.</p></Notice>
-          : ""}
+          : <Notice tone="warn"><p>This signup stopped before it finished (the page was closed or the server restarted). Try again continues where it stopped.</p></Notice>}
       <ol class="steps">
         {s.steps.map((step) => (
           <li data-step={step.name}>
@@ -90,9 +90,9 @@ export function SignupPage(props: { signup: SignupView; now: number }) {
           </li>
         ))}
       </ol>
-      {failed
+      {s.status !== "done"
         ? <form method="post" action={`${base}/retry`} class="stack">
-            {failed.name === "register"
+            {failed?.name === "register"
               ? <div>
                   <label for="retry-pin">PIN<span class="hint" id="retry-pin-hint">Leave empty to use the same PIN again.</span></label>
                   <input type="text" id="retry-pin" name="pin" inputmode="numeric" pattern="[0-9]{6}" maxlength="6" autocomplete="off" aria-describedby="retry-pin-hint" />
