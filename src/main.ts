@@ -16,7 +16,7 @@ import { parseSimulateArgs, SIMULATE_USAGE } from "./cli/simulate-args.ts";
 import { moveToPostgres, TargetNotEmptyError } from "./move/move.ts";
 import { ConfigError, DEV_APP_SECRET, parseConfig, platformSetting, type Config } from "./config/config.ts";
 import { demoBanner, seedDemo } from "./demo/seed.ts";
-import { DEMO_SIGNUP_APP_ID, demoSignupEnv, startDemoStack } from "./demo/stack.ts";
+import { demoSignupEnv, signupAppId, startDemoStack } from "./demo/stack.ts";
 import { SealError } from "./crypto/sealer.ts";
 import { DatabaseInUseError } from "./store/sqlite/server-lock.ts";
 import { AppError, errorEnvelope } from "./errors/catalog.ts";
@@ -94,7 +94,7 @@ async function serve(argv: string[]): Promise<void> {
   let config = loadConfig(env);
   const appUrl = `http://${config.host === "0.0.0.0" || config.host === "::" ? "127.0.0.1" : config.host}:${config.port}`;
   // The demo's simulator must be up before the config is final: it is the upstream.
-  const signupApp = { id: env.EMBEDDED_SIGNUP_APP_ID?.trim() || DEMO_SIGNUP_APP_ID, secret: config.appSecret };
+  const signupApp = { id: signupAppId(env), secret: config.appSecret };
   const demo = values.demo ? startDemoStack({ appUrl, names: config.platform, signupApp, print: (line) => console.log(line) }) : null;
   if (demo) config = loadConfig({ ...env, UPSTREAM_URL: demo.sim.url, ...demoSignupEnv(env, demo.sim) });
   const deps = await openDeps(config, createLogger(config.logLevel), { checkpointWorker: CHECKPOINT_WORKER });
@@ -180,7 +180,7 @@ async function simulate(argv: string[]): Promise<void> {
     names,
     port: args.port,
     // Embedded Signup's stand-in: Switchboard's EMBEDDED_SIGNUP_SDK_URL=<this>/_sim/signup/sdk.js.
-    signupApp: { id: process.env.EMBEDDED_SIGNUP_APP_ID?.trim() || DEMO_SIGNUP_APP_ID, secret: appSecret },
+    signupApp: { id: signupAppId(process.env), secret: appSecret },
     wabas: args.wabas,
     webhooks: args.webhookUrl === null ? undefined : {
       url: args.webhookUrl,
@@ -189,7 +189,7 @@ async function simulate(argv: string[]): Promise<void> {
     onMessageAccepted: (m) => console.log(`simulator: accepted ${m.type} message ${m.messageId} to ${m.to}`),
   });
   console.log(`simulator: listening on ${sim.url} (UPSTREAM_URL=${sim.url})${args.webhookUrl ? `, webhooks to ${args.webhookUrl}` : ""}`);
-  console.log(`simulator: Embedded Signup stand-in at EMBEDDED_SIGNUP_SDK_URL=${sim.url}/_sim/signup/sdk.js (app id ${process.env.EMBEDDED_SIGNUP_APP_ID?.trim() || DEMO_SIGNUP_APP_ID})`);
+  console.log(`simulator: Embedded Signup stand-in at EMBEDDED_SIGNUP_SDK_URL=${sim.url}/_sim/signup/sdk.js (app id ${signupAppId(process.env)})`);
   for (const signal of ["SIGINT", "SIGTERM"] as const) process.once(signal, () => void sim.stop().then(() => process.exit(0)));
 }
 

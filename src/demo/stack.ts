@@ -36,13 +36,13 @@ export function startDemoStack(options: { appUrl: string; names: PlatformNames; 
   };
 }
 
-/** The demo's Embedded Signup app, unless EMBEDDED_SIGNUP_APP_ID names one. */
-export const DEMO_SIGNUP_APP_ID = "1000000000000001";
+/** The simulator's Embedded Signup app: EMBEDDED_SIGNUP_APP_ID's, else the demo's. */
+export const signupAppId = (env: Record<string, string | undefined>): string => env.EMBEDDED_SIGNUP_APP_ID?.trim() || "1000000000000001";
 
 /** The settings that turn Embedded Signup on against the simulator's stand-in (the SDK URL points at it). */
 export function demoSignupEnv(env: Record<string, string | undefined>, sim: Simulator): Record<string, string> {
   return {
-    EMBEDDED_SIGNUP_APP_ID: env.EMBEDDED_SIGNUP_APP_ID?.trim() || DEMO_SIGNUP_APP_ID,
+    EMBEDDED_SIGNUP_APP_ID: signupAppId(env),
     EMBEDDED_SIGNUP_CONFIG_ID: env.EMBEDDED_SIGNUP_CONFIG_ID?.trim() || "2000000000000002",
     EMBEDDED_SIGNUP_SDK_URL: `${sim.url}/_sim/signup/sdk.js`,
   };

@@ -3,7 +3,7 @@ import { applySync, assertPlanRoom, createNumber, createWaba, getAccount, syncNu
 import { createNumberBody, createWabaBody } from "../admin/schemas.ts";
 import { AppError } from "../errors/catalog.ts";
 import type { Deps } from "../runtime/deps.ts";
-import { NO_CAUSE, type PhoneNumber } from "../store/types.ts";
+import { NO_CAUSE, type PhoneNumber, type Waba } from "../store/types.ts";
 import { fetchNumberDetails } from "./sync.ts";
 
 /** What the account gives to connect a bring-your-own number: the WABA, the number, its token and app secret. */
@@ -26,17 +26,26 @@ export function accountNumber(deps: ConnectDeps, accountId: string, phoneNumberI
 }
 
 /**
+ * The number and WABA already stored under these ids, when this account may connect them: a
+ * number or WABA of another account, or the number under another WABA, is a 409.
+ */
+export function connectable(deps: Pick<ConnectDeps, "store">, accountId: string, phoneNumberId: string, wabaId: string): { number?: PhoneNumber; waba?: Waba } {
+  const number = deps.store.directory.number(phoneNumberId);
+  if (number && (number.accountId !== accountId || number.wabaId !== wabaId)) {
+    throw new AppError("conflict", `Number ${phoneNumberId} is already connected${number.accountId === accountId ? ` under WABA ${number.wabaId}` : ""}.`);
+  }
+  const waba = deps.store.directory.waba(wabaId);
+  if (waba && waba.accountId !== accountId) throw new AppError("conflict", `WABA ${wabaId} is already connected.`);
+  return { number, waba };
+}
+
+/**
  * Connects a bring-your-own number (or reconnects one whose token was revoked). The credentials are
  * tried against upstream first, so a typo stores nothing. Connecting another number of an
  * already-connected BYO WABA, or the same number again, refreshes that WABA's token and app secret.
  */
 export async function connectByoNumber(deps: ConnectDeps, accountId: string, input: ConnectNumberInput): Promise<PhoneNumber> {
-  const existingNumber = deps.store.directory.number(input.phone_number_id);
-  if (existingNumber && (existingNumber.accountId !== accountId || existingNumber.wabaId !== input.waba_id)) {
-    throw new AppError("conflict", `Number ${input.phone_number_id} is already connected${existingNumber.accountId === accountId ? ` under WABA ${existingNumber.wabaId}` : ""}.`);
-  }
-  const existingWaba = deps.store.directory.waba(input.waba_id);
-  if (existingWaba && existingWaba.accountId !== accountId) throw new AppError("conflict", `WABA ${input.waba_id} is already connected.`);
+  const { number: existingNumber, waba: existingWaba } = connectable(deps, accountId, input.phone_number_id, input.waba_id);
   if (existingWaba && existingWaba.appSecret === null) {
     throw new AppError("conflict", `WABA ${input.waba_id} is connected through the service's own app; ask your operator to change it.`);
   }

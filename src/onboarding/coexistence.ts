@@ -6,9 +6,7 @@ import { accountNumber } from "../numbers/connect.ts";
 import { randomId } from "../runtime/random.ts";
 import type { Onboarding } from "../store/onboardings.ts";
 import type { PhoneNumber } from "../store/types.ts";
-import type { QueueDeps } from "../webhooks/endpoints.ts";
-import { newDeliveryId, newEventId } from "../webhooks/ids.ts";
-import { testEventBody } from "../webhooks/test-event.ts";
+import { queueTestEvent, type QueueDeps } from "../webhooks/endpoints.ts";
 import type { SignupDeps } from "./steps.ts";
 
 /**
@@ -78,16 +76,7 @@ export async function runPreflight(deps: CoexistenceDeps, accountId: string, pho
   }
   const o = await onboardingOf(deps, number);
   const now = deps.clock.now();
-  const eventId = newEventId(deps.random, now);
-  const body = testEventBody(deps.config.platform, {
-    wabaId: number.wabaId, phoneNumberId: number.phoneNumberId, displayPhoneNumber: number.displayPhoneNumber,
-    messageId: `wamid.proxy_test.${randomId(deps.random, "t", 20).slice(2)}`, now,
-  });
-  const deliveries = endpoints.map((e) => ({ endpointId: e.id, deliveryId: newDeliveryId(deps.random, now) }));
-  await deps.queue.enqueue(
-    [{ id: eventId, accountId, receivedAt: now, body, upstreamSignature: null, fields: ["messages"], isTest: true }],
-    deliveries.map((d) => ({ id: d.deliveryId, accountId, endpointId: d.endpointId, eventId, nextAttemptAt: now, replayOf: null, createdAt: now })),
-  );
+  const deliveries = await queueTestEvent(deps, accountId, number, endpoints.map((e) => e.id));
   await deps.store.onboardings.recordPreflight(o.id, sync.field, { at: now, deliveries }, now);
   return coexistenceView(deps, accountId, phoneNumberId);
 }

@@ -2,6 +2,7 @@ import { t } from "elysia";
 import { assertPlanRoom, getAccount } from "../admin/operations.ts";
 import { iso } from "../admin/views.ts";
 import { AppError } from "../errors/catalog.ts";
+import { connectable } from "../numbers/connect.ts";
 import { randomId } from "../runtime/random.ts";
 import type { Onboarding } from "../store/onboardings.ts";
 import { preflightReceivers, type CoexistenceDeps } from "./coexistence.ts";
@@ -46,12 +47,7 @@ export async function startSignup(deps: CoexistenceDeps, accountId: string, inpu
   const kind = input.coexistence ? "coexistence" : "embedded";
   if (kind === "embedded" && input.pin === undefined) throw new AppError("invalid_request", "Choose a 6-digit PIN to register the number with.");
   const account = getAccount(deps, accountId);
-  const number = deps.store.directory.number(input.phone_number_id);
-  if (number && (number.accountId !== accountId || number.wabaId !== input.waba_id)) {
-    throw new AppError("conflict", `Number ${input.phone_number_id} is already connected${number.accountId === accountId ? ` under WABA ${number.wabaId}` : ""}.`);
-  }
-  const waba = deps.store.directory.waba(input.waba_id);
-  if (waba && waba.accountId !== accountId) throw new AppError("conflict", `WABA ${input.waba_id} is already connected.`);
+  const { number, waba } = connectable(deps, accountId, input.phone_number_id, input.waba_id);
   if (waba && waba.appSecret !== null) throw new AppError("conflict", `WABA ${input.waba_id} is connected as a bring-your-own WABA with its own app.`);
   const existing = await deps.store.onboardings.byNumber(input.phone_number_id);
   if (existing && existing.accountId !== accountId) throw new AppError("conflict", `Number ${input.phone_number_id} is being connected by another account.`);
@@ -80,10 +76,7 @@ async function run(deps: CoexistenceDeps, id: string, change?: (o: Onboarding) =
     firstFinish = leased.finishedAt === null;
     change?.(leased);
   });
-  if (firstFinish && o.finishedAt !== null && o.kind === "coexistence") {
-    await preflightReceivers(deps, o);
-    return (await deps.store.onboardings.get(o.id))!;
-  }
+  if (firstFinish && o.finishedAt !== null && o.kind === "coexistence") await preflightReceivers(deps, o);
   return o;
 }
 

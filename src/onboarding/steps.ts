@@ -23,7 +23,7 @@ interface Step {
   run(deps: SignupDeps, o: Onboarding, state: RunState): Promise<StepResult>;
 }
 
-const failed = (result: Extract<GraphResult, { ok: false }>): StepResult => ({ status: "failed", reason: result.reason, ...(result.fault ? { code: result.fault.code } : {}) });
+const failed = (result: Extract<GraphResult | SyncResult, { ok: false }>): StepResult => ({ status: "failed", reason: result.reason, ...(result.fault ? { code: result.fault.code } : {}) });
 const token = (o: Onboarding) => ({ accessToken: o.accessToken!, appSecret: null });
 
 /**
@@ -79,7 +79,7 @@ export const SIGNUP_STEPS: readonly Step[] = [
     advice: "Try again in a moment; the platform can take a little while to show a number just registered.",
     async run(deps, o, state) {
       state.details = await fetchNumberDetails(deps, { phoneNumberId: o.phoneNumberId }, token(o));
-      if (!state.details.ok) return { status: "failed", reason: state.details.reason, ...(state.details.fault ? { code: state.details.fault.code } : {}) };
+      if (!state.details.ok) return failed(state.details);
       return { status: "done", detail: `throughput level ${state.details.details.throughputLevel}` };
     },
   },

@@ -3,7 +3,7 @@ import type { RecordedRequest } from "./recorder.ts";
 import type { PlatformNames } from "../platform/names.ts";
 import { postMessage } from "./messages.ts";
 import { upstreamErrorBody, type UpstreamErrorCode } from "./upstream-errors.ts";
-import { numericId, type SimWorld } from "./world.ts";
+import { newMessageId, numericId, type SimWorld } from "./world.ts";
 
 /** A message the simulator accepted: what a later status webhook (sent, delivered, read) is about. */
 export interface AcceptedMessage {
@@ -53,7 +53,7 @@ function json(ctx: CallContext): Record<string, unknown> | null {
 
 function sendMessage(ctx: CallContext): Answer {
   if (!ctx.world.numbers.has(ctx.id)) return missing(ctx);
-  return postMessage(ctx, json(ctx), () => `wamid.${Buffer.from(ctx.random.bytes(24)).toString("base64url")}`);
+  return postMessage(ctx, json(ctx), () => newMessageId(ctx.random));
 }
 
 /** PUT /{number}/messages marks an inbound message as read (or shows a typing indicator). */

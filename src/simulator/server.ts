@@ -1,7 +1,7 @@
 import { randomId, cryptoRandom, type Random } from "../runtime/random.ts";
 import { checkCredentials } from "./auth.ts";
 import { FaultTable, type Fault } from "./faults.ts";
-import { answer, type AcceptedMessage, type Answer } from "./handlers.ts";
+import { answer, type AcceptedMessage, type Answer, type SmbSyncType } from "./handlers.ts";
 import { recordRequest, type RecordedRequest } from "./recorder.ts";
 import { upstreamErrorBody } from "./upstream-errors.ts";
 import type { Fetch } from "../runtime/deps.ts";
@@ -9,7 +9,7 @@ import { platformNames, type PlatformNames } from "../platform/names.ts";
 import { controlRoute } from "./control.ts";
 import { inboundEvent, smbSyncEvent, STATUS_SEQUENCE, statusEvent, webhookSender, type WebhookSenderOptions } from "./webhooks.ts";
 import { SignupStandIn, type SignedUp, type SignupApp } from "./signup.ts";
-import { SimWorld, type SimNumber, type SimWaba, type ThroughputLevel } from "./world.ts";
+import { newMessageId, SimWorld, type SimNumber, type SimWaba, type ThroughputLevel } from "./world.ts";
 
 export interface SimulatorOptions {
   /** 0 (default) picks a free port. */
@@ -128,26 +128,28 @@ export function startSimulator(options: SimulatorOptions = {}): Simulator {
     inFlight.add(work);
     void work.finally(() => inFlight.delete(work));
   };
-  if (hooks && post) {
-    const delay = hooks.statusDelayMs ?? 250;
-    const schedule = hooks.schedule ?? ((ms, run) => void setTimeout(run, ms));
+  const schedule = hooks?.schedule ?? ((ms, run) => void setTimeout(run, ms));
+  const delay = hooks?.statusDelayMs ?? 250;
+  /** Posts an event `ms` from now; counted from the moment it is scheduled, so webhooksIdle() also waits for it. */
+  const sendLater = (ms: number, event: () => { wabaId: string; body: string }) => {
+    if (!post) return;
+    let release!: () => void;
+    track(new Promise<void>((resolve) => (release = resolve)));
+    schedule(ms, () => {
+      const sending = post(event());
+      track(sending);
+      void sending.finally(release);
+    });
+  };
+  if (post) {
     listeners.add((message) => {
-      STATUS_SEQUENCE.forEach((status, i) => {
-        let release!: () => void;
-        // Counted from the moment it is scheduled, so webhooksIdle() also waits for statuses not yet sent.
-        track(new Promise<void>((resolve) => (release = resolve)));
-        schedule(delay * (i + 1), () => {
-          const sending = post(statusEvent(world, names, message, status, Math.floor(now() / 1000)));
-          track(sending);
-          void sending.finally(release);
-        });
-      });
+      STATUS_SEQUENCE.forEach((status, i) => sendLater(delay * (i + 1), () => statusEvent(world, names, message, status, Math.floor(now() / 1000))));
     });
   }
 
   async function inbound(input: { phoneNumberId: string; from?: string; text?: string }): Promise<string> {
     if (!post) throw new Error("simulator: start it with `webhooks` to send inbound messages");
-    const messageId = `wamid.${Buffer.from(random.bytes(24)).toString("base64url")}`;
+    const messageId = newMessageId(random);
     const sending = post(inboundEvent(world, names, {
       phoneNumberId: input.phoneNumberId, from: input.from ?? "15550001234", text: input.text ?? "Hello from a simulated customer",
       messageId, unixSeconds: Math.floor(now() / 1000),
@@ -161,17 +163,10 @@ export function startSimulator(options: SimulatorOptions = {}): Simulator {
   const signup = options.signupApp ? new SignupStandIn(world, random, options.signupApp, names) : null;
 
   /** A coexistence sync's webhook, a moment after the platform accepted it. */
-  function syncRequested(sync: { phoneNumberId: string; syncType: "smb_app_state_sync" | "history" }): void {
-    if (!hooks || !post) return;
-    const messageId = `wamid.${Buffer.from(random.bytes(24)).toString("base64url")}`;
-    const event = smbSyncEvent(world, names, { ...sync, messageId, unixSeconds: Math.floor(now() / 1000) });
-    let release!: () => void;
-    track(new Promise<void>((resolve) => (release = resolve)));
-    (hooks.schedule ?? ((ms, run) => void setTimeout(run, ms)))(hooks.statusDelayMs ?? 250, () => {
-      const sending = post(event);
-      track(sending);
-      void sending.finally(release);
-    });
+  function syncRequested(sync: { phoneNumberId: string; syncType: SmbSyncType }): void {
+    if (!post) return;
+    const event = smbSyncEvent(world, names, { ...sync, messageId: newMessageId(random), unixSeconds: Math.floor(now() / 1000) });
+    sendLater(delay, () => event);
   }
 
   async function handle(request: Request): Promise<Response> {

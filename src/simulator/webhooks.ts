@@ -1,7 +1,7 @@
 import type { PlatformNames } from "../platform/names.ts";
 import type { Fetch } from "../runtime/deps.ts";
 import { hubSignature } from "../webhooks/hub-signature.ts";
-import type { AcceptedMessage } from "./handlers.ts";
+import type { AcceptedMessage, SmbSyncType } from "./handlers.ts";
 import type { SimWorld } from "./world.ts";
 
 /** The statuses a sent message goes through, in order, as the platform reports them. */
@@ -80,7 +80,7 @@ export function webhookSender(options: WebhookSenderOptions) {
 export function smbSyncEvent(
   world: SimWorld,
   names: PlatformNames,
-  input: { phoneNumberId: string; syncType: "smb_app_state_sync" | "history"; messageId: string; unixSeconds: number },
+  input: { phoneNumberId: string; syncType: SmbSyncType; messageId: string; unixSeconds: number },
 ): { wabaId: string; body: string } {
   const { wabaId, metadata } = numberMetadata(world, input.phoneNumberId);
   const timestamp = String(input.unixSeconds);

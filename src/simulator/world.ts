@@ -49,6 +49,9 @@ export function numericId(random: Random, digits = 15): string {
   return out.replace(/^0/, "1");
 }
 
+/** A message id like the platform's (`wamid.` and 24 random bytes), from the injected random source. */
+export const newMessageId = (random: Random): string => `wamid.${Buffer.from(random.bytes(24)).toString("base64url")}`;
+
 export class SimWorld {
   readonly wabas = new Map<string, SimWaba>();
   readonly numbers = new Map<string, NumberRecord>();

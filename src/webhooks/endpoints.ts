@@ -133,15 +133,18 @@ export async function rotateSecret(deps: EndpointDeps, accountId: string, id: st
   return { secret, endpoint: updated! };
 }
 
-/** Send test (SPEC 6.1): a synthetic `messages` event queued through the normal pipeline, retries included. */
-export async function sendTest(deps: EndpointDeps & QueueDeps, accountId: string, id: string): Promise<string> {
-  const endpoint = await mustEndpoint(deps, accountId, id);
-  const number = (endpoint.phoneNumberId ? deps.store.directory.number(endpoint.phoneNumberId) : undefined)
-    ?? deps.store.directory.numbers(accountId).find(isLiveNumber)
-    ?? deps.store.directory.numbers(accountId)[0];
+/**
+ * Queues one SPEC 6.3 test event about `number` (Send test, a coexistence pre-flight) through the
+ * normal pipeline, retries included, with a delivery to each endpoint; returns the deliveries.
+ */
+export async function queueTestEvent(
+  deps: Pick<Deps, "clock" | "random" | "config"> & QueueDeps,
+  accountId: string,
+  number: Pick<PhoneNumber, "wabaId" | "phoneNumberId" | "displayPhoneNumber"> | undefined,
+  endpointIds: string[],
+): Promise<{ endpointId: string; deliveryId: string }[]> {
   const now = deps.clock.now();
   const eventId = newEventId(deps.random, now);
-  const deliveryId = newDeliveryId(deps.random, now);
   const body = testEventBody(deps.config.platform, {
     wabaId: number?.wabaId ?? "0",
     phoneNumberId: number?.phoneNumberId ?? "0",
@@ -149,9 +152,20 @@ export async function sendTest(deps: EndpointDeps & QueueDeps, accountId: string
     messageId: `wamid.proxy_test.${randomId(deps.random, "t", 20).slice(2)}`,
     now,
   });
+  const deliveries = endpointIds.map((endpointId) => ({ endpointId, deliveryId: newDeliveryId(deps.random, now) }));
   await deps.queue.enqueue(
     [{ id: eventId, accountId, receivedAt: now, body, upstreamSignature: null, fields: ["messages"], isTest: true }],
-    [{ id: deliveryId, accountId, endpointId: endpoint.id, eventId, nextAttemptAt: now, replayOf: null, createdAt: now }],
+    deliveries.map((d) => ({ id: d.deliveryId, accountId, endpointId: d.endpointId, eventId, nextAttemptAt: now, replayOf: null, createdAt: now })),
   );
-  return deliveryId;
+  return deliveries;
+}
+
+/** Send test (SPEC 6.1): a synthetic `messages` event queued through the normal pipeline, retries included. */
+export async function sendTest(deps: EndpointDeps & QueueDeps, accountId: string, id: string): Promise<string> {
+  const endpoint = await mustEndpoint(deps, accountId, id);
+  const number = (endpoint.phoneNumberId ? deps.store.directory.number(endpoint.phoneNumberId) : undefined)
+    ?? deps.store.directory.numbers(accountId).find(isLiveNumber)
+    ?? deps.store.directory.numbers(accountId)[0];
+  const [delivery] = await queueTestEvent(deps, accountId, number, [endpoint.id]);
+  return delivery!.deliveryId;
 }
