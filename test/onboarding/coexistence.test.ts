@@ -1,5 +1,6 @@
 import { afterEach, expect, test } from "bun:test";
 import type { ManualClock } from "../../src/runtime/clock.ts";
+import { TEST_MESSAGE_TEXT } from "../../src/webhooks/test-event.ts";
 import { eventually } from "../support/eventually.ts";
 import { receiver, type Receiver } from "../webhooks/support.ts";
 import { signupWorld, type SignupWorld } from "./support.ts";
@@ -34,7 +35,9 @@ test("the history sync waits for a pre-flight an endpoint answered 2xx; then the
   const { acme, popup, hook, endpointId, history } = await coexistenceNumber();
   const start = (override?: boolean) => acme.api("POST", `/api/numbers/${popup.phoneNumberId}/smb-sync`, { sync_type: "history", ...(override === undefined ? {} : { override }) });
 
-  expect((await start()).body.error.code).toBe("preflight_required");
+  const blocked = await start();
+  expect(blocked.status).toBe(409);
+  expect(blocked.body.error).toMatchObject({ type: "ConflictException", code: "preflight_required", message: expect.stringContaining("pre-flight") });
   const preflight = await acme.api("POST", `/api/numbers/${popup.phoneNumberId}/preflight`, { sync_type: "history" });
   expect(preflight.status).toBe(202);
   // The receiver is not ready: its answer is shown, and the sync stays refused.
@@ -45,6 +48,7 @@ test("the history sync waits for a pre-flight an endpoint answered 2xx; then the
   const test = JSON.parse(hook.received[0]!.body);
   expect(test.proxy_test).toBe(true);
   expect(test.entry[0].changes[0].value.messages[0].id).toStartWith("wamid.proxy_test.");
+  expect(test.entry[0].changes[0]).toMatchObject({ field: "messages", value: { messages: [{ type: "text", text: { body: TEST_MESSAGE_TEXT } }] } });
 
   hook.respond(() => new Response("ok"));
   await acme.api("POST", `/api/numbers/${popup.phoneNumberId}/preflight`, { sync_type: "history" });
@@ -62,7 +66,7 @@ test("the history sync waits for a pre-flight an endpoint answered 2xx; then the
 
   const second = await start();
   expect(second.status).toBe(409);
-  expect(second.body.error.code).toBe("sync_unavailable");
+  expect(second.body.error).toMatchObject({ type: "ConflictException", code: "sync_unavailable", message: expect.stringContaining("allows it once") });
 });
 
 test("an endpoint already receiving history when a coexistence number is onboarded gets the pre-flight at once", async () => {
