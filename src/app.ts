@@ -16,6 +16,7 @@ import { requestRoutes } from "./requests/routes.ts";
 import { messageRoutes } from "./messages/routes.ts";
 import { proxyRoute } from "./proxy/plugin.ts";
 import { webhookRelay } from "./webhooks/relay.ts";
+import { signupSweeper } from "./onboarding/operator.ts";
 import { onboardingRoutes } from "./onboarding/routes.ts";
 
 /**
@@ -38,6 +39,7 @@ export function createApp(deps: Deps) {
     deps.limits.worker,
     // The CLI (or another instance) may change accounts, keys or numbers while the server runs.
     intervalWorker("directory refresh", 1000, () => deps.store.directory.refresh(), deps.logger),
+    signupSweeper(deps),
   ];
   const requestLog = deps.config.requestLog && new RequestLog({ store: deps.store.requests, metrics: deps.metrics, logger: deps.logger }, deps.config.requestLog.buffer);
   if (requestLog) workers.push(requestLog.worker());

@@ -52,9 +52,11 @@ export function requestContext(deps: { random: Random; logger: Logger; metrics: 
       const traceId = requestIdOf(requestId, deps.random);
       let name: ErrorName;
       let message: string | undefined;
+      let headers: Record<string, string> | undefined;
       if (error instanceof AppError) {
         name = error.errorName;
         message = error.message;
+        headers = error.headers;
       } else if (code === "VALIDATION" || code === "PARSE") {
         name = "invalid_request";
         message = code === "PARSE" ? "The request body is not valid JSON." : validationMessage(error);
@@ -68,7 +70,7 @@ export function requestContext(deps: { random: Random; logger: Logger; metrics: 
         name = "internal";
         deps.logger.error("unhandled error", { method: request.method, path, error });
       }
-      return errorResponse(name, traceId, { message });
+      return errorResponse(name, traceId, { message, headers });
     })
     .onAfterResponse({ as: "global" }, ({ request, path, set, requestId, startedAt }) => {
       const status = typeof set.status === "number" ? set.status : 200;

@@ -1,3 +1,4 @@
+import { and, gt, isNotNull, isNull, lte, or, type Column } from "drizzle-orm";
 import type { Sealer } from "../crypto/sealer.ts";
 import type { Onboarding } from "./onboardings.ts";
 
@@ -9,6 +10,7 @@ export interface OnboardingRow {
   wabaId: string;
   kind: Onboarding["kind"];
   codeEnc: string | null;
+  codeHash: string | null;
   accessTokenEnc: string | null;
   pinEnc: string | null;
   steps: string;
@@ -16,6 +18,7 @@ export interface OnboardingRow {
   syncs: string;
   finishedAt: number | null;
   leaseUntil: number | null;
+  expiresAt: number | null;
   createdAt: number;
   updatedAt: number;
 }
@@ -48,6 +51,7 @@ export function fromOnboardingRow(row: OnboardingRow, sealer: Sealer): Onboardin
     syncs: JSON.parse(syncs),
     finishedAt: row.finishedAt === null ? null : Number(row.finishedAt),
     leaseUntil: row.leaseUntil === null ? null : Number(row.leaseUntil),
+    expiresAt: row.expiresAt === null ? null : Number(row.expiresAt),
     createdAt: Number(row.createdAt),
     updatedAt: Number(row.updatedAt),
   };
@@ -57,4 +61,23 @@ export function fromOnboardingRow(row: OnboardingRow, sealer: Sealer): Onboardin
 export function runColumns(o: Onboarding, sealer: Sealer) {
   const { id: _id, accountId: _a, phoneNumberId: _p, preflights: _f, syncs: _s, createdAt: _c, ...run } = toOnboardingRow(o, sealer);
   return run;
+}
+
+export const NO_SECRETS = { codeEnc: null, accessTokenEnc: null, pinEnc: null };
+
+type ExpiryColumns = Record<"finishedAt" | "expiresAt" | "codeEnc" | "accessTokenEnc" | "pinEnc", Column>;
+
+/**
+ * Expiry in both backends' SQL: what every look-up keeps (not expired; a finished onboarding whose
+ * later run expired stays, `live` drops its secrets), what the sweep deletes (runs never finished,
+ * expired) and what it only strips of its secrets (the finished ones: their expiry stays, so a
+ * retry knows the run lapsed).
+ */
+export function expiryConditions(t: ExpiryColumns, now: number) {
+  const due = and(isNotNull(t.expiresAt), lte(t.expiresAt, now));
+  return {
+    notGone: or(isNotNull(t.finishedAt), isNull(t.expiresAt), gt(t.expiresAt, now)),
+    deleting: and(due, isNull(t.finishedAt)),
+    dropping: and(due, isNotNull(t.finishedAt), or(isNotNull(t.codeEnc), isNotNull(t.accessTokenEnc), isNotNull(t.pinEnc))),
+  };
 }

@@ -81,7 +81,12 @@ describe("parseConfig", () => {
     expect(parseConfig({ ...base, EMBEDDED_SIGNUP_APP_ID: "1234", EMBEDDED_SIGNUP_CONFIG_ID: "5678" }).embeddedSignup).toEqual({
       appId: "1234", configId: "5678", sdkUrl: "https://connect.facebook.net/en_US/sdk.js",
       origins: ["https://connect.facebook.net", "https://www.facebook.com", "https://web.facebook.com"],
+      expiryMs: 3_600_000, startsPerHour: 10, maxUnfinished: 5,
     });
+    expect(parseConfig({
+      ...base, EMBEDDED_SIGNUP_APP_ID: "1", EMBEDDED_SIGNUP_CONFIG_ID: "2",
+      EMBEDDED_SIGNUP_EXPIRY: "30m", EMBEDDED_SIGNUP_STARTS_PER_HOUR: "3", EMBEDDED_SIGNUP_MAX_UNFINISHED: "1",
+    }).embeddedSignup).toMatchObject({ expiryMs: 1_800_000, startsPerHour: 3, maxUnfinished: 1 });
     expect(parseConfig({ ...base, EMBEDDED_SIGNUP_APP_ID: "1", EMBEDDED_SIGNUP_CONFIG_ID: "2", EMBEDDED_SIGNUP_SDK_URL: "http://127.0.0.1:8090/_sim/signup/sdk.js" }).embeddedSignup)
       .toMatchObject({ sdkUrl: "http://127.0.0.1:8090/_sim/signup/sdk.js", origins: ["http://127.0.0.1:8090"] });
   });
@@ -108,6 +113,10 @@ describe("parseConfig", () => {
     [{ ...base, EMBEDDED_SIGNUP_CONFIG_ID: "5678" }, "EMBEDDED_SIGNUP_APP_ID"],
     [{ ...base, EMBEDDED_SIGNUP_APP_ID: "12 34", EMBEDDED_SIGNUP_CONFIG_ID: "5678" }, "EMBEDDED_SIGNUP_APP_ID"],
     [{ ...base, EMBEDDED_SIGNUP_APP_ID: "1", EMBEDDED_SIGNUP_CONFIG_ID: "2", EMBEDDED_SIGNUP_SDK_URL: "javascript:alert(1)" }, "EMBEDDED_SIGNUP_SDK_URL"],
+    [{ ...base, EMBEDDED_SIGNUP_APP_ID: "1", EMBEDDED_SIGNUP_CONFIG_ID: "2", EMBEDDED_SIGNUP_EXPIRY: "5m" }, "EMBEDDED_SIGNUP_EXPIRY"],
+    [{ ...base, EMBEDDED_SIGNUP_APP_ID: "1", EMBEDDED_SIGNUP_CONFIG_ID: "2", EMBEDDED_SIGNUP_EXPIRY: "2d" }, "EMBEDDED_SIGNUP_EXPIRY"],
+    [{ ...base, EMBEDDED_SIGNUP_APP_ID: "1", EMBEDDED_SIGNUP_CONFIG_ID: "2", EMBEDDED_SIGNUP_STARTS_PER_HOUR: "0" }, "EMBEDDED_SIGNUP_STARTS_PER_HOUR"],
+    [{ ...base, EMBEDDED_SIGNUP_APP_ID: "1", EMBEDDED_SIGNUP_CONFIG_ID: "2", EMBEDDED_SIGNUP_MAX_UNFINISHED: "many" }, "EMBEDDED_SIGNUP_MAX_UNFINISHED"],
     [{ ...base, UPSTREAM_URL: "http://x/" }, "UPSTREAM_URL"],
     [{ ...base, UPSTREAM_URL: "nonsense" }, "UPSTREAM_URL"],
     [{ ...base, UPSTREAM_TIMEOUT_MS: "-1" }, "UPSTREAM_TIMEOUT_MS"],
