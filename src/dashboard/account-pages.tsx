@@ -30,7 +30,7 @@ export function accountPages(deps: Deps, relay: RelayHandle) {
       usage: numberUsage(counts, now),
       now,
       signup: signupSettings(deps.config),
-      unfinished: (await deps.store.onboardings.unfinished(viewer.accountId, deps.clock.now())).map(signupView),
+      unfinished: (await deps.store.onboardings.unfinished(viewer.accountId, now)).map(signupView),
       ...extra,
     })), status, signupHeaders(deps.config));
   };
