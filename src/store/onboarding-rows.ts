@@ -1,6 +1,6 @@
-import { and, gt, isNotNull, isNull, lte, or, type Column } from "drizzle-orm";
+import { and, eq, gt, isNotNull, isNull, lte, or, type Column } from "drizzle-orm";
 import type { Sealer } from "../crypto/sealer.ts";
-import type { Onboarding } from "./onboardings.ts";
+import type { Onboarding, OnboardingFilter } from "./onboardings.ts";
 
 /** An onboardings row as both backends' schemas read it: secrets sealed, the records as JSON text. */
 export interface OnboardingRow {
@@ -66,6 +66,20 @@ export function runColumns(o: Onboarding, sealer: Sealer) {
 export const NO_SECRETS = { codeEnc: null, accessTokenEnc: null, pinEnc: null };
 
 type ExpiryColumns = Record<"finishedAt" | "expiresAt" | "codeEnc" | "accessTokenEnc" | "pinEnc", Column>;
+type OnboardingColumns = ExpiryColumns & Record<"id" | "accountId" | "phoneNumberId", Column>;
+
+/** The look-ups' conditions in both backends' SQL (each backend adds `expiryConditions(…).notGone`). */
+export function onboardingWhere(t: OnboardingColumns) {
+  return {
+    id: (id: string) => eq(t.id, id),
+    number: (accountId: string, phoneNumberId: string) => and(eq(t.accountId, accountId), eq(t.phoneNumberId, phoneNumberId)),
+    unfinished: (accountId: string) => and(eq(t.accountId, accountId), isNull(t.finishedAt)),
+    filter: (filter: OnboardingFilter) => and(
+      filter.accountId === undefined ? undefined : eq(t.accountId, filter.accountId),
+      filter.phoneNumberId === undefined ? undefined : eq(t.phoneNumberId, filter.phoneNumberId),
+    ),
+  };
+}
 
 /**
  * Expiry in both backends' SQL: what every look-up keeps (not expired; a finished onboarding whose

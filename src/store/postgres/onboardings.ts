@@ -1,12 +1,14 @@
 import { and, desc, eq, isNull, lte, or, sql, type SQL } from "drizzle-orm";
 import type { Sealer } from "../../crypto/sealer.ts";
-import { expiryConditions, fromOnboardingRow, NO_SECRETS, runColumns, toOnboardingRow } from "../onboarding-rows.ts";
+import { expiryConditions, fromOnboardingRow, NO_SECRETS, onboardingWhere, runColumns, toOnboardingRow } from "../onboarding-rows.ts";
 import {
   createPlan, live, overCap, type CreateOptions, type Created, type Onboarding, type OnboardingFilter, type OnboardingStore, type Preflight,
   type SyncRequest,
 } from "../onboardings.ts";
 import { transaction, type PgDb } from "./connect.ts";
 import { onboardings } from "./schema.ts";
+
+const where = onboardingWhere(onboardings);
 
 export class PgOnboardings implements OnboardingStore {
   constructor(private readonly db: PgDb, private readonly sealer: Sealer) {}
@@ -18,22 +20,19 @@ export class PgOnboardings implements OnboardingStore {
   }
 
   async get(id: string, now: number) {
-    return (await this.read(eq(onboardings.id, id), now))[0];
+    return (await this.read(where.id(id), now))[0];
   }
 
   async byNumber(accountId: string, phoneNumberId: string, now: number) {
-    return (await this.read(and(eq(onboardings.accountId, accountId), eq(onboardings.phoneNumberId, phoneNumberId)), now))[0];
+    return (await this.read(where.number(accountId, phoneNumberId), now))[0];
   }
 
   async unfinished(accountId: string, now: number) {
-    return this.read(and(eq(onboardings.accountId, accountId), isNull(onboardings.finishedAt)), now);
+    return this.read(where.unfinished(accountId), now);
   }
 
   async list(filter: OnboardingFilter, now: number) {
-    return this.read(and(
-      filter.accountId === undefined ? undefined : eq(onboardings.accountId, filter.accountId),
-      filter.phoneNumberId === undefined ? undefined : eq(onboardings.phoneNumberId, filter.phoneNumberId),
-    ), now);
+    return this.read(where.filter(filter), now);
   }
 
   /**
@@ -55,7 +54,7 @@ export class PgOnboardings implements OnboardingStore {
       const plan = createPlan(stored && fromOnboardingRow(stored, this.sealer), onboarding, options);
       if (typeof plan !== "string") return plan;
       const [{ unfinished }] = await orm.select({ unfinished: sql<number>`count(*)::int` }).from(onboardings).where(and(
-        eq(onboardings.accountId, onboarding.accountId), isNull(onboardings.finishedAt), expiryConditions(onboardings, options.now).notGone,
+        where.unfinished(onboarding.accountId), expiryConditions(onboardings, options.now).notGone,
         // The one just inserted is not yet counted against its own cap.
         sql`${onboardings.id} <> ${onboarding.id}`,
       )) as [{ unfinished: number }];

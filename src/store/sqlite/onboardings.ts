@@ -1,12 +1,14 @@
 import { and, desc, eq, isNull, lte, or, sql, type SQL } from "drizzle-orm";
 import type { Sealer } from "../../crypto/sealer.ts";
-import { expiryConditions, fromOnboardingRow, NO_SECRETS, runColumns, toOnboardingRow } from "../onboarding-rows.ts";
+import { expiryConditions, fromOnboardingRow, NO_SECRETS, onboardingWhere, runColumns, toOnboardingRow } from "../onboarding-rows.ts";
 import {
   createPlan, live, overCap, type CreateOptions, type Created, type Onboarding, type OnboardingFilter, type OnboardingStore, type Preflight,
   type SyncRequest,
 } from "../onboardings.ts";
 import type { Db } from "./open.ts";
 import { onboardings } from "./schema.ts";
+
+const where = onboardingWhere(onboardings);
 
 export class SqliteOnboardings implements OnboardingStore {
   constructor(private readonly db: Db, private readonly sealer: Sealer) {}
@@ -17,22 +19,19 @@ export class SqliteOnboardings implements OnboardingStore {
   }
 
   async get(id: string, now: number) {
-    return this.read(eq(onboardings.id, id), now)[0];
+    return this.read(where.id(id), now)[0];
   }
 
   async byNumber(accountId: string, phoneNumberId: string, now: number) {
-    return this.read(and(eq(onboardings.accountId, accountId), eq(onboardings.phoneNumberId, phoneNumberId)), now)[0];
+    return this.read(where.number(accountId, phoneNumberId), now)[0];
   }
 
   async unfinished(accountId: string, now: number) {
-    return this.read(and(eq(onboardings.accountId, accountId), isNull(onboardings.finishedAt)), now);
+    return this.read(where.unfinished(accountId), now);
   }
 
   async list(filter: OnboardingFilter, now: number) {
-    return this.read(and(
-      filter.accountId === undefined ? undefined : eq(onboardings.accountId, filter.accountId),
-      filter.phoneNumberId === undefined ? undefined : eq(onboardings.phoneNumberId, filter.phoneNumberId),
-    ), now);
+    return this.read(where.filter(filter), now);
   }
 
   // Immediate: the write lock is taken before the read, so another process (the CLI) cannot
@@ -43,7 +42,7 @@ export class SqliteOnboardings implements OnboardingStore {
       const plan = createPlan(stored && fromOnboardingRow(stored, this.sealer), onboarding, options);
       if (typeof plan !== "string") return plan;
       const [{ unfinished }] = tx.select({ unfinished: sql<number>`count(*)` }).from(onboardings)
-        .where(and(eq(onboardings.accountId, onboarding.accountId), isNull(onboardings.finishedAt), expiryConditions(onboardings, options.now).notGone)).all() as [{ unfinished: number }];
+        .where(and(where.unfinished(onboarding.accountId), expiryConditions(onboardings, options.now).notGone)).all() as [{ unfinished: number }];
       if (overCap(onboarding, options, unfinished)) return { refused: "too_many" as const };
       const row = toOnboardingRow(onboarding, this.sealer);
       if (plan === "replace") tx.update(onboardings).set(row).where(eq(onboardings.phoneNumberId, onboarding.phoneNumberId)).run();
