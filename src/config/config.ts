@@ -262,7 +262,9 @@ function embeddedSignup(env: Env): EmbeddedSignupConfig | null {
 function signupExpiry(raw: string | null): number {
   if (raw === null) return 3_600_000;
   const ms = parseDuration(raw);
-  if (ms === null || ms < 600_000 || ms > 86_400_000) throw new ConfigError("EMBEDDED_SIGNUP_EXPIRY", `must be a duration from 10m to 24h, such as 1h, got "${raw}"`);
+  if (ms === null || ms < 600_000 || ms > 86_400_000) {
+    throw new ConfigError("EMBEDDED_SIGNUP_EXPIRY", `must be a duration from 10m to 24h, such as 1h, got "${raw}"`);
+  }
   return ms;
 }
 

@@ -27,10 +27,11 @@ export function accountNumber(deps: ConnectDeps, accountId: string, phoneNumberI
 }
 
 /** A refusal of connectRefusal in words; another account's number or WABA is named only as taken. */
-function notConnectable(deps: Pick<ConnectDeps, "store">, refusal: Refusal, byo: boolean, phoneNumberId: string, wabaId: string): AppError {
+function notConnectable(deps: Pick<ConnectDeps, "store">, refusal: Refusal, byo: boolean, phoneNumberId: string, wabaId: string) {
+  const under = deps.store.directory.number(phoneNumberId)?.wabaId;
   const words = {
     number_taken: `Number ${phoneNumberId} is already connected.`,
-    number_elsewhere: `Number ${phoneNumberId} is already connected under WABA ${deps.store.directory.number(phoneNumberId)?.wabaId}.`,
+    number_elsewhere: `Number ${phoneNumberId} is already connected under WABA ${under}.`,
     waba_taken: `WABA ${wabaId} is already connected.`,
     waba_other_app: byo
       ? `WABA ${wabaId} is connected through the service's own app; ask your operator to change it.`
@@ -44,10 +45,13 @@ function notConnectable(deps: Pick<ConnectDeps, "store">, refusal: Refusal, byo:
  * its own app (`byo`) or the service's: a number or WABA of another account, the number under
  * another WABA, or the WABA on the other kind of app is a 409.
  */
-export function connectable(deps: Pick<ConnectDeps, "store">, accountId: string, phoneNumberId: string, wabaId: string, byo: boolean): { number?: PhoneNumber; waba?: Waba } {
+export function connectable(
+  deps: Pick<ConnectDeps, "store">, accountId: string, phoneNumberId: string, wabaId: string, byo: boolean,
+): { number?: PhoneNumber; waba?: Waba } {
   const number = deps.store.directory.number(phoneNumberId);
   const waba = deps.store.directory.waba(wabaId);
-  const refused = connectRefusal(accountId, wabaId, byo, { waba: waba && { accountId: waba.accountId, byo: waba.appSecret !== null }, number });
+  const stored = { waba: waba && { accountId: waba.accountId, byo: waba.appSecret !== null }, number };
+  const refused = connectRefusal(accountId, wabaId, byo, stored);
   if (refused) throw notConnectable(deps, refused, byo, phoneNumberId, wabaId);
   return { number, waba };
 }
@@ -67,7 +71,9 @@ export interface Connection {
  * written otherwise), a WABA already there taking the new token. A new number must fit the plan;
  * with `reconnect`, so must one that was disconnected, which is connected again.
  */
-export async function connectNumber(deps: ConnectDeps, accountId: string, c: Connection, details: SyncResult, { reconnect = false } = {}): Promise<PhoneNumber> {
+export async function connectNumber(
+  deps: ConnectDeps, accountId: string, c: Connection, details: SyncResult, { reconnect = false } = {},
+): Promise<PhoneNumber> {
   const stored = deps.store.directory.number(c.phoneNumberId);
   const reconnecting = reconnect && stored?.accountId === accountId && stored.status === "disconnected";
   if (!stored || reconnecting) assertPlanRoom(deps, getAccount(deps, accountId));
@@ -77,7 +83,9 @@ export async function connectNumber(deps: ConnectDeps, accountId: string, c: Con
     newNumber(accountId, { phone_number_id: c.phoneNumberId, waba_id: c.wabaId, kind: c.kind }, now),
   );
   if ("refused" in connected) throw notConnectable(deps, connected.refused, c.appSecret !== null, c.phoneNumberId, c.wabaId);
-  if (reconnecting) await deps.store.directory.updateNumber(c.phoneNumberId, { status: "connected", ...NO_CAUSE, updatedAt: now });
+  if (reconnecting) {
+    await deps.store.directory.updateNumber(c.phoneNumberId, { status: "connected", ...NO_CAUSE, updatedAt: now });
+  }
   // A number stored before: the read is also a check of its condition (see applySync).
   return applySync(deps, c.phoneNumberId, details, { check: !connected.created });
 }
@@ -95,9 +103,10 @@ export async function connectByoNumber(deps: ConnectDeps, accountId: string, inp
   const check = await fetchNumberDetails(deps, { phoneNumberId: input.phone_number_id }, { accessToken: input.access_token, appSecret: input.app_secret });
   if (!check.ok) throw new AppError("invalid_credentials", `The platform did not accept these details: ${check.reason}.`);
   // The details were just read with these credentials: stored rather than asked for again.
-  return connectNumber(deps, accountId, {
+  const connection: Connection = {
     phoneNumberId: input.phone_number_id, wabaId: input.waba_id, kind: "byo", accessToken: input.access_token, appSecret: input.app_secret,
-  }, check);
+  };
+  return connectNumber(deps, accountId, connection, check);
 }
 
 /** Re-reads one of the account's numbers from upstream (throughput level, display name). */

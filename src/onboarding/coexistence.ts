@@ -51,11 +51,12 @@ async function onboardingOf(deps: SignupDeps, number: PhoneNumber): Promise<Onbo
   const found = await deps.store.onboardings.byNumber(number.accountId, number.phoneNumberId, now);
   if (found) return found;
   const made = await deps.store.onboardings.create({
-    id: randomId(deps.random, "sgn"), accountId: number.accountId, phoneNumberId: number.phoneNumberId, wabaId: number.wabaId, kind: "coexistence",
-    code: null, codeHash: null, accessToken: null, pin: null, steps: {}, preflights: {}, syncs: {}, finishedAt: number.createdAt, leaseUntil: null,
-    expiresAt: null, createdAt: now, updatedAt: now,
+    id: randomId(deps.random, "sgn"), accountId: number.accountId, phoneNumberId: number.phoneNumberId, wabaId: number.wabaId,
+    kind: "coexistence", code: null, codeHash: null, accessToken: null, pin: null, steps: {}, preflights: {}, syncs: {},
+    finishedAt: number.createdAt, leaseUntil: null, expiresAt: null, createdAt: now, updatedAt: now,
   }, { now, numberIsTheirs: true });
-  if ("refused" in made) throw new AppError("conflict", `Number ${number.phoneNumberId} has another account's onboarding record: ask your operator.`);
+  // Only another account's finished onboarding of the number stays: a record the operator must sort out.
+  if ("refused" in made) throw new AppError("conflict", `Number ${number.phoneNumberId} has another account's onboarding: ask your operator.`);
   return made.onboarding;
 }
 

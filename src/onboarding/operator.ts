@@ -27,7 +27,8 @@ export const onboardingView = (o: Onboarding) => ({
 /** Onboardings not expired, newest first; an unknown account is a 404. */
 export async function listOnboardings(deps: OperatorDeps, query: typeof onboardingQuery.static): Promise<Onboarding[]> {
   if (query.account_id) getAccount(deps, query.account_id);
-  return deps.store.onboardings.list({ accountId: query.account_id || undefined, phoneNumberId: query.phone_number_id || undefined }, deps.clock.now());
+  const filter = { accountId: query.account_id || undefined, phoneNumberId: query.phone_number_id || undefined };
+  return deps.store.onboardings.list(filter, deps.clock.now());
 }
 
 /** Deletes one, whatever its state: its number is free for other accounts again. */
@@ -45,5 +46,6 @@ export async function deleteOnboarding(deps: OperatorDeps, id: string): Promise<
 export const SWEEP_EVERY_MS = 60_000;
 
 export function signupSweeper(deps: Pick<Deps, "store" | "clock" | "logger">): Worker {
-  return intervalWorker("signup expiry sweep", SWEEP_EVERY_MS, () => deps.store.onboardings.purgeExpired(deps.clock.now()), deps.logger);
+  const sweep = () => deps.store.onboardings.purgeExpired(deps.clock.now());
+  return intervalWorker("signup expiry sweep", SWEEP_EVERY_MS, sweep, deps.logger);
 }

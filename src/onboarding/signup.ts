@@ -29,11 +29,13 @@ export const retryBody = t.Object({ pin: t.Optional(pin) }, { additionalProperti
 export type SignupInput = typeof signupBody.static;
 
 function enabled(deps: SignupDeps): EmbeddedSignupConfig {
-  if (!deps.config.embeddedSignup) throw new AppError("not_found", "Embedded Signup is not enabled on this server (EMBEDDED_SIGNUP_APP_ID and EMBEDDED_SIGNUP_CONFIG_ID).");
+  if (!deps.config.embeddedSignup) {
+    throw new AppError("not_found", "Embedded Signup is not enabled on this server (EMBEDDED_SIGNUP_APP_ID and EMBEDDED_SIGNUP_CONFIG_ID).");
+  }
   return deps.config.embeddedSignup;
 }
 
-/** An onboarding of this account; another account's, or one gone with its expiry, is "not found", exactly like a missing one. */
+/** An onboarding of this account; another account's, or one that expired, is "not found", exactly like a missing one. */
 export async function accountOnboarding(deps: SignupDeps, accountId: string, onboardingId: string): Promise<Onboarding> {
   const o = await deps.store.onboardings.get(onboardingId, deps.clock.now());
   if (!o || o.accountId !== accountId) throw new AppError("not_found", `No signup ${onboardingId}.`);
@@ -41,6 +43,13 @@ export async function accountOnboarding(deps: SignupDeps, accountId: string, onb
 }
 
 const inWords = (seconds: number) => (seconds < 120 ? `${seconds} s` : `${Math.ceil(seconds / 60)} min`);
+
+/** Why create stored nothing, in words. */
+function notCreated(app: EmbeddedSignupConfig, refused: "held" | "too_many", phoneNumberId: string): AppError {
+  if (refused === "held") return new AppError("conflict", `Number ${phoneNumberId} is being connected by another account.`);
+  return new AppError("too_many_signups", `This account has ${app.maxUnfinished} unfinished signups, the most it may have: `
+    + `finish one (Try again), or wait for one to expire (${inWords(app.expiryMs / 1000)} after its code came).`);
+}
 
 /**
  * Takes a run from the account's signup bucket (starts and retries alike: each may exchange a code
@@ -50,7 +59,8 @@ async function takeRun(deps: SignupDeps, app: EmbeddedSignupConfig, accountId: s
   const decision = await rateLimitStep(deps.limits.limiter, deps)(signupBucket(accountId, app.startsPerHour));
   if (decision.allowed) return;
   const wait = decision.retryAfterSeconds ?? 1;
-  throw new AppError("signup_rate_limited", `Signups are limited to ${app.startsPerHour} an hour per account, retries included; try again in ${inWords(wait)}.`, { "retry-after": String(wait) });
+  const message = `Signups are limited to ${app.startsPerHour} an hour per account, retries included; try again in ${inWords(wait)}.`;
+  throw new AppError("signup_rate_limited", message, { "retry-after": String(wait) });
 }
 
 /** Leases the account's onboarding for a run, or says why not: gone (404) or a run under way (409). */
@@ -75,30 +85,32 @@ const hashCode = (code: string) => createHash("sha256").update(code).digest("hex
 export async function startSignup(deps: CoexistenceDeps, accountId: string, input: SignupInput): Promise<Onboarding> {
   const app = enabled(deps);
   const kind: Onboarding["kind"] = input.coexistence ? "coexistence" : "embedded";
-  if (kind === "embedded" && input.pin === undefined) throw new AppError("invalid_request", "Choose a 6-digit PIN to register the number with.");
+  if (kind === "embedded" && input.pin === undefined) {
+    throw new AppError("invalid_request", "Choose a 6-digit PIN to register the number with.");
+  }
   const account = getAccount(deps, accountId);
   await takeRun(deps, app, accountId);
   const { number } = connectable(deps, accountId, input.phone_number_id, input.waba_id, false);
   if (!number || number.status === "disconnected") assertPlanRoom(deps, account);
 
   const now = deps.clock.now();
-  const code = { code: input.code, codeHash: hashCode(input.code), pin: input.pin ?? null, kind, wabaId: input.waba_id, expiresAt: now + app.expiryMs };
-  const fresh: Onboarding = {
-    id: randomId(deps.random, "sgn"), accountId, phoneNumberId: input.phone_number_id, ...code,
-    accessToken: null, steps: {}, preflights: {}, syncs: {}, finishedAt: null, leaseUntil: now + RUN_LEASE_MS, createdAt: now, updatedAt: now,
+  // What the popup reported; the code expires, and the number is held no more, after EMBEDDED_SIGNUP_EXPIRY.
+  const popup = {
+    code: input.code, codeHash: hashCode(input.code), pin: input.pin ?? null, kind, wabaId: input.waba_id, expiresAt: now + app.expiryMs,
   };
-  const created = await deps.store.onboardings.create(fresh, { now, numberIsTheirs: number !== undefined, maxUnfinished: app.maxUnfinished });
-  if ("refused" in created) {
-    throw created.refused === "held"
-      ? new AppError("conflict", `Number ${input.phone_number_id} is being connected by another account.`)
-      : new AppError("too_many_signups", `This account has ${app.maxUnfinished} unfinished signups, the most it may have: finish one (Try again), or wait for one to expire (${inWords(app.expiryMs / 1000)} after its code came).`);
-  }
+  const fresh: Onboarding = {
+    id: randomId(deps.random, "sgn"), accountId, phoneNumberId: input.phone_number_id, ...popup, accessToken: null,
+    steps: {}, preflights: {}, syncs: {}, finishedAt: null, leaseUntil: now + RUN_LEASE_MS, createdAt: now, updatedAt: now,
+  };
+  const options = { now, numberIsTheirs: number !== undefined, maxUnfinished: app.maxUnfinished };
+  const created = await deps.store.onboardings.create(fresh, options);
+  if ("refused" in created) throw notCreated(app, created.refused, input.phone_number_id);
   if (created.onboarding.id === fresh.id) return run(deps, fresh);
   // The account's own onboarding of the number: a new code from the popup runs the steps again from
   // the exchange (a finished one keeps its syncs and pre-flights); the same code again (a double
   // submit) resumes instead.
   const o = await claimRun(deps, accountId, created.onboarding.id);
-  if (o.codeHash !== code.codeHash || expired(o, now)) Object.assign(o, code, { steps: {}, accessToken: null, updatedAt: now });
+  if (o.codeHash !== popup.codeHash || expired(o, now)) Object.assign(o, popup, { steps: {}, accessToken: null, updatedAt: now });
   return run(deps, o);
 }
 
@@ -118,7 +130,9 @@ export async function retrySignup(deps: CoexistenceDeps, accountId: string, onbo
   const app = enabled(deps);
   const found = await accountOnboarding(deps, accountId, onboardingId);
   await takeRun(deps, app, accountId);
-  if (expired(found, deps.clock.now())) throw new AppError("conflict", "This signup's authorization expired and was dropped: connect with the platform again.");
+  if (expired(found, deps.clock.now())) {
+    throw new AppError("conflict", "This signup's authorization expired and was dropped: connect with the platform again.");
+  }
   connectable(deps, accountId, found.phoneNumberId, found.wabaId, false);
   const o = await claimRun(deps, accountId, onboardingId);
   if (input.pin !== undefined && o.steps.register?.status !== "done") o.pin = input.pin;

@@ -2,7 +2,7 @@ import { connectNumber } from "../numbers/connect.ts";
 import { graphCall, type GraphResult } from "../numbers/graph-call.ts";
 import { fetchNumberDetails, type SyncResult } from "../numbers/sync.ts";
 import type { Deps } from "../runtime/deps.ts";
-import type { Onboarding, StepName, StepOutcome } from "../store/onboardings.ts";
+import { NO_SECRETS, type Onboarding, type StepName, type StepOutcome } from "../store/onboardings.ts";
 import { AppError } from "../errors/catalog.ts";
 
 export type SignupDeps = Pick<Deps, "store" | "clock" | "random" | "config" | "fetch" | "logger" | "limits" | "metrics">;
@@ -88,11 +88,11 @@ export const SIGNUP_STEPS: readonly Step[] = [
     label: "Save the WABA and the number",
     advice: "Try again once the account has room for another number.",
     async run(deps, o, state) {
+      const connection = { phoneNumberId: o.phoneNumberId, wabaId: o.wabaId, kind: o.kind, accessToken: o.accessToken!, appSecret: null };
       try {
         // One write that checks again that the WABA and the number are free or the account's (issue 26).
-        await connectNumber(deps, o.accountId, {
-          phoneNumberId: o.phoneNumberId, wabaId: o.wabaId, kind: o.kind, accessToken: o.accessToken!, appSecret: null,
-        }, state.details ?? await fetchNumberDetails(deps, { phoneNumberId: o.phoneNumberId }, token(o)), { reconnect: true });
+        const details = state.details ?? await fetchNumberDetails(deps, { phoneNumberId: o.phoneNumberId }, token(o));
+        await connectNumber(deps, o.accountId, connection, details, { reconnect: true });
       } catch (error) {
         if (error instanceof AppError) return { status: "failed", reason: error.message };
         throw error;
@@ -129,7 +129,7 @@ export async function runSteps(deps: SignupDeps, o: Onboarding): Promise<Onboard
         deps.logger.warn("embedded signup step failed", { onboarding_id: o.id, step: step.name, reason: result.reason });
         break;
       }
-      if (step.name === "save") Object.assign(o, { finishedAt: at, expiresAt: null, accessToken: null, code: null, pin: null });
+      if (step.name === "save") Object.assign(o, { finishedAt: at, expiresAt: null, ...NO_SECRETS });
       await save(false);
     }
   } finally {

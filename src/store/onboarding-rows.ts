@@ -63,7 +63,7 @@ export function runColumns(o: Onboarding, sealer: Sealer) {
   return run;
 }
 
-export const NO_SECRETS = { codeEnc: null, accessTokenEnc: null, pinEnc: null };
+export const NO_SEALED_SECRETS = { codeEnc: null, accessTokenEnc: null, pinEnc: null };
 
 type ExpiryColumns = Record<"finishedAt" | "expiresAt" | "codeEnc" | "accessTokenEnc" | "pinEnc", Column>;
 type OnboardingColumns = ExpiryColumns & Record<"id" | "accountId" | "phoneNumberId", Column>;

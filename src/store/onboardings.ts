@@ -59,6 +59,9 @@ export interface SyncRequest {
   overridden: boolean;
 }
 
+/** An onboarding's secrets, dropped when its run finishes or expires. */
+export const NO_SECRETS = { code: null, accessToken: null, pin: null } as const;
+
 /** True once a run's time ran out (see `expiresAt`). */
 export const expired = (o: Pick<Onboarding, "expiresAt">, now: number) => o.expiresAt !== null && o.expiresAt <= now;
 
@@ -69,7 +72,7 @@ export const expired = (o: Pick<Onboarding, "expiresAt">, now: number) => o.expi
  */
 export function live(o: Onboarding, now: number): Onboarding | undefined {
   if (!expired(o, now)) return o;
-  return o.finishedAt === null ? undefined : { ...o, code: null, accessToken: null, pin: null };
+  return o.finishedAt === null ? undefined : { ...o, ...NO_SECRETS };
 }
 
 /**
@@ -94,7 +97,9 @@ export type Created = { onboarding: Onboarding } | { refused: "held" | "too_many
  * transaction, the row locked): insert the new one, replace the stored one with it, hand back the
  * account's own, or refuse. Accounts are compared here, never after.
  */
-export function createPlan(stored: Onboarding | undefined, onboarding: Onboarding, options: CreateOptions): "insert" | "replace" | Created {
+export function createPlan(
+  stored: Onboarding | undefined, onboarding: Onboarding, options: CreateOptions,
+): "insert" | "replace" | Created {
   if (!stored) return "insert";
   if (stored.accountId === onboarding.accountId) {
     const own = live(stored, options.now);

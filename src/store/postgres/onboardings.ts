@@ -1,6 +1,6 @@
 import { and, desc, eq, isNull, lte, or, sql, type SQL } from "drizzle-orm";
 import type { Sealer } from "../../crypto/sealer.ts";
-import { expiryConditions, fromOnboardingRow, NO_SECRETS, onboardingWhere, runColumns, toOnboardingRow } from "../onboarding-rows.ts";
+import { expiryConditions, fromOnboardingRow, NO_SEALED_SECRETS, onboardingWhere, runColumns, toOnboardingRow } from "../onboarding-rows.ts";
 import {
   createPlan, live, overCap, type CreateOptions, type Created, type Onboarding, type OnboardingFilter, type OnboardingStore, type Preflight,
   type SyncRequest,
@@ -13,8 +13,8 @@ const where = onboardingWhere(onboardings);
 export class PgOnboardings implements OnboardingStore {
   constructor(private readonly db: PgDb, private readonly sealer: Sealer) {}
 
-  private async read(where: SQL | undefined, now: number): Promise<Onboarding[]> {
-    const rows = await this.db.select().from(onboardings).where(and(where, expiryConditions(onboardings, now).notGone))
+  private async read(condition: SQL | undefined, now: number): Promise<Onboarding[]> {
+    const rows = await this.db.select().from(onboardings).where(and(condition, expiryConditions(onboardings, now).notGone))
       .orderBy(desc(onboardings.updatedAt), desc(onboardings.id));
     return rows.map((row) => live(fromOnboardingRow(row, this.sealer), now)!);
   }
@@ -100,7 +100,7 @@ export class PgOnboardings implements OnboardingStore {
     const { deleting, dropping } = expiryConditions(onboardings, now);
     return transaction(this.db, async ({ orm }) => {
       const deleted = await orm.delete(onboardings).where(deleting).returning({ id: onboardings.id });
-      const dropped = await orm.update(onboardings).set(NO_SECRETS).where(dropping).returning({ id: onboardings.id });
+      const dropped = await orm.update(onboardings).set(NO_SEALED_SECRETS).where(dropping).returning({ id: onboardings.id });
       return deleted.length + dropped.length;
     });
   }

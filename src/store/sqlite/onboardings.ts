@@ -1,6 +1,6 @@
 import { and, desc, eq, isNull, lte, or, sql, type SQL } from "drizzle-orm";
 import type { Sealer } from "../../crypto/sealer.ts";
-import { expiryConditions, fromOnboardingRow, NO_SECRETS, onboardingWhere, runColumns, toOnboardingRow } from "../onboarding-rows.ts";
+import { expiryConditions, fromOnboardingRow, NO_SEALED_SECRETS, onboardingWhere, runColumns, toOnboardingRow } from "../onboarding-rows.ts";
 import {
   createPlan, live, overCap, type CreateOptions, type Created, type Onboarding, type OnboardingFilter, type OnboardingStore, type Preflight,
   type SyncRequest,
@@ -13,8 +13,9 @@ const where = onboardingWhere(onboardings);
 export class SqliteOnboardings implements OnboardingStore {
   constructor(private readonly db: Db, private readonly sealer: Sealer) {}
 
-  private read(where: SQL | undefined, now: number): Onboarding[] {
-    return this.db.select().from(onboardings).where(and(where, expiryConditions(onboardings, now).notGone)).orderBy(desc(onboardings.updatedAt), desc(onboardings.id)).all()
+  private read(condition: SQL | undefined, now: number): Onboarding[] {
+    return this.db.select().from(onboardings).where(and(condition, expiryConditions(onboardings, now).notGone))
+      .orderBy(desc(onboardings.updatedAt), desc(onboardings.id)).all()
       .map((row) => live(fromOnboardingRow(row, this.sealer), now)!);
   }
 
@@ -83,7 +84,7 @@ export class SqliteOnboardings implements OnboardingStore {
     const { deleting, dropping } = expiryConditions(onboardings, now);
     return this.db.transaction((tx) => {
       const deleted = tx.delete(onboardings).where(deleting).returning({ id: onboardings.id }).all();
-      const dropped = tx.update(onboardings).set(NO_SECRETS).where(dropping).returning({ id: onboardings.id }).all();
+      const dropped = tx.update(onboardings).set(NO_SEALED_SECRETS).where(dropping).returning({ id: onboardings.id }).all();
       return deleted.length + dropped.length;
     });
   }
