@@ -255,6 +255,21 @@ describe("onboardings", () => {
     expect(await onboardings.create(b, at(HOUR_LATER(q) * 2, true))).toEqual({ refused: "held" });
   });
 
+  test("two accounts' first creates of one number at once: one stores its own, the other is refused, 20 times", async () => {
+    const q = await queue();
+    await account(q.deps.store, "acc_b", q.t);
+    for (let i = 0; i < 20; i++) {
+      // As a signup creates it: leased by the run about to start.
+      const mine = (accountId: string) => onboarding(q, { id: `sgn_${accountId}_${i}`, accountId, phoneNumberId: `pn_race_${i}`, leaseUntil: q.t + 100 });
+      const [a, b] = [mine("acc_suite"), mine("acc_b")];
+      const results = await Promise.all([a, b].map((o) => q.deps.store.onboardings.create(o, { now: q.t, numberIsTheirs: false })));
+      expect(results.filter((r) => "refused" in r)).toEqual([{ refused: "held" }]);
+      const stored = results.find((r) => "onboarding" in r) as { onboarding: Onboarding };
+      expect([a, b]).toContainEqual(stored.onboarding);
+      expect(await q.deps.query(`SELECT id FROM onboardings WHERE phone_number_id = 'pn_race_${i}'`)).toEqual([{ id: stored.onboarding.id }]);
+    }
+  });
+
   test("the cap counts the account's live unfinished ones; two created at once both count", async () => {
     const q = await queue();
     const onboardings = q.deps.store.onboardings;
