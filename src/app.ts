@@ -4,6 +4,7 @@ import { adminRoutes } from "./admin/routes.ts";
 import { sessionRoutes } from "./auth/session-routes.ts";
 import { dashboardRoutes } from "./dashboard/routes.ts";
 import { apiDocs } from "./http/api-docs.ts";
+import { controlCharacterGuard } from "./http/control-chars.ts";
 import { apiBodyLimit } from "./http/body-limit.ts";
 import { caughtUpDirectory } from "./http/caught-up.ts";
 import { requestContext } from "./http/request-context.ts";
@@ -56,7 +57,9 @@ export function createApp(deps: Deps) {
     },
   })
     .use(requestContext(deps))
+    // Generic input guards, in this order, for every route: see each one's file.
     .use(apiBodyLimit(deps))
+    .use(controlCharacterGuard())
     .use(caughtUpDirectory(deps))
     .use(apiDocs())
     .use(opsRoutes(deps))

@@ -16,31 +16,49 @@ export function routeGroup(path: string): "admin" | "api" | "webhooks" | "dashbo
   return "proxy";
 }
 
+/** How each part of a request Elysia validates is named in an error message. */
+const PARTS: Record<string, string> = { query: "query parameter", params: "path parameter", body: "body field", headers: "header", cookie: "cookie" };
+
+/** `query parameter limit: Expected union value`: which part of the request, which field, what is wrong. */
 function validationMessage(error: unknown): string {
-  const detail = error as { all?: { path?: string; message?: string }[] } | undefined;
+  const detail = error as { type?: string; all?: { path?: string; message?: string }[] } | undefined;
+  const part = PARTS[detail?.type ?? "body"] ?? "body field";
   const first = detail?.all?.[0];
-  if (!first) return "The request body is not valid.";
-  const where = first.path ? first.path.replace(/^\//, "").replaceAll("/", ".") : "body";
-  return `${where}: ${first.message ?? "is not valid"}`;
+  if (!first) return `The request's ${part}s are not valid.`;
+  const field = first.path ? first.path.replace(/^\//, "").replaceAll("/", ".") : "";
+  return field ? `${part} ${field}: ${first.message ?? "is not valid"}` : `${part.split(" ")[0]}: ${first.message ?? "is not valid"}`;
 }
 
 /**
- * The request's id from requestContext's derive, or a new one where derive has not run (routing
- * itself failed: NOT_FOUND, PARSE).
+ * The request's id, stamped by requestContext's onRequest; a new one only where that hook has not
+ * run (an app without requestContext).
  */
 export function requestIdOf(requestId: unknown, random: Random): string {
   return typeof requestId === "string" ? requestId : randomId(random, "req", 20);
 }
 
+/** What requestContext stamps on every request's context when it arrives. */
+interface Stamp {
+  requestId?: string;
+  startedAt?: number;
+}
+
 /**
  * Gives every request an id (sent back as X-Proxy-Request-Id and used as trace_id), renders every
- * error of ours in the one envelope, logs each request and counts it.
+ * error of ours in the one envelope, logs each request with the status it was sent and counts it.
+ * The id is stamped when the request arrives, before any other hook, so a request refused before
+ * routing (its body too large, too slow, not JSON) is logged under the id its answer carries.
  */
 export function requestContext(deps: { random: Random; logger: Logger; metrics: Metrics }) {
   return new Elysia({ name: "request-context" })
-    .derive({ as: "global" }, () => ({
-      requestId: randomId(deps.random, "req", 20),
-      startedAt: performance.now(),
+    .onRequest((context) => {
+      (context as Stamp).requestId = randomId(deps.random, "req", 20);
+      (context as Stamp).startedAt = performance.now();
+    })
+    // For handlers' types: the values are the ones stamped above.
+    .derive({ as: "global" }, (context) => ({
+      requestId: requestIdOf((context as Stamp).requestId, deps.random),
+      startedAt: (context as Stamp).startedAt ?? performance.now(),
     }))
     .onAfterHandle({ as: "global" }, ({ set, requestId }) => {
       set.headers["x-proxy-request-id"] = requestId;
@@ -48,7 +66,7 @@ export function requestContext(deps: { random: Random; logger: Logger; metrics: 
     // Only the fields it names: Elysia builds, for every route, whatever context its hooks read,
     // and a hook that takes the whole context has every request's cookies, query and headers
     // parsed (about 50 µs per request, bench/RESULTS.md).
-    .onError({ as: "global" }, ({ code, error, request, path, requestId }) => {
+    .onError({ as: "global" }, ({ code, error, request, path, set, requestId }) => {
       const traceId = requestIdOf(requestId, deps.random);
       let name: ErrorName;
       let message: string | undefined;
@@ -68,10 +86,16 @@ export function requestContext(deps: { random: Random; logger: Logger; metrics: 
         name = "internal";
         deps.logger.error("unhandled error", { method: request.method, path, error });
       }
-      return errorResponse(name, traceId, { message });
+      const response = errorResponse(name, traceId, { message });
+      // Elysia sets its own status before an error reaches here (422 for any failed validation) and
+      // sends this response as it is; the access log reads set.status.
+      set.status = response.status;
+      return response;
     })
-    .onAfterResponse({ as: "global" }, ({ request, path, set, requestId, startedAt }) => {
-      const status = typeof set.status === "number" ? set.status : 200;
+    .onAfterResponse({ as: "global" }, ({ request, path, set, responseValue, requestId, startedAt }) => {
+      // A handler may answer with a Response of its own: Elysia sends its status, or set.status in place of a 200.
+      const setStatus = typeof set.status === "number" ? set.status : 200;
+      const status = responseValue instanceof Response && responseValue.status !== 200 ? responseValue.status : setStatus;
       const group = routeGroup(path);
       deps.metrics.httpRequests.inc({ group, status: `${Math.floor(status / 100)}xx` });
       if (group !== "ops") {
