@@ -4,6 +4,7 @@ import { adminRoutes } from "./admin/routes.ts";
 import { sessionRoutes } from "./auth/session-routes.ts";
 import { dashboardRoutes } from "./dashboard/routes.ts";
 import { apiDocs } from "./http/api-docs.ts";
+import { browserApiGuard } from "./http/browser-guard.ts";
 import { controlCharacterGuard } from "./http/control-chars.ts";
 import { requestBodies } from "./http/request-body.ts";
 import { caughtUpDirectory } from "./http/caught-up.ts";
@@ -58,6 +59,7 @@ export function createApp(deps: Deps) {
   })
     .use(requestContext(deps))
     // Generic input guards, in this order, for every route: see each one's file.
+    .use(browserApiGuard("/api/"))
     .use(requestBodies(deps))
     .use(controlCharacterGuard())
     .use(caughtUpDirectory(deps))
