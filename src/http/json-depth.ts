@@ -1,19 +1,13 @@
+import { BACKSLASH, CLOSE_ARRAY, CLOSE_OBJECT, OPEN_ARRAY, OPEN_OBJECT, QUOTE } from "./json-bytes.ts";
+
 /** How deep a JSON body may nest: no route takes more than a few levels; a deeper body is refused before it is parsed. */
 export const MAX_JSON_DEPTH = 32;
-
-const OPEN_ARRAY = 0x5b;
-const OPEN_OBJECT = 0x7b;
-const CLOSE_ARRAY = 0x5d;
-const CLOSE_OBJECT = 0x7d;
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
 
 /**
  * Does this JSON text (UTF-8) nest arrays and objects deeper than `max`? One pass over its bytes,
  * with no recursion, so that a body of 500,000 nested arrays costs a scan, not a stack overflow in
  * whatever walks the parsed value (validation, its error message). Brackets inside strings do not
- * count; the text need not be valid JSON (the parser judges that afterwards). Every byte looked
- * for is ASCII, which no byte of a multi-byte UTF-8 character can be mistaken for.
+ * count; the text need not be valid JSON (the parser judges that afterwards).
  */
 export function nestsDeeperThan(json: Uint8Array, max: number): boolean {
   let depth = 0;
