@@ -1,6 +1,6 @@
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { beforeAll, describe, expect, test } from "bun:test";
 import { admin } from "../support/harness.ts";
-import { relayApp, type RelayApp } from "../webhooks/support.ts";
+import { appWithAccount } from "../webhooks/support.ts";
 
 // Issue 26, item 5: a time past a JavaScript date's range (±8.64e15 ms) is refused with 400 naming
 // the parameter wherever a time is read, and nothing is stored.
@@ -9,15 +9,11 @@ import { relayApp, type RelayApp } from "../webhooks/support.ts";
 const FAR = "9999999999999999999999999999999999999";
 const JUST_PAST = "8640000000000001";
 
-let app: RelayApp;
-let a: Awaited<ReturnType<RelayApp["account"]>>;
+const my = appWithAccount();
 let endpointId: string;
 beforeAll(async () => {
-  app = await relayApp();
-  a = await app.account();
-  endpointId = (await a.endpoint("http://127.0.0.1:9/hook")).id;
+  endpointId = (await my.a.endpoint("http://127.0.0.1:9/hook")).id;
 });
-afterAll(() => app.close());
 
 function expectRefused(answer: { status: number; body: Record<string, any> }, parameter: string) {
   expect(answer.status).toBe(400);
@@ -29,28 +25,28 @@ function expectRefused(answer: { status: number; body: Record<string, any> }, pa
 describe("time parameters", () => {
   test.each([FAR, JUST_PAST])("the request log, delivery search and usage refuse %s", async (value) => {
     for (const name of ["from", "to"]) {
-      expectRefused(await a.api("GET", `/api/requests?${name}=${value}`), name);
-      expectRefused(await a.api("GET", `/api/deliveries?${name}=${value}`), name);
-      const usage = await admin(app.url, "GET", `/admin/usage?from=${name === "from" ? value : "0"}${name === "to" ? `&to=${value}` : ""}`);
+      expectRefused(await my.a.api("GET", `/api/requests?${name}=${value}`), name);
+      expectRefused(await my.a.api("GET", `/api/deliveries?${name}=${value}`), name);
+      const usage = await admin(my.app.url, "GET", `/admin/usage?from=${name === "from" ? value : "0"}${name === "to" ? `&to=${value}` : ""}`);
       expectRefused({ status: usage.status, body: await usage.json() as Record<string, any> }, name);
     }
   });
 
   test("the edge of the range is still a time", async () => {
-    expect((await a.api("GET", "/api/requests?from=0&to=8640000000000000")).status).toBe(200);
-    expect((await a.api("GET", "/api/deliveries?to=8640000000000000")).status).toBe(200);
-    expect((await admin(app.url, "GET", "/admin/usage?from=0&to=8640000000000000")).status).toBe(200);
+    expect((await my.a.api("GET", "/api/requests?from=0&to=8640000000000000")).status).toBe(200);
+    expect((await my.a.api("GET", "/api/deliveries?to=8640000000000000")).status).toBe(200);
+    expect((await admin(my.app.url, "GET", "/admin/usage?from=0&to=8640000000000000")).status).toBe(200);
   });
 
   test("a recover since a time past the range is a 400 and stores nothing; the endpoint still reads", async () => {
     for (const since of [FAR, JUST_PAST]) {
-      expectRefused(await a.api("POST", `/api/endpoints/${endpointId}/recover`, { since }), "since");
+      expectRefused(await my.a.api("POST", `/api/endpoints/${endpointId}/recover`, { since }), "since");
     }
-    expect(await app.deps.query("SELECT id FROM recoveries")).toEqual([]);
-    const latest = await a.api("GET", `/api/endpoints/${endpointId}/recover`);
+    expect(await my.app.deps.query("SELECT id FROM recoveries")).toEqual([]);
+    const latest = await my.a.api("GET", `/api/endpoints/${endpointId}/recover`);
     expect(latest.status).toBe(200);
     expect(latest.body).toBeNull();
-    expect((await a.api("GET", `/api/endpoints/${endpointId}`)).status).toBe(200);
-    expect(await a.page(`/dashboard/endpoints/${endpointId}`)).toContain("Recover");
+    expect((await my.a.api("GET", `/api/endpoints/${endpointId}`)).status).toBe(200);
+    expect(await my.a.page(`/dashboard/endpoints/${endpointId}`)).toContain("Recover");
   });
 });

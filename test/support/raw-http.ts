@@ -24,15 +24,26 @@ function parseResponse(received: Buffer, final: boolean): RawResponse | null {
 /**
  * Sends `head` (request line and headers, without the blank line) and then `body` on a fresh
  * connection, and reads one response: for requests fetch will not send, such as a Content-Length
- * that promises more than is sent. The connection is closed once the response is complete.
+ * that promises more than is sent. The connection is closed once the response is complete. With
+ * `dripEveryMs`, one more body byte follows every `dripEveryMs` for as long as the connection is
+ * open (a body that trickles in), and the answer is given once the server has closed it, with
+ * `dripped`, how many such bytes were sent.
  */
-export function rawRequest(url: string, head: string, body: Uint8Array | string = ""): Promise<RawResponse> {
+export function rawRequest(
+  url: string,
+  head: string,
+  body: Uint8Array | string = "",
+  options: { dripEveryMs?: number } = {},
+): Promise<RawResponse & { dripped: number }> {
   const { hostname, port } = new URL(url);
+  const drip = options.dripEveryMs;
   return new Promise((resolve, reject) => {
     let received = Buffer.alloc(0);
-    const tryParse = (final: boolean): boolean => {
+    let dripped = 0;
+    let dripping: Timer | undefined;
+    const answered = (final: boolean): boolean => {
       const response = parseResponse(received, final);
-      if (response) resolve(response);
+      if (response) resolve({ ...response, dripped });
       return response !== null;
     };
     void Bun.connect({
@@ -42,52 +53,18 @@ export function rawRequest(url: string, head: string, body: Uint8Array | string 
         open(socket) {
           socket.write(`${head}\r\n\r\n`);
           if (body.length > 0) socket.write(body);
+          if (drip !== undefined) dripping = setInterval(() => (dripped += socket.write("a")), drip);
         },
         data(socket, chunk) {
           received = Buffer.concat([received, chunk]);
-          if (tryParse(false)) socket.end();
+          if (drip === undefined && answered(false)) socket.end();
         },
         close() {
-          if (!tryParse(true)) reject(new Error(`connection closed after ${received.length} bytes`));
+          clearInterval(dripping);
+          if (!answered(true)) reject(new Error(`connection closed after ${received.length} bytes without an answer`));
         },
         error(_socket, error) {
-          reject(error);
-        },
-      },
-    }).catch(reject);
-  });
-}
-
-/**
- * Sends `head` and then a body that never ends: one byte every `everyMs`, for as long as the
- * connection is open. Resolves with the answer once the server has closed the connection, and
- * how many body bytes were written by then.
- */
-export function trickleRequest(url: string, head: string, everyMs: number): Promise<RawResponse & { bytesSent: number }> {
-  const { hostname, port } = new URL(url);
-  return new Promise((resolve, reject) => {
-    let received = Buffer.alloc(0);
-    let bytesSent = 0;
-    let drip: Timer | undefined;
-    void Bun.connect({
-      hostname,
-      port: Number(port),
-      socket: {
-        open(socket) {
-          socket.write(`${head}\r\n\r\n`);
-          drip = setInterval(() => (bytesSent += socket.write("a")), everyMs);
-        },
-        data(_socket, chunk) {
-          received = Buffer.concat([received, chunk]);
-        },
-        close() {
-          clearInterval(drip);
-          const response = parseResponse(received, true);
-          if (response) resolve({ ...response, bytesSent });
-          else reject(new Error(`connection closed after ${received.length} bytes without an answer`));
-        },
-        error(_socket, error) {
-          clearInterval(drip);
+          clearInterval(dripping);
           reject(error);
         },
       },
