@@ -17,16 +17,36 @@ export function routeGroup(path: string): "admin" | "api" | "webhooks" | "dashbo
 }
 
 /** How each part of a request Elysia validates is named in an error message. */
-const PARTS: Record<string, string> = { query: "query parameter", params: "path parameter", body: "body field", headers: "header", cookie: "cookie" };
+const PARTS = { query: "query parameter", params: "path parameter", body: "body field", headers: "header", cookie: "cookie" } as const;
+
+/** The parts of a request a refused value may have come from, as parsed. */
+type Parsed = { query?: unknown; params?: unknown; body?: unknown };
+
+/**
+ * Elysia's own types (t.Numeric, …) report a value they refuse with neither its part nor its name:
+ * this finds the parameter or top-level body field that holds it.
+ */
+function whereIs(value: unknown, parsed: Parsed): string | null {
+  for (const part of ["query", "params", "body"] as const) {
+    const values = parsed[part];
+    if (values === null || typeof values !== "object") continue;
+    for (const [name, held] of Object.entries(values)) {
+      if (held === value || (typeof held === "string" && Number(held) === value)) return `${PARTS[part]} ${name}`;
+    }
+  }
+  return null;
+}
 
 /** `query parameter limit: Expected union value`: which part of the request, which field, what is wrong. */
-function validationMessage(error: unknown): string {
-  const detail = error as { type?: string; all?: { path?: string; message?: string }[] } | undefined;
-  const part = PARTS[detail?.type ?? "body"] ?? "body field";
+function validationMessage(error: unknown, parsed: Parsed): string {
+  const detail = error as { type?: string; value?: unknown; all?: { path?: string; message?: string }[] } | undefined;
   const first = detail?.all?.[0];
-  if (!first) return `The request's ${part}s are not valid.`;
-  const field = first.path ? first.path.replace(/^\//, "").replaceAll("/", ".") : "";
-  return field ? `${part} ${field}: ${first.message ?? "is not valid"}` : `${part.split(" ")[0]}: ${first.message ?? "is not valid"}`;
+  const what = first?.message ?? "is not valid";
+  const type = detail?.type ?? "body";
+  if (!(type in PARTS)) return `${whereIs(detail?.value, parsed) ?? "A value"}: ${what}`;
+  const part = PARTS[type as keyof typeof PARTS];
+  const field = first?.path ? first.path.replace(/^\//, "").replaceAll("/", ".") : "";
+  return field ? `${part} ${field}: ${what}` : `${type}: ${what}`;
 }
 
 /**
@@ -66,7 +86,7 @@ export function requestContext(deps: { random: Random; logger: Logger; metrics: 
     // Only the fields it names: Elysia builds, for every route, whatever context its hooks read,
     // and a hook that takes the whole context has every request's cookies, query and headers
     // parsed (about 50 µs per request, bench/RESULTS.md).
-    .onError({ as: "global" }, ({ code, error, request, path, set, requestId }) => {
+    .onError({ as: "global" }, ({ code, error, request, path, set, requestId, query, params, body }) => {
       const traceId = requestIdOf(requestId, deps.random);
       let name: ErrorName;
       let message: string | undefined;
@@ -75,7 +95,7 @@ export function requestContext(deps: { random: Random; logger: Logger; metrics: 
         message = error.message;
       } else if (code === "VALIDATION" || code === "PARSE") {
         name = "invalid_request";
-        message = code === "PARSE" ? "The request body is not valid JSON." : validationMessage(error);
+        message = code === "PARSE" ? "The request body is not valid JSON." : validationMessage(error, { query, params, body });
       } else if (error instanceof StoreUnavailableError) {
         name = "unavailable";
         deps.logger.warn("database unavailable", { method: request.method, path, error: error.message });
