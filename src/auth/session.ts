@@ -59,15 +59,3 @@ export async function findSession(deps: SessionDeps, token: string | undefined):
 export async function signOut(deps: SessionDeps, token: string | undefined): Promise<void> {
   if (token) await deps.store.sessions.delete(hashToken(token));
 }
-
-/** State-changing calls from a browser must come from our own origin (CSRF defence beside SameSite). */
-export function checkOrigin(method: string, origin: string | null, host: string | null): void {
-  if (method === "GET" || method === "HEAD" || origin === null) return;
-  let originHost: string;
-  try {
-    originHost = new URL(origin).host;
-  } catch {
-    throw new AppError("forbidden");
-  }
-  if (originHost !== host) throw new AppError("forbidden");
-}

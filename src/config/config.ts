@@ -24,6 +24,8 @@ export interface Config {
   readonly upstreamMediaTimeoutMs: number;
   /** A proxied body that declares at most this many bytes is read before it is forwarded; 0 streams every body. */
   readonly proxyBodyBufferBytes: number;
+  /** How long a body outside the proxy may take to arrive whole, from its request's headers; then 408 and the connection is closed. */
+  readonly requestBodyTimeoutMs: number;
   readonly webhookTimeoutMs: number;
   /** Waits between attempts: N waits = N + 1 attempts. */
   readonly webhookRetrySchedule: readonly number[];
@@ -299,6 +301,7 @@ export function parseConfig(env: Env): Config {
     upstreamTimeoutMs: integer(env, "UPSTREAM_TIMEOUT_MS", 30_000, 1, 600_000),
     upstreamMediaTimeoutMs: integer(env, "UPSTREAM_MEDIA_TIMEOUT_MS", 120_000, 1, 600_000),
     proxyBodyBufferBytes: integer(env, "PROXY_BODY_BUFFER_BYTES", 64 * 1024, 0, 1024 * 1024),
+    requestBodyTimeoutMs: integer(env, "REQUEST_BODY_TIMEOUT_MS", 30_000, 1, 600_000),
     webhookTimeoutMs: integer(env, "WEBHOOK_TIMEOUT_MS", 10_000, 1, 120_000),
     webhookRetrySchedule: Object.freeze(retrySchedule(text(env, "WEBHOOK_RETRY_SCHEDULE"))),
     mail: mail(text(env, "SMTP_URL"), text(env, "MAIL_FROM")),

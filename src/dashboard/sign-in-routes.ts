@@ -1,6 +1,7 @@
 import { Elysia } from "elysia";
 import { clearedSessionCookie, sessionCookie, sessionToken } from "../auth/session-routes.ts";
-import { checkOrigin, findSession, signIn, signOut } from "../auth/session.ts";
+import { findSession, signIn, signOut } from "../auth/session.ts";
+import { checkOrigin } from "../http/browser-guard.ts";
 import { AppError } from "../errors/catalog.ts";
 import type { Deps } from "../runtime/deps.ts";
 import { htmlResponse, safeNext, seeOther } from "./http.ts";

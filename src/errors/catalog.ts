@@ -38,9 +38,14 @@ export const ERRORS = {
   invalid_signature: { status: 401, type: "AuthException", code: "invalid_signature", message: "X-Hub-Signature-256 is missing or does not match." },
   verify_token_mismatch: { status: 403, type: "AuthException", code: "verify_token_mismatch", message: "The verify token does not match." },
   invalid_event: { status: 400, type: "InvalidRequestException", code: "invalid_event", message: "The body is not a webhook event ({object, entry[{id, changes[{field, value}]}]})." },
-  body_too_large: { status: 413, type: "InvalidRequestException", code: "body_too_large", message: "The request body exceeds 1 MB." },
-  length_required: { status: 411, type: "InvalidRequestException", code: "length_required", message: "Send the body with a Content-Length (at most 1 MB)." },
-  event_too_large: { status: 413, type: "InvalidRequestException", code: "event_too_large", message: "The webhook event exceeds 10 MB." },
+  // The rest of such a body is never read: the connection is closed rather than left half-read.
+  body_too_large: { status: 413, type: "InvalidRequestException", code: "body_too_large", message: "The request body exceeds 1 MB.", closes: true },
+  length_required: { status: 411, type: "InvalidRequestException", code: "length_required", message: "Send the body with a Content-Length (at most 1 MB).", closes: true },
+  event_too_large: { status: 413, type: "InvalidRequestException", code: "event_too_large", message: "The webhook event exceeds 10 MB.", closes: true },
+  // Bun gives a GET or HEAD no body to read, and would keep its connection open while one trickles in.
+  body_not_expected: { status: 400, type: "InvalidRequestException", code: "invalid_request", message: "A GET or HEAD request carries no body; send it without one.", closes: true },
+  body_timeout: { status: 408, type: "InvalidRequestException", code: "body_timeout", message: "The request body did not arrive in time.", closes: true },
+  unsupported_media_type: { status: 415, type: "InvalidRequestException", code: "unsupported_media_type", message: "Send the body as JSON, with Content-Type: application/json." },
   payload_expired: { status: 410, type: "GoneException", code: "payload_expired", message: "The payload of this delivery has been deleted." },
   signup_rate_limited: { status: 429, type: "ThrottleException", code: "signup_rate_limited", message: "This account started too many signups; try again later." },
   too_many_attempts: { status: 429, type: "AuthException", code: "too_many_attempts", message: "Too many failed sign-ins; try again later." },
@@ -80,9 +85,16 @@ export function errorResponse(
   options: { message?: string; headers?: Record<string, string> } = {},
 ): Response {
   const body = JSON.stringify(errorEnvelope(name, traceId, options.message));
+  const spec: ErrorSpec = ERRORS[name];
   // The length Bun would send anyway, set here so that the request log can read it.
   return new Response(body, {
-    status: ERRORS[name].status,
-    headers: { "content-type": "application/json", "content-length": String(Buffer.byteLength(body)), "x-proxy-request-id": traceId, ...options.headers },
+    status: spec.status,
+    headers: {
+      "content-type": "application/json",
+      "content-length": String(Buffer.byteLength(body)),
+      "x-proxy-request-id": traceId,
+      ...("closes" in spec ? { connection: "close" } : {}),
+      ...options.headers,
+    },
   });
 }

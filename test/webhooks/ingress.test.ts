@@ -80,7 +80,9 @@ describe("X-Hub-Signature-256", () => {
     await app.tick();
     expect(rxVictim.received).toHaveLength(0);
     expect(rxByo.received.map((r) => r.body)).toEqual([`{"object":"whatsapp_business_account","entry":[${mine}]}`]);
-    expect(app.deps.logger.lines.some((l) => l.msg === "webhook entry dropped: signed with another app's secret")).toBe(true);
+    expect(app.deps.logger.lines.filter((l) => l.msg === "webhook entries dropped")).toEqual([
+      expect.objectContaining({ entries: 1, unknown_waba: 0, signed_by_another_app: 1, first_waba_ids: [victim.wabaId] }),
+    ]);
 
     // Only its own entries: byte for byte, with the signature upstream made.
     const own = `{"object":"whatsapp_business_account","entry":[${mine}]}`;
@@ -98,6 +100,28 @@ describe("X-Hub-Signature-256", () => {
 
 // SQLite's own machinery: the flush of its WAL that each ack waits for (PostgreSQL commits are
 // durable when they return: the backend's own tests cover its 503 when nothing could be committed).
+describe("entries that are dropped", () => {
+  test("thousands of entries of unknown WABAs in one signed event make one summary line: how many, the first few ids", async () => {
+    app = await relayApp();
+    const a = await app.account();
+    const rx = app.receiver();
+    await a.endpoint(rx.url);
+    const unknown = Array.from({ length: 5_000 }, (_, i) => ({ id: `stranger-${i}`, changes: [messageChange("x")] }));
+    const before = app.deps.logger.lines.length;
+    expect((await app.post(eventBody([...unknown, { id: a.wabaId, changes: [messageChange(a.numbers[0]!)] }]))).status).toBe(200);
+    const warnings = app.deps.logger.lines.slice(before).filter((l) => l.level === "warn");
+    expect(warnings).toEqual([expect.objectContaining({
+      msg: "webhook entries dropped",
+      entries: 5_000,
+      unknown_waba: 5_000,
+      signed_by_another_app: 0,
+      first_waba_ids: ["stranger-0", "stranger-1", "stranger-2", "stranger-3", "stranger-4"],
+    })]);
+    await app.tick();
+    expect(rx.received).toHaveLength(1);
+  });
+});
+
 describe.skipIf(!onSqlite)("durable before the 200 (CONTRACT 5)", () => {
   /** An app whose WAL syncs the test finishes by hand, and an event posted to it whose commit is waiting for one. */
   async function eventAwaitingSync() {
