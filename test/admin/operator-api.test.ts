@@ -95,6 +95,7 @@ describe("accounts", () => {
     [{ name: "Acme", email: "ops@acme.example", billing_status: "free" }],
     [{ name: "Acme", email: "ops@acme.example", retention: "30d" }],
     [{ name: "Acme", email: "ops@acme.example", max_numbers: -1 }],
+    [{ name: "Acme", email: "ops@acme.example", max_numbers: 2 ** 31 }],
     [{ name: "Acme", email: "ops@acme.example", surprise: true }],
   ])("create rejects %j with 400 invalid_request", async (body) => {
     await expectError(await admin(url, "POST", "/admin/accounts", body), 400, "invalid_request");
