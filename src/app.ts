@@ -6,6 +6,7 @@ import { dashboardRoutes } from "./dashboard/routes.ts";
 import { apiDocs } from "./http/api-docs.ts";
 import { apiBodyLimit } from "./http/body-limit.ts";
 import { caughtUpDirectory } from "./http/caught-up.ts";
+import { noNul } from "./http/no-nul.ts";
 import { requestContext } from "./http/request-context.ts";
 import { opsRoutes } from "./observability/routes.ts";
 import type { Deps, Worker } from "./runtime/deps.ts";
@@ -57,6 +58,7 @@ export function createApp(deps: Deps) {
   })
     .use(requestContext(deps))
     .use(apiBodyLimit(deps))
+    .use(noNul())
     .use(caughtUpDirectory(deps))
     .use(apiDocs())
     .use(opsRoutes(deps))
