@@ -48,16 +48,18 @@ export async function updateAccount(deps: OpDeps, id: string, input: UpdateAccou
 
 export async function createUser(deps: OpDeps, accountId: string, input: CreateUserInput): Promise<User> {
   getAccount(deps, accountId);
-  if (await deps.store.users.byEmail(input.email)) {
-    throw new AppError("conflict", `A dashboard user with email ${input.email} already exists.`);
-  }
-  return deps.store.users.create({
+  const taken = () => new AppError("conflict", `A dashboard user with email ${input.email} already exists.`);
+  // Checked first to spare the hash; the insert decides when two requests create the same email at once.
+  if (await deps.store.users.byEmail(input.email)) throw taken();
+  const user = await deps.store.users.create({
     id: randomId(deps.random, "usr"),
     accountId,
     email: input.email,
     passwordHash: await Bun.password.hash(input.password, { algorithm: "argon2id" }),
     createdAt: deps.clock.now(),
   });
+  if (!user) throw taken();
+  return user;
 }
 
 /** Creates a key; the plain key is returned only here and never stored. */

@@ -42,6 +42,12 @@ export async function signIn(deps: SessionDeps, email: string, password: string)
     throw new AppError("unauthorized", "Wrong email or password.");
   }
   await deps.store.users.clearFailures(email);
+  return openSession(deps, user);
+}
+
+/** A new session of a user whose password was checked; returns the cookie value. */
+export async function openSession(deps: SessionDeps, user: { id: string; accountId: string }): Promise<{ token: string; session: Session }> {
+  const now = deps.clock.now();
   const token = Buffer.from(deps.random.bytes(32)).toString("base64url");
   const session: Session = { tokenHash: hashToken(token), userId: user.id, accountId: user.accountId, createdAt: now, expiresAt: now + SESSION_TTL_MS };
   await deps.store.sessions.create(session);

@@ -84,7 +84,8 @@ export type WabaPatch = { status?: WabaStatus; accessToken?: string; appSecret?:
 export interface UserStore {
   byEmail(email: string): Promise<User | undefined>;
   byId(id: string): Promise<User | undefined>;
-  create(user: User): Promise<User>;
+  /** Null when a user has this email already (two creations at once: one wins). */
+  create(user: User): Promise<User | null>;
   /** Replaces a user's password hash (the demo resets its user's password at every start). */
   setPasswordHash(id: string, passwordHash: string): Promise<void>;
   /** Failed sign-ins per email, to slow down guessing. */

@@ -190,6 +190,25 @@ describe("bad bodies", () => {
     expect(await count(app, "events")).toBe(0);
   });
 
+  test("ids and codes no index holds (NUL, 1 MB, past an integer) are relayed but not indexed: 200, never a 500", async () => {
+    app = await relayApp();
+    const a = await app.account();
+    const rx = app.receiver();
+    await a.endpoint(rx.url);
+    const status = (id: unknown, code: unknown) => ({ id, status: "failed\u0000", errors: [{ code }] });
+    const odd = messageChange("pn\u0000x");
+    const statuses = [status("wamid.\u0000", 1), status("x".repeat(1_000_000), 1), status("wamid.big", 1e37), status("wamid.part", 1.5)];
+    const change = { ...odd, value: { ...odd.value, metadata: { phone_number_id: a.numbers[0] }, statuses } };
+    for (const changes of [[odd], [change]]) {
+      const response = await app.post(eventBody([{ id: a.wabaId, changes }]));
+      expect(response.status).toBe(200);
+    }
+    // The two that fit are indexed, without the code or status no column holds.
+    const indexed = await app.deps.query("SELECT message_id, status, error_code FROM event_messages WHERE message_id IN ('wamid.big', 'wamid.part') ORDER BY message_id");
+    expect(indexed).toEqual([{ message_id: "wamid.big", status: null, error_code: null }, { message_id: "wamid.part", status: null, error_code: null }]);
+    expect(await count(app, "events")).toBe(2);
+  });
+
   test("over 10 MB: 413, whether declared or streamed without a length", async () => {
     app = await relayApp();
     const big = new Uint8Array(10 * 1024 * 1024 + 1).fill(0x20);
