@@ -162,7 +162,7 @@ describe("dashboard users", () => {
     });
     expect(await expectError(response, 400, "invalid_request")).toBe("body: Expected object");
     const message = await expectError(await admin(url, "POST", "/admin/accounts", { name: "Acme", email: "ops@acme.example", max_numbers: "3" }), 400, "invalid_request");
-    expect(message).toStartWith("max_numbers:");
+    expect(message).toStartWith("body field max_numbers:");
   });
 });
 
