@@ -54,6 +54,11 @@ const WHEN: Record<ErrorName, string> = {
   event_too_large: "An event over 10 MB posted to `/webhooks/upstream`.",
   payload_expired: "Replaying a delivery whose payload has been deleted: a `history` payload, once its delivery ended.",
   too_many_attempts: "A sign-in too soon after 5 or more failures in a row for its email: the wait starts at 1 s and doubles with each failure, up to 15 minutes; a success or 24 quiet hours clear it.",
+  too_many_signups: "Starting an Embedded Signup while the account already has `EMBEDDED_SIGNUP_MAX_UNFINISHED` signups neither finished nor expired.",
+  signup_rate_limited: "More Embedded Signup starts and retries from one account than `EMBEDDED_SIGNUP_STARTS_PER_HOUR` allows; `Retry-After` says when the next one may start.",
+  body_timeout: "A request body (outside the proxy) that had not fully arrived `REQUEST_BODY_TIMEOUT_MS` after its headers; the connection is closed.",
+  unsupported_media_type: "A state-changing `/api` call whose body is not `application/json` (what a cross-site HTML form could send).",
+  body_not_expected: "A GET or HEAD that declares a body; the connection is closed.",
   internal: "An unexpected error outside the proxy; the log has it under the request id.",
   unavailable: "The database could not be reached (scale-out mode); nothing was stored.",
 };

@@ -26,6 +26,8 @@ export interface Config {
   readonly upstreamMediaTimeoutMs: number;
   /** A proxied body that declares at most this many bytes is read before it is forwarded; 0 streams every body. */
   readonly proxyBodyBufferBytes: number;
+  /** How long a body outside the proxy may take to arrive whole, from its request's headers; then 408 and the connection is closed. */
+  readonly requestBodyTimeoutMs: number;
   readonly webhookTimeoutMs: number;
   /** Waits between attempts: N waits = N + 1 attempts. */
   readonly webhookRetrySchedule: readonly number[];
@@ -54,6 +56,15 @@ export interface EmbeddedSignupConfig {
    * the page's script takes session information only from them.
    */
   readonly origins: readonly string[];
+  /**
+   * How long a signup that has not finished keeps its number and its sealed code, token and PIN
+   * (EMBEDDED_SIGNUP_EXPIRY): about an authorization code's lifetime.
+   */
+  readonly expiryMs: number;
+  /** Signup starts and retries per account per hour, a token bucket (EMBEDDED_SIGNUP_STARTS_PER_HOUR). */
+  readonly startsPerHour: number;
+  /** Unfinished signups an account may have at once (EMBEDDED_SIGNUP_MAX_UNFINISHED). */
+  readonly maxUnfinished: number;
 }
 
 export interface TracingConfig {
@@ -107,6 +118,7 @@ export function parseConfig(env: Env): Config {
     upstreamTimeoutMs: get("UPSTREAM_TIMEOUT_MS"),
     upstreamMediaTimeoutMs: get("UPSTREAM_MEDIA_TIMEOUT_MS"),
     proxyBodyBufferBytes: get("PROXY_BODY_BUFFER_BYTES"),
+    requestBodyTimeoutMs: get("REQUEST_BODY_TIMEOUT_MS"),
     webhookTimeoutMs: get("WEBHOOK_TIMEOUT_MS"),
     webhookRetrySchedule: get("WEBHOOK_RETRY_SCHEDULE"),
     mail: mail(get),
@@ -170,5 +182,13 @@ function embeddedSignup(get: Get): EmbeddedSignupConfig | null {
   }
   const sdkUrl = get("EMBEDDED_SIGNUP_SDK_URL");
   const origins = sdkUrl === DEFAULT_SIGNUP_SDK_URL ? DEFAULT_SIGNUP_ORIGINS : [new URL(sdkUrl).origin];
-  return Object.freeze({ appId, configId, sdkUrl, origins: Object.freeze(origins) });
+  return Object.freeze({
+    appId,
+    configId,
+    sdkUrl,
+    origins: Object.freeze(origins),
+    expiryMs: get("EMBEDDED_SIGNUP_EXPIRY"),
+    startsPerHour: get("EMBEDDED_SIGNUP_STARTS_PER_HOUR"),
+    maxUnfinished: get("EMBEDDED_SIGNUP_MAX_UNFINISHED"),
+  });
 }

@@ -107,6 +107,18 @@ export const encryptionKey: Reader<Uint8Array> = (raw, name) => {
   return new Uint8Array(bytes);
 };
 
+/** A duration such as `90s`, `10m` or `1h`, in milliseconds, from `min` to `max`. */
+export function duration(min: number, max: number): Reader<number> {
+  const words = (ms: number) => (ms % 3_600_000 === 0 ? `${ms / 3_600_000}h` : `${ms / 60_000}m`);
+  return (raw, name) => {
+    const ms = parseDuration(raw);
+    if (ms === null || ms < min || ms > max) {
+      throw new ConfigError(name, `must be a duration from ${words(min)} to ${words(max)}, such as 1h, got "${raw}"`);
+    }
+    return ms;
+  };
+}
+
 /** Comma-separated durations such as `5s,1m,2h`, in milliseconds. */
 export const durations: Reader<readonly number[]> = (raw, name) => {
   const parts = raw.split(",");
