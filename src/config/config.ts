@@ -136,7 +136,10 @@ function redis(get: Get, db: DatabaseConfig): Config["redis"] {
   const url = get("REDIS_URL");
   if (url === null) {
     if (db.kind === "postgres") {
-      throw new ConfigError("REDIS_URL", "is required with a postgres:// DATABASE_URL: it holds the rate limits every instance shares");
+      throw new ConfigError(
+        "REDIS_URL",
+        "is required with a postgres:// DATABASE_URL: it holds the rate limits every instance shares",
+      );
     }
     return null;
   }
@@ -151,7 +154,11 @@ function mail(get: Get): Config["mail"] {
   const from = get("MAIL_FROM");
   const smtpUrl = get("SMTP_URL");
   if (smtpUrl === null) return null;
-  if (from === null) throw new ConfigError("MAIL_FROM", "is required with SMTP_URL: the address warning and disable emails are sent from");
+  if (from === null)
+    throw new ConfigError(
+      "MAIL_FROM",
+      "is required with SMTP_URL: the address warning and disable emails are sent from",
+    );
   return Object.freeze({ smtpUrl, from });
 }
 
@@ -175,10 +182,16 @@ function embeddedSignup(get: Get): EmbeddedSignupConfig | null {
   const configId = get("EMBEDDED_SIGNUP_CONFIG_ID");
   if (appId === null && configId === null) return null;
   if (appId === null) {
-    throw new ConfigError("EMBEDDED_SIGNUP_APP_ID", "is required with EMBEDDED_SIGNUP_CONFIG_ID: the id of the service's app on the platform");
+    throw new ConfigError(
+      "EMBEDDED_SIGNUP_APP_ID",
+      "is required with EMBEDDED_SIGNUP_CONFIG_ID: the id of the service's app on the platform",
+    );
   }
   if (configId === null) {
-    throw new ConfigError("EMBEDDED_SIGNUP_CONFIG_ID", "is required with EMBEDDED_SIGNUP_APP_ID: the id of the Embedded Signup configuration");
+    throw new ConfigError(
+      "EMBEDDED_SIGNUP_CONFIG_ID",
+      "is required with EMBEDDED_SIGNUP_APP_ID: the id of the Embedded Signup configuration",
+    );
   }
   const sdkUrl = get("EMBEDDED_SIGNUP_SDK_URL");
   const origins = sdkUrl === DEFAULT_SIGNUP_SDK_URL ? DEFAULT_SIGNUP_ORIGINS : [new URL(sdkUrl).origin];

@@ -45,7 +45,8 @@ export const httpUrl: Reader<string> = (raw, name) => {
   } catch {
     throw new ConfigError(name, `is not a URL: "${raw}"`);
   }
-  if (url.protocol !== "http:" && url.protocol !== "https:") throw new ConfigError(name, "must start with http:// or https://");
+  if (url.protocol !== "http:" && url.protocol !== "https:")
+    throw new ConfigError(name, "must start with http:// or https://");
   return raw;
 };
 
@@ -71,7 +72,10 @@ export const database: Reader<DatabaseConfig> = (raw, name) => {
     }
     return { kind: "postgres", url: raw };
   }
-  throw new ConfigError(name, `must look like file:./data/switchboard.db or postgres://user:pass@host:5432/db, got "${raw}"`);
+  throw new ConfigError(
+    name,
+    `must look like file:./data/switchboard.db or postgres://user:pass@host:5432/db, got "${raw}"`,
+  );
 };
 
 /** A name's labels (RFC 1123); a text of digits and dots only is an IPv4 address or nothing. */
@@ -89,13 +93,17 @@ export const apiVersion: Reader<string> = (raw, name) => {
 
 export const platformWord: Reader<string> = (raw, name) => {
   if (!PLATFORM_WORD.test(raw)) {
-    throw new ConfigError(name, `must be the platform's product word in lower case (letters, digits, _), as its API writes messaging_product, got "${raw}"`);
+    throw new ConfigError(
+      name,
+      `must be the platform's product word in lower case (letters, digits, _), as its API writes messaging_product, got "${raw}"`,
+    );
   }
   return raw;
 };
 
 export const platformId: Reader<string> = (raw, name) => {
-  if (!/^[0-9A-Za-z_-]{1,64}$/.test(raw)) throw new ConfigError(name, `must be the platform's id (digits), got "${raw}"`);
+  if (!/^[0-9A-Za-z_-]{1,64}$/.test(raw))
+    throw new ConfigError(name, `must be the platform's id (digits), got "${raw}"`);
   return raw;
 };
 
@@ -131,7 +139,10 @@ export const durations: Reader<readonly number[]> = (raw, name) => {
 /** An address to send mail from: `alerts@example.com` or `Switchboard <alerts@example.com>`. */
 export const mailbox: Reader<string> = (raw, name) => {
   if (!/[^\s@<>]+@[^\s@<>]+/.test(raw)) {
-    throw new ConfigError(name, `must be an email address, such as alerts@example.com or "Switchboard <alerts@example.com>", got "${raw}"`);
+    throw new ConfigError(
+      name,
+      `must be an email address, such as alerts@example.com or "Switchboard <alerts@example.com>", got "${raw}"`,
+    );
   }
   return raw;
 };

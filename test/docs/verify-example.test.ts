@@ -6,7 +6,12 @@ import { eventBody, messageChange, relayApp, type RelayApp, type Received } from
 // docs/webhooks.md shows receivers how to check a signature without a library. Its example is
 // taken from the page as written and run against deliveries the relay really sent.
 
-type Verify = (secret: string, headers: Record<"webhook-id" | "webhook-timestamp" | "webhook-signature", string>, rawBody: Uint8Array, nowSeconds?: number) => boolean;
+type Verify = (
+  secret: string,
+  headers: Record<"webhook-id" | "webhook-timestamp" | "webhook-signature", string>,
+  rawBody: Uint8Array,
+  nowSeconds?: number,
+) => boolean;
 
 /** The page's example, loaded as a module. */
 async function docsExample(dir: string): Promise<Verify> {
@@ -42,15 +47,24 @@ describe("the signature example of docs/webhooks.md", () => {
     const rx = app.receiver();
     const ep = await a.endpoint(rx.url);
     const deliver = async (text: string) => {
-      expect((await app.post(eventBody([{ id: a.wabaId, changes: [messageChange(a.numbers[0]!, text)] }]))).status).toBe(200);
+      expect(
+        (await app.post(eventBody([{ id: a.wabaId, changes: [messageChange(a.numbers[0]!, text)] }]))).status,
+      ).toBe(200);
       await app.tick();
       const got = rx.received.at(-1)!;
-      return { headers: headersOf(got), text: got.body, body: new TextEncoder().encode(got.body), now: Math.floor(app.deps.clock.now() / 1000) };
+      return {
+        headers: headersOf(got),
+        text: got.body,
+        body: new TextEncoder().encode(got.body),
+        now: Math.floor(app.deps.clock.now() / 1000),
+      };
     };
 
     const first = await deliver("first");
     expect(verify(ep.secret, first.headers, first.body, first.now)).toBe(true);
-    expect(verify(ep.secret, first.headers, new TextEncoder().encode(first.text.replace("first", "forst")), first.now)).toBe(false);
+    expect(
+      verify(ep.secret, first.headers, new TextEncoder().encode(first.text.replace("first", "forst")), first.now),
+    ).toBe(false);
     expect(verify(`whsec_${Buffer.alloc(32, 9).toString("base64")}`, first.headers, first.body, first.now)).toBe(false);
     expect(verify(ep.secret, { ...first.headers, "webhook-id": "msg_other" }, first.body, first.now)).toBe(false);
     // Five minutes either way is accepted; a second more is not.
@@ -61,10 +75,16 @@ describe("the signature example of docs/webhooks.md", () => {
     const rotated = (await a.api("POST", `/api/endpoints/${ep.id}/rotate-secret`)).body.secret as string;
     const during = await deliver("during the overlap");
     expect(during.headers["webhook-signature"].split(" ")).toHaveLength(2);
-    expect([verify(rotated, during.headers, during.body, during.now), verify(ep.secret, during.headers, during.body, during.now)]).toEqual([true, true]);
+    expect([
+      verify(rotated, during.headers, during.body, during.now),
+      verify(ep.secret, during.headers, during.body, during.now),
+    ]).toEqual([true, true]);
 
     app.deps.clock.advance(24 * HOUR + 1);
     const after = await deliver("after the overlap");
-    expect([verify(rotated, after.headers, after.body, after.now), verify(ep.secret, after.headers, after.body, after.now)]).toEqual([true, false]);
+    expect([
+      verify(rotated, after.headers, after.body, after.now),
+      verify(ep.secret, after.headers, after.body, after.now),
+    ]).toEqual([true, false]);
   });
 });
