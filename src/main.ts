@@ -5,23 +5,32 @@
  *   switchboard simulate           a local stand-in of the upstream platform
  *   switchboard admin <noun> <verb> the operator API on the command line (prints JSON)
  *   switchboard migrate --from --to  move a SQLite deployment to PostgreSQL
+ *   switchboard backup / restore    a verified backup of the SQLite file, and back
  *   switchboard healthcheck         exit 0 when the local server's /healthz answers 200 (for containers)
  */
 import { parseArgs } from "node:util";
 import { createApp } from "./app.ts";
+import { backupSource, createBackups } from "./backup/backups.ts";
+import { restore, RestoreRefused } from "./backup/restore.ts";
 import { adminUsage, runAdminCommand, UsageError } from "./cli/admin-commands.ts";
+import { BACKUP_USAGE, parseBackupArgs, parseRestoreArgs, RESTORE_USAGE } from "./cli/backup-args.ts";
 import { MIGRATE_USAGE, parseMigrateArgs } from "./cli/migrate-args.ts";
 import { progressBar } from "./cli/progress-bar.ts";
 import { parseSimulateArgs, SIMULATE_USAGE } from "./cli/simulate-args.ts";
 import { moveToPostgres, TargetNotEmptyError } from "./move/move.ts";
+import { parseBackupLocation, requireS3Keys } from "./config/backup-config.ts";
 import { ConfigError, DEV_APP_SECRET, parseConfig, platformSetting, type Config } from "./config/config.ts";
+import { devEncryptionKey } from "./config/dev-key.ts";
 import { demoBanner, seedDemo } from "./demo/seed.ts";
 import { demoSignupEnv, signupAppId, startDemoStack } from "./demo/stack.ts";
-import { SealError } from "./crypto/sealer.ts";
+import { createSealer, SealError } from "./crypto/sealer.ts";
 import { DatabaseInUseError } from "./store/sqlite/server-lock.ts";
 import { AppError, errorEnvelope } from "./errors/catalog.ts";
 import { createLogger, type Logger } from "./observability/logger.ts";
+import { createMetrics } from "./observability/metrics.ts";
+import { systemClock } from "./runtime/clock.ts";
 import type { Deps } from "./runtime/deps.ts";
+import { cryptoRandom } from "./runtime/random.ts";
 import { systemDeps, type ServerOptions } from "./runtime/system-deps.ts";
 import { startSimulator } from "./simulator/server.ts";
 
@@ -31,6 +40,8 @@ const USAGE = `Usage:
   switchboard simulate [flags]       a local stand-in of the upstream platform; --help for its flags
   switchboard admin <noun> <verb>    operator commands; 'switchboard admin help' lists them
   switchboard migrate --from file:… --to postgres://…   move a SQLite deployment to PostgreSQL
+  switchboard backup [--to DIR|s3://bucket/prefix]      a verified backup of the SQLite database, while it serves
+  switchboard restore --from PATH|s3://… [--to file:…]  restore one; --help for what it checks
   switchboard healthcheck            exit 0 when the server on PORT answers /healthz with 200
 Configuration comes from the environment; see README.md.`;
 
@@ -51,6 +62,8 @@ function loadConfig(env: Record<string, string | undefined>): Config {
 
 /** See BackgroundCheckpoints.workerUrl: resolved here, where the compiled binary keeps src/'s layout. */
 const CHECKPOINT_WORKER = new URL("./store/sqlite/checkpoint-worker.ts", import.meta.url).href;
+/** The backup snapshot thread's entry, for the same reason (see artifactOnThread). */
+const SNAPSHOT_WORKER = new URL("./backup/snapshot-worker.ts", import.meta.url).href;
 
 /** Errors that mean the database file cannot be made or opened where DATABASE_URL points. */
 const CANNOT_OPEN = /^(ENOENT|EACCES|EPERM|EROFS|ENOTDIR|EISDIR|EEXIST|SQLITE_CANTOPEN|SQLITE_NOTADB|SQLITE_READONLY|SQLITE_PERM)/;
@@ -64,7 +77,7 @@ function databaseName(config: Config): string {
 
 async function openDeps(config: Config, logger: Logger, server?: ServerOptions): Promise<Deps> {
   try {
-    return await systemDeps(config, logger, server);
+    return { ...(await systemDeps(config, logger, server)), snapshotWorkerUrl: SNAPSHOT_WORKER };
   } catch (error) {
     if (error instanceof SealError) configurationError(`ENCRYPTION_KEY: ${error.message}`);
     if (error instanceof DatabaseInUseError) configurationError(`DATABASE_URL: ${error.message}`);
@@ -136,8 +149,7 @@ async function admin(argv: string[]): Promise<void> {
     return;
   }
   const config = loadConfig(process.env);
-  // Standard output carries the command's JSON; log lines go to standard error.
-  const deps = await openDeps(config, createLogger(config.logLevel, (line) => process.stderr.write(line + "\n")));
+  const deps = await openDeps(config, stderrLogger(config));
   try {
     console.log(JSON.stringify(await runAdminCommand(deps, argv), null, 2));
   } catch (error) {
@@ -222,6 +234,70 @@ async function migrate(argv: string[]): Promise<void> {
   }
 }
 
+/** Standard output carries a command's JSON or report; log lines go to standard error. */
+const stderrLogger = (config: Config) => createLogger(config.logLevel, (line) => process.stderr.write(line + "\n"));
+
+/** A command line or setting that cannot be used: one line, exit 2. */
+function usageFailure(command: string, usage: string, error: unknown): never {
+  if (error instanceof UsageError) console.error(`switchboard: ${error.message}\n\n${usage}`);
+  else if (error instanceof ConfigError) console.error(`switchboard: ${command}: ${error.message}`);
+  else throw error;
+  process.exit(2);
+}
+
+async function backup(argv: string[]): Promise<void> {
+  if (argv.includes("--help")) return console.log(BACKUP_USAGE);
+  const config = loadConfig(process.env);
+  if (backupSource(config) === null) {
+    console.error("switchboard: backup: DATABASE_URL is not a SQLite file; back up PostgreSQL with its own tools: pg_dump for a snapshot, WAL archiving for point-in-time recovery (PITR)");
+    process.exit(2);
+  }
+  let to = config.backup.to;
+  try {
+    const args = parseBackupArgs(argv);
+    if (args.to !== null) to = parseBackupLocation("--to", args.to);
+    if (to.kind === "s3") requireS3Keys(config.backup.s3);
+  } catch (error) {
+    usageFailure("backup", BACKUP_USAGE, error);
+  }
+  const backups = createBackups({ config, clock: systemClock, logger: stderrLogger(config), metrics: createMetrics(), snapshotWorkerUrl: SNAPSHOT_WORKER }, to);
+  try {
+    console.log(JSON.stringify(await backups.create(), null, 2));
+  } catch (error) {
+    if (!(error instanceof AppError)) throw error;
+    console.error(`switchboard: backup: ${error.message}`);
+    process.exit(1);
+  }
+}
+
+async function restoreCommand(argv: string[]): Promise<void> {
+  if (argv.includes("--help")) return console.log(RESTORE_USAGE);
+  let args;
+  try {
+    args = parseRestoreArgs(argv);
+  } catch (error) {
+    usageFailure("restore", RESTORE_USAGE, error);
+  }
+  const config = loadConfig(args.to === null ? process.env : { ...process.env, DATABASE_URL: args.to });
+  const path = backupSource(config);
+  if (path === null) {
+    console.error("switchboard: restore refused: DATABASE_URL is not a SQLite file; pass --to file:… (restore PostgreSQL with pg_restore)");
+    process.exit(2);
+  }
+  const sealer = createSealer(config.encryptionKey ?? devEncryptionKey(config.database, cryptoRandom), cryptoRandom);
+  try {
+    const { manifest, schemaVersion } = await restore({ from: args.from, to: path, force: args.force, sealer, s3: config.backup.s3 });
+    const migrated = schemaVersion === manifest.schema_version ? "" : `, migrated from schema ${manifest.schema_version} to ${schemaVersion}`;
+    console.log(`restored ${manifest.name} (taken ${manifest.at}, schema ${manifest.schema_version}${migrated}) into ${path}:`);
+    const width = Math.max(...Object.keys(manifest.counts).map((table) => table.length));
+    for (const [table, rows] of Object.entries(manifest.counts)) console.log(`  ${table.padEnd(width)}  ${rows.toLocaleString("en")}`);
+  } catch (error) {
+    if (error instanceof RestoreRefused) console.error(`switchboard: restore refused: ${error.message}`);
+    else console.error(`switchboard: restore failed, the database was not changed: ${(error as Error).message}`);
+    process.exit(error instanceof RestoreRefused ? 2 : 1);
+  }
+}
+
 async function healthcheck(): Promise<void> {
   const port = process.env.PORT?.trim() || "8080";
   try {
@@ -245,6 +321,12 @@ switch (command ?? "serve") {
     break;
   case "migrate":
     await migrate(rest);
+    break;
+  case "backup":
+    await backup(rest);
+    break;
+  case "restore":
+    await restoreCommand(rest);
     break;
   case "healthcheck":
     await healthcheck();

@@ -4,10 +4,11 @@ import { parseArgs } from "node:util";
 import * as ops from "../admin/operations.ts";
 import * as s from "../admin/schemas.ts";
 import { accountView, apiKeyView, numberView, userView, wabaView } from "../admin/views.ts";
+import { createBackups } from "../backup/backups.ts";
 import { AppError } from "../errors/catalog.ts";
 import { usage, usageQuery, usageView } from "../requests/queries.ts";
 
-type OpDeps = Parameters<typeof ops.createAccount>[0];
+type OpDeps = Parameters<typeof ops.createAccount>[0] & Parameters<typeof createBackups>[0];
 
 /** One `switchboard admin <noun> <verb>` command: its positional ids, its flags' schema and what it runs. */
 interface Command {
@@ -58,6 +59,10 @@ export const ADMIN_COMMANDS: Command[] = [
     } }),
   command({ noun: "numbers", verb: "sync", ids: ["phone_number_id"], summary: "PHONE_NUMBER_ID (re-read details from upstream)",
     run: async (d, [id]) => numberView(await ops.syncNumber(d, id!, { check: true })) }),
+  command({ noun: "backups", verb: "list", ids: [], summary: "(the verified backups at BACKUP_TO, newest first)",
+    run: async (d) => ({ data: await createBackups(d).list() }) }),
+  command({ noun: "backups", verb: "create", ids: [], summary: "(a backup to BACKUP_TO now, as switchboard backup; prints its manifest)",
+    run: (d) => createBackups(d).create() }),
 ];
 
 /** A command line that does not fit any command: the caller prints it with the usage and exits 2. */

@@ -42,6 +42,9 @@ export const ERRORS = {
   event_too_large: { status: 413, type: "InvalidRequestException", code: "event_too_large", message: "The webhook event exceeds 10 MB." },
   payload_expired: { status: 410, type: "GoneException", code: "payload_expired", message: "The payload of this delivery has been deleted." },
   too_many_attempts: { status: 429, type: "AuthException", code: "too_many_attempts", message: "Too many failed sign-ins; try again later." },
+  backup_running: { status: 409, type: "ConflictException", code: "backup_running", message: "A backup is being taken; try again when it is done." },
+  backup_unsupported: { status: 409, type: "ConflictException", code: "backup_unsupported", message: "Backups are taken of the SQLite database; back up PostgreSQL with its own tools (pg_dump, point-in-time recovery)." },
+  backup_failed: { status: 500, type: "InternalException", code: "backup_failed", message: "The backup failed; nothing was kept." },
   internal: { status: 500, type: "InternalException", code: "internal", message: "Internal error." },
   unavailable: { status: 503, type: "UnavailableException", code: "unavailable", message: "The database is unavailable; nothing was stored. Try again shortly." },
 } as const;
