@@ -41,9 +41,10 @@ export function inspectDatabase(path: string): DatabaseFacts {
   try {
     let problems: string[];
     try {
-      problems = db.query<{ integrity_check: string }, []>("PRAGMA integrity_check(5)").all().map((row) => row.integrity_check);
+      // Its lines may hold line breaks of their own; a refusal is one line.
+      problems = db.query<{ integrity_check: string }, []>("PRAGMA integrity_check(5)").all().map((row) => row.integrity_check.replace(/\s+/g, " ").trim());
     } catch (error) {
-      throw new DamagedDatabaseError(`fails SQLite's integrity check: ${(error as Error).message}`);
+      throw new DamagedDatabaseError(`fails SQLite's integrity check: ${(error as Error).message.replace(/\s+/g, " ")}`);
     }
     if (problems.join() !== "ok") throw new DamagedDatabaseError(`fails SQLite's integrity check: ${problems.join("; ")}`);
     const migrations = db.query<{ n: number }, []>("SELECT COUNT(*) AS n FROM sqlite_master WHERE name = '__drizzle_migrations'").get()!.n;
