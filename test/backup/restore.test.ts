@@ -4,7 +4,7 @@ import { copyFileSync, existsSync, readFileSync, truncateSync, writeFileSync } f
 import { join } from "node:path";
 import { zstdCompressSync, zstdDecompressSync } from "node:zlib";
 import { onSqlite } from "../support/backend.ts";
-import { sqliteTestDeps, startApp, tempDir, type TestDeps } from "../support/harness.ts";
+import { sqliteTestDeps, startApp, tempDir } from "../support/harness.ts";
 import { databaseBefore } from "../support/old-database.ts";
 import { processEnv, runMain } from "../support/process.ts";
 import { embeddedMigrations } from "../../db/migrations.gen.ts";
@@ -15,7 +15,7 @@ import { filesIn } from "./support.ts";
 type Manifest = { name: string; at: string; bytes: number; sha256: string; schema_version: number; counts: Record<string, number> };
 
 const dir = tempDir();
-let deployment: TestDeps;
+let deployment: Awaited<ReturnType<typeof sqliteTestDeps>>;
 let backupPath: string;
 let manifest: Manifest;
 /** The environment of the CLI beside the deployment (its DATABASE_URL, ENCRYPTION_KEY, BACKUP_TO). */
