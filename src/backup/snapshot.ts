@@ -50,8 +50,14 @@ export async function makeArtifact(request: ArtifactRequest): Promise<Artifact> 
   for (const path of [snapshotPath, artifactPath]) rmSync(path, { force: true });
   try {
     await during("snapshot", () => {
-      // Never creates the file: a database that is not there is an error, not an empty backup.
-      const db = new Database(databasePath, { readwrite: true, create: false });
+      // Read-only: it never writes the live file, nor creates one (a database that is not there is
+      // an error, not an empty backup).
+      let db: Database;
+      try {
+        db = new Database(databasePath, { readonly: true });
+      } catch (error) {
+        throw new BackupStageError("snapshot", `cannot open ${databasePath}: ${(error as Error).message}`);
+      }
       try {
         db.exec("PRAGMA busy_timeout = 5000");
         db.run("VACUUM INTO ?", [snapshotPath]);
