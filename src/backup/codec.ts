@@ -10,6 +10,8 @@ import { constants, createZstdCompress, createZstdDecompress } from "node:zlib";
  */
 const ZSTD_LEVEL = 1;
 const CHUNK = 1 << 20;
+/** A backup is the whole database, secrets sealed but passwords and keys hashed: for the owner's eyes only. */
+export const PRIVATE_FILE = 0o600;
 
 /** Passes bytes through, adding them to `hash`. */
 function hashing(hash: Hash): Transform {
@@ -54,7 +56,7 @@ export async function compressFile(source: string, target: string): Promise<Comp
     hashing(plain),
     createZstdCompress({ params: { [constants.ZSTD_c_compressionLevel]: ZSTD_LEVEL } }),
     hashing(packed),
-    createWriteStream(target, { flags: "wx" }),
+    createWriteStream(target, { flags: "wx", mode: PRIVATE_FILE }),
   );
   syncToDisk(target);
   return { sourceSha256: plain.digest("hex"), sha256: packed.digest("hex"), bytes: statSync(target).size };
@@ -70,7 +72,7 @@ export async function decompressFile(source: string, target: string | null): Pro
     createReadStream(source, { highWaterMark: CHUNK }),
     createZstdDecompress(),
     hashing(plain),
-    target === null ? discard() : createWriteStream(target, { flags: "wx" }),
+    target === null ? discard() : createWriteStream(target, { flags: "wx", mode: PRIVATE_FILE }),
   );
   return plain.digest("hex");
 }

@@ -1,6 +1,6 @@
 import { copyFile, mkdir, readdir, readFile, rename, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { syncToDisk } from "./codec.ts";
+import { PRIVATE_FILE, syncToDisk } from "./codec.ts";
 import type { BackupTarget } from "./target.ts";
 
 /** A file being put is written under `.<name>.partial`, which no backup's name looks like, and renamed once whole. */
@@ -13,7 +13,7 @@ const missing = (error: unknown) => (error as { code?: string }).code === "ENOEN
 export function directoryTarget(directory: string): BackupTarget {
   /** Writes the file under its partial name, syncs it, renames it, and syncs the directory. */
   const place = async (name: string, write: (path: string) => Promise<void>) => {
-    await mkdir(directory, { recursive: true });
+    await mkdir(directory, { recursive: true, mode: 0o700 });
     const temporary = join(directory, partial(name));
     try {
       await write(temporary);
@@ -35,8 +35,9 @@ export function directoryTarget(directory: string): BackupTarget {
         throw error;
       }
     },
+    // The copy keeps the local file's mode (PRIVATE_FILE).
     put: (name, localPath) => place(name, (path) => copyFile(localPath, path)),
-    putText: (name, text) => place(name, (path) => writeFile(path, text)),
+    putText: (name, text) => place(name, (path) => writeFile(path, text, { mode: PRIVATE_FILE })),
     async readText(name) {
       try {
         return await readFile(join(directory, name), "utf8");

@@ -8,7 +8,7 @@ import { parseBackupLocation, type S3Settings } from "../config/backup-config.ts
 import { SealError, type Sealer } from "../crypto/sealer.ts";
 import { openDatabase } from "../store/sqlite/open.ts";
 import { DatabaseInUseError, takeServerLock } from "../store/sqlite/server-lock.ts";
-import { decompressFile, fileDigest, syncToDisk } from "./codec.ts";
+import { decompressFile, fileDigest, PRIVATE_FILE, syncToDisk } from "./codec.ts";
 import { countRows, DamagedDatabaseError, inspectDatabase, openSealedSecrets } from "./inspect.ts";
 import { parseManifest, type Manifest } from "./manifest.ts";
 import { manifestName } from "./names.ts";
@@ -71,7 +71,7 @@ async function fetchBackup(request: RestoreRequest, download: string): Promise<{
   }
   const file = await target.open(name);
   if (file === null) throw new RestoreRefused(`${request.from} does not exist`);
-  await pipeline(Readable.fromWeb(file.stream() as never), createWriteStream(download, { flags: "wx" }));
+  await pipeline(Readable.fromWeb(file.stream() as never), createWriteStream(download, { flags: "wx", mode: PRIVATE_FILE }));
   return { manifest, local: download };
 }
 

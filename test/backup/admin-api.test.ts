@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, test } from "bun:test";
-import { writeFileSync } from "node:fs";
+import { statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { onSqlite } from "../support/backend.ts";
 import { admin, sqliteTestDeps, startApp, tempDir, TEST_ADMIN_TOKEN, testDeps } from "../support/harness.ts";
@@ -22,13 +22,15 @@ async function withBackups() {
 
 describe.skipIf(!onSqlite)("GET/POST /admin/backups (CONTRACT 7)", () => {
   test("a backup is listed with its manifest and downloads as the file the manifest describes; its manifest as <name>.json", async () => {
-    const { url } = await withBackups();
+    const { url, to } = await withBackups();
     expect(await (await admin(url, "GET", "/admin/backups")).json()).toEqual({ data: [], last_failure: null });
     const created = await admin(url, "POST", "/admin/backups");
     expect(created.status).toBe(201);
     const manifest = (await created.json()) as { name: string; bytes: number; sha256: string; counts: Record<string, number> };
     expect(manifest.counts).toMatchObject({ accounts: 0, events: 0, deliveries: 0 });
     expect(await (await admin(url, "GET", "/admin/backups")).json()).toEqual({ data: [manifest], last_failure: null });
+    // For the owner's eyes only: the directory, the backup and its manifest.
+    expect([statSync(to).mode & 0o777, statSync(join(to, manifest.name)).mode & 0o777, statSync(join(to, `${manifest.name}.json`)).mode & 0o777]).toEqual([0o700, 0o600, 0o600]);
 
     const file = await admin(url, "GET", `/admin/backups/${manifest.name}`);
     expect(file.status).toBe(200);
