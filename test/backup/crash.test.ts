@@ -3,8 +3,8 @@ import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { onSqlite } from "../support/backend.ts";
 import { admin, tempDir } from "../support/harness.ts";
-import { freePort, MAIN, processEnv, ROOT, waitForOk } from "../support/process.ts";
-import { BACKUP_FILE, filesIn, padDatabase } from "./support.ts";
+import { processEnv } from "../support/process.ts";
+import { BACKUP_FILE, filesIn, padDatabase, serverProcess, until } from "./support.ts";
 
 const cleanups: (() => unknown)[] = [];
 afterEach(async () => {
@@ -13,26 +13,9 @@ afterEach(async () => {
 
 /** A server process on `dbPath`, backing up to `to`. */
 async function server(dbPath: string, to: string) {
-  const port = freePort();
-  const proc = Bun.spawn([process.execPath, MAIN, "serve"], {
-    cwd: ROOT,
-    env: processEnv(dbPath, { PORT: String(port), HOST: "127.0.0.1", BACKUP_TO: to, LOG_LEVEL: "warn" }),
-    stdout: "ignore",
-    stderr: "inherit",
-  });
-  cleanups.push(() => proc.kill("SIGKILL"));
-  const url = `http://127.0.0.1:${port}`;
-  await waitForOk(`${url}/healthz`);
-  return { proc, url };
-}
-
-/** Waits, boundedly, until `ready` holds. */
-async function until(ready: () => boolean, what: string, ms = 30_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!ready()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await Bun.sleep(1);
-  }
+  const started = await serverProcess(processEnv(dbPath, { BACKUP_TO: to, LOG_LEVEL: "warn" }));
+  cleanups.push(() => started.proc.kill("SIGKILL"));
+  return started;
 }
 
 describe.skipIf(!onSqlite)("a server killed in the middle of a backup", () => {

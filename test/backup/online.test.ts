@@ -4,31 +4,19 @@ import { Webhook } from "standardwebhooks";
 import { startSimulator } from "../../src/simulator/server.ts";
 import { onSqlite } from "../support/backend.ts";
 import { admin, tempDir, TEST_APP_SECRET } from "../support/harness.ts";
-import { freePort, MAIN, processEnv, ROOT, runMain, waitForOk } from "../support/process.ts";
+import { processEnv, runMain } from "../support/process.ts";
 import { eventBody, messageChange, postUpstream, receiver } from "../webhooks/support.ts";
-import { padDatabase } from "./support.ts";
+import { padDatabase, serverProcess, until } from "./support.ts";
 
 const cleanups: (() => unknown)[] = [];
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-/** Waits, boundedly, until `ready` holds. */
-async function until(ready: () => boolean, what: string, ms = 30_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!ready()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await Bun.sleep(5);
-  }
-}
-
-function startServer(env: Record<string, string>) {
-  const port = freePort();
-  const proc = Bun.spawn([process.execPath, MAIN, "serve"], {
-    cwd: ROOT, env: { ...env, PORT: String(port), HOST: "127.0.0.1" }, stdout: "ignore", stderr: "inherit",
-  });
-  cleanups.push(() => proc.kill("SIGKILL"));
-  return { proc, url: `http://127.0.0.1:${port}` };
+async function startServer(env: Record<string, string>) {
+  const started = await serverProcess(env);
+  cleanups.push(() => started.proc.kill("SIGKILL"));
+  return started;
 }
 
 async function json(response: Promise<Response>): Promise<Record<string, any>> {
@@ -64,8 +52,7 @@ describe.skipIf(!onSqlite)("an online backup", () => {
     padDatabase(dbPath, 20);
     const backups = join(dir.path, "backups");
     const env = processEnv(dbPath, { UPSTREAM_URL: sim.url, DEV_MODE: "1", BACKUP_TO: backups, LOG_LEVEL: "warn" });
-    const old = startServer(env);
-    await waitForOk(`${old.url}/healthz`);
+    const old = await startServer(env);
 
     const account = await json(admin(old.url, "POST", "/admin/accounts", { name: "Acme", email: "ops@acme.example" }));
     await json(admin(old.url, "POST", `/admin/accounts/${account.id}/wabas`, { waba_id: wabaId, access_token: "token-before-the-backup" }));
@@ -130,8 +117,7 @@ describe.skipIf(!onSqlite)("an online backup", () => {
     expect(restored.code).toBe(0);
     expect(restored.stdout).toMatch(new RegExp(`^ {2}events +${manifest.counts.events!.toLocaleString("en")}$`, "m"));
 
-    const next = startServer({ ...env, DATABASE_URL: `file:${restoredPath}` });
-    await waitForOk(`${next.url}/healthz`);
+    const next = await startServer({ ...env, DATABASE_URL: `file:${restoredPath}` });
     // The old API key passes, and the WABA's sealed token still opens: the simulator checks both.
     const acceptedBefore = sim.accepted.length;
     const sent = await send(next.url, "after the restore");

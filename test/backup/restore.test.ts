@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
-import { copyFileSync, existsSync, readFileSync, truncateSync, writeFileSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, truncateSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { zstdCompressSync, zstdDecompressSync } from "node:zlib";
 import { onSqlite } from "../support/backend.ts";
@@ -28,7 +28,7 @@ const restore = (from: string, to: string, extra: string[] = [], key?: string) =
 /** A copy of the backup and its manifest in a directory of their own, to damage. */
 function copyOfBackup(label: string): string {
   const copyDir = join(dir.path, label);
-  Bun.spawnSync(["mkdir", "-p", copyDir]);
+  mkdirSync(copyDir, { recursive: true });
   const copy = join(copyDir, manifest.name);
   copyFileSync(backupPath, copy);
   copyFileSync(`${backupPath}.json`, `${copy}.json`);
@@ -123,7 +123,7 @@ describe.skipIf(!onSqlite)("switchboard restore (CONTRACT 7)", () => {
   test("a wrong ENCRYPTION_KEY is refused in words before anything is written, even with --force over a deployment", async () => {
     const otherKey = Buffer.alloc(32, 9).toString("base64");
     const target = join(dir.path, "wrong-key", "target.db");
-    Bun.spawnSync(["mkdir", "-p", join(dir.path, "wrong-key")]);
+    mkdirSync(join(dir.path, "wrong-key"), { recursive: true });
     expectRefused(await restore(backupPath, target, [], otherKey), "ENCRYPTION_KEY does not open the backup's sealed secrets (endpoints.secret_enc: a stored secret cannot be decrypted");
     nothingWritten(target);
 
@@ -152,7 +152,7 @@ describe.skipIf(!onSqlite)("switchboard restore (CONTRACT 7)", () => {
 
   test("a backup without its manifest, or a PostgreSQL target, is refused", async () => {
     const copy = copyOfBackup("alone");
-    Bun.spawnSync(["rm", `${copy}.json`]);
+    rmSync(`${copy}.json`);
     expectRefused(await restore(copy, join(dir.path, "alone", "t.db")), `no manifest ${manifest.name}.json beside ${copy}`);
     const postgres = await runMain(["restore", "--from", backupPath, "--to", "postgres://x@127.0.0.1/db"], env);
     expect(postgres.code).toBe(2);
@@ -161,7 +161,7 @@ describe.skipIf(!onSqlite)("switchboard restore (CONTRACT 7)", () => {
 
   test("a backup of an older schema is brought up to this build's migrations", async () => {
     const old = join(dir.path, "old", "switchboard.db");
-    Bun.spawnSync(["mkdir", "-p", join(dir.path, "old")]);
+    mkdirSync(join(dir.path, "old"), { recursive: true });
     const db = databaseBefore(old, "0010_onboardings");
     db.run("INSERT INTO accounts (id, name, email, billing_status, retention, created_at) VALUES ('acc_old', 'Old', 'o@example.com', 'active', '24h', 1)");
     db.close();

@@ -1,6 +1,7 @@
 import { readdirSync } from "node:fs";
 import S3rver from "s3rver";
 import { openDatabase } from "../../src/store/sqlite/open.ts";
+import { freePort, MAIN, ROOT, waitForOk } from "../support/process.ts";
 import { tempDir } from "../support/temp-dir.ts";
 
 /** s3rver's own keys: it checks every request's signature with them. */
@@ -83,3 +84,28 @@ export function filesIn(dir: string): string[] {
 
 /** What a backup's name looks like (src/backup/names.ts); a file named so must be a whole, verified backup. */
 export const BACKUP_FILE = /^switchboard-\d{8}T\d{6}Z-v\d+(-\d+)?\.db\.zst(\.json)?$/;
+
+/** Waits, boundedly, until `ready` holds (a file appears, a delivery arrives). */
+export async function until(ready: () => boolean, what: string, ms = 30_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!ready()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await Bun.sleep(1);
+  }
+}
+
+/** `switchboard serve` in a process of its own with `env` (processEnv's), on a free port; resolves once /healthz answers. */
+export async function serverProcess(env: Record<string, string>) {
+  const port = freePort();
+  const proc = Bun.spawn([process.execPath, MAIN, "serve"], {
+    cwd: ROOT, env: { ...env, PORT: String(port), HOST: "127.0.0.1" }, stdout: "ignore", stderr: "inherit",
+  });
+  const url = `http://127.0.0.1:${port}`;
+  try {
+    await waitForOk(`${url}/healthz`);
+  } catch (error) {
+    proc.kill("SIGKILL");
+    throw error;
+  }
+  return { proc, url };
+}
