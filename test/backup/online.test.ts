@@ -84,8 +84,9 @@ describe.skipIf(!onSqlite)("an online backup", () => {
     const sendMessages = async () => {
       while (running) {
         const response = await send(old.url, "during the backup");
+        // Past the number's bucket (1,000/s) a call is answered 429, as it should be.
         if (response.status === 200) proxied++;
-        else failures.push(`proxy ${response.status}`);
+        else if (response.status !== 429) failures.push(`proxy ${response.status}`);
         await response.arrayBuffer();
       }
     };

@@ -89,6 +89,9 @@ describe("scheduled backups (injected clock)", () => {
     expect(failed.last_failure).toMatchObject({ at: "2026-01-01T00:03:00.000Z", stage: "upload" });
     expect(failed.last_failure!.error).toContain("Access Denied");
     expect(await server.metric('switchboard_backup_failures_total{stage="upload"}')).toBe("1");
+    expect(server.deps.logger.lines.filter((line) => line.msg === "backup failed")).toEqual([
+      expect.objectContaining({ level: "error", stage: "upload", to: `s3://${s3.bucket}/nightly`, error: expect.stringContaining("Access Denied") }),
+    ]);
     expect(await s3.keys()).toEqual(before.flatMap((name) => [`nightly/${name}`, `nightly/${name}.json`]).sort());
     // Nothing of the failed run is left beside the database.
     expect(filesIn(join(server.deps.dbPath, "..")).filter((name) => name.includes("backup-snapshot") || name.includes("backup-artifact"))).toEqual([]);
