@@ -67,7 +67,8 @@ export function createBackups(deps: BackupDeps, to: BackupLocation = deps.config
     const message = (error as Error).message;
     lastFailure = { at: new Date(clock.now()).toISOString(), stage, error: message };
     metrics.backupFailures.inc({ stage });
-    logger.error("backup failed", { stage, error: message, to: target.where });
+    const what = stage === "prune" ? "deleting backups past BACKUP_KEEP failed; the next backup tries again" : "backup failed";
+    logger.error(what, { stage, error: message, to: target.where });
   };
 
   async function manifests(names?: string[]): Promise<Manifest[]> {
@@ -104,6 +105,8 @@ export function createBackups(deps: BackupDeps, to: BackupLocation = deps.config
     const at = clock.now();
     const started = performance.now();
     let stage: BackupStage = "snapshot";
+    /** The backup's file once stored: deleted again when its run fails before the manifest. */
+    let placed: string | null = null;
     try {
       removeWork();
       const names = await removeUnfinished();
@@ -111,12 +114,18 @@ export function createBackups(deps: BackupDeps, to: BackupLocation = deps.config
       stage = "upload";
       const name = newBackupName(at, artifact.schemaVersion, names);
       await target.put(name, work.artifactPath);
+      placed = name;
+      const stored = await target.open(name);
+      if (stored?.size !== artifact.bytes) {
+        throw new BackupStageError("upload", stored === null ? `${name} is not there after its upload` : `the stored copy is ${stored.size} bytes, not ${artifact.bytes}`);
+      }
       const manifest: Manifest = {
         name, at: new Date(at).toISOString(), bytes: artifact.bytes, sha256: artifact.sha256,
         schema_version: artifact.schemaVersion, counts: artifact.counts,
       };
       // Written last: a backup counts once its manifest is there.
       await target.putText(manifestName(name), JSON.stringify(manifest, null, 2));
+      placed = null;
       const seconds = (performance.now() - started) / 1000;
       succeeded(manifest, seconds);
       logger.info("backup taken", { name, bytes: manifest.bytes, seconds: Number(seconds.toFixed(3)), to: target.where });
@@ -130,6 +139,8 @@ export function createBackups(deps: BackupDeps, to: BackupLocation = deps.config
     } catch (error) {
       const failure = error instanceof BackupStageError ? error : new BackupStageError(stage, (error as Error).message);
       failed(failure.stage, failure);
+      // If this fails too, the next run removes it: without a manifest it never counted.
+      if (placed !== null) await target.remove(placed).catch(() => undefined);
       throw new AppError("backup_failed", `The backup failed (${failure.stage}): ${failure.message}`);
     } finally {
       removeWork();
