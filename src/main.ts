@@ -205,6 +205,12 @@ async function simulate(argv: string[]): Promise<void> {
   for (const signal of ["SIGINT", "SIGTERM"] as const) process.once(signal, () => void sim.stop().then(() => process.exit(0)));
 }
 
+/** One line per table, its rows aligned: what migrate copied, what restore restored. */
+function printCounts(counts: Record<string, number>): void {
+  const width = Math.max(...Object.keys(counts).map((name) => name.length));
+  for (const [table, rows] of Object.entries(counts)) console.log(`  ${table.padEnd(width)}  ${rows.toLocaleString("en")}`);
+}
+
 async function migrate(argv: string[]): Promise<void> {
   if (argv.includes("--help")) {
     console.log(MIGRATE_USAGE);
@@ -222,9 +228,8 @@ async function migrate(argv: string[]): Promise<void> {
   try {
     const counts = await moveToPostgres(args.sqlitePath, args.postgresUrl, bar);
     bar.finish();
-    const width = Math.max(...Object.keys(counts).map((name) => name.length));
     console.log("copied:");
-    for (const [table, rows] of Object.entries(counts)) console.log(`  ${table.padEnd(width)}  ${rows.toLocaleString("en")}`);
+    printCounts(counts);
   } catch (error) {
     bar.finish();
     if (error instanceof DatabaseInUseError) console.error(`switchboard: migrate: ${error.message}; stop it first`);
@@ -249,7 +254,8 @@ async function backup(argv: string[]): Promise<void> {
   if (argv.includes("--help")) return console.log(BACKUP_USAGE);
   const config = loadConfig(process.env);
   if (backupSource(config) === null) {
-    console.error("switchboard: backup: DATABASE_URL is not a SQLite file; back up PostgreSQL with its own tools: pg_dump for a snapshot, WAL archiving for point-in-time recovery (PITR)");
+    const how = "pg_dump for a snapshot, WAL archiving for point-in-time recovery (PITR)";
+    console.error(`switchboard: backup: DATABASE_URL is not a SQLite file; back up PostgreSQL with its own tools: ${how}`);
     process.exit(2);
   }
   let to = config.backup.to;
@@ -260,7 +266,8 @@ async function backup(argv: string[]): Promise<void> {
   } catch (error) {
     usageFailure("backup", BACKUP_USAGE, error);
   }
-  const backups = createBackups({ config, clock: systemClock, logger: stderrLogger(config), metrics: createMetrics(), snapshotWorkerUrl: SNAPSHOT_WORKER }, to);
+  const deps = { config, clock: systemClock, logger: stderrLogger(config), metrics: createMetrics(), snapshotWorkerUrl: SNAPSHOT_WORKER };
+  const backups = createBackups(deps, to);
   try {
     console.log(JSON.stringify(await backups.create(), null, 2));
   } catch (error) {
@@ -281,16 +288,16 @@ async function restoreCommand(argv: string[]): Promise<void> {
   const config = loadConfig(args.to === null ? process.env : { ...process.env, DATABASE_URL: args.to });
   const path = backupSource(config);
   if (path === null) {
-    console.error("switchboard: restore refused: DATABASE_URL is not a SQLite file; pass --to file:… (restore PostgreSQL with pg_restore)");
+    console.error("switchboard: restore refused: DATABASE_URL is not a SQLite file; pass --to file:… (PostgreSQL: pg_restore)");
     process.exit(2);
   }
   const sealer = createSealer(config.encryptionKey ?? devEncryptionKey(config.database, cryptoRandom), cryptoRandom);
   try {
     const { manifest, schemaVersion } = await restore({ from: args.from, to: path, force: args.force, sealer, s3: config.backup.s3 });
-    const migrated = schemaVersion === manifest.schema_version ? "" : `, migrated from schema ${manifest.schema_version} to ${schemaVersion}`;
-    console.log(`restored ${manifest.name} (taken ${manifest.at}, schema ${manifest.schema_version}${migrated}) into ${path}:`);
-    const width = Math.max(...Object.keys(manifest.counts).map((table) => table.length));
-    for (const [table, rows] of Object.entries(manifest.counts)) console.log(`  ${table.padEnd(width)}  ${rows.toLocaleString("en")}`);
+    const from = manifest.schema_version;
+    const migrated = schemaVersion === from ? "" : `, migrated from schema ${from} to ${schemaVersion}`;
+    console.log(`restored ${manifest.name} (taken ${manifest.at}, schema ${from}${migrated}) into ${path}:`);
+    printCounts(manifest.counts);
   } catch (error) {
     if (error instanceof RestoreRefused) console.error(`switchboard: restore refused: ${error.message}`);
     else console.error(`switchboard: restore failed, the database was not changed: ${(error as Error).message}`);

@@ -47,7 +47,11 @@ export function createBackups(deps: BackupDeps, to: BackupLocation = deps.config
   if (databasePath === null) throw new AppError("backup_unsupported");
   const { clock, logger, metrics } = deps;
   const target = openTarget(to, deps.config.backup.s3);
-  const work = { databasePath, snapshotPath: `${databasePath}-backup-snapshot`, artifactPath: `${databasePath}-backup-artifact` };
+  const work = {
+    databasePath,
+    snapshotPath: `${databasePath}-backup-snapshot`,
+    artifactPath: `${databasePath}-backup-artifact`,
+  };
   const removeWork = () => {
     for (const path of [work.snapshotPath, work.artifactPath]) rmSync(path, { force: true });
   };
@@ -67,7 +71,7 @@ export function createBackups(deps: BackupDeps, to: BackupLocation = deps.config
     const message = (error as Error).message;
     lastFailure = { at: new Date(clock.now()).toISOString(), stage, error: message };
     metrics.backupFailures.inc({ stage });
-    const what = stage === "prune" ? "deleting backups past BACKUP_KEEP failed; the next backup tries again" : "backup failed";
+    const what = stage === "prune" ? "deleting backups past BACKUP_KEEP failed; the next run tries again" : "backup failed";
     logger.error(what, { stage, error: message, to: target.where });
   };
 
@@ -79,7 +83,7 @@ export function createBackups(deps: BackupDeps, to: BackupLocation = deps.config
       const text = await target.readText(name);
       const manifest = text === null ? null : parseManifest(text);
       if (manifest?.name === backup) found.push(manifest);
-      else if (text !== null) logger.warn("a backup's manifest cannot be read; it is left out", { name, to: target.where });
+      else if (text !== null) logger.warn("a backup's manifest cannot be read; it is left out", { name });
     }
     return found.sort(newestFirst);
   }
@@ -116,8 +120,9 @@ export function createBackups(deps: BackupDeps, to: BackupLocation = deps.config
       await target.put(name, work.artifactPath);
       placed = name;
       const stored = await target.open(name);
-      if (stored?.size !== artifact.bytes) {
-        throw new BackupStageError("upload", stored === null ? `${name} is not there after its upload` : `the stored copy is ${stored.size} bytes, not ${artifact.bytes}`);
+      if (stored === null) throw new BackupStageError("upload", `${name} is not there after its upload`);
+      if (stored.size !== artifact.bytes) {
+        throw new BackupStageError("upload", `the stored copy is ${stored.size} bytes, not ${artifact.bytes}`);
       }
       const manifest: Manifest = {
         name, at: new Date(at).toISOString(), bytes: artifact.bytes, sha256: artifact.sha256,
@@ -153,7 +158,8 @@ export function createBackups(deps: BackupDeps, to: BackupLocation = deps.config
     create(): Promise<Manifest> {
       if (running) throw new AppError("backup_running");
       const lock = holdFileLock(`${databasePath}-backup-lock`);
-      if (lock === null) throw new AppError("backup_running", "Another process is taking a backup of this database; try again when it is done.");
+      const elsewhere = "Another process is taking a backup of this database; try again when it is done.";
+      if (lock === null) throw new AppError("backup_running", elsewhere);
       const current = run().finally(() => {
         lock.release();
         running = null;

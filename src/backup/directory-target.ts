@@ -29,7 +29,8 @@ export function directoryTarget(directory: string): BackupTarget {
     where: directory,
     async list() {
       try {
-        return (await readdir(directory, { withFileTypes: true })).filter((entry) => entry.isFile()).map((entry) => entry.name);
+        const entries = await readdir(directory, { withFileTypes: true });
+        return entries.filter((entry) => entry.isFile()).map((entry) => entry.name);
       } catch (error) {
         if (missing(error)) return [];
         throw error;

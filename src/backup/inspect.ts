@@ -9,18 +9,22 @@ export interface DatabaseFacts {
   counts: Record<string, number>;
 }
 
+/** How many migrations the database has had (drizzle's migrator records one row for each). */
+export const schemaVersionOf = (db: Database): number => count(db, "SELECT COUNT(*) AS n FROM __drizzle_migrations");
+
 /** A database file that is not a sound Switchboard database; the message says why, in words. */
 export class DamagedDatabaseError extends Error {}
 
+const count = (db: Database, sql: string): number => db.query<{ n: number }, []>(sql).get()!.n;
+
 /** The tables counted in a manifest (so a table a later release adds is counted without a change here). */
 export function dataTables(db: Database): string[] {
-  return db.query<{ name: string }, []>(
-    "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' AND name NOT LIKE '\\_\\_drizzle%' ESCAPE '\\' ORDER BY name",
-  ).all().map((row) => row.name);
+  const tables = db.query<{ name: string }, []>("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").all();
+  return tables.map((row) => row.name).filter((name) => !name.startsWith("sqlite_") && !name.startsWith("__drizzle"));
 }
 
 export function countRows(db: Database): Record<string, number> {
-  return Object.fromEntries(dataTables(db).map((table) => [table, db.query<{ n: number }, []>(`SELECT COUNT(*) AS n FROM "${table}"`).get()!.n]));
+  return Object.fromEntries(dataTables(db).map((table) => [table, count(db, `SELECT COUNT(*) AS n FROM "${table}"`)]));
 }
 
 function readOnly(path: string): Database {
@@ -42,15 +46,18 @@ export function inspectDatabase(path: string): DatabaseFacts {
     let problems: string[];
     try {
       // Its lines may hold line breaks of their own; a refusal is one line.
-      problems = db.query<{ integrity_check: string }, []>("PRAGMA integrity_check(5)").all().map((row) => row.integrity_check.replace(/\s+/g, " ").trim());
+      const rows = db.query<{ integrity_check: string }, []>("PRAGMA integrity_check(5)").all();
+      problems = rows.map((row) => row.integrity_check.replace(/\s+/g, " ").trim());
     } catch (error) {
       throw new DamagedDatabaseError(`fails SQLite's integrity check: ${(error as Error).message.replace(/\s+/g, " ")}`);
     }
-    if (problems.join() !== "ok") throw new DamagedDatabaseError(`fails SQLite's integrity check: ${problems.join("; ")}`);
-    const migrations = db.query<{ n: number }, []>("SELECT COUNT(*) AS n FROM sqlite_master WHERE name = '__drizzle_migrations'").get()!.n;
-    if (migrations === 0) throw new DamagedDatabaseError("is a SQLite database but not a Switchboard one (it has no migrations table)");
-    const schemaVersion = db.query<{ n: number }, []>("SELECT COUNT(*) AS n FROM __drizzle_migrations").get()!.n;
-    return { schemaVersion, counts: countRows(db) };
+    if (problems.join() !== "ok") {
+      throw new DamagedDatabaseError(`fails SQLite's integrity check: ${problems.join("; ")}`);
+    }
+    if (count(db, "SELECT COUNT(*) AS n FROM sqlite_master WHERE name = '__drizzle_migrations'") === 0) {
+      throw new DamagedDatabaseError("is a SQLite database but not a Switchboard one (it has no migrations table)");
+    }
+    return { schemaVersion: schemaVersionOf(db), counts: countRows(db) };
   } finally {
     db.close();
   }
@@ -66,9 +73,10 @@ export function openSealedSecrets(path: string, sealer: Sealer): number {
   try {
     let opened = 0;
     for (const table of dataTables(db)) {
-      const sealed = db.query<{ name: string }, []>(`SELECT name FROM pragma_table_info('${table}') WHERE name LIKE '%\\_enc' ESCAPE '\\'`).all();
-      for (const { name: column } of sealed) {
-        for (const row of db.query<{ v: string }, []>(`SELECT "${column}" AS v FROM "${table}" WHERE "${column}" IS NOT NULL`).iterate()) {
+      const columns = db.query<{ name: string }, []>(`SELECT name FROM pragma_table_info('${table}')`).all();
+      for (const { name: column } of columns.filter((c) => c.name.endsWith("_enc"))) {
+        const values = db.query<{ v: string }, []>(`SELECT "${column}" AS v FROM "${table}" WHERE "${column}" IS NOT NULL`);
+        for (const row of values.iterate()) {
           try {
             sealer.open(row.v);
           } catch (error) {

@@ -9,7 +9,7 @@ import { SealError, type Sealer } from "../crypto/sealer.ts";
 import { openDatabase } from "../store/sqlite/open.ts";
 import { DatabaseInUseError, takeServerLock } from "../store/sqlite/server-lock.ts";
 import { decompressFile, fileDigest, PRIVATE_FILE, syncToDisk } from "./codec.ts";
-import { countRows, DamagedDatabaseError, inspectDatabase, openSealedSecrets } from "./inspect.ts";
+import { countRows, DamagedDatabaseError, inspectDatabase, openSealedSecrets, schemaVersionOf } from "./inspect.ts";
 import { parseManifest, type Manifest } from "./manifest.ts";
 import { manifestName } from "./names.ts";
 import { openTarget } from "./target.ts";
@@ -38,17 +38,19 @@ export interface Restored {
 /** Rows in the file's tables, or null when it has none (no file, an empty one, only empty tables). */
 function rowsIn(path: string): Record<string, number> | null {
   if (!existsSync(path) || statSync(path).size === 0) return null;
+  const unreadable = (error: unknown) =>
+    new RestoreRefused(`${path} cannot be read as a SQLite database (${(error as Error).message}); pass --force to replace it`);
   let db: Database;
   try {
     db = new Database(path, { readonly: true });
   } catch (error) {
-    throw new RestoreRefused(`${path} is not a SQLite database (${(error as Error).message}); pass --force to replace it`);
+    throw unreadable(error);
   }
   try {
     const held = Object.entries(countRows(db)).filter(([, rows]) => rows > 0);
     return held.length === 0 ? null : Object.fromEntries(held);
   } catch (error) {
-    throw new RestoreRefused(`${path} cannot be read as a SQLite database (${(error as Error).message}); pass --force to replace it`);
+    throw unreadable(error);
   } finally {
     db.close();
   }
@@ -59,10 +61,12 @@ async function fetchBackup(request: RestoreRequest, download: string): Promise<{
   const s3 = request.from.startsWith("s3://");
   const name = s3 ? request.from.slice(request.from.lastIndexOf("/") + 1) : basename(request.from);
   const place = s3 ? request.from.slice(0, request.from.lastIndexOf("/")) : dirname(request.from);
-  if (name === "") throw new RestoreRefused(`--from must name a backup, such as ./data/backups/switchboard-20260101T000000Z-v11.db.zst`);
+  if (name === "") throw new RestoreRefused("--from must name a backup's file, not a directory or a prefix");
   const target = openTarget(parseBackupLocation("--from", place), request.s3);
   const text = await target.readText(manifestName(name));
-  if (text === null) throw new RestoreRefused(`no manifest ${manifestName(name)} beside ${request.from}: its sha256 cannot be checked (download both)`);
+  if (text === null) {
+    throw new RestoreRefused(`no manifest ${manifestName(name)} beside ${request.from}: its sha256 cannot be checked (download both)`);
+  }
   const manifest = parseManifest(text);
   if (manifest === null) throw new RestoreRefused(`${manifestName(name)} is not a backup manifest`);
   if (!s3) {
@@ -71,7 +75,8 @@ async function fetchBackup(request: RestoreRequest, download: string): Promise<{
   }
   const file = await target.open(name);
   if (file === null) throw new RestoreRefused(`${request.from} does not exist`);
-  await pipeline(Readable.fromWeb(file.stream() as never), createWriteStream(download, { flags: "wx", mode: PRIVATE_FILE }));
+  const copy = createWriteStream(download, { flags: "wx", mode: PRIVATE_FILE });
+  await pipeline(Readable.fromWeb(file.stream() as never), copy);
   return { manifest, local: download };
 }
 
@@ -79,9 +84,12 @@ async function fetchBackup(request: RestoreRequest, download: string): Promise<{
 async function checkBackup(local: string, manifest: Manifest, decompressed: string, sealer: Sealer): Promise<void> {
   const stored = await fileDigest(local);
   if (stored.bytes !== manifest.bytes) {
-    throw new RestoreRefused(`the backup is ${stored.bytes} bytes where its manifest says ${manifest.bytes}: it is truncated or damaged`);
+    const sizes = `${stored.bytes} bytes where its manifest says ${manifest.bytes}`;
+    throw new RestoreRefused(`the backup is ${sizes}: it is truncated or damaged`);
   }
-  if (stored.sha256 !== manifest.sha256) throw new RestoreRefused("the backup's sha256 does not match its manifest: the file is damaged");
+  if (stored.sha256 !== manifest.sha256) {
+    throw new RestoreRefused("the backup's sha256 does not match its manifest: the file is damaged");
+  }
   try {
     await decompressFile(local, decompressed);
   } catch (error) {
@@ -95,13 +103,15 @@ async function checkBackup(local: string, manifest: Manifest, decompressed: stri
     throw error;
   }
   if (facts.schemaVersion > embeddedMigrations.length) {
-    throw new RestoreRefused(`the backup was taken by a newer Switchboard (schema ${facts.schemaVersion}; this one knows ${embeddedMigrations.length}): restore it with that version`);
+    const versions = `schema ${facts.schemaVersion}; this one knows ${embeddedMigrations.length}`;
+    throw new RestoreRefused(`the backup was taken by a newer Switchboard (${versions}): restore it with that version`);
   }
   try {
     openSealedSecrets(decompressed, sealer);
   } catch (error) {
     if (!(error instanceof SealError)) throw error;
-    throw new RestoreRefused(`ENCRYPTION_KEY does not open the backup's sealed secrets (${error.message}): set the ENCRYPTION_KEY of the server the backup was taken from`);
+    const advice = "set the ENCRYPTION_KEY of the server the backup was taken from";
+    throw new RestoreRefused(`ENCRYPTION_KEY does not open the backup's sealed secrets (${error.message}): ${advice}`);
   }
 }
 
@@ -134,13 +144,14 @@ export async function restore(request: RestoreRequest): Promise<Restored> {
     const held = request.force ? null : rowsIn(target);
     if (held !== null) {
       const some = Object.entries(held).slice(0, 3).map(([table, rows]) => `${table}: ${rows}`).join(", ");
-      throw new RestoreRefused(`${target} already holds data (${some}); restore into a new file, or pass --force to replace it`);
+      const advice = "restore into a new file, or pass --force to replace it";
+      throw new RestoreRefused(`${target} already holds data (${some}); ${advice}`);
     }
     const { manifest, local } = await fetchBackup(request, download);
     await checkBackup(local, manifest, decompressed, request.sealer);
     // Applies the migrations this build added since the backup; then one file again, without a WAL.
     const { sqlite } = openDatabase(decompressed);
-    const schemaVersion = sqlite.query<{ n: number }, []>("SELECT COUNT(*) AS n FROM __drizzle_migrations").get()!.n;
+    const schemaVersion = schemaVersionOf(sqlite);
     sqlite.exec("PRAGMA wal_checkpoint(TRUNCATE)");
     sqlite.close();
     for (const beside of [`${target}-wal`, `${target}-shm`]) rmSync(beside, { force: true });

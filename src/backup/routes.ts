@@ -17,14 +17,20 @@ export function backupRoutes(deps: { config: Config }, backups: Backups | null) 
       const service = available();
       return { data: await service.list(), last_failure: service.lastFailure() };
     }, {
-      detail: { ...detail, summary: "List the verified backups, newest first, with their manifests, and the last failure (null when none since the server started)" },
+      detail: {
+        ...detail,
+        summary: "List the verified backups, newest first, with their manifests, and the last failure (null: none since the server started)",
+      },
     })
     .post("", async ({ set }) => {
       const manifest = await available().create();
       set.status = 201;
       return manifest;
     }, {
-      detail: { ...detail, summary: "Take a backup now: answers with its manifest once it is verified and stored; 409 backup_running while one runs" },
+      detail: {
+        ...detail,
+        summary: "Take a backup now: answers with its manifest once it is verified and stored; 409 backup_running while one runs",
+      },
     })
     .get("/:name", async ({ params }) => {
       const file = await available().open(params.name);

@@ -24,7 +24,8 @@ export function scheduledBackups(backups: Backups, schedule: string | null, cloc
       await backups.create();
     } catch (error) {
       // A failure is logged, counted and kept by Backups; the next run is still due.
-      if (error instanceof AppError && error.errorName === "backup_running") logger.info("scheduled backup skipped: another one is running");
+      const busy = error instanceof AppError && error.errorName === "backup_running";
+      if (busy) logger.info("scheduled backup skipped: another one is running");
     }
   };
   const worker = {
@@ -34,14 +35,16 @@ export function scheduledBackups(backups: Backups, schedule: string | null, cloc
     report(): Record<string, unknown> {
       if (cron === null) return {};
       const last = backups.lastSuccess();
-      const at = last === null ? null : Date.parse(last.at);
-      return { backup: { last_success_at: last?.at ?? null, age_seconds: at === null ? null : Math.max(0, Math.round((clock.now() - at) / 1000)) } };
+      const age = last === null ? null : Math.max(0, Math.round((clock.now() - Date.parse(last.at)) / 1000));
+      return { backup: { last_success_at: last?.at ?? null, age_seconds: age } };
     },
     start() {
       if (ticker || cron === null) return;
       due = after(clock.now());
       ticker = clock.everySecond(tick);
-      backups.readLastSuccess().catch((error) => logger.warn("the backups kept so far cannot be listed", { error: (error as Error).message }));
+      backups.readLastSuccess().catch((error) => {
+        logger.warn("the backups kept so far cannot be listed", { error: (error as Error).message });
+      });
     },
     async stop() {
       ticker?.stop();

@@ -68,7 +68,9 @@ export async function makeArtifact(request: ArtifactRequest): Promise<Artifact> 
     const facts = await during("verify", () => inspectDatabase(snapshotPath));
     const compressed = await during("snapshot", () => compressFile(snapshotPath, artifactPath));
     const readBack = await during("verify", () => decompressFile(artifactPath, null));
-    if (readBack !== compressed.sourceSha256) throw new BackupStageError("verify", "the compressed file does not decompress to the snapshot it was made from");
+    if (readBack !== compressed.sourceSha256) {
+      throw new BackupStageError("verify", "the compressed file does not decompress to the snapshot it was made from");
+    }
     return { ...facts, sha256: compressed.sha256, bytes: compressed.bytes };
   } catch (error) {
     rmSync(artifactPath, { force: true });

@@ -36,18 +36,21 @@ const BUCKET = /^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/;
 export function parseBackupLocation(variable: string, raw: string): BackupLocation {
   if (!raw.startsWith("s3://")) return { kind: "directory", path: raw };
   const [bucket = "", ...rest] = raw.slice("s3://".length).split("/");
-  if (!BUCKET.test(bucket)) throw new ConfigError(variable, `must look like s3://bucket/prefix with a valid bucket name, got "${raw}"`);
+  if (!BUCKET.test(bucket)) {
+    throw new ConfigError(variable, `must look like s3://bucket/prefix with a valid bucket name, got "${raw}"`);
+  }
   return { kind: "s3", bucket, prefix: rest.filter((part) => part !== "").join("/") };
 }
 
 /** A backup to S3 signs its requests: without keys it could only fail later, at the first backup. */
 export function requireS3Keys(s3: S3Settings): void {
-  if (!s3.accessKeyId) throw new ConfigError("S3_ACCESS_KEY_ID", "is required for backups to s3:// (or AWS_ACCESS_KEY_ID)");
-  if (!s3.secretAccessKey) throw new ConfigError("S3_SECRET_ACCESS_KEY", "is required for backups to s3:// (or AWS_SECRET_ACCESS_KEY)");
+  for (const [name, value] of [["ACCESS_KEY_ID", s3.accessKeyId], ["SECRET_ACCESS_KEY", s3.secretAccessKey]] as const) {
+    if (!value) throw new ConfigError(`S3_${name}`, `is required for backups to s3:// (or AWS_${name})`);
+  }
 }
 
 function s3Settings(env: Env): S3Settings {
-  const read = (name: string) => [`S3_${name}`, `AWS_${name}`].map((v) => env[v]?.trim()).find((value) => value) ?? undefined;
+  const read = (name: string) => [env[`S3_${name}`], env[`AWS_${name}`]].map((v) => v?.trim()).find((value) => value);
   const settings = {
     endpoint: read("ENDPOINT"),
     region: read("REGION"),
@@ -61,7 +64,8 @@ function s3Settings(env: Env): S3Settings {
 function schedule(raw: string | null, database: DatabaseConfig): string | null {
   if (raw === null) return null;
   if (database.kind !== "sqlite" || database.path === ":memory:") {
-    throw new ConfigError("BACKUP_SCHEDULE", "backs up the SQLite file; back up PostgreSQL with its own tools (pg_dump, point-in-time recovery)");
+    const how = "back up PostgreSQL with its own tools (pg_dump, point-in-time recovery)";
+    throw new ConfigError("BACKUP_SCHEDULE", `backs up the SQLite file; ${how}`);
   }
   try {
     new Cron(raw, { paused: true }).stop();
@@ -72,7 +76,11 @@ function schedule(raw: string | null, database: DatabaseConfig): string | null {
 }
 
 /** BACKUP_SCHEDULE, BACKUP_TO and the S3 variables (CONTRACT 7); BACKUP_KEEP is read as config.ts reads numbers. */
-export function backupConfig(env: Env, database: DatabaseConfig, raw: { schedule: string | null; to: string | null; keep: number }): BackupConfig {
+export function backupConfig(
+  env: Env,
+  database: DatabaseConfig,
+  raw: { schedule: string | null; to: string | null; keep: number },
+): BackupConfig {
   const to = parseBackupLocation("BACKUP_TO", raw.to ?? DEFAULT_BACKUP_DIRECTORY);
   const s3 = s3Settings(env);
   if (to.kind === "s3") requireS3Keys(s3);
