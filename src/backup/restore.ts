@@ -4,7 +4,8 @@ import { basename, dirname } from "node:path";
 import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { embeddedMigrations } from "../../db/migrations.gen.ts";
-import { parseBackupLocation, type S3Settings } from "../config/backup-config.ts";
+import { parseBackupLocation, requireS3Keys, type S3Settings } from "../config/backup-config.ts";
+import { ConfigError } from "../config/config.ts";
 import { SealError, type Sealer } from "../crypto/sealer.ts";
 import { openDatabase } from "../store/sqlite/open.ts";
 import { DatabaseInUseError, takeServerLock } from "../store/sqlite/server-lock.ts";
@@ -62,7 +63,15 @@ async function fetchBackup(request: RestoreRequest, download: string): Promise<{
   const name = s3 ? request.from.slice(request.from.lastIndexOf("/") + 1) : basename(request.from);
   const place = s3 ? request.from.slice(0, request.from.lastIndexOf("/")) : dirname(request.from);
   if (name === "") throw new RestoreRefused("--from must name a backup's file, not a directory or a prefix");
-  const target = openTarget(parseBackupLocation("--from", place), request.s3);
+  let target;
+  try {
+    const location = parseBackupLocation("--from", place);
+    if (location.kind === "s3") requireS3Keys(request.s3);
+    target = openTarget(location, request.s3);
+  } catch (error) {
+    if (error instanceof ConfigError) throw new RestoreRefused(error.message);
+    throw error;
+  }
   const text = await target.readText(manifestName(name));
   if (text === null) {
     throw new RestoreRefused(`no manifest ${manifestName(name)} beside ${request.from}: its sha256 cannot be checked (download both)`);
