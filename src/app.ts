@@ -46,7 +46,12 @@ export function createApp(deps: Deps) {
     intervalWorker("directory refresh", 1000, () => deps.store.directory.refresh(), deps.logger),
     signupSweeper(deps),
   ];
-  const requestLog = deps.config.requestLog && new RequestLog({ store: deps.store.requests, metrics: deps.metrics, logger: deps.logger }, deps.config.requestLog.buffer);
+  const requestLog =
+    deps.config.requestLog &&
+    new RequestLog(
+      { store: deps.store.requests, metrics: deps.metrics, logger: deps.logger },
+      deps.config.requestLog.buffer,
+    );
   if (requestLog) workers.push(requestLog.worker());
   const backups = backupsOf(deps);
   const backupWorker = backups && scheduledBackups(backups, deps.config.backup.schedule, deps.clock, deps.logger);

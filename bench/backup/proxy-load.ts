@@ -6,24 +6,33 @@
  *   bun bench/backup/proxy-load.ts BASE_URL API_KEY CONCURRENCY NUMBER…
  */
 const [base, key, concurrency, ...numbers] = process.argv.slice(2);
-const body = JSON.stringify({ messaging_product: "chat", to: "15550100", type: "text", text: { body: "hello from the backup bench" } });
+const body = JSON.stringify({
+  messaging_product: "chat",
+  to: "15550100",
+  type: "text",
+  text: { body: "hello from the backup bench" },
+});
 let answers = 0;
 let errors = 0;
 let next = 0;
 setInterval(() => console.log(`${performance.timeOrigin + performance.now()} ${answers} ${errors}`), 100);
-await Promise.all(Array.from({ length: Number(concurrency) }, async () => {
-  for (;;) {
-    const number = numbers[next++ % numbers.length];
-    try {
-      const response = await fetch(`${base}/v21.0/${number}/messages`, {
-        method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }, body,
-      });
-      await response.arrayBuffer();
-      if (response.status === 200) answers++;
-      else errors++;
-    } catch {
-      errors++;
+await Promise.all(
+  Array.from({ length: Number(concurrency) }, async () => {
+    for (;;) {
+      const number = numbers[next++ % numbers.length];
+      try {
+        const response = await fetch(`${base}/v21.0/${number}/messages`, {
+          method: "POST",
+          headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+          body,
+        });
+        await response.arrayBuffer();
+        if (response.status === 200) answers++;
+        else errors++;
+      } catch {
+        errors++;
+      }
     }
-  }
-}));
+  }),
+);
 export {};

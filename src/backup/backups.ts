@@ -71,7 +71,8 @@ export function createBackups(deps: BackupDeps, to: BackupLocation = deps.config
     const message = (error as Error).message;
     lastFailure = { at: new Date(clock.now()).toISOString(), stage, error: message };
     metrics.backupFailures.inc({ stage });
-    const what = stage === "prune" ? "deleting backups past BACKUP_KEEP failed; the next run tries again" : "backup failed";
+    const what =
+      stage === "prune" ? "deleting backups past BACKUP_KEEP failed; the next run tries again" : "backup failed";
     logger.error(what, { stage, error: message, to: target.where });
   };
 
@@ -125,15 +126,24 @@ export function createBackups(deps: BackupDeps, to: BackupLocation = deps.config
         throw new BackupStageError("upload", `the stored copy is ${stored.size} bytes, not ${artifact.bytes}`);
       }
       const manifest: Manifest = {
-        name, at: new Date(at).toISOString(), bytes: artifact.bytes, sha256: artifact.sha256,
-        schema_version: artifact.schemaVersion, counts: artifact.counts,
+        name,
+        at: new Date(at).toISOString(),
+        bytes: artifact.bytes,
+        sha256: artifact.sha256,
+        schema_version: artifact.schemaVersion,
+        counts: artifact.counts,
       };
       // Written last: a backup counts once its manifest is there.
       await target.putText(manifestName(name), JSON.stringify(manifest, null, 2));
       placed = null;
       const seconds = (performance.now() - started) / 1000;
       succeeded(manifest, seconds);
-      logger.info("backup taken", { name, bytes: manifest.bytes, seconds: Number(seconds.toFixed(3)), to: target.where });
+      logger.info("backup taken", {
+        name,
+        bytes: manifest.bytes,
+        seconds: Number(seconds.toFixed(3)),
+        to: target.where,
+      });
       try {
         await prune();
       } catch (error) {

@@ -19,7 +19,9 @@ const count = (db: Database, sql: string): number => db.query<{ n: number }, []>
 
 /** The tables counted in a manifest (so a table a later release adds is counted without a change here). */
 export function dataTables(db: Database): string[] {
-  const tables = db.query<{ name: string }, []>("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").all();
+  const tables = db
+    .query<{ name: string }, []>("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
+    .all();
   return tables.map((row) => row.name).filter((name) => !name.startsWith("sqlite_") && !name.startsWith("__drizzle"));
 }
 
@@ -49,7 +51,9 @@ export function inspectDatabase(path: string): DatabaseFacts {
       const rows = db.query<{ integrity_check: string }, []>("PRAGMA integrity_check(5)").all();
       problems = rows.map((row) => row.integrity_check.replace(/\s+/g, " ").trim());
     } catch (error) {
-      throw new DamagedDatabaseError(`fails SQLite's integrity check: ${(error as Error).message.replace(/\s+/g, " ")}`);
+      throw new DamagedDatabaseError(
+        `fails SQLite's integrity check: ${(error as Error).message.replace(/\s+/g, " ")}`,
+      );
     }
     if (problems.join() !== "ok") {
       throw new DamagedDatabaseError(`fails SQLite's integrity check: ${problems.join("; ")}`);
@@ -75,7 +79,9 @@ export function openSealedSecrets(path: string, sealer: Sealer): number {
     for (const table of dataTables(db)) {
       const columns = db.query<{ name: string }, []>(`SELECT name FROM pragma_table_info('${table}')`).all();
       for (const { name: column } of columns.filter((c) => c.name.endsWith("_enc"))) {
-        const values = db.query<{ v: string }, []>(`SELECT "${column}" AS v FROM "${table}" WHERE "${column}" IS NOT NULL`);
+        const values = db.query<{ v: string }, []>(
+          `SELECT "${column}" AS v FROM "${table}" WHERE "${column}" IS NOT NULL`,
+        );
         for (const row of values.iterate()) {
           try {
             sealer.open(row.v);

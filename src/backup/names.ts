@@ -25,7 +25,11 @@ export function sequenceInSecond(name: string): number {
 
 /** A new backup's name, taken at `at` (epoch ms), that none of `existing` has. */
 export function newBackupName(at: number, schemaVersion: number, existing: readonly string[]): string {
-  const stamp = new Date(at).toISOString().replace(/\.\d{3}Z$/, "Z").replaceAll("-", "").replaceAll(":", "");
+  const stamp = new Date(at)
+    .toISOString()
+    .replace(/\.\d{3}Z$/, "Z")
+    .replaceAll("-", "")
+    .replaceAll(":", "");
   const taken = new Set(existing);
   for (let n = 1; ; n++) {
     const name = `switchboard-${stamp}-v${schemaVersion}${n === 1 ? "" : `-${n}`}.db.zst`;

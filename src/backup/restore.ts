@@ -40,7 +40,9 @@ export interface Restored {
 function rowsIn(path: string): Record<string, number> | null {
   if (!existsSync(path) || statSync(path).size === 0) return null;
   const unreadable = (error: unknown) =>
-    new RestoreRefused(`${path} cannot be read as a SQLite database (${(error as Error).message}); pass --force to replace it`);
+    new RestoreRefused(
+      `${path} cannot be read as a SQLite database (${(error as Error).message}); pass --force to replace it`,
+    );
   let db: Database;
   try {
     db = new Database(path, { readonly: true });
@@ -74,7 +76,9 @@ async function fetchBackup(request: RestoreRequest, download: string): Promise<{
   }
   const text = await target.readText(manifestName(name));
   if (text === null) {
-    throw new RestoreRefused(`no manifest ${manifestName(name)} beside ${request.from}: its sha256 cannot be checked (download both)`);
+    throw new RestoreRefused(
+      `no manifest ${manifestName(name)} beside ${request.from}: its sha256 cannot be checked (download both)`,
+    );
   }
   const manifest = parseManifest(text);
   if (manifest === null) throw new RestoreRefused(`${manifestName(name)} is not a backup manifest`);
@@ -152,7 +156,10 @@ export async function restore(request: RestoreRequest): Promise<Restored> {
     removeScratch();
     const held = request.force ? null : rowsIn(target);
     if (held !== null) {
-      const some = Object.entries(held).slice(0, 3).map(([table, rows]) => `${table}: ${rows}`).join(", ");
+      const some = Object.entries(held)
+        .slice(0, 3)
+        .map(([table, rows]) => `${table}: ${rows}`)
+        .join(", ");
       const advice = "restore into a new file, or pass --force to replace it";
       throw new RestoreRefused(`${target} already holds data (${some}); ${advice}`);
     }

@@ -13,38 +13,52 @@ export function backupRoutes(deps: { config: Config }, backups: Backups | null) 
   };
   return new Elysia({ prefix: "/admin/backups" })
     .onTransform(({ request }) => checkAdminToken(deps.config.adminToken, request.headers.get("authorization")))
-    .get("", async () => {
-      const service = available();
-      return { data: await service.list(), last_failure: service.lastFailure() };
-    }, {
-      detail: {
-        ...detail,
-        summary: "List the verified backups, newest first, with their manifests, and the last failure (null: none since the server started)",
+    .get(
+      "",
+      async () => {
+        const service = available();
+        return { data: await service.list(), last_failure: service.lastFailure() };
       },
-    })
-    .post("", async ({ set }) => {
-      const manifest = await available().create();
-      set.status = 201;
-      return manifest;
-    }, {
-      detail: {
-        ...detail,
-        summary: "Take a backup now: answers with its manifest once it is verified and stored; 409 backup_running while one runs",
-      },
-    })
-    .get("/:name", async ({ params }) => {
-      const file = await available().open(params.name);
-      if (file === null) throw new AppError("not_found", "No backup of that name.");
-      const json = params.name.endsWith(".json");
-      return new Response(file.stream(), {
-        headers: {
-          "content-type": json ? "application/json" : "application/zstd",
-          "content-length": String(file.size),
-          ...(json ? {} : { "content-disposition": `attachment; filename="${params.name}"` }),
+      {
+        detail: {
+          ...detail,
+          summary:
+            "List the verified backups, newest first, with their manifests, and the last failure (null: none since the server started)",
         },
-      });
-    }, {
-      params: t.Object({ name: t.String() }),
-      detail: { ...detail, summary: "Download a backup (streamed), or its manifest as <name>.json" },
-    });
+      },
+    )
+    .post(
+      "",
+      async ({ set }) => {
+        const manifest = await available().create();
+        set.status = 201;
+        return manifest;
+      },
+      {
+        detail: {
+          ...detail,
+          summary:
+            "Take a backup now: answers with its manifest once it is verified and stored; 409 backup_running while one runs",
+        },
+      },
+    )
+    .get(
+      "/:name",
+      async ({ params }) => {
+        const file = await available().open(params.name);
+        if (file === null) throw new AppError("not_found", "No backup of that name.");
+        const json = params.name.endsWith(".json");
+        return new Response(file.stream(), {
+          headers: {
+            "content-type": json ? "application/json" : "application/zstd",
+            "content-length": String(file.size),
+            ...(json ? {} : { "content-disposition": `attachment; filename="${params.name}"` }),
+          },
+        });
+      },
+      {
+        params: t.Object({ name: t.String() }),
+        detail: { ...detail, summary: "Download a backup (streamed), or its manifest as <name>.json" },
+      },
+    );
 }

@@ -7,6 +7,9 @@ self.onmessage = async ({ data }: MessageEvent<ArtifactRequest>) => {
   try {
     postMessage({ artifact: await makeArtifact(data) });
   } catch (error) {
-    postMessage({ stage: error instanceof BackupStageError ? error.stage : "snapshot", error: (error as Error).message });
+    postMessage({
+      stage: error instanceof BackupStageError ? error.stage : "snapshot",
+      error: (error as Error).message,
+    });
   }
 };

@@ -9,7 +9,10 @@ export type BackupStage = (typeof BACKUP_STAGES)[number];
 
 /** A backup that failed, and where. */
 export class BackupStageError extends Error {
-  constructor(readonly stage: BackupStage, message: string) {
+  constructor(
+    readonly stage: BackupStage,
+    message: string,
+  ) {
     super(message);
   }
 }

@@ -21,7 +21,9 @@ export function artifactOnThread(workerUrl: string, request: ArtifactRequest, si
     if (signal.aborted) return abort();
     signal.addEventListener("abort", abort);
     worker.onmessage = ({ data }: MessageEvent<Reply>) =>
-      settle(() => ("artifact" in data ? resolve(data.artifact) : reject(new BackupStageError(data.stage, data.error))));
+      settle(() =>
+        "artifact" in data ? resolve(data.artifact) : reject(new BackupStageError(data.stage, data.error)),
+      );
     worker.onerror = (event) => settle(() => reject(new BackupStageError("snapshot", event.message)));
     worker.postMessage(request);
   });

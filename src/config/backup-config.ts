@@ -44,7 +44,10 @@ export function parseBackupLocation(variable: string, raw: string): BackupLocati
 
 /** A backup to S3 signs its requests: without keys it could only fail later, at the first backup. */
 export function requireS3Keys(s3: S3Settings): void {
-  for (const [name, value] of [["ACCESS_KEY_ID", s3.accessKeyId], ["SECRET_ACCESS_KEY", s3.secretAccessKey]] as const) {
+  for (const [name, value] of [
+    ["ACCESS_KEY_ID", s3.accessKeyId],
+    ["SECRET_ACCESS_KEY", s3.secretAccessKey],
+  ] as const) {
     if (!value) throw new ConfigError(`S3_${name}`, `is required for backups to s3:// (or AWS_${name})`);
   }
 }

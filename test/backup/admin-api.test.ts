@@ -26,11 +26,20 @@ describe.skipIf(!onSqlite)("GET/POST /admin/backups (CONTRACT 7)", () => {
     expect(await (await admin(url, "GET", "/admin/backups")).json()).toEqual({ data: [], last_failure: null });
     const created = await admin(url, "POST", "/admin/backups");
     expect(created.status).toBe(201);
-    const manifest = (await created.json()) as { name: string; bytes: number; sha256: string; counts: Record<string, number> };
+    const manifest = (await created.json()) as {
+      name: string;
+      bytes: number;
+      sha256: string;
+      counts: Record<string, number>;
+    };
     expect(manifest.counts).toMatchObject({ accounts: 0, events: 0, deliveries: 0 });
     expect(await (await admin(url, "GET", "/admin/backups")).json()).toEqual({ data: [manifest], last_failure: null });
     // For the owner's eyes only: the directory, the backup and its manifest.
-    expect([statSync(to).mode & 0o777, statSync(join(to, manifest.name)).mode & 0o777, statSync(join(to, `${manifest.name}.json`)).mode & 0o777]).toEqual([0o700, 0o600, 0o600]);
+    expect([
+      statSync(to).mode & 0o777,
+      statSync(join(to, manifest.name)).mode & 0o777,
+      statSync(join(to, `${manifest.name}.json`)).mode & 0o777,
+    ]).toEqual([0o700, 0o600, 0o600]);
 
     const file = await admin(url, "GET", `/admin/backups/${manifest.name}`);
     expect(file.status).toBe(200);
@@ -43,7 +52,11 @@ describe.skipIf(!onSqlite)("GET/POST /admin/backups (CONTRACT 7)", () => {
 
   test("every backup route needs the admin token; unknown names are 404", async () => {
     const { url } = await withBackups();
-    for (const [method, path] of [["GET", "/admin/backups"], ["POST", "/admin/backups"], ["GET", "/admin/backups/switchboard-20260101T000000Z-v1.db.zst"]] as const) {
+    for (const [method, path] of [
+      ["GET", "/admin/backups"],
+      ["POST", "/admin/backups"],
+      ["GET", "/admin/backups/switchboard-20260101T000000Z-v1.db.zst"],
+    ] as const) {
       for (const authorization of [undefined, "Bearer wrong", TEST_ADMIN_TOKEN]) {
         const response = await fetch(`${url}${path}`, { method, headers: authorization ? { authorization } : {} });
         expect(response.status).toBe(401);
@@ -62,11 +75,23 @@ describe.skipIf(!onSqlite)("GET/POST /admin/backups (CONTRACT 7)", () => {
     writeFileSync(join(dir, "secret.txt"), "outside");
     writeFileSync(join(to, "notes.txt"), "inside, not a backup");
     const names = [
-      "..%2Fsecret.txt", "%2e%2e%2fsecret.txt", "..%5Csecret.txt", "notes.txt", "%2Fetc%2Fpasswd", "..%2F..%2F..%2F..%2Fetc%2Fpasswd",
-      "switchboard-20260101T000000Z-v1.db.zst%00", "%00..%2Fsecret.txt", ".", "..", "%2e%2e",
+      "..%2Fsecret.txt",
+      "%2e%2e%2fsecret.txt",
+      "..%5Csecret.txt",
+      "notes.txt",
+      "%2Fetc%2Fpasswd",
+      "..%2F..%2F..%2F..%2Fetc%2Fpasswd",
+      "switchboard-20260101T000000Z-v1.db.zst%00",
+      "%00..%2Fsecret.txt",
+      ".",
+      "..",
+      "%2e%2e",
     ];
     for (const name of names) {
-      const response = await rawRequest(url, `GET /admin/backups/${name} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${TEST_ADMIN_TOKEN}\r\nConnection: close`);
+      const response = await rawRequest(
+        url,
+        `GET /admin/backups/${name} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${TEST_ADMIN_TOKEN}\r\nConnection: close`,
+      );
       expect(response.status, name).toBeGreaterThanOrEqual(400);
       expect(response.status, name).toBeLessThan(500);
       expect(response.body, name).not.toContain("outside");
@@ -74,7 +99,10 @@ describe.skipIf(!onSqlite)("GET/POST /admin/backups (CONTRACT 7)", () => {
       expect(response.body, name).not.toContain("root:");
     }
     // A path with dots in it, as a client would send it without normalising.
-    const dotted = await rawRequest(url, `GET /admin/backups/../../etc/passwd HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${TEST_ADMIN_TOKEN}\r\nConnection: close`);
+    const dotted = await rawRequest(
+      url,
+      `GET /admin/backups/../../etc/passwd HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${TEST_ADMIN_TOKEN}\r\nConnection: close`,
+    );
     expect(dotted.status).toBeGreaterThanOrEqual(400);
     expect(dotted.status).toBeLessThan(500);
     expect(dotted.body).not.toContain("root:");
@@ -85,7 +113,10 @@ describe("the PostgreSQL mode", () => {
   test("`switchboard backup` exits 2 with one line pointing to PostgreSQL's own tools", async () => {
     const dir = tempDir();
     cleanups.push(dir.cleanup);
-    const env = processEnv(join(dir.path, "unused.db"), { DATABASE_URL: "postgres://nobody@127.0.0.1:1/none", REDIS_URL: "redis://127.0.0.1:1" });
+    const env = processEnv(join(dir.path, "unused.db"), {
+      DATABASE_URL: "postgres://nobody@127.0.0.1:1/none",
+      REDIS_URL: "redis://127.0.0.1:1",
+    });
     const result = await runMain(["backup"], env);
     expect(result.code).toBe(2);
     expect(result.stdout).toBe("");
@@ -99,18 +130,30 @@ describe("the PostgreSQL mode", () => {
     const deps = await testDeps();
     const server = startApp(deps);
     cleanups.push(deps.cleanup, server.stop);
-    for (const [method, path] of [["GET", "/admin/backups"], ["POST", "/admin/backups"]] as const) {
+    for (const [method, path] of [
+      ["GET", "/admin/backups"],
+      ["POST", "/admin/backups"],
+    ] as const) {
       const response = await admin(server.url, method, path);
       expect(response.status).toBe(409);
-      expect(await response.json()).toMatchObject({ error: { code: "backup_unsupported", message: expect.stringContaining("pg_dump") } });
+      expect(await response.json()).toMatchObject({
+        error: { code: "backup_unsupported", message: expect.stringContaining("pg_dump") },
+      });
     }
   });
 
   test("BACKUP_SCHEDULE with a postgres:// DATABASE_URL stops the start, naming the variable", async () => {
-    const result = await runMain(["serve"], processEnv("/nonexistent/x.db", {
-      DATABASE_URL: "postgres://nobody@127.0.0.1:1/none", REDIS_URL: "redis://127.0.0.1:1", BACKUP_SCHEDULE: "0 3 * * *",
-    }));
+    const result = await runMain(
+      ["serve"],
+      processEnv("/nonexistent/x.db", {
+        DATABASE_URL: "postgres://nobody@127.0.0.1:1/none",
+        REDIS_URL: "redis://127.0.0.1:1",
+        BACKUP_SCHEDULE: "0 3 * * *",
+      }),
+    );
     expect(result.code).toBe(2);
-    expect(result.stderr.trim()).toStartWith("switchboard: configuration error: BACKUP_SCHEDULE: backs up the SQLite file");
+    expect(result.stderr.trim()).toStartWith(
+      "switchboard: configuration error: BACKUP_SCHEDULE: backs up the SQLite file",
+    );
   });
 });

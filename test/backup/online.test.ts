@@ -27,19 +27,31 @@ async function json(response: Promise<Response>): Promise<Record<string, any>> {
 
 /** The dashboard API of `url`, signed in as `user`. */
 async function signIn(url: string, user: { email: string; password: string }) {
-  const session = await fetch(`${url}/api/session`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(user) });
+  const session = await fetch(`${url}/api/session`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify(user),
+  });
   expect(session.status).toBe(204);
   const cookie = session.headers.get("set-cookie")!.split(";")[0]!;
-  return (method: string, path: string, body?: unknown) => json(fetch(`${url}${path}`, {
-    method, headers: { cookie, ...(body === undefined ? {} : { "content-type": "application/json" }) }, body: body === undefined ? undefined : JSON.stringify(body),
-  }));
+  return (method: string, path: string, body?: unknown) =>
+    json(
+      fetch(`${url}${path}`, {
+        method,
+        headers: { cookie, ...(body === undefined ? {} : { "content-type": "application/json" }) },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      }),
+    );
 }
 
 describe.skipIf(!onSqlite)("an online backup", () => {
   test("taken while the relay acknowledges events and the proxy serves: verified; restored, a new server proxies with the old keys and tokens, delivers with the old signing secrets, and holds every event acknowledged before it began", async () => {
     const sim = startSimulator();
     const rx = receiver();
-    cleanups.push(() => sim.stop(), () => rx.stop());
+    cleanups.push(
+      () => sim.stop(),
+      () => rx.stop(),
+    );
     const wabaId = "1200300400";
     const phone = "5500600700";
     sim.addWaba({ wabaId, accessToken: "token-before-the-backup", appSecret: TEST_APP_SECRET });
@@ -55,13 +67,28 @@ describe.skipIf(!onSqlite)("an online backup", () => {
     const old = await startServer(env);
 
     const account = await json(admin(old.url, "POST", "/admin/accounts", { name: "Acme", email: "ops@acme.example" }));
-    await json(admin(old.url, "POST", `/admin/accounts/${account.id}/wabas`, { waba_id: wabaId, access_token: "token-before-the-backup" }));
-    expect(await json(admin(old.url, "POST", `/admin/accounts/${account.id}/numbers`, { phone_number_id: phone, waba_id: wabaId, kind: "embedded" })))
-      .toMatchObject({ throughput_level: "HIGH" });
+    await json(
+      admin(old.url, "POST", `/admin/accounts/${account.id}/wabas`, {
+        waba_id: wabaId,
+        access_token: "token-before-the-backup",
+      }),
+    );
+    expect(
+      await json(
+        admin(old.url, "POST", `/admin/accounts/${account.id}/numbers`, {
+          phone_number_id: phone,
+          waba_id: wabaId,
+          kind: "embedded",
+        }),
+      ),
+    ).toMatchObject({ throughput_level: "HIGH" });
     const { key } = await json(admin(old.url, "POST", `/admin/accounts/${account.id}/api-keys`, { mode: "live" }));
     const user = { email: "you@acme.example", password: "correct horse battery" };
     await json(admin(old.url, "POST", `/admin/accounts/${account.id}/users`, user));
-    const endpoint = await (await signIn(old.url, user))("POST", "/api/endpoints", { url: rx.url, fields: ["messages"] });
+    const endpoint = await (await signIn(old.url, user))("POST", "/api/endpoints", {
+      url: rx.url,
+      fields: ["messages"],
+    });
 
     // The load: events acknowledged by the relay, and messages sent through the proxy.
     const acked: { messageId: string; at: number }[] = [];
@@ -76,11 +103,12 @@ describe.skipIf(!onSqlite)("an online backup", () => {
         else failures.push(`ingress ${response.status}`);
       }
     };
-    const send = (url: string, text: string) => fetch(`${url}/v21.0/${phone}/messages`, {
-      method: "POST",
-      headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
-      body: JSON.stringify({ messaging_product: "chat", to: "15551234567", type: "text", text: { body: text } }),
-    });
+    const send = (url: string, text: string) =>
+      fetch(`${url}/v21.0/${phone}/messages`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+        body: JSON.stringify({ messaging_product: "chat", to: "15551234567", type: "text", text: { body: text } }),
+      });
     const sendMessages = async () => {
       while (running) {
         const response = await send(old.url, "during the backup");
@@ -113,7 +141,10 @@ describe.skipIf(!onSqlite)("an online backup", () => {
     expect(await old.proc.exited).toBe(0);
 
     const restoredPath = join(dir.path, "restored", "switchboard.db");
-    const restored = await runMain(["restore", "--from", join(backups, manifest.name), "--to", `file:${restoredPath}`], env);
+    const restored = await runMain(
+      ["restore", "--from", join(backups, manifest.name), "--to", `file:${restoredPath}`],
+      env,
+    );
     expect(restored.stderr).toBe("");
     expect(restored.code).toBe(0);
     expect(restored.stdout).toMatch(new RegExp(`^ {2}events +${manifest.counts.events!.toLocaleString("en")}$`, "m"));
@@ -128,7 +159,10 @@ describe.skipIf(!onSqlite)("an online backup", () => {
     // A new event reaches the endpoint signed with its old secret.
     const fresh = messageChange(phone, "after the restore");
     expect((await postUpstream(next.url, eventBody([{ id: wabaId, changes: [fresh] }]))).status).toBe(200);
-    await until(() => rx.received.some((r) => r.body.includes(fresh.value.messages[0]!.id)), "the delivery after the restore");
+    await until(
+      () => rx.received.some((r) => r.body.includes(fresh.value.messages[0]!.id)),
+      "the delivery after the restore",
+    );
     const delivery = rx.received.find((r) => r.body.includes(fresh.value.messages[0]!.id))!;
     expect(() => new Webhook(endpoint.secret).verify(delivery.body, delivery.headers)).not.toThrow();
 
@@ -136,10 +170,12 @@ describe.skipIf(!onSqlite)("an online backup", () => {
     const api = await signIn(next.url, user);
     const missing: string[] = [];
     for (let i = 0; i < ackedBefore.length; i += 20) {
-      await Promise.all(ackedBefore.slice(i, i + 20).map(async (messageId) => {
-        const found = await api("GET", `/api/deliveries?message_id=${encodeURIComponent(messageId)}`);
-        if (found.data.length !== 1) missing.push(messageId);
-      }));
+      await Promise.all(
+        ackedBefore.slice(i, i + 20).map(async (messageId) => {
+          const found = await api("GET", `/api/deliveries?message_id=${encodeURIComponent(messageId)}`);
+          if (found.data.length !== 1) missing.push(messageId);
+        }),
+      );
     }
     expect(missing).toEqual([]);
   }, 120_000);

@@ -12,7 +12,14 @@ import { takeServerLock } from "../../src/store/sqlite/server-lock.ts";
 import { relayAccount } from "../webhooks/support.ts";
 import { filesIn } from "./support.ts";
 
-type Manifest = { name: string; at: string; bytes: number; sha256: string; schema_version: number; counts: Record<string, number> };
+type Manifest = {
+  name: string;
+  at: string;
+  bytes: number;
+  sha256: string;
+  schema_version: number;
+  counts: Record<string, number>;
+};
 
 const dir = tempDir();
 let deployment: Awaited<ReturnType<typeof sqliteTestDeps>>;
@@ -77,13 +84,17 @@ describe.skipIf(!onSqlite)("switchboard restore (CONTRACT 7)", () => {
     const result = await restore(backupPath, target);
     expect(result.stderr).toBe("");
     expect(result.code).toBe(0);
-    expect(result.stdout.split("\n")[0]).toBe(`restored ${manifest.name} (taken ${manifest.at}, schema ${manifest.schema_version}) into ${target}:`);
+    expect(result.stdout.split("\n")[0]).toBe(
+      `restored ${manifest.name} (taken ${manifest.at}, schema ${manifest.schema_version}) into ${target}:`,
+    );
     expect(result.stdout).toMatch(/^ {2}accounts +1$/m);
     expect(result.stdout).toMatch(/^ {2}endpoints +1$/m);
     expect(filesIn(join(target, ".."))).toEqual(["switchboard.db", "switchboard.db-lock"]);
     const restored = new Database(target, { readonly: true });
     const rows = (table: string) => (restored.query(`SELECT COUNT(*) AS n FROM ${table}`).get() as { n: number }).n;
-    expect([rows("accounts"), rows("wabas"), rows("numbers"), rows("endpoints"), rows("users")]).toEqual([1, 1, 1, 1, 1]);
+    expect([rows("accounts"), rows("wabas"), rows("numbers"), rows("endpoints"), rows("users")]).toEqual([
+      1, 1, 1, 1, 1,
+    ]);
     restored.close();
   });
 
@@ -101,7 +112,10 @@ describe.skipIf(!onSqlite)("switchboard restore (CONTRACT 7)", () => {
     const copy = copyOfBackup("truncated");
     truncateSync(copy, Math.floor(manifest.bytes / 2));
     const target = join(dir.path, "truncated", "target.db");
-    expectRefused(await restore(copy, target), `the backup is ${Math.floor(manifest.bytes / 2)} bytes where its manifest says ${manifest.bytes}: it is truncated or damaged`);
+    expectRefused(
+      await restore(copy, target),
+      `the backup is ${Math.floor(manifest.bytes / 2)} bytes where its manifest says ${manifest.bytes}: it is truncated or damaged`,
+    );
     nothingWritten(target);
   });
 
@@ -124,7 +138,10 @@ describe.skipIf(!onSqlite)("switchboard restore (CONTRACT 7)", () => {
     const otherKey = Buffer.alloc(32, 9).toString("base64");
     const target = join(dir.path, "wrong-key", "target.db");
     mkdirSync(join(dir.path, "wrong-key"), { recursive: true });
-    expectRefused(await restore(backupPath, target, [], otherKey), "ENCRYPTION_KEY does not open the backup's sealed secrets (endpoints.secret_enc: a stored secret cannot be decrypted");
+    expectRefused(
+      await restore(backupPath, target, [], otherKey),
+      "ENCRYPTION_KEY does not open the backup's sealed secrets (endpoints.secret_enc: a stored secret cannot be decrypted",
+    );
     nothingWritten(target);
 
     // Over an existing deployment with --force: it stays exactly as it was.
@@ -144,7 +161,10 @@ describe.skipIf(!onSqlite)("switchboard restore (CONTRACT 7)", () => {
 
     const lock = takeServerLock(target);
     try {
-      expectRefused(await restore(backupPath, target, ["--force"]), `${target} is in use by another switchboard server`);
+      expectRefused(
+        await restore(backupPath, target, ["--force"]),
+        `${target} is in use by another switchboard server`,
+      );
     } finally {
       lock.release();
     }
@@ -153,7 +173,10 @@ describe.skipIf(!onSqlite)("switchboard restore (CONTRACT 7)", () => {
   test("a backup without its manifest, or a PostgreSQL target, is refused", async () => {
     const copy = copyOfBackup("alone");
     rmSync(`${copy}.json`);
-    expectRefused(await restore(copy, join(dir.path, "alone", "t.db")), `no manifest ${manifest.name}.json beside ${copy}`);
+    expectRefused(
+      await restore(copy, join(dir.path, "alone", "t.db")),
+      `no manifest ${manifest.name}.json beside ${copy}`,
+    );
     const postgres = await runMain(["restore", "--from", backupPath, "--to", "postgres://x@127.0.0.1/db"], env);
     expect(postgres.code).toBe(2);
     expect(postgres.stderr).toContain("--to must name the SQLite file to restore into");
@@ -163,7 +186,9 @@ describe.skipIf(!onSqlite)("switchboard restore (CONTRACT 7)", () => {
     const old = join(dir.path, "old", "switchboard.db");
     mkdirSync(join(dir.path, "old"), { recursive: true });
     const db = databaseBefore(old, "0010_onboardings");
-    db.run("INSERT INTO accounts (id, name, email, billing_status, retention, created_at) VALUES ('acc_old', 'Old', 'o@example.com', 'active', '24h', 1)");
+    db.run(
+      "INSERT INTO accounts (id, name, email, billing_status, retention, created_at) VALUES ('acc_old', 'Old', 'o@example.com', 'active', '24h', 1)",
+    );
     db.close();
     const oldEnv = processEnv(old, { BACKUP_TO: join(dir.path, "old", "backups") });
     const taken = await runMain(["backup"], oldEnv);

@@ -41,7 +41,10 @@ describe.skipIf(!onSqlite)("backups to an S3-compatible store (a local s3rver)",
     const dir = tempDir();
     cleanups.push(dir.cleanup);
     const target = join(dir.path, "restored.db");
-    const restored = await runMain(["restore", "--from", `s3://${s3.bucket}/eu/prod/${kept[0]!.name}`, "--to", `file:${target}`], env);
+    const restored = await runMain(
+      ["restore", "--from", `s3://${s3.bucket}/eu/prod/${kept[0]!.name}`, "--to", `file:${target}`],
+      env,
+    );
     expect(restored.stderr).toBe("");
     expect(restored.code).toBe(0);
     expect(restored.stdout).toStartWith(`restored ${kept[0]!.name} `);
@@ -50,7 +53,10 @@ describe.skipIf(!onSqlite)("backups to an S3-compatible store (a local s3rver)",
     expect(db.query("SELECT COUNT(*) AS n FROM wabas").get()).toEqual({ n: 1 });
     db.close();
 
-    const missing = await runMain(["restore", "--from", `s3://${s3.bucket}/eu/prod/${taken[0]!.name}`, "--to", `file:${join(dir.path, "gone.db")}`], env);
+    const missing = await runMain(
+      ["restore", "--from", `s3://${s3.bucket}/eu/prod/${taken[0]!.name}`, "--to", `file:${join(dir.path, "gone.db")}`],
+      env,
+    );
     expect(missing.code).toBe(2);
     expect(missing.stderr).toContain(`no manifest ${taken[0]!.name}.json beside`);
   });

@@ -33,11 +33,18 @@ async function scheduled(env: Record<string, string>) {
     async list() {
       const response = await admin(server.url, "GET", "/admin/backups");
       expect(response.status).toBe(200);
-      return (await response.json()) as { data: { name: string; at: string; bytes: number }[]; last_failure: null | { stage: string; error: string } };
+      return (await response.json()) as {
+        data: { name: string; at: string; bytes: number }[];
+        last_failure: null | { stage: string; error: string };
+      };
     },
     async metric(name: string): Promise<string | undefined> {
       const text = await (await fetch(`${server.url}/metrics`)).text();
-      return text.split("\n").find((line) => line.startsWith(name))?.split(" ").at(-1);
+      return text
+        .split("\n")
+        .find((line) => line.startsWith(name))
+        ?.split(" ")
+        .at(-1);
     },
   };
 }
@@ -66,8 +73,13 @@ describe("scheduled backups (injected clock)", () => {
     expect(filesIn(to)).toEqual(data.flatMap((b) => [b.name, `${b.name}.json`]).sort());
 
     server.clock.advance(90_000);
-    expect(await health()).toEqual({ status: "ok", backup: { last_success_at: "2026-01-01T00:04:00.000Z", age_seconds: 90 } });
-    expect(Number(await server.metric("switchboard_backup_last_success_timestamp_seconds"))).toBe(Date.UTC(2026, 0, 1, 0, 4) / 1000);
+    expect(await health()).toEqual({
+      status: "ok",
+      backup: { last_success_at: "2026-01-01T00:04:00.000Z", age_seconds: 90 },
+    });
+    expect(Number(await server.metric("switchboard_backup_last_success_timestamp_seconds"))).toBe(
+      Date.UTC(2026, 0, 1, 0, 4) / 1000,
+    );
     expect(Number(await server.metric("switchboard_backup_last_size_bytes"))).toBe(data[0]!.bytes);
     expect(Number(await server.metric("switchboard_backup_last_duration_seconds"))).toBeGreaterThan(0);
     expect(await server.metric("switchboard_backup_failures_total")).toBeUndefined();
@@ -90,11 +102,20 @@ describe("scheduled backups (injected clock)", () => {
     expect(failed.last_failure!.error).toContain("Access Denied");
     expect(await server.metric('switchboard_backup_failures_total{stage="upload"}')).toBe("1");
     expect(server.deps.logger.lines.filter((line) => line.msg === "backup failed")).toEqual([
-      expect.objectContaining({ level: "error", stage: "upload", to: `s3://${s3.bucket}/nightly`, error: expect.stringContaining("Access Denied") }),
+      expect.objectContaining({
+        level: "error",
+        stage: "upload",
+        to: `s3://${s3.bucket}/nightly`,
+        error: expect.stringContaining("Access Denied"),
+      }),
     ]);
     expect(await s3.keys()).toEqual(before.flatMap((name) => [`nightly/${name}`, `nightly/${name}.json`]).sort());
     // Nothing of the failed run is left beside the database.
-    expect(filesIn(join(server.deps.dbPath, "..")).filter((name) => name.includes("backup-snapshot") || name.includes("backup-artifact"))).toEqual([]);
+    expect(
+      filesIn(join(server.deps.dbPath, "..")).filter(
+        (name) => name.includes("backup-snapshot") || name.includes("backup-artifact"),
+      ),
+    ).toEqual([]);
 
     s3.refuseUploads(false);
     await server.nextMinute();
@@ -108,12 +129,18 @@ describe("scheduled backups (injected clock)", () => {
     cleanups.push(dir.cleanup);
     const to = join(dir.path, "backups");
     const server = await scheduled({ BACKUP_TO: to });
-    const both = await Promise.all([admin(server.url, "POST", "/admin/backups"), admin(server.url, "POST", "/admin/backups")]);
+    const both = await Promise.all([
+      admin(server.url, "POST", "/admin/backups"),
+      admin(server.url, "POST", "/admin/backups"),
+    ]);
     expect(both.map((r) => r.status).sort()).toEqual([201, 409]);
     const refused = both.find((r) => r.status === 409)!;
     expect(await refused.json()).toMatchObject({ error: { code: "backup_running", type: "ConflictException" } });
     const taken = both.find((r) => r.status === 201)!;
-    expect(await taken.json()).toMatchObject({ name: expect.stringMatching(BACKUP_FILE), schema_version: expect.any(Number) });
+    expect(await taken.json()).toMatchObject({
+      name: expect.stringMatching(BACKUP_FILE),
+      schema_version: expect.any(Number),
+    });
     expect(filesIn(to).filter((name) => BACKUP_FILE.test(name))).toHaveLength(2);
 
     // The scheduled run starts at its tick; a manual one meanwhile is refused, and only one is taken.
@@ -132,7 +159,9 @@ describe("scheduled backups (injected clock)", () => {
     cleanups.push(() => lock.release());
     const refused = await admin(server.url, "POST", "/admin/backups");
     expect(refused.status).toBe(409);
-    expect(await refused.json()).toMatchObject({ error: { code: "backup_running", message: expect.stringContaining("Another process") } });
+    expect(await refused.json()).toMatchObject({
+      error: { code: "backup_running", message: expect.stringContaining("Another process") },
+    });
     lock.release();
     expect((await admin(server.url, "POST", "/admin/backups")).status).toBe(201);
   });

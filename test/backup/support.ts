@@ -24,7 +24,13 @@ export interface LocalS3 {
  */
 export async function startS3(bucket = "backups"): Promise<LocalS3> {
   const dir = tempDir("switchboard-s3-");
-  const server = new S3rver({ port: 0, address: "127.0.0.1", silent: true, directory: dir.path, configureBuckets: [{ name: bucket }] });
+  const server = new S3rver({
+    port: 0,
+    address: "127.0.0.1",
+    silent: true,
+    directory: dir.path,
+    configureBuckets: [{ name: bucket }],
+  });
   const { port } = await server.run();
   let refusing = false;
   const front = Bun.serve({
@@ -38,12 +44,22 @@ export async function startS3(bucket = "backups"): Promise<LocalS3> {
       }
       const body = request.method === "GET" || request.method === "HEAD" ? undefined : await request.arrayBuffer();
       return fetch(`http://127.0.0.1:${port}${url.pathname}${url.search}`, {
-        method: request.method, headers: request.headers, body, redirect: "manual", decompress: false,
+        method: request.method,
+        headers: request.headers,
+        body,
+        redirect: "manual",
+        decompress: false,
       } as RequestInit);
     },
   });
   const endpoint = `http://127.0.0.1:${front.port}`;
-  const client = new Bun.S3Client({ bucket, endpoint, accessKeyId: "S3RVER", secretAccessKey: "S3RVER", region: "us-east-1" });
+  const client = new Bun.S3Client({
+    bucket,
+    endpoint,
+    accessKeyId: "S3RVER",
+    secretAccessKey: "S3RVER",
+    region: "us-east-1",
+  });
   return {
     bucket,
     env: { ...S3_KEYS, S3_ENDPOINT: endpoint },
@@ -67,7 +83,8 @@ export function padDatabase(path: string, megabytes: number): void {
   const insert = sqlite.prepare("INSERT INTO meta (key, value) VALUES (?, ?)");
   const rows = megabytes * 256;
   sqlite.transaction(() => {
-    for (let i = 0; i < rows; i++) insert.run(`padding-${i}`, Buffer.from(crypto.getRandomValues(new Uint8Array(3000))).toString("base64"));
+    for (let i = 0; i < rows; i++)
+      insert.run(`padding-${i}`, Buffer.from(crypto.getRandomValues(new Uint8Array(3000))).toString("base64"));
   })();
   sqlite.exec("PRAGMA wal_checkpoint(TRUNCATE)");
   sqlite.close();
@@ -98,7 +115,10 @@ export async function until(ready: () => boolean, what: string, ms = 30_000): Pr
 export async function serverProcess(env: Record<string, string>) {
   const port = freePort();
   const proc = Bun.spawn([process.execPath, MAIN, "serve"], {
-    cwd: ROOT, env: { ...env, PORT: String(port), HOST: "127.0.0.1" }, stdout: "ignore", stderr: "inherit",
+    cwd: ROOT,
+    env: { ...env, PORT: String(port), HOST: "127.0.0.1" },
+    stdout: "ignore",
+    stderr: "inherit",
   });
   const url = `http://127.0.0.1:${port}`;
   try {
