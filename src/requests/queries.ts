@@ -4,12 +4,12 @@ import { AppError } from "../errors/catalog.ts";
 import { decodeCursor, encodeCursor } from "../http/cursor.ts";
 import { timeParam } from "../http/time-param.ts";
 import type { Deps } from "../runtime/deps.ts";
+import { HOUR, hourOf } from "../store/hours.ts";
 import type { RequestFilter, RequestRecord, UsageCount } from "../store/requests.ts";
 import { explainCall } from "./explain.ts";
 
 const DEFAULT_PAGE = 50;
 const MAX_PAGE = 200;
-const HOUR = 3_600_000;
 
 export const requestQuery = t.Object({
   number: t.Optional(t.String({ maxLength: 64 })),
@@ -82,8 +82,8 @@ export function requestView(deps: Pick<Deps, "store">, r: RequestRecord) {
 /** Usage counts of the hours that start in [from, to): whole hours, the current one included by default. */
 export async function usage(deps: Pick<Deps, "store" | "clock">, accountId: string | null, from: string, to?: string): Promise<UsageCount[]> {
   const start = timeParam("from", from)!;
-  const end = timeParam("to", to) ?? Math.floor(deps.clock.now() / HOUR) * HOUR + HOUR;
-  return deps.store.requests.usage(accountId, Math.floor(start / HOUR) * HOUR, end);
+  const end = timeParam("to", to) ?? hourOf(deps.clock.now()) + HOUR;
+  return deps.store.requests.usage(accountId, hourOf(start), end);
 }
 
 export const usageView = (u: UsageCount) => ({

@@ -1,11 +1,11 @@
 import type { SQL } from "bun";
+import { failureChange } from "../endpoint-health.ts";
+import { hourOf } from "../hours.ts";
 import { LAST_SUCCESS_RESOLUTION_MS, type EndpointChange, type EndpointEffect, type FailureRules, type WebhookStore } from "../webhooks.ts";
 
 export type CompletionInput = Parameters<WebhookStore["completeAttempt"]>[0];
 type Tx = Pick<SQL, "unsafe">;
 
-const HOUR = 3_600_000;
-const hourOf = (at: number) => Math.floor(at / HOUR) * HOUR;
 
 /** The health columns of an endpoint, as completions change them (SPEC 3.1). */
 interface Health {
@@ -19,26 +19,16 @@ interface Health {
 
 /** What one attempt's outcome does to its endpoint's health, exactly as SQLite applies it one at a time. */
 function applyEffect(health: Health, effect: EndpointEffect, now: number, rules: FailureRules): EndpointChange {
-  const change: EndpointChange = { consecutiveFailures: 0, warned: false, disabled: null };
   if (effect === "success") {
     if (health.consecutiveFailures !== 0 || health.warnedAt !== null || health.lastSuccessAt === null
       || health.lastSuccessAt <= now - LAST_SUCCESS_RESOLUTION_MS) {
       Object.assign(health, { consecutiveFailures: 0, lastSuccessAt: now, warnedAt: null });
     }
-    return change;
+    return { consecutiveFailures: 0, warned: false, disabled: null };
   }
-  if (effect !== "failure" && effect !== "gone") return change;
+  if (effect === "none") return { consecutiveFailures: 0, warned: false, disabled: null };
   health.consecutiveFailures++;
-  change.consecutiveFailures = health.consecutiveFailures;
-  if (!health.enabled) return change;
-  if (effect === "gone") {
-    change.disabled = "gone";
-  } else {
-    const quietSince = now - rules.quietMs - LAST_SUCCESS_RESOLUTION_MS;
-    const count = health.consecutiveFailures;
-    if (count >= rules.disableAt && (health.lastSuccessAt === null || health.lastSuccessAt <= quietSince)) change.disabled = "consecutive_failures";
-    else if (count >= rules.warnAt && health.warnedAt === null) change.warned = true;
-  }
+  const change = failureChange(health, effect, now, rules);
   if (change.disabled) Object.assign(health, { enabled: false, disabledReason: change.disabled, updatedAt: now });
   if (change.warned) health.warnedAt = now;
   return change;

@@ -1,20 +1,20 @@
 import type { SQL } from "bun";
 import type { Sealer } from "../../crypto/sealer.ts";
 import type { Retention } from "../types.ts";
-import { toEventMessage } from "../message-rows.ts";
+import { claimedDeliveries, DELIVERY_COLUMNS, EVENT_MESSAGE_COLUMNS, hourlyStats, toAttempt, toDelivery, toEventMessage } from "../delivery-rows.ts";
+import { GroupCommit } from "../group-commit.ts";
+import { HOUR, hourOf } from "../hours.ts";
 import type {
-  Attempt, ClaimedDelivery, ClaimOptions, Delivery, DeliveryFilter, DeliveryStatus, Endpoint, EndpointChange, EndpointPatch,
+  Attempt, ClaimedDelivery, ClaimOptions, Delivery, DeliveryFilter, Endpoint, EndpointChange, EndpointPatch,
   DeliverySearch, HourlyStats, MessageEvent, NewDelivery, NewEvent, WebhookStore,
 } from "../webhooks.ts";
 import type { ChangeFeed } from "./changes.ts";
 import { needsTransaction, recordCompletions, type CompletionInput } from "./completions.ts";
 import { transaction, type PgDb } from "./connect.ts";
 import { PgEndpoints } from "./endpoints.ts";
-import { TurnBatch } from "./turn-batch.ts";
+import { isUnavailable } from "./unavailable.ts";
 
 type Row = Record<string, unknown>;
-const HOUR = 3_600_000;
-const hourOf = (at: number) => Math.floor(at / HOUR) * HOUR;
 /** Channel of "deliveries were queued": every instance's dispatcher wakes and claims. */
 const WORK_CHANNEL = "switchboard_work";
 /** Deliveries deleted per transaction by the purge and by an endpoint's deletion. */
@@ -24,31 +24,6 @@ const LOCK_SPACE = 1_398_030_659;
 const PURGE_LOCK = 1;
 /** SQLSTATEs of a transaction that lost a race with another and may simply run again. */
 const RETRYABLE = new Set(["40P01", "40001"]);
-
-const num = (value: unknown) => (value === null || value === undefined ? null : Number(value));
-
-const DELIVERY_COLUMNS = `d.id, d.account_id, d.endpoint_id, d.event_id, d.status, d.attempt_count, d.next_attempt_at, d.replay_of,
-  d.parked_reason, d.created_at, d.updated_at, e.fields AS event_fields, e.is_test,
-  (e.body IS NOT NULL AND NOT d.payload_deleted) AS payload_available`;
-
-function toDelivery(row: Row): Delivery {
-  return {
-    id: row.id as string,
-    accountId: row.account_id as string,
-    endpointId: row.endpoint_id as string,
-    eventId: row.event_id as string,
-    status: row.status as DeliveryStatus,
-    attemptCount: row.attempt_count as number,
-    nextAttemptAt: num(row.next_attempt_at),
-    replayOf: row.replay_of as string | null,
-    parkedReason: row.parked_reason as Delivery["parkedReason"],
-    payloadAvailable: row.payload_available as boolean,
-    fields: row.event_fields as string[],
-    isTest: row.is_test as boolean,
-    createdAt: Number(row.created_at),
-    updatedAt: Number(row.updated_at),
-  };
-}
 
 /** A transaction that lost a race (deadlock, serialization) is run again; anything else is thrown. */
 async function retried<T>(work: () => Promise<T>): Promise<T> {
@@ -73,15 +48,20 @@ export class PgWebhooks implements WebhookStore {
   /** Every instance claims from the same queue. */
   readonly soleWorker = false;
   private readonly endpointStore: PgEndpoints;
-  private readonly enqueues: TurnBatch<{ events: NewEvent[]; deliveries: NewDelivery[] }, void>;
-  private readonly completions: TurnBatch<CompletionInput, EndpointChange>;
+  private readonly enqueues: GroupCommit<{ events: NewEvent[]; deliveries: NewDelivery[] }, void>;
+  private readonly completions: GroupCommit<CompletionInput, EndpointChange>;
   private readonly workListeners = new Set<() => void>();
   private workSubscription: { unlisten(): Promise<void> } | null = null;
 
   constructor(private readonly db: PgDb, sealer: Sealer, private readonly feed: ChangeFeed) {
     this.endpointStore = new PgEndpoints(db, sealer, feed);
-    this.enqueues = new TurnBatch((batch) => this.insert(batch.flatMap((b) => b.events), batch.flatMap((b) => b.deliveries)).then(() => batch.map(() => undefined)));
-    this.completions = new TurnBatch((inputs) => this.complete(inputs));
+    // A batch that failed because the database could not be reached would fail alone too.
+    const retryAlone = (error: unknown) => !isUnavailable(error);
+    this.enqueues = new GroupCommit({
+      commit: (batch) => this.insert(batch.flatMap((b) => b.events), batch.flatMap((b) => b.deliveries)).then(() => batch.map(() => undefined)),
+      retryAlone,
+    });
+    this.completions = new GroupCommit({ commit: (inputs) => this.complete(inputs), retryAlone });
   }
 
   private get sql(): SQL {
@@ -185,21 +165,7 @@ export class PgWebhooks implements WebhookStore {
     ])) as Row[];
     if (rows.length === 0) return [];
     const endpoints = await this.endpointStore.forDelivery(rows.map((row) => row.endpoint_id as string));
-    // An event's deliveries to several endpoints share one copy of its body.
-    const bodies = new Map<string, Uint8Array>();
-    const claimed: ClaimedDelivery[] = [];
-    for (const row of rows) {
-      const delivery = toDelivery(row);
-      const endpoint = endpoints.get(delivery.endpointId);
-      if (!endpoint) continue;
-      let body: Uint8Array | null = null;
-      if (row.body !== null) {
-        body = bodies.get(delivery.eventId) ?? new Uint8Array(row.body as Uint8Array);
-        bodies.set(delivery.eventId, body);
-      }
-      claimed.push({ delivery, leaseId: options.leaseId, endpoint, body, upstreamSignature: row.upstream_signature as string | null });
-    }
-    return claimed;
+    return claimedDeliveries(rows, options.leaseId, (id) => endpoints.get(id));
   }
 
   /** Other instances may hold live leases: nothing is released, leases run out by themselves. */
@@ -259,13 +225,13 @@ export class PgWebhooks implements WebhookStore {
 
   async mentionsOf(eventIds: string[]) {
     if (eventIds.length === 0) return [];
-    const rows = await this.sql.unsafe(`SELECT event_id, message_id, phone_number_id, kind, status, error_code, received_at FROM event_messages
+    const rows = await this.sql.unsafe(`SELECT ${EVENT_MESSAGE_COLUMNS} FROM event_messages
       WHERE event_id = ANY($1::text[]) ORDER BY seq`, [eventIds]) as Row[];
     return rows.map(toEventMessage);
   }
 
   async messageEvents(accountId: string, messageId: string): Promise<MessageEvent[]> {
-    const rows = await this.sql.unsafe(`SELECT event_id, message_id, phone_number_id, kind, status, error_code, received_at FROM event_messages
+    const rows = await this.sql.unsafe(`SELECT ${EVENT_MESSAGE_COLUMNS} FROM event_messages
       WHERE account_id = $1 AND message_id = $2 ORDER BY received_at, seq`, [accountId, messageId]) as Row[];
     if (rows.length === 0) return [];
     const deliveries = await this.sql.unsafe(`SELECT ${DELIVERY_COLUMNS} FROM deliveries d JOIN events e ON e.id = d.event_id
@@ -275,14 +241,7 @@ export class PgWebhooks implements WebhookStore {
 
   async attempts(deliveryId: string): Promise<Attempt[]> {
     const rows = await this.sql.unsafe("SELECT * FROM attempts WHERE delivery_id = $1 ORDER BY number, id", [deliveryId]) as Row[];
-    return rows.map((row) => ({
-      number: row.number as number,
-      at: Number(row.at),
-      statusCode: row.status_code as number | null,
-      error: row.error as string | null,
-      responseExcerpt: row.response_excerpt as string | null,
-      durationMs: row.duration_ms as number,
-    }));
+    return rows.map(toAttempt);
   }
 
   /** An account's list merges one page per endpoint (each read newest first along its own index), in one statement. */
@@ -311,15 +270,8 @@ export class PgWebhooks implements WebhookStore {
   }
 
   async hourlyStats(endpointId: string, since: number, now: number): Promise<HourlyStats[]> {
-    const first = hourOf(since);
-    const buckets = new Map<number, HourlyStats>();
-    for (let hour = first; hour <= now; hour += HOUR) buckets.set(hour, { hour, succeeded: 0, failed: 0, parked: 0 });
-    const rows = await this.sql.unsafe("SELECT hour, succeeded, failed, parked FROM endpoint_hours WHERE endpoint_id = $1 AND hour >= $2", [endpointId, first]) as Row[];
-    for (const row of rows) {
-      const b = buckets.get(Number(row.hour));
-      if (b) Object.assign(b, { succeeded: row.succeeded as number, failed: row.failed as number, parked: row.parked as number });
-    }
-    return [...buckets.values()];
+    const rows = await this.sql.unsafe("SELECT hour, succeeded, failed, parked FROM endpoint_hours WHERE endpoint_id = $1 AND hour >= $2", [endpointId, hourOf(since)]) as Row[];
+    return hourlyStats(since, now, rows);
   }
 
   async pendingCount() {

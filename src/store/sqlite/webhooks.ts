@@ -2,11 +2,14 @@ import type { Database, Statement } from "bun:sqlite";
 import { asc, eq, sql } from "drizzle-orm";
 import { setImmediate as nextTurn } from "node:timers/promises";
 import type { Sealer } from "../../crypto/sealer.ts";
-import { toEventMessage } from "../message-rows.ts";
+import { claimedDeliveries, DELIVERY_COLUMNS, EVENT_MESSAGE_COLUMNS, hourlyStats, toAttempt, toDelivery, toEventMessage } from "../delivery-rows.ts";
+import { failureChange } from "../endpoint-health.ts";
+import { GroupCommit, type Done } from "../group-commit.ts";
+import { HOUR, hourOf } from "../hours.ts";
 import { EndpointOpener } from "../sealed-rows.ts";
 import type { Retention } from "../types.ts";
 import type {
-  Attempt, ClaimedDelivery, ClaimOptions, Delivery, DeliveryEndpoint, DeliveryFilter, DeliveryStatus, Endpoint, EndpointChange,
+  ClaimedDelivery, ClaimOptions, Delivery, DeliveryEndpoint, DeliveryFilter, DeliveryStatus, Endpoint, EndpointChange,
   EndpointPatch, EndpointTarget, DeliverySearch, HourlyStats, MessageEvent, NewDelivery, NewEvent, WebhookStore,
 } from "../webhooks.ts";
 import { LAST_SUCCESS_RESOLUTION_MS } from "../webhooks.ts";
@@ -15,48 +18,11 @@ import { endpoints } from "./schema.ts";
 
 type Row = Record<string, unknown>;
 type CompletionInput = Parameters<WebhookStore["completeAttempt"]>[0];
-type TurnWork = { work: () => unknown; resolve: (value: never) => void; reject: (error: unknown) => void; urgent: boolean };
-type TurnOutcome = { ok: true; value: unknown } | { ok: false; error: unknown };
-const HOUR = 3_600_000;
-const hourOf = (at: number) => Math.floor(at / HOUR) * HOUR;
+type TurnWork = { work: () => unknown; urgent: boolean };
 /** Deliveries purged per transaction: a few milliseconds of the server's thread (bench/webhooks/purge.ts). */
 const PURGE_BATCH = 100;
 /** Due deliveries counted per statement by pendingCount: a few milliseconds of the server's thread (bench/webhooks/pending.ts). */
 export const COUNT_CHUNK = 20_000;
-
-const DELIVERY_COLUMNS = `d.id, d.account_id, d.endpoint_id, d.event_id, d.status, d.attempt_count, d.next_attempt_at,
-  d.replay_of, d.parked_reason, d.created_at, d.updated_at, e.fields AS event_fields, e.is_test,
-  (e.body IS NOT NULL AND d.payload_deleted = 0) AS payload_available`;
-
-function toDelivery(row: Row): Delivery {
-  return {
-    id: row.id as string,
-    accountId: row.account_id as string,
-    endpointId: row.endpoint_id as string,
-    eventId: row.event_id as string,
-    status: row.status as Delivery["status"],
-    attemptCount: row.attempt_count as number,
-    nextAttemptAt: row.next_attempt_at as number | null,
-    replayOf: row.replay_of as string | null,
-    parkedReason: row.parked_reason as Delivery["parkedReason"],
-    payloadAvailable: row.payload_available === 1,
-    fields: JSON.parse(row.event_fields as string) as string[],
-    isTest: row.is_test === 1,
-    createdAt: row.created_at as number,
-    updatedAt: row.updated_at as number,
-  };
-}
-
-function toAttempt(row: Row): Attempt {
-  return {
-    number: row.number as number,
-    at: row.at as number,
-    statusCode: row.status_code as number | null,
-    error: row.error as string | null,
-    responseExcerpt: row.response_excerpt as string | null,
-    durationMs: row.duration_ms as number,
-  };
-}
 
 /**
  * Endpoints go through drizzle's query builder; the queue's hot paths (enqueue, claim, complete)
@@ -80,8 +46,10 @@ export class SqliteWebhooks implements WebhookStore {
     private readonly durable: () => Promise<void>,
   ) {
     this.opener = new EndpointOpener(sealer);
-    this.commitTurn = sqlite.transaction((batch: TurnWork[]) => batch.map(({ work }) => work()));
-    this.commitAlone = sqlite.transaction((work: () => unknown) => work());
+    this.turns = new GroupCommit({
+      commit: sqlite.transaction((batch: TurnWork[]) => batch.map(({ work }) => work())),
+      settle: (batch) => this.settleTurn(batch),
+    });
     const q = (text: string) => this.sqlite.prepare(text);
     const dueAfterCursor = `FROM deliveries INDEXED BY deliveries_due
       WHERE status = 'pending' AND lease_until IS NULL AND (endpoint_id, next_attempt_at, rowid) > ($endpoint, $due, $row)`;
@@ -108,7 +76,7 @@ export class SqliteWebhooks implements WebhookStore {
         VALUES ($id, $account, $at, $body, $signature, $fields, $test)`),
       insertMessage: q(`INSERT INTO event_messages (event_id, account_id, message_id, phone_number_id, kind, status, error_code, received_at)
         VALUES ($event, $account, $message, $phone, $kind, $status, $error, $at)`),
-      messageEvents: q(`SELECT event_id, message_id, phone_number_id, kind, status, error_code, received_at FROM event_messages
+      messageEvents: q(`SELECT ${EVENT_MESSAGE_COLUMNS} FROM event_messages
         WHERE account_id = $account AND message_id = $message ORDER BY received_at, seq`),
       eventDeliveries: q(`SELECT ${DELIVERY_COLUMNS} FROM deliveries d JOIN events e ON e.id = d.event_id WHERE d.event_id = $event ORDER BY d.created_at, d.id`),
       insertDelivery: q(`INSERT INTO deliveries (id, account_id, endpoint_id, event_id, status, attempt_count, next_attempt_at, lease_until, lease_id, replay_of, created_at, updated_at)
@@ -138,7 +106,7 @@ export class SqliteWebhooks implements WebhookStore {
       // lease runs out, the delivery goes back among the due ones.
       expiredLeases: q("UPDATE deliveries SET lease_until = NULL WHERE lease_until <= $now AND status = 'pending'"),
       // The claimed deliveries with their payloads, in one statement whatever their number.
-      claimed: q(`SELECT ${DELIVERY_COLUMNS}, e.body, e.upstream_signature, d.payload_deleted
+      claimed: q(`SELECT ${DELIVERY_COLUMNS}, e.body, e.upstream_signature
         FROM deliveries d JOIN events e ON e.id = d.event_id WHERE d.id IN (SELECT value FROM json_each($ids))`),
       releaseAll: q("UPDATE deliveries SET lease_until = NULL, next_attempt_at = $now WHERE lease_until IS NOT NULL AND status = 'pending'"),
       insertAttempt: q(`INSERT INTO attempts (delivery_id, number, at, status_code, error, response_excerpt, duration_ms)
@@ -299,7 +267,6 @@ export class SqliteWebhooks implements WebhookStore {
 
   claimDue(now: number, options: ClaimOptions): Promise<ClaimedDelivery[]> {
     return this.inTurnTransaction(() => {
-      const claimed: ClaimedDelivery[] = [];
       const ids: string[] = [];
       let bytes = 0;
       this.stmt.expiredLeases!.run({ now });
@@ -315,27 +282,14 @@ export class SqliteWebhooks implements WebhookStore {
           ids.push(due.id as string);
         }
       }
-      if (ids.length === 0) return claimed;
+      if (ids.length === 0) return [];
       const list = JSON.stringify(ids);
       this.stmt.lease!.run({ ids: list, leaseUntil: now + options.leaseMs, leaseId: options.leaseId });
       // In the order they were claimed (oldest due first), not the order the look-up found them.
       const order = new Map(ids.map((id, i) => [id, i]));
       const rows = this.stmt.claimed!.all({ ids: list }) as Row[];
       rows.sort((a, b) => order.get(a.id as string)! - order.get(b.id as string)!);
-      // An event's deliveries to several endpoints share one copy of its body.
-      const bodies = new Map<string, Uint8Array>();
-      for (const row of rows) {
-        const delivery = toDelivery(row);
-        const endpoint = this.deliveryEndpointNow(delivery.endpointId);
-        if (!endpoint) continue;
-        let body: Uint8Array | null = null;
-        if (row.body !== null && row.payload_deleted !== 1) {
-          body = bodies.get(delivery.eventId) ?? new Uint8Array(row.body as Uint8Array);
-          bodies.set(delivery.eventId, body);
-        }
-        claimed.push({ delivery, leaseId: options.leaseId, endpoint, body, upstreamSignature: row.upstream_signature as string | null });
-      }
-      return claimed;
+      return claimedDeliveries(rows, options.leaseId, (id) => this.deliveryEndpointNow(id));
     });
   }
 
@@ -349,21 +303,19 @@ export class SqliteWebhooks implements WebhookStore {
     this.stmt.releaseAll!.run({ now });
   }
 
-  private turnWork: TurnWork[] = [];
-  private readonly commitTurn: (batch: TurnWork[]) => unknown[];
-  private readonly commitAlone: (work: () => unknown) => unknown;
+  private readonly turns: GroupCommit<TurnWork, unknown>;
   /** Each deletes up to PURGE_BATCH deliveries, and the events they leave orphaned, in one transaction. */
   private readonly purgeBatch: (params: Record<string, number>) => { deliveries: number; events: number };
   private readonly deleteBatch: (params: { endpoint: string }) => { deliveries: number; events: number };
 
   /**
-   * Group commit: the queue's writes (enqueue, claim, complete) that arrive in the same turn of the
-   * event loop share ONE transaction, and each promise resolves only once that commit is done, so
-   * "durable when resolved" still holds. A commit writes every touched page to the WAL, which cost
-   * more than the statements themselves. A piece of work that throws rolls the whole turn back;
-   * the pieces are then redone each in its own transaction, so it alone is rejected (a savepoint
-   * per piece would do the same without the redo, but journals every page each piece touches).
-   * `urgent` work (enqueue: a caller is waiting to acknowledge) resolves once the commit is also on
+   * Group commit (see GroupCommit): the queue's writes (enqueue, claim, complete) that arrive in the
+   * same turn of the event loop share ONE transaction, and each promise resolves only once that
+   * commit is done, so "durable when resolved" still holds. A commit writes every touched page to
+   * the WAL, which cost more than the statements themselves. A piece of work that throws rolls the
+   * whole turn back; the pieces are then redone each in its own transaction, so it alone is
+   * rejected (a savepoint per piece would do the same without the redo, but journals every page
+   * each piece touches). The rule of when each is answered: `urgent` work (enqueue: a caller is waiting to acknowledge) resolves once the commit is also on
    * disk (`durable`), safe from a power cut and not only from the process dying; the rest of its
    * turn after it, and a turn with no urgent work once committed (an attempt record lost to a
    * power cut means one more attempt, which at-least-once allows). The rest always resolves on a
@@ -371,41 +323,20 @@ export class SqliteWebhooks implements WebhookStore {
    * after the answers are written and after requests that arrived meanwhile.
    */
   private inTurnTransaction<T>(work: () => T, urgent = false): Promise<T> {
-    return new Promise<T>((resolve, reject) => {
-      if (this.turnWork.push({ work, resolve: resolve as (value: never) => void, reject, urgent }) === 1) setImmediate(() => this.flushTurn());
-    });
+    return this.turns.run({ work, urgent }) as Promise<T>;
   }
 
-  private flushTurn(): void {
-    const batch = this.turnWork.splice(0);
-    let outcomes: TurnOutcome[];
-    try {
-      outcomes = this.commitTurn(batch).map((value) => ({ ok: true, value }));
-    } catch {
-      outcomes = batch.map((item) => {
-        try {
-          return { ok: true, value: this.commitAlone(item.work) };
-        } catch (error) {
-          return { ok: false, error };
-        }
-      });
-    }
-    const settle = (i: number) => {
-      const outcome = outcomes[i]!;
-      if (outcome.ok) batch[i]!.resolve(outcome.value as never);
-      else batch[i]!.reject(outcome.error);
-    };
-    const urgent: number[] = [];
-    const later: number[] = [];
-    batch.forEach((item, i) => (item.urgent ? urgent : later).push(i));
+  private settleTurn(batch: Done<TurnWork, unknown>[]): void {
+    const urgent = batch.filter((d) => d.input.urgent);
+    const later = batch.filter((d) => !d.input.urgent);
     const settleLater = () => {
-      if (later.length > 0) setImmediate(() => later.forEach(settle));
+      if (later.length > 0) setImmediate(() => later.forEach((d) => d.settle()));
     };
     if (urgent.length === 0) return settleLater();
     this.durable().then(
-      () => urgent.forEach(settle),
+      () => urgent.forEach((d) => d.settle()),
       // Committed, but perhaps not on disk: not to be acknowledged.
-      (error) => urgent.forEach((i) => (outcomes[i]!.ok ? batch[i]!.reject(error) : settle(i))),
+      (error) => urgent.forEach((d) => (d.outcome.ok ? d.reject(error) : d.settle())),
     ).finally(settleLater);
   }
 
@@ -419,7 +350,7 @@ export class SqliteWebhooks implements WebhookStore {
 
   private applyCompletion(input: CompletionInput): EndpointChange {
     const { now, rules } = input;
-    const change: EndpointChange = { consecutiveFailures: 0, warned: false, disabled: null };
+    const noChange: EndpointChange = { consecutiveFailures: 0, warned: false, disabled: null };
     const a = input.attempt;
     const next = input.next;
     const updated = this.stmt.updateDelivery!.run({
@@ -435,7 +366,7 @@ export class SqliteWebhooks implements WebhookStore {
     // The delivery went while its attempt ran (its endpoint was deleted, or retention purged it), or
     // its lease ran out and another claim holds it now: there is nothing to record this against,
     // nor an endpoint whose health it would change.
-    if (updated.changes === 0) return change;
+    if (updated.changes === 0) return noChange;
     if (input.deletePayload) this.stmt.dropEventBody!.run({ delivery: input.deliveryId });
     if (a) {
       this.stmt.insertAttempt!.run({
@@ -451,27 +382,19 @@ export class SqliteWebhooks implements WebhookStore {
       this.stmt.success!.run({ id: input.endpointId, now });
     } else if (input.effect === "failure" || input.effect === "gone") {
       const ep = this.stmt.failure!.get({ id: input.endpointId }) as Row | null;
-      if (!ep) return change;
-      const count = ep.consecutive_failures as number;
-      change.consecutiveFailures = count;
-      if (ep.enabled !== 1) return change;
-      if (input.effect === "gone") {
-        change.disabled = "gone";
-      } else {
-        const lastSuccess = ep.last_success_at as number | null;
-        // last_success_at may lag the real last success by under LAST_SUCCESS_RESOLUTION_MS: the
-        // window is widened by as much, so an endpoint is never disabled early.
-        const quietSince = now - rules.quietMs - LAST_SUCCESS_RESOLUTION_MS;
-        if (count >= rules.disableAt && (lastSuccess === null || lastSuccess <= quietSince)) change.disabled = "consecutive_failures";
-        else if (count >= rules.warnAt && ep.warned_at === null) change.warned = true;
-      }
+      if (!ep) return noChange;
+      const change = failureChange({
+        consecutiveFailures: ep.consecutive_failures as number, lastSuccessAt: ep.last_success_at as number | null,
+        warnedAt: ep.warned_at as number | null, enabled: ep.enabled === 1,
+      }, input.effect, now, rules);
       if (change.disabled) {
         this.stmt.disable!.run({ id: input.endpointId, reason: change.disabled, now });
         this.forget(input.endpointId);
       }
       if (change.warned) this.stmt.warn!.run({ id: input.endpointId, now });
+      return change;
     }
-    return change;
+    return noChange;
   }
 
   async delivery(id: string) {
@@ -539,7 +462,7 @@ export class SqliteWebhooks implements WebhookStore {
 
   async mentionsOf(eventIds: string[]) {
     if (eventIds.length === 0) return [];
-    return (this.sqlite.prepare(`SELECT event_id, message_id, phone_number_id, kind, status, error_code, received_at FROM event_messages
+    return (this.sqlite.prepare(`SELECT ${EVENT_MESSAGE_COLUMNS} FROM event_messages
       WHERE event_id IN (SELECT value FROM json_each($ids)) ORDER BY seq`).all({ ids: JSON.stringify(eventIds) }) as Row[]).map(toEventMessage);
   }
 
@@ -558,14 +481,7 @@ export class SqliteWebhooks implements WebhookStore {
   }
 
   async hourlyStats(endpointId: string, since: number, now: number): Promise<HourlyStats[]> {
-    const first = hourOf(since);
-    const buckets = new Map<number, HourlyStats>();
-    for (let hour = first; hour <= now; hour += HOUR) buckets.set(hour, { hour, succeeded: 0, failed: 0, parked: 0 });
-    for (const row of this.stmt.hours!.all({ endpoint: endpointId, since: first }) as Row[]) {
-      const b = buckets.get(row.hour as number);
-      if (b) Object.assign(b, { succeeded: row.succeeded as number, failed: row.failed as number, parked: row.parked as number });
-    }
-    return [...buckets.values()];
+    return hourlyStats(since, now, this.stmt.hours!.all({ endpoint: endpointId, since: hourOf(since) }) as Row[]);
   }
   async pendingCount() {
     let count = 0;
