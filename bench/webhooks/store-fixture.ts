@@ -9,7 +9,8 @@ import { join } from "node:path";
 import { createSealer } from "../../src/crypto/sealer.ts";
 import { cryptoRandom } from "../../src/runtime/random.ts";
 import { openSqliteStore, type SqliteStore, type SqliteStoreOptions } from "../../src/store/sqlite/store.ts";
-import type { NewDelivery, NewEvent, WebhookStore } from "../../src/store/webhooks.ts";
+import type { DeliveryQueue } from "../../src/store/queue.ts";
+import type { NewDelivery, NewEvent } from "../../src/store/queue.ts";
 import { newDeliveryId, newEventId } from "../../src/webhooks/ids.ts";
 import { FAILURE_RULES } from "../../src/webhooks/outcome.ts";
 
@@ -37,7 +38,7 @@ export async function benchStore(accounts: number, options: SqliteStoreOptions &
   for (let n = 0; n < accounts; n++) {
     const endpoint = { id: `ep_bench${n}`, accountId: `acc_bench${n}` };
     await store.directory.createAccount({ id: endpoint.accountId, name: `Bench ${n}`, email: `b${n}@example.com`, billingStatus: "active", retention: "24h", maxNumbers: null, createdAt: now });
-    await store.webhooks.createEndpoint({
+    await store.endpoints.create({
       ...endpoint, url: `https://receiver.example/${n}`, fields: ["messages"], phoneNumberId: null, secret: "whsec_c2VjcmV0c2VjcmV0c2VjcmV0c2VjcmV0",
       previousSecret: null, previousSecretExpiresAt: null, enabled: true, disabledReason: null, consecutiveFailures: 0, lastSuccessAt: null,
       warnedAt: null, createdAt: now, updatedAt: now,
@@ -69,8 +70,8 @@ export function eventAndDelivery(endpoint: BenchEndpoint, at: number, leaseUntil
 }
 
 /** Records a first attempt of `delivery`, held under `leaseId`, answered 200. */
-export function recordSuccess(hooks: WebhookStore, delivery: Pick<NewDelivery, "id" | "endpointId">, at: number, leaseId = BENCH_LEASE): Promise<unknown> {
-  return hooks.completeAttempt({
+export function recordSuccess(queue: DeliveryQueue, delivery: Pick<NewDelivery, "id" | "endpointId">, at: number, leaseId = BENCH_LEASE): Promise<unknown> {
+  return queue.completeAttempt({
     deliveryId: delivery.id, leaseId, endpointId: delivery.endpointId, attempt: { number: 1, at, statusCode: 200, error: null, responseExcerpt: "ok", durationMs: 1 },
     next: { status: "succeeded" }, effect: "success", deletePayload: false, now: at, rules: FAILURE_RULES,
   });

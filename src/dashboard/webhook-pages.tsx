@@ -3,7 +3,8 @@ import { AppError } from "../errors/catalog.ts";
 import type { UrlRules } from "../net/url-rules.ts";
 import type { Deps } from "../runtime/deps.ts";
 import type { PhoneNumber } from "../store/types.ts";
-import type { DeliveryStatus, WebhookStore } from "../store/webhooks.ts";
+import type { DeliveryStatus } from "../store/history.ts";
+import type { DeliveryQueue } from "../store/queue.ts";
 import * as deliveries from "../webhooks/deliveries.ts";
 import * as endpoints from "../webhooks/endpoints.ts";
 import { latestRecover, recoveryView, startRecover } from "../webhooks/recover.ts";
@@ -22,7 +23,7 @@ import { EditEndpointPage, EndpointPage, EndpointsPage, NewEndpointPage, type En
 /** What the pages need from the running relay: its URL rules and its queue (the dispatcher). */
 export interface RelayHandle {
   urlRules: UrlRules;
-  dispatcher: Pick<WebhookStore, "enqueue">;
+  dispatcher: Pick<DeliveryQueue, "enqueue">;
 }
 
 /** Rows per page of the deliveries list. */
@@ -82,7 +83,7 @@ export function webhookPages(deps: Deps, relay: RelayHandle) {
 
   const deliveryPage = async (viewer: Viewer, id: string, flash?: JSX.Element, status = 200) => {
     const { delivery, attempts, payload } = await deliveries.getDelivery(deps, viewer.accountId, id);
-    const endpoint = await deps.store.webhooks.endpoint(delivery.endpointId);
+    const endpoint = await deps.store.endpoints.get(delivery.endpointId);
     return htmlResponse(page(viewer, "Delivery", "deliveries", DeliveryPage({
       delivery: deliveryView(delivery),
       attempts: attempts.map(attemptView),
@@ -100,7 +101,7 @@ export function webhookPages(deps: Deps, relay: RelayHandle) {
 
   return new Elysia()
     .get("/endpoints", guarded(deps, async ({ query }, viewer) => {
-      const list = await deps.store.webhooks.endpoints(viewer.accountId);
+      const list = await deps.store.endpoints.ofAccount(viewer.accountId);
       const rows = await Promise.all(list.map(async (e) => ({ endpoint: endpointView(e), hours: await hours(viewer.accountId, e.id) })));
       const flash = query.done === "deleted" ? <Notice tone="ok"><p>The endpoint is deleted.</p></Notice> : undefined;
       return page(viewer, "Endpoints", "endpoints", EndpointsPage({ endpoints: rows, numbers: choices(viewer.accountId), now: deps.clock.now(), flash }));
@@ -214,7 +215,7 @@ export function webhookPages(deps: Deps, relay: RelayHandle) {
       return page(viewer, "Deliveries", "deliveries", DeliveriesPage({
         deliveries: result.data.map((d) => ({ ...deliveryView(d), about: result.about.get(d.eventId) ?? d.fields.join(" · ") })),
         numbers: deps.store.directory.numbers(viewer.accountId).map((n) => n.phoneNumberId),
-        endpoints: (await deps.store.webhooks.endpoints(viewer.accountId)).map(endpointView),
+        endpoints: (await deps.store.endpoints.ofAccount(viewer.accountId)).map(endpointView),
         filter,
         nextCursor: result.nextCursor,
         firstPage: !filter.cursor,

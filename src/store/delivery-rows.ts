@@ -1,5 +1,7 @@
 import { hourOf, HOUR } from "./hours.ts";
-import type { Attempt, ClaimedDelivery, Delivery, DeliveryEndpoint, HourlyStats, MessageEvent } from "./webhooks.ts";
+import type { DeliveryEndpoint } from "./endpoints.ts";
+import type { Attempt, Delivery, DeliveryFilter, DeliverySearch, HourlyStats, MessageEvent } from "./history.ts";
+import type { ClaimedDelivery } from "./queue.ts";
 
 // Rows of the delivery tables, mapped once for both backends: their drivers differ only in how
 // values come back (SQLite's booleans as 0 or 1 and arrays as JSON text, PostgreSQL's bigints as
@@ -96,4 +98,27 @@ export function hourlyStats(since: number, now: number, rows: Row[]): HourlyStat
     if (bucket) Object.assign(bucket, { succeeded: Number(row.succeeded), failed: Number(row.failed), parked: Number(row.parked) });
   }
   return [...buckets.values()];
+}
+
+/**
+ * The conditions, on `deliveries d JOIN events e`, of a filter's endpoint and status and of the
+ * search's criteria: `param` gives each value its placeholder in the backend's dialect, and
+ * `hasField` the dialect's test that the event's fields hold one.
+ */
+export function searchConditions(
+  filter: DeliveryFilter, search: DeliverySearch, param: (value: string | number) => string, hasField: (placeholder: string) => string,
+): string[] {
+  const where: string[] = [];
+  const add = (value: string | number | undefined, condition: (placeholder: string) => string) => {
+    if (value !== undefined) where.push(condition(param(value)));
+  };
+  add(filter.endpointId, (p) => `d.endpoint_id = ${p}`);
+  add(filter.status, (p) => `d.status = ${p}`);
+  add(search.from, (p) => `d.created_at >= ${p}`);
+  add(search.to, (p) => `d.created_at < ${p}`);
+  add(search.field, hasField);
+  add(search.phoneNumberId, (p) => `EXISTS (SELECT 1 FROM event_messages m WHERE m.event_id = d.event_id AND m.phone_number_id = ${p})`);
+  add(search.messageId, (p) => `EXISTS (SELECT 1 FROM event_messages m WHERE m.event_id = d.event_id AND m.message_id = ${p})`);
+  add(search.lastStatusCode, (p) => `(SELECT a.status_code FROM attempts a WHERE a.delivery_id = d.id ORDER BY a.number DESC LIMIT 1) = ${p}`);
+  return where;
 }

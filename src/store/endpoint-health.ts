@@ -1,4 +1,4 @@
-import { LAST_SUCCESS_RESOLUTION_MS, type EndpointChange, type FailureRules } from "./webhooks.ts";
+import { LAST_SUCCESS_RESOLUTION_MS, type EndpointChange, type FailureRules } from "./queue.ts";
 
 /** The health columns of an endpoint that a failed attempt is judged by. */
 export interface FailingHealth {

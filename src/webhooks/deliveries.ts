@@ -2,7 +2,7 @@ import { decodeCursor, encodeCursor } from "../http/cursor.ts";
 import { timeParam } from "../http/time-param.ts";
 import { AppError } from "../errors/catalog.ts";
 import type { Deps } from "../runtime/deps.ts";
-import type { Attempt, Delivery, DeliverySearch, DeliveryStatus, HourlyStats } from "../store/webhooks.ts";
+import type { Attempt, Delivery, DeliverySearch, DeliveryStatus, HourlyStats } from "../store/history.ts";
 import { mustEndpoint, type QueueDeps } from "./endpoints.ts";
 import { newDeliveryId } from "./ids.ts";
 
@@ -12,7 +12,7 @@ export const DEFAULT_PAGE = 50;
 export const MAX_PAGE = 200;
 
 async function mustDelivery(deps: DeliveryDeps, accountId: string, id: string): Promise<Delivery> {
-  const delivery = await deps.store.webhooks.delivery(id);
+  const delivery = await deps.store.history.delivery(id);
   if (!delivery || delivery.accountId !== accountId) throw new AppError("not_found", `No delivery ${id}.`);
   return delivery;
 }
@@ -47,7 +47,7 @@ export async function listDeliveries(
   const endpointId = query.endpoint_id || undefined;
   if (endpointId !== undefined) await mustEndpoint(deps, accountId, endpointId);
   const limit = Math.min(query.limit ?? DEFAULT_PAGE, MAX_PAGE);
-  const rows = await deps.store.webhooks.deliveries({
+  const rows = await deps.store.history.deliveries({
     accountId,
     endpointId,
     status: query.status || undefined,
@@ -65,7 +65,7 @@ export async function listDeliveries(
  * keeps of the message ids each event mentions.
  */
 async function describeEvents(deps: DeliveryDeps, deliveries: Delivery[]): Promise<Map<string, string>> {
-  const mentions = await deps.store.webhooks.mentionsOf([...new Set(deliveries.map((d) => d.eventId))]);
+  const mentions = await deps.store.history.mentionsOf([...new Set(deliveries.map((d) => d.eventId))]);
   const about = new Map<string, string>();
   for (const d of deliveries) {
     if (about.has(d.eventId)) continue;
@@ -85,8 +85,8 @@ async function describeEvents(deps: DeliveryDeps, deliveries: Delivery[]): Promi
 export async function getDelivery(deps: DeliveryDeps, accountId: string, id: string): Promise<{ delivery: Delivery; attempts: Attempt[]; payload: string | null }> {
   const delivery = await mustDelivery(deps, accountId, id);
   const [attempts, body] = await Promise.all([
-    deps.store.webhooks.attempts(id),
-    delivery.payloadAvailable ? deps.store.webhooks.eventBody(delivery.eventId) : Promise.resolve(null),
+    deps.store.history.attempts(id),
+    delivery.payloadAvailable ? deps.store.history.eventBody(delivery.eventId) : Promise.resolve(null),
   ]);
   return { delivery, attempts, payload: body === null ? null : new TextDecoder().decode(body) };
 }
@@ -106,7 +106,7 @@ export async function replayDelivery(deps: DeliveryDeps & QueueDeps, accountId: 
   await deps.queue.enqueue([], [{
     id: replayId, accountId, endpointId: endpoint.id, eventId: original.eventId, nextAttemptAt: now, replayOf: original.id, createdAt: now,
   }]);
-  return (await deps.store.webhooks.delivery(replayId))!;
+  return (await deps.store.history.delivery(replayId))!;
 }
 
 export const MAX_STATS_HOURS = 24 * 7;
@@ -115,5 +115,5 @@ export const MAX_STATS_HOURS = 24 * 7;
 export async function endpointStats(deps: DeliveryDeps, accountId: string, endpointId: string, hours: number): Promise<HourlyStats[]> {
   await mustEndpoint(deps, accountId, endpointId);
   const now = deps.clock.now();
-  return deps.store.webhooks.hourlyStats(endpointId, now - (hours - 1) * 3_600_000, now);
+  return deps.store.history.hourlyStats(endpointId, now - (hours - 1) * 3_600_000, now);
 }

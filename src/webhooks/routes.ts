@@ -101,7 +101,7 @@ export function webhookApiRoutes(deps: Deps, endpointDeps: endpoints.EndpointDep
   const idParams = t.Object({ id: t.String({ maxLength: 64 }) });
   const signedIn = new Elysia()
     .use(requireSession(deps))
-    .get("/api/endpoints", async ({ accountId }) => ({ data: (await deps.store.webhooks.endpoints(accountId)).map(endpointView) }), {
+    .get("/api/endpoints", async ({ accountId }) => ({ data: (await deps.store.endpoints.ofAccount(accountId)).map(endpointView) }), {
       detail: { ...tag, summary: "List the account's webhook endpoints" },
     })
     .post("/api/endpoints", async ({ accountId, body, set }) => {

@@ -2,7 +2,7 @@ import { ROOT_CONTEXT, SpanKind, SpanStatusCode, type Span, type SpanContext } f
 import { ATTR_ERROR_TYPE, ATTR_HTTP_REQUEST_METHOD, ATTR_HTTP_RESPONSE_STATUS_CODE, ATTR_HTTP_ROUTE, ATTR_SERVER_ADDRESS } from "@opentelemetry/semantic-conventions";
 import { epochNow, under, type Tracing } from "../observability/tracing.ts";
 import { ATTR_REQUEST_ID } from "../proxy/call-trace.ts";
-import type { ClaimedDelivery } from "../store/webhooks.ts";
+import type { ClaimedDelivery } from "../store/queue.ts";
 import type { AttemptOutcome } from "./outcome.ts";
 
 export interface IngressSpan {

@@ -1,9 +1,8 @@
 import type { SQL } from "bun";
 import { failureChange } from "../endpoint-health.ts";
 import { hourOf } from "../hours.ts";
-import { LAST_SUCCESS_RESOLUTION_MS, type EndpointChange, type EndpointEffect, type FailureRules, type WebhookStore } from "../webhooks.ts";
+import { LAST_SUCCESS_RESOLUTION_MS, type Completion, type EndpointChange, type EndpointEffect, type FailureRules } from "../queue.ts";
 
-export type CompletionInput = Parameters<WebhookStore["completeAttempt"]>[0];
 type Tx = Pick<SQL, "unsafe">;
 
 
@@ -35,7 +34,7 @@ function applyEffect(health: Health, effect: EndpointEffect, now: number, rules:
 }
 
 /** Whether the batch needs more than its one statement (recordCompletions' steps 2 and 3), and so a transaction. */
-export function needsTransaction(inputs: CompletionInput[]): boolean {
+export function needsTransaction(inputs: Completion[]): boolean {
   return inputs.some((c) => c.deletePayload || c.effect === "failure" || c.effect === "gone");
 }
 
@@ -49,10 +48,10 @@ export function needsTransaction(inputs: CompletionInput[]): boolean {
  *    other in a cycle) and their completions applied in order, as SQLite applies them.
  * Returns each input's EndpointChange, and the endpoints it disabled.
  */
-export async function recordCompletions(tx: Tx, inputs: CompletionInput[]): Promise<{ changes: EndpointChange[]; disabled: string[] }> {
+export async function recordCompletions(tx: Tx, inputs: Completion[]): Promise<{ changes: EndpointChange[]; disabled: string[] }> {
   const changes = inputs.map((): EndpointChange => ({ consecutiveFailures: 0, warned: false, disabled: null }));
   // Per endpoint, its completions that touch its health, in batch order.
-  const byEndpoint = new Map<string, { c: CompletionInput; i: number }[]>();
+  const byEndpoint = new Map<string, { c: Completion; i: number }[]>();
   inputs.forEach((c, i) => {
     if (c.effect === "none") return;
     const list = byEndpoint.get(c.endpointId) ?? [];
@@ -110,7 +109,7 @@ export async function recordCompletions(tx: Tx, inputs: CompletionInput[]): Prom
   const applied = new Set(appliedRows.map((row) => `${row.id} ${row.lease_id}`));
   // A delivery that went while its attempt ran, or whose lease another claim holds now, gets
   // nothing recorded, and changes no endpoint.
-  const isApplied = (c: CompletionInput) => applied.has(`${c.deliveryId} ${c.leaseId}`);
+  const isApplied = (c: Completion) => applied.has(`${c.deliveryId} ${c.leaseId}`);
 
   const dropping = inputs.filter((c) => c.deletePayload && isApplied(c)).map((c) => c.deliveryId);
   if (dropping.length > 0) {
@@ -149,7 +148,7 @@ export async function recordCompletions(tx: Tx, inputs: CompletionInput[]): Prom
 }
 
 /** The attempt rows' columns, for the completions that made an attempt. */
-function attemptColumns(inputs: CompletionInput[]): unknown[][] {
+function attemptColumns(inputs: Completion[]): unknown[][] {
   const made = inputs.filter((c) => c.attempt !== null);
   return [
     made.map((c) => c.deliveryId),
@@ -168,7 +167,7 @@ function attemptColumns(inputs: CompletionInput[]): unknown[][] {
  * the hour it started; its delivery, if parked, in the hour it parked. Summed per endpoint and hour
  * by the statement, over the completions it applied.
  */
-function hourRows(inputs: CompletionInput[]) {
+function hourRows(inputs: Completion[]) {
   const rows: { deliveryId: string; leaseId: string; hour: number; succeeded: number; failed: number; parked: number }[] = [];
   for (const c of inputs) {
     const row = { deliveryId: c.deliveryId, leaseId: c.leaseId };
