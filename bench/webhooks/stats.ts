@@ -4,11 +4,11 @@
  * attempt), beside as many of another endpoint: the time of one read of 24 and of 168 hours.
  * Run: bun bench/webhooks/stats.ts   (env DELIVERIES, 200,000 by default)
  */
+import { HOUR } from "../../src/store/hours.ts";
 import type { NewDelivery, NewEvent } from "../../src/store/queue.ts";
 import { benchStore, eventAndDelivery, recordSuccess } from "./store-fixture.ts";
 
 const DELIVERIES = Number(process.env.DELIVERIES ?? 200_000);
-const HOUR = 3_600_000;
 const WEEK = 7 * 24 * HOUR;
 const BATCH = 500;
 

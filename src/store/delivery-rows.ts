@@ -1,7 +1,7 @@
 import { hourOf, HOUR } from "./hours.ts";
 import type { DeliveryEndpoint } from "./endpoints.ts";
 import type { Attempt, Delivery, DeliveryFilter, DeliverySearch, HourlyStats, MessageEvent } from "./history.ts";
-import type { ClaimedDelivery } from "./queue.ts";
+import type { ClaimedDelivery, Completion } from "./queue.ts";
 
 // Rows of the delivery tables, mapped once for both backends: their drivers differ only in how
 // values come back (SQLite's booleans as 0 or 1 and arrays as JSON text, PostgreSQL's bigints as
@@ -84,6 +84,19 @@ export function claimedDeliveries(
     claimed.push({ delivery, leaseId, endpoint, body, upstreamSignature: row.upstream_signature as string | null });
   }
   return claimed;
+}
+
+/**
+ * What a completion adds to its endpoint's hourly counters: its attempt, succeeded or failed, in
+ * the hour it started; its delivery, if parked, in the hour it parked.
+ */
+export function hourCounts(c: Completion): HourlyStats[] {
+  const counts: HourlyStats[] = [];
+  // An attempt's effect is "success" exactly when classify() found a 2xx.
+  const ok = c.effect === "success";
+  if (c.attempt) counts.push({ hour: hourOf(c.attempt.at), succeeded: ok ? 1 : 0, failed: ok ? 0 : 1, parked: 0 });
+  if (c.next.status === "parked") counts.push({ hour: hourOf(c.now), succeeded: 0, failed: 0, parked: 1 });
+  return counts;
 }
 
 /**

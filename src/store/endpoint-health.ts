@@ -1,5 +1,10 @@
 import { LAST_SUCCESS_RESOLUTION_MS, type EndpointChange, type FailureRules } from "./queue.ts";
 
+/** What an attempt that changed nothing of its endpoint's health (or recorded nothing) reports. */
+export function noChange(): EndpointChange {
+  return { consecutiveFailures: 0, warned: false, disabled: null };
+}
+
 /** The health columns of an endpoint that a failed attempt is judged by. */
 export interface FailingHealth {
   /** Counting the failure being judged. */

@@ -3,6 +3,7 @@ import { timeParam } from "../http/time-param.ts";
 import { AppError } from "../errors/catalog.ts";
 import type { Deps } from "../runtime/deps.ts";
 import type { Attempt, Delivery, DeliverySearch, DeliveryStatus, HourlyStats } from "../store/history.ts";
+import { HOUR } from "../store/hours.ts";
 import { mustEndpoint, type QueueDeps } from "./endpoints.ts";
 import { newDeliveryId } from "./ids.ts";
 
@@ -115,5 +116,5 @@ export const MAX_STATS_HOURS = 24 * 7;
 export async function endpointStats(deps: DeliveryDeps, accountId: string, endpointId: string, hours: number): Promise<HourlyStats[]> {
   await mustEndpoint(deps, accountId, endpointId);
   const now = deps.clock.now();
-  return deps.store.history.hourlyStats(endpointId, now - (hours - 1) * 3_600_000, now);
+  return deps.store.history.hourlyStats(endpointId, now - (hours - 1) * HOUR, now);
 }

@@ -1,6 +1,6 @@
 import type { SQL } from "bun";
-import { failureChange } from "../endpoint-health.ts";
-import { hourOf } from "../hours.ts";
+import { failureChange, noChange } from "../endpoint-health.ts";
+import { hourCounts } from "../delivery-rows.ts";
 import { LAST_SUCCESS_RESOLUTION_MS, type Completion, type EndpointChange, type EndpointEffect, type FailureRules } from "../queue.ts";
 
 type Tx = Pick<SQL, "unsafe">;
@@ -23,9 +23,9 @@ function applyEffect(health: Health, effect: EndpointEffect, now: number, rules:
       || health.lastSuccessAt <= now - LAST_SUCCESS_RESOLUTION_MS) {
       Object.assign(health, { consecutiveFailures: 0, lastSuccessAt: now, warnedAt: null });
     }
-    return { consecutiveFailures: 0, warned: false, disabled: null };
+    return noChange();
   }
-  if (effect === "none") return { consecutiveFailures: 0, warned: false, disabled: null };
+  if (effect === "none") return noChange();
   health.consecutiveFailures++;
   const change = failureChange(health, effect, now, rules);
   if (change.disabled) Object.assign(health, { enabled: false, disabledReason: change.disabled, updatedAt: now });
@@ -49,7 +49,7 @@ export function needsTransaction(inputs: Completion[]): boolean {
  * Returns each input's EndpointChange, and the endpoints it disabled.
  */
 export async function recordCompletions(tx: Tx, inputs: Completion[]): Promise<{ changes: EndpointChange[]; disabled: string[] }> {
-  const changes = inputs.map((): EndpointChange => ({ consecutiveFailures: 0, warned: false, disabled: null }));
+  const changes = inputs.map(noChange);
   // Per endpoint, its completions that touch its health, in batch order.
   const byEndpoint = new Map<string, { c: Completion; i: number }[]>();
   inputs.forEach((c, i) => {
@@ -131,7 +131,7 @@ export async function recordCompletions(tx: Tx, inputs: Completion[]): Promise<{
       disabledReason: row.disabled_reason as string | null,
       updatedAt: Number(row.updated_at),
     };
-    for (const { c, i } of byEndpoint.get(health.id)!) if (isApplied(c)) changes[i] = applyEffect(health, c.effect, c.now, c.rules);
+    for (const { c, i } of byEndpoint.get(health.id) ?? []) if (isApplied(c)) changes[i] = applyEffect(health, c.effect, c.now, c.rules);
     if (!health.enabled && row.enabled) disabled.push(health.id);
     updated.push(health);
   }
@@ -149,31 +149,20 @@ export async function recordCompletions(tx: Tx, inputs: Completion[]): Promise<{
 
 /** The attempt rows' columns, for the completions that made an attempt. */
 function attemptColumns(inputs: Completion[]): unknown[][] {
-  const made = inputs.filter((c) => c.attempt !== null);
+  const made = inputs.flatMap(({ deliveryId, leaseId, attempt }) => (attempt ? [{ deliveryId, leaseId, ...attempt }] : []));
   return [
-    made.map((c) => c.deliveryId),
-    made.map((c) => c.leaseId),
-    made.map((c) => c.attempt!.number),
-    made.map((c) => c.attempt!.at),
-    made.map((c) => c.attempt!.statusCode),
-    made.map((c) => c.attempt!.error),
-    made.map((c) => c.attempt!.responseExcerpt),
-    made.map((c) => c.attempt!.durationMs),
+    made.map((a) => a.deliveryId),
+    made.map((a) => a.leaseId),
+    made.map((a) => a.number),
+    made.map((a) => a.at),
+    made.map((a) => a.statusCode),
+    made.map((a) => a.error),
+    made.map((a) => a.responseExcerpt),
+    made.map((a) => a.durationMs),
   ];
 }
 
-/**
- * What each completion adds to its endpoint's hourly counters: its attempt, succeeded or failed, in
- * the hour it started; its delivery, if parked, in the hour it parked. Summed per endpoint and hour
- * by the statement, over the completions it applied.
- */
+/** The completions' hourly counts (see hourCounts), each with its delivery and lease: summed by the statement over those it applied. */
 function hourRows(inputs: Completion[]) {
-  const rows: { deliveryId: string; leaseId: string; hour: number; succeeded: number; failed: number; parked: number }[] = [];
-  for (const c of inputs) {
-    const row = { deliveryId: c.deliveryId, leaseId: c.leaseId };
-    // An attempt's effect is "success" exactly when classify() found a 2xx.
-    if (c.attempt) rows.push({ ...row, hour: hourOf(c.attempt.at), succeeded: c.effect === "success" ? 1 : 0, failed: c.effect === "success" ? 0 : 1, parked: 0 });
-    if (c.next.status === "parked") rows.push({ ...row, hour: hourOf(c.now), succeeded: 0, failed: 0, parked: 1 });
-  }
-  return rows;
+  return inputs.flatMap((c) => hourCounts(c).map((counts) => ({ deliveryId: c.deliveryId, leaseId: c.leaseId, ...counts })));
 }

@@ -1,7 +1,6 @@
 import type { Database } from "bun:sqlite";
-import { failureChange } from "../endpoint-health.ts";
-import type { HourlyStats } from "../history.ts";
-import { hourOf } from "../hours.ts";
+import { failureChange, noChange } from "../endpoint-health.ts";
+import { hourCounts } from "../delivery-rows.ts";
 import { LAST_SUCCESS_RESOLUTION_MS, type Completion, type EndpointChange } from "../queue.ts";
 import type { SqliteEndpoints } from "./endpoints.ts";
 import { statement } from "./open.ts";
@@ -33,8 +32,6 @@ function prepare(sqlite: Database) {
   };
 }
 
-const noChange = (): EndpointChange => ({ consecutiveFailures: 0, warned: false, disabled: null });
-
 /** Records completions one at a time, each inside the queue's transaction of its turn. */
 export class SqliteCompletions {
   private readonly stmt: ReturnType<typeof prepare>;
@@ -65,11 +62,8 @@ export class SqliteCompletions {
         delivery: c.deliveryId, number: a.number, at: a.at, status: a.statusCode, error: a.error,
         excerpt: a.responseExcerpt, duration: a.durationMs,
       });
-      // An attempt's effect is "success" exactly when classify() found a 2xx.
-      const ok = c.effect === "success";
-      this.countHour(c.endpointId, a.at, { succeeded: ok ? 1 : 0, failed: ok ? 0 : 1, parked: 0 });
     }
-    if (next.status === "parked") this.countHour(c.endpointId, now, { succeeded: 0, failed: 0, parked: 1 });
+    for (const counts of hourCounts(c)) this.stmt.countHour.run({ endpoint: c.endpointId, ...counts });
     if (c.effect === "success") this.stmt.success.run({ id: c.endpointId, now });
     if (c.effect !== "failure" && c.effect !== "gone") return noChange();
     const health = this.stmt.failure.get({ id: c.endpointId });
@@ -84,9 +78,5 @@ export class SqliteCompletions {
     }
     if (change.warned) this.stmt.warn.run({ id: c.endpointId, now });
     return change;
-  }
-
-  private countHour(endpointId: string, at: number, counts: Omit<HourlyStats, "hour">): void {
-    this.stmt.countHour.run({ endpoint: endpointId, hour: hourOf(at), ...counts });
   }
 }
