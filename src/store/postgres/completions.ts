@@ -1,17 +1,12 @@
 import type { SQL } from "bun";
-import { failureChange, noChange } from "../endpoint-health.ts";
 import { hourCounts } from "../delivery-rows.ts";
+import { failureChange, noChange, type FailingHealth } from "../endpoint-health.ts";
 import { LAST_SUCCESS_RESOLUTION_MS, type Completion, type EndpointChange, type EndpointEffect, type FailureRules } from "../queue.ts";
 
 type Tx = Pick<SQL, "unsafe">;
 
-
 /** The health columns of an endpoint, as completions change them (SPEC 3.1). */
-interface Health {
-  consecutiveFailures: number;
-  lastSuccessAt: number | null;
-  warnedAt: number | null;
-  enabled: boolean;
+interface Health extends FailingHealth {
   disabledReason: string | null;
   updatedAt: number;
 }
