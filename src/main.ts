@@ -14,6 +14,7 @@ import { MIGRATE_USAGE, parseMigrateArgs } from "./cli/migrate-args.ts";
 import { progressBar } from "./cli/progress-bar.ts";
 import { parseSimulateArgs, SIMULATE_USAGE } from "./cli/simulate-args.ts";
 import { moveToPostgres, TargetNotEmptyError } from "./move/move.ts";
+import { UncopyableRowError } from "./move/rows.ts";
 import { ConfigError, DEV_APP_SECRET, parseConfig, platformSetting, type Config } from "./config/config.ts";
 import { demoBanner, seedDemo } from "./demo/seed.ts";
 import { demoSignupEnv, signupAppId, startDemoStack } from "./demo/stack.ts";
@@ -217,7 +218,10 @@ async function migrate(argv: string[]): Promise<void> {
     bar.finish();
     if (error instanceof DatabaseInUseError) console.error(`switchboard: migrate: ${error.message}; stop it first`);
     else if (error instanceof TargetNotEmptyError) console.error(`switchboard: migrate: ${error.message}`);
-    else console.error(`switchboard: migrate failed, nothing was copied: ${(error as Error).message}`);
+    else if (error instanceof UncopyableRowError) {
+      console.error(`switchboard: migrate: cannot copy ${error.message}; mend or delete that row in the SQLite file and run again (nothing was copied)`);
+      process.exit(2);
+    } else console.error(`switchboard: migrate failed, nothing was copied: ${(error as Error).message}`);
     process.exit(1);
   }
 }
