@@ -32,7 +32,10 @@ export function toDelivery(row: Row): Delivery {
     replayOf: row.replay_of as string | null,
     parkedReason: row.parked_reason as Delivery["parkedReason"],
     payloadAvailable: bool(row.payload_available),
-    fields: typeof row.event_fields === "string" ? (JSON.parse(row.event_fields) as string[]) : (row.event_fields as string[]),
+    fields:
+      typeof row.event_fields === "string"
+        ? (JSON.parse(row.event_fields) as string[])
+        : (row.event_fields as string[]),
     isTest: bool(row.is_test),
     createdAt: Number(row.created_at),
     updatedAt: Number(row.updated_at),
@@ -68,7 +71,9 @@ export function toEventMessage(row: Row): Omit<MessageEvent, "deliveries"> {
  * delivery whose endpoint is no longer there is left out.
  */
 export function claimedDeliveries(
-  rows: Row[], leaseId: string, endpointOf: (id: string) => DeliveryEndpoint | undefined,
+  rows: Row[],
+  leaseId: string,
+  endpointOf: (id: string) => DeliveryEndpoint | undefined,
 ): ClaimedDelivery[] {
   const bodies = new Map<string, Uint8Array>();
   const claimed: ClaimedDelivery[] = [];
@@ -105,10 +110,16 @@ export function hourCounts(c: Completion): HourlyStats[] {
  */
 export function hourlyStats(since: number, now: number, rows: Row[]): HourlyStats[] {
   const buckets = new Map<number, HourlyStats>();
-  for (let hour = hourOf(since); hour <= now; hour += HOUR) buckets.set(hour, { hour, succeeded: 0, failed: 0, parked: 0 });
+  for (let hour = hourOf(since); hour <= now; hour += HOUR)
+    buckets.set(hour, { hour, succeeded: 0, failed: 0, parked: 0 });
   for (const row of rows) {
     const bucket = buckets.get(Number(row.hour));
-    if (bucket) Object.assign(bucket, { succeeded: Number(row.succeeded), failed: Number(row.failed), parked: Number(row.parked) });
+    if (bucket)
+      Object.assign(bucket, {
+        succeeded: Number(row.succeeded),
+        failed: Number(row.failed),
+        parked: Number(row.parked),
+      });
   }
   return [...buckets.values()];
 }
@@ -119,7 +130,10 @@ export function hourlyStats(since: number, now: number, rows: Row[]): HourlyStat
  * `hasField` the dialect's test that the event's fields hold one.
  */
 export function searchConditions(
-  filter: DeliveryFilter, search: DeliverySearch, param: (value: string | number) => string, hasField: (placeholder: string) => string,
+  filter: DeliveryFilter,
+  search: DeliverySearch,
+  param: (value: string | number) => string,
+  hasField: (placeholder: string) => string,
 ): string[] {
   const where: string[] = [];
   const add = (value: string | number | undefined, condition: (placeholder: string) => string) => {
@@ -130,8 +144,17 @@ export function searchConditions(
   add(search.from, (p) => `d.created_at >= ${p}`);
   add(search.to, (p) => `d.created_at < ${p}`);
   add(search.field, hasField);
-  add(search.phoneNumberId, (p) => `EXISTS (SELECT 1 FROM event_messages m WHERE m.event_id = d.event_id AND m.phone_number_id = ${p})`);
-  add(search.messageId, (p) => `EXISTS (SELECT 1 FROM event_messages m WHERE m.event_id = d.event_id AND m.message_id = ${p})`);
-  add(search.lastStatusCode, (p) => `(SELECT a.status_code FROM attempts a WHERE a.delivery_id = d.id ORDER BY a.number DESC LIMIT 1) = ${p}`);
+  add(
+    search.phoneNumberId,
+    (p) => `EXISTS (SELECT 1 FROM event_messages m WHERE m.event_id = d.event_id AND m.phone_number_id = ${p})`,
+  );
+  add(
+    search.messageId,
+    (p) => `EXISTS (SELECT 1 FROM event_messages m WHERE m.event_id = d.event_id AND m.message_id = ${p})`,
+  );
+  add(
+    search.lastStatusCode,
+    (p) => `(SELECT a.status_code FROM attempts a WHERE a.delivery_id = d.id ORDER BY a.number DESC LIMIT 1) = ${p}`,
+  );
   return where;
 }

@@ -18,7 +18,12 @@ export interface FailingHealth {
  * What a failed attempt (`gone`: its endpoint answered 410) does to its endpoint under `rules`
  * (SPEC 3.1): the same judgement on every backend, whether it counts the failure in SQL or in memory.
  */
-export function failureChange(health: FailingHealth, effect: "failure" | "gone", now: number, rules: FailureRules): EndpointChange {
+export function failureChange(
+  health: FailingHealth,
+  effect: "failure" | "gone",
+  now: number,
+  rules: FailureRules,
+): EndpointChange {
   const change: EndpointChange = { consecutiveFailures: health.consecutiveFailures, warned: false, disabled: null };
   if (!health.enabled) return change;
   if (effect === "gone") {

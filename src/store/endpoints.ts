@@ -23,7 +23,9 @@ export interface Endpoint {
   updatedAt: number;
 }
 
-export type EndpointPatch = Partial<Omit<Endpoint, "id" | "accountId" | "createdAt" | "updatedAt">> & { updatedAt: number };
+export type EndpointPatch = Partial<Omit<Endpoint, "id" | "accountId" | "createdAt" | "updatedAt">> & {
+  updatedAt: number;
+};
 
 /** What ingress needs to match changes to an endpoint. */
 export interface EndpointTarget {
@@ -33,7 +35,10 @@ export interface EndpointTarget {
 }
 
 /** What an attempt needs of its endpoint: no health counters, which change with every attempt. */
-export type DeliveryEndpoint = Pick<Endpoint, "id" | "accountId" | "url" | "enabled" | "secret" | "previousSecret" | "previousSecretExpiresAt">;
+export type DeliveryEndpoint = Pick<
+  Endpoint,
+  "id" | "accountId" | "url" | "enabled" | "secret" | "previousSecret" | "previousSecretExpiresAt"
+>;
 
 /**
  * Webhook endpoints. Their health counters are changed by the delivery queue, as it records

@@ -70,7 +70,8 @@ export class GroupCommit<I, O> {
       return (await this.rules.commit(inputs)).map((value) => ({ ok: true, value }));
     } catch (error) {
       // A batch of one has already been committed alone.
-      if (inputs.length === 1 || !(this.rules.retryAlone?.(error) ?? true)) return inputs.map(() => ({ ok: false, error }));
+      if (inputs.length === 1 || !(this.rules.retryAlone?.(error) ?? true))
+        return inputs.map(() => ({ ok: false, error }));
       const outcomes: Outcome<O>[] = [];
       for (const input of inputs) {
         try {

@@ -92,7 +92,11 @@ export interface DeliveryHistory {
    * oldest first, each with whether it has a replay already (a bulk recover replays nothing twice).
    */
   parkedSince(
-    endpointId: string, since: number, until: number, after: { createdAt: number; id: string } | null, limit: number,
+    endpointId: string,
+    since: number,
+    until: number,
+    after: { createdAt: number; id: string } | null,
+    limit: number,
   ): Promise<{ delivery: Delivery; replayed: boolean }[]>;
   /** What these events mention (for a deliveries list that says what each event is). */
   mentionsOf(eventIds: string[]): Promise<Omit<MessageEvent, "deliveries">[]>;

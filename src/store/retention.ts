@@ -7,5 +7,8 @@ export interface RetentionStore {
    * than it that no remaining delivery refers to, and hourly stats of hours wholly past it. Works in
    * bounded batches, letting other work run between them; returns what it removed.
    */
-  purgeWebhookHistory(now: number, retentionMs: Record<Retention, number>): Promise<{ deliveries: number; events: number }>;
+  purgeWebhookHistory(
+    now: number,
+    retentionMs: Record<Retention, number>,
+  ): Promise<{ deliveries: number; events: number }>;
 }

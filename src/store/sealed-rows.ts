@@ -17,7 +17,11 @@ export interface WabaRow extends Omit<Waba, "accessToken" | "appSecret"> {
 /** An endpoint as its row keeps it. */
 export function sealEndpoint(endpoint: Endpoint, sealer: Sealer): EndpointRow {
   const { secret, previousSecret, ...rest } = endpoint;
-  return { ...rest, secretEnc: sealer.seal(secret), previousSecretEnc: previousSecret === null ? null : sealer.seal(previousSecret) };
+  return {
+    ...rest,
+    secretEnc: sealer.seal(secret),
+    previousSecretEnc: previousSecret === null ? null : sealer.seal(previousSecret),
+  };
 }
 
 /** The columns a patch of an endpoint sets: those it gives, secrets sealed. */
@@ -25,13 +29,18 @@ export function sealEndpointPatch(patch: EndpointPatch, sealer: Sealer): Partial
   const { secret, previousSecret, ...rest } = patch;
   const row: Partial<EndpointRow> = Object.fromEntries(Object.entries(rest).filter(([, v]) => v !== undefined));
   if (secret !== undefined) row.secretEnc = sealer.seal(secret);
-  if (previousSecret !== undefined) row.previousSecretEnc = previousSecret === null ? null : sealer.seal(previousSecret);
+  if (previousSecret !== undefined)
+    row.previousSecretEnc = previousSecret === null ? null : sealer.seal(previousSecret);
   return row;
 }
 
 export function sealWaba(waba: Waba, sealer: Sealer): WabaRow {
   const { accessToken, appSecret, ...rest } = waba;
-  return { ...rest, accessTokenEnc: sealer.seal(accessToken), appSecretEnc: appSecret === null ? null : sealer.seal(appSecret) };
+  return {
+    ...rest,
+    accessTokenEnc: sealer.seal(accessToken),
+    appSecretEnc: appSecret === null ? null : sealer.seal(appSecret),
+  };
 }
 
 /** The columns a new connection of a stored WABA replaces: its token and app secret, state, cause and time. */

@@ -1,5 +1,14 @@
 import type {
-  Account, ApiKey, BucketState, Notification, PhoneNumber, Session, StatusCause, User, Waba, WabaStatus,
+  Account,
+  ApiKey,
+  BucketState,
+  Notification,
+  PhoneNumber,
+  Session,
+  StatusCause,
+  User,
+  Waba,
+  WabaStatus,
 } from "./types.ts";
 import type { EndpointStore } from "./endpoints.ts";
 import type { DeliveryHistory } from "./history.ts";
@@ -88,7 +97,12 @@ export interface Directory {
 }
 
 /** What a WABA's update may change; a status change carries its cause (NO_CAUSE when none). */
-export type WabaPatch = { status?: WabaStatus; accessToken?: string; appSecret?: string | null; updatedAt: number } & Partial<StatusCause>;
+export type WabaPatch = {
+  status?: WabaStatus;
+  accessToken?: string;
+  appSecret?: string | null;
+  updatedAt: number;
+} & Partial<StatusCause>;
 
 export interface UserStore {
   byEmail(email: string): Promise<User | undefined>;

@@ -38,7 +38,9 @@ export interface Tx {
 
 /** Runs `work` in one transaction (committed when it resolves, rolled back when it throws). */
 export function transaction<T>(db: PgDb, work: (tx: Tx) => Promise<T>): Promise<T> {
-  return db.$client.begin((raw) => work({ raw: raw as unknown as SQL, orm: drizzle({ client: raw as unknown as SQL }) })) as Promise<T>;
+  return db.$client.begin((raw) =>
+    work({ raw: raw as unknown as SQL, orm: drizzle({ client: raw as unknown as SQL }) }),
+  ) as Promise<T>;
 }
 
 /** SQLSTATEs of a transaction that lost a race with another (deadlock, serialization) and may simply run again. */

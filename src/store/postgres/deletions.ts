@@ -21,21 +21,37 @@ export class PgDeletions {
    * and another instance holds the purge's lock.
    */
   batch(select: string, params: unknown[], exclusive = false): Promise<Removed | null> {
-    return retried(() => this.sql.begin(async (tx) => {
-      if (exclusive) {
-        const [lock] = await tx.unsafe("SELECT pg_try_advisory_xact_lock($1, $2) AS locked", [LOCK_SPACE, PURGE_LOCK]) as { locked: boolean }[];
-        if (!lock?.locked) return null;
-      }
-      const gone = await tx.unsafe(`DELETE FROM deliveries WHERE id IN (${select}) RETURNING event_id`, params) as { event_id: string }[];
-      return { deliveries: gone.length, events: await this.dropOrphanEvents(tx, gone.map((row) => row.event_id)) };
-    }));
+    return retried(() =>
+      this.sql.begin(async (tx) => {
+        if (exclusive) {
+          const [lock] = (await tx.unsafe("SELECT pg_try_advisory_xact_lock($1, $2) AS locked", [
+            LOCK_SPACE,
+            PURGE_LOCK,
+          ])) as { locked: boolean }[];
+          if (!lock?.locked) return null;
+        }
+        const gone = (await tx.unsafe(`DELETE FROM deliveries WHERE id IN (${select}) RETURNING event_id`, params)) as {
+          event_id: string;
+        }[];
+        return {
+          deliveries: gone.length,
+          events: await this.dropOrphanEvents(
+            tx,
+            gone.map((row) => row.event_id),
+          ),
+        };
+      }),
+    );
   }
 
   /** Deletes those of these events that no delivery refers to any more; returns how many. */
   async dropOrphanEvents(tx: Pick<SQL, "unsafe">, eventIds: string[]): Promise<number> {
     if (eventIds.length === 0) return 0;
-    const gone = await tx.unsafe(`DELETE FROM events e WHERE e.id = ANY($1::text[])
-      AND NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.event_id = e.id) RETURNING e.id`, [[...new Set(eventIds)]]) as unknown[];
+    const gone = (await tx.unsafe(
+      `DELETE FROM events e WHERE e.id = ANY($1::text[])
+      AND NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.event_id = e.id) RETURNING e.id`,
+      [[...new Set(eventIds)]],
+    )) as unknown[];
     return gone.length;
   }
 }

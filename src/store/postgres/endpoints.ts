@@ -23,16 +23,25 @@ export class PgEndpoints implements EndpointStore, FedCache {
   private readonly opener: EndpointOpener;
 
   constructor(
-    private readonly db: PgDb, private readonly sealer: Sealer, private readonly feed: ChangeFeed, private readonly deletions: PgDeletions,
+    private readonly db: PgDb,
+    private readonly sealer: Sealer,
+    private readonly feed: ChangeFeed,
+    private readonly deletions: PgDeletions,
   ) {
     this.opener = new EndpointOpener(sealer);
     feed.register(this, ["endpoint"]);
   }
 
   async loadAll(): Promise<void> {
-    const rows = await this.db.select({
-      id: endpoints.id, accountId: endpoints.accountId, fields: endpoints.fields, phoneNumberId: endpoints.phoneNumberId, createdAt: endpoints.createdAt,
-    }).from(endpoints);
+    const rows = await this.db
+      .select({
+        id: endpoints.id,
+        accountId: endpoints.accountId,
+        fields: endpoints.fields,
+        phoneNumberId: endpoints.phoneNumberId,
+        createdAt: endpoints.createdAt,
+      })
+      .from(endpoints);
     this.targetsById.clear();
     for (const row of rows) this.targetsById.set(row.id, row);
     this.targetsByAccount.clear();
@@ -47,7 +56,13 @@ export class PgEndpoints implements EndpointStore, FedCache {
   }
 
   private remember(row: Row): void {
-    this.targetsById.set(row.id, { id: row.id, accountId: row.accountId, fields: row.fields, phoneNumberId: row.phoneNumberId, createdAt: row.createdAt });
+    this.targetsById.set(row.id, {
+      id: row.id,
+      accountId: row.accountId,
+      fields: row.fields,
+      phoneNumberId: row.phoneNumberId,
+      createdAt: row.createdAt,
+    });
     this.targetsByAccount.delete(row.accountId);
   }
 
@@ -74,7 +89,10 @@ export class PgEndpoints implements EndpointStore, FedCache {
   }
 
   async create(endpoint: Endpoint): Promise<Endpoint> {
-    await this.write(endpoint.id, async (tx) => (await tx.insert(endpoints).values(sealEndpoint(endpoint, this.sealer)).returning())[0]);
+    await this.write(
+      endpoint.id,
+      async (tx) => (await tx.insert(endpoints).values(sealEndpoint(endpoint, this.sealer)).returning())[0],
+    );
     return { ...endpoint };
   }
 
@@ -84,7 +102,11 @@ export class PgEndpoints implements EndpointStore, FedCache {
   }
 
   async ofAccount(accountId: string): Promise<Endpoint[]> {
-    const rows = await this.db.select().from(endpoints).where(eq(endpoints.accountId, accountId)).orderBy(asc(endpoints.createdAt), asc(endpoints.id));
+    const rows = await this.db
+      .select()
+      .from(endpoints)
+      .where(eq(endpoints.accountId, accountId))
+      .orderBy(asc(endpoints.createdAt), asc(endpoints.id));
     return rows.map((row) => this.opener.endpoint(row));
   }
 
@@ -127,22 +149,34 @@ export class PgEndpoints implements EndpointStore, FedCache {
 
   async update(id: string, patch: EndpointPatch): Promise<Endpoint | undefined> {
     const set = sealEndpointPatch(patch, this.sealer);
-    const row = await this.write(id, async (tx) => (await tx.update(endpoints).set(set).where(eq(endpoints.id, id)).returning())[0]);
+    const row = await this.write(
+      id,
+      async (tx) => (await tx.update(endpoints).set(set).where(eq(endpoints.id, id)).returning())[0],
+    );
     return row ? this.opener.endpoint(row) : undefined;
   }
 
   async delete(id: string): Promise<boolean> {
     // Nothing more is sent to it meanwhile: an attempt starting now finds it disabled and parks.
-    await this.write(id, async (tx) => (await tx.update(endpoints).set({ enabled: false }).where(eq(endpoints.id, id)).returning())[0]);
+    await this.write(
+      id,
+      async (tx) => (await tx.update(endpoints).set({ enabled: false }).where(eq(endpoints.id, id)).returning())[0],
+    );
     // Its deliveries in batches, so that no transaction grows with the endpoint's history.
     const batch = `SELECT id FROM deliveries WHERE endpoint_id = $1 LIMIT ${DELETE_BATCH}`;
     while ((await this.deletions.batch(batch, [id]))?.deliveries === DELETE_BATCH);
     // Those stored since go with it (cascade); so do the events no other delivery needs.
     const gone = await transaction(this.db, async (tx) => {
-      const events = await tx.raw.unsafe("SELECT DISTINCT event_id FROM deliveries WHERE endpoint_id = $1", [id]) as { event_id: string }[];
-      const deleted = (await tx.orm.delete(endpoints).where(eq(endpoints.id, id)).returning({ id: endpoints.id })).length > 0;
+      const events = (await tx.raw.unsafe("SELECT DISTINCT event_id FROM deliveries WHERE endpoint_id = $1", [id])) as {
+        event_id: string;
+      }[];
+      const deleted =
+        (await tx.orm.delete(endpoints).where(eq(endpoints.id, id)).returning({ id: endpoints.id })).length > 0;
       if (deleted) await this.feed.record(tx, "endpoint", [id]);
-      await this.deletions.dropOrphanEvents(tx.raw, events.map((row) => row.event_id));
+      await this.deletions.dropOrphanEvents(
+        tx.raw,
+        events.map((row) => row.event_id),
+      );
       return deleted;
     });
     await this.changed([id]);

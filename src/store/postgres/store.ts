@@ -64,7 +64,10 @@ export async function openPostgresStore(url: string, sealer: Sealer, options: Pg
       history: unavailableAsStoreError(new PgHistory(db, endpoints)),
       retention: unavailableAsStoreError(new PgRetention(db.$client, deletions)),
       async healthy() {
-        const answer = db.$client.unsafe("SELECT 1 AS ok").then((rows) => rows.length === 1, () => false);
+        const answer = db.$client.unsafe("SELECT 1 AS ok").then(
+          (rows) => rows.length === 1,
+          () => false,
+        );
         const late = new Promise<false>((resolve) => setTimeout(() => resolve(false), HEALTH_TIMEOUT_MS).unref());
         return Promise.race([answer, late]);
       },

@@ -18,7 +18,10 @@ export class SqliteDeletions {
 
   constructor(private readonly sqlite: Database) {
     // An event lives as long as one of its deliveries (replays included) does.
-    this.dropOrphanEvent = statement(sqlite, "DELETE FROM events WHERE id = $event AND NOT EXISTS (SELECT 1 FROM deliveries WHERE event_id = $event)");
+    this.dropOrphanEvent = statement(
+      sqlite,
+      "DELETE FROM events WHERE id = $event AND NOT EXISTS (SELECT 1 FROM deliveries WHERE event_id = $event)",
+    );
   }
 
   /**

@@ -10,13 +10,25 @@ import { endpoints } from "./schema.ts";
 
 function prepare(db: Db, sqlite: Database) {
   return {
-    byId: db.select().from(endpoints).where(eq(endpoints.id, sql.placeholder("id"))).prepare(),
-    targets: statement<{ id: string; fields: string; phone_number_id: string | null }, { account: string }>(sqlite,
-      "SELECT id, fields, phone_number_id FROM endpoints WHERE account_id = $account ORDER BY created_at, id"),
+    byId: db
+      .select()
+      .from(endpoints)
+      .where(eq(endpoints.id, sql.placeholder("id")))
+      .prepare(),
+    targets: statement<{ id: string; fields: string; phone_number_id: string | null }, { account: string }>(
+      sqlite,
+      "SELECT id, fields, phone_number_id FROM endpoints WHERE account_id = $account ORDER BY created_at, id",
+    ),
     stopSending: statement<unknown, { id: string }>(sqlite, "UPDATE endpoints SET enabled = 0 WHERE id = $id"),
-    deliveries: statement<{ event_id: string }, { endpoint: string }>(sqlite, `DELETE FROM deliveries WHERE rowid IN (
-      SELECT rowid FROM deliveries WHERE endpoint_id = $endpoint LIMIT ${DELETE_BATCH}) RETURNING event_id`),
-    events: statement<{ event_id: string }, { endpoint: string }>(sqlite, "SELECT DISTINCT event_id FROM deliveries WHERE endpoint_id = $endpoint"),
+    deliveries: statement<{ event_id: string }, { endpoint: string }>(
+      sqlite,
+      `DELETE FROM deliveries WHERE rowid IN (
+      SELECT rowid FROM deliveries WHERE endpoint_id = $endpoint LIMIT ${DELETE_BATCH}) RETURNING event_id`,
+    ),
+    events: statement<{ event_id: string }, { endpoint: string }>(
+      sqlite,
+      "SELECT DISTINCT event_id FROM deliveries WHERE endpoint_id = $endpoint",
+    ),
   };
 }
 
@@ -32,7 +44,12 @@ export class SqliteEndpoints implements EndpointStore {
   private readonly deliveryEndpoints = new Map<string, DeliveryEndpoint>();
   private readonly deleteBatch: (params: { endpoint: string }) => Removed;
 
-  constructor(private readonly db: Db, private readonly sqlite: Database, private readonly sealer: Sealer, private readonly deletions: SqliteDeletions) {
+  constructor(
+    private readonly db: Db,
+    private readonly sqlite: Database,
+    private readonly sealer: Sealer,
+    private readonly deletions: SqliteDeletions,
+  ) {
     this.stmt = prepare(db, sqlite);
     this.opener = new EndpointOpener(sealer);
     this.deleteBatch = deletions.batch(this.stmt.deliveries);
@@ -56,15 +73,22 @@ export class SqliteEndpoints implements EndpointStore {
   }
 
   async ofAccount(accountId: string) {
-    return this.db.select().from(endpoints).where(eq(endpoints.accountId, accountId))
-      .orderBy(asc(endpoints.createdAt), asc(endpoints.id)).all().map((row) => this.opener.endpoint(row));
+    return this.db
+      .select()
+      .from(endpoints)
+      .where(eq(endpoints.accountId, accountId))
+      .orderBy(asc(endpoints.createdAt), asc(endpoints.id))
+      .all()
+      .map((row) => this.opener.endpoint(row));
   }
 
   targets(accountId: string): EndpointTarget[] {
     let list = this.targetsByAccount.get(accountId);
     if (list === undefined) {
       list = this.stmt.targets.all({ account: accountId }).map((row) => ({
-        id: row.id, fields: JSON.parse(row.fields) as string[], phoneNumberId: row.phone_number_id,
+        id: row.id,
+        fields: JSON.parse(row.fields) as string[],
+        phoneNumberId: row.phone_number_id,
       }));
       this.targetsByAccount.set(accountId, list);
     }
@@ -88,7 +112,12 @@ export class SqliteEndpoints implements EndpointStore {
   }
 
   async update(id: string, patch: EndpointPatch) {
-    const changed = this.db.update(endpoints).set(sealEndpointPatch(patch, this.sealer)).where(eq(endpoints.id, id)).returning().get();
+    const changed = this.db
+      .update(endpoints)
+      .set(sealEndpointPatch(patch, this.sealer))
+      .where(eq(endpoints.id, id))
+      .returning()
+      .get();
     this.forget(id);
     return changed ? this.opener.endpoint(changed) : undefined;
   }
@@ -103,7 +132,8 @@ export class SqliteEndpoints implements EndpointStore {
     // Those stored since go with it (foreign key); so do the events no other delivery needs.
     const deleted = this.sqlite.transaction(() => {
       const events = this.stmt.events.all({ endpoint: id }).map((row) => row.event_id);
-      const gone = this.db.delete(endpoints).where(eq(endpoints.id, id)).returning({ id: endpoints.id }).all().length > 0;
+      const gone =
+        this.db.delete(endpoints).where(eq(endpoints.id, id)).returning({ id: endpoints.id }).all().length > 0;
       this.deletions.dropOrphanEvents(events);
       return gone;
     })();

@@ -2,7 +2,15 @@ import type { Database } from "bun:sqlite";
 import { setImmediate as nextTurn } from "node:timers/promises";
 import { claimedDeliveries, DELIVERY_COLUMNS, type Row } from "../delivery-rows.ts";
 import { GroupCommit, type Done } from "../group-commit.ts";
-import type { ClaimedDelivery, ClaimOptions, Completion, DeliveryQueue, EndpointChange, NewDelivery, NewEvent } from "../queue.ts";
+import type {
+  ClaimedDelivery,
+  ClaimOptions,
+  Completion,
+  DeliveryQueue,
+  EndpointChange,
+  NewDelivery,
+  NewEvent,
+} from "../queue.ts";
 import { SqliteCompletions } from "./completions.ts";
 import type { SqliteEndpoints } from "./endpoints.ts";
 import { statement } from "./open.ts";
@@ -16,16 +24,27 @@ function prepare(sqlite: Database) {
   const dueAfterKey = `FROM deliveries INDEXED BY deliveries_due
     WHERE status = 'pending' AND lease_until IS NULL AND (endpoint_id, next_attempt_at, rowid) > ($endpoint, $due, $row)`;
   return {
-    insertEvent: statement(sqlite, `INSERT INTO events (id, account_id, received_at, body, upstream_signature, fields, is_test)
-      VALUES ($id, $account, $at, $body, $signature, $fields, $test)`),
-    insertMessage: statement(sqlite, `INSERT INTO event_messages (event_id, account_id, message_id, phone_number_id, kind, status,
-      error_code, received_at) VALUES ($event, $account, $message, $phone, $kind, $status, $error, $at)`),
-    insertDelivery: statement(sqlite, `INSERT INTO deliveries (id, account_id, endpoint_id, event_id, status, attempt_count,
+    insertEvent: statement(
+      sqlite,
+      `INSERT INTO events (id, account_id, received_at, body, upstream_signature, fields, is_test)
+      VALUES ($id, $account, $at, $body, $signature, $fields, $test)`,
+    ),
+    insertMessage: statement(
+      sqlite,
+      `INSERT INTO event_messages (event_id, account_id, message_id, phone_number_id, kind, status,
+      error_code, received_at) VALUES ($event, $account, $message, $phone, $kind, $status, $error, $at)`,
+    ),
+    insertDelivery: statement(
+      sqlite,
+      `INSERT INTO deliveries (id, account_id, endpoint_id, event_id, status, attempt_count,
       next_attempt_at, lease_until, lease_id, replay_of, created_at, updated_at)
-      VALUES ($id, $account, $endpoint, $event, 'pending', 0, COALESCE($leaseUntil, $next), $leaseUntil, $leaseId, $replayOf, $at, $at)`),
+      VALUES ($id, $account, $endpoint, $event, 'pending', 0, COALESCE($leaseUntil, $next), $leaseUntil, $leaseId, $replayOf, $at, $at)`,
+    ),
     // Endpoints with due work and room under the per-endpoint cap, oldest due first. Each probe
     // is an index look-up, so a claim costs O(endpoints) and never scans the backlog.
-    claimable: statement<{ id: string; busy: number }>(sqlite, `WITH busy AS (
+    claimable: statement<{ id: string; busy: number }>(
+      sqlite,
+      `WITH busy AS (
         -- Without INDEXED BY the planner walks the whole table in endpoint order to skip a sort.
         SELECT endpoint_id, COUNT(*) AS n FROM deliveries INDEXED BY deliveries_lease WHERE lease_until > $now GROUP BY endpoint_id
       )
@@ -33,32 +52,51 @@ function prepare(sqlite: Database) {
         SELECT e.id, COALESCE(b.n, 0) AS busy,
           (SELECT MIN(d.next_attempt_at) FROM deliveries d WHERE d.endpoint_id = e.id AND d.status = 'pending' AND d.lease_until IS NULL) AS due
         FROM endpoints e LEFT JOIN busy b ON b.endpoint_id = e.id
-      ) WHERE due <= $now AND busy < $perEndpoint ORDER BY due`),
+      ) WHERE due <= $now AND busy < $perEndpoint ORDER BY due`,
+    ),
     // A claimed delivery leaves deliveries_due, and its next_attempt_at moves to its lease's end,
     // when it comes due again if the lease runs out (expiredLeases). Ties go by rowid, which
     // deliveries_due holds in that order: ordering by id made SQLite sort the whole due backlog
     // of the endpoint at every claim (bench/RESULTS.md).
     // length() of a blob reads its size from the record, not its pages.
-    dueOfEndpoint: statement<{ id: string; bytes: number | null }>(sqlite, `SELECT d.id, length(e.body) AS bytes
+    dueOfEndpoint: statement<{ id: string; bytes: number | null }>(
+      sqlite,
+      `SELECT d.id, length(e.body) AS bytes
       FROM deliveries d JOIN events e ON e.id = d.event_id
       WHERE d.endpoint_id = $endpoint AND d.status = 'pending' AND d.lease_until IS NULL AND d.next_attempt_at <= $now
-      ORDER BY d.next_attempt_at, d.rowid LIMIT $limit`),
-    lease: statement(sqlite, `UPDATE deliveries SET lease_until = $leaseUntil, lease_id = $leaseId, next_attempt_at = $leaseUntil
-      WHERE id IN (SELECT value FROM json_each($ids))`),
+      ORDER BY d.next_attempt_at, d.rowid LIMIT $limit`,
+    ),
+    lease: statement(
+      sqlite,
+      `UPDATE deliveries SET lease_until = $leaseUntil, lease_id = $leaseId, next_attempt_at = $leaseUntil
+      WHERE id IN (SELECT value FROM json_each($ids))`,
+    ),
     // An attempt that never recorded its end (it crashed) leaves its delivery leased: when the
     // lease runs out, the delivery goes back among the due ones.
-    expiredLeases: statement(sqlite, "UPDATE deliveries SET lease_until = NULL WHERE lease_until <= $now AND status = 'pending'"),
+    expiredLeases: statement(
+      sqlite,
+      "UPDATE deliveries SET lease_until = NULL WHERE lease_until <= $now AND status = 'pending'",
+    ),
     // The claimed deliveries with their payloads, in one statement whatever their number.
-    claimed: statement<Row & { id: string }>(sqlite, `SELECT ${DELIVERY_COLUMNS}, e.body, e.upstream_signature
-      FROM deliveries d JOIN events e ON e.id = d.event_id WHERE d.id IN (SELECT value FROM json_each($ids))`),
-    releaseAll: statement(sqlite, `UPDATE deliveries SET lease_until = NULL, next_attempt_at = $now
-      WHERE lease_until IS NOT NULL AND status = 'pending'`),
+    claimed: statement<Row & { id: string }>(
+      sqlite,
+      `SELECT ${DELIVERY_COLUMNS}, e.body, e.upstream_signature
+      FROM deliveries d JOIN events e ON e.id = d.event_id WHERE d.id IN (SELECT value FROM json_each($ids))`,
+    ),
+    releaseAll: statement(
+      sqlite,
+      `UPDATE deliveries SET lease_until = NULL, next_attempt_at = $now
+      WHERE lease_until IS NOT NULL AND status = 'pending'`,
+    ),
     // Every pending delivery is in exactly one of the two partial indexes: due (waiting for an
     // attempt), or leased (few: what this process has in flight or lined up). The due ones can be
     // millions during a long outage, so they are counted a chunk at a time along deliveries_due,
     // from a key (endpoint, due time, rowid) past the last chunk.
-    dueChunkEnd: statement<DueKey, DueKey>(sqlite, `SELECT endpoint_id AS endpoint, next_attempt_at AS due, rowid AS row ${dueAfterKey}
-      ORDER BY endpoint_id, next_attempt_at, rowid LIMIT 1 OFFSET ${COUNT_CHUNK - 1}`),
+    dueChunkEnd: statement<DueKey, DueKey>(
+      sqlite,
+      `SELECT endpoint_id AS endpoint, next_attempt_at AS due, rowid AS row ${dueAfterKey}
+      ORDER BY endpoint_id, next_attempt_at, rowid LIMIT 1 OFFSET ${COUNT_CHUNK - 1}`,
+    ),
     dueRest: statement<{ n: number }, DueKey>(sqlite, `SELECT COUNT(*) AS n ${dueAfterKey}`),
     leasedPending: sqlite.prepare<{ n: number }, []>(`SELECT COUNT(*) AS n FROM deliveries INDEXED BY deliveries_lease
       WHERE lease_until IS NOT NULL AND status = 'pending'`),
@@ -82,7 +120,11 @@ export class SqliteQueue implements DeliveryQueue {
    * `durable` resolves once what was committed before the call is on disk (see wal-sync.ts); the
    * queue's new events wait for it before they are acknowledged.
    */
-  constructor(sqlite: Database, private readonly endpoints: SqliteEndpoints, private readonly durable: () => Promise<void>) {
+  constructor(
+    sqlite: Database,
+    private readonly endpoints: SqliteEndpoints,
+    private readonly durable: () => Promise<void>,
+  ) {
     this.stmt = prepare(sqlite);
     this.completions = new SqliteCompletions(sqlite, endpoints);
     this.turns = new GroupCommit({
@@ -118,11 +160,13 @@ export class SqliteQueue implements DeliveryQueue {
       if (later.length > 0) setImmediate(() => later.forEach((d) => d.settle()));
     };
     if (urgent.length === 0) return settleLater();
-    this.durable().then(
-      () => urgent.forEach((d) => d.settle()),
-      // Committed, but perhaps not on disk: not to be acknowledged.
-      (error) => urgent.forEach((d) => (d.outcome.ok ? d.reject(error) : d.settle())),
-    ).finally(settleLater);
+    this.durable()
+      .then(
+        () => urgent.forEach((d) => d.settle()),
+        // Committed, but perhaps not on disk: not to be acknowledged.
+        (error) => urgent.forEach((d) => (d.outcome.ok ? d.reject(error) : d.settle())),
+      )
+      .finally(settleLater);
   }
 
   /** Nothing else queues work on this file: see soleWorker. */
@@ -134,20 +178,38 @@ export class SqliteQueue implements DeliveryQueue {
     return this.inTurn(() => {
       for (const e of events) {
         this.stmt.insertEvent.run({
-          id: e.id, account: e.accountId, at: e.receivedAt, body: e.body, signature: e.upstreamSignature,
-          fields: JSON.stringify(e.fields), test: e.isTest ? 1 : 0,
+          id: e.id,
+          account: e.accountId,
+          at: e.receivedAt,
+          body: e.body,
+          signature: e.upstreamSignature,
+          fields: JSON.stringify(e.fields),
+          test: e.isTest ? 1 : 0,
         });
         for (const m of e.messages ?? []) {
           this.stmt.insertMessage.run({
-            event: e.id, account: e.accountId, message: m.messageId, phone: m.phoneNumberId, kind: m.kind, status: m.status,
-            error: m.errorCode, at: e.receivedAt,
+            event: e.id,
+            account: e.accountId,
+            message: m.messageId,
+            phone: m.phoneNumberId,
+            kind: m.kind,
+            status: m.status,
+            error: m.errorCode,
+            at: e.receivedAt,
           });
         }
       }
       for (const d of deliveries) {
         this.stmt.insertDelivery.run({
-          id: d.id, account: d.accountId, endpoint: d.endpointId, event: d.eventId, next: d.nextAttemptAt,
-          leaseUntil: d.lease?.until ?? null, leaseId: d.lease?.id ?? null, replayOf: d.replayOf, at: d.createdAt,
+          id: d.id,
+          account: d.accountId,
+          endpoint: d.endpointId,
+          event: d.eventId,
+          next: d.nextAttemptAt,
+          leaseUntil: d.lease?.until ?? null,
+          leaseId: d.lease?.id ?? null,
+          replayOf: d.replayOf,
+          at: d.createdAt,
         });
       }
     }, true);

@@ -11,14 +11,20 @@ function prepare(sqlite: Database) {
   const expiry = "$now - CASE a.retention WHEN '7d' THEN $week ELSE $day END";
   return {
     // Endpoint by endpoint (CROSS JOIN keeps that order), so each reads only its expired range.
-    deliveries: statement<{ event_id: string }, Window>(sqlite, `DELETE FROM deliveries WHERE rowid IN (
+    deliveries: statement<{ event_id: string }, Window>(
+      sqlite,
+      `DELETE FROM deliveries WHERE rowid IN (
       SELECT d.rowid FROM accounts a CROSS JOIN endpoints p ON p.account_id = a.id CROSS JOIN deliveries d ON d.endpoint_id = p.id
-      WHERE d.created_at < ${expiry} LIMIT ${DELETE_BATCH}) RETURNING event_id`),
+      WHERE d.created_at < ${expiry} LIMIT ${DELETE_BATCH}) RETURNING event_id`,
+    ),
     // An hour goes once all of it is past the account's retention.
-    hours: statement<unknown, Window>(sqlite, `DELETE FROM endpoint_hours WHERE (endpoint_id, hour) IN (
+    hours: statement<unknown, Window>(
+      sqlite,
+      `DELETE FROM endpoint_hours WHERE (endpoint_id, hour) IN (
       SELECT h.endpoint_id, h.hour FROM accounts a CROSS JOIN endpoints p ON p.account_id = a.id
         CROSS JOIN endpoint_hours h ON h.endpoint_id = p.id
-      WHERE h.hour + ${HOUR} <= ${expiry})`),
+      WHERE h.hour + ${HOUR} <= ${expiry})`,
+    ),
   };
 }
 
@@ -26,7 +32,10 @@ export class SqliteRetention implements RetentionStore {
   private readonly stmt: ReturnType<typeof prepare>;
   private readonly purgeBatch: (window: Window) => Removed;
 
-  constructor(sqlite: Database, private readonly deletions: SqliteDeletions) {
+  constructor(
+    sqlite: Database,
+    private readonly deletions: SqliteDeletions,
+  ) {
     this.stmt = prepare(sqlite);
     this.purgeBatch = deletions.batch(this.stmt.deliveries);
   }

@@ -52,7 +52,8 @@ export function openSqliteStore(path: string, sealer: Sealer, options: SqliteSto
     throw error;
   }
   const { db, sqlite } = opened;
-  const checkpointer = options.backgroundCheckpoints && onDisk ? startCheckpointer(sqlite, path, options.backgroundCheckpoints) : null;
+  const checkpointer =
+    options.backgroundCheckpoints && onDisk ? startCheckpointer(sqlite, path, options.backgroundCheckpoints) : null;
   const ownSync = onDisk && !options.syncWal ? walFileSync(path) : null;
   const untimed = options.syncWal ?? ownSync;
   const syncWal = untimed && options.onWalSync ? timedSync(untimed, options.onWalSync) : untimed;
