@@ -27,7 +27,7 @@ export async function growDatabase(path: string, megabytes: number, key: Uint8Ar
     maxNumbers: null,
     createdAt: now,
   });
-  await store.webhooks.createEndpoint({
+  await store.endpoints.create({
     id: endpointId,
     accountId,
     url: "https://receiver.example/history",

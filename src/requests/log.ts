@@ -2,6 +2,7 @@ import type { Logger } from "../observability/logger.ts";
 import type { Metrics } from "../observability/metrics.ts";
 import type { Worker } from "../runtime/deps.ts";
 import { intervalWorker } from "../runtime/interval-worker.ts";
+import { hourOf } from "../store/hours.ts";
 import type { RequestLogStore, RequestRecord, UsageCount } from "../store/requests.ts";
 
 export const FLUSH_EVERY_MS = 1000;
@@ -11,7 +12,6 @@ export const FLUSH_EVERY_MS = 1000;
  * worth at 10,000 calls a second held it for tens (bench/RESULTS.md, Proxy: request log).
  */
 export const BATCH = 500;
-const HOUR = 3_600_000;
 
 /**
  * The request log's side of a proxied call: a record appended to a bounded buffer in memory and
@@ -74,7 +74,7 @@ export function usageOf(records: RequestRecord[]): UsageCount[] {
         : r.upstreamErrorCode !== null || (r.upstreamStatus ?? 0) >= 400
           ? ["upstream_error", String(r.upstreamErrorCode ?? `http_${r.upstreamStatus}`)]
           : ["forwarded", r.route ?? r.method];
-    const hour = Math.floor(r.at / HOUR) * HOUR;
+    const hour = hourOf(r.at);
     const key = `${r.accountId}\u0000${targetId}\u0000${hour}\u0000${kind}\u0000${label}`;
     const count = counts.get(key);
     if (count) count.count++;
