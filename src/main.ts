@@ -49,8 +49,11 @@ function loadConfig(env: Record<string, string | undefined>): Config {
   }
 }
 
-/** See BackgroundCheckpoints.workerUrl: resolved here, where the compiled binary keeps src/'s layout. */
-const CHECKPOINT_WORKER = new URL("./store/sqlite/checkpoint-worker.ts", import.meta.url).href;
+/** The server's threads' entries (see BackgroundCheckpoints.workerUrl): resolved here, where the compiled binary keeps src/'s layout. */
+const WORKERS = {
+  checkpointWorker: new URL("./store/sqlite/checkpoint-worker.ts", import.meta.url).href,
+  requestLogWorker: new URL("./store/sqlite/request-log-worker.ts", import.meta.url).href,
+};
 
 /** Errors that mean the database file cannot be made or opened where DATABASE_URL points. */
 const CANNOT_OPEN = /^(ENOENT|EACCES|EPERM|EROFS|ENOTDIR|EISDIR|EEXIST|SQLITE_CANTOPEN|SQLITE_NOTADB|SQLITE_READONLY|SQLITE_PERM)/;
@@ -97,7 +100,7 @@ async function serve(argv: string[]): Promise<void> {
   const signupApp = { id: signupAppId(env), secret: config.appSecret };
   const demo = values.demo ? startDemoStack({ appUrl, names: config.platform, signupApp, print: (line) => console.log(line) }) : null;
   if (demo) config = loadConfig({ ...env, UPSTREAM_URL: demo.sim.url, ...demoSignupEnv(env, demo.sim) });
-  const deps = await openDeps(config, createLogger(config.logLevel), { checkpointWorker: CHECKPOINT_WORKER });
+  const deps = await openDeps(config, createLogger(config.logLevel), WORKERS);
   const app = createApp(deps);
   listen(app, config);
   deps.logger.info("listening", {

@@ -11,7 +11,8 @@
 import { resolve } from "node:path";
 import { createTracing } from "../../src/observability/tracing.ts";
 import { proxyCallTracer } from "../../src/proxy/call-trace.ts";
-import type { Route } from "../../src/proxy/allow-list.ts";
+import { allowList } from "../../src/proxy/allow-list.ts";
+import { platformNames } from "../../src/platform/names.ts";
 
 const ROOT = resolve(import.meta.dir, "../..");
 const CALLS = Number(process.env.CALLS ?? 200_000);
@@ -39,7 +40,7 @@ const request = new Request("http://127.0.0.1:8080/v21.0/100000000000001/message
   method: "POST",
   headers: { authorization: "Bearer px_live_x", "content-type": "application/json" },
 });
-const route: Route = { method: "POST", edge: "messages", id: "number", bucket: "number", timeout: "default" };
+const route = allowList(platformNames())[0]!;
 const decision = { allowed: true, limit: 80, remaining: 79, resetSeconds: 1, retryAfterSeconds: null };
 
 /**

@@ -8,10 +8,6 @@ import type { Decision } from "../limits/token-bucket.ts";
 import { epochNow, under, type Tracing } from "../observability/tracing.ts";
 import type { Route } from "./allow-list.ts";
 
-/** The allow-list row as a route template, e.g. `/{version}/{phone_number_id}/messages`. */
-export const routeTemplate = (route: Route) =>
-  `/{version}/{${route.id === "number" ? "phone_number" : route.id}_id}${route.edge === null ? "" : `/${route.edge}`}`;
-
 /** The attribute naming the request id (SPEC 7.1's `trace_id`, sent back as X-Proxy-Request-Id). */
 export const ATTR_REQUEST_ID = "switchboard.request_id";
 
@@ -86,7 +82,7 @@ export class ProxyCallTrace {
   /** Makes and ends the call's spans. */
   end(status: number, outcome: CallOutcome): void {
     const ended = epochNow();
-    const route = this.route === null ? null : routeTemplate(this.route);
+    const route = this.route?.template ?? null;
     const call = this.span(route === null ? this.method : `${this.method} ${route}`, this.parent, this.started, null, SpanKind.SERVER);
     // Not sampled: its children would not be either.
     if (!call.isRecording()) return;

@@ -15,6 +15,8 @@ import { systemResolver } from "./resolver.ts";
 export interface ServerOptions {
   /** The background checkpoint thread's entry (see BackgroundCheckpoints.workerUrl). */
   checkpointWorker: string;
+  /** The request log's writer thread's entry (see RequestLogThread). */
+  requestLogWorker: string;
 }
 
 /**
@@ -30,6 +32,7 @@ export async function systemDeps(config: Config, logger: Logger, server?: Server
         workerUrl: server.checkpointWorker,
         onError: (message: string) => logger.error("background WAL checkpoints failed; SQLite checkpoints as it commits", { error: message }),
       },
+      requestLogWorker: server.requestLogWorker,
     },
     onWalSync: (seconds) => metrics.walSync.observe(seconds),
     onError: (error) => logger.error("reading another instance's change failed; the next refresh reloads", { error }),

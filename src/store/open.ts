@@ -7,7 +7,7 @@ import type { Store } from "./store.ts";
 
 export interface OpenStoreOptions {
   /** The store is a server's (not the CLI's): it holds the file's lock and checkpoints in the background. */
-  server?: { backgroundCheckpoints: BackgroundCheckpoints };
+  server?: { backgroundCheckpoints: BackgroundCheckpoints; requestLogWorker: string };
   /** Told how long each flush of the SQLite WAL took, in seconds. */
   onWalSync?: (seconds: number) => void;
   /** Told of a failure in the background (PostgreSQL: another instance's change that could not be read). */
@@ -22,6 +22,7 @@ export async function openStore(config: Config, sealer: Sealer, options: OpenSto
       return openSqliteStore(database.path, sealer, {
         backgroundCheckpoints: options.server?.backgroundCheckpoints,
         serving: options.server !== undefined,
+        requestLogWorker: options.server?.requestLogWorker,
         onWalSync: options.onWalSync,
       });
     case "postgres":

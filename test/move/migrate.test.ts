@@ -55,6 +55,14 @@ test("switchboard migrate moves a SQLite deployment into an empty PostgreSQL dat
   expect((await a.api("POST", `/api/endpoints/${ep.id}/enable`)).status).toBe(200);
   const parked = rx.received[1]!.headers["webhook-id"]!;
   expect((await a.api("GET", `/api/deliveries/${parked}`)).body).toMatchObject({ status: "parked", payload_available: true });
+  // A proxied call in the request log (its own file beside the database) and its usage count.
+  const logged = await fetch(`${old.url}/v21.0/${a.numbers[0]}/messages`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+    body: JSON.stringify({ messaging_product: "chat", to: "15551234567", type: "text", text: { body: "before the move" } }),
+  });
+  expect(logged.status).toBe(200);
+  const { messages: [{ id: wamid }] } = await logged.json() as { messages: [{ id: string }] };
   await old.stop();
   await before.store.close();
 
@@ -73,7 +81,10 @@ test("switchboard migrate moves a SQLite deployment into an empty PostgreSQL dat
   expect(moved.stderr).not.toContain("failed");
   expect(moved.code).toBe(0);
   // The counts at the end, one line per table.
-  for (const [table, rows] of [["accounts", 1], ["users", 1], ["api_keys", 1], ["wabas", 1], ["numbers", 1], ["endpoints", 1], ["events", 2], ["deliveries", 2], ["attempts", 2]] as const) {
+  for (const [table, rows] of [
+    ["accounts", 1], ["users", 1], ["api_keys", 1], ["wabas", 1], ["numbers", 1], ["endpoints", 1], ["events", 2], ["deliveries", 2], ["attempts", 2],
+    ["request_log", 1], ["usage_hours", 1],
+  ] as const) {
     expect(moved.stdout).toMatch(new RegExp(`^  ${table} +${rows}$`, "m"));
   }
   // Progress as it went (a line per table when not on a terminal).
@@ -115,6 +126,8 @@ test("switchboard migrate moves a SQLite deployment into an empty PostgreSQL dat
   // The parked delivery, with its payload, replays from PostgreSQL.
   // The user signs in with the same password.
   const movedAccount = await signedIn(url, a.user);
+  expect((await movedAccount.api("GET", `/api/requests/${logged.headers.get("x-proxy-request-id")}`)).body)
+    .toMatchObject({ status: 200, message_id: wamid });
   expect((await movedAccount.api("GET", `/api/deliveries/${parked}`)).body).toMatchObject({ status: "parked", attempts: [{ status_code: 410 }] });
   const replay = await movedAccount.api("POST", `/api/deliveries/${parked}/replay`);
   expect(replay.status).toBe(201);

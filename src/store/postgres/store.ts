@@ -40,6 +40,7 @@ export async function openPostgresStore(url: string, sealer: Sealer, options: Pg
     const feed = new ChangeFeed(db, options.onError ?? (() => {}));
     const directory = new PgDirectory(db, sealer, feed);
     const webhooks = new PgWebhooks(db, sealer, feed);
+    const requests = new PgRequestLog(db, url);
     await feed.start();
     await webhooks.start();
     let closed = false;
@@ -49,7 +50,7 @@ export async function openPostgresStore(url: string, sealer: Sealer, options: Pg
       users: unavailableAsStoreError(new PgUsers(db)),
       sessions: unavailableAsStoreError(new PgSessions(db)),
       notifications: unavailableAsStoreError(new PgNotifications(db)),
-      requests: unavailableAsStoreError(new PgRequestLog(db)),
+      requests: unavailableAsStoreError(requests),
       recoveries: unavailableAsStoreError(new PgRecoveries(db)),
       onboardings: unavailableAsStoreError(new PgOnboardings(db, sealer)),
       buckets: unavailableAsStoreError(new PgBuckets(db)),
@@ -64,6 +65,7 @@ export async function openPostgresStore(url: string, sealer: Sealer, options: Pg
         closed = true;
         await webhooks.close();
         await feed.close();
+        await requests.close();
         await db.$client.close();
       },
     };

@@ -1,5 +1,6 @@
-import { mkdirSync } from "node:fs";
-import { dirname } from "node:path";
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
 import type { Sealer } from "../../crypto/sealer.ts";
 import type { Store } from "../store.ts";
 import { SqliteBuckets } from "./buckets.ts";
@@ -8,6 +9,7 @@ import { SqliteDirectory } from "./directory.ts";
 import { SqliteNotifications } from "./notifications.ts";
 import { SqliteOnboardings } from "./onboardings.ts";
 import { SqliteRecoveries } from "./recoveries.ts";
+import { moveOldLog, openRequestLogFile, requestLogPath } from "./request-log-file.ts";
 import { SqliteRequestLog } from "./requests.ts";
 import { openDatabase, type Db } from "./open.ts";
 import { takeServerLock } from "./server-lock.ts";
@@ -18,7 +20,11 @@ import { SqliteWebhooks } from "./webhooks.ts";
 export interface SqliteStore extends Store {
   /** For capabilities whose SQLite implementation lives beside their own code. */
   readonly db: Db;
+  readonly requests: SqliteRequestLog;
 }
+
+/** request-log-worker.ts from this source tree; the compiled binary's is resolved in src/main.ts. */
+const REQUEST_LOG_WORKER = new URL("./request-log-worker.ts", import.meta.url).href;
 
 export interface SqliteStoreOptions {
   /** Checkpoint the WAL from a background thread (the server; see checkpointer.ts). */
@@ -32,6 +38,8 @@ export interface SqliteStoreOptions {
    * DatabaseInUseError when another server holds it (see server-lock.ts).
    */
   serving?: boolean;
+  /** The request log's writer thread's entry (see RequestLogThread); this source tree's by default. */
+  requestLogWorker?: string;
 }
 
 export function openSqliteStore(path: string, sealer: Sealer, options: SqliteStoreOptions = {}): SqliteStore {
@@ -48,6 +56,19 @@ export function openSqliteStore(path: string, sealer: Sealer, options: SqliteSto
     throw error;
   }
   const { db, sqlite } = opened;
+  // A database in memory keeps its log in a temporary file: the writer thread needs a file to open.
+  const scratch = onDisk ? null : mkdtempSync(join(tmpdir(), "switchboard-"));
+  const logPath = scratch ? join(scratch, "requests.db") : requestLogPath(path);
+  let logFile: ReturnType<typeof openRequestLogFile>;
+  try {
+    logFile = openRequestLogFile(logPath);
+    if (onDisk) moveOldLog(logFile, path);
+  } catch (error) {
+    sqlite.close();
+    lock?.release();
+    throw error;
+  }
+  const requests = new SqliteRequestLog(logFile, logPath, options.requestLogWorker ?? REQUEST_LOG_WORKER);
   const checkpointer = options.backgroundCheckpoints && onDisk ? startCheckpointer(sqlite, path, options.backgroundCheckpoints) : null;
   const ownSync = onDisk && !options.syncWal ? walFileSync(path) : null;
   const untimed = options.syncWal ?? ownSync;
@@ -59,7 +80,7 @@ export function openSqliteStore(path: string, sealer: Sealer, options: SqliteSto
     users: new SqliteUsers(db),
     sessions: new SqliteSessions(db),
     notifications: new SqliteNotifications(db),
-    requests: new SqliteRequestLog(db),
+    requests,
     recoveries: new SqliteRecoveries(db),
     onboardings: new SqliteOnboardings(db, sealer),
     buckets: new SqliteBuckets(db),
@@ -72,10 +93,14 @@ export function openSqliteStore(path: string, sealer: Sealer, options: SqliteSto
       }
     },
     async close() {
+      // The main file first, synchronously (a caller may open it again at once); the log's thread
+      // then writes what it was handed, on its own file.
       checkpointer?.stop();
       ownSync?.close();
       sqlite.close();
       lock?.release();
+      await requests.close();
+      if (scratch) rmSync(scratch, { recursive: true, force: true });
     },
   };
 }
