@@ -23,20 +23,24 @@ export class PgRequestLog implements RequestLogStore {
     return this.writer;
   }
 
-  /** One statement per table whatever the batch's size: columns as arrays, unnested (as the queue's enqueue does). */
+  /**
+   * One statement per table whatever the batch's size: columns as arrays, unnested (as the queue's
+   * enqueue does). Usage counts only the records the insert added (a batch sent again adds none).
+   */
   async append(records: RequestRecord[]) {
     const column = <K extends keyof RequestRecord>(k: K) => records.map((r) => r[k]);
-    const usage = usageOf(records);
     await this.connection().begin(async (tx) => {
-      await tx.unsafe(`INSERT INTO request_log (id, account_id, at, api_key_id, method, route, phone_number_id, waba_id, status, error_code,
+      const added = await tx.unsafe(`INSERT INTO request_log (id, account_id, at, api_key_id, method, route, phone_number_id, waba_id, status, error_code,
           upstream_status, upstream_error_code, upstream_error_subcode, upstream_ms, request_bytes, response_bytes, message_id)
         SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::int[], $10::int[],
           $11::int[], $12::int[], $13::int[], $14::float8[], $15::bigint[], $16::bigint[], $17::text[])
-        ON CONFLICT (id) DO NOTHING`, [
+        ON CONFLICT (id) DO NOTHING RETURNING id`, [
         column("id"), column("accountId"), column("at"), column("apiKeyId"), column("method"), column("route"), column("phoneNumberId"), column("wabaId"),
         column("status"), column("errorCode"), column("upstreamStatus"), column("upstreamErrorCode"), column("upstreamErrorSubcode"), column("upstreamMs"),
         column("requestBytes"), column("responseBytes"), column("messageId"),
-      ]);
+      ]) as { id: string }[];
+      const ids = new Set(added.map((row) => row.id));
+      const usage = usageOf(ids.size === records.length ? records : records.filter((r) => ids.has(r.id)));
       if (usage.length > 0) {
         await tx.unsafe(`INSERT INTO usage_hours (account_id, target_id, hour, kind, label, count)
           SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::text[], $5::text[], $6::int[])

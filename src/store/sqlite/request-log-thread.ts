@@ -25,7 +25,7 @@ const holdProcess = (worker: Worker, hold: boolean) => (worker as unknown as Bun
 
 /** A message that went to this many threads, each of which died with it, is given up (it may be what kills them). */
 const MAX_SENDS = 3;
-/** A thread that dies within this long of its start is replaced only after it (not in a tight loop). */
+/** A thread that dies again within this long of the last death is replaced only after it (not in a tight loop). */
 const RESTART_AFTER_MS = 1_000;
 
 /**
@@ -40,7 +40,8 @@ export class RequestLogThread {
   private seq = 0;
   private readonly pending = new Map<number, Pending>();
   private closed = false;
-  private startedAt = 0;
+  private started = false;
+  private diedAt = Number.NEGATIVE_INFINITY;
   private lastError: string | null = null;
   private restartListener: (error: string) => void = () => {};
 
@@ -91,7 +92,7 @@ export class RequestLogThread {
       if (this.worker) {
         holdProcess(this.worker, true);
         this.worker.postMessage(message);
-      } else if (this.startedAt === 0) {
+      } else if (!this.started) {
         this.start();
       }
     });
@@ -100,7 +101,7 @@ export class RequestLogThread {
   private start(): void {
     const worker = new Worker(this.workerUrl, { ref: false, smol: true });
     this.worker = worker;
-    this.startedAt = performance.now();
+    this.started = true;
     this.lastError = null;
     worker.addEventListener("message", ({ data }: MessageEvent<FromWriter>) => this.answered(data));
     worker.addEventListener("error", (event) => (this.lastError = event.message));
@@ -129,7 +130,9 @@ export class RequestLogThread {
       p.reject(new Error(`the request log's writer died ${MAX_SENDS} times with this batch`));
     }
     for (const p of this.pending.values()) p.sends++;
-    const wait = RESTART_AFTER_MS - (performance.now() - this.startedAt);
+    const now = performance.now();
+    const wait = RESTART_AFTER_MS - (now - this.diedAt);
+    this.diedAt = now;
     if (wait <= 0) this.start();
     else setTimeout(() => !this.closed && !this.worker && this.start(), wait).unref();
   }
