@@ -7,7 +7,7 @@ import {
 } from "@opentelemetry/sdk-trace";
 import { ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION } from "@opentelemetry/semantic-conventions";
 import packageJson from "../../package.json" with { type: "json" };
-import type { SamplerName } from "../config/config.ts";
+import type { SamplerName, SpanDetail } from "../config/config.ts";
 
 /**
  * OpenTelemetry traces, when OTEL_EXPORTER_OTLP_ENDPOINT is set: the service's spans go to an
@@ -17,6 +17,8 @@ import type { SamplerName } from "../config/config.ts";
  */
 export interface Tracing {
   readonly tracer: Tracer;
+  /** `call`: one span per proxied call, its steps as attributes; `full`: the steps as its children too. */
+  readonly detail: SpanDetail;
   /** The caller's W3C trace context (`traceparent`, `tracestate`) as the parent of our span; the root when there is none or it is malformed. */
   callerContext(headers: Headers): Context;
   /** Ends exporting: spans already ended are sent first. */
@@ -31,6 +33,8 @@ export interface TracingOptions {
   sampler?: SamplerName;
   /** For the ratio samplers. */
   ratio?: number;
+  /** `call` by default (OTEL_SPAN_DETAIL). */
+  detail?: SpanDetail;
   /** Tests may export elsewhere. */
   exporter?: SpanExporter;
 }
@@ -67,7 +71,7 @@ export function createTracing(options: TracingOptions): Tracing {
   const provider = new TracerProvider({
     resource: resourceFromAttributes({ [ATTR_SERVICE_NAME]: options.serviceName, [ATTR_SERVICE_VERSION]: packageJson.version }),
     sampler: sampler(options.sampler ?? "parentbased_always_on", options.ratio ?? 1),
-    // A bigger queue than the default 2,048 spans: a proxied call makes four, and at a few
+    // A bigger queue than the default 2,048 spans: a proxied call makes up to four, and at a few
     // thousand calls a second that dropped spans between exports. Past 16,384 waiting (the
     // collector is slow or gone) spans are dropped rather than held.
     spanProcessors: [new BatchSpanProcessor({ exporter, maxQueueSize: 16_384, maxExportBatchSize: 2_048, scheduledDelayMillis: 1_000 })],
@@ -75,6 +79,7 @@ export function createTracing(options: TracingOptions): Tracing {
   const propagator = new W3CTraceContextPropagator();
   return {
     tracer: provider.getTracer("switchboard", packageJson.version),
+    detail: options.detail ?? "call",
     callerContext: (headers) => propagator.extract(ROOT_CONTEXT, headers, headerGetter),
     shutdown: () => provider.shutdown(),
   };
