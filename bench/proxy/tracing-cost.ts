@@ -9,7 +9,7 @@
  *   bun bench/proxy/tracing-cost.ts        (CALLS=200000 RATE=10000 by default)
  */
 import { resolve } from "node:path";
-import { createTracing } from "../../src/observability/tracing.ts";
+import { createTracing } from "../../src/observability/tracing-sdk.ts";
 import { proxyCallTracer } from "../../src/proxy/call-trace.ts";
 import { allowList } from "../../src/proxy/allow-list.ts";
 import { platformNames } from "../../src/platform/names.ts";

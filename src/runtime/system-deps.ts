@@ -4,7 +4,6 @@ import { createSealer } from "../crypto/sealer.ts";
 import { openLimits } from "../limits/open.ts";
 import type { Logger } from "../observability/logger.ts";
 import { createMetrics } from "../observability/metrics.ts";
-import { createTracing } from "../observability/tracing.ts";
 import { openStore } from "../store/open.ts";
 import { systemClock } from "./clock.ts";
 import type { Deps } from "./deps.ts";
@@ -40,14 +39,16 @@ export async function systemDeps(config: Config, logger: Logger, server?: Server
   return {
     config,
     store,
-    limits: openLimits(config, { clock: systemClock, logger, buckets: store.buckets }),
+    limits: await openLimits(config, { clock: systemClock, logger, buckets: store.buckets }),
     clock: systemClock,
     random: cryptoRandom,
     resolver: systemResolver,
     fetch: (input, init) => fetch(input, init),
     logger,
     metrics,
-    // Only a server makes spans (the CLI beside it makes none).
-    tracing: server === undefined || config.tracing === null ? undefined : createTracing(config.tracing),
+    // Only a server makes spans (the CLI beside it makes none); the SDK is loaded only then.
+    tracing: server === undefined || config.tracing === null
+      ? undefined
+      : (await import("../observability/tracing-sdk.ts")).createTracing(config.tracing),
   };
 }

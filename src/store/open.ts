@@ -1,8 +1,6 @@
 import type { Config } from "../config/config.ts";
 import type { Sealer } from "../crypto/sealer.ts";
-import { openPostgresStore } from "./postgres/store.ts";
 import type { BackgroundCheckpoints } from "./sqlite/checkpointer.ts";
-import { openSqliteStore } from "./sqlite/store.ts";
 import type { Store } from "./store.ts";
 
 export interface OpenStoreOptions {
@@ -14,18 +12,21 @@ export interface OpenStoreOptions {
   onError?: (error: unknown) => void;
 }
 
-/** The one place a backend is chosen: by the scheme of DATABASE_URL (CONTRACT 2). */
+/**
+ * The one place a backend is chosen: by the scheme of DATABASE_URL (CONTRACT 2). Only the chosen
+ * backend's modules are loaded (the PostgreSQL client costs start-up time a SQLite server never needs).
+ */
 export async function openStore(config: Config, sealer: Sealer, options: OpenStoreOptions = {}): Promise<Store> {
   const database = config.database;
   switch (database.kind) {
     case "sqlite":
-      return openSqliteStore(database.path, sealer, {
+      return (await import("./sqlite/store.ts")).openSqliteStore(database.path, sealer, {
         backgroundCheckpoints: options.server?.backgroundCheckpoints,
         serving: options.server !== undefined,
         requestLogWorker: options.server?.requestLogWorker,
         onWalSync: options.onWalSync,
       });
     case "postgres":
-      return openPostgresStore(database.url, sealer, { onError: options.onError });
+      return (await import("./postgres/store.ts")).openPostgresStore(database.url, sealer, { onError: options.onError });
   }
 }

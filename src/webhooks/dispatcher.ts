@@ -46,7 +46,7 @@ export type DispatcherDeps = AttemptDeps & Pick<Deps, "random">;
  * Runs the durable queue: starts deliveries from their endpoint's line, fresh ones and due ones
  * leased from the store in batches, never more than GLOBAL_IN_FLIGHT attempts at once nor
  * PER_ENDPOINT_IN_FLIGHT to one endpoint. It is woken at once when deliveries are queued, and the
- * clock's tick each second (croner, see Clock.everySecond) picks up due retries and expired leases
+ * clock's tick each second (see Clock.everySecond) picks up due retries and expired leases
  * and purges deliveries past their retention.
  */
 export class Dispatcher implements Worker {

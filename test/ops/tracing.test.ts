@@ -1,7 +1,8 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import type { SpanDetail } from "../../src/config/config.ts";
-import { createTracing, type Tracing } from "../../src/observability/tracing.ts";
+import type { Tracing } from "../../src/observability/tracing.ts";
+import { createTracing } from "../../src/observability/tracing-sdk.ts";
 import { otlpReceiver, type ReceivedSpan } from "../support/otlp-receiver.ts";
 import { freePort, MAIN, processEnv, ROOT, waitForOk } from "../support/process.ts";
 import { hubSignature } from "../../src/webhooks/hub-signature.ts";
