@@ -1,7 +1,8 @@
 import type { Database } from "bun:sqlite";
 import type { SQL } from "bun";
 import { openDatabase } from "../store/sqlite/open.ts";
-import { moveOldLog, openRequestLogFile, requestLogPath } from "../store/sqlite/request-log-file.ts";
+import { openRequestLogFile, requestLogPath } from "../store/sqlite/request-log-file.ts";
+import { moveOldLog } from "../store/sqlite/request-log-move.ts";
 import { takeServerLock } from "../store/sqlite/server-lock.ts";
 import { connect } from "../store/postgres/connect.ts";
 import { applyMigrations } from "../store/postgres/migrate.ts";

@@ -22,7 +22,8 @@ export class RequestLog {
   private readonly writes = new Set<Promise<void>>();
 
   constructor(private readonly deps: { store: RequestLogStore; clock: Clock; metrics: Metrics; logger: Logger }, private readonly capacity: number) {
-    deps.store.onWriterRestart((error) => {
+    deps.store.onWriterTrouble(({ error, restarted }) => {
+      if (!restarted) return deps.logger.error("the request log's writer failed", { error });
       deps.metrics.requestLogWriterRestarts.inc();
       deps.logger.error("the request log's writer died and was started again; calls go on", { error });
     });

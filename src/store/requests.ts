@@ -81,10 +81,17 @@ export interface RequestLogStore {
   /** Drops what `retention` no longer keeps, a bounded batch per statement. */
   purge(retention: LogRetention): Promise<{ requests: number; usage: number }>;
   /**
-   * `listener` is told each time the writer died and was started again (SQLite: its thread; the
-   * batches it had not written go to the new one). One listener; a second replaces the first.
+   * `listener` is told of the writer's troubles that no batch's outcome tells: it died and was
+   * started again (SQLite: its thread; the batches it had not written go to the new one), or its
+   * own background work failed. One listener; a second replaces the first.
    */
-  onWriterRestart(listener: (error: string) => void): void;
+  onWriterTrouble(listener: (trouble: WriterTrouble) => void): void;
+}
+
+export interface WriterTrouble {
+  error: string;
+  /** True when the writer died and a new one took over. */
+  restarted: boolean;
 }
 
 const HOUR = 3_600_000;

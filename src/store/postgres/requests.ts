@@ -87,8 +87,8 @@ export class PgRequestLog implements RequestLogStore {
     return { requests, usage };
   }
 
-  /** PostgreSQL's client connects again by itself: there is no writer to start again. */
-  onWriterRestart() {}
+  /** PostgreSQL's client connects again by itself: a failed batch is its caller's to count. */
+  onWriterTrouble() {}
 
   async close() {
     await this.writer?.close();

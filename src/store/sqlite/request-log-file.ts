@@ -79,32 +79,3 @@ export function openRequestLogFile(path: string): Database {
     throw error;
   }
 }
-
-/**
- * Moves the log that an older release kept in the main database into the log's file, once: the
- * main database's migration 0012 renamed its tables to `moved_request_log` and `moved_usage_hours`,
- * and here their rows are copied (in key order, so the copy fills the B-trees at their end) and the
- * tables dropped, in one transaction over both files. SQLite commits such a transaction file by file,
- * the log's first: a move cut short may have copied and not dropped, and is then done again (the
- * copy is OR IGNORE), never dropped without the copy.
- */
-export function moveOldLog(db: Database, mainPath: string): void {
-  db.run("ATTACH DATABASE ? AS old", [mainPath]);
-  try {
-    const names = new Set(db.query<{ name: string }, []>(
-      "SELECT name FROM old.sqlite_master WHERE type = 'table' AND name IN ('moved_request_log', 'moved_usage_hours')",
-    ).all().map((t) => t.name));
-    if (names.size === 0) return;
-    db.transaction(() => {
-      if (names.has("moved_request_log")) {
-        db.run("INSERT OR IGNORE INTO main.request_log SELECT id, account_id, at, api_key_id, method, route, phone_number_id, waba_id, status, error_code, upstream_status, upstream_error_code, upstream_error_subcode, upstream_ms, request_bytes, response_bytes, message_id FROM old.moved_request_log ORDER BY id");
-      }
-      if (names.has("moved_usage_hours")) {
-        db.run("INSERT OR IGNORE INTO main.usage_hours SELECT account_id, target_id, hour, kind, label, count FROM old.moved_usage_hours ORDER BY account_id, hour, target_id, kind, label");
-      }
-      for (const name of names) db.run(`DROP TABLE old."${name}"`);
-    }).immediate();
-  } finally {
-    db.run("DETACH DATABASE old");
-  }
-}

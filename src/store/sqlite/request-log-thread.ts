@@ -1,13 +1,20 @@
-import type { LogRetention, RequestRecord } from "../requests.ts";
+import type { LogRetention, RequestRecord, WriterTrouble } from "../requests.ts";
+
+/** The log's file, and the main database's (null in memory), where an older release's log may wait to be moved. */
+export interface LogFiles {
+  path: string;
+  mainPath: string | null;
+}
 
 /** What the serving thread asks of the writer thread (request-log-worker.ts), in order. */
 export type ToWriter =
-  | { kind: "open"; path: string }
+  | ({ kind: "open" } & LogFiles)
   /** A batch of records as JSON text: one string crosses threads for a fraction of what cloning its objects costs. */
   | { kind: "write"; seq: number; records: string }
   | { kind: "purge"; seq: number; retention: LogRetention }
   | { kind: "close"; seq: number };
 
+/** An answer to a message; `seq` 0: a failure of the thread's own background work (the old log's move). */
 export type FromWriter = { seq: number; result: unknown } | { seq: number; error: string };
 
 type Sent = Exclude<ToWriter, { kind: "open" }>;
@@ -43,16 +50,16 @@ export class RequestLogThread {
   private started = false;
   private diedAt = Number.NEGATIVE_INFINITY;
   private lastError: string | null = null;
-  private restartListener: (error: string) => void = () => {};
+  private troubleListener: (trouble: WriterTrouble) => void = () => {};
 
   /**
    * `workerUrl`: request-log-worker.ts's URL. A module bundled into the compiled binary does not
    * keep its own import.meta.url, so src/main.ts resolves it there (see BackgroundCheckpoints).
    */
-  constructor(private readonly path: string, private readonly workerUrl: string) {}
+  constructor(private readonly files: LogFiles, private readonly workerUrl: string) {}
 
-  onRestart(listener: (error: string) => void): void {
-    this.restartListener = listener;
+  onTrouble(listener: (trouble: WriterTrouble) => void): void {
+    this.troubleListener = listener;
   }
 
   write(records: RequestRecord[]): Promise<number> {
@@ -98,7 +105,9 @@ export class RequestLogThread {
     });
   }
 
-  private start(): void {
+  /** Starts the thread now rather than with the first message (a server, to move an older release's log). */
+  start(): void {
+    if (this.worker || this.closed) return;
     const worker = new Worker(this.workerUrl, { ref: false, smol: true });
     this.worker = worker;
     this.started = true;
@@ -106,12 +115,13 @@ export class RequestLogThread {
     worker.addEventListener("message", ({ data }: MessageEvent<FromWriter>) => this.answered(data));
     worker.addEventListener("error", (event) => (this.lastError = event.message));
     worker.addEventListener("close", () => this.ended(worker));
-    worker.postMessage({ kind: "open", path: this.path } satisfies ToWriter);
+    worker.postMessage({ kind: "open", ...this.files } satisfies ToWriter);
     for (const p of this.pending.values()) worker.postMessage(p.message);
     if (this.pending.size > 0) holdProcess(worker, true);
   }
 
   private answered(answer: FromWriter): void {
+    if (answer.seq === 0 && "error" in answer) return this.troubleListener({ error: answer.error, restarted: false });
     const p = this.pending.get(answer.seq);
     if (!p) return;
     this.pending.delete(answer.seq);
@@ -123,7 +133,7 @@ export class RequestLogThread {
   private ended(worker: Worker): void {
     if (worker !== this.worker || this.closed) return;
     this.worker = null;
-    this.restartListener(this.lastError ?? "the thread exited");
+    this.troubleListener({ error: this.lastError ?? "the thread exited", restarted: true });
     for (const [seq, p] of this.pending) {
       if (p.sends < MAX_SENDS) continue;
       this.pending.delete(seq);

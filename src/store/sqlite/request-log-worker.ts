@@ -3,6 +3,7 @@
 import type { Database } from "bun:sqlite";
 import type { RequestRecord } from "../requests.ts";
 import { openRequestLogFile } from "./request-log-file.ts";
+import { oldLogMover } from "./request-log-move.ts";
 import type { FromWriter, ToWriter } from "./request-log-thread.ts";
 import { requestLogWrites, type RequestLogWrites } from "./request-log-writes.ts";
 
@@ -15,6 +16,19 @@ let failed: string | null = null;
 
 const answer = (message: FromWriter) => postMessage(message);
 
+/** A step of the old log's move, then the batches waiting, then the next step: new records never wait for the whole move. */
+function moveStepByStep(mover: { step(): boolean }): void {
+  setTimeout(() => {
+    if (!db) return;
+    try {
+      if (mover.step()) moveStepByStep(mover);
+    } catch (error) {
+      // Left where it stopped: the next start goes on from the beginning (every copy is OR IGNORE).
+      answer({ seq: 0, error: `moving the older release's request log failed: ${String(error)}` });
+    }
+  }, 0);
+}
+
 self.onmessage = ({ data }: MessageEvent<ToWriter>) => {
   if (data.kind === "open") {
     try {
@@ -22,6 +36,13 @@ self.onmessage = ({ data }: MessageEvent<ToWriter>) => {
       writes = requestLogWrites(db);
     } catch (error) {
       failed = String(error);
+      return;
+    }
+    try {
+      const mover = data.mainPath === null ? null : oldLogMover(db, data.mainPath);
+      if (mover) moveStepByStep(mover);
+    } catch (error) {
+      answer({ seq: 0, error: `moving the older release's request log failed: ${String(error)}` });
     }
     return;
   }

@@ -2,9 +2,9 @@ import type { Database } from "bun:sqlite";
 import { and, desc, eq, gte, lt } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/bun-sqlite";
 import { requestConditions } from "../request-filter.ts";
-import type { LogRetention, RequestFilter, RequestLogStore, RequestRecord } from "../requests.ts";
+import type { LogRetention, RequestFilter, RequestLogStore, RequestRecord, WriterTrouble } from "../requests.ts";
 import { requestLog, usageHours } from "./request-log-schema.ts";
-import { RequestLogThread } from "./request-log-thread.ts";
+import { RequestLogThread, type LogFiles } from "./request-log-thread.ts";
 
 /**
  * The request log in its own file (request-log-file.ts): read on the serving thread's connection
@@ -14,9 +14,9 @@ export class SqliteRequestLog implements RequestLogStore {
   private readonly db;
   readonly thread: RequestLogThread;
 
-  constructor(private readonly sqlite: Database, path: string, workerUrl: string) {
+  constructor(private readonly sqlite: Database, files: LogFiles, workerUrl: string) {
     this.db = drizzle(sqlite, { schema: { requestLog, usageHours } });
-    this.thread = new RequestLogThread(path, workerUrl);
+    this.thread = new RequestLogThread(files, workerUrl);
   }
 
   async append(records: RequestRecord[]) {
@@ -46,8 +46,8 @@ export class SqliteRequestLog implements RequestLogStore {
     return this.thread.purge(retention);
   }
 
-  onWriterRestart(listener: (error: string) => void) {
-    this.thread.onRestart(listener);
+  onWriterTrouble(listener: (trouble: WriterTrouble) => void) {
+    this.thread.onTrouble(listener);
   }
 
   /** Waits for the batches handed over to be written, then closes both connections. */

@@ -9,7 +9,8 @@ import { SqliteDirectory } from "./directory.ts";
 import { SqliteNotifications } from "./notifications.ts";
 import { SqliteOnboardings } from "./onboardings.ts";
 import { SqliteRecoveries } from "./recoveries.ts";
-import { moveOldLog, openRequestLogFile, requestLogPath } from "./request-log-file.ts";
+import { openRequestLogFile, requestLogPath } from "./request-log-file.ts";
+import { moveOldUsage } from "./request-log-move.ts";
 import { SqliteRequestLog } from "./requests.ts";
 import { openDatabase, type Db } from "./open.ts";
 import { takeServerLock } from "./server-lock.ts";
@@ -62,13 +63,15 @@ export function openSqliteStore(path: string, sealer: Sealer, options: SqliteSto
   let logFile: ReturnType<typeof openRequestLogFile>;
   try {
     logFile = openRequestLogFile(logPath);
-    if (onDisk) moveOldLog(logFile, path);
+    if (onDisk) moveOldUsage(logFile, path);
   } catch (error) {
     sqlite.close();
     lock?.release();
     throw error;
   }
-  const requests = new SqliteRequestLog(logFile, logPath, options.requestLogWorker ?? REQUEST_LOG_WORKER);
+  const requests = new SqliteRequestLog(logFile, { path: logPath, mainPath: onDisk ? path : null }, options.requestLogWorker ?? REQUEST_LOG_WORKER);
+  // An older release's records move into the log's file on its writer thread: a server starts it now.
+  if (options.serving && onDisk && sqlite.query("SELECT 1 FROM sqlite_master WHERE name = 'moved_request_log'").get()) requests.thread.start();
   const checkpointer = options.backgroundCheckpoints && onDisk ? startCheckpointer(sqlite, path, options.backgroundCheckpoints) : null;
   const ownSync = onDisk && !options.syncWal ? walFileSync(path) : null;
   const untimed = options.syncWal ?? ownSync;
