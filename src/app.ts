@@ -4,7 +4,9 @@ import { adminRoutes } from "./admin/routes.ts";
 import { sessionRoutes } from "./auth/session-routes.ts";
 import { dashboardRoutes } from "./dashboard/routes.ts";
 import { apiDocs } from "./http/api-docs.ts";
-import { apiBodyLimit } from "./http/body-limit.ts";
+import { browserApiGuard } from "./http/browser-guard.ts";
+import { controlCharacterGuard } from "./http/control-chars.ts";
+import { requestBodies } from "./http/request-body.ts";
 import { caughtUpDirectory } from "./http/caught-up.ts";
 import { requestContext } from "./http/request-context.ts";
 import { opsRoutes } from "./observability/routes.ts";
@@ -16,13 +18,14 @@ import { requestRoutes } from "./requests/routes.ts";
 import { messageRoutes } from "./messages/routes.ts";
 import { proxyRoute } from "./proxy/plugin.ts";
 import { webhookRelay } from "./webhooks/relay.ts";
+import { signupSweeper } from "./onboarding/operator.ts";
 import { onboardingRoutes } from "./onboarding/routes.ts";
 
 /**
  * No cap of the server's own: a body over one is answered by Bun with a bare 413, before any check,
  * so a proxied call declaring more than it would get 413 without its envelope even with no API key
  * (SPEC 7.3 checks the key first). Each reader bounds its own body instead: the proxy 100 MB,
- * counted as it streams; ingress 10 MB; Elysia's other routes 1 MB, declared (apiBodyLimit).
+ * counted as it streams; everything else is read by requestBodies: ingress 10 MB, the rest 1 MB.
  */
 const MAX_REQUEST_BODY = Number.MAX_SAFE_INTEGER;
 
@@ -38,6 +41,7 @@ export function createApp(deps: Deps) {
     deps.limits.worker,
     // The CLI (or another instance) may change accounts, keys or numbers while the server runs.
     intervalWorker("directory refresh", 1000, () => deps.store.directory.refresh(), deps.logger),
+    signupSweeper(deps),
   ];
   const requestLog = deps.config.requestLog && new RequestLog({ store: deps.store.requests, clock: deps.clock, metrics: deps.metrics, logger: deps.logger }, deps.config.requestLog.buffer);
   if (requestLog) workers.push(requestLog.worker());
@@ -56,7 +60,10 @@ export function createApp(deps: Deps) {
     },
   })
     .use(requestContext(deps))
-    .use(apiBodyLimit(deps))
+    // Generic input guards, in this order, for every route: see each one's file.
+    .use(browserApiGuard("/api/"))
+    .use(requestBodies(deps))
+    .use(controlCharacterGuard())
     .use(caughtUpDirectory(deps))
     .use(apiDocs())
     .use(opsRoutes(deps))

@@ -199,8 +199,8 @@ async function simulate(argv: string[]): Promise<void> {
 }
 
 async function migrate(argv: string[]): Promise<void> {
-  const [{ UsageError }, { MIGRATE_USAGE, parseMigrateArgs }, { progressBar }, { moveToPostgres, TargetNotEmptyError }] = await Promise.all([
-    import("./cli/admin-commands.ts"), import("./cli/migrate-args.ts"), import("./cli/progress-bar.ts"), import("./move/move.ts"),
+  const [{ UsageError }, { MIGRATE_USAGE, parseMigrateArgs }, { progressBar }, { moveToPostgres, TargetNotEmptyError }, { UncopyableRowError }] = await Promise.all([
+    import("./cli/admin-commands.ts"), import("./cli/migrate-args.ts"), import("./cli/progress-bar.ts"), import("./move/move.ts"), import("./move/rows.ts"),
   ]);
   if (argv.includes("--help")) {
     console.log(MIGRATE_USAGE);
@@ -225,7 +225,10 @@ async function migrate(argv: string[]): Promise<void> {
     bar.finish();
     if (error instanceof DatabaseInUseError) console.error(`switchboard: migrate: ${error.message}; stop it first`);
     else if (error instanceof TargetNotEmptyError) console.error(`switchboard: migrate: ${error.message}`);
-    else console.error(`switchboard: migrate failed, nothing was copied: ${(error as Error).message}`);
+    else if (error instanceof UncopyableRowError) {
+      console.error(`switchboard: migrate: cannot copy ${error.message}; mend or delete that row in the SQLite file and run again (nothing was copied)`);
+      process.exit(2);
+    } else console.error(`switchboard: migrate failed, nothing was copied: ${(error as Error).message}`);
     process.exit(1);
   }
 }

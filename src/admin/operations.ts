@@ -16,7 +16,7 @@ import type {
  */
 type OpDeps = Pick<Deps, "store" | "clock" | "random" | "config" | "fetch" | "logger">;
 
-export function getAccount(deps: OpDeps, id: string): Account {
+export function getAccount(deps: Pick<OpDeps, "store">, id: string): Account {
   const account = deps.store.directory.account(id);
   if (!account) throw new AppError("not_found", `No account ${id}.`);
   return account;
@@ -48,16 +48,18 @@ export async function updateAccount(deps: OpDeps, id: string, input: UpdateAccou
 
 export async function createUser(deps: OpDeps, accountId: string, input: CreateUserInput): Promise<User> {
   getAccount(deps, accountId);
-  if (await deps.store.users.byEmail(input.email)) {
-    throw new AppError("conflict", `A dashboard user with email ${input.email} already exists.`);
-  }
-  return deps.store.users.create({
+  const taken = () => new AppError("conflict", `A dashboard user with email ${input.email} already exists.`);
+  // Checked first to spare the hash; the insert decides when two requests create the same email at once.
+  if (await deps.store.users.byEmail(input.email)) throw taken();
+  const user = await deps.store.users.create({
     id: randomId(deps.random, "usr"),
     accountId,
     email: input.email,
     passwordHash: await Bun.password.hash(input.password, { algorithm: "argon2id" }),
     createdAt: deps.clock.now(),
   });
+  if (!user) throw taken();
+  return user;
 }
 
 /** Creates a key; the plain key is returned only here and never stored. */
@@ -189,8 +191,13 @@ export async function createNumber(deps: OpDeps, accountId: string, input: Creat
     throw new AppError("conflict", `Number ${input.phone_number_id} is already connected.`);
   }
   assertPlanRoom(deps, account);
-  const now = deps.clock.now();
-  await deps.store.directory.createNumber({
+  await deps.store.directory.createNumber(newNumber(accountId, input, deps.clock.now()));
+  return details ? applySync(deps, input.phone_number_id, details) : syncNumber(deps, input.phone_number_id);
+}
+
+/** A number as first stored: connected, at the standard level until its details are read. */
+export function newNumber(accountId: string, input: CreateNumberInput, now: number): PhoneNumber {
+  return {
     ...NO_CAUSE,
     phoneNumberId: input.phone_number_id,
     accountId,
@@ -204,8 +211,7 @@ export async function createNumber(deps: OpDeps, accountId: string, input: Creat
     syncError: null,
     createdAt: now,
     updatedAt: now,
-  });
-  return details ? applySync(deps, input.phone_number_id, details) : syncNumber(deps, input.phone_number_id);
+  };
 }
 
 export async function updateNumber(deps: OpDeps, phoneNumberId: string, input: UpdateNumberInput): Promise<PhoneNumber> {

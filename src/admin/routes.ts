@@ -5,6 +5,7 @@ import * as ops from "./operations.ts";
 import * as s from "./schemas.ts";
 import { accountView, apiKeyView, numberView, userView, wabaView } from "./views.ts";
 import { usage, usageQuery, usageView } from "../requests/queries.ts";
+import { deleteOnboarding, listOnboardings, onboardingQuery, onboardingView } from "../onboarding/operator.ts";
 
 /** The operator API (CONTRACT 3): thin routes over admin/operations.ts. */
 export function adminRoutes(deps: Deps) {
@@ -69,6 +70,14 @@ export function adminRoutes(deps: Deps) {
     })
     .post("/numbers/:phone_number_id/sync", async ({ params }) => numberView(await ops.syncNumber(deps, params.phone_number_id, { check: true })), {
       detail: { ...detail, summary: "Re-read a number's details from upstream" },
+    })
+    .get("/onboardings", async ({ query }) => ({ data: (await listOnboardings(deps, query)).map(onboardingView) }), {
+      query: onboardingQuery,
+      detail: { ...detail, summary: "Embedded Signup records not expired, newest first, by account and number: each signup's steps, account and expiry (never its code, token or PIN)" },
+    })
+    .delete("/onboardings/:id", async ({ params }) => onboardingView(await deleteOnboarding(deps, params.id)), {
+      params: t.Object({ id: t.String({ maxLength: 64 }) }),
+      detail: { ...detail, summary: "Delete an Embedded Signup record (a stuck or unwanted signup): its number is free for other accounts again; answers the record as it was" },
     })
     .get("/accounts/:id/numbers", ({ params }) => {
       ops.getAccount(deps, params.id);

@@ -1,10 +1,14 @@
+import { Type } from "@sinclair/typebox";
 import { t } from "elysia";
+import { MAX_INTEGER_COLUMN } from "../http/whole-number.ts";
 
 /** Request bodies of the operator API (CONTRACT 3); the CLI validates its flags against the same schemas. */
 
 const billingStatus = t.Union([t.Literal("active"), t.Literal("none"), t.Literal("overdue"), t.Literal("suspended")]);
 const retention = t.Union([t.Literal("24h"), t.Literal("7d")]);
-const maxNumbers = t.Union([t.Integer({ minimum: 0 }), t.Null()]);
+// TypeBox's own integer, not Elysia's t.Integer: that one also takes a numeric string, and its
+// coercion walks a body that is a JSON string character by character (6 s for 1 MB).
+const maxNumbers = t.Union([Type.Integer({ minimum: 0, maximum: MAX_INTEGER_COLUMN }), t.Null()]);
 const id = (description: string) => t.String({ minLength: 1, maxLength: 64, pattern: "^[0-9A-Za-z_-]+$", description });
 
 export const createAccountBody = t.Object({

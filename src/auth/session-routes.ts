@@ -1,7 +1,7 @@
 import { Elysia, t } from "elysia";
 import { AppError } from "../errors/catalog.ts";
 import type { Deps } from "../runtime/deps.ts";
-import { checkOrigin, findSession, SESSION_COOKIE, SESSION_TTL_MS, signIn, signOut } from "./session.ts";
+import { findSession, SESSION_COOKIE, SESSION_TTL_MS, signIn, signOut } from "./session.ts";
 
 export function readCookie(header: string | null, name: string): string | undefined {
   if (!header) return undefined;
@@ -26,11 +26,10 @@ export function sessionCookie(token: string, request: Request): string {
 
 export const clearedSessionCookie = `${SESSION_COOKIE}=; HttpOnly; SameSite=Strict; Path=/; Max-Age=0`;
 
-/** POST/DELETE /api/session (CONTRACT 4). */
+/** POST/DELETE /api/session (CONTRACT 4); every /api call's Origin and body type are checked by browserApiGuard (app.ts). */
 export function sessionRoutes(deps: Deps) {
   return new Elysia()
     .post("/api/session", async ({ body, request, set }) => {
-      checkOrigin(request.method, request.headers.get("origin"), request.headers.get("host"));
       const { token } = await signIn(deps, body.email, body.password);
       set.headers["set-cookie"] = sessionCookie(token, request);
       set.status = 204;
@@ -39,7 +38,6 @@ export function sessionRoutes(deps: Deps) {
       detail: { tags: ["Dashboard API"], summary: "Sign in; sets the session cookie" },
     })
     .delete("/api/session", async ({ request, set }) => {
-      checkOrigin(request.method, request.headers.get("origin"), request.headers.get("host"));
       await signOut(deps, sessionToken(request));
       set.headers["set-cookie"] = clearedSessionCookie;
       set.status = 204;
@@ -52,7 +50,6 @@ export function sessionRoutes(deps: Deps) {
  */
 export function requireSession(deps: Deps) {
   return new Elysia({ name: "require-session" }).resolve({ as: "scoped" }, async ({ request }) => {
-    checkOrigin(request.method, request.headers.get("origin"), request.headers.get("host"));
     const session = await findSession(deps, sessionToken(request));
     if (!session) throw new AppError("unauthorized", "Sign in first.");
     return { accountId: session.accountId, userId: session.userId };

@@ -5,6 +5,7 @@ import * as ops from "../admin/operations.ts";
 import * as s from "../admin/schemas.ts";
 import { accountView, apiKeyView, numberView, userView, wabaView } from "../admin/views.ts";
 import { AppError } from "../errors/catalog.ts";
+import { deleteOnboarding, listOnboardings, onboardingQuery, onboardingView } from "../onboarding/operator.ts";
 import { usage, usageQuery, usageView } from "../requests/queries.ts";
 
 type OpDeps = Parameters<typeof ops.createAccount>[0];
@@ -58,6 +59,10 @@ export const ADMIN_COMMANDS: Command[] = [
     } }),
   command({ noun: "numbers", verb: "sync", ids: ["phone_number_id"], summary: "PHONE_NUMBER_ID (re-read details from upstream)",
     run: async (d, [id]) => numberView(await ops.syncNumber(d, id!, { check: true })) }),
+  command<typeof onboardingQuery.static>({ noun: "onboardings", verb: "list", ids: [], schema: onboardingQuery, summary: "[--account-id A] [--phone-number-id P] (Embedded Signup records, newest first)",
+    run: async (d, _, b) => ({ data: (await listOnboardings(d, b)).map(onboardingView) }) }),
+  command({ noun: "onboardings", verb: "delete", ids: ["onboarding_id"], summary: "ONBOARDING_ID (its number is free for other accounts again)",
+    run: async (d, [id]) => onboardingView(await deleteOnboarding(d, id!)) }),
 ];
 
 /** A command line that does not fit any command: the caller prints it with the usage and exits 2. */

@@ -6,7 +6,8 @@ export const MIGRATE_USAGE = `Usage: switchboard migrate --from file:./data/swit
   number, endpoint, delivery with its attempts and payload, notification and setting, with
   secrets still sealed under the same ENCRYPTION_KEY. Stop the SQLite server first. The target
   must hold no data; its schema is created. Everything is copied in one transaction: a move that
-  fails leaves the target empty, and can be run again.`;
+  fails leaves the target empty, and can be run again. A row PostgreSQL cannot hold is named
+  (table, id, column; exit status 2): mend or delete it in the SQLite file first.`;
 
 export interface MigrateArgs {
   sqlitePath: string;

@@ -24,6 +24,8 @@ export interface Config {
   readonly upstreamMediaTimeoutMs: number;
   /** A proxied body that declares at most this many bytes is read before it is forwarded; 0 streams every body. */
   readonly proxyBodyBufferBytes: number;
+  /** How long a body outside the proxy may take to arrive whole, from its request's headers; then 408 and the connection is closed. */
+  readonly requestBodyTimeoutMs: number;
   readonly webhookTimeoutMs: number;
   /** Waits between attempts: N waits = N + 1 attempts. */
   readonly webhookRetrySchedule: readonly number[];
@@ -52,6 +54,15 @@ export interface EmbeddedSignupConfig {
    * the page's script takes session information only from them.
    */
   readonly origins: readonly string[];
+  /**
+   * How long a signup that has not finished keeps its number and its sealed code, token and PIN
+   * (EMBEDDED_SIGNUP_EXPIRY): about an authorization code's lifetime.
+   */
+  readonly expiryMs: number;
+  /** Signup starts and retries per account per hour, a token bucket (EMBEDDED_SIGNUP_STARTS_PER_HOUR). */
+  readonly startsPerHour: number;
+  /** Unfinished signups an account may have at once (EMBEDDED_SIGNUP_MAX_UNFINISHED). */
+  readonly maxUnfinished: number;
 }
 
 /** OTEL_TRACES_SAMPLER's values (the OpenTelemetry specification's names). */
@@ -247,7 +258,25 @@ function embeddedSignup(env: Env): EmbeddedSignupConfig | null {
   }
   const sdkUrl = text(env, "EMBEDDED_SIGNUP_SDK_URL") ?? DEFAULT_SIGNUP_SDK_URL;
   const origins = sdkUrl === DEFAULT_SIGNUP_SDK_URL ? DEFAULT_SIGNUP_ORIGINS : [httpUrl("EMBEDDED_SIGNUP_SDK_URL", sdkUrl).origin];
-  return Object.freeze({ appId, configId, sdkUrl, origins: Object.freeze(origins) });
+  return Object.freeze({
+    appId, configId, sdkUrl, origins: Object.freeze(origins),
+    expiryMs: signupExpiry(text(env, "EMBEDDED_SIGNUP_EXPIRY")),
+    startsPerHour: integer(env, "EMBEDDED_SIGNUP_STARTS_PER_HOUR", 10, 1, 10_000),
+    maxUnfinished: integer(env, "EMBEDDED_SIGNUP_MAX_UNFINISHED", 5, 1, 1_000),
+  });
+}
+
+/**
+ * At least 10 minutes, so that a run's five upstream calls (each bounded by UPSTREAM_TIMEOUT_MS)
+ * end well within it; at most a day, so that a number is never held for long by a signup nobody finishes.
+ */
+function signupExpiry(raw: string | null): number {
+  if (raw === null) return 3_600_000;
+  const ms = parseDuration(raw);
+  if (ms === null || ms < 600_000 || ms > 86_400_000) {
+    throw new ConfigError("EMBEDDED_SIGNUP_EXPIRY", `must be a duration from 10m to 24h, such as 1h, got "${raw}"`);
+  }
+  return ms;
 }
 
 /** PLATFORM_NAME, read alone too by `switchboard simulate`, which speaks the same words. */
@@ -281,6 +310,7 @@ export function parseConfig(env: Env): Config {
     upstreamTimeoutMs: integer(env, "UPSTREAM_TIMEOUT_MS", 30_000, 1, 600_000),
     upstreamMediaTimeoutMs: integer(env, "UPSTREAM_MEDIA_TIMEOUT_MS", 120_000, 1, 600_000),
     proxyBodyBufferBytes: integer(env, "PROXY_BODY_BUFFER_BYTES", 64 * 1024, 0, 1024 * 1024),
+    requestBodyTimeoutMs: integer(env, "REQUEST_BODY_TIMEOUT_MS", 30_000, 1, 600_000),
     webhookTimeoutMs: integer(env, "WEBHOOK_TIMEOUT_MS", 10_000, 1, 120_000),
     webhookRetrySchedule: Object.freeze(retrySchedule(text(env, "WEBHOOK_RETRY_SCHEDULE"))),
     mail: mail(text(env, "SMTP_URL"), text(env, "MAIL_FROM")),

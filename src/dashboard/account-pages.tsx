@@ -9,7 +9,7 @@ import { signupHeaders, signupSettings } from "./onboarding-pages.tsx";
 import type { RelayHandle } from "./webhook-pages.tsx";
 import type { Deps } from "../runtime/deps.ts";
 import { Notice } from "./components.tsx";
-import { readForm } from "./form.ts";
+import { formFields, readForm } from "./form.ts";
 import { guarded, page, type Viewer } from "./guard.tsx";
 import { htmlResponse, seeOther } from "./http.ts";
 import { ApiKeysPage, type ApiKeysPageProps } from "./pages/api-keys.tsx";
@@ -30,7 +30,7 @@ export function accountPages(deps: Deps, relay: RelayHandle) {
       usage: numberUsage(counts, now),
       now,
       signup: signupSettings(deps.config),
-      unfinished: (await deps.store.onboardings.unfinished(viewer.accountId)).map(signupView),
+      unfinished: (await deps.store.onboardings.unfinished(viewer.accountId, now)).map(signupView),
       ...extra,
     })), status, signupHeaders(deps.config));
   };
@@ -68,7 +68,7 @@ export function accountPages(deps: Deps, relay: RelayHandle) {
     }), { detail: { hide: true } })
     .post("/numbers/signup", guarded(deps, async ({ body }, viewer) => {
       // The popup's session information and the page's choices; `mode` only steers the page's script.
-      const { mode: _mode, coexistence, ...rest } = (body ?? {}) as Record<string, unknown>;
+      const { mode: _mode, coexistence, ...rest } = formFields(body);
       const form = readForm(signupBody, { ...rest, coexistence: coexistence === "true" });
       if (!form.ok) {
         const problem = Object.entries(form.errors).map(([field, message]) => `${field}: ${message}`).join("; ");

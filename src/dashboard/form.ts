@@ -10,11 +10,9 @@ export type FormResult<T> = { ok: true; value: T } | { ok: false; errors: Record
 
 export function readForm<S extends TSchema>(schema: S, body: unknown, arrays: readonly string[] = []): FormResult<Static<S>> {
   const raw: Record<string, unknown> = {};
-  if (body !== null && typeof body === "object") {
-    for (const [key, value] of Object.entries(body)) {
-      if (value === "") continue;
-      raw[key] = typeof value === "string" ? value.trim() : value;
-    }
+  for (const [key, value] of Object.entries(formFields(body))) {
+    if (value === "") continue;
+    raw[key] = typeof value === "string" ? value.trim() : value;
   }
   for (const key of arrays) {
     const value = raw[key];
@@ -27,6 +25,14 @@ export function readForm<S extends TSchema>(schema: S, body: unknown, arrays: re
     errors[field] ??= describe(error);
   }
   return { ok: false, errors, raw };
+}
+
+/**
+ * The fields of a post. A page's form posts an object; a JSON body that is a string, an array or a
+ * number has no fields (spread, a 1 MB string would become a million of them).
+ */
+export function formFields(body: unknown): Record<string, unknown> {
+  return body !== null && typeof body === "object" && !Array.isArray(body) ? (body as Record<string, unknown>) : {};
 }
 
 function describe(error: ValueError): string {

@@ -1,6 +1,7 @@
 import { escapeHtml } from "@kitajs/html";
 import { sessionToken } from "../auth/session-routes.ts";
-import { checkOrigin, findSession } from "../auth/session.ts";
+import { findSession } from "../auth/session.ts";
+import { checkOrigin } from "../http/browser-guard.ts";
 import { AppError } from "../errors/catalog.ts";
 import type { Deps } from "../runtime/deps.ts";
 import type { Account } from "../store/types.ts";

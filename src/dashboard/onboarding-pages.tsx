@@ -7,7 +7,7 @@ import { coexistenceView, preflightBody, runPreflight, startSync, startSyncBody 
 import { accountOnboarding, retryBody, retrySignup, signupView } from "../onboarding/signup.ts";
 import type { Deps } from "../runtime/deps.ts";
 import { Notice } from "./components.tsx";
-import { readForm } from "./form.ts";
+import { formFields, readForm } from "./form.ts";
 import { guarded, page, type Viewer } from "./guard.tsx";
 import { contentSecurityPolicy, htmlResponse, seeOther } from "./http.ts";
 import { CoexistencePage } from "./pages/coexistence.tsx";
@@ -79,7 +79,7 @@ export function onboardingPages(deps: Deps, relay: RelayHandle) {
       return orRefusal(viewer, params.id!, () => runPreflight(queued, viewer.accountId, params.id!, form.value.sync_type), "preflight");
     }), { detail: { hide: true } })
     .post("/numbers/:id/smb-sync", guarded(deps, async ({ params, body }, viewer) => {
-      const { confirm: _confirm, override, ...rest } = (body ?? {}) as Record<string, unknown>;
+      const { confirm: _confirm, override, ...rest } = formFields(body);
       const form = readForm(startSyncBody, { ...rest, override: override === "true" });
       if (!form.ok) throw new AppError("invalid_request", "Choose contacts or chat history.");
       return orRefusal(viewer, params.id!, () => startSync(queued, viewer.accountId, params.id!, form.value), "sync");

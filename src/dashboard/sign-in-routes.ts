@@ -1,13 +1,15 @@
 import { Elysia } from "elysia";
 import { clearedSessionCookie, sessionCookie, sessionToken } from "../auth/session-routes.ts";
-import { checkOrigin, findSession, signIn, signOut } from "../auth/session.ts";
+import { findSession, signIn, signOut } from "../auth/session.ts";
+import { checkOrigin } from "../http/browser-guard.ts";
 import { AppError } from "../errors/catalog.ts";
 import type { Deps } from "../runtime/deps.ts";
+import { formFields } from "./form.ts";
 import { htmlResponse, safeNext, seeOther } from "./http.ts";
 import { SignInPage } from "./pages/sign-in.tsx";
 
 const text = (body: unknown, key: string): string => {
-  const value = body !== null && typeof body === "object" ? (body as Record<string, unknown>)[key] : undefined;
+  const value = formFields(body)[key];
   return typeof value === "string" ? value : "";
 };
 

@@ -12,7 +12,7 @@ import { createEndpointBody } from "../webhooks/schemas.ts";
 import { attemptView, deliveryView, endpointView, statsView } from "../webhooks/views.ts";
 import { Notice } from "./components.tsx";
 import { utcField } from "./format.ts";
-import { readForm } from "./form.ts";
+import { formFields, readForm } from "./form.ts";
 import { guarded, page, type Viewer } from "./guard.tsx";
 import { htmlResponse, isHtmx, seeOther } from "./http.ts";
 import { DeliveriesPage, DeliveryPage, TestResult } from "./pages/deliveries.tsx";
@@ -179,9 +179,10 @@ export function webhookPages(deps: Deps, relay: RelayHandle) {
     .get("/endpoints/:id/recover", guarded(deps, async ({ params }, viewer) =>
       htmlResponse(RecoverSection({ endpointId: params.id!, recovery: await latestRecovery(viewer.accountId, params.id!), now: deps.clock.now() }) as string)), { detail: { hide: true } })
     .post("/endpoints/:id/recover", guarded(deps, async ({ params, body }, viewer) => {
-      const since = utcField(typeof (body as Record<string, unknown>)?.since === "string" ? (body as Record<string, string>).since : undefined) ?? "";
+      const { since } = formFields(body);
+      const from = utcField(typeof since === "string" ? since : undefined) ?? "";
       try {
-        await startRecover(endpointDeps, viewer.accountId, params.id!, since);
+        await startRecover(endpointDeps, viewer.accountId, params.id!, from);
       } catch (error) {
         if (!(error instanceof AppError) || error.errorName !== "invalid_request") throw error;
         return endpointPage(viewer, params.id!, { flash: <Notice tone="warn"><p>Give the time to recover from.</p></Notice> }, 400);

@@ -29,6 +29,7 @@ export const ERRORS = {
   conflict: { status: 409, type: "ConflictException", code: "conflict", message: "This conflicts with an existing record." },
   plan_limit: { status: 409, type: "ConflictException", code: "plan_limit", message: "The account's plan allows no more numbers." },
   preflight_required: { status: 409, type: "ConflictException", code: "preflight_required", message: "No endpoint has passed the pre-flight check for this sync; run it first, or start the sync with override." },
+  too_many_signups: { status: 409, type: "ConflictException", code: "too_many_signups", message: "This account has too many unfinished signups." },
   sync_unavailable: { status: 409, type: "ConflictException", code: "sync_unavailable", message: "The platform no longer allows this sync for this number." },
   no_numbers: { status: 409, type: "ConflictException", code: "no_numbers", message: "Connect a live number before adding a webhook endpoint." },
   invalid_url: { status: 422, type: "InvalidRequestException", code: "invalid_url", message: "The URL is not allowed." },
@@ -37,10 +38,16 @@ export const ERRORS = {
   invalid_signature: { status: 401, type: "AuthException", code: "invalid_signature", message: "X-Hub-Signature-256 is missing or does not match." },
   verify_token_mismatch: { status: 403, type: "AuthException", code: "verify_token_mismatch", message: "The verify token does not match." },
   invalid_event: { status: 400, type: "InvalidRequestException", code: "invalid_event", message: "The body is not a webhook event ({object, entry[{id, changes[{field, value}]}]})." },
-  body_too_large: { status: 413, type: "InvalidRequestException", code: "body_too_large", message: "The request body exceeds 1 MB." },
-  length_required: { status: 411, type: "InvalidRequestException", code: "length_required", message: "Send the body with a Content-Length (at most 1 MB)." },
-  event_too_large: { status: 413, type: "InvalidRequestException", code: "event_too_large", message: "The webhook event exceeds 10 MB." },
+  // The rest of such a body is never read: the connection is closed rather than left half-read.
+  body_too_large: { status: 413, type: "InvalidRequestException", code: "body_too_large", message: "The request body exceeds 1 MB.", closes: true },
+  length_required: { status: 411, type: "InvalidRequestException", code: "length_required", message: "Send the body with a Content-Length (at most 1 MB).", closes: true },
+  event_too_large: { status: 413, type: "InvalidRequestException", code: "event_too_large", message: "The webhook event exceeds 10 MB.", closes: true },
+  // Bun gives a GET or HEAD no body to read, and would keep its connection open while one trickles in.
+  body_not_expected: { status: 400, type: "InvalidRequestException", code: "invalid_request", message: "A GET or HEAD request carries no body; send it without one.", closes: true },
+  body_timeout: { status: 408, type: "InvalidRequestException", code: "body_timeout", message: "The request body did not arrive in time.", closes: true },
+  unsupported_media_type: { status: 415, type: "InvalidRequestException", code: "unsupported_media_type", message: "Send the body as JSON, with Content-Type: application/json." },
   payload_expired: { status: 410, type: "GoneException", code: "payload_expired", message: "The payload of this delivery has been deleted." },
+  signup_rate_limited: { status: 429, type: "ThrottleException", code: "signup_rate_limited", message: "This account started too many signups; try again later." },
   too_many_attempts: { status: 429, type: "AuthException", code: "too_many_attempts", message: "Too many failed sign-ins; try again later." },
   internal: { status: 500, type: "InternalException", code: "internal", message: "Internal error." },
   unavailable: { status: 503, type: "UnavailableException", code: "unavailable", message: "The database is unavailable; nothing was stored. Try again shortly." },
@@ -49,10 +56,10 @@ export const ERRORS = {
 export type ErrorName = keyof typeof ERRORS;
 export type ErrorSpec = (typeof ERRORS)[ErrorName];
 
-/** An error of ours, as a value: which one, and optionally a more specific message. */
+/** An error of ours, as a value: which one, and optionally a more specific message and headers (Retry-After). */
 export class AppError extends Error {
   readonly spec: ErrorSpec;
-  constructor(readonly errorName: ErrorName, message?: string) {
+  constructor(readonly errorName: ErrorName, message?: string, readonly headers?: Record<string, string>) {
     const spec = ERRORS[errorName];
     super(message ?? spec.message);
     this.spec = spec;
@@ -78,9 +85,16 @@ export function errorResponse(
   options: { message?: string; headers?: Record<string, string> } = {},
 ): Response {
   const body = JSON.stringify(errorEnvelope(name, traceId, options.message));
+  const spec: ErrorSpec = ERRORS[name];
   // The length Bun would send anyway, set here so that the request log can read it.
   return new Response(body, {
-    status: ERRORS[name].status,
-    headers: { "content-type": "application/json", "content-length": String(Buffer.byteLength(body)), "x-proxy-request-id": traceId, ...options.headers },
+    status: spec.status,
+    headers: {
+      "content-type": "application/json",
+      "content-length": String(Buffer.byteLength(body)),
+      "x-proxy-request-id": traceId,
+      ...("closes" in spec ? { connection: "close" } : {}),
+      ...options.headers,
+    },
   });
 }

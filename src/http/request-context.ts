@@ -16,31 +16,69 @@ export function routeGroup(path: string): "admin" | "api" | "webhooks" | "dashbo
   return "proxy";
 }
 
-function validationMessage(error: unknown): string {
-  const detail = error as { all?: { path?: string; message?: string }[] } | undefined;
+/** How each part of a request Elysia validates is named in an error message. */
+const PARTS = { query: "query parameter", params: "path parameter", body: "body field", headers: "header", cookie: "cookie" } as const;
+
+/** The parts of a request a refused value may have come from, as parsed. */
+type Parsed = { query?: unknown; params?: unknown; body?: unknown };
+
+/**
+ * Elysia's own types (t.Numeric, …) report a value they refuse with neither its part nor its name:
+ * this finds the parameter or top-level body field that holds it.
+ */
+function whereIs(value: unknown, parsed: Parsed): string | null {
+  for (const part of ["query", "params", "body"] as const) {
+    const values = parsed[part];
+    if (values === null || typeof values !== "object") continue;
+    for (const [name, held] of Object.entries(values)) {
+      if (held === value || (typeof held === "string" && Number(held) === value)) return `${PARTS[part]} ${name}`;
+    }
+  }
+  return null;
+}
+
+/** `query parameter limit: Expected union value`: which part of the request, which field, what is wrong. */
+function validationMessage(error: unknown, parsed: Parsed): string {
+  const detail = error as { type?: string; value?: unknown; all?: { path?: string; message?: string }[] } | undefined;
   const first = detail?.all?.[0];
-  if (!first) return "The request body is not valid.";
-  const where = first.path ? first.path.replace(/^\//, "").replaceAll("/", ".") : "body";
-  return `${where}: ${first.message ?? "is not valid"}`;
+  const what = first?.message ?? "is not valid";
+  const type = detail?.type ?? "body";
+  if (!(type in PARTS)) return `${whereIs(detail?.value, parsed) ?? "A value"}: ${what}`;
+  const part = PARTS[type as keyof typeof PARTS];
+  const field = first?.path ? first.path.replace(/^\//, "").replaceAll("/", ".") : "";
+  return field ? `${part} ${field}: ${what}` : `${type}: ${what}`;
 }
 
 /**
- * The request's id from requestContext's derive, or a new one where derive has not run (routing
- * itself failed: NOT_FOUND, PARSE).
+ * The request's id, stamped by requestContext's onRequest; a new one only where that hook has not
+ * run (an app without requestContext).
  */
 export function requestIdOf(requestId: unknown, random: Random): string {
   return typeof requestId === "string" ? requestId : randomId(random, "req", 20);
 }
 
+/** What requestContext stamps on every request's context when it arrives. */
+interface Stamp {
+  requestId?: string;
+  startedAt?: number;
+}
+
 /**
  * Gives every request an id (sent back as X-Proxy-Request-Id and used as trace_id), renders every
- * error of ours in the one envelope, logs each request and counts it.
+ * error of ours in the one envelope, logs each request with the status it was sent and counts it.
+ * The id is stamped when the request arrives, before any other hook, so a request refused before
+ * routing (its body too large, too slow, not JSON) is logged under the id its answer carries.
  */
 export function requestContext(deps: { random: Random; logger: Logger; metrics: Metrics }) {
   return new Elysia({ name: "request-context" })
-    .derive({ as: "global" }, () => ({
-      requestId: randomId(deps.random, "req", 20),
-      startedAt: performance.now(),
+    .onRequest((context) => {
+      (context as Stamp).requestId = randomId(deps.random, "req", 20);
+      (context as Stamp).startedAt = performance.now();
+    })
+    // For handlers' types: the values are the ones stamped above.
+    .derive({ as: "global" }, (context) => ({
+      requestId: requestIdOf((context as Stamp).requestId, deps.random),
+      startedAt: (context as Stamp).startedAt ?? performance.now(),
     }))
     .onAfterHandle({ as: "global" }, ({ set, requestId }) => {
       set.headers["x-proxy-request-id"] = requestId;
@@ -48,16 +86,18 @@ export function requestContext(deps: { random: Random; logger: Logger; metrics: 
     // Only the fields it names: Elysia builds, for every route, whatever context its hooks read,
     // and a hook that takes the whole context has every request's cookies, query and headers
     // parsed (about 50 µs per request, bench/RESULTS.md).
-    .onError({ as: "global" }, ({ code, error, request, path, requestId }) => {
+    .onError({ as: "global" }, ({ code, error, request, path, set, requestId, query, params, body }) => {
       const traceId = requestIdOf(requestId, deps.random);
       let name: ErrorName;
       let message: string | undefined;
+      let headers: Record<string, string> | undefined;
       if (error instanceof AppError) {
         name = error.errorName;
         message = error.message;
+        headers = error.headers;
       } else if (code === "VALIDATION" || code === "PARSE") {
         name = "invalid_request";
-        message = code === "PARSE" ? "The request body is not valid JSON." : validationMessage(error);
+        message = code === "PARSE" ? "The request body is not valid JSON." : validationMessage(error, { query, params, body });
       } else if (error instanceof StoreUnavailableError) {
         name = "unavailable";
         deps.logger.warn("database unavailable", { method: request.method, path, error: error.message });
@@ -68,10 +108,16 @@ export function requestContext(deps: { random: Random; logger: Logger; metrics: 
         name = "internal";
         deps.logger.error("unhandled error", { method: request.method, path, error });
       }
-      return errorResponse(name, traceId, { message });
+      const response = errorResponse(name, traceId, { message, headers });
+      // Elysia sets its own status before an error reaches here (422 for any failed validation) and
+      // sends this response as it is; the access log reads set.status.
+      set.status = response.status;
+      return response;
     })
-    .onAfterResponse({ as: "global" }, ({ request, path, set, requestId, startedAt }) => {
-      const status = typeof set.status === "number" ? set.status : 200;
+    .onAfterResponse({ as: "global" }, ({ request, path, set, responseValue, requestId, startedAt }) => {
+      // A handler may answer with a Response of its own: Elysia sends its status, or set.status in place of a 200.
+      const setStatus = typeof set.status === "number" ? set.status : 200;
+      const status = responseValue instanceof Response && responseValue.status !== 200 ? responseValue.status : setStatus;
       const group = routeGroup(path);
       deps.metrics.httpRequests.inc({ group, status: `${Math.floor(status / 100)}xx` });
       if (group !== "ops") {

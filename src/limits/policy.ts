@@ -22,3 +22,11 @@ export function numberBucket(number: Pick<PhoneNumber, "phoneNumberId" | "kind" 
 export function wabaBucket(wabaId: string): BucketSpec {
   return { key: `waba:${wabaId}`, ...LIMITS.waba };
 }
+
+/**
+ * An account's Embedded Signup runs, starts and retries alike (issue 26): each may exchange a code
+ * in the service app's name. Not SPEC 8.1's: EMBEDDED_SIGNUP_STARTS_PER_HOUR sets it.
+ */
+export function signupBucket(accountId: string, perHour: number): BucketSpec {
+  return { key: `signup:${accountId}`, capacity: perHour, windowMs: 3_600_000 };
+}

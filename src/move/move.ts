@@ -22,6 +22,12 @@ function keyColumns(sqlite: Database, table: string): string[] {
   return sqlite.query<{ name: string; pk: number }, []>(`PRAGMA table_info("${table}")`).all().filter((c) => c.pk > 0).sort((a, b) => a.pk - b.pk).map((c) => c.name);
 }
 
+/** How a row is named to the operator: its id, or its key when the table has no id column. */
+function rowName(row: Row, keys: string[]): string {
+  if (typeof row.id === "string" || typeof row.id === "number") return String(row.id);
+  return keys.map((k) => `${k} ${String(row[k])}`).join(", ");
+}
+
 export interface MoveProgress {
   /** Called before the copy with every table's row count, then after each batch and each table. */
   planned(tables: { name: string; rows: number }[]): void;
@@ -96,7 +102,7 @@ async function copyTable(sqlite: Database, tx: SQL, table: TablePlan, copied: (r
   const insert = `INSERT INTO "${table.name}" (${names}) SELECT ${names} FROM json_populate_recordset(NULL::"${table.name}", $1::text::json)`;
   let rows = first.all() as Row[];
   while (rows.length > 0) {
-    for (const batch of jsonBatches(rows.map((row) => rowAsJson(row, table)), BATCH_BYTES)) {
+    for (const batch of jsonBatches(rows.map((row) => rowAsJson(row, table, () => rowName(row, keys))), BATCH_BYTES)) {
       await tx.unsafe(insert, [batch.json]);
       copied(batch.rows);
     }

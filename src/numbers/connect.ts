@@ -1,10 +1,11 @@
 import { t } from "elysia";
-import { applySync, assertPlanRoom, createNumber, createWaba, getAccount, syncNumber } from "../admin/operations.ts";
+import { applySync, assertPlanRoom, getAccount, newNumber, syncNumber } from "../admin/operations.ts";
 import { createNumberBody, createWabaBody } from "../admin/schemas.ts";
 import { AppError } from "../errors/catalog.ts";
 import type { Deps } from "../runtime/deps.ts";
-import { NO_CAUSE, type PhoneNumber, type Waba } from "../store/types.ts";
-import { fetchNumberDetails } from "./sync.ts";
+import { connectRefusal, type Refusal } from "../store/ownership.ts";
+import { NO_CAUSE, type NumberKind, type PhoneNumber, type Waba } from "../store/types.ts";
+import { fetchNumberDetails, type SyncResult } from "./sync.ts";
 
 /** What the account gives to connect a bring-your-own number: the WABA, the number, its token and app secret. */
 export const connectNumberBody = t.Object({
@@ -25,18 +26,68 @@ export function accountNumber(deps: ConnectDeps, accountId: string, phoneNumberI
   return number;
 }
 
+/** A refusal of connectRefusal in words; another account's number or WABA is named only as taken. */
+function notConnectable(deps: Pick<ConnectDeps, "store">, refusal: Refusal, byo: boolean, phoneNumberId: string, wabaId: string) {
+  const under = deps.store.directory.number(phoneNumberId)?.wabaId;
+  const words = {
+    number_taken: `Number ${phoneNumberId} is already connected.`,
+    number_elsewhere: `Number ${phoneNumberId} is already connected under WABA ${under}.`,
+    waba_taken: `WABA ${wabaId} is already connected.`,
+    waba_other_app: byo
+      ? `WABA ${wabaId} is connected through the service's own app; ask your operator to change it.`
+      : `WABA ${wabaId} is connected as a bring-your-own WABA with its own app.`,
+  } satisfies Record<Refusal, string>;
+  return new AppError("conflict", words[refusal]);
+}
+
 /**
- * The number and WABA already stored under these ids, when this account may connect them: a
- * number or WABA of another account, or the number under another WABA, is a 409.
+ * The number and WABA already stored under these ids, when this account may connect them through
+ * its own app (`byo`) or the service's: a number or WABA of another account, the number under
+ * another WABA, or the WABA on the other kind of app is a 409.
  */
-export function connectable(deps: Pick<ConnectDeps, "store">, accountId: string, phoneNumberId: string, wabaId: string): { number?: PhoneNumber; waba?: Waba } {
+export function connectable(
+  deps: Pick<ConnectDeps, "store">, accountId: string, phoneNumberId: string, wabaId: string, byo: boolean,
+): { number?: PhoneNumber; waba?: Waba } {
   const number = deps.store.directory.number(phoneNumberId);
-  if (number && (number.accountId !== accountId || number.wabaId !== wabaId)) {
-    throw new AppError("conflict", `Number ${phoneNumberId} is already connected${number.accountId === accountId ? ` under WABA ${number.wabaId}` : ""}.`);
-  }
   const waba = deps.store.directory.waba(wabaId);
-  if (waba && waba.accountId !== accountId) throw new AppError("conflict", `WABA ${wabaId} is already connected.`);
+  const stored = { waba: waba && { accountId: waba.accountId, byo: waba.appSecret !== null }, number };
+  const refused = connectRefusal(accountId, wabaId, byo, stored);
+  if (refused) throw notConnectable(deps, refused, byo, phoneNumberId, wabaId);
   return { number, waba };
+}
+
+export interface Connection {
+  phoneNumberId: string;
+  wabaId: string;
+  kind: NumberKind;
+  accessToken: string;
+  /** The customer's own app's secret (BYO); null: the service's app (Embedded Signup). */
+  appSecret: string | null;
+}
+
+/**
+ * Stores a number and its WABA once upstream accepted them, with the details just read: one write
+ * that checks again that both are free or this account's (Directory.connect; a 409 and nothing
+ * written otherwise), a WABA already there taking the new token. A new number must fit the plan;
+ * with `reconnect`, so must one that was disconnected, which is connected again.
+ */
+export async function connectNumber(
+  deps: ConnectDeps, accountId: string, c: Connection, details: SyncResult, { reconnect = false } = {},
+): Promise<PhoneNumber> {
+  const stored = deps.store.directory.number(c.phoneNumberId);
+  const reconnecting = reconnect && stored?.accountId === accountId && stored.status === "disconnected";
+  if (!stored || reconnecting) assertPlanRoom(deps, getAccount(deps, accountId));
+  const now = deps.clock.now();
+  const connected = await deps.store.directory.connect(
+    { ...NO_CAUSE, wabaId: c.wabaId, accountId, accessToken: c.accessToken, appSecret: c.appSecret, status: "connected", createdAt: now, updatedAt: now },
+    newNumber(accountId, { phone_number_id: c.phoneNumberId, waba_id: c.wabaId, kind: c.kind }, now),
+  );
+  if ("refused" in connected) throw notConnectable(deps, connected.refused, c.appSecret !== null, c.phoneNumberId, c.wabaId);
+  if (reconnecting) {
+    await deps.store.directory.updateNumber(c.phoneNumberId, { status: "connected", ...NO_CAUSE, updatedAt: now });
+  }
+  // A number stored before: the read is also a check of its condition (see applySync).
+  return applySync(deps, c.phoneNumberId, details, { check: !connected.created });
 }
 
 /**
@@ -45,27 +96,17 @@ export function connectable(deps: Pick<ConnectDeps, "store">, accountId: string,
  * already-connected BYO WABA, or the same number again, refreshes that WABA's token and app secret.
  */
 export async function connectByoNumber(deps: ConnectDeps, accountId: string, input: ConnectNumberInput): Promise<PhoneNumber> {
-  const { number: existingNumber, waba: existingWaba } = connectable(deps, accountId, input.phone_number_id, input.waba_id);
-  if (existingWaba && existingWaba.appSecret === null) {
-    throw new AppError("conflict", `WABA ${input.waba_id} is connected through the service's own app; ask your operator to change it.`);
-  }
-
-  // Refuse before anything is stored or upstream is asked: a 409 must leave the WABA untouched.
+  const { number: existingNumber } = connectable(deps, accountId, input.phone_number_id, input.waba_id, true);
+  // Refuse before upstream is asked: a 409 must leave the WABA untouched.
   if (!existingNumber) assertPlanRoom(deps, getAccount(deps, accountId));
 
   const check = await fetchNumberDetails(deps, { phoneNumberId: input.phone_number_id }, { accessToken: input.access_token, appSecret: input.app_secret });
   if (!check.ok) throw new AppError("invalid_credentials", `The platform did not accept these details: ${check.reason}.`);
-
-  if (existingWaba) {
-    await deps.store.directory.updateWaba(input.waba_id, {
-      status: "connected", ...NO_CAUSE, accessToken: input.access_token, appSecret: input.app_secret, updatedAt: deps.clock.now(),
-    });
-  } else {
-    await createWaba(deps, accountId, { waba_id: input.waba_id, access_token: input.access_token, app_secret: input.app_secret });
-  }
-  // The details were just read with these credentials: store them rather than asking upstream again.
-  if (existingNumber) return applySync(deps, input.phone_number_id, check, { check: true });
-  return createNumber(deps, accountId, { phone_number_id: input.phone_number_id, waba_id: input.waba_id, kind: "byo" }, check);
+  // The details were just read with these credentials: stored rather than asked for again.
+  const connection: Connection = {
+    phoneNumberId: input.phone_number_id, wabaId: input.waba_id, kind: "byo", accessToken: input.access_token, appSecret: input.app_secret,
+  };
+  return connectNumber(deps, accountId, connection, check);
 }
 
 /** Re-reads one of the account's numbers from upstream (throughput level, display name). */

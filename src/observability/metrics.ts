@@ -23,6 +23,12 @@ export function createMetrics() {
       registers: [registry],
       collect,
     }),
+    bodyTimeouts: new Counter({
+      name: "switchboard_http_body_timeouts_total",
+      help: "Requests outside the proxy answered 408 because their body had not arrived whole within REQUEST_BODY_TIMEOUT_MS, by route group.",
+      labelNames: ["group"] as const,
+      registers: [registry],
+    }),
     proxyRequests: new Counter({
       name: "switchboard_proxy_requests_total",
       help: "Proxied calls by outcome: upstream status, or our own error code.",
@@ -44,7 +50,7 @@ export function createMetrics() {
     }),
     webhookAckLatency: new Histogram({
       name: "switchboard_webhook_ack_seconds",
-      help: "Time from an accepted upstream event's request reaching its handler to its 200 being ready: read, checked, stored and flushed to disk.",
+      help: "Time from an accepted upstream event's body having arrived whole to its 200 being ready: checked, stored and flushed to disk.",
       buckets: [0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1, 5],
       registers: [registry],
     }),

@@ -42,17 +42,22 @@ function coexistenceNumber(deps: SignupDeps, accountId: string, phoneNumberId: s
 }
 
 /**
- * The number's onboarding record, made for a coexistence number its operator connected by hand:
- * its 24 hours then count from when it was connected.
+ * The number's onboarding record in its account, made for a coexistence number its operator
+ * connected by hand (its 24 hours then count from when it was connected). Another account's
+ * unfinished signup of the number gives way: the number is this account's (issue 26).
  */
 async function onboardingOf(deps: SignupDeps, number: PhoneNumber): Promise<Onboarding> {
-  const found = await deps.store.onboardings.byNumber(number.phoneNumberId);
+  const now = deps.clock.now();
+  const found = await deps.store.onboardings.byNumber(number.accountId, number.phoneNumberId, now);
   if (found) return found;
-  return deps.store.onboardings.create({
-    id: randomId(deps.random, "sgn"), accountId: number.accountId, phoneNumberId: number.phoneNumberId, wabaId: number.wabaId, kind: "coexistence",
-    code: null, accessToken: null, pin: null, steps: {}, preflights: {}, syncs: {}, finishedAt: number.createdAt, leaseUntil: null,
-    createdAt: deps.clock.now(), updatedAt: deps.clock.now(),
-  });
+  const made = await deps.store.onboardings.create({
+    id: randomId(deps.random, "sgn"), accountId: number.accountId, phoneNumberId: number.phoneNumberId, wabaId: number.wabaId,
+    kind: "coexistence", code: null, codeHash: null, accessToken: null, pin: null, steps: {}, preflights: {}, syncs: {},
+    finishedAt: number.createdAt, leaseUntil: null, expiresAt: null, createdAt: now, updatedAt: now,
+  }, { now, numberIsTheirs: true });
+  // Only another account's finished onboarding of the number stays: a record the operator must sort out.
+  if ("refused" in made) throw new AppError("conflict", `Number ${number.phoneNumberId} has another account's onboarding: ask your operator.`);
+  return made.onboarding;
 }
 
 const syncOf = (type: SyncType) => SYNCS.find((s) => s.type === type)!;
@@ -152,7 +157,7 @@ async function syncState(deps: SignupDeps, number: PhoneNumber, o: Onboarding | 
 /** A coexistence number's syncs: the window, each sync's pre-flight by endpoint, and whether it was started. */
 export async function coexistenceView(deps: SignupDeps, accountId: string, phoneNumberId: string) {
   const number = coexistenceNumber(deps, accountId, phoneNumberId);
-  const o = await deps.store.onboardings.byNumber(phoneNumberId) ?? null;
+  const o = await deps.store.onboardings.byNumber(accountId, phoneNumberId, deps.clock.now()) ?? null;
   const syncs = await Promise.all(SYNCS.map(async (sync) => {
     const state = await syncState(deps, number, o, sync);
     return {

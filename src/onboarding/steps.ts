@@ -1,12 +1,11 @@
-import { applySync, createNumber, createWaba, getAccount } from "../admin/operations.ts";
+import { connectNumber } from "../numbers/connect.ts";
 import { graphCall, type GraphResult } from "../numbers/graph-call.ts";
 import { fetchNumberDetails, type SyncResult } from "../numbers/sync.ts";
 import type { Deps } from "../runtime/deps.ts";
-import type { Onboarding, StepName, StepOutcome } from "../store/onboardings.ts";
-import { NO_CAUSE } from "../store/types.ts";
+import { NO_SECRETS, type Onboarding, type StepName, type StepOutcome } from "../store/onboardings.ts";
 import { AppError } from "../errors/catalog.ts";
 
-export type SignupDeps = Pick<Deps, "store" | "clock" | "random" | "config" | "fetch" | "logger">;
+export type SignupDeps = Pick<Deps, "store" | "clock" | "random" | "config" | "fetch" | "logger" | "limits" | "metrics">;
 
 /** What one run of the steps carries from one to the next (a resumed run reads the number again). */
 interface RunState {
@@ -43,8 +42,9 @@ export const SIGNUP_STEPS: readonly Step[] = [
       });
       if (!result.ok) return failed(result);
       if (typeof result.body.access_token !== "string" || result.body.access_token === "") return { status: "failed", reason: "upstream answered without an access token" };
-      // The code stays (sealed): the same code sent again is then known as a repeat, not a new signup.
       o.accessToken = result.body.access_token;
+      // Spent: only its hash stays, to know the same code sent again as a repeat, not a new signup.
+      o.code = null;
       return { status: "done" };
     },
   },
@@ -88,8 +88,11 @@ export const SIGNUP_STEPS: readonly Step[] = [
     label: "Save the WABA and the number",
     advice: "Try again once the account has room for another number.",
     async run(deps, o, state) {
+      const connection = { phoneNumberId: o.phoneNumberId, wabaId: o.wabaId, kind: o.kind, accessToken: o.accessToken!, appSecret: null };
       try {
-        await saveNumber(deps, o, state.details ?? await fetchNumberDetails(deps, { phoneNumberId: o.phoneNumberId }, token(o)));
+        // One write that checks again that the WABA and the number are free or the account's (issue 26).
+        const details = state.details ?? await fetchNumberDetails(deps, { phoneNumberId: o.phoneNumberId }, token(o));
+        await connectNumber(deps, o.accountId, connection, details, { reconnect: true });
       } catch (error) {
         if (error instanceof AppError) return { status: "failed", reason: error.message };
         throw error;
@@ -99,39 +102,16 @@ export const SIGNUP_STEPS: readonly Step[] = [
   },
 ];
 
-/** Stores the WABA (the token sealed, the service's app) and the number, or updates what is there: a second signup gives a new token. */
-async function saveNumber(deps: SignupDeps, o: Onboarding, details: SyncResult): Promise<void> {
-  const now = deps.clock.now();
-  getAccount(deps, o.accountId);
-  const waba = deps.store.directory.waba(o.wabaId);
-  if (waba) {
-    await deps.store.directory.updateWaba(o.wabaId, { status: "connected", ...NO_CAUSE, accessToken: o.accessToken!, updatedAt: now });
-  } else {
-    await createWaba(deps, o.accountId, { waba_id: o.wabaId, access_token: o.accessToken! });
-  }
-  const number = deps.store.directory.number(o.phoneNumberId);
-  if (!number) {
-    await createNumber(deps, o.accountId, { phone_number_id: o.phoneNumberId, waba_id: o.wabaId, kind: o.kind }, details);
-    return;
-  }
-  if (number.status === "disconnected") await deps.store.directory.updateNumber(o.phoneNumberId, { status: "connected", ...NO_CAUSE, updatedAt: now });
-  await applySync(deps, o.phoneNumberId, details, { check: true });
-}
-
 /** How long a run may hold an onboarding: its five upstream calls time out well within it. */
 export const RUN_LEASE_MS = 5 * 60_000;
 
 /**
- * Runs the steps not done yet, in order, saving after each so that a crash or a failure resumes
- * there. A run holds the onboarding's lease, so a second one (another tab, a double submit) is
- * refused rather than interleaved; `change` is applied to the onboarding as leased.
+ * Runs the steps not done yet on an onboarding this run has leased (its `leaseUntil`), in order,
+ * saving after each so that a crash or a failure resumes there; every save is fenced on the lease,
+ * so a run that lost it stops. Once finished, nothing is pending: no expiry, no token kept.
  */
-export async function runSteps(deps: SignupDeps, id: string, change?: (o: Onboarding) => void): Promise<Onboarding> {
-  const started = deps.clock.now();
-  const held = started + RUN_LEASE_MS;
-  const o = await deps.store.onboardings.claim(id, started, held);
-  if (!o) throw new AppError("conflict", "This signup is running already (in another tab or request): reload its page in a moment.");
-  change?.(o);
+export async function runSteps(deps: SignupDeps, o: Onboarding): Promise<Onboarding> {
+  const held = o.leaseUntil!;
   const save = async (release: boolean) => {
     o.leaseUntil = release ? null : held;
     if (!(await deps.store.onboardings.saveRun(o, held))) throw new AppError("conflict", "This signup took too long and another run took it over: reload its page.");
@@ -149,7 +129,7 @@ export async function runSteps(deps: SignupDeps, id: string, change?: (o: Onboar
         deps.logger.warn("embedded signup step failed", { onboarding_id: o.id, step: step.name, reason: result.reason });
         break;
       }
-      if (step.name === "save") o.finishedAt = at;
+      if (step.name === "save") Object.assign(o, { finishedAt: at, expiresAt: null, ...NO_SECRETS });
       await save(false);
     }
   } finally {

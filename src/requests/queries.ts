@@ -3,6 +3,7 @@ import { iso } from "../admin/views.ts";
 import { AppError } from "../errors/catalog.ts";
 import { decodeCursor, encodeCursor } from "../http/cursor.ts";
 import { timeParam } from "../http/time-param.ts";
+import { MAX_INTEGER_COLUMN, wholeNumber } from "../http/whole-number.ts";
 import type { Deps } from "../runtime/deps.ts";
 import type { RequestFilter, RequestRecord, UsageCount } from "../store/requests.ts";
 import { explainCall } from "./explain.ts";
@@ -14,12 +15,12 @@ const HOUR = 3_600_000;
 export const requestQuery = t.Object({
   number: t.Optional(t.String({ maxLength: 64 })),
   status: t.Optional(t.Union([t.Literal("2xx"), t.Literal("4xx"), t.Literal("5xx"), t.Literal("")])),
-  error_code: t.Optional(t.Union([t.Numeric({ minimum: 0 }), t.Literal("")])),
+  error_code: t.Optional(t.Union([wholeNumber({ minimum: 0, maximum: MAX_INTEGER_COLUMN }), t.Literal("")])),
   api_key_id: t.Optional(t.String({ maxLength: 64 })),
   from: t.Optional(t.String({ maxLength: 40 })),
   to: t.Optional(t.String({ maxLength: 40 })),
   cursor: t.Optional(t.String({ maxLength: 200 })),
-  limit: t.Optional(t.Numeric({ minimum: 1, maximum: MAX_PAGE })),
+  limit: t.Optional(wholeNumber({ minimum: 1, maximum: MAX_PAGE })),
 });
 export type RequestQuery = typeof requestQuery.static;
 

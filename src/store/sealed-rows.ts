@@ -19,6 +19,12 @@ export function sealWaba(waba: Waba, sealer: Sealer): WabaRow {
   return { ...rest, accessTokenEnc: sealer.seal(accessToken), appSecretEnc: appSecret === null ? null : sealer.seal(appSecret) };
 }
 
+/** The columns a new connection of a stored WABA replaces: its token and app secret, state, cause and time. */
+export function reconnectedWaba(waba: Waba, sealer: Sealer) {
+  const { wabaId: _w, accountId: _a, createdAt: _c, ...columns } = sealWaba(waba, sealer);
+  return columns;
+}
+
 export function openWaba(row: WabaRow, sealer: Sealer): Waba {
   return {
     wabaId: row.wabaId,

@@ -2,6 +2,7 @@ import type {
   Account, ApiKey, BucketState, Notification, PhoneNumber, Session, StatusCause, User, Waba, WabaStatus,
 } from "./types.ts";
 import type { OnboardingStore } from "./onboardings.ts";
+import type { Connected } from "./ownership.ts";
 import type { RecoveryStore } from "./recoveries.ts";
 import type { RequestLogStore } from "./requests.ts";
 import type { WebhookStore } from "./webhooks.ts";
@@ -67,6 +68,14 @@ export interface Directory {
     phoneNumberId: string,
     patch: Partial<Omit<PhoneNumber, "phoneNumberId" | "accountId" | "wabaId" | "createdAt">> & { updatedAt: number },
   ): Promise<PhoneNumber | undefined>;
+
+  /**
+   * Connects a number and its WABA for an account (a signup's save, a BYO connect) in one
+   * transaction that checks ownership again (connectRefusal): each is inserted as given when
+   * absent; a stored WABA takes the given token, app secret and state, a stored number stays as it
+   * is. When either is not free for the account, nothing is written.
+   */
+  connect(waba: Waba, number: PhoneNumber): Promise<Connected>;
 }
 
 /** What a WABA's update may change; a status change carries its cause (NO_CAUSE when none). */
@@ -75,7 +84,8 @@ export type WabaPatch = { status?: WabaStatus; accessToken?: string; appSecret?:
 export interface UserStore {
   byEmail(email: string): Promise<User | undefined>;
   byId(id: string): Promise<User | undefined>;
-  create(user: User): Promise<User>;
+  /** Null when a user has this email already (two creations at once: one wins). */
+  create(user: User): Promise<User | null>;
   /** Replaces a user's password hash (the demo resets its user's password at every start). */
   setPasswordHash(id: string, passwordHash: string): Promise<void>;
   /** Failed sign-ins per email, to slow down guessing. */

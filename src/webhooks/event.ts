@@ -1,3 +1,4 @@
+import { MAX_INTEGER_COLUMN } from "../http/whole-number.ts";
 import { scanBody } from "./scanner.ts";
 
 /** One change of an entry, as far as routing needs it. */
@@ -19,17 +20,28 @@ export interface MessageMention {
   errorCode: number | null;
 }
 
+/** The longest message id a lookup takes (GET /api/messages/{message_id}, ?message_id=). */
+const MAX_MENTION_CHARS = 300;
+
+/**
+ * A value the index of mentions can hold: text without NUL (PostgreSQL's text refuses it) and no
+ * longer than a lookup takes; an integer of its columns. Anything else is not indexed: the event
+ * is still relayed byte for byte.
+ */
+const indexable = (v: unknown): v is string => typeof v === "string" && v.length <= MAX_MENTION_CHARS && !v.includes("\u0000");
+const indexableCode = (v: unknown): v is number => Number.isInteger(v) && Math.abs(v as number) <= MAX_INTEGER_COLUMN;
+
 /** What a `messages` change's value says of message ids, read from the parsed value (nothing is re-encoded). */
 function mentions(field: string, value: Record<string, unknown>): MessageMention[] {
   if (field !== "messages") return [];
   const out: MessageMention[] = [];
   for (const s of Array.isArray(value.statuses) ? value.statuses : []) {
-    if (!isObject(s) || typeof s.id !== "string") continue;
-    const error = Array.isArray(s.errors) && isObject(s.errors[0]) && typeof s.errors[0].code === "number" ? s.errors[0].code : null;
-    out.push({ messageId: s.id, kind: "status", status: typeof s.status === "string" ? s.status : null, errorCode: error });
+    if (!isObject(s) || !indexable(s.id)) continue;
+    const code = Array.isArray(s.errors) && isObject(s.errors[0]) ? s.errors[0].code : null;
+    out.push({ messageId: s.id, kind: "status", status: indexable(s.status) ? s.status : null, errorCode: indexableCode(code) ? code : null });
   }
   for (const m of Array.isArray(value.messages) ? value.messages : []) {
-    if (isObject(m) && typeof m.id === "string") out.push({ messageId: m.id, kind: "inbound", status: null, errorCode: null });
+    if (isObject(m) && indexable(m.id)) out.push({ messageId: m.id, kind: "inbound", status: null, errorCode: null });
   }
   return out;
 }
@@ -83,7 +95,7 @@ export function parseEvent(bytes: Uint8Array): ParseResult {
         return { ok: false, reason: `entry[${i}].changes[${j}] needs a string \`field\` and an object \`value\`` };
       }
       const metadata = change.value.metadata;
-      const phone = isObject(metadata) && typeof metadata.phone_number_id === "string" ? metadata.phone_number_id : null;
+      const phone = isObject(metadata) && indexable(metadata.phone_number_id) ? metadata.phone_number_id : null;
       changes.push({ field: change.field, phoneNumberId: phone, messages: mentions(change.field, change.value) });
     }
     entries.push({ wabaId: entry.id, changes, range: ranges.entries[i]! });

@@ -8,6 +8,8 @@ import { newDeliveryId, newEventId } from "./ids.ts";
 
 /** The platform sends at most about 3 MB; anything past this is refused with 413. */
 export const MAX_EVENT_BYTES = 10 * 1024 * 1024;
+/** How many of an event's dropped entries are named in its log line. */
+const LOGGED_DROPPED_IDS = 5;
 
 export type IngressDeps = Pick<Deps, "store" | "config" | "clock" | "random" | "logger"> & {
   /** The delivery queue; `origin` is the trace the event arrived in, when traced. */
@@ -57,25 +59,27 @@ export async function acceptEvent(deps: IngressDeps, bytes: Uint8Array<ArrayBuff
   const event = parsed.event;
 
   const byAccount = new Map<string, EventEntry[]>();
-  let dropped = 0;
+  const dropped = { unknownWaba: 0, anotherApp: 0, firstIds: [] as string[] };
   for (const entry of event.entries) {
     const waba: Waba | undefined = deps.store.directory.waba(entry.wabaId);
-    if (!waba) {
-      dropped++;
-      deps.logger.warn("webhook entry dropped: unknown WABA", { waba_id: entry.wabaId });
-      continue;
-    }
-    if (!trust.all && waba.appSecret !== trust.appSecret) {
-      dropped++;
-      deps.logger.warn("webhook entry dropped: signed with another app's secret", { waba_id: entry.wabaId });
+    if (!waba || (!trust.all && waba.appSecret !== trust.appSecret)) {
+      dropped[waba ? "anotherApp" : "unknownWaba"]++;
+      if (dropped.firstIds.length < LOGGED_DROPPED_IDS) dropped.firstIds.push(entry.wabaId);
       continue;
     }
     const list = byAccount.get(waba.accountId);
     if (list) list.push(entry);
     else byAccount.set(waba.accountId, [entry]);
   }
+  const droppedCount = dropped.unknownWaba + dropped.anotherApp;
+  // One line per event, however many entries it drops: a 10 MB body can hold 150,000 of them.
+  if (droppedCount > 0) {
+    deps.logger.warn("webhook entries dropped", {
+      entries: droppedCount, unknown_waba: dropped.unknownWaba, signed_by_another_app: dropped.anotherApp, first_waba_ids: dropped.firstIds,
+    });
+  }
 
-  const untouched = dropped === 0 && byAccount.size === 1;
+  const untouched = droppedCount === 0 && byAccount.size === 1;
   const now = deps.clock.now();
   const events: NewEvent[] = [];
   const deliveries: NewDelivery[] = [];

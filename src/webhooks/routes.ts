@@ -1,7 +1,7 @@
 import { constantTimeEqual } from "../crypto/constant-time.ts";
 import { Elysia, t } from "elysia";
 import { requireSession } from "../auth/session-routes.ts";
-import { AppError, errorResponse } from "../errors/catalog.ts";
+import { AppError } from "../errors/catalog.ts";
 import type { Deps } from "../runtime/deps.ts";
 import { requestIdOf } from "../http/request-context.ts";
 import * as deliveries from "./deliveries.ts";
@@ -9,49 +9,23 @@ import type { Dispatcher } from "./dispatcher.ts";
 import * as endpoints from "./endpoints.ts";
 import { latestRecover, recoveryView, startRecover } from "./recover.ts";
 import { EVENT_FIELDS } from "./fields.ts";
-import { acceptEvent, MAX_EVENT_BYTES } from "./ingress.ts";
+import { acceptEvent } from "./ingress.ts";
 import { ingressSpan, type IngressSpan } from "./traces.ts";
 import * as s from "./schemas.ts";
 import { attemptView, deliveryView, endpointView, statsView } from "./views.ts";
 
 
-/** The raw body, or null when it is larger than `max` (declared or counted while it streams). */
-async function readLimited(request: Request, max: number): Promise<Uint8Array<ArrayBuffer> | null> {
-  const declared = request.headers.get("content-length");
-  if (declared !== null) {
-    if (Number(declared) > max) return null;
-    return new Uint8Array(await request.arrayBuffer());
-  }
-  if (!request.body) return new Uint8Array(0);
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  const reader = request.body.getReader();
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.length;
-    if (size > max) {
-      await reader.cancel();
-      return null;
-    }
-    chunks.push(value);
-  }
-  return new Uint8Array(Buffer.concat(chunks));
-}
-
 /** CONTRACT 5: the subscription handshake and the event intake. */
 export function ingressRoutes(deps: Deps, dispatcher: Dispatcher) {
   const ingressDeps = { ...deps, queue: dispatcher };
 
-  /** One upstream event: read, checked, split and stored before the 200 (see acceptEvent). */
+  /**
+   * One upstream event: checked, split and stored before the 200 (see acceptEvent). Its body has
+   * been read whole already, under MAX_EVENT_BYTES and the body deadline (http/request-body.ts).
+   */
   async function receive(request: Request, requestId: string, span: IngressSpan | null): Promise<Response> {
     const started = performance.now();
-    const bytes = await readLimited(request, MAX_EVENT_BYTES);
-    if (bytes === null) {
-      deps.metrics.webhookEvents.inc({ result: "too_large" });
-      // The rest of the upload is not read: close the connection rather than leave it half-read.
-      return errorResponse("event_too_large", requestId, { headers: { connection: "close" } });
-    }
+    const bytes = new Uint8Array(await request.arrayBuffer());
     const result = await acceptEvent(ingressDeps, bytes, request.headers.get("x-hub-signature-256"), span?.context);
     if (result.kind === "rejected") {
       deps.metrics.webhookEvents.inc({ result: result.error });

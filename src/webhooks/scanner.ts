@@ -1,3 +1,5 @@
+import { BACKSLASH, CLOSE_ARRAY, CLOSE_OBJECT, COLON, COMMA, OPEN_ARRAY, OPEN_OBJECT, QUOTE } from "../http/json-bytes.ts";
+
 /**
  * Finds byte ranges in a raw JSON webhook body without re-encoding anything (SPEC 6.3): the raw
  * value of the top-level `object` member and of each element of the top-level `entry` array.
@@ -12,14 +14,6 @@ export interface BodyRanges {
   entries: [number, number][];
 }
 
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
-const COLON = 0x3a;
-const COMMA = 0x2c;
-const OPEN_OBJECT = 0x7b;
-const CLOSE_OBJECT = 0x7d;
-const OPEN_ARRAY = 0x5b;
-const CLOSE_ARRAY = 0x5d;
 
 const isSpace = (b: number) => b === 0x20 || b === 0x0a || b === 0x0d || b === 0x09;
 

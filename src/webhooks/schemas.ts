@@ -1,4 +1,5 @@
 import { t } from "elysia";
+import { wholeNumber } from "../http/whole-number.ts";
 import { MAX_URL_LENGTH } from "../net/url-rules.ts";
 import { MAX_PAGE, MAX_STATS_HOURS } from "./deliveries.ts";
 
@@ -29,11 +30,11 @@ export const deliveryQuery = t.Object({
   message_id: t.Optional(t.String({ maxLength: 300 })),
   from: t.Optional(t.String({ maxLength: 40 })),
   to: t.Optional(t.String({ maxLength: 40 })),
-  last_status: t.Optional(t.Union([t.Numeric({ minimum: 100, maximum: 599 }), t.Literal("")])),
+  last_status: t.Optional(t.Union([wholeNumber({ minimum: 100, maximum: 599 }), t.Literal("")])),
   cursor: t.Optional(t.String({ maxLength: 200 })),
-  limit: t.Optional(t.Numeric({ minimum: 1, maximum: MAX_PAGE })),
+  limit: t.Optional(wholeNumber({ minimum: 1, maximum: MAX_PAGE })),
 });
 
-export const statsQuery = t.Object({ hours: t.Optional(t.Numeric({ minimum: 1, maximum: MAX_STATS_HOURS })) });
+export const statsQuery = t.Object({ hours: t.Optional(wholeNumber({ minimum: 1, maximum: MAX_STATS_HOURS })) });
 
 export const settingsBody = t.Object({ retention: t.Union([t.Literal("24h"), t.Literal("7d")]) }, { additionalProperties: false });

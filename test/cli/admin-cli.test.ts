@@ -85,6 +85,6 @@ describe("switchboard admin", () => {
     const { env } = database();
     const result = await runMain(["admin", "help"], env);
     expect(result.code).toBe(0);
-    for (const line of ["accounts create", "users create", "api-keys revoke", "wabas update", "numbers sync"]) expect(result.stdout).toContain(line);
+    for (const line of ["accounts create", "users create", "api-keys revoke", "wabas update", "numbers sync", "onboardings list", "onboardings delete"]) expect(result.stdout).toContain(line);
   });
 });

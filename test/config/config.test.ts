@@ -31,6 +31,7 @@ describe("parseConfig", () => {
     expect(config.upstreamTimeoutMs).toBe(30_000);
     expect(config.upstreamMediaTimeoutMs).toBe(120_000);
     expect(config.proxyBodyBufferBytes).toBe(65_536);
+    expect(config.requestBodyTimeoutMs).toBe(30_000);
     expect(config.webhookTimeoutMs).toBe(10_000);
     expect(config.webhookRetrySchedule).toEqual([5_000, 60_000, 300_000, 1_800_000, 7_200_000, 21_600_000, 43_200_000]);
     expect(config.mail).toBeNull();
@@ -42,13 +43,13 @@ describe("parseConfig", () => {
       ...base, PORT: "9090", HOST: "127.0.0.1", DATABASE_URL: "file:/tmp/x.db", UPSTREAM_URL: "http://127.0.0.1:7000",
       WEBHOOK_VERIFY_TOKEN: "vt", ADMIN_TOKEN: "at", DEV_MODE: "1", UPSTREAM_TIMEOUT_MS: "100",
       UPSTREAM_MEDIA_TIMEOUT_MS: "200", WEBHOOK_TIMEOUT_MS: "300", WEBHOOK_RETRY_SCHEDULE: "250ms, 2s,1m,1h",
-      SMTP_URL: "smtp://127.0.0.1:2525", MAIL_FROM: "ops@example.com", PROXY_BODY_BUFFER_BYTES: "0",
+      SMTP_URL: "smtp://127.0.0.1:2525", MAIL_FROM: "ops@example.com", PROXY_BODY_BUFFER_BYTES: "0", REQUEST_BODY_TIMEOUT_MS: "400",
     });
     expect(config).toMatchObject({
       port: 9090, host: "127.0.0.1", database: { kind: "sqlite", path: "/tmp/x.db" }, upstreamUrl: "http://127.0.0.1:7000",
       webhookVerifyToken: "vt", adminToken: "at", devMode: true, upstreamTimeoutMs: 100, upstreamMediaTimeoutMs: 200,
       webhookTimeoutMs: 300, webhookRetrySchedule: [250, 2000, 60_000, 3_600_000],
-      mail: { smtpUrl: "smtp://127.0.0.1:2525", from: "ops@example.com" }, proxyBodyBufferBytes: 0,
+      mail: { smtpUrl: "smtp://127.0.0.1:2525", from: "ops@example.com" }, proxyBodyBufferBytes: 0, requestBodyTimeoutMs: 400,
     });
   });
 
@@ -82,7 +83,12 @@ describe("parseConfig", () => {
     expect(parseConfig({ ...base, EMBEDDED_SIGNUP_APP_ID: "1234", EMBEDDED_SIGNUP_CONFIG_ID: "5678" }).embeddedSignup).toEqual({
       appId: "1234", configId: "5678", sdkUrl: "https://connect.facebook.net/en_US/sdk.js",
       origins: ["https://connect.facebook.net", "https://www.facebook.com", "https://web.facebook.com"],
+      expiryMs: 3_600_000, startsPerHour: 10, maxUnfinished: 5,
     });
+    expect(parseConfig({
+      ...base, EMBEDDED_SIGNUP_APP_ID: "1", EMBEDDED_SIGNUP_CONFIG_ID: "2",
+      EMBEDDED_SIGNUP_EXPIRY: "30m", EMBEDDED_SIGNUP_STARTS_PER_HOUR: "3", EMBEDDED_SIGNUP_MAX_UNFINISHED: "1",
+    }).embeddedSignup).toMatchObject({ expiryMs: 1_800_000, startsPerHour: 3, maxUnfinished: 1 });
     expect(parseConfig({ ...base, EMBEDDED_SIGNUP_APP_ID: "1", EMBEDDED_SIGNUP_CONFIG_ID: "2", EMBEDDED_SIGNUP_SDK_URL: "http://127.0.0.1:8090/_sim/signup/sdk.js" }).embeddedSignup)
       .toMatchObject({ sdkUrl: "http://127.0.0.1:8090/_sim/signup/sdk.js", origins: ["http://127.0.0.1:8090"] });
   });
@@ -109,6 +115,10 @@ describe("parseConfig", () => {
     [{ ...base, EMBEDDED_SIGNUP_CONFIG_ID: "5678" }, "EMBEDDED_SIGNUP_APP_ID"],
     [{ ...base, EMBEDDED_SIGNUP_APP_ID: "12 34", EMBEDDED_SIGNUP_CONFIG_ID: "5678" }, "EMBEDDED_SIGNUP_APP_ID"],
     [{ ...base, EMBEDDED_SIGNUP_APP_ID: "1", EMBEDDED_SIGNUP_CONFIG_ID: "2", EMBEDDED_SIGNUP_SDK_URL: "javascript:alert(1)" }, "EMBEDDED_SIGNUP_SDK_URL"],
+    [{ ...base, EMBEDDED_SIGNUP_APP_ID: "1", EMBEDDED_SIGNUP_CONFIG_ID: "2", EMBEDDED_SIGNUP_EXPIRY: "5m" }, "EMBEDDED_SIGNUP_EXPIRY"],
+    [{ ...base, EMBEDDED_SIGNUP_APP_ID: "1", EMBEDDED_SIGNUP_CONFIG_ID: "2", EMBEDDED_SIGNUP_EXPIRY: "2d" }, "EMBEDDED_SIGNUP_EXPIRY"],
+    [{ ...base, EMBEDDED_SIGNUP_APP_ID: "1", EMBEDDED_SIGNUP_CONFIG_ID: "2", EMBEDDED_SIGNUP_STARTS_PER_HOUR: "0" }, "EMBEDDED_SIGNUP_STARTS_PER_HOUR"],
+    [{ ...base, EMBEDDED_SIGNUP_APP_ID: "1", EMBEDDED_SIGNUP_CONFIG_ID: "2", EMBEDDED_SIGNUP_MAX_UNFINISHED: "many" }, "EMBEDDED_SIGNUP_MAX_UNFINISHED"],
     [{ ...base, UPSTREAM_URL: "http://x/" }, "UPSTREAM_URL"],
     [{ ...base, UPSTREAM_URL: "nonsense" }, "UPSTREAM_URL"],
     [{ ...base, UPSTREAM_TIMEOUT_MS: "-1" }, "UPSTREAM_TIMEOUT_MS"],

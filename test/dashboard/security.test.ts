@@ -190,3 +190,22 @@ describe("cross-site form posts", () => {
     expect((await fetch(`${world.url}/api/numbers`, { headers: { cookie } })).status).toBe(200);
   });
 });
+
+describe("posts that are not forms", () => {
+  test("a JSON body that is a string, an array or a number has no fields: refused at once, not spread into a million", async () => {
+    const cookie = await signInCookie(world.url, acme);
+    const post = (path: string, body: string) => fetch(`${world.url}${path}`, {
+      method: "POST", redirect: "manual", headers: { cookie, origin: world.url, "content-type": "application/json" }, body,
+    });
+    for (const path of ["/dashboard/numbers/signup", "/dashboard/numbers/1001/smb-sync", "/dashboard/endpoints/ep_x/recover", "/dashboard/sign-in"]) {
+      for (const body of [JSON.stringify("x".repeat(1_000_000)), '["a"]', "12"]) {
+        const started = performance.now();
+        const res = await post(path, body);
+        expect(res.status).toBeGreaterThanOrEqual(400);
+        expect(res.status).toBeLessThan(500);
+        // Spread, the 1 MB string was a million fields, each checked against the form's schema: minutes.
+        expect(performance.now() - started).toBeLessThan(5_000);
+      }
+    }
+  });
+});

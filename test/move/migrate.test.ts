@@ -1,4 +1,6 @@
 import { afterEach, expect, test } from "bun:test";
+import { Database } from "bun:sqlite";
+import { SQL } from "bun";
 import { Webhook } from "standardwebhooks";
 import { ManualClock } from "../../src/runtime/clock.ts";
 import { startSimulator } from "../../src/simulator/server.ts";
@@ -148,3 +150,32 @@ async function signedIn(url: string, user: { email: string; password: string }) 
   };
   return { api };
 }
+
+test("a row PostgreSQL cannot hold stops the move with its table, id and column named in one line (exit 2); nothing is copied", async () => {
+  const before = await sqliteTestDeps({ env: { DEV_MODE: "1" } });
+  cleanups.push(() => before.cleanup());
+  const old = startApp(before);
+  const a = await relayAccount(old.url);
+  const ep = await a.endpoint("http://127.0.0.1:9/hook");
+  await old.stop();
+  await before.store.close();
+  // As an older release stored it: a recover "since" far past any date (issue 26), kept by SQLite as a real.
+  const file = new Database(before.dbPath);
+  file.run(`INSERT INTO recoveries (id, account_id, endpoint_id, since, until, status, found, replayed, skipped_expired, skipped_replayed, started_at, updated_at)
+    VALUES ('rcv_by_hand', '${a.id}', '${ep.id}', 9999999999999999999999999999999999999, 0, 'done', 0, 0, 0, 0, 0, 0)`);
+  file.close();
+
+  const target = await bareDatabase();
+  const moved = await runMain(["migrate", "--from", `file:${before.dbPath}`, "--to", target], processEnv(before.dbPath));
+  expect(moved.code).toBe(2);
+  const lines = moved.stderr.split("\n").filter((line) => line.startsWith("switchboard:"));
+  expect(lines).toHaveLength(1);
+  expect(lines[0]).toContain("recoveries row rcv_by_hand");
+  expect(lines[0]).toContain("column since");
+  expect(lines[0]).toContain("1e+37");
+  expect(moved.stderr).not.toContain("invalid input syntax");
+  // The whole move is one transaction: the target holds nothing.
+  const pg = new SQL({ url: target, max: 1 });
+  cleanups.push(() => pg.close());
+  expect(await pg.unsafe("SELECT id FROM accounts")).toEqual([]);
+});

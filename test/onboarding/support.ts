@@ -1,3 +1,4 @@
+import type { Deps } from "../../src/runtime/deps.ts";
 import { TEST_APP_SECRET } from "../support/harness.ts";
 import { startWorld, type World } from "../support/world.ts";
 import { createAccount, signInCookie, type TestAccount } from "../dashboard/support.ts";
@@ -10,7 +11,7 @@ export const SIGNUP_CONFIG_ID = "5550001112";
  * through a forwarder that learns the app's URL once it runs) and Switchboard with Embedded Signup
  * enabled against it.
  */
-export async function signupWorld(options: { signup?: boolean } = {}) {
+export async function signupWorld(options: { signup?: boolean; env?: Record<string, string>; deps?: Partial<Deps> } = {}) {
   let app = "";
   const forwarder = Bun.serve({
     port: 0,
@@ -23,7 +24,9 @@ export async function signupWorld(options: { signup?: boolean } = {}) {
     env: (sim) => ({
       DEV_MODE: "1",
       ...(enabled ? { EMBEDDED_SIGNUP_APP_ID: SIGNUP_APP.id, EMBEDDED_SIGNUP_CONFIG_ID: SIGNUP_CONFIG_ID, EMBEDDED_SIGNUP_SDK_URL: `${sim.url}/_sim/signup/sdk.js` } : {}),
+      ...options.env,
     }),
+    deps: options.deps,
     sim: { signupApp: SIGNUP_APP, webhooks: { url: `http://127.0.0.1:${forwarder.port}/`, schedule: (_ms, run) => run() } },
   });
   app = world.url;
@@ -48,7 +51,7 @@ export async function signupWorld(options: { signup?: boolean } = {}) {
           r = await send(method, path, body);
         }
         const text = await r.text();
-        return { status: r.status, body: (text ? JSON.parse(text) : null) as Record<string, any> };
+        return { status: r.status, headers: r.headers, body: (text ? JSON.parse(text) : null) as Record<string, any> };
       };
       return { ...account, cookie: () => cookie, api };
     },

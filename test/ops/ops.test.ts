@@ -6,7 +6,7 @@ import { startSimulator } from "../../src/simulator/server.ts";
 import { admin, startApp, tempDir, TEST_APP_SECRET, testDeps } from "../support/harness.ts";
 import { freePort, MAIN, processEnv, ROOT, waitForOk } from "../support/process.ts";
 import { rawRequest } from "../support/raw-http.ts";
-import { API_BODY_LIMIT } from "../../src/http/body-limit.ts";
+import { API_BODY_LIMIT } from "../../src/http/request-body.ts";
 import { hubSignature } from "../../src/webhooks/hub-signature.ts";
 import { messageChange, postUpstream, relayAccount } from "../webhooks/support.ts";
 

@@ -150,6 +150,8 @@ describe("GET /api/requests", () => {
     expect((await t.api(`/api/requests?to=${encodeURIComponent(third)}`)).body.data.map((r) => r.id)).toEqual(sent.slice(0, 2).reverse());
     expect((await t.api(`/api/requests/${encodeURIComponent(` "${sent[0]}" `)}`)).body.id).toBe(sent[0]!);
     expect((await t.api("/api/requests?from=yesterday")).status).toBe(400);
+    // Whole numbers an integer column holds: a fraction or 10^36 reached the database and answered 500.
+    for (const bad of ["limit=1.5", "error_code=1.5", `error_code=${"9".repeat(37)}`]) expect((await t.api(`/api/requests?${bad}`)).status).toBe(400);
   });
 
   test("another account's request ids answer 404; the log keeps the account's retention and is purged with it", async () => {

@@ -5,6 +5,7 @@ import { startSimulator } from "../../src/simulator/server.ts";
 import { testBackend } from "../support/backend.ts";
 import { tempDir } from "../support/harness.ts";
 import { freePort, ROOT, waitForOk } from "../support/process.ts";
+import { tool } from "../support/test-tools.ts";
 import { eventBody, messageChange, postUpstream, relayAccount } from "../webhooks/support.ts";
 import { countingReceiver, scaleOut, until } from "./instances.ts";
 
@@ -36,10 +37,9 @@ describe("compose.yaml", () => {
     expect(upstreams.sort()).toEqual(instances.sort());
   });
 
-  // Compose v2 (`docker compose`) where Docker's plugin is installed, else v1 (Debian's `docker-compose`).
-  const composeCli = [["docker", "compose"], ["docker-compose"]].find((cli) => Bun.spawnSync([...cli, "version"], { stdout: "ignore", stderr: "ignore" }).exitCode === 0);
-  test.skipIf(composeCli === undefined)("docker compose config accepts it", () => {
-    const checked = Bun.spawnSync([...composeCli!, "config", "--quiet"], {
+  const composeCli = tool("compose");
+  test.skipIf(composeCli === null)("docker compose config accepts it", () => {
+    const checked = Bun.spawnSync([...(composeCli ?? []), "config", "--quiet"], {
       cwd: ROOT, env: { ...process.env, APP_SECRET: "s", ENCRYPTION_KEY: Buffer.alloc(32).toString("base64") }, stderr: "pipe",
     });
     expect(checked.stderr.toString()).toBe("");
@@ -47,7 +47,7 @@ describe("compose.yaml", () => {
   });
 });
 
-const nginx = Bun.which("nginx") ?? (Bun.file("/usr/sbin/nginx").size > 0 ? "/usr/sbin/nginx" : null);
+const nginx = tool("nginx")?.[0] ?? null;
 
 describe.skipIf(testBackend() !== "postgres" || nginx === null)("deploy/nginx.conf in front of two instances", () => {
   test("spreads calls and events over both; each event is delivered once whichever instance took it", async () => {

@@ -6,6 +6,7 @@ import { NO_CAUSE } from "../../src/store/types.ts";
 import { afterEach, describe, expect, test } from "bun:test";
 import { timeOrderedId } from "../../src/runtime/random.ts";
 import type { RequestRecord } from "../../src/store/requests.ts";
+import type { Onboarding } from "../../src/store/onboardings.ts";
 import type { Store } from "../../src/store/store.ts";
 import { LAST_SUCCESS_RESOLUTION_MS, type WebhookStore } from "../../src/store/webhooks.ts";
 import { newDeliveryId, newEventId } from "../../src/webhooks/ids.ts";
@@ -113,6 +114,43 @@ describe("the directory", () => {
   });
 });
 
+describe("the directory's connect", () => {
+  test("one transaction: what is absent is inserted, the account's own WABA takes the new token; another's WABA or number refuses and nothing is written", async () => {
+    const deps = await fresh();
+    const { directory } = deps.store;
+    const t = deps.clock.now();
+    await account(deps.store, "acc_a", t);
+    await account(deps.store, "acc_b", t);
+    const waba = (accountId: string, accessToken: string, appSecret: string | null = null) =>
+      ({ ...NO_CAUSE, wabaId: "1001", accountId, accessToken, appSecret, status: "connected" as const, createdAt: t, updatedAt: t });
+    const number = (accountId: string, phoneNumberId: string, wabaId = "1001") => ({
+      ...NO_CAUSE, phoneNumberId, accountId, wabaId, kind: "embedded" as const, status: "connected" as const, throughputLevel: "STANDARD" as const,
+      displayPhoneNumber: null, verifiedName: null, syncedAt: null, syncError: null, createdAt: t, updatedAt: t,
+    });
+    const first = await directory.connect(waba("acc_a", "tok-a"), number("acc_a", "2001"));
+    expect(first).toMatchObject({ created: true, waba: { accountId: "acc_a", accessToken: "tok-a" }, number: { accountId: "acc_a", wabaId: "1001" } });
+
+    // B's claims on A's WABA or number: refused, A's rows exactly as they were.
+    await directory.updateWaba("1001", { status: "token_revoked", causeCode: 190, causeMessage: "revoked", causeAt: t, causeRequestId: null, updatedAt: t + 1 });
+    const before = directory.waba("1001");
+    expect(await directory.connect(waba("acc_b", "tok-b"), number("acc_b", "2002"))).toEqual({ refused: "waba_taken" });
+    expect(await directory.connect({ ...waba("acc_b", "tok-b"), wabaId: "1002" }, number("acc_b", "2001", "1002"))).toEqual({ refused: "number_taken" });
+    expect(await directory.connect({ ...waba("acc_a", "tok-a"), wabaId: "1002" }, number("acc_a", "2001", "1002"))).toEqual({ refused: "number_elsewhere" });
+    expect(await directory.connect(waba("acc_a", "tok-byo", "secret"), number("acc_a", "2003"))).toEqual({ refused: "waba_other_app" });
+    expect(directory.waba("1001")).toEqual(before);
+    expect(directory.waba("1002")).toBeUndefined();
+    expect([directory.number("2002"), directory.number("2003")]).toEqual([undefined, undefined]);
+    const other = await deps.anotherStore();
+    expect(other.directory.waba("1002")).toBeUndefined();
+
+    // A again (a new signup): the WABA takes the new token and is connected; the number stays as it is.
+    const again = await directory.connect({ ...waba("acc_a", "tok-a2"), updatedAt: t + 2 }, number("acc_a", "2001"));
+    expect(again).toMatchObject({ created: false, waba: { accessToken: "tok-a2", status: "connected", ...NO_CAUSE, updatedAt: t + 2, createdAt: t } });
+    await other.directory.refresh();
+    expect(other.directory.waba("1001")).toMatchObject({ accessToken: "tok-a2", status: "connected" });
+  });
+});
+
 describe("bulk recovers", () => {
   test("one runs per endpoint; progress is fenced on the heartbeat; a stale one is taken over", async () => {
     const q = await queue();
@@ -138,22 +176,29 @@ describe("bulk recovers", () => {
 });
 
 describe("onboardings", () => {
+  const HOUR_LATER = (q: Queue) => q.t + HOUR;
+  const onboarding = (q: Queue, overrides: Partial<Onboarding> = {}): Onboarding => ({
+    id: "sgn_1", accountId: "acc_suite", phoneNumberId: "pn_1", wabaId: "waba_1", kind: "embedded",
+    code: "AQ-code", codeHash: "hash-1", accessToken: null, pin: "123456", steps: {}, preflights: {}, syncs: {}, finishedAt: null, leaseUntil: null,
+    expiresAt: HOUR_LATER(q), createdAt: q.t, updatedAt: q.t, ...overrides,
+  });
+
   test("one per number; one run at a time, its writes fenced on its lease; pre-flights and syncs merge beside a run; secrets sealed", async () => {
     const q = await queue();
     const onboardings = q.deps.store.onboardings;
-    const o = {
-      id: "sgn_1", accountId: "acc_suite", phoneNumberId: "pn_1", wabaId: "waba_1", kind: "embedded" as const,
-      code: "AQ-code", accessToken: null, pin: "123456", steps: {}, preflights: {}, syncs: {}, finishedAt: null, leaseUntil: null, createdAt: q.t, updatedAt: q.t,
-    };
-    expect(await onboardings.create(o)).toEqual(o);
-    expect((await onboardings.create({ ...o, id: "sgn_2", code: "other" })).id).toBe("sgn_1");
+    const o = onboarding(q);
+    const at = { now: q.t, numberIsTheirs: false };
+    expect(await onboardings.create(o, at)).toEqual({ onboarding: o });
+    expect(await onboardings.create({ ...o, id: "sgn_2", code: "other" }, at)).toEqual({ onboarding: o });
 
-    expect((await onboardings.unfinished("acc_suite")).map((u) => u.id)).toEqual(["sgn_1"]);
-    const leased = (await onboardings.claim("sgn_1", q.t, q.t + 100))!;
+    expect((await onboardings.unfinished("acc_suite", q.t)).map((u) => u.id)).toEqual(["sgn_1"]);
+    // Only its own account can lease it.
+    expect(await onboardings.claim("sgn_1", "acc_other", q.t, q.t + 100)).toBeUndefined();
+    const leased = (await onboardings.claim("sgn_1", "acc_suite", q.t, q.t + 100))!;
     expect(leased.leaseUntil).toBe(q.t + 100);
-    expect(await onboardings.claim("sgn_1", q.t + 50, q.t + 150)).toBeUndefined();
+    expect(await onboardings.claim("sgn_1", "acc_suite", q.t + 50, q.t + 150)).toBeUndefined();
     const run = {
-      ...leased, code: null, accessToken: "EAAG-token", pin: null, leaseUntil: null, finishedAt: q.t + 5, updatedAt: q.t + 5,
+      ...leased, code: null, accessToken: "EAAG-token", pin: null, leaseUntil: null, finishedAt: q.t + 5, expiresAt: null, updatedAt: q.t + 5,
       steps: { exchange: { status: "done" as const, at: q.t + 1 }, register: { status: "failed" as const, at: q.t + 2, reason: "no", code: 100 } },
     };
     // Beside the run: two fields' pre-flights and a sync, none undoing another.
@@ -167,14 +212,123 @@ describe("onboardings", () => {
       preflights: { history: { at: q.t + 3, deliveries: [{ endpointId: "ep", deliveryId: "dl" }] }, smb_app_state_sync: { at: q.t + 4, deliveries: [] } },
       syncs: { history: { at: q.t + 4, requestId: "r1", overridden: false } },
     };
-    expect(await onboardings.get("sgn_1")).toEqual(expected);
-    expect(await onboardings.byNumber("pn_1")).toEqual(expected);
-    expect(await onboardings.unfinished("acc_suite")).toEqual([]);
+    expect(await onboardings.get("sgn_1", q.t + 6)).toEqual(expected);
+    expect(await onboardings.byNumber("acc_suite", "pn_1", q.t + 6)).toEqual(expected);
+    expect(await onboardings.byNumber("acc_other", "pn_1", q.t + 6)).toBeUndefined();
+    expect(await onboardings.unfinished("acc_suite", q.t + 6)).toEqual([]);
     // Released: the next run may claim it, as it may once a lease ran out.
-    expect(await onboardings.claim("sgn_1", q.t + 6, q.t + 200)).toBeDefined();
-    expect(await onboardings.claim("sgn_1", q.t + 200, q.t + 300)).toBeDefined();
+    expect(await onboardings.claim("sgn_1", "acc_suite", q.t + 6, q.t + 200)).toBeDefined();
+    expect(await onboardings.claim("sgn_1", "acc_suite", q.t + 200, q.t + 300)).toBeDefined();
     const [raw] = await q.deps.query("SELECT access_token_enc FROM onboardings WHERE id = 'sgn_1'");
     expect(raw!.access_token_enc).not.toContain("EAAG-token");
+  });
+
+  test("another account's create never gets the stored one: it takes its place only once it holds the number no more", async () => {
+    const q = await queue();
+    await account(q.deps.store, "acc_b", q.t);
+    const onboardings = q.deps.store.onboardings;
+    const a = onboarding(q);
+    const b = onboarding(q, { id: "sgn_b", accountId: "acc_b", code: "AQ-b" });
+    const at = (now: number, numberIsTheirs = false) => ({ now, numberIsTheirs });
+    await onboardings.create(a, at(q.t));
+    // Not past the code exchange, but a run holds it: B is refused.
+    await onboardings.claim("sgn_1", "acc_suite", q.t, q.t + 100);
+    expect(await onboardings.create(b, at(q.t + 1))).toEqual({ refused: "held" });
+    // Its run ended without an exchange (a made-up code): B takes its place.
+    expect(await onboardings.create(b, at(q.t + 100))).toEqual({ onboarding: b });
+    expect(await onboardings.get("sgn_1", q.t + 100)).toBeUndefined();
+    // Past the exchange, B's signup holds the number against A until it expires.
+    const holding = { ...b, code: null, accessToken: "EAAG-b", steps: { exchange: { status: "done" as const, at: q.t } } };
+    expect(await onboardings.claim("sgn_b", "acc_b", q.t + 100, q.t + 200)).toBeDefined();
+    expect(await onboardings.saveRun({ ...holding, leaseUntil: null }, q.t + 200)).toBe(true);
+    expect(await onboardings.create(a, at(q.t + 200))).toEqual({ refused: "held" });
+    // Unless the number is A's already (the operator connected it there).
+    const again = { ...a, id: "sgn_a2" };
+    expect(await onboardings.create(again, at(q.t + 200, true))).toEqual({ onboarding: again });
+    await onboardings.delete("sgn_a2");
+    await onboardings.create({ ...b, ...holding, leaseUntil: null }, at(q.t + 200));
+    expect(await onboardings.create(a, at(HOUR_LATER(q) - 1))).toEqual({ refused: "held" });
+    expect(await onboardings.create(a, at(HOUR_LATER(q)))).toEqual({ onboarding: a });
+    const [row] = await q.deps.query("SELECT id, account_id FROM onboardings WHERE phone_number_id = 'pn_1'");
+    expect(row).toEqual({ id: "sgn_1", account_id: "acc_suite" });
+    // A finished one is its account's number: never taken over.
+    await onboardings.claim("sgn_1", "acc_suite", HOUR_LATER(q), HOUR_LATER(q) + 10);
+    await onboardings.saveRun({ ...a, finishedAt: HOUR_LATER(q), expiresAt: null, leaseUntil: null }, HOUR_LATER(q) + 10);
+    expect(await onboardings.create(b, at(HOUR_LATER(q) * 2, true))).toEqual({ refused: "held" });
+  });
+
+  test("two accounts' first creates of one number at once: one stores its own, the other is refused, 20 times", async () => {
+    const q = await queue();
+    await account(q.deps.store, "acc_b", q.t);
+    for (let i = 0; i < 20; i++) {
+      // As a signup creates it: leased by the run about to start.
+      const mine = (accountId: string) => onboarding(q, { id: `sgn_${accountId}_${i}`, accountId, phoneNumberId: `pn_race_${i}`, leaseUntil: q.t + 100 });
+      const [a, b] = [mine("acc_suite"), mine("acc_b")];
+      const results = await Promise.all([a, b].map((o) => q.deps.store.onboardings.create(o, { now: q.t, numberIsTheirs: false })));
+      expect(results.filter((r) => "refused" in r)).toEqual([{ refused: "held" }]);
+      const stored = results.find((r) => "onboarding" in r) as { onboarding: Onboarding };
+      expect([a, b]).toContainEqual(stored.onboarding);
+      expect(await q.deps.query(`SELECT id FROM onboardings WHERE phone_number_id = 'pn_race_${i}'`)).toEqual([{ id: stored.onboarding.id }]);
+    }
+  });
+
+  test("the cap counts the account's live unfinished ones; two created at once both count", async () => {
+    const q = await queue();
+    const onboardings = q.deps.store.onboardings;
+    const capped = (n: number, now = q.t) => onboardings.create(onboarding(q, { id: `sgn_${n}`, phoneNumberId: `pn_${n}` }), { now, numberIsTheirs: false, maxUnfinished: 2 });
+    const both = await Promise.all([capped(1), capped(2), capped(3)]);
+    expect(both.filter((c) => "refused" in c)).toEqual([{ refused: "too_many" }]);
+    expect((await onboardings.unfinished("acc_suite", q.t)).length).toBe(2);
+    // A finished one does not count, nor an expired one.
+    const [first] = await onboardings.unfinished("acc_suite", q.t);
+    await onboardings.claim(first!.id, "acc_suite", q.t, q.t + 10);
+    await onboardings.saveRun({ ...first!, finishedAt: q.t, expiresAt: null, leaseUntil: null }, q.t + 10);
+    expect("onboarding" in await capped(4)).toBe(true);
+    expect(await capped(5)).toEqual({ refused: "too_many" });
+    expect("onboarding" in await capped(5, HOUR_LATER(q))).toBe(true);
+  });
+
+  test("expiry: look-ups pass over an expired unfinished one and the sweep deletes it; a finished one's lapsed run keeps its record, not its secrets", async () => {
+    const q = await queue();
+    const onboardings = q.deps.store.onboardings;
+    await onboardings.create(onboarding(q), { now: q.t, numberIsTheirs: false });
+    const later = onboarding(q, { id: "sgn_2", phoneNumberId: "pn_2", finishedAt: q.t - 5, accessToken: "EAAG-rerun", expiresAt: q.t + 2 * HOUR });
+    await onboardings.create(later, { now: q.t, numberIsTheirs: false });
+    expect(await onboardings.purgeExpired(HOUR_LATER(q) - 1)).toBe(0);
+    expect((await onboardings.list({}, HOUR_LATER(q) - 1)).map((o) => o.id).sort()).toEqual(["sgn_1", "sgn_2"]);
+
+    const now = HOUR_LATER(q);
+    expect(await onboardings.get("sgn_1", now)).toBeUndefined();
+    expect(await onboardings.byNumber("acc_suite", "pn_1", now)).toBeUndefined();
+    expect(await onboardings.unfinished("acc_suite", now)).toEqual([]);
+    expect((await onboardings.list({ accountId: "acc_suite" }, now)).map((o) => o.id)).toEqual(["sgn_2"]);
+    expect(await onboardings.purgeExpired(now)).toBe(1);
+    expect(await q.deps.query("SELECT id FROM onboardings WHERE id = 'sgn_1'")).toEqual([]);
+
+    const lapsed = q.t + 2 * HOUR;
+    expect(await onboardings.get("sgn_2", lapsed)).toEqual({ ...later, code: null, accessToken: null, pin: null });
+    expect(await onboardings.purgeExpired(lapsed)).toBe(1);
+    expect(await onboardings.purgeExpired(lapsed)).toBe(0);
+    expect(await q.deps.query("SELECT code_enc, access_token_enc, pin_enc, expires_at FROM onboardings WHERE id = 'sgn_2'"))
+      .toEqual([{ code_enc: null, access_token_enc: null, pin_enc: null, expires_at: lapsed }]);
+  });
+
+  test("the operator's list filters by account and number, newest first; delete answers the one deleted", async () => {
+    const q = await queue();
+    await account(q.deps.store, "acc_b", q.t);
+    const onboardings = q.deps.store.onboardings;
+    const at = { now: q.t, numberIsTheirs: false };
+    await onboardings.create(onboarding(q), at);
+    await onboardings.create(onboarding(q, { id: "sgn_2", phoneNumberId: "pn_2", updatedAt: q.t + 1 }), at);
+    await onboardings.create(onboarding(q, { id: "sgn_3", accountId: "acc_b", phoneNumberId: "pn_3", updatedAt: q.t + 2 }), at);
+    const ids = async (filter: Parameters<typeof onboardings.list>[0]) => (await onboardings.list(filter, q.t)).map((o) => o.id);
+    expect(await ids({})).toEqual(["sgn_3", "sgn_2", "sgn_1"]);
+    expect(await ids({ accountId: "acc_suite" })).toEqual(["sgn_2", "sgn_1"]);
+    expect(await ids({ phoneNumberId: "pn_3" })).toEqual(["sgn_3"]);
+    expect(await ids({ accountId: "acc_suite", phoneNumberId: "pn_3" })).toEqual([]);
+    expect((await onboardings.delete("sgn_2"))?.id).toBe("sgn_2");
+    expect(await onboardings.delete("sgn_2")).toBeUndefined();
+    expect(await ids({})).toEqual(["sgn_3", "sgn_1"]);
   });
 });
 

@@ -5,29 +5,46 @@ export interface RawResponse {
   body: string;
 }
 
+/** A response read off raw bytes, once its head and its declared length have arrived (or the connection ended). */
+function parseResponse(received: Buffer, final: boolean): RawResponse | null {
+  const end = received.indexOf("\r\n\r\n");
+  if (end < 0) return null;
+  const [statusLine, ...lines] = received.subarray(0, end).toString("latin1").split("\r\n");
+  const headers: Record<string, string> = {};
+  for (const line of lines) {
+    const i = line.indexOf(":");
+    headers[line.slice(0, i).trim().toLowerCase()] = line.slice(i + 1).trim();
+  }
+  const rest = received.subarray(end + 4);
+  const length = headers["content-length"] === undefined ? null : Number(headers["content-length"]);
+  if (length === null ? !final : rest.length < length) return null;
+  return { status: Number(statusLine!.split(" ")[1]), headers, body: rest.subarray(0, length ?? rest.length).toString("utf8") };
+}
+
 /**
  * Sends `head` (request line and headers, without the blank line) and then `body` on a fresh
  * connection, and reads one response: for requests fetch will not send, such as a Content-Length
- * that promises more than is sent. The connection is closed once the response is complete.
+ * that promises more than is sent. The connection is closed once the response is complete. With
+ * `dripEveryMs`, one more body byte follows every `dripEveryMs` for as long as the connection is
+ * open (a body that trickles in), and the answer is given once the server has closed it, with
+ * `dripped`, how many such bytes were sent.
  */
-export function rawRequest(url: string, head: string, body: Uint8Array | string = ""): Promise<RawResponse> {
+export function rawRequest(
+  url: string,
+  head: string,
+  body: Uint8Array | string = "",
+  options: { dripEveryMs?: number } = {},
+): Promise<RawResponse & { dripped: number }> {
   const { hostname, port } = new URL(url);
+  const drip = options.dripEveryMs;
   return new Promise((resolve, reject) => {
     let received = Buffer.alloc(0);
-    const tryParse = (final: boolean): boolean => {
-      const end = received.indexOf("\r\n\r\n");
-      if (end < 0) return false;
-      const [statusLine, ...lines] = received.subarray(0, end).toString("latin1").split("\r\n");
-      const headers: Record<string, string> = {};
-      for (const line of lines) {
-        const i = line.indexOf(":");
-        headers[line.slice(0, i).trim().toLowerCase()] = line.slice(i + 1).trim();
-      }
-      const rest = received.subarray(end + 4);
-      const length = headers["content-length"] === undefined ? null : Number(headers["content-length"]);
-      if (length === null ? !final : rest.length < length) return false;
-      resolve({ status: Number(statusLine!.split(" ")[1]), headers, body: rest.subarray(0, length ?? rest.length).toString("utf8") });
-      return true;
+    let dripped = 0;
+    let dripping: Timer | undefined;
+    const answered = (final: boolean): boolean => {
+      const response = parseResponse(received, final);
+      if (response) resolve({ ...response, dripped });
+      return response !== null;
     };
     void Bun.connect({
       hostname,
@@ -36,15 +53,18 @@ export function rawRequest(url: string, head: string, body: Uint8Array | string 
         open(socket) {
           socket.write(`${head}\r\n\r\n`);
           if (body.length > 0) socket.write(body);
+          if (drip !== undefined) dripping = setInterval(() => (dripped += socket.write("a")), drip);
         },
         data(socket, chunk) {
           received = Buffer.concat([received, chunk]);
-          if (tryParse(false)) socket.end();
+          if (drip === undefined && answered(false)) socket.end();
         },
         close() {
-          if (!tryParse(true)) reject(new Error(`connection closed after ${received.length} bytes`));
+          clearInterval(dripping);
+          if (!answered(true)) reject(new Error(`connection closed after ${received.length} bytes without an answer`));
         },
         error(_socket, error) {
+          clearInterval(dripping);
           reject(error);
         },
       },

@@ -25,7 +25,7 @@ describe("GET /api/deliveries: search", () => {
     const a = await app.account({ numbers: 2 });
     const [one, two] = a.numbers as [string, string];
     const rx = app.receiver();
-    await a.endpoint(rx.url, ["messages", "account_update"]);
+    const endpoint = await a.endpoint(rx.url, ["messages", "account_update"]);
     const post = async (changes: unknown[]) => expect((await app.post(eventBody([{ id: a.wabaId, changes }]))).status).toBe(200);
 
     const t0 = app.deps.clock.now();
@@ -62,6 +62,9 @@ describe("GET /api/deliveries: search", () => {
     expect(rest.data).toHaveLength(1);
     expect(rest.next_cursor).toBeNull();
     expect((await a.api("GET", "/api/deliveries?from=yesterday")).status).toBe(400);
+    // Whole numbers only: a fraction reached the LIMIT (or an integer column) and answered 500.
+    for (const bad of ["limit=1.5", "last_status=200.5"]) expect((await a.api("GET", `/api/deliveries?${bad}`)).status).toBe(400);
+    expect((await a.api("GET", `/api/endpoints/${endpoint.id}/stats?hours=1.5`)).status).toBe(400);
 
     // Another account sees none of it.
     const other = await app.account();

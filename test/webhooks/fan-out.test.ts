@@ -120,6 +120,6 @@ describe("fan-out over HTTP (SPEC 6.3)", () => {
     await app.tick();
     expect(rx.received.map((x) => x.body)).toEqual([`{"object":${objectRaw},"entry":[${mine}]}`]);
     expect(rx.received[0]!.headers["x-upstream-signature-256"]).toBeUndefined();
-    expect(app.deps.logger.lines.some((l) => l.msg === "webhook entry dropped: unknown WABA" && l.waba_id === "unknown-waba")).toBe(true);
+    expect(app.deps.logger.lines.some((l) => l.msg === "webhook entries dropped" && l.unknown_waba === 1 && (l.first_waba_ids as string[])[0] === "unknown-waba")).toBe(true);
   });
 });

@@ -80,7 +80,9 @@ describe("X-Hub-Signature-256", () => {
     await app.tick();
     expect(rxVictim.received).toHaveLength(0);
     expect(rxByo.received.map((r) => r.body)).toEqual([`{"object":"whatsapp_business_account","entry":[${mine}]}`]);
-    expect(app.deps.logger.lines.some((l) => l.msg === "webhook entry dropped: signed with another app's secret")).toBe(true);
+    expect(app.deps.logger.lines.filter((l) => l.msg === "webhook entries dropped")).toEqual([
+      expect.objectContaining({ entries: 1, unknown_waba: 0, signed_by_another_app: 1, first_waba_ids: [victim.wabaId] }),
+    ]);
 
     // Only its own entries: byte for byte, with the signature upstream made.
     const own = `{"object":"whatsapp_business_account","entry":[${mine}]}`;
@@ -98,6 +100,28 @@ describe("X-Hub-Signature-256", () => {
 
 // SQLite's own machinery: the flush of its WAL that each ack waits for (PostgreSQL commits are
 // durable when they return: the backend's own tests cover its 503 when nothing could be committed).
+describe("entries that are dropped", () => {
+  test("thousands of entries of unknown WABAs in one signed event make one summary line: how many, the first few ids", async () => {
+    app = await relayApp();
+    const a = await app.account();
+    const rx = app.receiver();
+    await a.endpoint(rx.url);
+    const unknown = Array.from({ length: 5_000 }, (_, i) => ({ id: `stranger-${i}`, changes: [messageChange("x")] }));
+    const before = app.deps.logger.lines.length;
+    expect((await app.post(eventBody([...unknown, { id: a.wabaId, changes: [messageChange(a.numbers[0]!)] }]))).status).toBe(200);
+    const warnings = app.deps.logger.lines.slice(before).filter((l) => l.level === "warn");
+    expect(warnings).toEqual([expect.objectContaining({
+      msg: "webhook entries dropped",
+      entries: 5_000,
+      unknown_waba: 5_000,
+      signed_by_another_app: 0,
+      first_waba_ids: ["stranger-0", "stranger-1", "stranger-2", "stranger-3", "stranger-4"],
+    })]);
+    await app.tick();
+    expect(rx.received).toHaveLength(1);
+  });
+});
+
 describe.skipIf(!onSqlite)("durable before the 200 (CONTRACT 5)", () => {
   /** An app whose WAL syncs the test finishes by hand, and an event posted to it whose commit is waiting for one. */
   async function eventAwaitingSync() {
@@ -164,6 +188,25 @@ describe("bad bodies", () => {
     }
     expect(app.deps.logger.lines.filter((l) => l.msg === "webhook event rejected" && l.error === "invalid_event")).toHaveLength(3);
     expect(await count(app, "events")).toBe(0);
+  });
+
+  test("ids and codes no index holds (NUL, 1 MB, past an integer) are relayed but not indexed: 200, never a 500", async () => {
+    app = await relayApp();
+    const a = await app.account();
+    const rx = app.receiver();
+    await a.endpoint(rx.url);
+    const status = (id: unknown, code: unknown) => ({ id, status: "failed\u0000", errors: [{ code }] });
+    const odd = messageChange("pn\u0000x");
+    const statuses = [status("wamid.\u0000", 1), status("x".repeat(1_000_000), 1), status("wamid.big", 1e37), status("wamid.part", 1.5)];
+    const change = { ...odd, value: { ...odd.value, metadata: { phone_number_id: a.numbers[0] }, statuses } };
+    for (const changes of [[odd], [change]]) {
+      const response = await app.post(eventBody([{ id: a.wabaId, changes }]));
+      expect(response.status).toBe(200);
+    }
+    // The two that fit are indexed, without the code or status no column holds.
+    const indexed = await app.deps.query("SELECT message_id, status, error_code FROM event_messages WHERE message_id IN ('wamid.big', 'wamid.part') ORDER BY message_id");
+    expect(indexed).toEqual([{ message_id: "wamid.big", status: null, error_code: null }, { message_id: "wamid.part", status: null, error_code: null }]);
+    expect(await count(app, "events")).toBe(2);
   });
 
   test("over 10 MB: 413, whether declared or streamed without a length", async () => {

@@ -1,3 +1,4 @@
+import { afterAll, beforeAll } from "bun:test";
 import { hubSignature } from "../../src/webhooks/hub-signature.ts";
 import type { Deps } from "../../src/runtime/deps.ts";
 import type { SqliteStoreOptions } from "../../src/store/sqlite/store.ts";
@@ -102,7 +103,9 @@ export async function relayAccount(base: string, input: { kind?: "byo" | "embedd
   };
   /** A dashboard page's HTML as this account's user sees it. */
   const page = async (path: string) => (await send("GET", path)).text();
-  return { id: created.id, wabaId, numbers, api, endpoint, page, user: { email, password } };
+  /** The session cookie (`sb_session=…`) this account's calls carry, for requests `api` cannot make. */
+  const sessionCookie = () => cookie;
+  return { id: created.id, wabaId, numbers, api, endpoint, page, user: { email, password }, sessionCookie };
 }
 
 /**
@@ -141,6 +144,18 @@ export async function relayApp(options: { env?: Record<string, string>; deps?: P
 }
 
 export type RelayApp = Awaited<ReturnType<typeof relayApp>>;
+export type RelayAccount = Awaited<ReturnType<typeof relayAccount>>;
+
+/** Registers hooks giving a test file one app (relayApp's options) with one account on it; read both from the result. */
+export function appWithAccount(options?: Parameters<typeof relayApp>[0]): { app: RelayApp; a: RelayAccount } {
+  const shared = {} as { app: RelayApp; a: RelayAccount };
+  beforeAll(async () => {
+    shared.app = await relayApp(options);
+    shared.a = await shared.app.account();
+  });
+  afterAll(() => shared.app.close());
+  return shared;
+}
 
 /** A `messages` change for a number. */
 export function messageChange(phoneNumberId: string, text = "hi", field = "messages") {

@@ -1,7 +1,8 @@
 import { and, eq, inArray, isNull } from "drizzle-orm";
 import type { Sealer } from "../../crypto/sealer.ts";
 import { CachedDirectory, defined } from "../cached-directory.ts";
-import { openWaba, sealWaba } from "../sealed-rows.ts";
+import { connectRefusal, type Connected, type Refusal } from "../ownership.ts";
+import { openWaba, reconnectedWaba, sealWaba } from "../sealed-rows.ts";
 import type { Directory, WabaPatch } from "../store.ts";
 import type { Account, ApiKey, PhoneNumber, Waba } from "../types.ts";
 import type { ChangeFeed, ChangeKind, FedCache } from "./changes.ts";
@@ -138,5 +139,41 @@ export class PgDirectory extends CachedDirectory implements Directory, FedCache 
     const row = await this.write("number", phoneNumberId, async (tx) => (await tx.update(numbers).set(patch).where(eq(numbers.phoneNumberId, phoneNumberId)).returning())[0],
       (r) => this.cacheNumber(r));
     return row && { ...row };
+  }
+
+  async connect(waba: Waba, number: PhoneNumber): Promise<Connected> {
+    let written: { wabaRow: typeof wabas.$inferSelect; numberRow: PhoneNumber; created: boolean };
+    try {
+      written = await transaction(this.db, async (tx) => {
+        // Absent rows are inserted first, so that the check reads, locked, whichever row won.
+        await tx.orm.insert(wabas).values(sealWaba(waba, this.sealer)).onConflictDoNothing();
+        const created = (await tx.orm.insert(numbers).values(number).onConflictDoNothing().returning({ id: numbers.phoneNumberId })).length > 0;
+        const [stored] = await tx.orm.select().from(wabas).where(eq(wabas.wabaId, waba.wabaId)).for("update");
+        const [numberRow] = await tx.orm.select().from(numbers).where(eq(numbers.phoneNumberId, number.phoneNumberId)).for("update");
+        const refused = connectRefusal(waba.accountId, waba.wabaId, waba.appSecret !== null, {
+          waba: { accountId: stored!.accountId, byo: stored!.appSecretEnc !== null }, number: numberRow,
+        });
+        if (refused) throw new NotConnected(refused);
+        const [wabaRow] = await tx.orm.update(wabas).set(reconnectedWaba(waba, this.sealer)).where(eq(wabas.wabaId, waba.wabaId)).returning();
+        await this.feed.record(tx, "waba", [waba.wabaId]);
+        if (created) await this.feed.record(tx, "number", [number.phoneNumberId]);
+        return { wabaRow: wabaRow!, numberRow: numberRow!, created };
+      });
+    } catch (error) {
+      if (error instanceof NotConnected) return { refused: error.refusal };
+      throw error;
+    }
+    await this.feed.serially(() => {
+      this.cacheWaba(this.toWaba(written.wabaRow));
+      this.cacheNumber(written.numberRow);
+    });
+    return { waba: this.toWaba(written.wabaRow), number: { ...written.numberRow }, created: written.created };
+  }
+}
+
+/** connect's refusal, thrown inside its transaction to roll back what it inserted. */
+class NotConnected extends Error {
+  constructor(readonly refusal: Refusal) {
+    super(refusal);
   }
 }

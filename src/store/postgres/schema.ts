@@ -284,6 +284,8 @@ export const onboardings = pgTable("onboardings", {
   wabaId: text("waba_id").notNull(),
   kind: text("kind", { enum: ["embedded", "coexistence"] }).notNull(),
   codeEnc: text("code_enc"),
+  /** SHA-256 of the last code, kept once the code is spent or dropped: the same code sent twice is a repeat. */
+  codeHash: text("code_hash"),
   accessTokenEnc: text("access_token_enc"),
   pinEnc: text("pin_enc"),
   steps: text("steps").notNull(),
@@ -291,6 +293,12 @@ export const onboardings = pgTable("onboardings", {
   syncs: text("syncs").notNull(),
   finishedAt: epochMs("finished_at"),
   leaseUntil: epochMs("lease_until"),
+  /** When a run not finished stops holding its number and its secrets are dropped; null: none pending. */
+  expiresAt: epochMs("expires_at"),
   createdAt: epochMs("created_at").notNull(),
   updatedAt: epochMs("updated_at").notNull(),
-}, (t) => [uniqueIndex("onboardings_number").on(t.phoneNumberId)]);
+}, (t) => [
+  uniqueIndex("onboardings_number").on(t.phoneNumberId),
+  index("onboardings_account").on(t.accountId),
+  index("onboardings_expires").on(t.expiresAt).where(sql`${t.expiresAt} IS NOT NULL`),
+]);

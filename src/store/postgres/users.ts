@@ -14,8 +14,8 @@ export class PgUsers implements UserStore {
   }
   async create(user: User) {
     const row = { ...user, email: user.email.toLowerCase() };
-    await this.db.insert(users).values(row);
-    return row;
+    const [created] = await this.db.insert(users).values(row).onConflictDoNothing().returning();
+    return created ?? null;
   }
   async failures(email: string) {
     const [row] = await this.db.select().from(signInFailures).where(eq(signInFailures.email, email.toLowerCase()));

@@ -1,7 +1,8 @@
 import { eq } from "drizzle-orm";
 import type { Sealer } from "../../crypto/sealer.ts";
 import { CachedDirectory, defined } from "../cached-directory.ts";
-import { openWaba, sealWaba } from "../sealed-rows.ts";
+import { connectRefusal, type Connected, type Refusal } from "../ownership.ts";
+import { openWaba, reconnectedWaba, sealWaba } from "../sealed-rows.ts";
 import type { Directory, WabaPatch } from "../store.ts";
 import type { Account, ApiKey, PhoneNumber, StatusCause, Waba } from "../types.ts";
 import type { Db } from "./open.ts";
@@ -117,5 +118,26 @@ export class SqliteDirectory extends CachedDirectory implements Directory {
     const next = { ...current, ...patch };
     this.cacheNumber(next);
     return { ...next };
+  }
+
+  // Immediate: the write lock is taken before the reads, so another process (the CLI) cannot
+  // change the rows between the check and the write.
+  async connect(waba: Waba, number: PhoneNumber): Promise<Connected> {
+    const written = this.db.transaction((tx): { refused: Refusal } | { wabaRow: typeof wabas.$inferSelect; numberRow: PhoneNumber; created: boolean } => {
+      const stored = tx.select().from(wabas).where(eq(wabas.wabaId, waba.wabaId)).get();
+      const storedNumber = tx.select().from(numbers).where(eq(numbers.phoneNumberId, number.phoneNumberId)).get();
+      const refused = connectRefusal(waba.accountId, waba.wabaId, waba.appSecret !== null, {
+        waba: stored && { accountId: stored.accountId, byo: stored.appSecretEnc !== null }, number: storedNumber,
+      });
+      if (refused) return { refused };
+      if (stored) tx.update(wabas).set(reconnectedWaba(waba, this.sealer)).where(eq(wabas.wabaId, waba.wabaId)).run();
+      else tx.insert(wabas).values(sealWaba(waba, this.sealer)).run();
+      if (!storedNumber) tx.insert(numbers).values(number).run();
+      return { wabaRow: tx.select().from(wabas).where(eq(wabas.wabaId, waba.wabaId)).get()!, numberRow: storedNumber ?? number, created: !storedNumber };
+    }, { behavior: "immediate" });
+    if ("refused" in written) return written;
+    this.cacheWaba(this.toWaba(written.wabaRow));
+    this.cacheNumber({ ...written.numberRow });
+    return { waba: this.toWaba(written.wabaRow), number: { ...written.numberRow }, created: written.created };
   }
 }

@@ -1,37 +1,60 @@
-import { and, desc, eq, isNull, lte, or, sql } from "drizzle-orm";
+import { and, desc, eq, isNull, lte, or, sql, type SQL } from "drizzle-orm";
 import type { Sealer } from "../../crypto/sealer.ts";
-import { fromOnboardingRow, runColumns, toOnboardingRow } from "../onboarding-rows.ts";
-import type { Onboarding, OnboardingStore, Preflight, SyncRequest } from "../onboardings.ts";
+import { expiryConditions, fromOnboardingRow, NO_SEALED_SECRETS, onboardingWhere, runColumns, toOnboardingRow } from "../onboarding-rows.ts";
+import {
+  createPlan, live, overCap, type CreateOptions, type Created, type Onboarding, type OnboardingFilter, type OnboardingStore, type Preflight,
+  type SyncRequest,
+} from "../onboardings.ts";
 import type { Db } from "./open.ts";
 import { onboardings } from "./schema.ts";
+
+const where = onboardingWhere(onboardings);
 
 export class SqliteOnboardings implements OnboardingStore {
   constructor(private readonly db: Db, private readonly sealer: Sealer) {}
 
-  async get(id: string) {
-    const row = this.db.select().from(onboardings).where(eq(onboardings.id, id)).get();
-    return row && fromOnboardingRow(row, this.sealer);
+  private read(condition: SQL | undefined, now: number): Onboarding[] {
+    return this.db.select().from(onboardings).where(and(condition, expiryConditions(onboardings, now).notGone))
+      .orderBy(desc(onboardings.updatedAt), desc(onboardings.id)).all()
+      .map((row) => live(fromOnboardingRow(row, this.sealer), now)!);
   }
 
-  async byNumber(phoneNumberId: string) {
-    const row = this.db.select().from(onboardings).where(eq(onboardings.phoneNumberId, phoneNumberId)).get();
-    return row && fromOnboardingRow(row, this.sealer);
+  async get(id: string, now: number) {
+    return this.read(where.id(id), now)[0];
   }
 
-  async unfinished(accountId: string) {
-    const rows = this.db.select().from(onboardings).where(and(eq(onboardings.accountId, accountId), isNull(onboardings.finishedAt))).orderBy(desc(onboardings.updatedAt)).all();
-    return rows.map((row) => fromOnboardingRow(row, this.sealer));
+  async byNumber(accountId: string, phoneNumberId: string, now: number) {
+    return this.read(where.number(accountId, phoneNumberId), now)[0];
   }
 
-  async create(onboarding: Onboarding) {
-    // The unique number index makes a second start of the same number find the first.
-    this.db.insert(onboardings).values(toOnboardingRow(onboarding, this.sealer)).onConflictDoNothing().run();
-    return (await this.byNumber(onboarding.phoneNumberId))!;
+  async unfinished(accountId: string, now: number) {
+    return this.read(where.unfinished(accountId), now);
   }
 
-  async claim(id: string, now: number, until: number) {
+  async list(filter: OnboardingFilter, now: number) {
+    return this.read(where.filter(filter), now);
+  }
+
+  // Immediate: the write lock is taken before the read, so another process (the CLI) cannot
+  // change the row between the two.
+  async create(onboarding: Onboarding, options: CreateOptions): Promise<Created> {
+    return this.db.transaction((tx) => {
+      const stored = tx.select().from(onboardings).where(eq(onboardings.phoneNumberId, onboarding.phoneNumberId)).get();
+      const plan = createPlan(stored && fromOnboardingRow(stored, this.sealer), onboarding, options);
+      if (typeof plan !== "string") return plan;
+      const [{ unfinished }] = tx.select({ unfinished: sql<number>`count(*)` }).from(onboardings)
+        .where(and(where.unfinished(onboarding.accountId), expiryConditions(onboardings, options.now).notGone)).all() as [{ unfinished: number }];
+      if (overCap(onboarding, options, unfinished)) return { refused: "too_many" as const };
+      const row = toOnboardingRow(onboarding, this.sealer);
+      if (plan === "replace") tx.update(onboardings).set(row).where(eq(onboardings.phoneNumberId, onboarding.phoneNumberId)).run();
+      else tx.insert(onboardings).values(row).run();
+      return { onboarding };
+    }, { behavior: "immediate" });
+  }
+
+  async claim(id: string, accountId: string, now: number, until: number) {
     const [row] = this.db.update(onboardings).set({ leaseUntil: until })
-      .where(and(eq(onboardings.id, id), or(isNull(onboardings.leaseUntil), lte(onboardings.leaseUntil, now)))).returning().all();
+      .where(and(eq(onboardings.id, id), eq(onboardings.accountId, accountId), or(isNull(onboardings.leaseUntil), lte(onboardings.leaseUntil, now)))).returning().all();
     return row && fromOnboardingRow(row, this.sealer);
   }
 
@@ -50,5 +73,19 @@ export class SqliteOnboardings implements OnboardingStore {
   async recordSync(id: string, syncType: string, sync: SyncRequest, at: number) {
     this.db.update(onboardings).set({ syncs: sql`json_set(${onboardings.syncs}, ${`$."${syncType}"`}, json(${JSON.stringify(sync)}))`, updatedAt: at })
       .where(eq(onboardings.id, id)).run();
+  }
+
+  async delete(id: string) {
+    const [row] = this.db.delete(onboardings).where(eq(onboardings.id, id)).returning().all();
+    return row && fromOnboardingRow(row, this.sealer);
+  }
+
+  async purgeExpired(now: number) {
+    const { deleting, dropping } = expiryConditions(onboardings, now);
+    return this.db.transaction((tx) => {
+      const deleted = tx.delete(onboardings).where(deleting).returning({ id: onboardings.id }).all();
+      const dropped = tx.update(onboardings).set(NO_SEALED_SECRETS).where(dropping).returning({ id: onboardings.id }).all();
+      return deleted.length + dropped.length;
+    });
   }
 }

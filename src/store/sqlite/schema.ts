@@ -255,6 +255,8 @@ export const onboardings = sqliteTable("onboardings", {
   wabaId: text("waba_id").notNull(),
   kind: text("kind", { enum: ["embedded", "coexistence"] }).notNull(),
   codeEnc: text("code_enc"),
+  /** SHA-256 of the last code, kept once the code is spent or dropped: the same code sent twice is a repeat. */
+  codeHash: text("code_hash"),
   accessTokenEnc: text("access_token_enc"),
   pinEnc: text("pin_enc"),
   steps: text("steps").notNull(),
@@ -262,6 +264,12 @@ export const onboardings = sqliteTable("onboardings", {
   syncs: text("syncs").notNull(),
   finishedAt: integer("finished_at"),
   leaseUntil: integer("lease_until"),
+  /** When a run not finished stops holding its number and its secrets are dropped; null: none pending. */
+  expiresAt: integer("expires_at"),
   createdAt: integer("created_at").notNull(),
   updatedAt: integer("updated_at").notNull(),
-}, (t) => [uniqueIndex("onboardings_number").on(t.phoneNumberId)]);
+}, (t) => [
+  uniqueIndex("onboardings_number").on(t.phoneNumberId),
+  index("onboardings_account").on(t.accountId),
+  index("onboardings_expires").on(t.expiresAt).where(sql`${t.expiresAt} IS NOT NULL`),
+]);

@@ -14,8 +14,7 @@ export class SqliteUsers implements UserStore {
   }
   async create(user: User) {
     const row = { ...user, email: user.email.toLowerCase() };
-    this.db.insert(users).values(row).run();
-    return row;
+    return this.db.insert(users).values(row).onConflictDoNothing().returning().get() ?? null;
   }
   async failures(email: string) {
     const row = this.db.select().from(signInFailures).where(eq(signInFailures.email, email.toLowerCase())).get();

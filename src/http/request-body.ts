@@ -1,0 +1,101 @@
+import { Elysia } from "elysia";
+import { AppError, type ErrorName } from "../errors/catalog.ts";
+import type { Deps } from "../runtime/deps.ts";
+import { MAX_EVENT_BYTES } from "../webhooks/ingress.ts";
+import { MAX_JSON_DEPTH, nestsDeeperThan } from "./json-depth.ts";
+import { rawTarget } from "./raw-target.ts";
+import { routeGroup } from "./request-context.ts";
+
+/** The operator API, the dashboard and its API take small JSON or form posts. */
+export const API_BODY_LIMIT = 1024 * 1024;
+
+interface BodyRule {
+  max: number;
+  tooLarge: ErrorName;
+  /** May the body come without a declared length (chunked)? */
+  chunked: boolean;
+  /** Is a JSON body's nesting checked (everything but upstream's events, which are only ever stored and split)? */
+  json: boolean;
+}
+
+const UPSTREAM_EVENTS: BodyRule = { max: MAX_EVENT_BYTES, tooLarge: "event_too_large", chunked: true, json: false };
+// Their clients (browsers, the dashboard's script, curl and HTTP libraries given a JSON text) declare the length.
+const API_BODIES: BodyRule = { max: API_BODY_LIMIT, tooLarge: "body_too_large", chunked: false, json: true };
+
+/** Elysia picks its JSON parser by the 13th character of the media type (the "j" of application/json). */
+const parsedAsJson = (contentType: string | null) => contentType?.charCodeAt(12) === 0x6a;
+
+/** A body read whole, or why not. */
+type Read = Uint8Array<ArrayBuffer> | "too_large" | "late";
+
+/** Reads a body whole, counting it against `max`, unless `ms` pass first. */
+async function readWithin(body: ReadableStream<Uint8Array>, max: number, ms: number): Promise<Read> {
+  const reader = body.getReader();
+  let timer: Timer | undefined;
+  const late = new Promise<"late">((resolve) => (timer = setTimeout(() => resolve("late"), ms)));
+  // The rest is never read: the answer closes the connection (ERRORS' `closes`).
+  const stop = (why: "too_large" | "late") => {
+    void reader.cancel().catch(() => {});
+    return why;
+  };
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  try {
+    for (;;) {
+      const next = await Promise.race([reader.read(), late]);
+      if (next === "late") return stop("late");
+      if (next.done) break;
+      size += next.value.byteLength;
+      if (size > max) return stop("too_large");
+      chunks.push(next.value);
+    }
+  } finally {
+    clearTimeout(timer);
+  }
+  const whole = new Uint8Array(size);
+  let at = 0;
+  for (const chunk of chunks) {
+    whole.set(chunk, at);
+    at += chunk.byteLength;
+  }
+  return whole;
+}
+
+/**
+ * Every body outside the proxy is read here, whole, before any route sees it (the server itself
+ * caps no body, see app.ts):
+ * - under its size limit: 10 MB for upstream's events, counted as they arrive; 1 MB for the rest,
+ *   declared (a larger declared length is 413 before anything is read, an undeclared one 411), so
+ *   that a large post to a route open to anyone, such as POST /api/session, is never held;
+ * - under the body deadline (REQUEST_BODY_TIMEOUT_MS from the headers' arrival): a body that
+ *   trickles in is 408 and its connection closed, rather than holding it for as long as its
+ *   sender likes;
+ * - a JSON body nested deeper than MAX_JSON_DEPTH is 400 before it is parsed and validated.
+ * The route then gets the request with its body in memory. Proxied calls never reach Elysia and
+ * stream under their own limits.
+ */
+export function requestBodies(deps: Pick<Deps, "config" | "metrics">) {
+  const ms = deps.config.requestBodyTimeoutMs;
+  return new Elysia({ name: "request-bodies" }).onRequest(async (context) => {
+    const request = context.request;
+    const declared = request.headers.get("content-length");
+    if (declared === "0" || (declared === null && !request.headers.has("transfer-encoding"))) return;
+    const group = routeGroup(rawTarget(request.url).path);
+    if (group === "proxy") return;
+    if (!request.body) throw new AppError("body_not_expected");
+    const rule = group === "webhooks" ? UPSTREAM_EVENTS : API_BODIES;
+    if (declared === null && !rule.chunked) throw new AppError("length_required");
+    if (declared !== null && Number(declared) > rule.max) throw new AppError(rule.tooLarge);
+    const read = await readWithin(request.body, rule.max, ms);
+    if (read === "late") {
+      deps.metrics.bodyTimeouts.inc({ group });
+      throw new AppError("body_timeout", `The request body did not arrive whole within ${ms / 1000} s.`);
+    }
+    if (read === "too_large") throw new AppError(rule.tooLarge);
+    if (rule.json && parsedAsJson(request.headers.get("content-type")) && nestsDeeperThan(read, MAX_JSON_DEPTH)) {
+      throw new AppError("invalid_request", `The JSON body nests deeper than ${MAX_JSON_DEPTH} levels of arrays and objects.`);
+    }
+    // Elysia's parser and every handler read `context.request` after this hook: they get the body in memory.
+    (context as { request: Request }).request = new Request(request.url, { method: request.method, headers: request.headers, body: read });
+  });
+}

@@ -1,0 +1,51 @@
+import { t } from "elysia";
+import { getAccount } from "../admin/operations.ts";
+import { iso } from "../admin/views.ts";
+import { AppError } from "../errors/catalog.ts";
+import type { Deps, Worker } from "../runtime/deps.ts";
+import { intervalWorker } from "../runtime/interval-worker.ts";
+import { live, type Onboarding } from "../store/onboardings.ts";
+import { signupView } from "./signup.ts";
+
+/** The operator's Embedded Signup records (issue 26): list, delete, and the sweep of expired ones. */
+
+type OperatorDeps = Pick<Deps, "store" | "clock">;
+
+export const onboardingQuery = t.Object({
+  account_id: t.Optional(t.String({ maxLength: 64, description: "only this account's" })),
+  phone_number_id: t.Optional(t.String({ maxLength: 64, description: "only this number's" })),
+});
+
+/** An onboarding as the operator sees it: the signup's steps, its account and expiry; never its code, token or PIN. */
+export const onboardingView = (o: Onboarding) => ({
+  ...signupView(o),
+  account_id: o.accountId,
+  expires_at: iso(o.expiresAt),
+  updated_at: iso(o.updatedAt),
+});
+
+/** Onboardings not expired, newest first; an unknown account is a 404. */
+export async function listOnboardings(deps: OperatorDeps, query: typeof onboardingQuery.static): Promise<Onboarding[]> {
+  if (query.account_id) getAccount(deps, query.account_id);
+  const filter = { accountId: query.account_id || undefined, phoneNumberId: query.phone_number_id || undefined };
+  return deps.store.onboardings.list(filter, deps.clock.now());
+}
+
+/** Deletes one, whatever its state: its number is free for other accounts again. */
+export async function deleteOnboarding(deps: OperatorDeps, id: string): Promise<Onboarding> {
+  const deleted = await deps.store.onboardings.delete(id);
+  const o = deleted && live(deleted, deps.clock.now());
+  if (!o) throw new AppError("not_found", `No onboarding ${id}.`);
+  return o;
+}
+
+/**
+ * How often expired signups are purged. Look-ups pass over them at once; this bounds how long
+ * their sealed code, token and PIN stay on disk.
+ */
+export const SWEEP_EVERY_MS = 60_000;
+
+export function signupSweeper(deps: Pick<Deps, "store" | "clock" | "logger">): Worker {
+  const sweep = () => deps.store.onboardings.purgeExpired(deps.clock.now());
+  return intervalWorker("signup expiry sweep", SWEEP_EVERY_MS, sweep, deps.logger);
+}

@@ -1,0 +1,52 @@
+import { beforeAll, describe, expect, test } from "bun:test";
+import { admin } from "../support/harness.ts";
+import { appWithAccount } from "../webhooks/support.ts";
+
+// Issue 26, item 5: a time past a JavaScript date's range (±8.64e15 ms) is refused with 400 naming
+// the parameter wherever a time is read, and nothing is stored.
+
+/** Past the range of a date, and the first millisecond past it. */
+const FAR = "9999999999999999999999999999999999999";
+const JUST_PAST = "8640000000000001";
+
+const my = appWithAccount();
+let endpointId: string;
+beforeAll(async () => {
+  endpointId = (await my.a.endpoint("http://127.0.0.1:9/hook")).id;
+});
+
+function expectRefused(answer: { status: number; body: Record<string, any> }, parameter: string) {
+  expect(answer.status).toBe(400);
+  expect(answer.body.error).toMatchObject({ code: "invalid_request", type: "InvalidRequestException" });
+  expect(answer.body.error.message).toContain(parameter);
+  expect(answer.body.error.message).toContain("ISO 8601");
+}
+
+describe("time parameters", () => {
+  test.each([FAR, JUST_PAST])("the request log, delivery search and usage refuse %s", async (value) => {
+    for (const name of ["from", "to"]) {
+      expectRefused(await my.a.api("GET", `/api/requests?${name}=${value}`), name);
+      expectRefused(await my.a.api("GET", `/api/deliveries?${name}=${value}`), name);
+      const usage = await admin(my.app.url, "GET", `/admin/usage?from=${name === "from" ? value : "0"}${name === "to" ? `&to=${value}` : ""}`);
+      expectRefused({ status: usage.status, body: await usage.json() as Record<string, any> }, name);
+    }
+  });
+
+  test("the edge of the range is still a time", async () => {
+    expect((await my.a.api("GET", "/api/requests?from=0&to=8640000000000000")).status).toBe(200);
+    expect((await my.a.api("GET", "/api/deliveries?to=8640000000000000")).status).toBe(200);
+    expect((await admin(my.app.url, "GET", "/admin/usage?from=0&to=8640000000000000")).status).toBe(200);
+  });
+
+  test("a recover since a time past the range is a 400 and stores nothing; the endpoint still reads", async () => {
+    for (const since of [FAR, JUST_PAST]) {
+      expectRefused(await my.a.api("POST", `/api/endpoints/${endpointId}/recover`, { since }), "since");
+    }
+    expect(await my.app.deps.query("SELECT id FROM recoveries")).toEqual([]);
+    const latest = await my.a.api("GET", `/api/endpoints/${endpointId}/recover`);
+    expect(latest.status).toBe(200);
+    expect(latest.body).toBeNull();
+    expect((await my.a.api("GET", `/api/endpoints/${endpointId}`)).status).toBe(200);
+    expect(await my.a.page(`/dashboard/endpoints/${endpointId}`)).toContain("Recover");
+  });
+});
