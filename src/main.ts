@@ -51,7 +51,8 @@ const WORKERS = {
 };
 
 /** Errors that mean the database file cannot be made or opened where DATABASE_URL points. */
-const CANNOT_OPEN = /^(ENOENT|EACCES|EPERM|EROFS|ENOTDIR|EISDIR|EEXIST|SQLITE_CANTOPEN|SQLITE_NOTADB|SQLITE_READONLY|SQLITE_PERM)/;
+const CANNOT_OPEN =
+  /^(ENOENT|EACCES|EPERM|EROFS|ENOTDIR|EISDIR|EEXIST|SQLITE_CANTOPEN|SQLITE_NOTADB|SQLITE_READONLY|SQLITE_PERM)/;
 
 /** Where DATABASE_URL points, for messages: never the URL itself, which may hold a password. */
 function databaseName(config: Config): string {
@@ -68,7 +69,8 @@ async function openDeps(config: Config, logger: Logger, server?: ServerOptions):
     if (error instanceof DatabaseInUseError) configurationError(`DATABASE_URL: ${error.message}`);
     if (error instanceof ConfigError) configurationError(error.message);
     const { code, message } = error as { code?: unknown; message?: string };
-    if (typeof code === "string" && CANNOT_OPEN.test(code)) configurationError(`DATABASE_URL: cannot open ${databaseName(config)}: ${message}`);
+    if (typeof code === "string" && CANNOT_OPEN.test(code))
+      configurationError(`DATABASE_URL: cannot open ${databaseName(config)}: ${message}`);
     throw error;
   }
 }
@@ -94,10 +96,16 @@ async function serve(argv: string[]): Promise<void> {
   // The demo's simulator must be up before the config is final: it is the upstream.
   const stack = values.demo ? await import("./demo/stack.ts") : null;
   const demo = stack?.startDemoStack({
-    appUrl, names: config.platform, signupApp: { id: stack.signupAppId(env), secret: config.appSecret }, print: (line) => console.log(line),
+    appUrl,
+    names: config.platform,
+    signupApp: { id: stack.signupAppId(env), secret: config.appSecret },
+    print: (line) => console.log(line),
   });
   if (stack && demo) config = loadConfig({ ...env, UPSTREAM_URL: demo.sim.url, ...stack.demoSignupEnv(env, demo.sim) });
-  const [deps, { createApp }] = await Promise.all([openDeps(config, createLogger(config.logLevel), WORKERS), import("./app.ts")]);
+  const [deps, { createApp }] = await Promise.all([
+    openDeps(config, createLogger(config.logLevel), WORKERS),
+    import("./app.ts"),
+  ]);
   const app = createApp(deps);
   listen(app, config);
   deps.logger.info("listening", {
@@ -107,15 +115,24 @@ async function serve(argv: string[]): Promise<void> {
     operator_api: config.adminToken !== null,
     traces: config.tracing?.url ?? "off",
   });
-  if (config.devMode) deps.logger.warn("DEV_MODE=1: webhook URLs may use http:// and loopback; never run production like this");
+  if (config.devMode)
+    deps.logger.warn("DEV_MODE=1: webhook URLs may use http:// and loopback; never run production like this");
   if (demo) {
     const { demoBanner, seedDemo } = await import("./demo/seed.ts");
     const credentials = await seedDemo({ ...deps, urlRules: app.relay.urlRules }, demo.sim, demo.receiver.url);
     demo.receiver.setSecret(credentials.endpointSecret);
-    console.log(demoBanner(credentials, { app: appUrl, simulator: demo.sim.url }, config.upstreamApiVersion, config.platform.product));
+    console.log(
+      demoBanner(
+        credentials,
+        { app: appUrl, simulator: demo.sim.url },
+        config.upstreamApiVersion,
+        config.platform.product,
+      ),
+    );
   } else if (deps.store.directory.accounts().length === 0) {
     deps.logger.info("no accounts yet; create the first one with", {
-      command: "switchboard admin accounts create --name 'Acme' --email ops@acme.example && switchboard admin users create <account_id> --email you@acme.example --password '<at least 10 characters>'",
+      command:
+        "switchboard admin accounts create --name 'Acme' --email ops@acme.example && switchboard admin users create <account_id> --email you@acme.example --password '<at least 10 characters>'",
     });
   }
   const shutdown = async (signal: string) => {
@@ -139,7 +156,10 @@ async function admin(argv: string[]): Promise<void> {
   }
   const config = loadConfig(process.env);
   // Standard output carries the command's JSON; log lines go to standard error.
-  const deps = await openDeps(config, createLogger(config.logLevel, (line) => process.stderr.write(line + "\n")));
+  const deps = await openDeps(
+    config,
+    createLogger(config.logLevel, (line) => process.stderr.write(line + "\n")),
+  );
   try {
     console.log(JSON.stringify(await runAdminCommand(deps, argv), null, 2));
   } catch (error) {
@@ -158,9 +178,13 @@ async function admin(argv: string[]): Promise<void> {
 }
 
 async function simulate(argv: string[]): Promise<void> {
-  const [{ UsageError }, { parseSimulateArgs, SIMULATE_USAGE }, { startSimulator }, { signupAppId }] = await Promise.all([
-    import("./cli/admin-commands.ts"), import("./cli/simulate-args.ts"), import("./simulator/server.ts"), import("./demo/stack.ts"),
-  ]);
+  const [{ UsageError }, { parseSimulateArgs, SIMULATE_USAGE }, { startSimulator }, { signupAppId }] =
+    await Promise.all([
+      import("./cli/admin-commands.ts"),
+      import("./cli/simulate-args.ts"),
+      import("./simulator/server.ts"),
+      import("./demo/stack.ts"),
+    ]);
   if (argv.includes("--help")) {
     console.log(SIMULATE_USAGE);
     return;
@@ -187,20 +211,38 @@ async function simulate(argv: string[]): Promise<void> {
     // Embedded Signup's stand-in: Switchboard's EMBEDDED_SIGNUP_SDK_URL=<this>/_sim/signup/sdk.js.
     signupApp: { id: signupAppId(process.env), secret: appSecret },
     wabas: args.wabas,
-    webhooks: args.webhookUrl === null ? undefined : {
-      url: args.webhookUrl,
-      onResult: ({ status, error }) => console.log(`simulator: webhook → ${status ?? error}`),
-    },
+    webhooks:
+      args.webhookUrl === null
+        ? undefined
+        : {
+            url: args.webhookUrl,
+            onResult: ({ status, error }) => console.log(`simulator: webhook → ${status ?? error}`),
+          },
     onMessageAccepted: (m) => console.log(`simulator: accepted ${m.type} message ${m.messageId} to ${m.to}`),
   });
-  console.log(`simulator: listening on ${sim.url} (UPSTREAM_URL=${sim.url})${args.webhookUrl ? `, webhooks to ${args.webhookUrl}` : ""}`);
-  console.log(`simulator: Embedded Signup stand-in at EMBEDDED_SIGNUP_SDK_URL=${sim.url}/_sim/signup/sdk.js (app id ${signupAppId(process.env)})`);
-  for (const signal of ["SIGINT", "SIGTERM"] as const) process.once(signal, () => void sim.stop().then(() => process.exit(0)));
+  console.log(
+    `simulator: listening on ${sim.url} (UPSTREAM_URL=${sim.url})${args.webhookUrl ? `, webhooks to ${args.webhookUrl}` : ""}`,
+  );
+  console.log(
+    `simulator: Embedded Signup stand-in at EMBEDDED_SIGNUP_SDK_URL=${sim.url}/_sim/signup/sdk.js (app id ${signupAppId(process.env)})`,
+  );
+  for (const signal of ["SIGINT", "SIGTERM"] as const)
+    process.once(signal, () => void sim.stop().then(() => process.exit(0)));
 }
 
 async function migrate(argv: string[]): Promise<void> {
-  const [{ UsageError }, { MIGRATE_USAGE, parseMigrateArgs }, { progressBar }, { moveToPostgres, TargetNotEmptyError }, { UncopyableRowError }] = await Promise.all([
-    import("./cli/admin-commands.ts"), import("./cli/migrate-args.ts"), import("./cli/progress-bar.ts"), import("./move/move.ts"), import("./move/rows.ts"),
+  const [
+    { UsageError },
+    { MIGRATE_USAGE, parseMigrateArgs },
+    { progressBar },
+    { moveToPostgres, TargetNotEmptyError },
+    { UncopyableRowError },
+  ] = await Promise.all([
+    import("./cli/admin-commands.ts"),
+    import("./cli/migrate-args.ts"),
+    import("./cli/progress-bar.ts"),
+    import("./move/move.ts"),
+    import("./move/rows.ts"),
   ]);
   if (argv.includes("--help")) {
     console.log(MIGRATE_USAGE);
@@ -220,13 +262,16 @@ async function migrate(argv: string[]): Promise<void> {
     bar.finish();
     const width = Math.max(...Object.keys(counts).map((name) => name.length));
     console.log("copied:");
-    for (const [table, rows] of Object.entries(counts)) console.log(`  ${table.padEnd(width)}  ${rows.toLocaleString("en")}`);
+    for (const [table, rows] of Object.entries(counts))
+      console.log(`  ${table.padEnd(width)}  ${rows.toLocaleString("en")}`);
   } catch (error) {
     bar.finish();
     if (error instanceof DatabaseInUseError) console.error(`switchboard: migrate: ${error.message}; stop it first`);
     else if (error instanceof TargetNotEmptyError) console.error(`switchboard: migrate: ${error.message}`);
     else if (error instanceof UncopyableRowError) {
-      console.error(`switchboard: migrate: cannot copy ${error.message}; mend or delete that row in the SQLite file and run again (nothing was copied)`);
+      console.error(
+        `switchboard: migrate: cannot copy ${error.message}; mend or delete that row in the SQLite file and run again (nothing was copied)`,
+      );
       process.exit(2);
     } else console.error(`switchboard: migrate failed, nothing was copied: ${(error as Error).message}`);
     process.exit(1);

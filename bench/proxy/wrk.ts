@@ -24,7 +24,10 @@ function ms(text: string): number {
 
 /** wrk -t2 with CONNECTIONS connections for `seconds` against `url`, running `script`. */
 export async function wrk(url: string, script: string, seconds: number): Promise<WrkRun> {
-  const child = Bun.spawn(["wrk", "-t2", `-c${CONNECTIONS}`, `-d${seconds}s`, "--latency", "-s", script, url], { stdout: "pipe", stderr: "inherit" });
+  const child = Bun.spawn(["wrk", "-t2", `-c${CONNECTIONS}`, `-d${seconds}s`, "--latency", "-s", script, url], {
+    stdout: "pipe",
+    stderr: "inherit",
+  });
   const out = await new Response(child.stdout).text();
   await child.exited;
   return {
@@ -37,7 +40,11 @@ export async function wrk(url: string, script: string, seconds: number): Promise
 }
 
 async function admin(base: string, token: string, path: string, body: unknown): Promise<{ id: string; key: string }> {
-  const r = await fetch(`${base}${path}`, { method: "POST", headers: { authorization: `Bearer ${token}`, "content-type": "application/json" }, body: JSON.stringify(body) });
+  const r = await fetch(`${base}${path}`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+    body: JSON.stringify(body),
+  });
   if (r.status >= 300) throw new Error(`${path}: ${r.status} ${await r.text()}`);
   return (await r.json()) as { id: string; key: string };
 }
@@ -46,16 +53,37 @@ async function admin(base: string, token: string, path: string, body: unknown): 
  * One account, one live key, one WABA and `count` numbers through the operator API of `base`, and
  * wrk's script of sends over them written to `scriptPath`.
  */
-export async function seedProxyLoad(base: string, adminToken: string, count: number, scriptPath: string): Promise<{ key: string; numbers: string[] }> {
+export async function seedProxyLoad(
+  base: string,
+  adminToken: string,
+  count: number,
+  scriptPath: string,
+): Promise<{ key: string; numbers: string[] }> {
   const account = await admin(base, adminToken, "/admin/accounts", { name: "Bench", email: "bench@example.com" });
   const { key } = await admin(base, adminToken, `/admin/accounts/${account.id}/api-keys`, { mode: "live" });
-  await admin(base, adminToken, `/admin/accounts/${account.id}/wabas`, { waba_id: "900000000000001", access_token: "EAAGbench" });
+  await admin(base, adminToken, `/admin/accounts/${account.id}/wabas`, {
+    waba_id: "900000000000001",
+    access_token: "EAAGbench",
+  });
   const numbers = Array.from({ length: count }, (_, i) => String(100_000_000_000_000 + i));
   for (let i = 0; i < numbers.length; i += 25) {
-    await Promise.all(numbers.slice(i, i + 25).map((id) =>
-      admin(base, adminToken, `/admin/accounts/${account.id}/numbers`, { phone_number_id: id, waba_id: "900000000000001", kind: "embedded" })));
+    await Promise.all(
+      numbers
+        .slice(i, i + 25)
+        .map((id) =>
+          admin(base, adminToken, `/admin/accounts/${account.id}/numbers`, {
+            phone_number_id: id,
+            waba_id: "900000000000001",
+            kind: "embedded",
+          }),
+        ),
+    );
   }
-  writeFileSync(scriptPath, readFileSync(join(import.meta.dir, "load.lua.template"), "utf8")
-    .replace("__PATHS__", numbers.map((n) => `"/v21.0/${n}/messages"`).join(", ")).replace("__KEY__", key));
+  writeFileSync(
+    scriptPath,
+    readFileSync(join(import.meta.dir, "load.lua.template"), "utf8")
+      .replace("__PATHS__", numbers.map((n) => `"/v21.0/${n}/messages"`).join(", "))
+      .replace("__KEY__", key),
+  );
   return { key, numbers };
 }

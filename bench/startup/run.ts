@@ -39,8 +39,15 @@ for (let i = 0; i < runs; i++) {
   const dir = mkdtempSync(join(tmpdir(), "switchboard-startup-"));
   const started = performance.now();
   const proc = Bun.spawn([binary, "serve"], {
-    env: { DEV_MODE: "1", DATABASE_URL: `file:${dir}/db.sqlite`, PORT: String(port), HOST: "127.0.0.1", LOG_LEVEL: "warn" },
-    stdout: "ignore", stderr: "ignore",
+    env: {
+      DEV_MODE: "1",
+      DATABASE_URL: `file:${dir}/db.sqlite`,
+      PORT: String(port),
+      HOST: "127.0.0.1",
+      LOG_LEVEL: "warn",
+    },
+    stdout: "ignore",
+    stderr: "ignore",
   });
   for (;;) {
     try {
@@ -60,7 +67,11 @@ for (let i = 0; i < runs; i++) {
   rmSync(dir, { recursive: true, force: true });
 }
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
-const listed = (values: number[]) => [...values].sort((a, b) => a - b).map((t) => t.toFixed(0)).join(" ");
+const listed = (values: number[]) =>
+  [...values]
+    .sort((a, b) => a - b)
+    .map((t) => t.toFixed(0))
+    .join(" ");
 console.log(`binary: ${(statSync(binary).size / 1e6).toFixed(1)} MB`);
 console.log(`runs (ms): ${listed(times)}`);
 console.log(`median: ${median(times).toFixed(0)} ms`);

@@ -37,12 +37,20 @@ for (const limit of BATCHES) {
   const before = process.cpuUsage();
   let claimed = 0;
   for (;;) {
-    const batch = await hooks.claimDue(clock, { leaseId: `lease_${claimed}`, limit, perEndpoint: 10, leaseMs: 70_000, maxBytes: Number.POSITIVE_INFINITY });
+    const batch = await hooks.claimDue(clock, {
+      leaseId: `lease_${claimed}`,
+      limit,
+      perEndpoint: 10,
+      leaseMs: 70_000,
+      maxBytes: Number.POSITIVE_INFINITY,
+    });
     if (batch.length === 0) break;
     claimed += batch.length;
     await Promise.all(batch.map((c) => recordSuccess(hooks, c.delivery, clock, c.leaseId)));
   }
   const cpu = process.cpuUsage(before);
-  console.log(`claims of ${limit}: ${claimed} deliveries from a backlog of ${BACKLOG} per endpoint, ${((cpu.user + cpu.system) / claimed).toFixed(1)} µs CPU per delivery (claim + record)`);
+  console.log(
+    `claims of ${limit}: ${claimed} deliveries from a backlog of ${BACKLOG} per endpoint, ${((cpu.user + cpu.system) / claimed).toFixed(1)} µs CPU per delivery (claim + record)`,
+  );
 }
 bench.close();

@@ -27,7 +27,9 @@ for (let i = 0; i < BACKLOG; i += BATCH) {
 let counted = 0;
 for (let run = 1; run <= 3; run++) {
   const { ms, longestStallMs } = await stallDuring(async () => (counted = await hooks.pendingCount()));
-  console.log(`pending count of ${counted} due deliveries, run ${run}: ${ms.toFixed(1)} ms; longest event-loop stall ${longestStallMs.toFixed(1)} ms`);
+  console.log(
+    `pending count of ${counted} due deliveries, run ${run}: ${ms.toFixed(1)} ms; longest event-loop stall ${longestStallMs.toFixed(1)} ms`,
+  );
 }
 if (counted !== BACKLOG) throw new Error(`counted ${counted} of ${BACKLOG}`);
 bench.close();

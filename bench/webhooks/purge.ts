@@ -15,7 +15,10 @@ const BATCH = 500;
 
 // As the server opens it: with the thread that checkpoints the WAL beside it.
 const bench = await benchStore(2, {
-  backgroundCheckpoints: { workerUrl: new URL("../../src/store/sqlite/checkpoint-worker.ts", import.meta.url).href, onError: (m) => console.error(m) },
+  backgroundCheckpoints: {
+    workerUrl: new URL("../../src/store/sqlite/checkpoint-worker.ts", import.meta.url).href,
+    onError: (m) => console.error(m),
+  },
 });
 const hooks = bench.store.webhooks;
 const now = Date.now();
@@ -42,8 +45,14 @@ async function timed(work: () => Promise<unknown>): Promise<string> {
 
 await deliver(expiring, now - 2 * DAY);
 await deliver(deleted, now - DELIVERIES);
-console.log(`purge of ${DELIVERIES} expired deliveries: ${await timed(() => hooks.purgeExpired(now, { "24h": DAY, "7d": 7 * DAY }))}`);
-console.log(`deletion of an endpoint with ${DELIVERIES} deliveries: ${await timed(() => hooks.deleteEndpoint(deleted.id))}`);
-const left = bench.store.db.$client.query("SELECT (SELECT COUNT(*) FROM deliveries) + (SELECT COUNT(*) FROM events) AS n").get() as { n: number };
+console.log(
+  `purge of ${DELIVERIES} expired deliveries: ${await timed(() => hooks.purgeExpired(now, { "24h": DAY, "7d": 7 * DAY }))}`,
+);
+console.log(
+  `deletion of an endpoint with ${DELIVERIES} deliveries: ${await timed(() => hooks.deleteEndpoint(deleted.id))}`,
+);
+const left = bench.store.db.$client
+  .query("SELECT (SELECT COUNT(*) FROM deliveries) + (SELECT COUNT(*) FROM events) AS n")
+  .get() as { n: number };
 if (left.n !== 0) throw new Error(`${left.n} rows left`);
 bench.close();

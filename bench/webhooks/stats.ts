@@ -35,6 +35,8 @@ for (const hours of [24, 168]) {
   const started = performance.now();
   const stats = await hooks.hourlyStats(bench.endpoints[0]!.id, now - (hours - 1) * HOUR, now);
   const ms = performance.now() - started;
-  console.log(`stats of ${hours} h for an endpoint with ${DELIVERIES} deliveries in 7 days: ${ms.toFixed(2)} ms (${stats.reduce((n, s) => n + s.succeeded, 0)} attempts counted)`);
+  console.log(
+    `stats of ${hours} h for an endpoint with ${DELIVERIES} deliveries in 7 days: ${ms.toFixed(2)} ms (${stats.reduce((n, s) => n + s.succeeded, 0)} attempts counted)`,
+  );
 }
 bench.close();

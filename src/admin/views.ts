@@ -47,4 +47,9 @@ export const numberView = (n: PhoneNumber) => ({
   created_at: iso(n.createdAt),
 });
 
-export const userView = (u: User) => ({ id: u.id, account_id: u.accountId, email: u.email, created_at: iso(u.createdAt) });
+export const userView = (u: User) => ({
+  id: u.id,
+  account_id: u.accountId,
+  email: u.email,
+  created_at: iso(u.createdAt),
+});

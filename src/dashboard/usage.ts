@@ -15,11 +15,20 @@ export function numberUsage(counts: UsageCount[], now: number): Map<string, Numb
   const thisHour = Math.floor(now / HOUR) * HOUR;
   const today = Math.floor(now / DAY) * DAY;
   const bars = (first: number, step: number, n: number) =>
-    Array.from({ length: n }, (_, i) => ({ start: new Date(first + i * step).toISOString(), forwarded: 0, upstreamErrors: 0, refused: 0 }));
+    Array.from({ length: n }, (_, i) => ({
+      start: new Date(first + i * step).toISOString(),
+      forwarded: 0,
+      upstreamErrors: 0,
+      refused: 0,
+    }));
   const out = new Map<string, NumberUsage>();
   for (const c of counts) {
     let usage = out.get(c.targetId);
-    if (!usage) out.set(c.targetId, (usage = { hours: bars(thisHour - 23 * HOUR, HOUR, 24), days: bars(today - 6 * DAY, DAY, 7) }));
+    if (!usage)
+      out.set(
+        c.targetId,
+        (usage = { hours: bars(thisHour - 23 * HOUR, HOUR, 24), days: bars(today - 6 * DAY, DAY, 7) }),
+      );
     const field = c.kind === "forwarded" ? "forwarded" : c.kind === "upstream_error" ? "upstreamErrors" : "refused";
     const hour = (c.hour - (thisHour - 23 * HOUR)) / HOUR;
     if (hour >= 0 && hour < 24) usage.hours[hour]![field] += c.count;

@@ -31,19 +31,22 @@ const named = (row: Row): Route => {
 };
 
 /** The rows, with the business-profile edge in the platform's own word (PLATFORM_NAME). */
-export const allowList = (names: PlatformNames): readonly Route[] => ([
-  { method: "POST", edge: "messages", id: "number", bucket: "number", timeout: "default" },
-  { method: "PUT", edge: "messages", id: "number", bucket: "number", timeout: "default" },
-  { method: "POST", edge: "media", id: "number", bucket: "number", timeout: "media" },
-  // A number read comes before a media read: a GET on one of the account's numbers is a number read.
-  { method: "GET", edge: null, id: "number", bucket: "waba", timeout: "default" },
-  { method: "GET", edge: null, id: "media", bucket: "waba", timeout: "media" },
-  { method: "DELETE", edge: null, id: "media", bucket: "waba", timeout: "media" },
-  { method: "GET", edge: "message_templates", id: "waba", bucket: "waba", timeout: "default" },
-  { method: "POST", edge: "message_templates", id: "waba", bucket: "waba", timeout: "default" },
-  { method: "DELETE", edge: "message_templates", id: "waba", bucket: "waba", timeout: "default" },
-  { method: "GET", edge: names.businessProfileEdge, id: "number", bucket: "waba", timeout: "default" },
-] as const satisfies Row[]).map(named);
+export const allowList = (names: PlatformNames): readonly Route[] =>
+  (
+    [
+      { method: "POST", edge: "messages", id: "number", bucket: "number", timeout: "default" },
+      { method: "PUT", edge: "messages", id: "number", bucket: "number", timeout: "default" },
+      { method: "POST", edge: "media", id: "number", bucket: "number", timeout: "media" },
+      // A number read comes before a media read: a GET on one of the account's numbers is a number read.
+      { method: "GET", edge: null, id: "number", bucket: "waba", timeout: "default" },
+      { method: "GET", edge: null, id: "media", bucket: "waba", timeout: "media" },
+      { method: "DELETE", edge: null, id: "media", bucket: "waba", timeout: "media" },
+      { method: "GET", edge: "message_templates", id: "waba", bucket: "waba", timeout: "default" },
+      { method: "POST", edge: "message_templates", id: "waba", bucket: "waba", timeout: "default" },
+      { method: "DELETE", edge: "message_templates", id: "waba", bucket: "waba", timeout: "default" },
+      { method: "GET", edge: names.businessProfileEdge, id: "number", bucket: "waba", timeout: "default" },
+    ] as const satisfies Row[]
+  ).map(named);
 
 /** The query parameter that scopes media calls to a number (SPEC 4.1). */
 export const MEDIA_SCOPE_PARAM = "phone_number_id";

@@ -1,7 +1,13 @@
 import { SpanKind, SpanStatusCode, type Attributes, type Context, type Span } from "@opentelemetry/api";
 import {
-  ATTR_ERROR_TYPE, ATTR_HTTP_REQUEST_METHOD, ATTR_HTTP_RESPONSE_STATUS_CODE, ATTR_HTTP_ROUTE, ATTR_SERVER_ADDRESS, ATTR_SERVER_PORT,
-  ATTR_URL_FULL, ATTR_URL_PATH,
+  ATTR_ERROR_TYPE,
+  ATTR_HTTP_REQUEST_METHOD,
+  ATTR_HTTP_RESPONSE_STATUS_CODE,
+  ATTR_HTTP_ROUTE,
+  ATTR_SERVER_ADDRESS,
+  ATTR_SERVER_PORT,
+  ATTR_URL_FULL,
+  ATTR_URL_PATH,
 } from "@opentelemetry/semantic-conventions";
 import type { ErrorName } from "../errors/catalog.ts";
 import type { Decision } from "../limits/token-bucket.ts";
@@ -21,9 +27,21 @@ interface Upstream {
 export function proxyCallTracer(tracing: Tracing | undefined, upstreamUrl: string) {
   if (!tracing) return null;
   const url = new URL(upstreamUrl);
-  const upstream = { url: upstreamUrl, host: url.hostname, port: Number(url.port || (url.protocol === "https:" ? 443 : 80)) };
+  const upstream = {
+    url: upstreamUrl,
+    host: url.hostname,
+    port: Number(url.port || (url.protocol === "https:" ? 443 : 80)),
+  };
   return (request: Request, path: string, requestId: string) =>
-    new ProxyCallTrace(tracing, upstream, tracing.callerContext(request.headers), epochNow(), request.method, path, requestId);
+    new ProxyCallTrace(
+      tracing,
+      upstream,
+      tracing.callerContext(request.headers),
+      epochNow(),
+      request.method,
+      path,
+      requestId,
+    );
 }
 
 /** How a proxied call ended, as the pipeline saw it: our error, if any (null: upstream answered). */
@@ -74,7 +92,13 @@ export class ProxyCallTrace {
    * A span under `parent`, given its attributes once it exists: the SDK checks the attributes a
    * span is started with twice (before and after sampling), setAttributes once.
    */
-  private span(name: string, parent: Context, startTime: number, attributes: Attributes | null, kind = SpanKind.INTERNAL): Span {
+  private span(
+    name: string,
+    parent: Context,
+    startTime: number,
+    attributes: Attributes | null,
+    kind = SpanKind.INTERNAL,
+  ): Span {
     const span = this.tracing.tracer.startSpan(name, { kind, startTime }, parent);
     if (attributes !== null && span.isRecording()) span.setAttributes(attributes);
     return span;
@@ -88,7 +112,13 @@ export class ProxyCallTrace {
   end(status: number, outcome: CallOutcome): void {
     const ended = epochNow();
     const route = this.route?.template ?? null;
-    const call = this.span(route === null ? this.method : `${this.method} ${route}`, this.parent, this.started, null, SpanKind.SERVER);
+    const call = this.span(
+      route === null ? this.method : `${this.method} ${route}`,
+      this.parent,
+      this.started,
+      null,
+      SpanKind.SERVER,
+    );
     // Not sampled: its children would not be either.
     if (!call.isRecording()) return;
     const attributes: Attributes = {
@@ -128,7 +158,15 @@ export class ProxyCallTrace {
   }
 
   /** OTEL_SPAN_DETAIL=full: the checks of steps 1-7, the rate limit of step 8 and the upstream request of step 9, as the call's children. */
-  private children(call: Span, ended: number, status: number, outcome: CallOutcome, failed: Attributes | null, limit: Attributes | null, forwarded: boolean): void {
+  private children(
+    call: Span,
+    ended: number,
+    status: number,
+    outcome: CallOutcome,
+    failed: Attributes | null,
+    limit: Attributes | null,
+    forwarded: boolean,
+  ): void {
     const parent = under(call);
     const checksEnd = this.checksEnd || ended;
     this.span("proxy checks", parent, this.started, failed).end(checksEnd);

@@ -15,12 +15,22 @@ import { rateLimitHeaders } from "./headers.ts";
 import { ProofCache } from "./proof-cache.ts";
 import { upstreamQuery } from "./query.ts";
 import { applyEffect } from "../numbers/state-change.ts";
-import { finishRecord, hasCaller, messageIdIn, noteUpstreamError, noteUpstreamLatency, startRecord } from "../requests/capture.ts";
+import {
+  finishRecord,
+  hasCaller,
+  messageIdIn,
+  noteUpstreamError,
+  noteUpstreamLatency,
+  startRecord,
+} from "../requests/capture.ts";
 import type { RequestLog } from "../requests/log.ts";
 import type { RequestRecord } from "../store/requests.ts";
 import { effectOf } from "./side-effects.ts";
 
-export type ProxyDeps = Pick<Deps, "config" | "store" | "clock" | "random" | "fetch" | "logger" | "metrics" | "tracing">;
+export type ProxyDeps = Pick<
+  Deps,
+  "config" | "store" | "clock" | "random" | "fetch" | "logger" | "metrics" | "tracing"
+>;
 
 /**
  * Counts a proxied call: our own errors by code, upstream answers by status (the two never share
@@ -44,7 +54,11 @@ function outcomeCounter(metrics: ProxyDeps["metrics"]) {
     let tally = tallies.get(key);
     if (!tally) {
       const outcome = code === null ? `upstream_${status}` : String(code);
-      tally = { outcome: metrics.proxyRequests.labels(outcome), group: metrics.httpRequests.labels("proxy", `${Math.floor(status / 100)}xx`), n: 0 };
+      tally = {
+        outcome: metrics.proxyRequests.labels(outcome),
+        group: metrics.httpRequests.labels("proxy", `${Math.floor(status / 100)}xx`),
+        n: 0,
+      };
       tallies.set(key, tally);
     }
     tally.n++;
@@ -68,7 +82,14 @@ export function createProxy(deps: ProxyDeps, limiter: RateLimiter, requestLog: R
   const matchRoute = routeMatcher(allowList(config.platform));
 
   /** SPEC 7.3: every check in order, stopping at the first failure. */
-  async function pipeline(request: Request, { path, query }: RawTarget, requestId: string, outcome: CallOutcome, record: RequestRecord, trace?: ProxyCallTrace): Promise<Response> {
+  async function pipeline(
+    request: Request,
+    { path, query }: RawTarget,
+    requestId: string,
+    outcome: CallOutcome,
+    record: RequestRecord,
+    trace?: ProxyCallTrace,
+  ): Promise<Response> {
     const fail = (name: ErrorName, headers?: Record<string, string>) => {
       outcome.code = ERRORS[name].code;
       outcome.error = name;
@@ -100,7 +121,8 @@ export function createProxy(deps: ProxyDeps, limiter: RateLimiter, requestLog: R
     trace?.limited(bucket.key, decision);
     const headers = { ...rateLimitHeaders(decision), "x-proxy-request-id": requestId };
     if (!decision.allowed) return fail("rate_limited", headers);
-    return forward(deps.fetch, request, length, { //                                     9. forward
+    return forward(deps.fetch, request, length, {
+      //                                     9. forward
       url: `${config.upstreamUrl}${path}?${upstreamQuery(query, proofs.for(target.waba))}`,
       token: target.waba.accessToken,
       timeoutMs: target.route.timeout === "media" ? config.upstreamMediaTimeoutMs : config.upstreamTimeoutMs,
@@ -111,14 +133,20 @@ export function createProxy(deps: ProxyDeps, limiter: RateLimiter, requestLog: R
         noteUpstreamLatency(record, ms);
         metrics.upstreamLatency.observe(ms / 1000);
       },
-      onSuccessBody: requestLog && target.route.edge === "messages" && target.route.method === "POST"
-        ? (bytes) => (record.messageId = messageIdIn(bytes))
-        : undefined,
+      onSuccessBody:
+        requestLog && target.route.edge === "messages" && target.route.method === "POST"
+          ? (bytes) => (record.messageId = messageIdIn(bytes))
+          : undefined,
       onErrorBody(bytes) {
         if (requestLog) noteUpstreamError(record, bytes);
         const effect = effectOf(bytes, target);
         // After the caller's answer has gone out: the state write must not hold it back.
-        if (effect) setImmediate(() => applyEffect({ directory, clock: deps.clock, logger }, effect, requestId).catch((error: unknown) => logger.error("recording an upstream state change failed", { error })));
+        if (effect)
+          setImmediate(() =>
+            applyEffect({ directory, clock: deps.clock, logger }, effect, requestId).catch((error: unknown) =>
+              logger.error("recording an upstream state change failed", { error }),
+            ),
+          );
       },
     });
   }
@@ -143,13 +171,24 @@ export function createProxy(deps: ProxyDeps, limiter: RateLimiter, requestLog: R
     trace?.end(response.status, outcome);
     count(outcome.code, response.status);
     if (requestLog && hasCaller(record)) {
-      finishRecord(record, response, typeof outcome.code === "number" ? outcome.code : null, request.headers.get("content-length"));
+      finishRecord(
+        record,
+        response,
+        typeof outcome.code === "number" ? outcome.code : null,
+        request.headers.get("content-length"),
+      );
       requestLog.add(record);
     }
     // Every failure is logged; successes only at debug: a JSON line per call costs about a tenth of
     // the proxy's throughput, and the metrics count them anyway.
     if (response.status >= 400 || logAll) {
-      const fields = { request_id: requestId, method: request.method, path: target.path, status: response.status, ms: Math.round((performance.now() - started) * 10) / 10 };
+      const fields = {
+        request_id: requestId,
+        method: request.method,
+        path: target.path,
+        status: response.status,
+        ms: Math.round((performance.now() - started) * 10) / 10,
+      };
       if (response.status >= 400) logger.info("request", fields);
       else logger.debug("request", fields);
     }

@@ -11,9 +11,23 @@ export const MESSAGE_ID_SCAN_BYTES = 8 * 1024;
  */
 export function startRecord(id: string, at: number, method: string): RequestRecord {
   return {
-    id, accountId: "", at, apiKeyId: "", method, route: null, phoneNumberId: null, wabaId: null, status: 0, errorCode: null,
-    upstreamStatus: null, upstreamErrorCode: null, upstreamErrorSubcode: null, upstreamMs: null, requestBytes: null,
-    responseBytes: null, messageId: null,
+    id,
+    accountId: "",
+    at,
+    apiKeyId: "",
+    method,
+    route: null,
+    phoneNumberId: null,
+    wabaId: null,
+    status: 0,
+    errorCode: null,
+    upstreamStatus: null,
+    upstreamErrorCode: null,
+    upstreamErrorSubcode: null,
+    upstreamMs: null,
+    requestBytes: null,
+    responseBytes: null,
+    messageId: null,
   };
 }
 
@@ -27,7 +41,12 @@ const size = (value: string | null) => (value === null || !/^\d+$/.test(value) ?
  * answered), upstream's status when it did. An upstream error's code comes later, when its body
  * has passed (noteUpstreamError: the record is still in the log's buffer then).
  */
-export function finishRecord(record: RequestRecord, response: Response, ourCode: number | null, requestLength: string | null): void {
+export function finishRecord(
+  record: RequestRecord,
+  response: Response,
+  ourCode: number | null,
+  requestLength: string | null,
+): void {
   record.status = response.status;
   record.errorCode = ourCode;
   record.upstreamStatus = ourCode === null ? response.status : null;

@@ -21,7 +21,10 @@ export class RequestLog {
   private handed = 0;
   private readonly writes = new Set<Promise<void>>();
 
-  constructor(private readonly deps: { store: RequestLogStore; clock: Clock; metrics: Metrics; logger: Logger }, private readonly capacity: number) {
+  constructor(
+    private readonly deps: { store: RequestLogStore; clock: Clock; metrics: Metrics; logger: Logger },
+    private readonly capacity: number,
+  ) {
     deps.store.onWriterTrouble(({ error, restarted }) => {
       if (!restarted) return deps.logger.error("the request log's writer failed", { error });
       deps.metrics.requestLogWriterRestarts.inc();
@@ -43,13 +46,16 @@ export class RequestLog {
     const records = this.buffer;
     this.buffer = [];
     this.handed += records.length;
-    const write = this.deps.store.append(records).catch((error: unknown) => {
-      this.deps.metrics.requestLogDropped.inc(records.length);
-      this.deps.logger.error("request log write failed", { error, records: records.length });
-    }).finally(() => {
-      this.handed -= records.length;
-      this.writes.delete(write);
-    });
+    const write = this.deps.store
+      .append(records)
+      .catch((error: unknown) => {
+        this.deps.metrics.requestLogDropped.inc(records.length);
+        this.deps.logger.error("request log write failed", { error, records: records.length });
+      })
+      .finally(() => {
+        this.handed -= records.length;
+        this.writes.delete(write);
+      });
     this.writes.add(write);
   }
 
@@ -76,7 +82,12 @@ export class RequestLog {
 }
 
 /** What the log keeps at `now`: each account's records for its retention, usage counts for `usageKeptMs`. */
-export function logRetention(accounts: Account[], now: number, retentionMs: Record<Retention, number>, usageKeptMs: number): LogRetention {
+export function logRetention(
+  accounts: Account[],
+  now: number,
+  retentionMs: Record<Retention, number>,
+  usageKeptMs: number,
+): LogRetention {
   return {
     accounts: accounts.map((account) => ({ accountId: account.id, before: now - retentionMs[account.retention] })),
     usageBefore: now - usageKeptMs,

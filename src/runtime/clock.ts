@@ -27,7 +27,9 @@ export const systemClock: Clock = {
       if (running) return;
       running = true;
       // A failing run is the runner's to log.
-      void (async () => run())().catch(() => {}).finally(() => (running = false));
+      void (async () => run())()
+        .catch(() => {})
+        .finally(() => (running = false));
     };
     next();
     return {

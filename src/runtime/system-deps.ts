@@ -29,7 +29,8 @@ export async function systemDeps(config: Config, logger: Logger, server?: Server
     server: server && {
       backgroundCheckpoints: {
         workerUrl: server.checkpointWorker,
-        onError: (message: string) => logger.error("background WAL checkpoints failed; SQLite checkpoints as it commits", { error: message }),
+        onError: (message: string) =>
+          logger.error("background WAL checkpoints failed; SQLite checkpoints as it commits", { error: message }),
       },
       requestLogWorker: server.requestLogWorker,
     },
@@ -47,8 +48,9 @@ export async function systemDeps(config: Config, logger: Logger, server?: Server
     logger,
     metrics,
     // Only a server makes spans (the CLI beside it makes none); the SDK is loaded only then.
-    tracing: server === undefined || config.tracing === null
-      ? undefined
-      : (await import("../observability/tracing-sdk.ts")).createTracing(config.tracing),
+    tracing:
+      server === undefined || config.tracing === null
+        ? undefined
+        : (await import("../observability/tracing-sdk.ts")).createTracing(config.tracing),
   };
 }

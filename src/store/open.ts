@@ -27,6 +27,8 @@ export async function openStore(config: Config, sealer: Sealer, options: OpenSto
         onWalSync: options.onWalSync,
       });
     case "postgres":
-      return (await import("./postgres/store.ts")).openPostgresStore(database.url, sealer, { onError: options.onError });
+      return (await import("./postgres/store.ts")).openPostgresStore(database.url, sealer, {
+        onError: options.onError,
+      });
   }
 }

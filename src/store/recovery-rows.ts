@@ -6,7 +6,11 @@ export interface RecoveryRow extends Omit<Recovery, "cursor"> {
   cursorId: string | null;
 }
 
-export const toRecoveryRow = ({ cursor, ...r }: Recovery): RecoveryRow => ({ ...r, cursorAt: cursor?.createdAt ?? null, cursorId: cursor?.id ?? null });
+export const toRecoveryRow = ({ cursor, ...r }: Recovery): RecoveryRow => ({
+  ...r,
+  cursorAt: cursor?.createdAt ?? null,
+  cursorId: cursor?.id ?? null,
+});
 
 export const fromRecoveryRow = ({ cursorAt, cursorId, ...r }: RecoveryRow): Recovery => ({
   ...r,

@@ -102,11 +102,12 @@ export function usageOf(records: Iterable<RequestRecord>): UsageCount[] {
   for (const r of records) {
     const targetId = r.phoneNumberId ?? r.wabaId;
     if (targetId === null) continue;
-    const [kind, label]: [UsageCount["kind"], string] = r.errorCode !== null
-      ? ["refused", String(r.errorCode)]
-      : r.upstreamErrorCode !== null || (r.upstreamStatus ?? 0) >= 400
-        ? ["upstream_error", String(r.upstreamErrorCode ?? `http_${r.upstreamStatus}`)]
-        : ["forwarded", r.route ?? r.method];
+    const [kind, label]: [UsageCount["kind"], string] =
+      r.errorCode !== null
+        ? ["refused", String(r.errorCode)]
+        : r.upstreamErrorCode !== null || (r.upstreamStatus ?? 0) >= 400
+          ? ["upstream_error", String(r.upstreamErrorCode ?? `http_${r.upstreamStatus}`)]
+          : ["forwarded", r.route ?? r.method];
     const hour = Math.floor(r.at / HOUR) * HOUR;
     const key = `${r.accountId}\u0000${targetId}\u0000${hour}\u0000${kind}\u0000${label}`;
     const count = counts.get(key);

@@ -16,7 +16,11 @@ export interface WabaRow extends Omit<Waba, "accessToken" | "appSecret"> {
 
 export function sealWaba(waba: Waba, sealer: Sealer): WabaRow {
   const { accessToken, appSecret, ...rest } = waba;
-  return { ...rest, accessTokenEnc: sealer.seal(accessToken), appSecretEnc: appSecret === null ? null : sealer.seal(appSecret) };
+  return {
+    ...rest,
+    accessTokenEnc: sealer.seal(accessToken),
+    appSecretEnc: appSecret === null ? null : sealer.seal(appSecret),
+  };
 }
 
 /** The columns a new connection of a stored WABA replaces: its token and app secret, state, cause and time. */

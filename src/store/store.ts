@@ -1,5 +1,14 @@
 import type {
-  Account, ApiKey, BucketState, Notification, PhoneNumber, Session, StatusCause, User, Waba, WabaStatus,
+  Account,
+  ApiKey,
+  BucketState,
+  Notification,
+  PhoneNumber,
+  Session,
+  StatusCause,
+  User,
+  Waba,
+  WabaStatus,
 } from "./types.ts";
 import type { OnboardingStore } from "./onboardings.ts";
 import type { Connected } from "./ownership.ts";
@@ -79,7 +88,12 @@ export interface Directory {
 }
 
 /** What a WABA's update may change; a status change carries its cause (NO_CAUSE when none). */
-export type WabaPatch = { status?: WabaStatus; accessToken?: string; appSecret?: string | null; updatedAt: number } & Partial<StatusCause>;
+export type WabaPatch = {
+  status?: WabaStatus;
+  accessToken?: string;
+  appSecret?: string | null;
+  updatedAt: number;
+} & Partial<StatusCause>;
 
 export interface UserStore {
   byEmail(email: string): Promise<User | undefined>;

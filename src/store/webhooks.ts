@@ -27,7 +27,9 @@ export interface Endpoint {
   updatedAt: number;
 }
 
-export type EndpointPatch = Partial<Omit<Endpoint, "id" | "accountId" | "createdAt" | "updatedAt">> & { updatedAt: number };
+export type EndpointPatch = Partial<Omit<Endpoint, "id" | "accountId" | "createdAt" | "updatedAt">> & {
+  updatedAt: number;
+};
 
 /** What ingress needs to match changes to an endpoint. */
 export interface EndpointTarget {
@@ -118,7 +120,10 @@ export interface Attempt {
 }
 
 /** What an attempt needs of its endpoint: no health counters, which change with every attempt. */
-export type DeliveryEndpoint = Pick<Endpoint, "id" | "accountId" | "url" | "enabled" | "secret" | "previousSecret" | "previousSecretExpiresAt">;
+export type DeliveryEndpoint = Pick<
+  Endpoint,
+  "id" | "accountId" | "url" | "enabled" | "secret" | "previousSecret" | "previousSecretExpiresAt"
+>;
 
 /** A delivery leased to this process, with everything one attempt needs. */
 export interface ClaimedDelivery {
@@ -304,7 +309,13 @@ export interface WebhookStore {
    * The endpoint's parked deliveries created in [since, until] after `after` (createdAt, id),
    * oldest first, each with whether it has a replay already (a bulk recover replays nothing twice).
    */
-  parkedSince(endpointId: string, since: number, until: number, after: { createdAt: number; id: string } | null, limit: number): Promise<{ delivery: Delivery; replayed: boolean }[]>;
+  parkedSince(
+    endpointId: string,
+    since: number,
+    until: number,
+    after: { createdAt: number; id: string } | null,
+    limit: number,
+  ): Promise<{ delivery: Delivery; replayed: boolean }[]>;
   /** What these events mention (for a deliveries list that says what each event is). */
   mentionsOf(eventIds: string[]): Promise<Omit<MessageEvent, "deliveries">[]>;
   /** The account's events that mention `messageId`, oldest first, each with its deliveries. */

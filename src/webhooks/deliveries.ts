@@ -34,8 +34,16 @@ function searchOf(query: DeliveryQuery): DeliverySearch | undefined {
 }
 
 export type DeliveryQuery = {
-  endpoint_id?: string; status?: DeliveryStatus | ""; cursor?: string; limit?: number;
-  field?: string; number?: string; message_id?: string; from?: string; to?: string; last_status?: number | "";
+  endpoint_id?: string;
+  status?: DeliveryStatus | "";
+  cursor?: string;
+  limit?: number;
+  field?: string;
+  number?: string;
+  message_id?: string;
+  from?: string;
+  to?: string;
+  last_status?: number | "";
 };
 
 export async function listDeliveries(
@@ -56,7 +64,11 @@ export async function listDeliveries(
     search: searchOf(query),
   });
   const data = rows.slice(0, limit);
-  return { data, nextCursor: rows.length > limit ? deliveryCursor(data[data.length - 1]!) : null, about: await describeEvents(deps, data) };
+  return {
+    data,
+    nextCursor: rows.length > limit ? deliveryCursor(data[data.length - 1]!) : null,
+    about: await describeEvents(deps, data),
+  };
 }
 
 /**
@@ -70,19 +82,31 @@ async function describeEvents(deps: DeliveryDeps, deliveries: Delivery[]): Promi
   for (const d of deliveries) {
     if (about.has(d.eventId)) continue;
     const mine = mentions.filter((m) => m.eventId === d.eventId);
-    const statuses = mine.filter((m) => m.kind === "status").map((m) => `${m.status ?? "?"}${m.errorCode === null ? "" : ` (${m.errorCode})`}`);
+    const statuses = mine
+      .filter((m) => m.kind === "status")
+      .map((m) => `${m.status ?? "?"}${m.errorCode === null ? "" : ` (${m.errorCode})`}`);
     const inbound = mine.filter((m) => m.kind === "inbound").length;
     const parts = [
       ...(statuses.length ? [`status ${[...new Set(statuses)].join(", ")}`] : []),
       ...(inbound ? [inbound === 1 ? "message received" : `${inbound} messages received`] : []),
     ];
     const others = d.fields.filter((f) => f !== "messages");
-    about.set(d.eventId, [...(d.fields.includes("messages") ? [parts.length ? `messages: ${parts.join("; ")}` : "messages"] : []), ...others].join(" · "));
+    about.set(
+      d.eventId,
+      [
+        ...(d.fields.includes("messages") ? [parts.length ? `messages: ${parts.join("; ")}` : "messages"] : []),
+        ...others,
+      ].join(" · "),
+    );
   }
   return about;
 }
 
-export async function getDelivery(deps: DeliveryDeps, accountId: string, id: string): Promise<{ delivery: Delivery; attempts: Attempt[]; payload: string | null }> {
+export async function getDelivery(
+  deps: DeliveryDeps,
+  accountId: string,
+  id: string,
+): Promise<{ delivery: Delivery; attempts: Attempt[]; payload: string | null }> {
   const delivery = await mustDelivery(deps, accountId, id);
   const [attempts, body] = await Promise.all([
     deps.store.webhooks.attempts(id),
@@ -103,16 +127,32 @@ export async function replayDelivery(deps: DeliveryDeps & QueueDeps, accountId: 
   const endpoint = await mustEndpoint(deps, accountId, original.endpointId);
   const now = deps.clock.now();
   const replayId = newDeliveryId(deps.random, now);
-  await deps.queue.enqueue([], [{
-    id: replayId, accountId, endpointId: endpoint.id, eventId: original.eventId, nextAttemptAt: now, replayOf: original.id, createdAt: now,
-  }]);
+  await deps.queue.enqueue(
+    [],
+    [
+      {
+        id: replayId,
+        accountId,
+        endpointId: endpoint.id,
+        eventId: original.eventId,
+        nextAttemptAt: now,
+        replayOf: original.id,
+        createdAt: now,
+      },
+    ],
+  );
   return (await deps.store.webhooks.delivery(replayId))!;
 }
 
 export const MAX_STATS_HOURS = 24 * 7;
 
 /** Hourly succeeded / failed attempts and parked deliveries of one endpoint, oldest hour first. */
-export async function endpointStats(deps: DeliveryDeps, accountId: string, endpointId: string, hours: number): Promise<HourlyStats[]> {
+export async function endpointStats(
+  deps: DeliveryDeps,
+  accountId: string,
+  endpointId: string,
+  hours: number,
+): Promise<HourlyStats[]> {
   await mustEndpoint(deps, accountId, endpointId);
   const now = deps.clock.now();
   return deps.store.webhooks.hourlyStats(endpointId, now - (hours - 1) * 3_600_000, now);

@@ -200,7 +200,12 @@ export class Dispatcher implements Worker {
   }
 
   /** Runs one attempt in a slot of `endpointId` already held; `prepare` gives null when there is nothing left to attempt. */
-  private launch(endpointId: string, deliveryId: string, prepare: () => Promise<ClaimedDelivery | null>, origin?: SpanContext): void {
+  private launch(
+    endpointId: string,
+    deliveryId: string,
+    prepare: () => Promise<ClaimedDelivery | null>,
+    origin?: SpanContext,
+  ): void {
     const attempt: Promise<void> = prepare()
       .then((claimed) => (claimed ? runAttempt(this.deps, claimed, origin) : undefined))
       .catch((error) => this.deps.logger.error("delivery attempt crashed", { delivery_id: deliveryId, error }))
@@ -229,8 +234,13 @@ export class Dispatcher implements Worker {
   private fill(endpointId: string): void {
     const line = this.lines.get(endpointId);
     if (!line) return;
-    while (line.length > 0 && line[0]!.ready && !this.stopped
-      && (this.leased.get(endpointId) ?? 0) < PER_ENDPOINT_IN_FLIGHT && this.inFlight.size < GLOBAL_IN_FLIGHT) {
+    while (
+      line.length > 0 &&
+      line[0]!.ready &&
+      !this.stopped &&
+      (this.leased.get(endpointId) ?? 0) < PER_ENDPOINT_IN_FLIGHT &&
+      this.inFlight.size < GLOBAL_IN_FLIGHT
+    ) {
       const item = line.shift()!;
       this.linedTotal--;
       this.linedBytes -= bytesOf(item);
@@ -278,8 +288,14 @@ export class Dispatcher implements Worker {
     const toStore = new Set<string>();
     const stored = deliveries.map((d) => {
       const event = eventsById.get(d.eventId);
-      const take = lineable && event !== undefined && d.nextAttemptAt <= now && !this.backlog.has(d.endpointId)
-        && this.roomOf(d.endpointId) > 0 && this.linedTotal < LINED_TOTAL && this.linedBytes + event.body.length <= LINED_BYTES;
+      const take =
+        lineable &&
+        event !== undefined &&
+        d.nextAttemptAt <= now &&
+        !this.backlog.has(d.endpointId) &&
+        this.roomOf(d.endpointId) > 0 &&
+        this.linedTotal < LINED_TOTAL &&
+        this.linedBytes + event.body.length <= LINED_BYTES;
       if (!take) {
         this.backlog.add(d.endpointId);
         toStore.add(d.endpointId);
@@ -289,9 +305,20 @@ export class Dispatcher implements Worker {
         claimed: {
           leaseId: lease.id,
           delivery: {
-            id: d.id, accountId: d.accountId, endpointId: d.endpointId, eventId: d.eventId, status: "pending", attemptCount: 0,
-            nextAttemptAt: lease.until, replayOf: d.replayOf, parkedReason: null, payloadAvailable: true, fields: event.fields,
-            isTest: event.isTest, createdAt: d.createdAt, updatedAt: d.createdAt,
+            id: d.id,
+            accountId: d.accountId,
+            endpointId: d.endpointId,
+            eventId: d.eventId,
+            status: "pending",
+            attemptCount: 0,
+            nextAttemptAt: lease.until,
+            replayOf: d.replayOf,
+            parkedReason: null,
+            payloadAvailable: true,
+            fields: event.fields,
+            isTest: event.isTest,
+            createdAt: d.createdAt,
+            updatedAt: d.createdAt,
           },
           body: event.body,
           upstreamSignature: event.upstreamSignature,
@@ -306,7 +333,12 @@ export class Dispatcher implements Worker {
     const storing = this.deps.store.webhooks.enqueue(events, stored);
     // drain() waits for the commit too (it may wait for the disk): until then the lined deliveries
     // cannot start, and nothing else of the queue would be pending to wait for.
-    const committing: Promise<void> = storing.then(() => undefined, () => undefined).finally(() => this.starting.delete(committing));
+    const committing: Promise<void> = storing
+      .then(
+        () => undefined,
+        () => undefined,
+      )
+      .finally(() => this.starting.delete(committing));
     this.starting.add(committing);
     try {
       await storing;
@@ -343,7 +375,8 @@ export class Dispatcher implements Worker {
   private async onTick(): Promise<void> {
     const now = this.deps.clock.now();
     // The claim skips endpoints without room; their due retries are claimed once room frees.
-    for (const id of new Set([...this.leased.keys(), ...this.lines.keys()])) if (this.roomOf(id) <= 0) this.backlog.add(id);
+    for (const id of new Set([...this.leased.keys(), ...this.lines.keys()]))
+      if (this.roomOf(id) <= 0) this.backlog.add(id);
     if (now - this.lastPurge >= PURGE_EVERY_MS) {
       this.lastPurge = now;
       await this.purge();
@@ -360,7 +393,13 @@ export class Dispatcher implements Worker {
   /** Waits until nothing is in flight and no claim is running; completions keep waking the queue meanwhile. */
   async drain(): Promise<void> {
     this.wake();
-    while (this.pumping || this.inFlight.size > 0 || this.starting.size > 0 || this.linedTotal > 0 || this.wakeScheduled) {
+    while (
+      this.pumping ||
+      this.inFlight.size > 0 ||
+      this.starting.size > 0 ||
+      this.linedTotal > 0 ||
+      this.wakeScheduled
+    ) {
       // Everything the loop waits on is in these (enqueue's commits included): awaiting settled
       // promises alone would never let the event loop turn, and the work never end.
       await Promise.all([this.pumping, ...this.starting, ...this.inFlight]);
@@ -375,7 +414,9 @@ export class Dispatcher implements Worker {
       if (removed.deliveries + removed.events > 0) this.deps.logger.info("webhook retention purge", removed);
       // One retention pass for all an account keeps: its request log too (SPEC 2.8), and usage
       // counts past USAGE_KEPT_MS.
-      const logged = await this.deps.store.requests.purge(logRetention(this.deps.store.directory.accounts(), now, RETENTION_MS, USAGE_KEPT_MS));
+      const logged = await this.deps.store.requests.purge(
+        logRetention(this.deps.store.directory.accounts(), now, RETENTION_MS, USAGE_KEPT_MS),
+      );
       if (logged.requests + logged.usage > 0) this.deps.logger.info("request log retention purge", logged);
       this.deps.metrics.deliveriesPending.set(await this.deps.store.webhooks.pendingCount());
     } catch (error) {

@@ -43,4 +43,9 @@ export const attemptView = (a: Attempt) => ({
   duration_ms: a.durationMs,
 });
 
-export const statsView = (s: HourlyStats) => ({ hour: iso(s.hour), succeeded: s.succeeded, failed: s.failed, parked: s.parked });
+export const statsView = (s: HourlyStats) => ({
+  hour: iso(s.hour),
+  succeeded: s.succeeded,
+  failed: s.failed,
+  parked: s.parked,
+});

@@ -26,7 +26,10 @@ describe("the single executable", () => {
     const dbPath = join(dir.path, "db.sqlite");
     const url = `http://127.0.0.1:${port}`;
     const proc = Bun.spawn([binary, "serve"], {
-      cwd: dir.path, env: processEnv(dbPath, { PORT: String(port), HOST: "127.0.0.1", UPSTREAM_URL: sim.url }), stdout: "pipe", stderr: "pipe",
+      cwd: dir.path,
+      env: processEnv(dbPath, { PORT: String(port), HOST: "127.0.0.1", UPSTREAM_URL: sim.url }),
+      stdout: "pipe",
+      stderr: "pipe",
     });
     let accountId = "";
     try {
@@ -35,11 +38,28 @@ describe("the single executable", () => {
       expect(created.status).toBe(201);
       accountId = ((await created.json()) as { id: string }).id;
       // A proxied call, for the request log: its writer thread's entry is inside the binary too.
-      const { key } = (await (await admin(url, "POST", `/admin/accounts/${accountId}/api-keys`, { mode: "live" })).json()) as { key: string };
+      const { key } = (await (
+        await admin(url, "POST", `/admin/accounts/${accountId}/api-keys`, { mode: "live" })
+      ).json()) as { key: string };
       sim.addWaba({ wabaId: "8001", accessToken: "EAAGbinary", appSecret: TEST_APP_SECRET });
       sim.addNumber("8001", { phoneNumberId: "8002", throughputLevel: "STANDARD" });
-      expect((await admin(url, "POST", `/admin/accounts/${accountId}/wabas`, { waba_id: "8001", access_token: "EAAGbinary" })).status).toBe(201);
-      expect((await admin(url, "POST", `/admin/accounts/${accountId}/numbers`, { phone_number_id: "8002", waba_id: "8001", kind: "embedded" })).status).toBe(201);
+      expect(
+        (
+          await admin(url, "POST", `/admin/accounts/${accountId}/wabas`, {
+            waba_id: "8001",
+            access_token: "EAAGbinary",
+          })
+        ).status,
+      ).toBe(201);
+      expect(
+        (
+          await admin(url, "POST", `/admin/accounts/${accountId}/numbers`, {
+            phone_number_id: "8002",
+            waba_id: "8001",
+            kind: "embedded",
+          })
+        ).status,
+      ).toBe(201);
       const sent = await fetch(`${url}/v21.0/8002/messages`, {
         method: "POST",
         headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
@@ -52,7 +72,9 @@ describe("the single executable", () => {
       expect(await docs.text()).toContain(SCALAR_BUNDLE_PATH);
       const bundle = await fetch(`http://127.0.0.1:${port}${SCALAR_BUNDLE_PATH}`);
       expect(bundle.status).toBe(200);
-      expect((await bundle.bytes()).length).toBe(Bun.file(join(ROOT, "node_modules/@scalar/api-reference/dist/browser/standalone.js")).size);
+      expect((await bundle.bytes()).length).toBe(
+        Bun.file(join(ROOT, "node_modules/@scalar/api-reference/dist/browser/standalone.js")).size,
+      );
     } finally {
       proc.kill("SIGTERM");
       expect(await proc.exited).toBe(0);
@@ -63,15 +85,37 @@ describe("the single executable", () => {
     expect(logged).not.toContain("request log");
 
     // The call was written to the log's own file at the stop; the binary's CLI reads its usage.
-    const usage = Bun.spawnSync([binary, "admin", "usage", "list", "--from", new Date(Date.now() - 3_600_000).toISOString(), "--account-id", accountId], {
-      cwd: dir.path, env: processEnv(dbPath), stdout: "pipe", stderr: "pipe",
-    });
+    const usage = Bun.spawnSync(
+      [
+        binary,
+        "admin",
+        "usage",
+        "list",
+        "--from",
+        new Date(Date.now() - 3_600_000).toISOString(),
+        "--account-id",
+        accountId,
+      ],
+      {
+        cwd: dir.path,
+        env: processEnv(dbPath),
+        stdout: "pipe",
+        stderr: "pipe",
+      },
+    );
     expect(usage.exitCode).toBe(0);
-    expect(JSON.parse(usage.stdout.toString()).data).toMatchObject([{ kind: "forwarded", label: "POST /{version}/{phone_number_id}/messages", count: 1 }]);
+    expect(JSON.parse(usage.stdout.toString()).data).toMatchObject([
+      { kind: "forwarded", label: "POST /{version}/{phone_number_id}/messages", count: 1 },
+    ]);
     expect(existsSync(join(dir.path, "db-requests.sqlite"))).toBe(true);
 
     // The admin CLI of the binary reads the same database.
-    const cli = Bun.spawnSync([binary, "admin", "numbers", "get", "1"], { cwd: dir.path, env: processEnv(dbPath), stdout: "pipe", stderr: "pipe" });
+    const cli = Bun.spawnSync([binary, "admin", "numbers", "get", "1"], {
+      cwd: dir.path,
+      env: processEnv(dbPath),
+      stdout: "pipe",
+      stderr: "pipe",
+    });
     expect(cli.exitCode).toBe(1);
     expect(JSON.parse(cli.stderr.toString()).error.code).toBe("not_found");
   }, 120_000);

@@ -27,8 +27,12 @@ describe("time parameters", () => {
     for (const name of ["from", "to"]) {
       expectRefused(await my.a.api("GET", `/api/requests?${name}=${value}`), name);
       expectRefused(await my.a.api("GET", `/api/deliveries?${name}=${value}`), name);
-      const usage = await admin(my.app.url, "GET", `/admin/usage?from=${name === "from" ? value : "0"}${name === "to" ? `&to=${value}` : ""}`);
-      expectRefused({ status: usage.status, body: await usage.json() as Record<string, any> }, name);
+      const usage = await admin(
+        my.app.url,
+        "GET",
+        `/admin/usage?from=${name === "from" ? value : "0"}${name === "to" ? `&to=${value}` : ""}`,
+      );
+      expectRefused({ status: usage.status, body: (await usage.json()) as Record<string, any> }, name);
     }
   });
 

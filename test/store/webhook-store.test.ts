@@ -18,7 +18,15 @@ async function storeWithEndpoint() {
   cleanups.push(deps.cleanup);
   const now = deps.clock.now();
   const accountId = "acc_store_test";
-  await deps.store.directory.createAccount({ id: accountId, name: "Store test", email: "s@example.com", billingStatus: "active", retention: "24h", maxNumbers: null, createdAt: now });
+  await deps.store.directory.createAccount({
+    id: accountId,
+    name: "Store test",
+    email: "s@example.com",
+    billingStatus: "active",
+    retention: "24h",
+    maxNumbers: null,
+    createdAt: now,
+  });
   const endpoint = endpointRow("ep_store_test", accountId, now);
   await deps.store.webhooks.createEndpoint(endpoint);
   return { deps, hooks: deps.store.webhooks, endpoint };
@@ -57,7 +65,16 @@ describe("the queue's claim in the SQLite store", () => {
 });
 
 describe("leases in the SQLite store", () => {
-  const claim = (hooks: WebhookStore, now: number) => hooks.claimDue(now, { leaseId: `lease_${now}`, limit: 10, perEndpoint: 10, leaseMs: 70_000, maxBytes: Number.POSITIVE_INFINITY }).then((all) => all.map((c) => c.delivery.id));
+  const claim = (hooks: WebhookStore, now: number) =>
+    hooks
+      .claimDue(now, {
+        leaseId: `lease_${now}`,
+        limit: 10,
+        perEndpoint: 10,
+        leaseMs: 70_000,
+        maxBytes: Number.POSITIVE_INFINITY,
+      })
+      .then((all) => all.map((c) => c.delivery.id));
 
   test("a delivery stored leased stays out of the due index; a claim takes it only once its lease has run out with no attempt recorded", async () => {
     const setup = await storeWithEndpoint();
@@ -65,7 +82,12 @@ describe("leases in the SQLite store", () => {
     const t = deps.clock.now();
     const leased = await store(setup, t, t + 70_000);
     const due = await store(setup, t);
-    const inDueIndex = () => (deps.store.db.$client.query("SELECT id FROM deliveries INDEXED BY deliveries_due WHERE status = 'pending' AND lease_until IS NULL").all() as { id: string }[]).map((row) => row.id);
+    const inDueIndex = () =>
+      (
+        deps.store.db.$client
+          .query("SELECT id FROM deliveries INDEXED BY deliveries_due WHERE status = 'pending' AND lease_until IS NULL")
+          .all() as { id: string }[]
+      ).map((row) => row.id);
     expect(inDueIndex()).toEqual([due]);
     expect(await hooks.pendingCount()).toBe(2);
 
@@ -76,7 +98,6 @@ describe("leases in the SQLite store", () => {
     expect((await claim(hooks, t + 71_000)).sort()).toEqual([leased, due].sort());
     expect(await hooks.pendingCount()).toBe(2);
   });
-
 });
 
 describe("deliveries listed by status in the SQLite store", () => {
@@ -84,7 +105,10 @@ describe("deliveries listed by status in the SQLite store", () => {
   test("pending ones (waiting or leased) and parked ones are each read through an index that holds only them", async () => {
     const { deps, hooks } = await storeWithEndpoint();
     const pages = (hooks as unknown as { pages: Record<string, { toString(): string }[]> }).pages;
-    const plan = (statement: { toString(): string }) => (deps.store.db.$client.query(`EXPLAIN QUERY PLAN ${statement.toString()}`).all() as { detail: string }[]).map((row) => row.detail).join("\n");
+    const plan = (statement: { toString(): string }) =>
+      (deps.store.db.$client.query(`EXPLAIN QUERY PLAN ${statement.toString()}`).all() as { detail: string }[])
+        .map((row) => row.detail)
+        .join("\n");
     const [waiting, leases] = pages.pending!.map(plan);
     expect(plan(pages.parked![0]!)).toContain("USING INDEX deliveries_parked");
     expect(waiting).toContain("USING INDEX deliveries_waiting");
@@ -112,13 +136,16 @@ describe("long deletions in the SQLite store work in batches, letting the event 
     const setup = await storeWithEndpoint();
     const at = setup.deps.clock.now();
     for (let i = 0; i < n; i++) await attemptAt(setup, at + i, 200, succeeded);
-    const count = (table: string) => (setup.deps.store.db.$client.query(`SELECT COUNT(*) AS n FROM ${table}`).get() as { n: number }).n;
+    const count = (table: string) =>
+      (setup.deps.store.db.$client.query(`SELECT COUNT(*) AS n FROM ${table}`).get() as { n: number }).n;
     return { ...setup, at, rowsLeft: () => [count("deliveries"), count("attempts"), count("events")] };
   }
 
   test("the retention purge", async () => {
     const { hooks, at, rowsLeft } = await withDelivered(250);
-    const { result, turns } = await turnsDuring(() => hooks.purgeExpired(at + 25 * 3_600_000, { "24h": 24 * 3_600_000, "7d": 7 * 24 * 3_600_000 }));
+    const { result, turns } = await turnsDuring(() =>
+      hooks.purgeExpired(at + 25 * 3_600_000, { "24h": 24 * 3_600_000, "7d": 7 * 24 * 3_600_000 }),
+    );
     expect(result).toEqual({ deliveries: 250, events: 250 });
     // Batches of 100, 100 and 50: the other work ran between them.
     expect(turns).toBeGreaterThanOrEqual(2);
@@ -153,10 +180,12 @@ describe("the pending count in the SQLite store", () => {
     await hooks.enqueue([event], []);
     // Written by SQL, as a long outage leaves them. Runs of deliveries share an endpoint and a due
     // time, so chunks end inside runs of equal index keys.
-    const backlog = (endpointId: string, n: number) => deps.store.db.$client.query(`WITH RECURSIVE i(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM i WHERE n < $n)
+    const backlog = (endpointId: string, n: number) =>
+      deps.store.db.$client
+        .query(`WITH RECURSIVE i(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM i WHERE n < $n)
       INSERT INTO deliveries (id, account_id, endpoint_id, event_id, status, next_attempt_at, created_at, updated_at)
       SELECT $endpoint || '_' || n, $account, $endpoint, $event, 'pending', $at + n % 3, $at, $at FROM i`)
-      .run({ n, endpoint: endpointId, account: endpoint.accountId, event: event.id, at });
+        .run({ n, endpoint: endpointId, account: endpoint.accountId, event: event.id, at });
     backlog(endpoint.id, COUNT_CHUNK + 7);
     backlog(other.id, COUNT_CHUNK - 1);
     await store(setup, at, at + 60_000);
@@ -171,7 +200,8 @@ describe("the pending count in the SQLite store", () => {
 describe("hourly stats in the SQLite store", () => {
   const HOUR = 3_600_000;
   const parks = { next: { status: "parked", reason: "gone" }, effect: "gone" } as const;
-  const counts = (stats: { succeeded: number; failed: number; parked: number }[]) => stats.map((s) => [s.succeeded, s.failed, s.parked]);
+  const counts = (stats: { succeeded: number; failed: number; parked: number }[]) =>
+    stats.map((s) => [s.succeeded, s.failed, s.parked]);
 
   test("a database from before the counters gets them, on upgrade, from the attempts and parked deliveries it holds", async () => {
     const setup = await storeWithEndpoint();
@@ -181,7 +211,10 @@ describe("hourly stats in the SQLite store", () => {
     await attemptAt(setup, start + HOUR + 20, 503, failed(start + HOUR + 20));
     await attemptAt(setup, start + HOUR + 30, 410, parks);
     const expected = await hooks.hourlyStats(endpoint.id, start, start + HOUR);
-    expect(counts(expected)).toEqual([[1, 0, 0], [0, 2, 1]]);
+    expect(counts(expected)).toEqual([
+      [1, 0, 0],
+      [0, 2, 1],
+    ]);
     deps.store.close();
 
     // The same rows in a database of the build before the counters.
@@ -190,7 +223,11 @@ describe("hourly stats in the SQLite store", () => {
     old.run(`ATTACH DATABASE '${deps.dbPath}' AS current`);
     for (const table of ["accounts", "endpoints", "events", "deliveries", "attempts"]) {
       // The old build's columns only: later migrations added some.
-      const columns = old.query<{ name: string }, []>(`PRAGMA main.table_info(${table})`).all().map((c) => c.name).join(", ");
+      const columns = old
+        .query<{ name: string }, []>(`PRAGMA main.table_info(${table})`)
+        .all()
+        .map((c) => c.name)
+        .join(", ");
       old.run(`INSERT INTO ${table} (${columns}) SELECT ${columns} FROM current.${table}`);
     }
     old.run("DETACH DATABASE current");

@@ -15,24 +15,38 @@ export interface Tool {
   find(): string[] | null;
 }
 
-const bin = (...paths: string[]) => () => {
-  for (const p of paths) {
-    const found = p.startsWith("/") ? (existsSync(p) ? p : null) : Bun.which(p);
-    if (found) return [found];
-  }
-  return null;
-};
+const bin =
+  (...paths: string[]) =>
+  () => {
+    for (const p of paths) {
+      const found = p.startsWith("/") ? (existsSync(p) ? p : null) : Bun.which(p);
+      if (found) return [found];
+    }
+    return null;
+  };
 
 export const TOOLS = {
-  chromium: { pkg: "chromium", needed: "the browser tests (dashboard, /docs)", find: bin(process.env.CHROMIUM_PATH ?? "/usr/bin/chromium") },
-  nginx: { pkg: "nginx", needed: "deploy/nginx.conf in front of two instances (PostgreSQL pass)", find: bin("nginx", "/usr/sbin/nginx") },
+  chromium: {
+    pkg: "chromium",
+    needed: "the browser tests (dashboard, /docs)",
+    find: bin(process.env.CHROMIUM_PATH ?? "/usr/bin/chromium"),
+  },
+  nginx: {
+    pkg: "nginx",
+    needed: "deploy/nginx.conf in front of two instances (PostgreSQL pass)",
+    find: bin("nginx", "/usr/sbin/nginx"),
+  },
   compose: {
     pkg: "docker-compose",
     needed: "`docker compose config` of compose.yaml",
     // Compose v2 (Docker's plugin) where Docker is installed, else v1 (Debian's docker-compose).
     find: () => {
       const docker = Bun.which("docker");
-      if (docker && Bun.spawnSync([docker, "compose", "version"], { stdout: "ignore", stderr: "ignore" }).exitCode === 0) return [docker, "compose"];
+      if (
+        docker &&
+        Bun.spawnSync([docker, "compose", "version"], { stdout: "ignore", stderr: "ignore" }).exitCode === 0
+      )
+        return [docker, "compose"];
       return bin("docker-compose")();
     },
   },
@@ -56,5 +70,6 @@ function install(missing: Tool[]): void {
 if (import.meta.main) {
   const absent = () => Object.values(TOOLS).filter((t) => t.find() === null);
   if (absent().length > 0) install(absent());
-  for (const t of absent()) console.log(`test tools: ${t.pkg} is not on this machine and could not be installed: ${t.needed} will be skipped`);
+  for (const t of absent())
+    console.log(`test tools: ${t.pkg} is not on this machine and could not be installed: ${t.needed} will be skipped`);
 }

@@ -24,7 +24,10 @@ test("writes of one event-loop turn share a commit, yet a failing one fails alon
 
   // Started in the same turn: the second breaks a foreign key (its endpoint does not exist).
   const good = deps.store.webhooks.enqueue([event("evt_good")], []);
-  const bad = deps.store.webhooks.enqueue([event("evt_bad")], [deliveryRow("msg_bad", event("evt_bad"), "no-such-endpoint", now)]);
+  const bad = deps.store.webhooks.enqueue(
+    [event("evt_bad")],
+    [deliveryRow("msg_bad", event("evt_bad"), "no-such-endpoint", now)],
+  );
   const third = deps.store.webhooks.enqueue([event("evt_third")], []);
   const results = await Promise.allSettled([good, bad, third]);
 
@@ -45,7 +48,9 @@ test("in a shared commit, new events resolve first; attempt records resolve on a
   const order: string[] = [];
   let attemptsWhenEventResolved: unknown;
   // The attempt record is staged first, in the same turn as the new event.
-  const recorded = deps.store.webhooks.completeAttempt(firstAttempt("msg_old", "ep_order", now)).then(() => order.push("attempt recorded"));
+  const recorded = deps.store.webhooks
+    .completeAttempt(firstAttempt("msg_old", "ep_order", now))
+    .then(() => order.push("attempt recorded"));
   const stored = deps.store.webhooks.enqueue([eventRow("evt_new", account.id, now)], []).then(() => {
     order.push("event stored");
     attemptsWhenEventResolved = deps.store.db.$client.query("SELECT COUNT(*) AS n FROM attempts").get();
@@ -62,7 +67,13 @@ test("new events wait for the disk, and so do attempt records of their commit; a
   const { deps, account, now } = await withAccount("Disk", { syncWal: disk.sync });
   await deps.store.webhooks.createEndpoint(endpointRow("ep_disk", account.id, now));
   const stored = eventRow("evt_stored", account.id, now);
-  const storing = deps.store.webhooks.enqueue([stored], [deliveryRow("msg_a", stored, "ep_disk", now, now + 60_000), deliveryRow("msg_b", stored, "ep_disk", now, now + 60_000)]);
+  const storing = deps.store.webhooks.enqueue(
+    [stored],
+    [
+      deliveryRow("msg_a", stored, "ep_disk", now, now + 60_000),
+      deliveryRow("msg_b", stored, "ep_disk", now, now + 60_000),
+    ],
+  );
   expect(await disk.startedCount(1)).toBe(1);
   await disk.finish();
   await storing;
@@ -87,9 +98,14 @@ test("deleting an endpoint deletes its deliveries and the events no other delive
   await deps.store.webhooks.createEndpoint(endpointRow("ep_kept", account.id, now));
   const alone = eventRow("evt_alone", account.id, now);
   const shared = eventRow("evt_shared", account.id, now);
-  await deps.store.webhooks.enqueue([alone, shared], [
-    deliveryRow("msg_1", alone, "ep_gone", now), deliveryRow("msg_2", shared, "ep_gone", now), deliveryRow("msg_3", shared, "ep_kept", now),
-  ]);
+  await deps.store.webhooks.enqueue(
+    [alone, shared],
+    [
+      deliveryRow("msg_1", alone, "ep_gone", now),
+      deliveryRow("msg_2", shared, "ep_gone", now),
+      deliveryRow("msg_3", shared, "ep_kept", now),
+    ],
+  );
 
   expect(await deps.store.webhooks.deleteEndpoint("ep_gone")).toBe(true);
   expect(await deps.store.webhooks.delivery("msg_1")).toBeUndefined();
@@ -105,14 +121,23 @@ test("an attempt that ends after its delivery went with its endpoint records not
   await deps.store.webhooks.createEndpoint(endpointRow("ep_kept", account.id, now));
   const event = eventRow("evt_both", account.id, now);
   // Both leased to this process, as deliveries in flight are.
-  await deps.store.webhooks.enqueue([event], [
-    deliveryRow("msg_gone", event, "ep_gone", now, now + 60_000), deliveryRow("msg_kept", event, "ep_kept", now, now + 60_000),
-  ]);
+  await deps.store.webhooks.enqueue(
+    [event],
+    [
+      deliveryRow("msg_gone", event, "ep_gone", now, now + 60_000),
+      deliveryRow("msg_kept", event, "ep_kept", now, now + 60_000),
+    ],
+  );
   expect(await deps.store.webhooks.deleteEndpoint("ep_gone")).toBe(true);
 
   // Both attempts end in the same turn, so they share one commit.
   const results = await Promise.allSettled([
-    deps.store.webhooks.completeAttempt(firstAttempt("msg_gone", "ep_gone", now + 5, 500, { next: { status: "pending", nextAttemptAt: now + 5_000 }, effect: "failure" })),
+    deps.store.webhooks.completeAttempt(
+      firstAttempt("msg_gone", "ep_gone", now + 5, 500, {
+        next: { status: "pending", nextAttemptAt: now + 5_000 },
+        effect: "failure",
+      }),
+    ),
     deps.store.webhooks.completeAttempt(firstAttempt("msg_kept", "ep_kept", now + 5)),
   ]);
 
@@ -123,6 +148,8 @@ test("an attempt that ends after its delivery went with its endpoint records not
   expect(await deps.store.webhooks.attempts("msg_gone")).toEqual([]);
   expect((await deps.store.webhooks.attempts("msg_kept")).map((a) => a.statusCode)).toEqual([200]);
   expect((await deps.store.webhooks.delivery("msg_kept"))?.status).toBe("succeeded");
-  const hours = deps.store.db.$client.query("SELECT endpoint_id, succeeded, failed FROM endpoint_hours ORDER BY endpoint_id").all();
+  const hours = deps.store.db.$client
+    .query("SELECT endpoint_id, succeeded, failed FROM endpoint_hours ORDER BY endpoint_id")
+    .all();
   expect(hours).toEqual([{ endpoint_id: "ep_kept", succeeded: 1, failed: 0 }]);
 });

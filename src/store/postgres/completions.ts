@@ -1,5 +1,11 @@
 import type { SQL } from "bun";
-import { LAST_SUCCESS_RESOLUTION_MS, type EndpointChange, type EndpointEffect, type FailureRules, type WebhookStore } from "../webhooks.ts";
+import {
+  LAST_SUCCESS_RESOLUTION_MS,
+  type EndpointChange,
+  type EndpointEffect,
+  type FailureRules,
+  type WebhookStore,
+} from "../webhooks.ts";
 
 export type CompletionInput = Parameters<WebhookStore["completeAttempt"]>[0];
 type Tx = Pick<SQL, "unsafe">;
@@ -21,8 +27,12 @@ interface Health {
 function applyEffect(health: Health, effect: EndpointEffect, now: number, rules: FailureRules): EndpointChange {
   const change: EndpointChange = { consecutiveFailures: 0, warned: false, disabled: null };
   if (effect === "success") {
-    if (health.consecutiveFailures !== 0 || health.warnedAt !== null || health.lastSuccessAt === null
-      || health.lastSuccessAt <= now - LAST_SUCCESS_RESOLUTION_MS) {
+    if (
+      health.consecutiveFailures !== 0 ||
+      health.warnedAt !== null ||
+      health.lastSuccessAt === null ||
+      health.lastSuccessAt <= now - LAST_SUCCESS_RESOLUTION_MS
+    ) {
       Object.assign(health, { consecutiveFailures: 0, lastSuccessAt: now, warnedAt: null });
     }
     return change;
@@ -36,7 +46,8 @@ function applyEffect(health: Health, effect: EndpointEffect, now: number, rules:
   } else {
     const quietSince = now - rules.quietMs - LAST_SUCCESS_RESOLUTION_MS;
     const count = health.consecutiveFailures;
-    if (count >= rules.disableAt && (health.lastSuccessAt === null || health.lastSuccessAt <= quietSince)) change.disabled = "consecutive_failures";
+    if (count >= rules.disableAt && (health.lastSuccessAt === null || health.lastSuccessAt <= quietSince))
+      change.disabled = "consecutive_failures";
     else if (count >= rules.warnAt && health.warnedAt === null) change.warned = true;
   }
   if (change.disabled) Object.assign(health, { enabled: false, disabledReason: change.disabled, updatedAt: now });
@@ -59,7 +70,10 @@ export function needsTransaction(inputs: CompletionInput[]): boolean {
  *    other in a cycle) and their completions applied in order, as SQLite applies them.
  * Returns each input's EndpointChange, and the endpoints it disabled.
  */
-export async function recordCompletions(tx: Tx, inputs: CompletionInput[]): Promise<{ changes: EndpointChange[]; disabled: string[] }> {
+export async function recordCompletions(
+  tx: Tx,
+  inputs: CompletionInput[],
+): Promise<{ changes: EndpointChange[]; disabled: string[] }> {
   const changes = inputs.map((): EndpointChange => ({ consecutiveFailures: 0, warned: false, disabled: null }));
   // Per endpoint, its completions that touch its health, in batch order.
   const byEndpoint = new Map<string, { c: CompletionInput; i: number }[]>();
@@ -69,10 +83,13 @@ export async function recordCompletions(tx: Tx, inputs: CompletionInput[]): Prom
     list.push({ c, i });
     byEndpoint.set(c.endpointId, list);
   });
-  const failing = new Set([...byEndpoint].filter(([, list]) => list.some(({ c }) => c.effect !== "success")).map(([id]) => id));
+  const failing = new Set(
+    [...byEndpoint].filter(([, list]) => list.some(({ c }) => c.effect !== "success")).map(([id]) => id),
+  );
   const successes = inputs.filter((c) => c.effect === "success" && !failing.has(c.endpointId));
   const hours = hourRows(inputs);
-  const appliedRows = await tx.unsafe(`WITH u AS (
+  const appliedRows = (await tx.unsafe(
+    `WITH u AS (
       SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::int[], $5::bigint[], $6::text[], $7::bool[], $8::bigint[])
         AS u(id, lease_id, status, attempted, next, reason, drop_payload, now)
     ), done AS (
@@ -103,20 +120,28 @@ export async function recordCompletions(tx: Tx, inputs: CompletionInput[]): Prom
       WHERE e.id = x.endpoint_id AND (e.consecutive_failures <> 0 OR e.warned_at IS NOT NULL OR e.last_success_at IS NULL
         OR e.last_success_at <= x.at - ${LAST_SUCCESS_RESOLUTION_MS})
     )
-    SELECT id, lease_id FROM done`, [
-    inputs.map((c) => c.deliveryId),
-    inputs.map((c) => c.leaseId),
-    inputs.map((c) => c.next.status),
-    inputs.map((c) => (c.attempt ? 1 : 0)),
-    inputs.map((c) => (c.next.status === "pending" ? c.next.nextAttemptAt : null)),
-    inputs.map((c) => (c.next.status === "parked" ? c.next.reason : null)),
-    inputs.map((c) => c.deletePayload),
-    inputs.map((c) => c.now),
-    ...attemptColumns(inputs),
-    hours.map((h) => h.deliveryId), hours.map((h) => h.leaseId), hours.map((h) => h.hour),
-    hours.map((h) => h.succeeded), hours.map((h) => h.failed), hours.map((h) => h.parked),
-    successes.map((c) => c.deliveryId), successes.map((c) => c.leaseId), successes.map((c) => c.now),
-  ]) as { id: string; lease_id: string }[];
+    SELECT id, lease_id FROM done`,
+    [
+      inputs.map((c) => c.deliveryId),
+      inputs.map((c) => c.leaseId),
+      inputs.map((c) => c.next.status),
+      inputs.map((c) => (c.attempt ? 1 : 0)),
+      inputs.map((c) => (c.next.status === "pending" ? c.next.nextAttemptAt : null)),
+      inputs.map((c) => (c.next.status === "parked" ? c.next.reason : null)),
+      inputs.map((c) => c.deletePayload),
+      inputs.map((c) => c.now),
+      ...attemptColumns(inputs),
+      hours.map((h) => h.deliveryId),
+      hours.map((h) => h.leaseId),
+      hours.map((h) => h.hour),
+      hours.map((h) => h.succeeded),
+      hours.map((h) => h.failed),
+      hours.map((h) => h.parked),
+      successes.map((c) => c.deliveryId),
+      successes.map((c) => c.leaseId),
+      successes.map((c) => c.now),
+    ],
+  )) as { id: string; lease_id: string }[];
   const applied = new Set(appliedRows.map((row) => `${row.id} ${row.lease_id}`));
   // A delivery that went while its attempt ran, or whose lease another claim holds now, gets
   // nothing recorded, and changes no endpoint.
@@ -124,13 +149,19 @@ export async function recordCompletions(tx: Tx, inputs: CompletionInput[]): Prom
 
   const dropping = inputs.filter((c) => c.deletePayload && isApplied(c)).map((c) => c.deliveryId);
   if (dropping.length > 0) {
-    await tx.unsafe(`UPDATE events SET body = NULL WHERE id IN (SELECT event_id FROM deliveries WHERE id = ANY($1::text[]))
-      AND NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.event_id = events.id AND d.status = 'pending')`, [dropping]);
+    await tx.unsafe(
+      `UPDATE events SET body = NULL WHERE id IN (SELECT event_id FROM deliveries WHERE id = ANY($1::text[]))
+      AND NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.event_id = events.id AND d.status = 'pending')`,
+      [dropping],
+    );
   }
   const disabled: string[] = [];
   if (failing.size === 0) return { changes, disabled };
-  const healthRows = await tx.unsafe(`SELECT id, consecutive_failures, last_success_at, warned_at, enabled, disabled_reason, updated_at
-    FROM endpoints WHERE id = ANY($1::text[]) ORDER BY id FOR NO KEY UPDATE`, [[...failing].sort()]) as Record<string, unknown>[];
+  const healthRows = (await tx.unsafe(
+    `SELECT id, consecutive_failures, last_success_at, warned_at, enabled, disabled_reason, updated_at
+    FROM endpoints WHERE id = ANY($1::text[]) ORDER BY id FOR NO KEY UPDATE`,
+    [[...failing].sort()],
+  )) as Record<string, unknown>[];
   const updated: (Health & { id: string })[] = [];
   for (const row of healthRows) {
     const health: Health & { id: string } = {
@@ -142,19 +173,28 @@ export async function recordCompletions(tx: Tx, inputs: CompletionInput[]): Prom
       disabledReason: row.disabled_reason as string | null,
       updatedAt: Number(row.updated_at),
     };
-    for (const { c, i } of byEndpoint.get(health.id)!) if (isApplied(c)) changes[i] = applyEffect(health, c.effect, c.now, c.rules);
+    for (const { c, i } of byEndpoint.get(health.id)!)
+      if (isApplied(c)) changes[i] = applyEffect(health, c.effect, c.now, c.rules);
     if (!health.enabled && row.enabled) disabled.push(health.id);
     updated.push(health);
   }
   if (updated.length === 0) return { changes, disabled };
-  await tx.unsafe(`UPDATE endpoints e SET consecutive_failures = u.failures, last_success_at = u.last_success, warned_at = u.warned,
+  await tx.unsafe(
+    `UPDATE endpoints e SET consecutive_failures = u.failures, last_success_at = u.last_success, warned_at = u.warned,
       enabled = u.enabled, disabled_reason = u.reason, updated_at = u.updated
     FROM unnest($1::text[], $2::int[], $3::bigint[], $4::bigint[], $5::bool[], $6::text[], $7::bigint[])
       AS u(id, failures, last_success, warned, enabled, reason, updated)
-    WHERE e.id = u.id`, [
-    updated.map((h) => h.id), updated.map((h) => h.consecutiveFailures), updated.map((h) => h.lastSuccessAt), updated.map((h) => h.warnedAt),
-    updated.map((h) => h.enabled), updated.map((h) => h.disabledReason), updated.map((h) => h.updatedAt),
-  ]);
+    WHERE e.id = u.id`,
+    [
+      updated.map((h) => h.id),
+      updated.map((h) => h.consecutiveFailures),
+      updated.map((h) => h.lastSuccessAt),
+      updated.map((h) => h.warnedAt),
+      updated.map((h) => h.enabled),
+      updated.map((h) => h.disabledReason),
+      updated.map((h) => h.updatedAt),
+    ],
+  );
   return { changes, disabled };
 }
 
@@ -179,11 +219,25 @@ function attemptColumns(inputs: CompletionInput[]): unknown[][] {
  * by the statement, over the completions it applied.
  */
 function hourRows(inputs: CompletionInput[]) {
-  const rows: { deliveryId: string; leaseId: string; hour: number; succeeded: number; failed: number; parked: number }[] = [];
+  const rows: {
+    deliveryId: string;
+    leaseId: string;
+    hour: number;
+    succeeded: number;
+    failed: number;
+    parked: number;
+  }[] = [];
   for (const c of inputs) {
     const row = { deliveryId: c.deliveryId, leaseId: c.leaseId };
     // An attempt's effect is "success" exactly when classify() found a 2xx.
-    if (c.attempt) rows.push({ ...row, hour: hourOf(c.attempt.at), succeeded: c.effect === "success" ? 1 : 0, failed: c.effect === "success" ? 0 : 1, parked: 0 });
+    if (c.attempt)
+      rows.push({
+        ...row,
+        hour: hourOf(c.attempt.at),
+        succeeded: c.effect === "success" ? 1 : 0,
+        failed: c.effect === "success" ? 0 : 1,
+        parked: 0,
+      });
     if (c.next.status === "parked") rows.push({ ...row, hour: hourOf(c.now), succeeded: 0, failed: 0, parked: 1 });
   }
   return rows;

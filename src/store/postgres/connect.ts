@@ -38,5 +38,7 @@ export interface Tx {
 
 /** Runs `work` in one transaction (committed when it resolves, rolled back when it throws). */
 export function transaction<T>(db: PgDb, work: (tx: Tx) => Promise<T>): Promise<T> {
-  return db.$client.begin((raw) => work({ raw: raw as unknown as SQL, orm: drizzle({ client: raw as unknown as SQL }) })) as Promise<T>;
+  return db.$client.begin((raw) =>
+    work({ raw: raw as unknown as SQL, orm: drizzle({ client: raw as unknown as SQL }) }),
+  ) as Promise<T>;
 }

@@ -21,15 +21,25 @@ export class PgEndpoints implements FedCache {
   private generation = 0;
   private readonly opener: EndpointOpener;
 
-  constructor(private readonly db: PgDb, private readonly sealer: Sealer, private readonly feed: ChangeFeed) {
+  constructor(
+    private readonly db: PgDb,
+    private readonly sealer: Sealer,
+    private readonly feed: ChangeFeed,
+  ) {
     this.opener = new EndpointOpener(sealer);
     feed.register(this, ["endpoint"]);
   }
 
   async loadAll(): Promise<void> {
-    const rows = await this.db.select({
-      id: endpoints.id, accountId: endpoints.accountId, fields: endpoints.fields, phoneNumberId: endpoints.phoneNumberId, createdAt: endpoints.createdAt,
-    }).from(endpoints);
+    const rows = await this.db
+      .select({
+        id: endpoints.id,
+        accountId: endpoints.accountId,
+        fields: endpoints.fields,
+        phoneNumberId: endpoints.phoneNumberId,
+        createdAt: endpoints.createdAt,
+      })
+      .from(endpoints);
     this.targetsById.clear();
     for (const row of rows) this.targetsById.set(row.id, row);
     this.targetsByAccount.clear();
@@ -44,7 +54,13 @@ export class PgEndpoints implements FedCache {
   }
 
   private remember(row: Row): void {
-    this.targetsById.set(row.id, { id: row.id, accountId: row.accountId, fields: row.fields, phoneNumberId: row.phoneNumberId, createdAt: row.createdAt });
+    this.targetsById.set(row.id, {
+      id: row.id,
+      accountId: row.accountId,
+      fields: row.fields,
+      phoneNumberId: row.phoneNumberId,
+      createdAt: row.createdAt,
+    });
     this.targetsByAccount.delete(row.accountId);
   }
 
@@ -72,11 +88,20 @@ export class PgEndpoints implements FedCache {
 
   async create(endpoint: Endpoint): Promise<Endpoint> {
     const { secret, previousSecret, ...rest } = endpoint;
-    await this.write(endpoint.id, async (tx) => (await tx.insert(endpoints).values({
-      ...rest,
-      secretEnc: this.sealer.seal(secret),
-      previousSecretEnc: previousSecret === null ? null : this.sealer.seal(previousSecret),
-    }).returning())[0]);
+    await this.write(
+      endpoint.id,
+      async (tx) =>
+        (
+          await tx
+            .insert(endpoints)
+            .values({
+              ...rest,
+              secretEnc: this.sealer.seal(secret),
+              previousSecretEnc: previousSecret === null ? null : this.sealer.seal(previousSecret),
+            })
+            .returning()
+        )[0],
+    );
     return { ...endpoint };
   }
 
@@ -86,7 +111,11 @@ export class PgEndpoints implements FedCache {
   }
 
   async ofAccount(accountId: string): Promise<Endpoint[]> {
-    const rows = await this.db.select().from(endpoints).where(eq(endpoints.accountId, accountId)).orderBy(asc(endpoints.createdAt), asc(endpoints.id));
+    const rows = await this.db
+      .select()
+      .from(endpoints)
+      .where(eq(endpoints.accountId, accountId))
+      .orderBy(asc(endpoints.createdAt), asc(endpoints.id));
     return rows.map((row) => this.opener.endpoint(row));
   }
 
@@ -125,21 +154,31 @@ export class PgEndpoints implements FedCache {
 
   async update(id: string, patch: EndpointPatch): Promise<Endpoint | undefined> {
     const { secret, previousSecret, ...rest } = patch;
-    const set: Partial<typeof endpoints.$inferInsert> = Object.fromEntries(Object.entries(rest).filter(([, v]) => v !== undefined));
+    const set: Partial<typeof endpoints.$inferInsert> = Object.fromEntries(
+      Object.entries(rest).filter(([, v]) => v !== undefined),
+    );
     if (secret !== undefined) set.secretEnc = this.sealer.seal(secret);
-    if (previousSecret !== undefined) set.previousSecretEnc = previousSecret === null ? null : this.sealer.seal(previousSecret);
-    const row = await this.write(id, async (tx) => (await tx.update(endpoints).set(set).where(eq(endpoints.id, id)).returning())[0]);
+    if (previousSecret !== undefined)
+      set.previousSecretEnc = previousSecret === null ? null : this.sealer.seal(previousSecret);
+    const row = await this.write(
+      id,
+      async (tx) => (await tx.update(endpoints).set(set).where(eq(endpoints.id, id)).returning())[0],
+    );
     return row ? this.opener.endpoint(row) : undefined;
   }
 
   /** Stops sending to it (an attempt starting now finds it disabled and parks) before its deliveries go. */
   async stopSending(id: string): Promise<void> {
-    await this.write(id, async (tx) => (await tx.update(endpoints).set({ enabled: false }).where(eq(endpoints.id, id)).returning())[0]);
+    await this.write(
+      id,
+      async (tx) => (await tx.update(endpoints).set({ enabled: false }).where(eq(endpoints.id, id)).returning())[0],
+    );
   }
 
   /** Deletes the row in `tx` (its remaining deliveries go by cascade); true when it existed. */
   async delete(id: string, tx: Tx): Promise<boolean> {
-    const gone = (await tx.orm.delete(endpoints).where(eq(endpoints.id, id)).returning({ id: endpoints.id })).length > 0;
+    const gone =
+      (await tx.orm.delete(endpoints).where(eq(endpoints.id, id)).returning({ id: endpoints.id })).length > 0;
     if (gone) await this.feed.record(tx, "endpoint", [id]);
     return gone;
   }

@@ -11,7 +11,10 @@ export class PgRecoveries implements RecoveryStore {
     // The partial unique index lets one run per endpoint: a second start finds the first.
     const inserted = await this.db.insert(recoveries).values(toRecoveryRow(recovery)).onConflictDoNothing().returning();
     if (inserted.length > 0) return { recovery, started: true };
-    const [running] = await this.db.select().from(recoveries).where(and(eq(recoveries.endpointId, recovery.endpointId), eq(recoveries.status, "running")));
+    const [running] = await this.db
+      .select()
+      .from(recoveries)
+      .where(and(eq(recoveries.endpointId, recovery.endpointId), eq(recoveries.status, "running")));
     return { recovery: fromRecoveryRow(running!), started: false };
   }
 
@@ -21,20 +24,31 @@ export class PgRecoveries implements RecoveryStore {
   }
 
   async latest(endpointId: string) {
-    const [row] = await this.db.select().from(recoveries).where(eq(recoveries.endpointId, endpointId)).orderBy(desc(recoveries.startedAt)).limit(1);
+    const [row] = await this.db
+      .select()
+      .from(recoveries)
+      .where(eq(recoveries.endpointId, endpointId))
+      .orderBy(desc(recoveries.startedAt))
+      .limit(1);
     return row && fromRecoveryRow(row);
   }
 
   async progress(id: string, expectedUpdatedAt: number, patch: Parameters<RecoveryStore["progress"]>[2]) {
     const { cursor, ...rest } = patch;
-    const done = await this.db.update(recoveries).set({ ...rest, cursorAt: cursor?.createdAt ?? null, cursorId: cursor?.id ?? null })
-      .where(and(eq(recoveries.id, id), eq(recoveries.updatedAt, expectedUpdatedAt), eq(recoveries.status, "running"))).returning();
+    const done = await this.db
+      .update(recoveries)
+      .set({ ...rest, cursorAt: cursor?.createdAt ?? null, cursorId: cursor?.id ?? null })
+      .where(and(eq(recoveries.id, id), eq(recoveries.updatedAt, expectedUpdatedAt), eq(recoveries.status, "running")))
+      .returning();
     return done.length > 0;
   }
 
   async takeOver(id: string, staleBefore: number, now: number) {
-    const [row] = await this.db.update(recoveries).set({ updatedAt: now })
-      .where(and(eq(recoveries.id, id), eq(recoveries.status, "running"), lt(recoveries.updatedAt, staleBefore))).returning();
+    const [row] = await this.db
+      .update(recoveries)
+      .set({ updatedAt: now })
+      .where(and(eq(recoveries.id, id), eq(recoveries.status, "running"), lt(recoveries.updatedAt, staleBefore)))
+      .returning();
     return row && fromRecoveryRow(row);
   }
 }

@@ -1,7 +1,13 @@
 import type { SQL } from "bun";
 import { and, desc, eq, gte, lt } from "drizzle-orm";
 import { requestConditions } from "../request-filter.ts";
-import { usageOf, type LogRetention, type RequestFilter, type RequestLogStore, type RequestRecord } from "../requests.ts";
+import {
+  usageOf,
+  type LogRetention,
+  type RequestFilter,
+  type RequestLogStore,
+  type RequestRecord,
+} from "../requests.ts";
 import { connect, type PgDb } from "./connect.ts";
 import { requestLog, usageHours } from "./schema.ts";
 
@@ -16,7 +22,10 @@ const PURGE_BATCH = 5_000;
 export class PgRequestLog implements RequestLogStore {
   private writer: SQL | null = null;
 
-  constructor(private readonly db: PgDb, private readonly url: string) {}
+  constructor(
+    private readonly db: PgDb,
+    private readonly url: string,
+  ) {}
 
   private connection(): SQL {
     this.writer ??= connect(this.url, { max: 1 }).$client;
@@ -30,43 +39,83 @@ export class PgRequestLog implements RequestLogStore {
   async append(records: RequestRecord[]) {
     const column = <K extends keyof RequestRecord>(k: K) => records.map((r) => r[k]);
     await this.connection().begin(async (tx) => {
-      const added = await tx.unsafe(`INSERT INTO request_log (id, account_id, at, api_key_id, method, route, phone_number_id, waba_id, status, error_code,
+      const added = (await tx.unsafe(
+        `INSERT INTO request_log (id, account_id, at, api_key_id, method, route, phone_number_id, waba_id, status, error_code,
           upstream_status, upstream_error_code, upstream_error_subcode, upstream_ms, request_bytes, response_bytes, message_id)
         SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::int[], $10::int[],
           $11::int[], $12::int[], $13::int[], $14::float8[], $15::bigint[], $16::bigint[], $17::text[])
-        ON CONFLICT (id) DO NOTHING RETURNING id`, [
-        column("id"), column("accountId"), column("at"), column("apiKeyId"), column("method"), column("route"), column("phoneNumberId"), column("wabaId"),
-        column("status"), column("errorCode"), column("upstreamStatus"), column("upstreamErrorCode"), column("upstreamErrorSubcode"), column("upstreamMs"),
-        column("requestBytes"), column("responseBytes"), column("messageId"),
-      ]) as { id: string }[];
+        ON CONFLICT (id) DO NOTHING RETURNING id`,
+        [
+          column("id"),
+          column("accountId"),
+          column("at"),
+          column("apiKeyId"),
+          column("method"),
+          column("route"),
+          column("phoneNumberId"),
+          column("wabaId"),
+          column("status"),
+          column("errorCode"),
+          column("upstreamStatus"),
+          column("upstreamErrorCode"),
+          column("upstreamErrorSubcode"),
+          column("upstreamMs"),
+          column("requestBytes"),
+          column("responseBytes"),
+          column("messageId"),
+        ],
+      )) as { id: string }[];
       const ids = new Set(added.map((row) => row.id));
       const usage = usageOf(ids.size === records.length ? records : records.filter((r) => ids.has(r.id)));
       if (usage.length > 0) {
-        await tx.unsafe(`INSERT INTO usage_hours (account_id, target_id, hour, kind, label, count)
+        await tx.unsafe(
+          `INSERT INTO usage_hours (account_id, target_id, hour, kind, label, count)
           SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::text[], $5::text[], $6::int[])
-          ON CONFLICT (account_id, hour, target_id, kind, label) DO UPDATE SET count = usage_hours.count + excluded.count`, [
-          usage.map((u) => u.accountId), usage.map((u) => u.targetId), usage.map((u) => u.hour), usage.map((u) => u.kind), usage.map((u) => u.label), usage.map((u) => u.count),
-        ]);
+          ON CONFLICT (account_id, hour, target_id, kind, label) DO UPDATE SET count = usage_hours.count + excluded.count`,
+          [
+            usage.map((u) => u.accountId),
+            usage.map((u) => u.targetId),
+            usage.map((u) => u.hour),
+            usage.map((u) => u.kind),
+            usage.map((u) => u.label),
+            usage.map((u) => u.count),
+          ],
+        );
       }
     });
   }
 
   async list(accountId: string, filter: RequestFilter, limit: number) {
-    return this.db.select().from(requestLog).where(requestConditions(requestLog, accountId, filter))
-      .orderBy(desc(requestLog.at), desc(requestLog.id)).limit(limit);
+    return this.db
+      .select()
+      .from(requestLog)
+      .where(requestConditions(requestLog, accountId, filter))
+      .orderBy(desc(requestLog.at), desc(requestLog.id))
+      .limit(limit);
   }
 
   async get(accountId: string, id: string) {
-    return (await this.db.select().from(requestLog).where(and(eq(requestLog.id, id), eq(requestLog.accountId, accountId))))[0];
+    return (
+      await this.db
+        .select()
+        .from(requestLog)
+        .where(and(eq(requestLog.id, id), eq(requestLog.accountId, accountId)))
+    )[0];
   }
 
   async byMessageId(accountId: string, messageId: string) {
-    return this.db.select().from(requestLog).where(and(eq(requestLog.messageId, messageId), eq(requestLog.accountId, accountId)));
+    return this.db
+      .select()
+      .from(requestLog)
+      .where(and(eq(requestLog.messageId, messageId), eq(requestLog.accountId, accountId)));
   }
 
   async usage(accountId: string | null, from: number, to: number) {
     const range = and(gte(usageHours.hour, from), lt(usageHours.hour, to));
-    return this.db.select().from(usageHours).where(accountId === null ? range : and(eq(usageHours.accountId, accountId), range))
+    return this.db
+      .select()
+      .from(usageHours)
+      .where(accountId === null ? range : and(eq(usageHours.accountId, accountId), range))
       .orderBy(usageHours.hour, usageHours.targetId, usageHours.kind, usageHours.label);
   }
 
@@ -80,10 +129,16 @@ export class PgRequestLog implements RequestLogStore {
       for (let n = PURGE_BATCH; n === PURGE_BATCH; total += n) n = (await sql.unsafe(statement, params)).count;
       return total;
     };
-    const requests = await deleted(`DELETE FROM request_log WHERE id IN (SELECT r.id FROM request_log r
-      JOIN unnest($1::text[], $2::bigint[]) AS c(account_id, before) ON r.account_id = c.account_id AND r.at < c.before LIMIT ${PURGE_BATCH})`, [ids, befores]);
-    const usage = await deleted(`DELETE FROM usage_hours WHERE ctid IN (SELECT u.ctid FROM usage_hours u
-      WHERE u.account_id = ANY($1::text[]) AND u.hour < $2 LIMIT ${PURGE_BATCH})`, [ids, retention.usageBefore]);
+    const requests = await deleted(
+      `DELETE FROM request_log WHERE id IN (SELECT r.id FROM request_log r
+      JOIN unnest($1::text[], $2::bigint[]) AS c(account_id, before) ON r.account_id = c.account_id AND r.at < c.before LIMIT ${PURGE_BATCH})`,
+      [ids, befores],
+    );
+    const usage = await deleted(
+      `DELETE FROM usage_hours WHERE ctid IN (SELECT u.ctid FROM usage_hours u
+      WHERE u.account_id = ANY($1::text[]) AND u.hour < $2 LIMIT ${PURGE_BATCH})`,
+      [ids, retention.usageBefore],
+    );
     return { requests, usage };
   }
 

@@ -56,7 +56,10 @@ export async function openPostgresStore(url: string, sealer: Sealer, options: Pg
       buckets: unavailableAsStoreError(new PgBuckets(db)),
       webhooks: unavailableAsStoreError(webhooks),
       async healthy() {
-        const answer = db.$client.unsafe("SELECT 1 AS ok").then((rows) => rows.length === 1, () => false);
+        const answer = db.$client.unsafe("SELECT 1 AS ok").then(
+          (rows) => rows.length === 1,
+          () => false,
+        );
         const late = new Promise<false>((resolve) => setTimeout(() => resolve(false), HEALTH_TIMEOUT_MS).unref());
         return Promise.race([answer, late]);
       },

@@ -13,9 +13,14 @@ const COLUMNS = `id, account_id, at, api_key_id, method, route, phone_number_id,
 /** Attaches the main database as `old`; the moved tables it still holds. */
 function attachOld(db: Database, mainPath: string): Set<string> {
   db.run("ATTACH DATABASE ? AS old", [mainPath]);
-  return new Set(db.query<{ name: string }, []>(
-    "SELECT name FROM old.sqlite_master WHERE type = 'table' AND name IN ('moved_request_log', 'moved_usage_hours')",
-  ).all().map((t) => t.name));
+  return new Set(
+    db
+      .query<{ name: string }, []>(
+        "SELECT name FROM old.sqlite_master WHERE type = 'table' AND name IN ('moved_request_log', 'moved_usage_hours')",
+      )
+      .all()
+      .map((t) => t.name),
+  );
 }
 
 /**
@@ -27,7 +32,9 @@ export function moveOldUsage(db: Database, mainPath: string): void {
   try {
     if (!attachOld(db, mainPath).has("moved_usage_hours")) return;
     db.transaction(() => {
-      db.run("INSERT OR IGNORE INTO main.usage_hours SELECT account_id, target_id, hour, kind, label, count FROM old.moved_usage_hours");
+      db.run(
+        "INSERT OR IGNORE INTO main.usage_hours SELECT account_id, target_id, hour, kind, label, count FROM old.moved_usage_hours",
+      );
       db.run("DROP TABLE old.moved_usage_hours");
     }).immediate();
   } finally {
@@ -49,7 +56,9 @@ export function oldLogMover(db: Database, mainPath: string): { step(): boolean }
   const stepEnd = db.prepare<{ end: string | null }, [string]>(
     `SELECT max(id) AS end FROM (SELECT id FROM old.moved_request_log WHERE id > ? ORDER BY id LIMIT ${STEP_ROWS})`,
   );
-  const copy = db.prepare(`INSERT OR IGNORE INTO main.request_log SELECT ${COLUMNS} FROM old.moved_request_log WHERE id > ? AND id <= ? ORDER BY id`);
+  const copy = db.prepare(
+    `INSERT OR IGNORE INTO main.request_log SELECT ${COLUMNS} FROM old.moved_request_log WHERE id > ? AND id <= ? ORDER BY id`,
+  );
   let after = "";
   const step = db.transaction((): boolean => {
     const end = stepEnd.get(after)!.end;

@@ -56,7 +56,10 @@ export class RequestLogThread {
    * `workerUrl`: request-log-worker.ts's URL. A module bundled into the compiled binary does not
    * keep its own import.meta.url, so src/main.ts resolves it there (see BackgroundCheckpoints).
    */
-  constructor(private readonly files: LogFiles, private readonly workerUrl: string) {}
+  constructor(
+    private readonly files: LogFiles,
+    private readonly workerUrl: string,
+  ) {}
 
   onTrouble(listener: (trouble: WriterTrouble) => void): void {
     this.troubleListener = listener;

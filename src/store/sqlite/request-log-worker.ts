@@ -53,7 +53,8 @@ self.onmessage = ({ data }: MessageEvent<ToWriter>) => {
   }
   if (!writes) return answer({ seq: data.seq, error: failed ?? "the request log's file is closed" });
   try {
-    const result = data.kind === "write" ? writes.write(JSON.parse(data.records) as RequestRecord[]) : writes.purge(data.retention);
+    const result =
+      data.kind === "write" ? writes.write(JSON.parse(data.records) as RequestRecord[]) : writes.purge(data.retention);
     answer({ seq: data.seq, result });
   } catch (error) {
     answer({ seq: data.seq, error: String(error) });

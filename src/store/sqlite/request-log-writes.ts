@@ -11,10 +11,12 @@ const PURGE_BATCH = 5_000;
  * summed in memory and written once per batch.
  */
 export function requestLogWrites(db: Database) {
-  const insert = db.prepare(`INSERT OR IGNORE INTO request_log (id, account_id, at, api_key_id, method, route, phone_number_id, waba_id,
+  const insert =
+    db.prepare(`INSERT OR IGNORE INTO request_log (id, account_id, at, api_key_id, method, route, phone_number_id, waba_id,
     status, error_code, upstream_status, upstream_error_code, upstream_error_subcode, upstream_ms, request_bytes, response_bytes, message_id)
     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
-  const addUsage = db.prepare(`INSERT INTO usage_hours (account_id, target_id, hour, kind, label, count) VALUES (?, ?, ?, ?, ?, ?)
+  const addUsage =
+    db.prepare(`INSERT INTO usage_hours (account_id, target_id, hour, kind, label, count) VALUES (?, ?, ?, ?, ?, ?)
     ON CONFLICT (account_id, hour, target_id, kind, label) DO UPDATE SET count = count + excluded.count`);
   const expired = db.prepare(`DELETE FROM request_log WHERE id IN
     (SELECT id FROM request_log WHERE account_id = ? AND at < ? LIMIT ${PURGE_BATCH})`);
@@ -24,8 +26,25 @@ export function requestLogWrites(db: Database) {
   const write = db.transaction((records: RequestRecord[]) => {
     const added: RequestRecord[] = [];
     for (const r of records) {
-      const { changes } = insert.run(r.id, r.accountId, r.at, r.apiKeyId, r.method, r.route, r.phoneNumberId, r.wabaId, r.status, r.errorCode,
-        r.upstreamStatus, r.upstreamErrorCode, r.upstreamErrorSubcode, r.upstreamMs, r.requestBytes, r.responseBytes, r.messageId);
+      const { changes } = insert.run(
+        r.id,
+        r.accountId,
+        r.at,
+        r.apiKeyId,
+        r.method,
+        r.route,
+        r.phoneNumberId,
+        r.wabaId,
+        r.status,
+        r.errorCode,
+        r.upstreamStatus,
+        r.upstreamErrorCode,
+        r.upstreamErrorSubcode,
+        r.upstreamMs,
+        r.requestBytes,
+        r.responseBytes,
+        r.messageId,
+      );
       if (changes > 0) added.push(r);
     }
     for (const u of usageOf(added)) addUsage.run(u.accountId, u.targetId, u.hour, u.kind, u.label, u.count);
@@ -52,7 +71,7 @@ export function requestLogWrites(db: Database) {
     write: (records: RequestRecord[]): number => write(records),
     purge(retention: LogRetention): { requests: number; usage: number } {
       const total = { requests: 0, usage: 0 };
-      for (let more = true; more;) {
+      for (let more = true; more; ) {
         const pass = purgePass(retention);
         total.requests += pass.requests;
         total.usage += pass.usage;

@@ -14,7 +14,11 @@ export class SqliteRequestLog implements RequestLogStore {
   private readonly db;
   readonly thread: RequestLogThread;
 
-  constructor(private readonly sqlite: Database, files: LogFiles, workerUrl: string) {
+  constructor(
+    private readonly sqlite: Database,
+    files: LogFiles,
+    workerUrl: string,
+  ) {
     this.db = drizzle(sqlite, { schema: { requestLog, usageHours } });
     this.thread = new RequestLogThread(files, workerUrl);
   }
@@ -24,22 +28,39 @@ export class SqliteRequestLog implements RequestLogStore {
   }
 
   async list(accountId: string, filter: RequestFilter, limit: number) {
-    return this.db.select().from(requestLog).where(requestConditions(requestLog, accountId, filter))
-      .orderBy(desc(requestLog.at), desc(requestLog.id)).limit(limit).all();
+    return this.db
+      .select()
+      .from(requestLog)
+      .where(requestConditions(requestLog, accountId, filter))
+      .orderBy(desc(requestLog.at), desc(requestLog.id))
+      .limit(limit)
+      .all();
   }
 
   async get(accountId: string, id: string) {
-    return this.db.select().from(requestLog).where(and(eq(requestLog.id, id), eq(requestLog.accountId, accountId))).get();
+    return this.db
+      .select()
+      .from(requestLog)
+      .where(and(eq(requestLog.id, id), eq(requestLog.accountId, accountId)))
+      .get();
   }
 
   async byMessageId(accountId: string, messageId: string) {
-    return this.db.select().from(requestLog).where(and(eq(requestLog.messageId, messageId), eq(requestLog.accountId, accountId))).all();
+    return this.db
+      .select()
+      .from(requestLog)
+      .where(and(eq(requestLog.messageId, messageId), eq(requestLog.accountId, accountId)))
+      .all();
   }
 
   async usage(accountId: string | null, from: number, to: number) {
     const range = and(gte(usageHours.hour, from), lt(usageHours.hour, to));
-    return this.db.select().from(usageHours).where(accountId === null ? range : and(eq(usageHours.accountId, accountId), range))
-      .orderBy(usageHours.hour, usageHours.targetId, usageHours.kind, usageHours.label).all();
+    return this.db
+      .select()
+      .from(usageHours)
+      .where(accountId === null ? range : and(eq(usageHours.accountId, accountId), range))
+      .orderBy(usageHours.hour, usageHours.targetId, usageHours.kind, usageHours.label)
+      .all();
   }
 
   purge(retention: LogRetention) {

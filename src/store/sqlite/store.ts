@@ -69,10 +69,16 @@ export function openSqliteStore(path: string, sealer: Sealer, options: SqliteSto
     lock?.release();
     throw error;
   }
-  const requests = new SqliteRequestLog(logFile, { path: logPath, mainPath: onDisk ? path : null }, options.requestLogWorker ?? REQUEST_LOG_WORKER);
+  const requests = new SqliteRequestLog(
+    logFile,
+    { path: logPath, mainPath: onDisk ? path : null },
+    options.requestLogWorker ?? REQUEST_LOG_WORKER,
+  );
   // An older release's records move into the log's file on its writer thread: a server starts it now.
-  if (options.serving && onDisk && sqlite.query("SELECT 1 FROM sqlite_master WHERE name = 'moved_request_log'").get()) requests.thread.start();
-  const checkpointer = options.backgroundCheckpoints && onDisk ? startCheckpointer(sqlite, path, options.backgroundCheckpoints) : null;
+  if (options.serving && onDisk && sqlite.query("SELECT 1 FROM sqlite_master WHERE name = 'moved_request_log'").get())
+    requests.thread.start();
+  const checkpointer =
+    options.backgroundCheckpoints && onDisk ? startCheckpointer(sqlite, path, options.backgroundCheckpoints) : null;
   const ownSync = onDisk && !options.syncWal ? walFileSync(path) : null;
   const untimed = options.syncWal ?? ownSync;
   const syncWal = untimed && options.onWalSync ? timedSync(untimed, options.onWalSync) : untimed;

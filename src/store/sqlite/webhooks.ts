@@ -6,8 +6,23 @@ import { toEventMessage } from "../message-rows.ts";
 import { EndpointOpener } from "../sealed-rows.ts";
 import type { Retention } from "../types.ts";
 import type {
-  Attempt, ClaimedDelivery, ClaimOptions, Delivery, DeliveryEndpoint, DeliveryFilter, DeliveryStatus, Endpoint, EndpointChange,
-  EndpointPatch, EndpointTarget, DeliverySearch, HourlyStats, MessageEvent, NewDelivery, NewEvent, WebhookStore,
+  Attempt,
+  ClaimedDelivery,
+  ClaimOptions,
+  Delivery,
+  DeliveryEndpoint,
+  DeliveryFilter,
+  DeliveryStatus,
+  Endpoint,
+  EndpointChange,
+  EndpointPatch,
+  EndpointTarget,
+  DeliverySearch,
+  HourlyStats,
+  MessageEvent,
+  NewDelivery,
+  NewEvent,
+  WebhookStore,
 } from "../webhooks.ts";
 import { LAST_SUCCESS_RESOLUTION_MS } from "../webhooks.ts";
 import type { Db } from "./open.ts";
@@ -15,7 +30,12 @@ import { endpoints } from "./schema.ts";
 
 type Row = Record<string, unknown>;
 type CompletionInput = Parameters<WebhookStore["completeAttempt"]>[0];
-type TurnWork = { work: () => unknown; resolve: (value: never) => void; reject: (error: unknown) => void; urgent: boolean };
+type TurnWork = {
+  work: () => unknown;
+  resolve: (value: never) => void;
+  reject: (error: unknown) => void;
+  urgent: boolean;
+};
 type TurnOutcome = { ok: true; value: unknown } | { ok: false; error: unknown };
 const HOUR = 3_600_000;
 const hourOf = (at: number) => Math.floor(at / HOUR) * HOUR;
@@ -85,9 +105,14 @@ export class SqliteWebhooks implements WebhookStore {
     const q = (text: string) => this.sqlite.prepare(text);
     const dueAfterCursor = `FROM deliveries INDEXED BY deliveries_due
       WHERE status = 'pending' AND lease_until IS NULL AND (endpoint_id, next_attempt_at, rowid) > ($endpoint, $due, $row)`;
-    this.endpointById = db.select().from(endpoints).where(eq(endpoints.id, sql.placeholder("id"))).prepare();
+    this.endpointById = db
+      .select()
+      .from(endpoints)
+      .where(eq(endpoints.id, sql.placeholder("id")))
+      .prepare();
     // One endpoint's page of deliveries; `created_at <= $beforeAt` lets the index start at the cursor.
-    const page = (from: string, where: string) => q(`SELECT ${DELIVERY_COLUMNS} FROM ${from} JOIN events e ON e.id = d.event_id
+    const page = (from: string, where: string) =>
+      q(`SELECT ${DELIVERY_COLUMNS} FROM ${from} JOIN events e ON e.id = d.event_id
       WHERE d.endpoint_id = $endpoint AND d.account_id = $account AND ${where}
         AND d.created_at <= $beforeAt AND (d.created_at < $beforeAt OR d.id < $beforeId)
       ORDER BY d.created_at DESC, d.id DESC LIMIT $limit`);
@@ -103,15 +128,22 @@ export class SqliteWebhooks implements WebhookStore {
       ],
     };
     this.stmt = {
-      targets: q("SELECT id, fields, phone_number_id FROM endpoints WHERE account_id = $account ORDER BY created_at, id"),
+      targets: q(
+        "SELECT id, fields, phone_number_id FROM endpoints WHERE account_id = $account ORDER BY created_at, id",
+      ),
       insertEvent: q(`INSERT INTO events (id, account_id, received_at, body, upstream_signature, fields, is_test)
         VALUES ($id, $account, $at, $body, $signature, $fields, $test)`),
-      insertMessage: q(`INSERT INTO event_messages (event_id, account_id, message_id, phone_number_id, kind, status, error_code, received_at)
+      insertMessage:
+        q(`INSERT INTO event_messages (event_id, account_id, message_id, phone_number_id, kind, status, error_code, received_at)
         VALUES ($event, $account, $message, $phone, $kind, $status, $error, $at)`),
-      messageEvents: q(`SELECT event_id, message_id, phone_number_id, kind, status, error_code, received_at FROM event_messages
+      messageEvents:
+        q(`SELECT event_id, message_id, phone_number_id, kind, status, error_code, received_at FROM event_messages
         WHERE account_id = $account AND message_id = $message ORDER BY received_at, seq`),
-      eventDeliveries: q(`SELECT ${DELIVERY_COLUMNS} FROM deliveries d JOIN events e ON e.id = d.event_id WHERE d.event_id = $event ORDER BY d.created_at, d.id`),
-      insertDelivery: q(`INSERT INTO deliveries (id, account_id, endpoint_id, event_id, status, attempt_count, next_attempt_at, lease_until, lease_id, replay_of, created_at, updated_at)
+      eventDeliveries: q(
+        `SELECT ${DELIVERY_COLUMNS} FROM deliveries d JOIN events e ON e.id = d.event_id WHERE d.event_id = $event ORDER BY d.created_at, d.id`,
+      ),
+      insertDelivery:
+        q(`INSERT INTO deliveries (id, account_id, endpoint_id, event_id, status, attempt_count, next_attempt_at, lease_until, lease_id, replay_of, created_at, updated_at)
         VALUES ($id, $account, $endpoint, $event, 'pending', 0, COALESCE($leaseUntil, $next), $leaseUntil, $leaseId, $replayOf, $at, $at)`),
       // Endpoints with due work and room under the per-endpoint cap, oldest due first. Each probe
       // is an index look-up, so a claim costs O(endpoints) and never scans the backlog.
@@ -140,10 +172,14 @@ export class SqliteWebhooks implements WebhookStore {
       // The claimed deliveries with their payloads, in one statement whatever their number.
       claimed: q(`SELECT ${DELIVERY_COLUMNS}, e.body, e.upstream_signature, d.payload_deleted
         FROM deliveries d JOIN events e ON e.id = d.event_id WHERE d.id IN (SELECT value FROM json_each($ids))`),
-      releaseAll: q("UPDATE deliveries SET lease_until = NULL, next_attempt_at = $now WHERE lease_until IS NOT NULL AND status = 'pending'"),
-      insertAttempt: q(`INSERT INTO attempts (delivery_id, number, at, status_code, error, response_excerpt, duration_ms)
+      releaseAll: q(
+        "UPDATE deliveries SET lease_until = NULL, next_attempt_at = $now WHERE lease_until IS NOT NULL AND status = 'pending'",
+      ),
+      insertAttempt:
+        q(`INSERT INTO attempts (delivery_id, number, at, status_code, error, response_excerpt, duration_ms)
         VALUES ($delivery, $number, $at, $status, $error, $excerpt, $duration)`),
-      updateDelivery: q(`UPDATE deliveries SET status = $status, attempt_count = attempt_count + $attempted, next_attempt_at = $next,
+      updateDelivery:
+        q(`UPDATE deliveries SET status = $status, attempt_count = attempt_count + $attempted, next_attempt_at = $next,
         lease_until = NULL, parked_reason = $reason, payload_deleted = (payload_deleted OR $deletePayload), updated_at = $now
         WHERE id = $id AND lease_id = $leaseId`),
       dropEventBody: q(`UPDATE events SET body = NULL WHERE id = (SELECT event_id FROM deliveries WHERE id = $delivery)
@@ -159,9 +195,12 @@ export class SqliteWebhooks implements WebhookStore {
       delivery: q(`SELECT ${DELIVERY_COLUMNS} FROM deliveries d JOIN events e ON e.id = d.event_id WHERE d.id = $id`),
       attempts: q("SELECT * FROM attempts WHERE delivery_id = $id ORDER BY number, id"),
       eventBody: q("SELECT body FROM events WHERE id = $id"),
-      countHour: q(`INSERT INTO endpoint_hours (endpoint_id, hour, succeeded, failed, parked) VALUES ($endpoint, $hour, $succeeded, $failed, $parked)
+      countHour:
+        q(`INSERT INTO endpoint_hours (endpoint_id, hour, succeeded, failed, parked) VALUES ($endpoint, $hour, $succeeded, $failed, $parked)
         ON CONFLICT DO UPDATE SET succeeded = succeeded + excluded.succeeded, failed = failed + excluded.failed, parked = parked + excluded.parked`),
-      hours: q("SELECT hour, succeeded, failed, parked FROM endpoint_hours WHERE endpoint_id = $endpoint AND hour >= $since"),
+      hours: q(
+        "SELECT hour, succeeded, failed, parked FROM endpoint_hours WHERE endpoint_id = $endpoint AND hour >= $since",
+      ),
       // An hour goes once all of it is past the account's retention.
       purgeHours: q(`DELETE FROM endpoint_hours WHERE (endpoint_id, hour) IN (
         SELECT h.endpoint_id, h.hour FROM accounts a CROSS JOIN endpoints p ON p.account_id = a.id CROSS JOIN endpoint_hours h ON h.endpoint_id = p.id
@@ -173,22 +212,28 @@ export class SqliteWebhooks implements WebhookStore {
       dueChunkEnd: q(`SELECT endpoint_id AS endpoint, next_attempt_at AS due, rowid AS row ${dueAfterCursor}
         ORDER BY endpoint_id, next_attempt_at, rowid LIMIT 1 OFFSET ${COUNT_CHUNK - 1}`),
       dueRest: q(`SELECT COUNT(*) AS n ${dueAfterCursor}`),
-      leasedPending: q("SELECT COUNT(*) AS n FROM deliveries INDEXED BY deliveries_lease WHERE lease_until IS NOT NULL AND status = 'pending'"),
+      leasedPending: q(
+        "SELECT COUNT(*) AS n FROM deliveries INDEXED BY deliveries_lease WHERE lease_until IS NOT NULL AND status = 'pending'",
+      ),
       // Endpoint by endpoint (CROSS JOIN keeps that order), so each reads only its expired range.
       purgeDeliveries: q(`DELETE FROM deliveries WHERE rowid IN (
         SELECT d.rowid FROM accounts a CROSS JOIN endpoints p ON p.account_id = a.id CROSS JOIN deliveries d ON d.endpoint_id = p.id
         WHERE d.created_at < $now - CASE a.retention WHEN '7d' THEN $week ELSE $day END LIMIT ${PURGE_BATCH}) RETURNING event_id`),
       // An event lives as long as one of its deliveries (replays included) does.
-      dropOrphanEvent: q("DELETE FROM events WHERE id = $event AND NOT EXISTS (SELECT 1 FROM deliveries WHERE event_id = $event)"),
+      dropOrphanEvent: q(
+        "DELETE FROM events WHERE id = $event AND NOT EXISTS (SELECT 1 FROM deliveries WHERE event_id = $event)",
+      ),
       eventsOfEndpoint: q("SELECT DISTINCT event_id FROM deliveries WHERE endpoint_id = $endpoint"),
       stopSending: q("UPDATE endpoints SET enabled = 0 WHERE id = $id"),
-      deliveriesOfEndpoint: q(`DELETE FROM deliveries WHERE rowid IN (SELECT rowid FROM deliveries WHERE endpoint_id = $endpoint LIMIT ${PURGE_BATCH})
+      deliveriesOfEndpoint:
+        q(`DELETE FROM deliveries WHERE rowid IN (SELECT rowid FROM deliveries WHERE endpoint_id = $endpoint LIMIT ${PURGE_BATCH})
         RETURNING event_id`),
     };
-    const deleting = (statement: Statement) => sqlite.transaction((params: Record<string, string | number>) => {
-      const gone = statement.all(params) as Row[];
-      return { deliveries: gone.length, events: this.dropOrphanEvents(gone.map((row) => row.event_id as string)) };
-    });
+    const deleting = (statement: Statement) =>
+      sqlite.transaction((params: Record<string, string | number>) => {
+        const gone = statement.all(params) as Row[];
+        return { deliveries: gone.length, events: this.dropOrphanEvents(gone.map((row) => row.event_id as string)) };
+      });
     this.purgeBatch = deleting(this.stmt.purgeDeliveries!);
     this.deleteBatch = deleting(this.stmt.deliveriesOfEndpoint!);
   }
@@ -208,11 +253,14 @@ export class SqliteWebhooks implements WebhookStore {
   async createEndpoint(endpoint: Endpoint) {
     this.targetsByAccount.delete(endpoint.accountId);
     const { secret, previousSecret, ...rest } = endpoint;
-    this.db.insert(endpoints).values({
-      ...rest,
-      secretEnc: this.sealer.seal(secret),
-      previousSecretEnc: previousSecret === null ? null : this.sealer.seal(previousSecret),
-    }).run();
+    this.db
+      .insert(endpoints)
+      .values({
+        ...rest,
+        secretEnc: this.sealer.seal(secret),
+        previousSecretEnc: previousSecret === null ? null : this.sealer.seal(previousSecret),
+      })
+      .run();
     return { ...endpoint };
   }
   async endpoint(id: string) {
@@ -220,15 +268,24 @@ export class SqliteWebhooks implements WebhookStore {
     return row ? this.opener.endpoint(row) : undefined;
   }
   async endpoints(accountId: string) {
-    return this.db.select().from(endpoints).where(eq(endpoints.accountId, accountId))
-      .orderBy(asc(endpoints.createdAt), asc(endpoints.id)).all().map((row) => this.opener.endpoint(row));
+    return this.db
+      .select()
+      .from(endpoints)
+      .where(eq(endpoints.accountId, accountId))
+      .orderBy(asc(endpoints.createdAt), asc(endpoints.id))
+      .all()
+      .map((row) => this.opener.endpoint(row));
   }
   targets(accountId: string): EndpointTarget[] {
     let list = this.targetsByAccount.get(accountId);
     if (list === undefined) {
       list = this.stmt.targets!.all({ account: accountId }).map((row) => {
         const r = row as Row;
-        return { id: r.id as string, fields: JSON.parse(r.fields as string) as string[], phoneNumberId: r.phone_number_id as string | null };
+        return {
+          id: r.id as string,
+          fields: JSON.parse(r.fields as string) as string[],
+          phoneNumberId: r.phone_number_id as string | null,
+        };
       });
       this.targetsByAccount.set(accountId, list);
     }
@@ -249,9 +306,12 @@ export class SqliteWebhooks implements WebhookStore {
   }
   async updateEndpoint(id: string, patch: EndpointPatch) {
     const { secret, previousSecret, ...rest } = patch;
-    const row: Partial<typeof endpoints.$inferInsert> = Object.fromEntries(Object.entries(rest).filter(([, v]) => v !== undefined));
+    const row: Partial<typeof endpoints.$inferInsert> = Object.fromEntries(
+      Object.entries(rest).filter(([, v]) => v !== undefined),
+    );
     if (secret !== undefined) row.secretEnc = this.sealer.seal(secret);
-    if (previousSecret !== undefined) row.previousSecretEnc = previousSecret === null ? null : this.sealer.seal(previousSecret);
+    if (previousSecret !== undefined)
+      row.previousSecretEnc = previousSecret === null ? null : this.sealer.seal(previousSecret);
     const changed = this.db.update(endpoints).set(row).where(eq(endpoints.id, id)).returning().get();
     this.forget(id);
     return changed ? this.opener.endpoint(changed) : undefined;
@@ -266,7 +326,8 @@ export class SqliteWebhooks implements WebhookStore {
     // Those stored since go with it (foreign key); so do the events no other delivery needs.
     const deleted = this.sqlite.transaction(() => {
       const events = (this.stmt.eventsOfEndpoint!.all({ endpoint: id }) as Row[]).map((row) => row.event_id as string);
-      const gone = this.db.delete(endpoints).where(eq(endpoints.id, id)).returning({ id: endpoints.id }).all().length > 0;
+      const gone =
+        this.db.delete(endpoints).where(eq(endpoints.id, id)).returning({ id: endpoints.id }).all().length > 0;
       this.dropOrphanEvents(events);
       return gone;
     })();
@@ -279,19 +340,38 @@ export class SqliteWebhooks implements WebhookStore {
     return this.inTurnTransaction(() => {
       for (const e of events) {
         this.stmt.insertEvent!.run({
-          id: e.id, account: e.accountId, at: e.receivedAt, body: e.body, signature: e.upstreamSignature,
-          fields: JSON.stringify(e.fields), test: e.isTest ? 1 : 0,
+          id: e.id,
+          account: e.accountId,
+          at: e.receivedAt,
+          body: e.body,
+          signature: e.upstreamSignature,
+          fields: JSON.stringify(e.fields),
+          test: e.isTest ? 1 : 0,
         });
         for (const m of e.messages ?? []) {
           this.stmt.insertMessage!.run({
-            event: e.id, account: e.accountId, message: m.messageId, phone: m.phoneNumberId, kind: m.kind, status: m.status, error: m.errorCode, at: e.receivedAt,
+            event: e.id,
+            account: e.accountId,
+            message: m.messageId,
+            phone: m.phoneNumberId,
+            kind: m.kind,
+            status: m.status,
+            error: m.errorCode,
+            at: e.receivedAt,
           });
         }
       }
       for (const d of deliveries) {
         this.stmt.insertDelivery!.run({
-          id: d.id, account: d.accountId, endpoint: d.endpointId, event: d.eventId, next: d.nextAttemptAt,
-          leaseUntil: d.lease?.until ?? null, leaseId: d.lease?.id ?? null, replayOf: d.replayOf, at: d.createdAt,
+          id: d.id,
+          account: d.accountId,
+          endpoint: d.endpointId,
+          event: d.eventId,
+          next: d.nextAttemptAt,
+          leaseUntil: d.lease?.until ?? null,
+          leaseId: d.lease?.id ?? null,
+          replayOf: d.replayOf,
+          at: d.createdAt,
         });
       }
     }, true);
@@ -307,7 +387,11 @@ export class SqliteWebhooks implements WebhookStore {
       claiming: for (const candidate of candidates) {
         const room = Math.min(options.perEndpoint - (candidate.busy as number), options.limit - ids.length);
         if (room <= 0) break;
-        for (const due of this.stmt.dueOfEndpoint!.all({ endpoint: candidate.id as string, now, limit: room }) as Row[]) {
+        for (const due of this.stmt.dueOfEndpoint!.all({
+          endpoint: candidate.id as string,
+          now,
+          limit: room,
+        }) as Row[]) {
           const size = (due.bytes as number | null) ?? 0;
           // The first always goes, so that a body larger than the bound is delivered too.
           if (ids.length > 0 && bytes + size > options.maxBytes) break claiming;
@@ -333,7 +417,13 @@ export class SqliteWebhooks implements WebhookStore {
           body = bodies.get(delivery.eventId) ?? new Uint8Array(row.body as Uint8Array);
           bodies.set(delivery.eventId, body);
         }
-        claimed.push({ delivery, leaseId: options.leaseId, endpoint, body, upstreamSignature: row.upstream_signature as string | null });
+        claimed.push({
+          delivery,
+          leaseId: options.leaseId,
+          endpoint,
+          body,
+          upstreamSignature: row.upstream_signature as string | null,
+        });
       }
       return claimed;
     });
@@ -372,7 +462,8 @@ export class SqliteWebhooks implements WebhookStore {
    */
   private inTurnTransaction<T>(work: () => T, urgent = false): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      if (this.turnWork.push({ work, resolve: resolve as (value: never) => void, reject, urgent }) === 1) setImmediate(() => this.flushTurn());
+      if (this.turnWork.push({ work, resolve: resolve as (value: never) => void, reject, urgent }) === 1)
+        setImmediate(() => this.flushTurn());
     });
   }
 
@@ -402,11 +493,13 @@ export class SqliteWebhooks implements WebhookStore {
       if (later.length > 0) setImmediate(() => later.forEach(settle));
     };
     if (urgent.length === 0) return settleLater();
-    this.durable().then(
-      () => urgent.forEach(settle),
-      // Committed, but perhaps not on disk: not to be acknowledged.
-      (error) => urgent.forEach((i) => (outcomes[i]!.ok ? batch[i]!.reject(error) : settle(i))),
-    ).finally(settleLater);
+    this.durable()
+      .then(
+        () => urgent.forEach(settle),
+        // Committed, but perhaps not on disk: not to be acknowledged.
+        (error) => urgent.forEach((i) => (outcomes[i]!.ok ? batch[i]!.reject(error) : settle(i))),
+      )
+      .finally(settleLater);
   }
 
   /**
@@ -439,8 +532,13 @@ export class SqliteWebhooks implements WebhookStore {
     if (input.deletePayload) this.stmt.dropEventBody!.run({ delivery: input.deliveryId });
     if (a) {
       this.stmt.insertAttempt!.run({
-        delivery: input.deliveryId, number: a.number, at: a.at, status: a.statusCode, error: a.error,
-        excerpt: a.responseExcerpt, duration: a.durationMs,
+        delivery: input.deliveryId,
+        number: a.number,
+        at: a.at,
+        status: a.statusCode,
+        error: a.error,
+        excerpt: a.responseExcerpt,
+        duration: a.durationMs,
       });
       // An attempt's effect is "success" exactly when classify() found a 2xx.
       const ok = input.effect === "success";
@@ -462,7 +560,8 @@ export class SqliteWebhooks implements WebhookStore {
         // last_success_at may lag the real last success by under LAST_SUCCESS_RESOLUTION_MS: the
         // window is widened by as much, so an endpoint is never disabled early.
         const quietSince = now - rules.quietMs - LAST_SUCCESS_RESOLUTION_MS;
-        if (count >= rules.disableAt && (lastSuccess === null || lastSuccess <= quietSince)) change.disabled = "consecutive_failures";
+        if (count >= rules.disableAt && (lastSuccess === null || lastSuccess <= quietSince))
+          change.disabled = "consecutive_failures";
         else if (count >= rules.warnAt && ep.warned_at === null) change.warned = true;
       }
       if (change.disabled) {
@@ -488,25 +587,41 @@ export class SqliteWebhooks implements WebhookStore {
    */
   async deliveries(filter: DeliveryFilter) {
     if (filter.search) return this.searchDeliveries(filter, filter.search);
-    const endpointIds = filter.endpointId !== undefined ? [filter.endpointId] : this.targets(filter.accountId).map((t) => t.id);
+    const endpointIds =
+      filter.endpointId !== undefined ? [filter.endpointId] : this.targets(filter.accountId).map((t) => t.id);
     const pages = this.pages[filter.status ?? "all"];
-    const rows = endpointIds.flatMap((endpoint) => pages.flatMap((statement) => statement.all({
-      account: filter.accountId,
-      endpoint,
-      beforeAt: filter.before?.createdAt ?? Number.MAX_SAFE_INTEGER,
-      beforeId: filter.before?.id ?? "",
-      limit: filter.limit,
-    }) as Row[]));
+    const rows = endpointIds.flatMap((endpoint) =>
+      pages.flatMap(
+        (statement) =>
+          statement.all({
+            account: filter.accountId,
+            endpoint,
+            beforeAt: filter.before?.createdAt ?? Number.MAX_SAFE_INTEGER,
+            beforeId: filter.before?.id ?? "",
+            limit: filter.limit,
+          }) as Row[],
+      ),
+    );
     if (endpointIds.length * pages.length > 1) {
-      rows.sort((a, b) => (b.created_at as number) - (a.created_at as number) || (a.id === b.id ? 0 : (a.id as string) < (b.id as string) ? 1 : -1));
+      rows.sort(
+        (a, b) =>
+          (b.created_at as number) - (a.created_at as number) ||
+          (a.id === b.id ? 0 : (a.id as string) < (b.id as string) ? 1 : -1),
+      );
     }
     return rows.slice(0, filter.limit).map(toDelivery);
   }
   /** A search beyond endpoint and status: one statement built for the criteria given (see DeliverySearch). */
   private searchDeliveries(filter: DeliveryFilter, search: DeliverySearch): Delivery[] {
-    const where = ["d.account_id = $account", "(d.created_at < $beforeAt OR (d.created_at = $beforeAt AND d.id < $beforeId))"];
+    const where = [
+      "d.account_id = $account",
+      "(d.created_at < $beforeAt OR (d.created_at = $beforeAt AND d.id < $beforeId))",
+    ];
     const params: Record<string, string | number> = {
-      account: filter.accountId, beforeAt: filter.before?.createdAt ?? Number.MAX_SAFE_INTEGER, beforeId: filter.before?.id ?? "\u{10FFFF}", limit: filter.limit,
+      account: filter.accountId,
+      beforeAt: filter.before?.createdAt ?? Number.MAX_SAFE_INTEGER,
+      beforeId: filter.before?.id ?? "\u{10FFFF}",
+      limit: filter.limit,
     };
     const add = (condition: string, name: string, value: string | number | undefined) => {
       if (value === undefined) return;
@@ -518,29 +633,60 @@ export class SqliteWebhooks implements WebhookStore {
     add("d.created_at >= $from", "from", search.from);
     add("d.created_at < $to", "to", search.to);
     add("EXISTS (SELECT 1 FROM json_each(e.fields) f WHERE f.value = $field)", "field", search.field);
-    add("EXISTS (SELECT 1 FROM event_messages m WHERE m.event_id = d.event_id AND m.phone_number_id = $number)", "number", search.phoneNumberId);
-    add("EXISTS (SELECT 1 FROM event_messages m WHERE m.event_id = d.event_id AND m.message_id = $message)", "message", search.messageId);
-    add("(SELECT a.status_code FROM attempts a WHERE a.delivery_id = d.id ORDER BY a.number DESC LIMIT 1) = $code", "code", search.lastStatusCode);
-    const rows = this.sqlite.prepare(`SELECT ${DELIVERY_COLUMNS} FROM deliveries d JOIN events e ON e.id = d.event_id
-      WHERE ${where.join(" AND ")} ORDER BY d.created_at DESC, d.id DESC LIMIT $limit`).all(params) as Row[];
+    add(
+      "EXISTS (SELECT 1 FROM event_messages m WHERE m.event_id = d.event_id AND m.phone_number_id = $number)",
+      "number",
+      search.phoneNumberId,
+    );
+    add(
+      "EXISTS (SELECT 1 FROM event_messages m WHERE m.event_id = d.event_id AND m.message_id = $message)",
+      "message",
+      search.messageId,
+    );
+    add(
+      "(SELECT a.status_code FROM attempts a WHERE a.delivery_id = d.id ORDER BY a.number DESC LIMIT 1) = $code",
+      "code",
+      search.lastStatusCode,
+    );
+    const rows = this.sqlite
+      .prepare(`SELECT ${DELIVERY_COLUMNS} FROM deliveries d JOIN events e ON e.id = d.event_id
+      WHERE ${where.join(" AND ")} ORDER BY d.created_at DESC, d.id DESC LIMIT $limit`)
+      .all(params) as Row[];
     return rows.map(toDelivery);
   }
 
-  async parkedSince(endpointId: string, since: number, until: number, after: { createdAt: number; id: string } | null, limit: number) {
-    const rows = this.sqlite.prepare(`SELECT ${DELIVERY_COLUMNS}, EXISTS (SELECT 1 FROM deliveries r WHERE r.replay_of = d.id) AS replayed
+  async parkedSince(
+    endpointId: string,
+    since: number,
+    until: number,
+    after: { createdAt: number; id: string } | null,
+    limit: number,
+  ) {
+    const rows = this.sqlite
+      .prepare(`SELECT ${DELIVERY_COLUMNS}, EXISTS (SELECT 1 FROM deliveries r WHERE r.replay_of = d.id) AS replayed
       FROM deliveries d INDEXED BY deliveries_parked JOIN events e ON e.id = d.event_id
       WHERE d.endpoint_id = $endpoint AND d.status = 'parked' AND d.created_at >= $since AND d.created_at <= $until
         AND (d.created_at > $afterAt OR (d.created_at = $afterAt AND d.id > $afterId))
-      ORDER BY d.created_at, d.id LIMIT $limit`).all({
-      endpoint: endpointId, since, until, afterAt: after?.createdAt ?? -1, afterId: after?.id ?? "", limit,
-    }) as Row[];
+      ORDER BY d.created_at, d.id LIMIT $limit`)
+      .all({
+        endpoint: endpointId,
+        since,
+        until,
+        afterAt: after?.createdAt ?? -1,
+        afterId: after?.id ?? "",
+        limit,
+      }) as Row[];
     return rows.map((row) => ({ delivery: toDelivery(row), replayed: row.replayed === 1 }));
   }
 
   async mentionsOf(eventIds: string[]) {
     if (eventIds.length === 0) return [];
-    return (this.sqlite.prepare(`SELECT event_id, message_id, phone_number_id, kind, status, error_code, received_at FROM event_messages
-      WHERE event_id IN (SELECT value FROM json_each($ids)) ORDER BY seq`).all({ ids: JSON.stringify(eventIds) }) as Row[]).map(toEventMessage);
+    return (
+      this.sqlite
+        .prepare(`SELECT event_id, message_id, phone_number_id, kind, status, error_code, received_at FROM event_messages
+      WHERE event_id IN (SELECT value FROM json_each($ids)) ORDER BY seq`)
+        .all({ ids: JSON.stringify(eventIds) }) as Row[]
+    ).map(toEventMessage);
   }
 
   async messageEvents(accountId: string, messageId: string): Promise<MessageEvent[]> {
@@ -563,7 +709,12 @@ export class SqliteWebhooks implements WebhookStore {
     for (let hour = first; hour <= now; hour += HOUR) buckets.set(hour, { hour, succeeded: 0, failed: 0, parked: 0 });
     for (const row of this.stmt.hours!.all({ endpoint: endpointId, since: first }) as Row[]) {
       const b = buckets.get(row.hour as number);
-      if (b) Object.assign(b, { succeeded: row.succeeded as number, failed: row.failed as number, parked: row.parked as number });
+      if (b)
+        Object.assign(b, {
+          succeeded: row.succeeded as number,
+          failed: row.failed as number,
+          parked: row.parked as number,
+        });
     }
     return [...buckets.values()];
   }
@@ -595,7 +746,9 @@ export class SqliteWebhooks implements WebhookStore {
    * answering the requests that came meanwhile between batches: a minute of deliveries at a few
    * thousand a second, deleted at once, held the thread for seconds. Returns what all removed.
    */
-  private async inBatches(batch: () => { deliveries: number; events: number }): Promise<{ deliveries: number; events: number }> {
+  private async inBatches(
+    batch: () => { deliveries: number; events: number },
+  ): Promise<{ deliveries: number; events: number }> {
     const removed = { deliveries: 0, events: 0 };
     for (;;) {
       const done = batch();
