@@ -284,7 +284,7 @@ describe("OpenTelemetry traces of the webhook relay", () => {
     });
     const attempt = receiver.spans.find((s) => s.name === "webhook delivery")!;
     expect(attempt.kind).toBe(CLIENT);
-    if (app.deps.store.webhooks.soleWorker) {
+    if (app.deps.store.queue.soleWorker) {
       expect(attempt.traceId).toBe(CALLER_TRACE);
       expect(attempt.parentSpanId).toBe(ingress.spanId);
     } else {
@@ -322,7 +322,7 @@ describe("OpenTelemetry traces of the webhook relay", () => {
     expect(attempts.map((s) => s.attributes["switchboard.attempt"])).toEqual([1, 2]);
     const ingress = receiver.spans.filter((s) => s.name === "POST /webhooks/upstream");
     const accepted = ingress.find((s) => s.attributes["http.response.status_code"] === 200)!;
-    expect(attempts[0]!.parentSpanId).toBe(app.deps.store.webhooks.soleWorker ? accepted.spanId : "");
+    expect(attempts[0]!.parentSpanId).toBe(app.deps.store.queue.soleWorker ? accepted.spanId : "");
     expect(attempts[1]!.parentSpanId).toBe("");
     for (const attempt of attempts) {
       expect(attempt.status.code).toBe(ERROR);

@@ -198,7 +198,7 @@ export const deliveries = sqliteTable(
     // Dropping a history payload, purging events, and the foreign keys' cascades.
     index("deliveries_event").on(t.eventId),
     // The dashboard's lists (newest first), the retention purge, and the endpoint's cascade. None by
-    // account: an account's list merges its endpoints' (SqliteWebhooks.deliveries), since each index
+    // account: an account's list merges its endpoints' (SqliteHistory.deliveries), since each index
     // adds a page per account to every commit of the queue. Accounts are never deleted.
     index("deliveries_endpoint_created").on(t.endpointId, t.createdAt),
     // The lists filtered by status, newest first, for the two statuses most deliveries never have:
