@@ -68,15 +68,13 @@ export async function seedProxyLoad(
   const numbers = Array.from({ length: count }, (_, i) => String(100_000_000_000_000 + i));
   for (let i = 0; i < numbers.length; i += 25) {
     await Promise.all(
-      numbers
-        .slice(i, i + 25)
-        .map((id) =>
-          admin(base, adminToken, `/admin/accounts/${account.id}/numbers`, {
-            phone_number_id: id,
-            waba_id: "900000000000001",
-            kind: "embedded",
-          }),
-        ),
+      numbers.slice(i, i + 25).map((id) =>
+        admin(base, adminToken, `/admin/accounts/${account.id}/numbers`, {
+          phone_number_id: id,
+          waba_id: "900000000000001",
+          kind: "embedded",
+        }),
+      ),
     );
   }
   writeFileSync(

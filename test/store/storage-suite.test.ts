@@ -562,9 +562,24 @@ describe("a message's events", () => {
 
 describe("the request log", () => {
   const record = (id: string, accountId: string, at: number, extra: Partial<RequestRecord> = {}): RequestRecord => ({
-    id, accountId, at, apiKeyId: "key_1", method: "POST", route: "POST /{version}/{phone_number_id}/messages", phoneNumberId: "2001", wabaId: "1001",
-    status: 200, errorCode: null, upstreamStatus: 200, upstreamErrorCode: null, upstreamErrorSubcode: null, upstreamMs: 1.25, requestBytes: 90,
-    responseBytes: 150, messageId: null, ...extra,
+    id,
+    accountId,
+    at,
+    apiKeyId: "key_1",
+    method: "POST",
+    route: "POST /{version}/{phone_number_id}/messages",
+    phoneNumberId: "2001",
+    wabaId: "1001",
+    status: 200,
+    errorCode: null,
+    upstreamStatus: 200,
+    upstreamErrorCode: null,
+    upstreamErrorSubcode: null,
+    upstreamMs: 1.25,
+    requestBytes: 90,
+    responseBytes: 150,
+    messageId: null,
+    ...extra,
   });
 
   test("batches are written with their usage counts; a batch written again adds nothing; each account's records are its own", async () => {
@@ -573,7 +588,11 @@ describe("the request log", () => {
     const t = deps.clock.now();
     const batch = [
       record(timeOrderedId(deps.random, "req", t, 20), "acc_a", t, { messageId: "wamid.a" }),
-      record(timeOrderedId(deps.random, "req", t + 1, 20), "acc_a", t + 1, { status: 429, errorCode: 1006, upstreamStatus: null }),
+      record(timeOrderedId(deps.random, "req", t + 1, 20), "acc_a", t + 1, {
+        status: 429,
+        errorCode: 1006,
+        upstreamStatus: null,
+      }),
       record(timeOrderedId(deps.random, "req", t + 2, 20), "acc_b", t + 2),
     ];
     await log.append(batch);
@@ -585,7 +604,8 @@ describe("the request log", () => {
     expect(await log.byMessageId("acc_b", "wamid.a")).toEqual([]);
     const hour = Math.floor(t / HOUR) * HOUR;
     expect((await log.usage("acc_a", hour, hour + HOUR)).map((u) => [u.kind, u.label, u.count])).toEqual([
-      ["forwarded", "POST /{version}/{phone_number_id}/messages", 1], ["refused", "1006", 1],
+      ["forwarded", "POST /{version}/{phone_number_id}/messages", 1],
+      ["refused", "1006", 1],
     ]);
     expect(await log.usage(null, hour, hour + HOUR)).toHaveLength(3);
   });
@@ -599,7 +619,10 @@ describe("the request log", () => {
     const recent = [at("acc_day", t - HOUR), at("acc_week", t - HOUR)];
     await log.append([...old, ...recent]);
     const removed = await log.purge({
-      accounts: [{ accountId: "acc_day", before: t - 24 * HOUR }, { accountId: "acc_week", before: t - 7 * 24 * HOUR }],
+      accounts: [
+        { accountId: "acc_day", before: t - 24 * HOUR },
+        { accountId: "acc_week", before: t - 7 * 24 * HOUR },
+      ],
       usageBefore: t - 2 * 24 * HOUR,
     });
     // The week-old call's usage hour went with it; the 25-hour-old ones' hours are kept.
@@ -609,7 +632,6 @@ describe("the request log", () => {
     expect(await log.usage(null, 0, t + HOUR)).toHaveLength(4);
   });
 });
-
 
 describe("endpoints", () => {
   test("targets and what an attempt reads follow every change at once: create, update, a 410's disable, deletion", async () => {

@@ -78,9 +78,14 @@ export function openSqliteStore(path: string, sealer: Sealer, options: SqliteSto
     { path: logPath, mainPath: onDisk ? path : null },
     options.requestLogWorker ?? REQUEST_LOG_WORKER,
   );
-  // An older release's records move into the log's file on its writer thread: a server starts it now.
-  if (options.serving && onDisk && sqlite.query("SELECT 1 FROM sqlite_master WHERE name = 'moved_request_log'").get())
-    requests.thread.start();
+  // An older release's records move into the log's file on its writer thread: a server starts it
+  // now. With none (every new database: migration 0012 renames the empty table) the table goes here,
+  // on this connection: the thread's drop, a write on another connection to this file, could make
+  // a transaction of this thread that read first fail with SQLITE_BUSY_SNAPSHOT.
+  if (onDisk && sqlite.query("SELECT 1 FROM sqlite_master WHERE name = 'moved_request_log'").get()) {
+    if (!sqlite.query("SELECT 1 FROM moved_request_log LIMIT 1").get()) sqlite.run("DROP TABLE moved_request_log");
+    else if (options.serving) requests.thread.start();
+  }
   const checkpointer =
     options.backgroundCheckpoints && onDisk ? startCheckpointer(sqlite, path, options.backgroundCheckpoints) : null;
   const ownSync = onDisk && !options.syncWal ? walFileSync(path) : null;
