@@ -49,7 +49,7 @@ export function createApp(deps: Deps) {
   const requestLog =
     deps.config.requestLog &&
     new RequestLog(
-      { store: deps.store.requests, metrics: deps.metrics, logger: deps.logger },
+      { store: deps.store.requests, clock: deps.clock, metrics: deps.metrics, logger: deps.logger },
       deps.config.requestLog.buffer,
     );
   if (requestLog) workers.push(requestLog.worker());

@@ -9,31 +9,17 @@
  *   switchboard healthcheck         exit 0 when the local server's /healthz answers 200 (for containers)
  */
 import { parseArgs } from "node:util";
-import { createApp } from "./app.ts";
-import { backupSource, createBackups } from "./backup/backups.ts";
-import { restore, RestoreRefused } from "./backup/restore.ts";
-import { adminUsage, runAdminCommand, UsageError } from "./cli/admin-commands.ts";
-import { BACKUP_USAGE, parseBackupArgs, parseRestoreArgs, RESTORE_USAGE } from "./cli/backup-args.ts";
-import { MIGRATE_USAGE, parseMigrateArgs } from "./cli/migrate-args.ts";
-import { progressBar } from "./cli/progress-bar.ts";
-import { parseSimulateArgs, SIMULATE_USAGE } from "./cli/simulate-args.ts";
-import { moveToPostgres, TargetNotEmptyError } from "./move/move.ts";
-import { UncopyableRowError } from "./move/rows.ts";
-import { parseBackupLocation, requireS3Keys } from "./config/backup-config.ts";
+import type { App } from "./app.ts";
 import { ConfigError, DEV_APP_SECRET, parseConfig, platformSetting, type Config } from "./config/config.ts";
-import { devEncryptionKey } from "./config/dev-key.ts";
-import { demoBanner, seedDemo } from "./demo/seed.ts";
-import { demoSignupEnv, signupAppId, startDemoStack } from "./demo/stack.ts";
-import { createSealer, SealError } from "./crypto/sealer.ts";
+import { SealError } from "./crypto/sealer.ts";
 import { DatabaseInUseError } from "./store/sqlite/server-lock.ts";
 import { AppError, errorEnvelope } from "./errors/catalog.ts";
 import { createLogger, type Logger } from "./observability/logger.ts";
-import { createMetrics } from "./observability/metrics.ts";
-import { systemClock } from "./runtime/clock.ts";
 import type { Deps } from "./runtime/deps.ts";
-import { cryptoRandom } from "./runtime/random.ts";
 import { systemDeps, type ServerOptions } from "./runtime/system-deps.ts";
-import { startSimulator } from "./simulator/server.ts";
+
+// Each command imports what only it uses when it runs (the server never loads the CLI, the
+// simulator or the move to PostgreSQL): start-up time is what a module costs to load (bench/startup).
 
 const USAGE = `Usage:
   switchboard serve [--dev|--demo]   start the service (--dev: DEV_MODE=1; --demo: also the upstream
@@ -61,10 +47,12 @@ function loadConfig(env: Record<string, string | undefined>): Config {
   }
 }
 
-/** See BackgroundCheckpoints.workerUrl: resolved here, where the compiled binary keeps src/'s layout. */
-const CHECKPOINT_WORKER = new URL("./store/sqlite/checkpoint-worker.ts", import.meta.url).href;
-/** The backup snapshot thread's entry, for the same reason (see artifactOnThread). */
-const SNAPSHOT_WORKER = new URL("./backup/snapshot-worker.ts", import.meta.url).href;
+/** The server's threads' entries (see BackgroundCheckpoints.workerUrl): resolved here, where the compiled binary keeps src/'s layout. */
+const WORKERS = {
+  checkpointWorker: new URL("./store/sqlite/checkpoint-worker.ts", import.meta.url).href,
+  requestLogWorker: new URL("./store/sqlite/request-log-worker.ts", import.meta.url).href,
+  snapshotWorker: new URL("./backup/snapshot-worker.ts", import.meta.url).href,
+};
 
 /** Errors that mean the database file cannot be made or opened where DATABASE_URL points. */
 const CANNOT_OPEN =
@@ -79,7 +67,7 @@ function databaseName(config: Config): string {
 
 async function openDeps(config: Config, logger: Logger, server?: ServerOptions): Promise<Deps> {
   try {
-    return { ...(await systemDeps(config, logger, server)), snapshotWorkerUrl: SNAPSHOT_WORKER };
+    return { ...(await systemDeps(config, logger, server)), snapshotWorkerUrl: WORKERS.snapshotWorker };
   } catch (error) {
     if (error instanceof SealError) configurationError(`ENCRYPTION_KEY: ${error.message}`);
     if (error instanceof DatabaseInUseError) configurationError(`DATABASE_URL: ${error.message}`);
@@ -91,7 +79,7 @@ async function openDeps(config: Config, logger: Logger, server?: ServerOptions):
   }
 }
 
-function listen(app: ReturnType<typeof createApp>, config: Config): void {
+function listen(app: App, config: Config): void {
   try {
     // Bun shares a port between servers by default: a second server started on the same port would
     // quietly take some of this one's connections.
@@ -110,12 +98,18 @@ async function serve(argv: string[]): Promise<void> {
   let config = loadConfig(env);
   const appUrl = `http://${config.host === "0.0.0.0" || config.host === "::" ? "127.0.0.1" : config.host}:${config.port}`;
   // The demo's simulator must be up before the config is final: it is the upstream.
-  const signupApp = { id: signupAppId(env), secret: config.appSecret };
-  const demo = values.demo
-    ? startDemoStack({ appUrl, names: config.platform, signupApp, print: (line) => console.log(line) })
-    : null;
-  if (demo) config = loadConfig({ ...env, UPSTREAM_URL: demo.sim.url, ...demoSignupEnv(env, demo.sim) });
-  const deps = await openDeps(config, createLogger(config.logLevel), { checkpointWorker: CHECKPOINT_WORKER });
+  const stack = values.demo ? await import("./demo/stack.ts") : null;
+  const demo = stack?.startDemoStack({
+    appUrl,
+    names: config.platform,
+    signupApp: { id: stack.signupAppId(env), secret: config.appSecret },
+    print: (line) => console.log(line),
+  });
+  if (stack && demo) config = loadConfig({ ...env, UPSTREAM_URL: demo.sim.url, ...stack.demoSignupEnv(env, demo.sim) });
+  const [deps, { createApp }] = await Promise.all([
+    openDeps(config, createLogger(config.logLevel), WORKERS),
+    import("./app.ts"),
+  ]);
   const app = createApp(deps);
   listen(app, config);
   deps.logger.info("listening", {
@@ -128,6 +122,7 @@ async function serve(argv: string[]): Promise<void> {
   if (config.devMode)
     deps.logger.warn("DEV_MODE=1: webhook URLs may use http:// and loopback; never run production like this");
   if (demo) {
+    const { demoBanner, seedDemo } = await import("./demo/seed.ts");
     const credentials = await seedDemo({ ...deps, urlRules: app.relay.urlRules }, demo.sim, demo.receiver.url);
     demo.receiver.setSecret(credentials.endpointSecret);
     console.log(
@@ -158,6 +153,7 @@ async function serve(argv: string[]): Promise<void> {
 }
 
 async function admin(argv: string[]): Promise<void> {
+  const { adminUsage, runAdminCommand, UsageError } = await import("./cli/admin-commands.ts");
   if (argv.length === 0 || argv[0] === "help" || argv.includes("--help")) {
     console.log(adminUsage());
     return;
@@ -182,6 +178,13 @@ async function admin(argv: string[]): Promise<void> {
 }
 
 async function simulate(argv: string[]): Promise<void> {
+  const [{ UsageError }, { parseSimulateArgs, SIMULATE_USAGE }, { startSimulator }, { signupAppId }] =
+    await Promise.all([
+      import("./cli/admin-commands.ts"),
+      import("./cli/simulate-args.ts"),
+      import("./simulator/server.ts"),
+      import("./demo/stack.ts"),
+    ]);
   if (argv.includes("--help")) {
     console.log(SIMULATE_USAGE);
     return;
@@ -235,6 +238,19 @@ function printCounts(counts: Record<string, number>): void {
 }
 
 async function migrate(argv: string[]): Promise<void> {
+  const [
+    { UsageError },
+    { MIGRATE_USAGE, parseMigrateArgs },
+    { progressBar },
+    { moveToPostgres, TargetNotEmptyError },
+    { UncopyableRowError },
+  ] = await Promise.all([
+    import("./cli/admin-commands.ts"),
+    import("./cli/migrate-args.ts"),
+    import("./cli/progress-bar.ts"),
+    import("./move/move.ts"),
+    import("./move/rows.ts"),
+  ]);
   if (argv.includes("--help")) {
     console.log(MIGRATE_USAGE);
     return;
@@ -272,13 +288,27 @@ const stderrLogger = (config: Config) => createLogger(config.logLevel, (line) =>
 
 /** A command line or setting that cannot be used: one line, exit 2. */
 function usageFailure(command: string, usage: string, error: unknown): never {
-  if (error instanceof UsageError) console.error(`switchboard: ${error.message}\n\n${usage}`);
+  // By name: the CLI's module is loaded only by the commands that use it.
+  if (error instanceof Error && error.name === "UsageError") console.error(`switchboard: ${error.message}\n\n${usage}`);
   else if (error instanceof ConfigError) console.error(`switchboard: ${command}: ${error.message}`);
   else throw error;
   process.exit(2);
 }
 
 async function backup(argv: string[]): Promise<void> {
+  const [
+    { backupSource, createBackups },
+    { BACKUP_USAGE, parseBackupArgs },
+    { parseBackupLocation, requireS3Keys },
+    { createMetrics },
+    { systemClock },
+  ] = await Promise.all([
+    import("./backup/backups.ts"),
+    import("./cli/backup-args.ts"),
+    import("./config/backup-config.ts"),
+    import("./observability/metrics.ts"),
+    import("./runtime/clock.ts"),
+  ]);
   if (argv.includes("--help")) return console.log(BACKUP_USAGE);
   const config = loadConfig(process.env);
   if (backupSource(config) === null) {
@@ -301,7 +331,7 @@ async function backup(argv: string[]): Promise<void> {
     clock: systemClock,
     logger: stderrLogger(config),
     metrics: createMetrics(),
-    snapshotWorkerUrl: SNAPSHOT_WORKER,
+    snapshotWorkerUrl: WORKERS.snapshotWorker,
   };
   const backups = createBackups(deps, to);
   try {
@@ -314,6 +344,21 @@ async function backup(argv: string[]): Promise<void> {
 }
 
 async function restoreCommand(argv: string[]): Promise<void> {
+  const [
+    { backupSource },
+    { restore, RestoreRefused },
+    { parseRestoreArgs, RESTORE_USAGE },
+    { createSealer },
+    { devEncryptionKey },
+    { cryptoRandom },
+  ] = await Promise.all([
+    import("./backup/backups.ts"),
+    import("./backup/restore.ts"),
+    import("./cli/backup-args.ts"),
+    import("./crypto/sealer.ts"),
+    import("./config/dev-key.ts"),
+    import("./runtime/random.ts"),
+  ]);
   if (argv.includes("--help")) return console.log(RESTORE_USAGE);
   let args;
   try {

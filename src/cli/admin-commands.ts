@@ -173,7 +173,9 @@ export const ADMIN_COMMANDS: Command[] = [
 ];
 
 /** A command line that does not fit any command: the caller prints it with the usage and exits 2. */
-export class UsageError extends Error {}
+export class UsageError extends Error {
+  override name = "UsageError";
+}
 
 export function adminUsage(): string {
   return [

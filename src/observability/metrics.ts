@@ -66,6 +66,11 @@ export function createMetrics() {
       help: "Request log records dropped because the buffer was full or a write failed; the calls themselves were served.",
       registers: [registry],
     }),
+    requestLogWriterRestarts: new Counter({
+      name: "switchboard_request_log_writer_restarts_total",
+      help: "Times the request log's writer (on SQLite, its thread) died and was started again; the batches it had not written went to the new one.",
+      registers: [registry],
+    }),
     rateLimitFailOpen: new Counter({
       name: "switchboard_rate_limit_fail_open_total",
       help: "Proxied calls let through unlimited because the rate limiter failed (SPEC 8.1), by reason: error, slow (over 50 ms) or unavailable (its server is away).",
