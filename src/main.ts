@@ -5,6 +5,7 @@
  *   switchboard simulate           a local stand-in of the upstream platform
  *   switchboard admin <noun> <verb> the operator API on the command line (prints JSON)
  *   switchboard migrate --from --to  move a SQLite deployment to PostgreSQL
+ *   switchboard backup / restore    a verified backup of the SQLite file, and back
  *   switchboard healthcheck         exit 0 when the local server's /healthz answers 200 (for containers)
  */
 import { parseArgs } from "node:util";
@@ -26,6 +27,8 @@ const USAGE = `Usage:
   switchboard simulate [flags]       a local stand-in of the upstream platform; --help for its flags
   switchboard admin <noun> <verb>    operator commands; 'switchboard admin help' lists them
   switchboard migrate --from file:… --to postgres://…   move a SQLite deployment to PostgreSQL
+  switchboard backup [--to DIR|s3://bucket/prefix]      a verified backup of the SQLite database, while it serves
+  switchboard restore --from PATH|s3://… [--to file:…]  restore one; --help for what it checks
   switchboard healthcheck            exit 0 when the server on PORT answers /healthz with 200
 Configuration comes from the environment; see README.md.`;
 
@@ -48,6 +51,7 @@ function loadConfig(env: Record<string, string | undefined>): Config {
 const WORKERS = {
   checkpointWorker: new URL("./store/sqlite/checkpoint-worker.ts", import.meta.url).href,
   requestLogWorker: new URL("./store/sqlite/request-log-worker.ts", import.meta.url).href,
+  snapshotWorker: new URL("./backup/snapshot-worker.ts", import.meta.url).href,
 };
 
 /** Errors that mean the database file cannot be made or opened where DATABASE_URL points. */
@@ -63,7 +67,7 @@ function databaseName(config: Config): string {
 
 async function openDeps(config: Config, logger: Logger, server?: ServerOptions): Promise<Deps> {
   try {
-    return await systemDeps(config, logger, server);
+    return { ...(await systemDeps(config, logger, server)), snapshotWorkerUrl: WORKERS.snapshotWorker };
   } catch (error) {
     if (error instanceof SealError) configurationError(`ENCRYPTION_KEY: ${error.message}`);
     if (error instanceof DatabaseInUseError) configurationError(`DATABASE_URL: ${error.message}`);
@@ -155,11 +159,7 @@ async function admin(argv: string[]): Promise<void> {
     return;
   }
   const config = loadConfig(process.env);
-  // Standard output carries the command's JSON; log lines go to standard error.
-  const deps = await openDeps(
-    config,
-    createLogger(config.logLevel, (line) => process.stderr.write(line + "\n")),
-  );
+  const deps = await openDeps(config, stderrLogger(config));
   try {
     console.log(JSON.stringify(await runAdminCommand(deps, argv), null, 2));
   } catch (error) {
@@ -230,6 +230,13 @@ async function simulate(argv: string[]): Promise<void> {
     process.once(signal, () => void sim.stop().then(() => process.exit(0)));
 }
 
+/** One line per table, its rows aligned: what migrate copied, what restore restored. */
+function printCounts(counts: Record<string, number>): void {
+  const width = Math.max(...Object.keys(counts).map((name) => name.length));
+  for (const [table, rows] of Object.entries(counts))
+    console.log(`  ${table.padEnd(width)}  ${rows.toLocaleString("en")}`);
+}
+
 async function migrate(argv: string[]): Promise<void> {
   const [
     { UsageError },
@@ -260,10 +267,8 @@ async function migrate(argv: string[]): Promise<void> {
   try {
     const counts = await moveToPostgres(args.sqlitePath, args.postgresUrl, bar);
     bar.finish();
-    const width = Math.max(...Object.keys(counts).map((name) => name.length));
     console.log("copied:");
-    for (const [table, rows] of Object.entries(counts))
-      console.log(`  ${table.padEnd(width)}  ${rows.toLocaleString("en")}`);
+    printCounts(counts);
   } catch (error) {
     bar.finish();
     if (error instanceof DatabaseInUseError) console.error(`switchboard: migrate: ${error.message}; stop it first`);
@@ -275,6 +280,117 @@ async function migrate(argv: string[]): Promise<void> {
       process.exit(2);
     } else console.error(`switchboard: migrate failed, nothing was copied: ${(error as Error).message}`);
     process.exit(1);
+  }
+}
+
+/** Standard output carries a command's JSON or report; log lines go to standard error. */
+const stderrLogger = (config: Config) => createLogger(config.logLevel, (line) => process.stderr.write(line + "\n"));
+
+/** A command line or setting that cannot be used: one line, exit 2. */
+function usageFailure(command: string, usage: string, error: unknown): never {
+  // By name: the CLI's module is loaded only by the commands that use it.
+  if (error instanceof Error && error.name === "UsageError") console.error(`switchboard: ${error.message}\n\n${usage}`);
+  else if (error instanceof ConfigError) console.error(`switchboard: ${command}: ${error.message}`);
+  else throw error;
+  process.exit(2);
+}
+
+async function backup(argv: string[]): Promise<void> {
+  const [
+    { backupSource, createBackups },
+    { BACKUP_USAGE, parseBackupArgs },
+    { parseBackupLocation, requireS3Keys },
+    { createMetrics },
+    { systemClock },
+  ] = await Promise.all([
+    import("./backup/backups.ts"),
+    import("./cli/backup-args.ts"),
+    import("./config/backup-config.ts"),
+    import("./observability/metrics.ts"),
+    import("./runtime/clock.ts"),
+  ]);
+  if (argv.includes("--help")) return console.log(BACKUP_USAGE);
+  const config = loadConfig(process.env);
+  if (backupSource(config) === null) {
+    const how = "pg_dump for a snapshot, WAL archiving for point-in-time recovery (PITR)";
+    console.error(
+      `switchboard: backup: DATABASE_URL is not a SQLite file; back up PostgreSQL with its own tools: ${how}`,
+    );
+    process.exit(2);
+  }
+  let to = config.backup.to;
+  try {
+    const args = parseBackupArgs(argv);
+    if (args.to !== null) to = parseBackupLocation("--to", args.to);
+    if (to.kind === "s3") requireS3Keys(config.backup.s3);
+  } catch (error) {
+    usageFailure("backup", BACKUP_USAGE, error);
+  }
+  const deps = {
+    config,
+    clock: systemClock,
+    logger: stderrLogger(config),
+    metrics: createMetrics(),
+    snapshotWorkerUrl: WORKERS.snapshotWorker,
+  };
+  const backups = createBackups(deps, to);
+  try {
+    console.log(JSON.stringify(await backups.create(), null, 2));
+  } catch (error) {
+    if (!(error instanceof AppError)) throw error;
+    console.error(`switchboard: backup: ${error.message}`);
+    process.exit(1);
+  }
+}
+
+async function restoreCommand(argv: string[]): Promise<void> {
+  const [
+    { backupSource },
+    { restore, RestoreRefused },
+    { parseRestoreArgs, RESTORE_USAGE },
+    { createSealer },
+    { devEncryptionKey },
+    { cryptoRandom },
+  ] = await Promise.all([
+    import("./backup/backups.ts"),
+    import("./backup/restore.ts"),
+    import("./cli/backup-args.ts"),
+    import("./crypto/sealer.ts"),
+    import("./config/dev-key.ts"),
+    import("./runtime/random.ts"),
+  ]);
+  if (argv.includes("--help")) return console.log(RESTORE_USAGE);
+  let args;
+  try {
+    args = parseRestoreArgs(argv);
+  } catch (error) {
+    usageFailure("restore", RESTORE_USAGE, error);
+  }
+  const config = loadConfig(args.to === null ? process.env : { ...process.env, DATABASE_URL: args.to });
+  const path = backupSource(config);
+  if (path === null) {
+    console.error(
+      "switchboard: restore refused: DATABASE_URL is not a SQLite file; pass --to file:… (PostgreSQL: pg_restore)",
+    );
+    process.exit(2);
+  }
+  const sealer = createSealer(config.encryptionKey ?? devEncryptionKey(config.database, cryptoRandom), cryptoRandom);
+  try {
+    const { manifest, schemaVersion } = await restore({
+      from: args.from,
+      to: path,
+      force: args.force,
+      sealer,
+      s3: config.backup.s3,
+    });
+    const from = manifest.schema_version;
+    const migrated = schemaVersion === from ? "" : `, migrated from schema ${from} to ${schemaVersion}`;
+    console.log(`restored ${manifest.name} (taken ${manifest.at}, schema ${from}${migrated}) into ${path}:`);
+    printCounts(manifest.counts);
+  } catch (error) {
+    if (error instanceof RestoreRefused) console.error(`switchboard: restore refused: ${error.message}`);
+    else console.error(`switchboard: restore failed, the database was not changed: ${(error as Error).message}`);
+    process.exit(error instanceof RestoreRefused ? 2 : 1);
   }
 }
 
@@ -301,6 +417,12 @@ switch (command ?? "serve") {
     break;
   case "migrate":
     await migrate(rest);
+    break;
+  case "backup":
+    await backup(rest);
+    break;
+  case "restore":
+    await restoreCommand(rest);
     break;
   case "healthcheck":
     await healthcheck();

@@ -1,5 +1,6 @@
 import { isIP } from "node:net";
 import { PLATFORM_WORD, platformNames, type PlatformNames } from "../platform/names.ts";
+import { backupConfig, DEFAULT_BACKUP_KEEP, type BackupConfig } from "./backup-config.ts";
 import { parseDuration } from "./duration.ts";
 
 /** Where state lives: one SQLite file (":memory:" allowed in tests), or PostgreSQL for the scale-out mode (CONTRACT 6). */
@@ -42,6 +43,8 @@ export interface Config {
   readonly requestLog: { readonly buffer: number } | null;
   /** Embedded Signup on the Numbers page (EMBEDDED_SIGNUP_*): null when off. */
   readonly embeddedSignup: EmbeddedSignupConfig | null;
+  /** Backups of the SQLite file (BACKUP_*, S3_*; CONTRACT 7). */
+  readonly backup: BackupConfig;
 }
 
 export interface EmbeddedSignupConfig {
@@ -372,5 +375,10 @@ export function parseConfig(env: Env): Config {
       ? Object.freeze({ buffer: integer(env, "REQUEST_LOG_BUFFER", 10_000, 100, 1_000_000) })
       : null,
     embeddedSignup: embeddedSignup(env),
+    backup: backupConfig(env, db, {
+      schedule: text(env, "BACKUP_SCHEDULE"),
+      to: text(env, "BACKUP_TO"),
+      keep: integer(env, "BACKUP_KEEP", DEFAULT_BACKUP_KEEP, 1, 10_000),
+    }),
   });
 }

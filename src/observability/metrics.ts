@@ -83,6 +83,27 @@ export function createMetrics() {
       labelNames: ["outcome"] as const,
       registers: [registry],
     }),
+    backupLastSuccess: new Gauge({
+      name: "switchboard_backup_last_success_timestamp_seconds",
+      help: "When the newest verified backup's snapshot was taken (Unix time); absent until one is known.",
+      registers: [registry],
+    }),
+    backupLastBytes: new Gauge({
+      name: "switchboard_backup_last_size_bytes",
+      help: "The stored (compressed) size of the newest verified backup.",
+      registers: [registry],
+    }),
+    backupLastDuration: new Gauge({
+      name: "switchboard_backup_last_duration_seconds",
+      help: "How long the newest backup this process took lasted, from its start until it was verified and stored.",
+      registers: [registry],
+    }),
+    backupFailures: new Counter({
+      name: "switchboard_backup_failures_total",
+      help: "Backups that failed, by stage: snapshot, verify, upload, or prune (deleting backups past BACKUP_KEEP, after a new one counted).",
+      labelNames: ["stage"] as const,
+      registers: [registry],
+    }),
     deliveriesPending: new Gauge({
       name: "switchboard_deliveries_pending",
       help: "Deliveries waiting for an attempt or a retry.",
