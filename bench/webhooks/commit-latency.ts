@@ -8,7 +8,7 @@
  * with memory; SQLITE_AUTOCHECKPOINT to set the server connection's automatic checkpoint, in pages)
  */
 import { tmpdir } from "node:os";
-import type { NewDelivery } from "../../src/store/webhooks.ts";
+import type { NewDelivery } from "../../src/store/queue.ts";
 import { benchStore, eventAndDelivery, recordSuccess } from "./store-fixture.ts";
 
 const TURNS = Number(process.env.TURNS ?? 10_000);
@@ -40,11 +40,11 @@ for (let turn = 0; turn < WARMUP_TURNS + TURNS; turn++) {
   const deliveries = rows.map((row) => row.delivery);
   const t0 = performance.now();
   await Promise.all([
-    bench.store.webhooks.enqueue(
+    bench.store.queue.enqueue(
       rows.map((row) => row.event),
       deliveries,
     ),
-    ...previous.map((d) => recordSuccess(bench.store.webhooks, d, clock)),
+    ...previous.map((d) => recordSuccess(bench.store.queue, d, clock)),
   ]);
   if (turn >= WARMUP_TURNS) commitMs.push(performance.now() - t0);
   previous = deliveries;

@@ -6,7 +6,7 @@
  * (what a request arriving then would wait for at most).
  * Run: bun bench/webhooks/purge.ts   (env DELIVERIES, 100,000 by default)
  */
-import type { NewDelivery, NewEvent } from "../../src/store/webhooks.ts";
+import type { NewDelivery, NewEvent } from "../../src/store/queue.ts";
 import { benchStore, eventAndDelivery, recordSuccess, stallDuring, type BenchEndpoint } from "./store-fixture.ts";
 
 const DELIVERIES = Number(process.env.DELIVERIES ?? 100_000);
@@ -20,7 +20,7 @@ const bench = await benchStore(2, {
     onError: (m) => console.error(m),
   },
 });
-const hooks = bench.store.webhooks;
+const { queue } = bench.store;
 const now = Date.now();
 const [expiring, deleted] = bench.endpoints as [BenchEndpoint, BenchEndpoint];
 
@@ -33,8 +33,8 @@ async function deliver(endpoint: BenchEndpoint, from: number): Promise<void> {
       events.push(event);
       deliveries.push(delivery);
     }
-    await hooks.enqueue(events, deliveries);
-    await Promise.all(deliveries.map((d) => recordSuccess(hooks, d, d.createdAt)));
+    await queue.enqueue(events, deliveries);
+    await Promise.all(deliveries.map((d) => recordSuccess(queue, d, d.createdAt)));
   }
 }
 
@@ -46,10 +46,10 @@ async function timed(work: () => Promise<unknown>): Promise<string> {
 await deliver(expiring, now - 2 * DAY);
 await deliver(deleted, now - DELIVERIES);
 console.log(
-  `purge of ${DELIVERIES} expired deliveries: ${await timed(() => hooks.purgeExpired(now, { "24h": DAY, "7d": 7 * DAY }))}`,
+  `purge of ${DELIVERIES} expired deliveries: ${await timed(() => bench.store.retention.purgeWebhookHistory(now, { "24h": DAY, "7d": 7 * DAY }))}`,
 );
 console.log(
-  `deletion of an endpoint with ${DELIVERIES} deliveries: ${await timed(() => hooks.deleteEndpoint(deleted.id))}`,
+  `deletion of an endpoint with ${DELIVERIES} deliveries: ${await timed(() => bench.store.endpoints.delete(deleted.id))}`,
 );
 const left = bench.store.db.$client
   .query("SELECT (SELECT COUNT(*) FROM deliveries) + (SELECT COUNT(*) FROM events) AS n")

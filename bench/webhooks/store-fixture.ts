@@ -9,7 +9,8 @@ import { join } from "node:path";
 import { createSealer } from "../../src/crypto/sealer.ts";
 import { cryptoRandom } from "../../src/runtime/random.ts";
 import { openSqliteStore, type SqliteStore, type SqliteStoreOptions } from "../../src/store/sqlite/store.ts";
-import type { NewDelivery, NewEvent, WebhookStore } from "../../src/store/webhooks.ts";
+import type { DeliveryQueue } from "../../src/store/queue.ts";
+import type { NewDelivery, NewEvent } from "../../src/store/queue.ts";
 import { newDeliveryId, newEventId } from "../../src/webhooks/ids.ts";
 import { FAILURE_RULES } from "../../src/webhooks/outcome.ts";
 
@@ -53,7 +54,7 @@ export async function benchStore(
       maxNumbers: null,
       createdAt: now,
     });
-    await store.webhooks.createEndpoint({
+    await store.endpoints.create({
       ...endpoint,
       url: `https://receiver.example/${n}`,
       fields: ["messages"],
@@ -115,12 +116,12 @@ export function eventAndDelivery(
 
 /** Records a first attempt of `delivery`, held under `leaseId`, answered 200. */
 export function recordSuccess(
-  hooks: WebhookStore,
+  queue: DeliveryQueue,
   delivery: Pick<NewDelivery, "id" | "endpointId">,
   at: number,
   leaseId = BENCH_LEASE,
 ): Promise<unknown> {
-  return hooks.completeAttempt({
+  return queue.completeAttempt({
     deliveryId: delivery.id,
     leaseId,
     endpointId: delivery.endpointId,

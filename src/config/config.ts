@@ -1,10 +1,11 @@
 import { platformNames, type PlatformNames } from "../platform/names.ts";
 import { ConfigError } from "./errors.ts";
-import type { DatabaseConfig, SamplerName } from "./readers.ts";
+import { type BackupConfig, requireS3Keys, type S3Settings } from "./backup-config.ts";
+import type { DatabaseConfig, SamplerName, SpanDetail } from "./readers.ts";
 import { DEFAULT_SIGNUP_SDK_URL, readSetting, type SettingName, type SettingValue } from "./settings.ts";
 
 export { ConfigError } from "./errors.ts";
-export type { DatabaseConfig, SamplerName } from "./readers.ts";
+export type { DatabaseConfig, SamplerName, SpanDetail } from "./readers.ts";
 export { DEFAULT_SIGNUP_SDK_URL, DEFAULT_UPSTREAM_URL } from "./settings.ts";
 
 export interface Config {
@@ -42,6 +43,8 @@ export interface Config {
   readonly requestLog: { readonly buffer: number } | null;
   /** Embedded Signup on the Numbers page (EMBEDDED_SIGNUP_*): null when off. */
   readonly embeddedSignup: EmbeddedSignupConfig | null;
+  /** Backups of the SQLite file (BACKUP_*, S3_*). */
+  readonly backup: BackupConfig;
 }
 
 export interface EmbeddedSignupConfig {
@@ -73,6 +76,7 @@ export interface TracingConfig {
   readonly sampler: SamplerName;
   /** The share of traces kept by the ratio samplers, 0 to 1. */
   readonly ratio: number;
+  readonly detail: SpanDetail;
 }
 
 /** Used only when DEV_MODE=1 and APP_SECRET is unset, so a development server starts with no setup. */
@@ -127,6 +131,7 @@ export function parseConfig(env: Env): Config {
     platform: platformNames(get("PLATFORM_NAME")),
     requestLog: get("REQUEST_LOG") ? Object.freeze({ buffer: get("REQUEST_LOG_BUFFER") }) : null,
     embeddedSignup: embeddedSignup(get),
+    backup: backup(get, env, database),
   });
 }
 
@@ -174,6 +179,7 @@ function tracing(get: Get): Config["tracing"] {
     serviceName: get("OTEL_SERVICE_NAME"),
     sampler: get("OTEL_TRACES_SAMPLER"),
     ratio: get("OTEL_TRACES_SAMPLER_ARG"),
+    detail: get("OTEL_SPAN_DETAIL"),
   });
 }
 
@@ -204,4 +210,29 @@ function embeddedSignup(get: Get): EmbeddedSignupConfig | null {
     startsPerHour: get("EMBEDDED_SIGNUP_STARTS_PER_HOUR"),
     maxUnfinished: get("EMBEDDED_SIGNUP_MAX_UNFINISHED"),
   });
+}
+
+function backup(get: Get, env: Env, database: DatabaseConfig): BackupConfig {
+  const schedule = get("BACKUP_SCHEDULE");
+  if (schedule !== null && (database.kind !== "sqlite" || database.path === ":memory:")) {
+    const how = "back up PostgreSQL with its own tools (pg_dump, point-in-time recovery)";
+    throw new ConfigError("BACKUP_SCHEDULE", `backs up the SQLite file; ${how}`);
+  }
+  // The S3_* settings, each else the standard AWS_* variable of the same name.
+  const either = (name: "ENDPOINT" | "REGION" | "ACCESS_KEY_ID" | "SECRET_ACCESS_KEY" | "SESSION_TOKEN") =>
+    get(`S3_${name}`) ?? (env[`AWS_${name}`]?.trim() || undefined);
+  const s3: S3Settings = Object.freeze(
+    Object.fromEntries(
+      Object.entries({
+        endpoint: either("ENDPOINT"),
+        region: either("REGION"),
+        accessKeyId: either("ACCESS_KEY_ID"),
+        secretAccessKey: either("SECRET_ACCESS_KEY"),
+        sessionToken: either("SESSION_TOKEN"),
+      }).filter(([, value]) => value !== undefined),
+    ),
+  );
+  const to = get("BACKUP_TO");
+  if (to.kind === "s3") requireS3Keys(s3);
+  return Object.freeze({ schedule, to: Object.freeze(to), keep: get("BACKUP_KEEP"), s3 });
 }

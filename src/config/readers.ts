@@ -1,6 +1,8 @@
+import { Cron } from "croner";
 import { isIP } from "node:net";
 import { PLATFORM_WORD } from "../platform/names.ts";
 import { parseDuration } from "./duration.ts";
+import { type BackupLocation, parseBackupLocation } from "./backup-config.ts";
 import { ConfigError } from "./errors.ts";
 
 /** How the settings table (settings.ts) reads a variable's text: each throws ConfigError naming it. */
@@ -163,3 +165,20 @@ export const SAMPLERS = [
   "traceidratio",
 ] as const;
 export type SamplerName = (typeof SAMPLERS)[number];
+
+/** OTEL_SPAN_DETAIL's values: one span per proxied call (`call`), or also its steps as children (`full`). */
+export const SPAN_DETAILS = ["call", "full"] as const;
+export type SpanDetail = (typeof SPAN_DETAILS)[number];
+
+/** A cron expression as croner reads it (5 fields, or 6 with seconds first). */
+export const cron: Reader<string> = (raw, name) => {
+  try {
+    new Cron(raw, { paused: true }).stop();
+  } catch (error) {
+    throw new ConfigError(name, `is not a cron expression ("${raw}"): ${(error as Error).message}`);
+  }
+  return raw;
+};
+
+/** `s3://bucket/prefix` or a directory. */
+export const backupLocation: Reader<BackupLocation> = (raw, name) => parseBackupLocation(name, raw);

@@ -149,12 +149,41 @@ export const SETTINGS = {
     read.oneOf(read.SAMPLERS),
   ),
   OTEL_TRACES_SAMPLER_ARG: setting("1", "the share of traces the ratio samplers keep, 0 to 1", read.ratio),
+  OTEL_SPAN_DETAIL: setting(
+    "call",
+    "`call`: one span per proxied call, its checks, limit and upstream call as attributes; `full`: also as child spans",
+    read.oneOf(read.SPAN_DETAILS),
+  ),
   REQUEST_LOG: setting("1", "the request log of proxied calls; `0` keeps none", read.flag),
   REQUEST_LOG_BUFFER: setting(
     "10000",
     "records waiting to be written; past it they are dropped and counted",
     read.integer(100, 1_000_000),
   ),
+  BACKUP_SCHEDULE: setting(
+    null,
+    "a cron expression: when the server takes a verified backup (SQLite mode only); unset: none",
+    read.cron,
+  ),
+  BACKUP_TO: setting(
+    "./data/backups",
+    "where backups go: a directory, or `s3://bucket/prefix` on any S3-compatible store",
+    read.backupLocation,
+  ),
+  BACKUP_KEEP: setting(
+    "7",
+    "the newest this many backups are kept; older ones go once a new one is verified",
+    read.integer(1, 10_000),
+  ),
+  S3_ENDPOINT: setting(null, "the S3 store of an `s3://` backup location (else `AWS_ENDPOINT`)", read.httpUrl),
+  S3_REGION: setting(null, "its region (else `AWS_REGION`)", read.text),
+  S3_ACCESS_KEY_ID: setting(null, "its access key id (else `AWS_ACCESS_KEY_ID`); required with `s3://`", read.text),
+  S3_SECRET_ACCESS_KEY: setting(
+    null,
+    "its secret access key (else `AWS_SECRET_ACCESS_KEY`); required with `s3://`",
+    read.text,
+  ),
+  S3_SESSION_TOKEN: setting(null, "a session token for temporary keys (else `AWS_SESSION_TOKEN`)", read.text),
 } as const;
 
 export type SettingName = keyof typeof SETTINGS;

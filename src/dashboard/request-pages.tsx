@@ -120,7 +120,7 @@ export function requestPages(deps: Deps) {
           if (!(error instanceof AppError)) throw error;
           return listPage(viewer, {}, undefined, 404, params.id!);
         }
-        const endpoints = await deps.store.webhooks.endpoints(viewer.accountId);
+        const endpoints = await deps.store.endpoints.ofAccount(viewer.accountId);
         const endpointUrl = (id: string) => endpoints.find((e) => e.id === id)?.url ?? id;
         return htmlResponse(
           page(

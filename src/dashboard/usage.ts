@@ -1,7 +1,7 @@
+import { HOUR, hourOf } from "../store/hours.ts";
 import type { UsageCount } from "../store/requests.ts";
 import type { UsageBar } from "./chart.tsx";
 
-const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
 
 /** A number's charts: the last 24 hours by hour, the last 7 days by day (UTC), oldest first. */
@@ -12,7 +12,7 @@ export interface NumberUsage {
 
 /** The usage counts of the last 7 days (src/store/requests.ts) as each number's two charts. */
 export function numberUsage(counts: UsageCount[], now: number): Map<string, NumberUsage> {
-  const thisHour = Math.floor(now / HOUR) * HOUR;
+  const thisHour = hourOf(now);
   const today = Math.floor(now / DAY) * DAY;
   const bars = (first: number, step: number, n: number) =>
     Array.from({ length: n }, (_, i) => ({

@@ -3,7 +3,8 @@ import { AppError } from "../errors/catalog.ts";
 import type { UrlRules } from "../net/url-rules.ts";
 import type { Deps } from "../runtime/deps.ts";
 import type { PhoneNumber } from "../store/types.ts";
-import type { DeliveryStatus, WebhookStore } from "../store/webhooks.ts";
+import type { DeliveryStatus } from "../store/history.ts";
+import type { DeliveryQueue } from "../store/queue.ts";
 import * as deliveries from "../webhooks/deliveries.ts";
 import * as endpoints from "../webhooks/endpoints.ts";
 import { latestRecover, recoveryView, startRecover } from "../webhooks/recover.ts";
@@ -29,7 +30,7 @@ import {
 /** What the pages need from the running relay: its URL rules and its queue (the dispatcher). */
 export interface RelayHandle {
   urlRules: UrlRules;
-  dispatcher: Pick<WebhookStore, "enqueue">;
+  dispatcher: Pick<DeliveryQueue, "enqueue">;
 }
 
 /** Rows per page of the deliveries list. */
@@ -104,7 +105,7 @@ export function webhookPages(deps: Deps, relay: RelayHandle) {
 
   const deliveryPage = async (viewer: Viewer, id: string, flash?: JSX.Element, status = 200) => {
     const { delivery, attempts, payload } = await deliveries.getDelivery(deps, viewer.accountId, id);
-    const endpoint = await deps.store.webhooks.endpoint(delivery.endpointId);
+    const endpoint = await deps.store.endpoints.get(delivery.endpointId);
     return htmlResponse(
       page(
         viewer,
@@ -138,7 +139,7 @@ export function webhookPages(deps: Deps, relay: RelayHandle) {
     .get(
       "/endpoints",
       guarded(deps, async ({ query }, viewer) => {
-        const list = await deps.store.webhooks.endpoints(viewer.accountId);
+        const list = await deps.store.endpoints.ofAccount(viewer.accountId);
         const rows = await Promise.all(
           list.map(async (e) => ({ endpoint: endpointView(e), hours: await hours(viewer.accountId, e.id) })),
         );
@@ -424,7 +425,7 @@ export function webhookPages(deps: Deps, relay: RelayHandle) {
               about: result.about.get(d.eventId) ?? d.fields.join(" · "),
             })),
             numbers: deps.store.directory.numbers(viewer.accountId).map((n) => n.phoneNumberId),
-            endpoints: (await deps.store.webhooks.endpoints(viewer.accountId)).map(endpointView),
+            endpoints: (await deps.store.endpoints.ofAccount(viewer.accountId)).map(endpointView),
             filter,
             nextCursor: result.nextCursor,
             firstPage: !filter.cursor,

@@ -75,7 +75,7 @@ export async function seedDemo(deps: SeedDeps, sim: Simulator, receiverUrl: stri
   const live = await ops.createApiKey(deps, account.id, { mode: "live", name: "demo live" });
   const test = await ops.createApiKey(deps, account.id, { mode: "test", name: "demo test" });
 
-  const existing = (await deps.store.webhooks.endpoints(account.id))[0];
+  const existing = (await deps.store.endpoints.ofAccount(account.id))[0];
   let endpointId: string;
   let secret: string;
   if (existing) {

@@ -18,7 +18,7 @@ export async function messageTimeline(deps: Pick<Deps, "store">, accountId: stri
   const messageId = pasted.trim().replace(/^["']|["']$/g, "");
   const [sentBy, events] = await Promise.all([
     deps.store.requests.byMessageId(accountId, messageId),
-    deps.store.webhooks.messageEvents(accountId, messageId),
+    deps.store.history.messageEvents(accountId, messageId),
   ]);
   if (sentBy.length === 0 && events.length === 0) {
     throw new AppError(
@@ -45,7 +45,7 @@ export async function messageTimeline(deps: Pick<Deps, "store">, accountId: stri
         deliveries: await Promise.all(
           e.deliveries.map(async (d) => ({
             ...deliveryView(d),
-            attempts: (await deps.store.webhooks.attempts(d.id)).map(attemptView),
+            attempts: (await deps.store.history.attempts(d.id)).map(attemptView),
           })),
         ),
       })),

@@ -99,7 +99,7 @@ const syncOf = (type: SyncType) => SYNCS.find((s) => s.type === type)!;
 
 /** The enabled endpoints that receive a sync's events for this number. */
 async function receivers(deps: SignupDeps, number: PhoneNumber, field: string) {
-  return (await deps.store.webhooks.endpoints(number.accountId)).filter(
+  return (await deps.store.endpoints.ofAccount(number.accountId)).filter(
     (e) =>
       e.enabled && e.fields.includes(field) && (e.phoneNumberId === null || e.phoneNumberId === number.phoneNumberId),
   );
@@ -192,9 +192,9 @@ async function preflightResults(deps: SignupDeps, o: Onboarding | null, field: s
   const endpoints = await Promise.all(
     preflight.deliveries.map(async ({ endpointId, deliveryId }) => {
       const [endpoint, delivery, attempts] = await Promise.all([
-        deps.store.webhooks.endpoint(endpointId),
-        deps.store.webhooks.delivery(deliveryId),
-        deps.store.webhooks.attempts(deliveryId),
+        deps.store.endpoints.get(endpointId),
+        deps.store.history.delivery(deliveryId),
+        deps.store.history.attempts(deliveryId),
       ]);
       const last = attempts.at(-1);
       const result =

@@ -5,12 +5,12 @@ import { decodeCursor, encodeCursor } from "../http/cursor.ts";
 import { timeParam } from "../http/time-param.ts";
 import { MAX_INTEGER_COLUMN, wholeNumber } from "../http/whole-number.ts";
 import type { Deps } from "../runtime/deps.ts";
+import { HOUR, hourOf } from "../store/hours.ts";
 import type { RequestFilter, RequestRecord, UsageCount } from "../store/requests.ts";
 import { explainCall } from "./explain.ts";
 
 const DEFAULT_PAGE = 50;
 const MAX_PAGE = 200;
-const HOUR = 3_600_000;
 
 export const requestQuery = t.Object({
   number: t.Optional(t.String({ maxLength: 64 })),
@@ -92,8 +92,8 @@ export async function usage(
   to?: string,
 ): Promise<UsageCount[]> {
   const start = timeParam("from", from)!;
-  const end = timeParam("to", to) ?? Math.floor(deps.clock.now() / HOUR) * HOUR + HOUR;
-  return deps.store.requests.usage(accountId, Math.floor(start / HOUR) * HOUR, end);
+  const end = timeParam("to", to) ?? hourOf(deps.clock.now()) + HOUR;
+  return deps.store.requests.usage(accountId, hourOf(start), end);
 }
 
 export const usageView = (u: UsageCount) => ({

@@ -10,11 +10,14 @@ import type {
   Waba,
   WabaStatus,
 } from "./types.ts";
+import type { EndpointStore } from "./endpoints.ts";
+import type { DeliveryHistory } from "./history.ts";
 import type { OnboardingStore } from "./onboardings.ts";
+import type { DeliveryQueue } from "./queue.ts";
 import type { Connected } from "./ownership.ts";
 import type { RecoveryStore } from "./recoveries.ts";
 import type { RequestLogStore } from "./requests.ts";
-import type { WebhookStore } from "./webhooks.ts";
+import type { RetentionStore } from "./retention.ts";
 
 /**
  * The storage seam. Each capability sees only its own small interface; a PostgreSQL backend
@@ -33,8 +36,14 @@ export interface Store {
   /** Numbers' Embedded Signup onboardings and coexistence syncs (src/store/onboardings.ts). */
   onboardings: OnboardingStore;
   buckets: BucketStore;
-  /** Webhook endpoints and the durable delivery queue (src/store/webhooks.ts). */
-  webhooks: WebhookStore;
+  /** Webhook endpoints (src/store/endpoints.ts). */
+  endpoints: EndpointStore;
+  /** The webhook relay's durable delivery queue (src/store/queue.ts). */
+  queue: DeliveryQueue;
+  /** What the queue delivered: deliveries, attempts, events, hourly stats (src/store/history.ts). */
+  history: DeliveryHistory;
+  /** Deletion of what outlived its account's retention (src/store/retention.ts). */
+  retention: RetentionStore;
   /** True when the database answers a trivial query (promptly: /healthz waits for it). */
   healthy(): Promise<boolean>;
   /** Stops background work and releases the database; nothing is used after. */

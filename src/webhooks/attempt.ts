@@ -2,7 +2,8 @@ import type { SpanContext } from "@opentelemetry/api";
 import { safePost, type SafePostOptions } from "../net/safe-post.ts";
 import type { Notifier } from "../notify/notifier.ts";
 import type { Deps } from "../runtime/deps.ts";
-import type { ClaimedDelivery, DeliveryEndpoint, DeliveryNext, EndpointChange } from "../store/webhooks.ts";
+import type { DeliveryEndpoint } from "../store/endpoints.ts";
+import type { ClaimedDelivery, Completion, DeliveryNext, EndpointChange } from "../store/queue.ts";
 import { HISTORY_FIELD } from "./fields.ts";
 import { afterAttempt, attemptRecord, classify, FAILURE_RULES } from "./outcome.ts";
 import { signatureHeader } from "./signing.ts";
@@ -59,13 +60,8 @@ async function tellAccount(deps: AttemptDeps, endpoint: DeliveryEndpoint, change
   }
 }
 
-async function finish(
-  deps: AttemptDeps,
-  claimed: ClaimedDelivery,
-  next: DeliveryNext,
-  input: Partial<Parameters<Deps["store"]["webhooks"]["completeAttempt"]>[0]>,
-) {
-  return deps.store.webhooks.completeAttempt({
+async function finish(deps: AttemptDeps, claimed: ClaimedDelivery, next: DeliveryNext, input: Partial<Completion>) {
+  return deps.store.queue.completeAttempt({
     deliveryId: claimed.delivery.id,
     leaseId: claimed.leaseId,
     endpointId: claimed.endpoint.id,

@@ -2,7 +2,8 @@ import { decodeCursor, encodeCursor } from "../http/cursor.ts";
 import { timeParam } from "../http/time-param.ts";
 import { AppError } from "../errors/catalog.ts";
 import type { Deps } from "../runtime/deps.ts";
-import type { Attempt, Delivery, DeliverySearch, DeliveryStatus, HourlyStats } from "../store/webhooks.ts";
+import type { Attempt, Delivery, DeliverySearch, DeliveryStatus, HourlyStats } from "../store/history.ts";
+import { HOUR } from "../store/hours.ts";
 import { mustEndpoint, type QueueDeps } from "./endpoints.ts";
 import { newDeliveryId } from "./ids.ts";
 
@@ -12,7 +13,7 @@ export const DEFAULT_PAGE = 50;
 export const MAX_PAGE = 200;
 
 async function mustDelivery(deps: DeliveryDeps, accountId: string, id: string): Promise<Delivery> {
-  const delivery = await deps.store.webhooks.delivery(id);
+  const delivery = await deps.store.history.delivery(id);
   if (!delivery || delivery.accountId !== accountId) throw new AppError("not_found", `No delivery ${id}.`);
   return delivery;
 }
@@ -55,7 +56,7 @@ export async function listDeliveries(
   const endpointId = query.endpoint_id || undefined;
   if (endpointId !== undefined) await mustEndpoint(deps, accountId, endpointId);
   const limit = Math.min(query.limit ?? DEFAULT_PAGE, MAX_PAGE);
-  const rows = await deps.store.webhooks.deliveries({
+  const rows = await deps.store.history.deliveries({
     accountId,
     endpointId,
     status: query.status || undefined,
@@ -77,7 +78,7 @@ export async function listDeliveries(
  * keeps of the message ids each event mentions.
  */
 async function describeEvents(deps: DeliveryDeps, deliveries: Delivery[]): Promise<Map<string, string>> {
-  const mentions = await deps.store.webhooks.mentionsOf([...new Set(deliveries.map((d) => d.eventId))]);
+  const mentions = await deps.store.history.mentionsOf([...new Set(deliveries.map((d) => d.eventId))]);
   const about = new Map<string, string>();
   for (const d of deliveries) {
     if (about.has(d.eventId)) continue;
@@ -109,8 +110,8 @@ export async function getDelivery(
 ): Promise<{ delivery: Delivery; attempts: Attempt[]; payload: string | null }> {
   const delivery = await mustDelivery(deps, accountId, id);
   const [attempts, body] = await Promise.all([
-    deps.store.webhooks.attempts(id),
-    delivery.payloadAvailable ? deps.store.webhooks.eventBody(delivery.eventId) : Promise.resolve(null),
+    deps.store.history.attempts(id),
+    delivery.payloadAvailable ? deps.store.history.eventBody(delivery.eventId) : Promise.resolve(null),
   ]);
   return { delivery, attempts, payload: body === null ? null : new TextDecoder().decode(body) };
 }
@@ -141,7 +142,7 @@ export async function replayDelivery(deps: DeliveryDeps & QueueDeps, accountId: 
       },
     ],
   );
-  return (await deps.store.webhooks.delivery(replayId))!;
+  return (await deps.store.history.delivery(replayId))!;
 }
 
 export const MAX_STATS_HOURS = 24 * 7;
@@ -155,5 +156,5 @@ export async function endpointStats(
 ): Promise<HourlyStats[]> {
   await mustEndpoint(deps, accountId, endpointId);
   const now = deps.clock.now();
-  return deps.store.webhooks.hourlyStats(endpointId, now - (hours - 1) * 3_600_000, now);
+  return deps.store.history.hourlyStats(endpointId, now - (hours - 1) * HOUR, now);
 }

@@ -2,8 +2,9 @@ import { setImmediate as nextTurn } from "node:timers/promises";
 import type { SpanContext } from "@opentelemetry/api";
 import type { Deps, Worker } from "../runtime/deps.ts";
 import { idSource } from "../runtime/random.ts";
+import { logRetention } from "../requests/log.ts";
 import type { Retention } from "../store/types.ts";
-import type { ClaimedDelivery, NewDelivery, NewEvent } from "../store/webhooks.ts";
+import type { ClaimedDelivery, NewDelivery, NewEvent } from "../store/queue.ts";
 import { runAttempt, type AttemptDeps } from "./attempt.ts";
 import { MAX_EVENT_BYTES } from "./ingress.ts";
 
@@ -45,7 +46,7 @@ export type DispatcherDeps = AttemptDeps & Pick<Deps, "random">;
  * Runs the durable queue: starts deliveries from their endpoint's line, fresh ones and due ones
  * leased from the store in batches, never more than GLOBAL_IN_FLIGHT attempts at once nor
  * PER_ENDPOINT_IN_FLIGHT to one endpoint. It is woken at once when deliveries are queued, and the
- * clock's tick each second (croner, see Clock.everySecond) picks up due retries and expired leases
+ * clock's tick each second (see Clock.everySecond) picks up due retries and expired leases
  * and purges deliveries past their retention.
  */
 export class Dispatcher implements Worker {
@@ -95,7 +96,7 @@ export class Dispatcher implements Worker {
    * a lease is a slot and nothing is lined beyond them.
    */
   private get leasedPerEndpoint(): number {
-    if (!this.deps.store.webhooks.soleWorker) return PER_ENDPOINT_IN_FLIGHT;
+    if (!this.deps.store.queue.soleWorker) return PER_ENDPOINT_IN_FLIGHT;
     return PER_ENDPOINT_IN_FLIGHT * (1 + Math.floor(LINE_WAIT_MS / this.deps.config.webhookTimeoutMs));
   }
 
@@ -155,7 +156,7 @@ export class Dispatcher implements Worker {
         const limit = Math.min(CLAIM_BATCH, LINED_TOTAL - this.linedTotal);
         if (limit <= 0 || this.linedBytes >= LINED_BYTES) return;
         const freedBefore = this.freed;
-        const batch = await this.deps.store.webhooks.claimDue(this.deps.clock.now(), {
+        const batch = await this.deps.store.queue.claimDue(this.deps.clock.now(), {
           leaseId: this.newLeaseId(),
           limit,
           perEndpoint: this.leasedPerEndpoint,
@@ -220,7 +221,7 @@ export class Dispatcher implements Worker {
         // deliveries to the endpoint waiting (the cap of 10 counts every instance's leases, and
         // that instance's claim found no room): whoever frees a lease claims after it, or they
         // would wait for the next tick.
-        if (!this.deps.store.webhooks.soleWorker) this.backlog.add(endpointId);
+        if (!this.deps.store.queue.soleWorker) this.backlog.add(endpointId);
         // A freed slot matters only if stored work may be waiting and there is room enough for a
         // claim; otherwise the claim query is skipped (fresh deliveries start without one, and the
         // tick picks up retries).
@@ -255,7 +256,7 @@ export class Dispatcher implements Worker {
    * deliveries went with it).
    */
   private async claimedFromLine({ claimed }: LinedDelivery): Promise<ClaimedDelivery | null> {
-    const endpoint = await this.deps.store.webhooks.deliveryEndpoint(claimed.delivery.endpointId);
+    const endpoint = await this.deps.store.endpoints.forDelivery(claimed.delivery.endpointId);
     return endpoint ? { ...claimed, endpoint } : null;
   }
 
@@ -270,7 +271,7 @@ export class Dispatcher implements Worker {
 
   /**
    * Stores new events and deliveries (one transaction, durable when this resolves, as
-   * WebhookStore.enqueue). On a sole worker, those whose event comes with them, due now, whose
+   * DeliveryQueue.enqueue). On a sole worker, those whose event comes with them, due now, whose
    * endpoint has no older due work in the store and room in its line are stored already leased to
    * this process (so a crash still leaves them to be attempted after restart) and start from the
    * line, without a claim, from the next turn on. The rest wait in the store for the next claim (on
@@ -279,7 +280,7 @@ export class Dispatcher implements Worker {
    */
   async enqueue(events: NewEvent[], deliveries: NewDelivery[], origin?: SpanContext): Promise<void> {
     const now = this.deps.clock.now();
-    const lineable = !this.stopped && this.deps.store.webhooks.soleWorker;
+    const lineable = !this.stopped && this.deps.store.queue.soleWorker;
     const lease = { id: this.newLeaseId(), until: now + this.leaseMs };
     // A replay's event is already stored and does not come with it: it is left to the claim.
     const eventsById = new Map(events.map((e) => [e.id, e]));
@@ -329,7 +330,7 @@ export class Dispatcher implements Worker {
       lined.push(item);
       return { ...d, lease };
     });
-    const storing = this.deps.store.webhooks.enqueue(events, stored);
+    const storing = this.deps.store.queue.enqueue(events, stored);
     // drain() waits for the commit too (it may wait for the disk): until then the lined deliveries
     // cannot start, and nothing else of the queue would be pending to wait for.
     const committing: Promise<void> = storing
@@ -409,13 +410,15 @@ export class Dispatcher implements Worker {
   async purge(): Promise<void> {
     try {
       const now = this.deps.clock.now();
-      const removed = await this.deps.store.webhooks.purgeExpired(now, RETENTION_MS);
+      const removed = await this.deps.store.retention.purgeWebhookHistory(now, RETENTION_MS);
       if (removed.deliveries + removed.events > 0) this.deps.logger.info("webhook retention purge", removed);
       // One retention pass for all an account keeps: its request log too (SPEC 2.8), and usage
       // counts past USAGE_KEPT_MS.
-      const logged = await this.deps.store.requests.purge(now, RETENTION_MS, now - USAGE_KEPT_MS);
+      const logged = await this.deps.store.requests.purge(
+        logRetention(this.deps.store.directory.accounts(), now, RETENTION_MS, USAGE_KEPT_MS),
+      );
       if (logged.requests + logged.usage > 0) this.deps.logger.info("request log retention purge", logged);
-      this.deps.metrics.deliveriesPending.set(await this.deps.store.webhooks.pendingCount());
+      this.deps.metrics.deliveriesPending.set(await this.deps.store.queue.pendingCount());
     } catch (error) {
       this.deps.logger.error("webhook retention purge failed", { error });
     }
@@ -423,8 +426,8 @@ export class Dispatcher implements Worker {
 
   start(): void {
     this.stopped = false;
-    this.stopListening = this.deps.store.webhooks.onNewWork(() => this.wake());
-    void this.deps.store.webhooks.recoverLeases(this.deps.clock.now()).then(() => this.wake());
+    this.stopListening = this.deps.store.queue.onNewWork(() => this.wake());
+    void this.deps.store.queue.recoverLeases(this.deps.clock.now()).then(() => this.wake());
     this.ticker = this.deps.clock.everySecond(() => this.onTick());
   }
 

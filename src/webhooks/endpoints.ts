@@ -3,7 +3,8 @@ import { AppError } from "../errors/catalog.ts";
 import type { Deps } from "../runtime/deps.ts";
 import { randomId } from "../runtime/random.ts";
 import type { PhoneNumber } from "../store/types.ts";
-import type { Endpoint, EndpointPatch, WebhookStore } from "../store/webhooks.ts";
+import type { Endpoint, EndpointPatch } from "../store/endpoints.ts";
+import type { DeliveryQueue } from "../store/queue.ts";
 import { isEventField } from "./fields.ts";
 import { generateSecret } from "./signing.ts";
 import { newDeliveryId, newEventId } from "./ids.ts";
@@ -15,7 +16,7 @@ const MAX_FIELDS = 40;
 
 export type EndpointDeps = Pick<Deps, "store" | "clock" | "random" | "config"> & { urlRules: UrlRules };
 /** Where new deliveries go: the running dispatcher, which stores them and has them attempted. */
-export type QueueDeps = { queue: Pick<WebhookStore, "enqueue"> };
+export type QueueDeps = { queue: Pick<DeliveryQueue, "enqueue"> };
 
 export interface EndpointInput {
   url?: string;
@@ -24,7 +25,7 @@ export interface EndpointInput {
 }
 
 export async function mustEndpoint(deps: Pick<Deps, "store">, accountId: string, id: string): Promise<Endpoint> {
-  const endpoint = await deps.store.webhooks.endpoint(id);
+  const endpoint = await deps.store.endpoints.get(id);
   // Another account's endpoint answers exactly like a missing one.
   if (!endpoint || endpoint.accountId !== accountId) throw new AppError("not_found", `No endpoint ${id}.`);
   return endpoint;
@@ -90,7 +91,7 @@ export async function createEndpoint(
   const fields = checkFields(input.fields);
   const phoneNumberId = checkNumber(deps, accountId, input.phone_number_id ?? null);
   const now = deps.clock.now();
-  return deps.store.webhooks.createEndpoint({
+  return deps.store.endpoints.create({
     id: randomId(deps.random, "ep"),
     accountId,
     url,
@@ -120,18 +121,18 @@ export async function updateEndpoint(
   if (input.url !== undefined) patch.url = checkUrl(deps, input.url);
   if (input.fields !== undefined) patch.fields = checkFields(input.fields);
   if (input.phone_number_id !== undefined) patch.phoneNumberId = checkNumber(deps, accountId, input.phone_number_id);
-  return (await deps.store.webhooks.updateEndpoint(id, patch))!;
+  return (await deps.store.endpoints.update(id, patch))!;
 }
 
 export async function deleteEndpoint(deps: EndpointDeps, accountId: string, id: string): Promise<void> {
   await mustEndpoint(deps, accountId, id);
-  await deps.store.webhooks.deleteEndpoint(id);
+  await deps.store.endpoints.delete(id);
 }
 
 /** SPEC 3.1: Enable resets the failure count. Deliveries parked meanwhile stay parked (replay them). */
 export async function enableEndpoint(deps: EndpointDeps, accountId: string, id: string): Promise<Endpoint> {
   await mustEndpoint(deps, accountId, id);
-  return (await deps.store.webhooks.updateEndpoint(id, {
+  return (await deps.store.endpoints.update(id, {
     enabled: true,
     disabledReason: null,
     consecutiveFailures: 0,
@@ -149,7 +150,7 @@ export async function rotateSecret(
   const endpoint = await mustEndpoint(deps, accountId, id);
   const now = deps.clock.now();
   const secret = generateSecret(deps.random);
-  const updated = await deps.store.webhooks.updateEndpoint(id, {
+  const updated = await deps.store.endpoints.update(id, {
     secret,
     previousSecret: endpoint.secret,
     previousSecretExpiresAt: now + ROTATION_OVERLAP_MS,

@@ -1,7 +1,8 @@
 import type { SpanContext } from "@opentelemetry/api";
 import type { Deps } from "../runtime/deps.ts";
 import type { Waba } from "../store/types.ts";
-import type { EndpointTarget, NewDelivery, NewEvent } from "../store/webhooks.ts";
+import type { EndpointTarget } from "../store/endpoints.ts";
+import type { NewDelivery, NewEvent } from "../store/queue.ts";
 import { parseEvent, wrapEntries, type EventChange, type EventEntry, type UpstreamEvent } from "./event.ts";
 import { hubSignatureMatches } from "./hub-signature.ts";
 import { newDeliveryId, newEventId } from "./ids.ts";
@@ -101,7 +102,7 @@ export async function acceptEvent(
   const events: NewEvent[] = [];
   const deliveries: NewDelivery[] = [];
   for (const [accountId, entries] of byAccount) {
-    const targets = matchingTargets(deps.store.webhooks.targets(accountId), entries);
+    const targets = matchingTargets(deps.store.endpoints.targets(accountId), entries);
     if (targets.length === 0) continue;
     const fields = [...new Set(entries.flatMap((e) => e.changes.map((c) => c.field)))];
     const eventId = newEventId(deps.random, now);

@@ -4,7 +4,7 @@ import { timeParam } from "../http/time-param.ts";
 import type { Deps } from "../runtime/deps.ts";
 import { randomId } from "../runtime/random.ts";
 import type { Recovery } from "../store/recoveries.ts";
-import type { NewDelivery } from "../store/webhooks.ts";
+import type { NewDelivery } from "../store/queue.ts";
 import { mustEndpoint, type QueueDeps } from "./endpoints.ts";
 import { newDeliveryId } from "./ids.ts";
 
@@ -60,7 +60,7 @@ export async function startRecover(
 export async function runRecover(deps: RecoverDeps, start: Recovery): Promise<Recovery> {
   let r = start;
   for (;;) {
-    const page = await deps.store.webhooks.parkedSince(r.endpointId, r.since, r.until, r.cursor, RECOVER_BATCH);
+    const page = await deps.store.history.parkedSince(r.endpointId, r.since, r.until, r.cursor, RECOVER_BATCH);
     const replays: NewDelivery[] = [];
     const now = deps.clock.now();
     const next = { ...r, found: r.found + page.length, updatedAt: Math.max(now, r.updatedAt + 1) };

@@ -90,7 +90,7 @@ export function webhookApiRoutes(deps: Deps, endpointDeps: endpoints.EndpointDep
     .use(requireSession(deps))
     .get(
       "/api/endpoints",
-      async ({ accountId }) => ({ data: (await deps.store.webhooks.endpoints(accountId)).map(endpointView) }),
+      async ({ accountId }) => ({ data: (await deps.store.endpoints.ofAccount(accountId)).map(endpointView) }),
       {
         detail: { ...tag, summary: "List the account's webhook endpoints" },
       },

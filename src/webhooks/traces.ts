@@ -8,7 +8,7 @@ import {
 } from "@opentelemetry/semantic-conventions";
 import { epochNow, under, type Tracing } from "../observability/tracing.ts";
 import { ATTR_REQUEST_ID } from "../proxy/call-trace.ts";
-import type { ClaimedDelivery } from "../store/webhooks.ts";
+import type { ClaimedDelivery } from "../store/queue.ts";
 import type { AttemptOutcome } from "./outcome.ts";
 
 export interface IngressSpan {

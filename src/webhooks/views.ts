@@ -1,5 +1,6 @@
 import { iso } from "../admin/views.ts";
-import type { Attempt, Delivery, Endpoint, HourlyStats } from "../store/webhooks.ts";
+import type { Endpoint } from "../store/endpoints.ts";
+import type { Attempt, Delivery, HourlyStats } from "../store/history.ts";
 
 /** The JSON shapes of the webhook API (CONTRACT 4): snake_case, ISO times, never a secret. */
 

@@ -62,9 +62,7 @@ test("a send and its three status webhooks, each delivered, in one timeline; ano
   expect(await eventually(async () => received.length, 3, 5_000)).toBe(3);
   await world.app().requestLog!.flush();
 
-  const r = await api("GET", `/api/messages/${encodeURIComponent(wamid)}`);
-  expect(r.status).toBe(200);
-  const timeline = (await r.json()) as {
+  type Timeline = {
     message_id: string;
     sent_by: { id: string; status: number; message_id: string }[];
     events: {
@@ -74,6 +72,16 @@ test("a send and its three status webhooks, each delivered, in one timeline; ano
       deliveries: { status: string; attempts: { status_code: number }[] }[];
     }[];
   };
+  const read = async () => {
+    const r = await api("GET", `/api/messages/${encodeURIComponent(wamid)}`);
+    expect(r.status).toBe(200);
+    return (await r.json()) as Timeline;
+  };
+  // The receiver has the events before their attempts are recorded: wait for the records too.
+  const settled = (t: Timeline) =>
+    t.events.length === 3 && t.events.every((e) => e.deliveries[0]?.status === "succeeded");
+  expect(await eventually(async () => settled(await read()), true, 5_000)).toBe(true);
+  const timeline = await read();
   expect(timeline.message_id).toBe(wamid);
   expect(timeline.sent_by).toEqual([
     expect.objectContaining({ id: sent.headers.get("x-proxy-request-id"), status: 200, message_id: wamid }),

@@ -9,7 +9,7 @@ import { cryptoRandom } from "../../src/runtime/random.ts";
 import { StoreUnavailableError } from "../../src/store/errors.ts";
 import { openPostgresStore, type PgStore } from "../../src/store/postgres/store.ts";
 import type { Store } from "../../src/store/store.ts";
-import type { ClaimedDelivery } from "../../src/store/webhooks.ts";
+import type { ClaimedDelivery } from "../../src/store/queue.ts";
 import { newDeliveryId, newEventId } from "../../src/webhooks/ids.ts";
 import { postgresAdmin, postgresUrl, testBackend } from "../support/backend.ts";
 import { admin, startApp, testDeps, TEST_APP_SECRET, type TestDeps } from "../support/harness.ts";
@@ -61,9 +61,9 @@ describe.skipIf(testBackend() !== "postgres")("PostgreSQL: several instances on 
     const t = deps.clock.now();
     await seed(deps.store, t);
     const endpoints = ["ep_a", "ep_b", "ep_c"].map((id) => endpointRow(id, "acc_pg", t));
-    for (const e of endpoints) await deps.store.webhooks.createEndpoint(e);
+    for (const e of endpoints) await deps.store.endpoints.create(e);
     const events = Array.from({ length: 60 }, (_, i) => eventRow(newEventId(deps.random, t), "acc_pg", t + i));
-    await deps.store.webhooks.enqueue(
+    await deps.store.queue.enqueue(
       events,
       events.flatMap((e, i) => endpoints.map((ep) => deliveryRow(newDeliveryId(deps.random, t), e, ep.id, t + i))),
     );
@@ -80,7 +80,7 @@ describe.skipIf(testBackend() !== "postgres")("PostgreSQL: several instances on 
       // Twelve claims at once, alternately from each instance, each asking for up to 10 per endpoint.
       const claims = await Promise.all(
         Array.from({ length: 12 }, (_, i) =>
-          stores[i % 2]!.webhooks.claimDue(t + 1_000, {
+          stores[i % 2]!.queue.claimDue(t + 1_000, {
             leaseId: `lease_${++serial}`,
             limit: 64,
             perEndpoint: 10,
@@ -99,9 +99,7 @@ describe.skipIf(testBackend() !== "postgres")("PostgreSQL: several instances on 
       inFlight = inFlight.filter((f) => !finishing.includes(f));
       await Promise.all(
         finishing.map(({ c, store }) =>
-          store.webhooks.completeAttempt(
-            firstAttempt(c.delivery.id, c.endpoint.id, t + 1_000, 200, undefined, c.leaseId),
-          ),
+          store.queue.completeAttempt(firstAttempt(c.delivery.id, c.endpoint.id, t + 1_000, 200, undefined, c.leaseId)),
         ),
       );
       delivered += finishing.length;
@@ -144,15 +142,15 @@ describe.skipIf(testBackend() !== "postgres")("PostgreSQL: several instances on 
     await other.directory.updateWaba("3001", { accessToken: "tok2", updatedAt: t + 2 });
     await within(1_000, () => deps.store.directory.waba("3001")?.accessToken === "tok2");
 
-    await other.webhooks.createEndpoint(endpointRow("ep_new", "acc_pg", t));
-    await within(1_000, () => deps.store.webhooks.targets("acc_pg").some((e) => e.id === "ep_new"));
-    await other.webhooks.updateEndpoint("ep_new", { url: "https://receiver.example/moved", updatedAt: t + 3 });
+    await other.endpoints.create(endpointRow("ep_new", "acc_pg", t));
+    await within(1_000, () => deps.store.endpoints.targets("acc_pg").some((e) => e.id === "ep_new"));
+    await other.endpoints.update("ep_new", { url: "https://receiver.example/moved", updatedAt: t + 3 });
     await within(
       1_000,
-      async () => (await deps.store.webhooks.deliveryEndpoint("ep_new"))?.url === "https://receiver.example/moved",
+      async () => (await deps.store.endpoints.forDelivery("ep_new"))?.url === "https://receiver.example/moved",
     );
-    await other.webhooks.deleteEndpoint("ep_new");
-    await within(1_000, () => deps.store.webhooks.targets("acc_pg").length === 0);
+    await other.endpoints.delete("ep_new");
+    await within(1_000, () => deps.store.endpoints.targets("acc_pg").length === 0);
   });
 
   test("a change whose notification was lost is found by refresh(), the backstop called each second", async () => {
@@ -176,20 +174,20 @@ describe.skipIf(testBackend() !== "postgres")("PostgreSQL: several instances on 
     const t = deps.clock.now();
     await seed(deps.store, t);
     const endpoints = ["ep_p1", "ep_p2"].map((id) => endpointRow(id, "acc_pg", t));
-    for (const e of endpoints) await deps.store.webhooks.createEndpoint(e);
+    for (const e of endpoints) await deps.store.endpoints.create(e);
     const events = Array.from({ length: 1_500 }, (_, i) => eventRow(newEventId(deps.random, t), "acc_pg", t + i));
-    await deps.store.webhooks.enqueue(
+    await deps.store.queue.enqueue(
       events,
       events.flatMap((e, i) => endpoints.map((ep) => deliveryRow(newDeliveryId(deps.random, t), e, ep.id, t + i))),
     );
     const retention = { "24h": 24 * 3_600_000, "7d": 7 * 24 * 3_600_000 };
     const later = t + 30 * 3_600_000;
     const [a, b] = await Promise.all([
-      deps.store.webhooks.purgeExpired(later, retention),
-      other.webhooks.purgeExpired(later, retention),
+      deps.store.retention.purgeWebhookHistory(later, retention),
+      other.retention.purgeWebhookHistory(later, retention),
     ]);
     // One may find the other purging and stop; the tick a minute later purges what is left.
-    const rest = await deps.store.webhooks.purgeExpired(later, retention);
+    const rest = await deps.store.retention.purgeWebhookHistory(later, retention);
     expect(a.deliveries + b.deliveries + rest.deliveries).toBe(3_000);
     expect(a.events + b.events + rest.events).toBe(1_500);
     expect(await deps.query("SELECT (SELECT COUNT(*) FROM deliveries) + (SELECT COUNT(*) FROM events) AS n")).toEqual([
@@ -233,14 +231,14 @@ describe.skipIf(testBackend() !== "postgres")("PostgreSQL unreachable", () => {
     const { store, relay } = await behindRelay(deps);
     expect(await store.healthy()).toBe(true);
     const woken: number[] = [];
-    store.webhooks.onNewWork(() => woken.push(1));
+    store.queue.onNewWork(() => woken.push(1));
 
     relay.cut();
     const started = performance.now();
     expect(await store.healthy()).toBe(false);
     expect(performance.now() - started).toBeLessThan(1_100);
     const event = eventRow(newEventId(deps.random, t), "acc_pg", t);
-    await expect(store.webhooks.enqueue([event], [])).rejects.toBeInstanceOf(StoreUnavailableError);
+    await expect(store.queue.enqueue([event], [])).rejects.toBeInstanceOf(StoreUnavailableError);
     await expect(store.directory.updateAccount("acc_pg", { name: "x" })).rejects.toBeInstanceOf(StoreUnavailableError);
     await expect(store.users.byEmail("a@example.com")).rejects.toBeInstanceOf(StoreUnavailableError);
     // Reads of the directory keep answering from memory.
@@ -250,7 +248,7 @@ describe.skipIf(testBackend() !== "postgres")("PostgreSQL unreachable", () => {
 
     relay.restore();
     await within(5_000, () => store.healthy());
-    await store.webhooks.enqueue([event], []);
+    await store.queue.enqueue([event], []);
     expect(await deps.query(`SELECT COUNT(*) AS n FROM events WHERE id = '${event.id}'`)).toEqual([{ n: 1 }]);
     // The listening connection came back, and what changed while it was away was read again.
     await within(5_000, () => store.directory.account("acc_pg")?.billingStatus === "overdue");
@@ -258,9 +256,9 @@ describe.skipIf(testBackend() !== "postgres")("PostgreSQL unreachable", () => {
     await within(1_000, () => store.directory.account("acc_pg")?.billingStatus === "active");
     const before = woken.length;
     const ep = endpointRow("ep_pg", "acc_pg", t);
-    await deps.store.webhooks.createEndpoint(ep);
+    await deps.store.endpoints.create(ep);
     const next = eventRow(newEventId(deps.random, t), "acc_pg", t);
-    await deps.store.webhooks.enqueue([next], [deliveryRow(newDeliveryId(deps.random, t), next, ep.id, t)]);
+    await deps.store.queue.enqueue([next], [deliveryRow(newDeliveryId(deps.random, t), next, ep.id, t)]);
     await within(1_000, () => woken.length > before);
   });
 
@@ -294,7 +292,7 @@ describe.skipIf(testBackend() !== "postgres")("PostgreSQL unreachable", () => {
         headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
         body: JSON.stringify({ messaging_product: "chat", to: "15551234567", type: "text", text: { body: "hi" } }),
       });
-    await store.webhooks.createEndpoint(endpointRow("ep_ingress", created.id, deps.clock.now()));
+    await store.endpoints.create(endpointRow("ep_ingress", created.id, deps.clock.now()));
     const body = JSON.stringify({
       object: "whatsapp_business_account",
       entry: [{ id: "4001", changes: [{ field: "messages", value: {} }] }],
@@ -355,7 +353,7 @@ describe.skipIf(testBackend() !== "postgres")("PostgreSQL: two relays on one dat
       eventBody([{ id: a.wabaId, changes: [messageChange(a.numbers[0]!, `m${i}`)] }]),
     );
     // The second instance learns of the endpoints from the first's changes, as it would in production.
-    await within(1_000, () => deps2.store.webhooks.targets(a.id).length === 2);
+    await within(1_000, () => deps2.store.endpoints.targets(a.id).length === 2);
     const answers = await Promise.all(posts.map((body, i) => postUpstream(i % 2 === 0 ? first.url : second.url, body)));
     expect(answers.map((r) => r.status)).toEqual(posts.map(() => 200));
     await within(30_000, () => rx.received.length >= 120 && other.received.length >= 120);

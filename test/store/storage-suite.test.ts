@@ -1,12 +1,14 @@
-// The storage seam's promises (src/store/store.ts, src/store/webhooks.ts), one suite for every
+// The storage seam's promises (src/store/store.ts and the interfaces it names), one suite for every
 import { NO_CAUSE } from "../../src/store/types.ts";
 // backend: it runs on the one SWITCHBOARD_TEST_BACKEND names, and `.ci/run` runs it on each.
 // Tests of one backend's own machinery are beside it (webhook-store.test.ts and storage.test.ts
 // for SQLite's, postgres.test.ts for PostgreSQL's).
 import { afterEach, describe, expect, test } from "bun:test";
 import type { Onboarding } from "../../src/store/onboardings.ts";
+import { timeOrderedId } from "../../src/runtime/random.ts";
+import type { RequestRecord } from "../../src/store/requests.ts";
 import type { Store } from "../../src/store/store.ts";
-import { LAST_SUCCESS_RESOLUTION_MS, type WebhookStore } from "../../src/store/webhooks.ts";
+import { LAST_SUCCESS_RESOLUTION_MS, type Completion } from "../../src/store/queue.ts";
 import { newDeliveryId, newEventId } from "../../src/webhooks/ids.ts";
 import { FAILURE_RULES } from "../../src/webhooks/outcome.ts";
 import { testDeps, type TestDeps } from "../support/harness.ts";
@@ -42,27 +44,27 @@ async function account(store: Store, id: string, at: number) {
 /** An account with one endpoint, and helpers that queue, claim and complete its deliveries. */
 async function queue() {
   const deps = await fresh();
-  const hooks = deps.store.webhooks;
+  const { store } = deps;
   const t = deps.clock.now();
   await account(deps.store, "acc_suite", t);
   const endpoint = endpointRow("ep_suite", "acc_suite", t);
-  await hooks.createEndpoint(endpoint);
+  await store.endpoints.create(endpoint);
   let leases = 0;
   return {
     deps,
-    hooks,
+    store,
     endpoint,
     t,
     /** Queues one delivery to `endpointId`, due at `at`; returns its id. */
     async due(at: number, endpointId = endpoint.id) {
       const event = eventRow(newEventId(deps.random, at), "acc_suite", at);
       const delivery = deliveryRow(newDeliveryId(deps.random, at), event, endpointId, at);
-      await hooks.enqueue([event], [delivery]);
+      await store.queue.enqueue([event], [delivery]);
       return delivery.id;
     },
     /** Claims at `now` under a fresh lease id. */
     claim(now: number, options: { limit?: number; perEndpoint?: number; maxBytes?: number; leaseId?: string } = {}) {
-      return hooks.claimDue(now, {
+      return store.queue.claimDue(now, {
         leaseId: options.leaseId ?? `lease_${++leases}`,
         limit: options.limit ?? 64,
         perEndpoint: options.perEndpoint ?? 10,
@@ -73,7 +75,6 @@ async function queue() {
   };
 }
 type Queue = Awaited<ReturnType<typeof queue>>;
-type Completion = Parameters<WebhookStore["completeAttempt"]>[0];
 const succeeded = { next: { status: "succeeded" }, effect: "success" } as const;
 /** A failure whose retry is due long after every test's last claim. */
 const failed = (at: number) =>
@@ -87,7 +88,7 @@ async function attemptAt(q: Queue, at: number, status: number, result: Pick<Comp
   expect(claimed?.delivery.id).toBe(id);
   return {
     id,
-    change: await q.hooks.completeAttempt(firstAttempt(id, q.endpoint.id, at, status, result, claimed!.leaseId)),
+    change: await q.store.queue.completeAttempt(firstAttempt(id, q.endpoint.id, at, status, result, claimed!.leaseId)),
   };
 }
 
@@ -545,59 +546,137 @@ describe("a message's events", () => {
         messages: [mention(status), { ...mention("read"), messageId: "wamid.other" }],
       };
       const delivery = deliveryRow(newDeliveryId(q.deps.random, q.t + i), event, q.endpoint.id, q.t + i);
-      await q.hooks.enqueue([event], [delivery]);
+      await q.store.queue.enqueue([event], [delivery]);
       ids.push(delivery.id);
     }
-    const found = await q.hooks.messageEvents("acc_suite", "wamid.suite");
+    const found = await q.store.history.messageEvents("acc_suite", "wamid.suite");
     expect(found.map((e) => [e.status, e.errorCode, e.phoneNumberId, e.receivedAt])).toEqual([
       ["sent", null, "2001", q.t],
       ["failed", 131026, "2001", q.t + 1],
     ]);
     expect(found.map((e) => e.deliveries.map((d) => d.id))).toEqual([[ids[0]!], [ids[1]!]]);
-    expect(await q.hooks.messageEvents("acc_other", "wamid.suite")).toEqual([]);
-    expect(await q.hooks.messageEvents("acc_suite", "wamid.none")).toEqual([]);
+    expect(await q.store.history.messageEvents("acc_other", "wamid.suite")).toEqual([]);
+    expect(await q.store.history.messageEvents("acc_suite", "wamid.none")).toEqual([]);
+  });
+});
+
+describe("the request log", () => {
+  const record = (id: string, accountId: string, at: number, extra: Partial<RequestRecord> = {}): RequestRecord => ({
+    id,
+    accountId,
+    at,
+    apiKeyId: "key_1",
+    method: "POST",
+    route: "POST /{version}/{phone_number_id}/messages",
+    phoneNumberId: "2001",
+    wabaId: "1001",
+    status: 200,
+    errorCode: null,
+    upstreamStatus: 200,
+    upstreamErrorCode: null,
+    upstreamErrorSubcode: null,
+    upstreamMs: 1.25,
+    requestBytes: 90,
+    responseBytes: 150,
+    messageId: null,
+    ...extra,
+  });
+
+  test("batches are written with their usage counts; a batch written again adds nothing; each account's records are its own", async () => {
+    const deps = await fresh();
+    const log = deps.store.requests;
+    const t = deps.clock.now();
+    const batch = [
+      record(timeOrderedId(deps.random, "req", t, 20), "acc_a", t, { messageId: "wamid.a" }),
+      record(timeOrderedId(deps.random, "req", t + 1, 20), "acc_a", t + 1, {
+        status: 429,
+        errorCode: 1006,
+        upstreamStatus: null,
+      }),
+      record(timeOrderedId(deps.random, "req", t + 2, 20), "acc_b", t + 2),
+    ];
+    await log.append(batch);
+    await log.append(batch);
+    expect((await log.list("acc_a", {}, 10)).map((r) => r.id)).toEqual([batch[1]!.id, batch[0]!.id]);
+    expect(await log.get("acc_a", batch[0]!.id)).toEqual(batch[0]!);
+    expect(await log.get("acc_b", batch[0]!.id)).toBeUndefined();
+    expect(await log.byMessageId("acc_a", "wamid.a")).toEqual([batch[0]!]);
+    expect(await log.byMessageId("acc_b", "wamid.a")).toEqual([]);
+    const hour = Math.floor(t / HOUR) * HOUR;
+    expect((await log.usage("acc_a", hour, hour + HOUR)).map((u) => [u.kind, u.label, u.count])).toEqual([
+      ["forwarded", "POST /{version}/{phone_number_id}/messages", 1],
+      ["refused", "1006", 1],
+    ]);
+    expect(await log.usage(null, hour, hour + HOUR)).toHaveLength(3);
+  });
+
+  test("the purge keeps each account's records for its own cut-off, and usage counts from theirs", async () => {
+    const deps = await fresh();
+    const log = deps.store.requests;
+    const t = deps.clock.now();
+    const at = (account: string, when: number) => record(timeOrderedId(deps.random, "req", when, 20), account, when);
+    const old = [at("acc_day", t - 25 * HOUR), at("acc_week", t - 25 * HOUR), at("acc_week", t - 8 * 24 * HOUR)];
+    const recent = [at("acc_day", t - HOUR), at("acc_week", t - HOUR)];
+    await log.append([...old, ...recent]);
+    const removed = await log.purge({
+      accounts: [
+        { accountId: "acc_day", before: t - 24 * HOUR },
+        { accountId: "acc_week", before: t - 7 * 24 * HOUR },
+      ],
+      usageBefore: t - 2 * 24 * HOUR,
+    });
+    // The week-old call's usage hour went with it; the 25-hour-old ones' hours are kept.
+    expect(removed).toEqual({ requests: 2, usage: 1 });
+    expect((await log.list("acc_day", {}, 10)).map((r) => r.id)).toEqual([recent[0]!.id]);
+    expect((await log.list("acc_week", {}, 10)).map((r) => r.id)).toEqual([recent[1]!.id, old[1]!.id]);
+    expect(await log.usage(null, 0, t + HOUR)).toHaveLength(4);
   });
 });
 
 describe("endpoints", () => {
   test("targets and what an attempt reads follow every change at once: create, update, a 410's disable, deletion", async () => {
     const q = await queue();
-    const { hooks, endpoint } = q;
-    expect(hooks.targets("acc_suite")).toEqual([{ id: endpoint.id, fields: ["messages"], phoneNumberId: null }]);
-    expect(await hooks.deliveryEndpoint(endpoint.id)).toMatchObject({
+    const { store, endpoint } = q;
+    expect(store.endpoints.targets("acc_suite")).toEqual([
+      { id: endpoint.id, fields: ["messages"], phoneNumberId: null },
+    ]);
+    expect(await store.endpoints.forDelivery(endpoint.id)).toMatchObject({
       url: endpoint.url,
       enabled: true,
       secret: endpoint.secret,
     });
     const secret = "whsec_bmV3c2VjcmV0bmV3c2VjcmV0bmV3c2VjcmV0";
-    await hooks.updateEndpoint(endpoint.id, {
+    await store.endpoints.update(endpoint.id, {
       url: "https://receiver.example/moved",
       secret,
       fields: ["messages", "security"],
       updatedAt: q.t,
     });
-    expect(hooks.targets("acc_suite")[0]!.fields).toEqual(["messages", "security"]);
-    expect(await hooks.deliveryEndpoint(endpoint.id)).toMatchObject({ url: "https://receiver.example/moved", secret });
+    expect(store.endpoints.targets("acc_suite")[0]!.fields).toEqual(["messages", "security"]);
+    expect(await store.endpoints.forDelivery(endpoint.id)).toMatchObject({
+      url: "https://receiver.example/moved",
+      secret,
+    });
 
     await attemptAt(q, q.t, 410, gone);
-    expect(await hooks.endpoint(endpoint.id)).toMatchObject({
+    expect(await store.endpoints.get(endpoint.id)).toMatchObject({
       enabled: false,
       disabledReason: "gone",
       consecutiveFailures: 1,
     });
-    expect((await hooks.deliveryEndpoint(endpoint.id))?.enabled).toBe(false);
+    expect((await store.endpoints.forDelivery(endpoint.id))?.enabled).toBe(false);
 
     const second = endpointRow("ep_suite_2", "acc_suite", q.t + 1);
-    await hooks.createEndpoint(second);
-    expect(hooks.targets("acc_suite").map((t) => t.id)).toEqual([endpoint.id, second.id]);
-    expect((await hooks.endpoints("acc_suite")).map((e) => e.id)).toEqual([endpoint.id, second.id]);
-    expect(await hooks.deleteEndpoint(endpoint.id)).toBe(true);
-    expect(await hooks.deliveryEndpoint(endpoint.id)).toBeUndefined();
-    expect(await hooks.endpoint(endpoint.id)).toBeUndefined();
-    expect(hooks.targets("acc_suite").map((t) => t.id)).toEqual([second.id]);
+    await store.endpoints.create(second);
+    expect(store.endpoints.targets("acc_suite").map((t) => t.id)).toEqual([endpoint.id, second.id]);
+    expect((await store.endpoints.ofAccount("acc_suite")).map((e) => e.id)).toEqual([endpoint.id, second.id]);
+    expect(await store.endpoints.delete(endpoint.id)).toBe(true);
+    expect(await store.endpoints.forDelivery(endpoint.id)).toBeUndefined();
+    expect(await store.endpoints.get(endpoint.id)).toBeUndefined();
+    expect(store.endpoints.targets("acc_suite").map((t) => t.id)).toEqual([second.id]);
     expect(await q.deps.query("SELECT COUNT(*) AS n FROM deliveries")).toEqual([{ n: 0 }]);
     expect(await q.deps.query("SELECT COUNT(*) AS n FROM events")).toEqual([{ n: 0 }]);
-    expect(await hooks.deleteEndpoint(endpoint.id)).toBe(false);
+    expect(await store.endpoints.delete(endpoint.id)).toBe(false);
   });
 });
 
@@ -605,7 +684,7 @@ describe("the queue's claims", () => {
   test("endpoints with the oldest due work first, each endpoint's deliveries oldest first; nothing before it is due", async () => {
     const q = await queue();
     const other = endpointRow("ep_suite_b", "acc_suite", q.t);
-    await q.hooks.createEndpoint(other);
+    await q.store.endpoints.create(other);
     const a1 = await q.due(q.t + 20);
     const b1 = await q.due(q.t + 10, other.id);
     const a2 = await q.due(q.t + 30);
@@ -634,7 +713,7 @@ describe("the queue's claims", () => {
   test("never more than perEndpoint live leases per endpoint, counting earlier claims; the limit counts across endpoints", async () => {
     const q = await queue();
     const other = endpointRow("ep_suite_b", "acc_suite", q.t);
-    await q.hooks.createEndpoint(other);
+    await q.store.endpoints.create(other);
     for (let i = 0; i < 15; i++) await q.due(q.t + i);
     for (let i = 0; i < 5; i++) await q.due(q.t + i, other.id);
     const now = q.t + 100;
@@ -645,16 +724,18 @@ describe("the queue's claims", () => {
     expect(await q.claim(now)).toEqual([]);
     // A completion frees a slot; one more is claimed, no more.
     const done = next.find((c) => c.endpoint.id === q.endpoint.id)!;
-    await q.hooks.completeAttempt(firstAttempt(done.delivery.id, q.endpoint.id, now, 200, succeeded, done.leaseId));
+    await q.store.queue.completeAttempt(
+      firstAttempt(done.delivery.id, q.endpoint.id, now, 200, succeeded, done.leaseId),
+    );
     expect(await q.claim(now)).toHaveLength(1);
     expect(await q.claim(now)).toEqual([]);
-    expect(await q.hooks.pendingCount()).toBe(19);
+    expect(await q.store.queue.pendingCount()).toBe(19);
   });
 
   test("an endpoint at its cap does not hold up the others, however old its backlog", async () => {
     const q = await queue();
     const other = endpointRow("ep_suite_b", "acc_suite", q.t);
-    await q.hooks.createEndpoint(other);
+    await q.store.endpoints.create(other);
     for (let i = 0; i < 12; i++) await q.due(q.t + i);
     expect(await q.claim(q.t + 100, { limit: 10 })).toHaveLength(10);
     const newer = await q.due(q.t + 50, other.id);
@@ -666,11 +747,11 @@ describe("the queue's claims", () => {
     const q = await queue();
     const at = q.t;
     const second = endpointRow("ep_suite_2", "acc_suite", at);
-    await q.hooks.createEndpoint(second);
+    await q.store.endpoints.create(second);
     const events = [1, 2, 3].map((i) =>
       eventRow(newEventId(q.deps.random, at + i), "acc_suite", at + i, new Uint8Array(1000).fill(i)),
     );
-    await q.hooks.enqueue(
+    await q.store.queue.enqueue(
       events,
       events.flatMap((e, i) =>
         [q.endpoint.id, second.id].map((to) => deliveryRow(newDeliveryId(q.deps.random, at + i), e, to, at + i)),
@@ -695,10 +776,10 @@ describe("leases", () => {
     const id = await q.due(q.t);
     expect((await q.claim(q.t + 1)).map((c) => c.delivery.id)).toEqual([id]);
     expect(await q.claim(q.t + 1 + 69_999)).toEqual([]);
-    expect((await q.hooks.delivery(id))?.nextAttemptAt).toBe(q.t + 1 + 70_000);
+    expect((await q.store.history.delivery(id))?.nextAttemptAt).toBe(q.t + 1 + 70_000);
     const [again] = await q.claim(q.t + 1 + 70_000, { leaseId: "lease_again" });
     expect(again).toMatchObject({ leaseId: "lease_again", delivery: { id, attemptCount: 0 } });
-    expect(await q.hooks.pendingCount()).toBe(1);
+    expect(await q.store.queue.pendingCount()).toBe(1);
   });
 
   test("an attempt's record is kept only under the lease that holds the delivery: a stale holder changes nothing", async () => {
@@ -707,16 +788,20 @@ describe("leases", () => {
     const [first] = await q.claim(q.t);
     await q.claim(q.t + 71_000, { leaseId: "lease_new" });
     // The stale holder's answer (a 500) comes in late: nothing of it is recorded.
-    const stale = await q.hooks.completeAttempt(
+    const stale = await q.store.queue.completeAttempt(
       firstAttempt(id, q.endpoint.id, q.t + 72_000, 500, failed(q.t + 72_000), first!.leaseId),
     );
     expect(stale).toEqual({ consecutiveFailures: 0, warned: false, disabled: null });
-    expect(await q.hooks.attempts(id)).toEqual([]);
-    expect(await q.hooks.delivery(id)).toMatchObject({ status: "pending", attemptCount: 0 });
-    expect((await q.hooks.endpoint(q.endpoint.id))?.consecutiveFailures).toBe(0);
-    await q.hooks.completeAttempt(firstAttempt(id, q.endpoint.id, q.t + 72_001, 200, succeeded, "lease_new"));
-    expect(await q.hooks.delivery(id)).toMatchObject({ status: "succeeded", attemptCount: 1, nextAttemptAt: null });
-    expect(await q.hooks.attempts(id)).toEqual([
+    expect(await q.store.history.attempts(id)).toEqual([]);
+    expect(await q.store.history.delivery(id)).toMatchObject({ status: "pending", attemptCount: 0 });
+    expect((await q.store.endpoints.get(q.endpoint.id))?.consecutiveFailures).toBe(0);
+    await q.store.queue.completeAttempt(firstAttempt(id, q.endpoint.id, q.t + 72_001, 200, succeeded, "lease_new"));
+    expect(await q.store.history.delivery(id)).toMatchObject({
+      status: "succeeded",
+      attemptCount: 1,
+      nextAttemptAt: null,
+    });
+    expect(await q.store.history.attempts(id)).toEqual([
       { number: 1, at: q.t + 72_001, statusCode: 200, error: null, responseExcerpt: "", durationMs: 1 },
     ]);
   });
@@ -725,11 +810,11 @@ describe("leases", () => {
     const q = await queue();
     const id = await q.due(q.t);
     const [claimed] = await q.claim(q.t);
-    await q.hooks.deleteEndpoint(q.endpoint.id);
+    await q.store.endpoints.delete(q.endpoint.id);
     expect(
-      await q.hooks.completeAttempt(firstAttempt(id, q.endpoint.id, q.t, 500, failed(q.t), claimed!.leaseId)),
+      await q.store.queue.completeAttempt(firstAttempt(id, q.endpoint.id, q.t, 500, failed(q.t), claimed!.leaseId)),
     ).toEqual({ consecutiveFailures: 0, warned: false, disabled: null });
-    expect(await q.hooks.delivery(id)).toBeUndefined();
+    expect(await q.store.history.delivery(id)).toBeUndefined();
   });
 });
 
@@ -747,13 +832,13 @@ describe("completions and endpoint health (SPEC 3.1)", () => {
       warned: false,
       disabled: "consecutive_failures",
     });
-    expect(await q.hooks.endpoint(q.endpoint.id)).toMatchObject({
+    expect(await q.store.endpoints.get(q.endpoint.id)).toMatchObject({
       enabled: false,
       disabledReason: "consecutive_failures",
       warnedAt: q.t + FAILURE_RULES.warnAt,
     });
-    expect(q.hooks.targets("acc_suite")).toHaveLength(1);
-    await q.hooks.updateEndpoint(q.endpoint.id, {
+    expect(q.store.endpoints.targets("acc_suite")).toHaveLength(1);
+    await q.store.endpoints.update(q.endpoint.id, {
       enabled: true,
       disabledReason: null,
       consecutiveFailures: 0,
@@ -762,7 +847,7 @@ describe("completions and endpoint health (SPEC 3.1)", () => {
     });
     await attemptAt(q, q.t + 101, 500, failed(q.t + 101));
     await attemptAt(q, q.t + 102, 200, succeeded);
-    expect(await q.hooks.endpoint(q.endpoint.id)).toMatchObject({
+    expect(await q.store.endpoints.get(q.endpoint.id)).toMatchObject({
       enabled: true,
       consecutiveFailures: 0,
       lastSuccessAt: q.t + 102,
@@ -777,28 +862,31 @@ describe("completions and endpoint health (SPEC 3.1)", () => {
     const results = [failed(q.t), succeeded, failed(q.t)] as const;
     const changes = await Promise.all(
       claimed.map((c, i) =>
-        q.hooks.completeAttempt(
+        q.store.queue.completeAttempt(
           firstAttempt(ids[i]!, q.endpoint.id, q.t + 20 + i, i === 1 ? 200 : 500, results[i]!, c.leaseId),
         ),
       ),
     );
     expect(changes.map((c) => c.consecutiveFailures)).toEqual([1, 0, 1]);
-    expect(await q.hooks.endpoint(q.endpoint.id)).toMatchObject({ consecutiveFailures: 1, lastSuccessAt: q.t + 21 });
+    expect(await q.store.endpoints.get(q.endpoint.id)).toMatchObject({
+      consecutiveFailures: 1,
+      lastSuccessAt: q.t + 21,
+    });
   });
 
   test(`last_success_at is kept to ${LAST_SUCCESS_RESOLUTION_MS} ms, but a success after a failure is always recorded`, async () => {
     const q = await queue();
     const t = q.t;
     await attemptAt(q, t, 200, succeeded);
-    expect((await q.hooks.endpoint(q.endpoint.id))?.lastSuccessAt).toBe(t);
+    expect((await q.store.endpoints.get(q.endpoint.id))?.lastSuccessAt).toBe(t);
     await attemptAt(q, t + LAST_SUCCESS_RESOLUTION_MS - 1, 200, succeeded);
-    expect((await q.hooks.endpoint(q.endpoint.id))?.lastSuccessAt).toBe(t);
+    expect((await q.store.endpoints.get(q.endpoint.id))?.lastSuccessAt).toBe(t);
     await attemptAt(q, t + LAST_SUCCESS_RESOLUTION_MS, 200, succeeded);
-    expect((await q.hooks.endpoint(q.endpoint.id))?.lastSuccessAt).toBe(t + LAST_SUCCESS_RESOLUTION_MS);
+    expect((await q.store.endpoints.get(q.endpoint.id))?.lastSuccessAt).toBe(t + LAST_SUCCESS_RESOLUTION_MS);
     await attemptAt(q, t + LAST_SUCCESS_RESOLUTION_MS + 1, 500, failed(t));
-    expect((await q.hooks.endpoint(q.endpoint.id))?.consecutiveFailures).toBe(1);
+    expect((await q.store.endpoints.get(q.endpoint.id))?.consecutiveFailures).toBe(1);
     await attemptAt(q, t + LAST_SUCCESS_RESOLUTION_MS + 2, 200, succeeded);
-    expect(await q.hooks.endpoint(q.endpoint.id)).toMatchObject({
+    expect(await q.store.endpoints.get(q.endpoint.id)).toMatchObject({
       consecutiveFailures: 0,
       lastSuccessAt: t + LAST_SUCCESS_RESOLUTION_MS + 2,
     });
@@ -811,12 +899,12 @@ describe("completions and endpoint health (SPEC 3.1)", () => {
     for (let n = 1; n < FAILURE_RULES.disableAt; n++) await attemptAt(q, t + n, 500, failed(t));
     const windowEnd = t + FAILURE_RULES.quietMs + LAST_SUCCESS_RESOLUTION_MS;
     await attemptAt(q, windowEnd - 1, 500, failed(t));
-    expect(await q.hooks.endpoint(q.endpoint.id)).toMatchObject({
+    expect(await q.store.endpoints.get(q.endpoint.id)).toMatchObject({
       enabled: true,
       consecutiveFailures: FAILURE_RULES.disableAt,
     });
     await attemptAt(q, windowEnd, 500, failed(t));
-    expect(await q.hooks.endpoint(q.endpoint.id)).toMatchObject({
+    expect(await q.store.endpoints.get(q.endpoint.id)).toMatchObject({
       enabled: false,
       disabledReason: "consecutive_failures",
     });
@@ -825,39 +913,39 @@ describe("completions and endpoint health (SPEC 3.1)", () => {
   test("a history payload dropped on success is gone once no pending delivery needs it", async () => {
     const q = await queue();
     const second = endpointRow("ep_suite_2", "acc_suite", q.t);
-    await q.hooks.createEndpoint(second);
+    await q.store.endpoints.create(second);
     const event = eventRow(newEventId(q.deps.random, q.t), "acc_suite", q.t);
     const [d1, d2] = [q.endpoint.id, second.id].map((to) =>
       deliveryRow(newDeliveryId(q.deps.random, q.t), event, to, q.t),
     );
-    await q.hooks.enqueue([event], [d1!, d2!]);
+    await q.store.queue.enqueue([event], [d1!, d2!]);
     const claimed = await q.claim(q.t);
     const lease = (id: string) => claimed.find((c) => c.delivery.id === id)!.leaseId;
-    await q.hooks.completeAttempt({
+    await q.store.queue.completeAttempt({
       ...firstAttempt(d1!.id, q.endpoint.id, q.t, 200, succeeded, lease(d1!.id)),
       deletePayload: true,
     });
-    expect(await q.hooks.delivery(d1!.id)).toMatchObject({ status: "succeeded", payloadAvailable: false });
-    expect(await q.hooks.eventBody(event.id)).not.toBeNull();
-    await q.hooks.completeAttempt({
+    expect(await q.store.history.delivery(d1!.id)).toMatchObject({ status: "succeeded", payloadAvailable: false });
+    expect(await q.store.history.eventBody(event.id)).not.toBeNull();
+    await q.store.queue.completeAttempt({
       ...firstAttempt(d2!.id, second.id, q.t, 410, gone, lease(d2!.id)),
       deletePayload: true,
     });
-    expect(await q.hooks.delivery(d2!.id)).toMatchObject({
+    expect(await q.store.history.delivery(d2!.id)).toMatchObject({
       status: "parked",
       parkedReason: "gone",
       payloadAvailable: false,
     });
-    expect(await q.hooks.eventBody(event.id)).toBeNull();
+    expect(await q.store.history.eventBody(event.id)).toBeNull();
   });
 });
 
 describe("history", () => {
   test("deliveries are listed newest first by account, endpoint and status, and paged by a keyset cursor", async () => {
     const q = await queue();
-    const { hooks, endpoint } = q;
+    const { store, endpoint } = q;
     const other = endpointRow("ep_suite_b", "acc_suite", q.t);
-    await hooks.createEndpoint(other);
+    await store.endpoints.create(other);
     const { id: ok } = await attemptAt(q, q.t + 2, 200, succeeded);
     const { id: parked } = await attemptAt(q, q.t + 3, 410, gone);
     const due = await q.due(q.t + 1);
@@ -868,7 +956,7 @@ describe("history", () => {
       limit = 10,
       before?: { createdAt: number; id: string },
     ) =>
-      hooks
+      store.history
         .deliveries({ accountId: "acc_suite", endpointId, status, limit, before })
         .then((all) => all.map((d) => d.id));
     expect(await list()).toEqual([elsewhere, parked, ok, due]);
@@ -878,7 +966,7 @@ describe("history", () => {
     expect(await list("succeeded")).toEqual([ok]);
     expect(await list(undefined, undefined, 2)).toEqual([elsewhere, parked]);
     expect(await list(undefined, undefined, 2, { createdAt: q.t + 3, id: parked })).toEqual([ok, due]);
-    expect(await hooks.deliveries({ accountId: "acc_other", limit: 10 })).toEqual([]);
+    expect(await store.history.deliveries({ accountId: "acc_other", limit: 10 })).toEqual([]);
   });
 
   test("each attempt and park is counted in its hour; hours wholly past the account's retention are purged", async () => {
@@ -886,7 +974,7 @@ describe("history", () => {
     const start = Math.floor(q.t / HOUR) * HOUR;
     q.deps.clock.set(start);
     const counts = async (now: number) =>
-      (await q.hooks.hourlyStats(q.endpoint.id, start, now)).map((s) => [s.succeeded, s.failed, s.parked]);
+      (await q.store.history.hourlyStats(q.endpoint.id, start, now)).map((s) => [s.succeeded, s.failed, s.parked]);
     await attemptAt(q, start + 10, 200, succeeded);
     await attemptAt(q, start + 20, 500, failed(start + 20));
     await attemptAt(q, start + HOUR + 5, 410, gone);
@@ -895,13 +983,13 @@ describe("history", () => {
       [0, 1, 1],
       [0, 0, 0],
     ]);
-    await q.hooks.purgeExpired(start + 25 * HOUR - 1, RETENTION);
+    await q.store.retention.purgeWebhookHistory(start + 25 * HOUR - 1, RETENTION);
     expect(await counts(start + 2 * HOUR)).toEqual([
       [1, 1, 0],
       [0, 1, 1],
       [0, 0, 0],
     ]);
-    await q.hooks.purgeExpired(start + 25 * HOUR, RETENTION);
+    await q.store.retention.purgeWebhookHistory(start + 25 * HOUR, RETENTION);
     expect(await counts(start + 2 * HOUR)).toEqual([
       [0, 0, 0],
       [0, 1, 1],
@@ -914,15 +1002,24 @@ describe("history", () => {
     const week = await account(q.deps.store, "acc_week", q.t);
     await q.deps.store.directory.updateAccount(week.id, { retention: "7d" });
     const kept = endpointRow("ep_week", week.id, q.t);
-    await q.hooks.createEndpoint(kept);
+    await q.store.endpoints.create(kept);
     for (let i = 0; i < 3; i++) await attemptAt(q, q.t + i, 200, succeeded);
     const event = eventRow(newEventId(q.deps.random, q.t), week.id, q.t);
-    await q.hooks.enqueue([event], [deliveryRow(newDeliveryId(q.deps.random, q.t), event, kept.id, q.t)]);
-    expect(await q.hooks.purgeExpired(q.t + 24 * HOUR, RETENTION)).toEqual({ deliveries: 0, events: 0 });
-    expect(await q.hooks.purgeExpired(q.t + 25 * HOUR, RETENTION)).toEqual({ deliveries: 3, events: 3 });
+    await q.store.queue.enqueue([event], [deliveryRow(newDeliveryId(q.deps.random, q.t), event, kept.id, q.t)]);
+    expect(await q.store.retention.purgeWebhookHistory(q.t + 24 * HOUR, RETENTION)).toEqual({
+      deliveries: 0,
+      events: 0,
+    });
+    expect(await q.store.retention.purgeWebhookHistory(q.t + 25 * HOUR, RETENTION)).toEqual({
+      deliveries: 3,
+      events: 3,
+    });
     expect(await q.deps.query("SELECT COUNT(*) AS n FROM attempts")).toEqual([{ n: 0 }]);
-    expect(await q.hooks.pendingCount()).toBe(1);
-    expect(await q.hooks.purgeExpired(q.t + 8 * 24 * HOUR, RETENTION)).toEqual({ deliveries: 1, events: 1 });
-    expect(await q.hooks.pendingCount()).toBe(0);
+    expect(await q.store.queue.pendingCount()).toBe(1);
+    expect(await q.store.retention.purgeWebhookHistory(q.t + 8 * 24 * HOUR, RETENTION)).toEqual({
+      deliveries: 1,
+      events: 1,
+    });
+    expect(await q.store.queue.pendingCount()).toBe(0);
   });
 });

@@ -1,4 +1,5 @@
-import type { Endpoint, NewDelivery, NewEvent, WebhookStore } from "../../src/store/webhooks.ts";
+import type { Endpoint } from "../../src/store/endpoints.ts";
+import type { Completion, NewDelivery, NewEvent } from "../../src/store/queue.ts";
 import { FAILURE_RULES } from "../../src/webhooks/outcome.ts";
 
 // Rows the webhook store takes, for tests that write to it directly (as a run that stopped
@@ -53,8 +54,6 @@ export function deliveryRow(
     lease,
   };
 }
-
-type Completion = Parameters<WebhookStore["completeAttempt"]>[0];
 
 /** The record of a delivery's first attempt, answered `statusCode` at `at`; a success unless `result` says otherwise. */
 export function firstAttempt(

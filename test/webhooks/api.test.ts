@@ -313,14 +313,14 @@ describe("production rules end to end (not DEV_MODE)", () => {
       const ep = await createEndpoint({ ...deps, urlRules: relay.urlRules }, account.id, { url, fields: ["messages"] });
       // Stored alone, as the dispatcher stores what it cannot start: the tick claims it.
       expect(
-        await acceptEvent({ ...deps, queue: deps.store.webhooks }, body, hubSignature(TEST_APP_SECRET, body)),
+        await acceptEvent({ ...deps, queue: deps.store.queue }, body, hubSignature(TEST_APP_SECRET, body)),
       ).toMatchObject({ kind: "accepted", deliveries: 1 });
       await relay.dispatcher.tick();
       if (!allowLoopback) {
         expect(hits).toHaveLength(0);
-        const [d] = await deps.store.webhooks.deliveries({ accountId: account.id, limit: 1 });
-        expect((await deps.store.webhooks.attempts(d!.id))[0]!.error).toBe("blocked: resolved to 127.0.0.1");
-        await deps.store.webhooks.deleteEndpoint(ep.id);
+        const [d] = await deps.store.history.deliveries({ accountId: account.id, limit: 1 });
+        expect((await deps.store.history.attempts(d!.id))[0]!.error).toBe("blocked: resolved to 127.0.0.1");
+        await deps.store.endpoints.delete(ep.id);
       } else {
         expect(hits).toHaveLength(1);
         expect(hits[0]!.host).toBe(`receiver.test:${server.port}`);

@@ -316,7 +316,7 @@ describe("concurrency (SPEC 6.5)", () => {
     // this process. On a shared queue (PostgreSQL) a lease is a request in flight, counted across
     // every instance: the other 15 wait in the store.
     const leased = (await app.deps.query("SELECT COUNT(*) AS n FROM deliveries WHERE lease_until IS NOT NULL"))[0]!;
-    expect(leased.n).toBe(app.deps.store.webhooks.soleWorker ? 25 : 10);
+    expect(leased.n).toBe(app.deps.store.queue.soleWorker ? 25 : 10);
     const drained = app.tick();
     while (slow.received.length < 25 || held.length > 0) {
       held.splice(0).forEach((release) => release());
@@ -335,7 +335,7 @@ describe("the endpoint's line", () => {
     const { a, rx, ep, send } = await oneEndpoint(
       () => new Promise<Response>((resolve) => held.push(() => resolve(new Response("ok")))),
     );
-    const claims = spyOn(app.deps.store.webhooks, "claimDue");
+    const claims = spyOn(app.deps.store.queue, "claimDue");
     for (let i = 0; i < 12; i++) expect((await send(`m${i}`)).status).toBe(200);
     while (rx.received.length < 10) await Bun.sleep(5);
     const rotated = await a.api("POST", `/api/endpoints/${ep.id}/rotate-secret`);
@@ -346,7 +346,7 @@ describe("the endpoint's line", () => {
     const taken = await Promise.all(claims.mock.results.map((call) => call.value as Promise<unknown[]>));
     // A sole worker lines them: the scheduler's own tick may have claimed meanwhile, but never found
     // anything to take. On a shared queue (PostgreSQL) nothing is lined: claims take them as slots free.
-    if (app.deps.store.webhooks.soleWorker) for (const claimed of taken) expect(claimed).toEqual([]);
+    if (app.deps.store.queue.soleWorker) for (const claimed of taken) expect(claimed).toEqual([]);
     else expect(taken.flat().length).toBe(12);
     const verifies = (secret: string, got: (typeof rx.received)[number]) => {
       try {
@@ -403,18 +403,18 @@ describe("a backlog in the store", () => {
     const now = app.deps.clock.now();
     const body = new TextEncoder().encode(eventBody([{ id: a.wabaId, changes: [messageChange(a.numbers[0]!)] }]));
     const events = Array.from({ length: 150 }, () => eventRow(newEventId(app.deps.random, now), a.id, now, body));
-    await app.deps.store.webhooks.enqueue(
+    await app.deps.store.queue.enqueue(
       events,
       events.map((e) => deliveryRow(newDeliveryId(app.deps.random, now), e, ep.id, now)),
     );
-    const claims = spyOn(app.deps.store.webhooks, "claimDue");
+    const claims = spyOn(app.deps.store.queue, "claimDue");
     const drained = app.tick();
     while (rx.received.length < 10) await Bun.sleep(5);
     const count = async (where: string) =>
       (await app.deps.query(`SELECT COUNT(*) AS n FROM deliveries WHERE ${where}`))[0]!.n;
     // A sole worker's one claim took what the line holds: 10 in flight and 50 waiting, all leased.
     // A shared queue leases only the 10 in flight.
-    const sole = app.deps.store.webhooks.soleWorker;
+    const sole = app.deps.store.queue.soleWorker;
     expect(await count("lease_until IS NOT NULL")).toBe(sole ? 60 : 10);
     while (rx.received.length < 150 || held.length > 0) {
       held.shift()?.();

@@ -1,31 +1,24 @@
 import type { SQL } from "bun";
+import { hourCounts } from "../delivery-rows.ts";
+import { failureChange, noChange, type FailingHealth } from "../endpoint-health.ts";
 import {
   LAST_SUCCESS_RESOLUTION_MS,
+  type Completion,
   type EndpointChange,
   type EndpointEffect,
   type FailureRules,
-  type WebhookStore,
-} from "../webhooks.ts";
+} from "../queue.ts";
 
-export type CompletionInput = Parameters<WebhookStore["completeAttempt"]>[0];
 type Tx = Pick<SQL, "unsafe">;
 
-const HOUR = 3_600_000;
-const hourOf = (at: number) => Math.floor(at / HOUR) * HOUR;
-
 /** The health columns of an endpoint, as completions change them (SPEC 3.1). */
-interface Health {
-  consecutiveFailures: number;
-  lastSuccessAt: number | null;
-  warnedAt: number | null;
-  enabled: boolean;
+interface Health extends FailingHealth {
   disabledReason: string | null;
   updatedAt: number;
 }
 
 /** What one attempt's outcome does to its endpoint's health, exactly as SQLite applies it one at a time. */
 function applyEffect(health: Health, effect: EndpointEffect, now: number, rules: FailureRules): EndpointChange {
-  const change: EndpointChange = { consecutiveFailures: 0, warned: false, disabled: null };
   if (effect === "success") {
     if (
       health.consecutiveFailures !== 0 ||
@@ -35,28 +28,18 @@ function applyEffect(health: Health, effect: EndpointEffect, now: number, rules:
     ) {
       Object.assign(health, { consecutiveFailures: 0, lastSuccessAt: now, warnedAt: null });
     }
-    return change;
+    return noChange();
   }
-  if (effect !== "failure" && effect !== "gone") return change;
+  if (effect === "none") return noChange();
   health.consecutiveFailures++;
-  change.consecutiveFailures = health.consecutiveFailures;
-  if (!health.enabled) return change;
-  if (effect === "gone") {
-    change.disabled = "gone";
-  } else {
-    const quietSince = now - rules.quietMs - LAST_SUCCESS_RESOLUTION_MS;
-    const count = health.consecutiveFailures;
-    if (count >= rules.disableAt && (health.lastSuccessAt === null || health.lastSuccessAt <= quietSince))
-      change.disabled = "consecutive_failures";
-    else if (count >= rules.warnAt && health.warnedAt === null) change.warned = true;
-  }
+  const change = failureChange(health, effect, now, rules);
   if (change.disabled) Object.assign(health, { enabled: false, disabledReason: change.disabled, updatedAt: now });
   if (change.warned) health.warnedAt = now;
   return change;
 }
 
 /** Whether the batch needs more than its one statement (recordCompletions' steps 2 and 3), and so a transaction. */
-export function needsTransaction(inputs: CompletionInput[]): boolean {
+export function needsTransaction(inputs: Completion[]): boolean {
   return inputs.some((c) => c.deletePayload || c.effect === "failure" || c.effect === "gone");
 }
 
@@ -72,11 +55,11 @@ export function needsTransaction(inputs: CompletionInput[]): boolean {
  */
 export async function recordCompletions(
   tx: Tx,
-  inputs: CompletionInput[],
+  inputs: Completion[],
 ): Promise<{ changes: EndpointChange[]; disabled: string[] }> {
-  const changes = inputs.map((): EndpointChange => ({ consecutiveFailures: 0, warned: false, disabled: null }));
+  const changes = inputs.map(noChange);
   // Per endpoint, its completions that touch its health, in batch order.
-  const byEndpoint = new Map<string, { c: CompletionInput; i: number }[]>();
+  const byEndpoint = new Map<string, { c: Completion; i: number }[]>();
   inputs.forEach((c, i) => {
     if (c.effect === "none") return;
     const list = byEndpoint.get(c.endpointId) ?? [];
@@ -145,7 +128,7 @@ export async function recordCompletions(
   const applied = new Set(appliedRows.map((row) => `${row.id} ${row.lease_id}`));
   // A delivery that went while its attempt ran, or whose lease another claim holds now, gets
   // nothing recorded, and changes no endpoint.
-  const isApplied = (c: CompletionInput) => applied.has(`${c.deliveryId} ${c.leaseId}`);
+  const isApplied = (c: Completion) => applied.has(`${c.deliveryId} ${c.leaseId}`);
 
   const dropping = inputs.filter((c) => c.deletePayload && isApplied(c)).map((c) => c.deliveryId);
   if (dropping.length > 0) {
@@ -173,7 +156,7 @@ export async function recordCompletions(
       disabledReason: row.disabled_reason as string | null,
       updatedAt: Number(row.updated_at),
     };
-    for (const { c, i } of byEndpoint.get(health.id)!)
+    for (const { c, i } of byEndpoint.get(health.id) ?? [])
       if (isApplied(c)) changes[i] = applyEffect(health, c.effect, c.now, c.rules);
     if (!health.enabled && row.enabled) disabled.push(health.id);
     updated.push(health);
@@ -199,46 +182,25 @@ export async function recordCompletions(
 }
 
 /** The attempt rows' columns, for the completions that made an attempt. */
-function attemptColumns(inputs: CompletionInput[]): unknown[][] {
-  const made = inputs.filter((c) => c.attempt !== null);
+function attemptColumns(inputs: Completion[]): unknown[][] {
+  const made = inputs.flatMap(({ deliveryId, leaseId, attempt }) =>
+    attempt ? [{ deliveryId, leaseId, ...attempt }] : [],
+  );
   return [
-    made.map((c) => c.deliveryId),
-    made.map((c) => c.leaseId),
-    made.map((c) => c.attempt!.number),
-    made.map((c) => c.attempt!.at),
-    made.map((c) => c.attempt!.statusCode),
-    made.map((c) => c.attempt!.error),
-    made.map((c) => c.attempt!.responseExcerpt),
-    made.map((c) => c.attempt!.durationMs),
+    made.map((a) => a.deliveryId),
+    made.map((a) => a.leaseId),
+    made.map((a) => a.number),
+    made.map((a) => a.at),
+    made.map((a) => a.statusCode),
+    made.map((a) => a.error),
+    made.map((a) => a.responseExcerpt),
+    made.map((a) => a.durationMs),
   ];
 }
 
-/**
- * What each completion adds to its endpoint's hourly counters: its attempt, succeeded or failed, in
- * the hour it started; its delivery, if parked, in the hour it parked. Summed per endpoint and hour
- * by the statement, over the completions it applied.
- */
-function hourRows(inputs: CompletionInput[]) {
-  const rows: {
-    deliveryId: string;
-    leaseId: string;
-    hour: number;
-    succeeded: number;
-    failed: number;
-    parked: number;
-  }[] = [];
-  for (const c of inputs) {
-    const row = { deliveryId: c.deliveryId, leaseId: c.leaseId };
-    // An attempt's effect is "success" exactly when classify() found a 2xx.
-    if (c.attempt)
-      rows.push({
-        ...row,
-        hour: hourOf(c.attempt.at),
-        succeeded: c.effect === "success" ? 1 : 0,
-        failed: c.effect === "success" ? 0 : 1,
-        parked: 0,
-      });
-    if (c.next.status === "parked") rows.push({ ...row, hour: hourOf(c.now), succeeded: 0, failed: 0, parked: 1 });
-  }
-  return rows;
+/** The completions' hourly counts (see hourCounts), each with its delivery and lease: summed by the statement over those it applied. */
+function hourRows(inputs: Completion[]) {
+  return inputs.flatMap((c) =>
+    hourCounts(c).map((counts) => ({ deliveryId: c.deliveryId, leaseId: c.leaseId, ...counts })),
+  );
 }
