@@ -14,7 +14,8 @@ import { createTracing } from "../../src/observability/tracing-sdk.ts";
 import { proxyCallTracer } from "../../src/proxy/call-trace.ts";
 import { allowList } from "../../src/proxy/allow-list.ts";
 import { platformNames } from "../../src/platform/names.ts";
-import { SPAN_DETAILS, type SpanDetail } from "../../src/config/config.ts";
+import type { SpanDetail } from "../../src/config/config.ts";
+import { SPAN_DETAILS } from "../../src/config/readers.ts";
 
 const ROOT = resolve(import.meta.dir, "../..");
 const CALLS = Number(process.env.CALLS ?? 200_000);

@@ -1,7 +1,4 @@
-import { Cron } from "croner";
-import { ConfigError, type DatabaseConfig } from "./config.ts";
-
-type Env = Record<string, string | undefined>;
+import { ConfigError } from "./errors.ts";
 
 /** Where backups go: a directory, or a bucket and a key prefix of an S3-compatible store. */
 export type BackupLocation =
@@ -26,9 +23,6 @@ export interface BackupConfig {
   readonly s3: S3Settings;
 }
 
-export const DEFAULT_BACKUP_DIRECTORY = "./data/backups";
-export const DEFAULT_BACKUP_KEEP = 7;
-
 /** An S3 bucket's name as the S3 rules allow it. */
 const BUCKET = /^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/;
 
@@ -50,42 +44,4 @@ export function requireS3Keys(s3: S3Settings): void {
   ] as const) {
     if (!value) throw new ConfigError(`S3_${name}`, `is required for backups to s3:// (or AWS_${name})`);
   }
-}
-
-function s3Settings(env: Env): S3Settings {
-  const read = (name: string) => [env[`S3_${name}`], env[`AWS_${name}`]].map((v) => v?.trim()).find((value) => value);
-  const settings = {
-    endpoint: read("ENDPOINT"),
-    region: read("REGION"),
-    accessKeyId: read("ACCESS_KEY_ID"),
-    secretAccessKey: read("SECRET_ACCESS_KEY"),
-    sessionToken: read("SESSION_TOKEN"),
-  };
-  return Object.freeze(Object.fromEntries(Object.entries(settings).filter(([, value]) => value !== undefined)));
-}
-
-function schedule(raw: string | null, database: DatabaseConfig): string | null {
-  if (raw === null) return null;
-  if (database.kind !== "sqlite" || database.path === ":memory:") {
-    const how = "back up PostgreSQL with its own tools (pg_dump, point-in-time recovery)";
-    throw new ConfigError("BACKUP_SCHEDULE", `backs up the SQLite file; ${how}`);
-  }
-  try {
-    new Cron(raw, { paused: true }).stop();
-  } catch (error) {
-    throw new ConfigError("BACKUP_SCHEDULE", `is not a cron expression ("${raw}"): ${(error as Error).message}`);
-  }
-  return raw;
-}
-
-/** BACKUP_SCHEDULE, BACKUP_TO and the S3 variables (CONTRACT 7); BACKUP_KEEP is read as config.ts reads numbers. */
-export function backupConfig(
-  env: Env,
-  database: DatabaseConfig,
-  raw: { schedule: string | null; to: string | null; keep: number },
-): BackupConfig {
-  const to = parseBackupLocation("BACKUP_TO", raw.to ?? DEFAULT_BACKUP_DIRECTORY);
-  const s3 = s3Settings(env);
-  if (to.kind === "s3") requireS3Keys(s3);
-  return Object.freeze({ schedule: schedule(raw.schedule, database), to: Object.freeze(to), keep: raw.keep, s3 });
 }

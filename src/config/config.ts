@@ -1,12 +1,12 @@
-import { isIP } from "node:net";
-import { PLATFORM_WORD, platformNames, type PlatformNames } from "../platform/names.ts";
-import { backupConfig, DEFAULT_BACKUP_KEEP, type BackupConfig } from "./backup-config.ts";
-import { parseDuration } from "./duration.ts";
+import { platformNames, type PlatformNames } from "../platform/names.ts";
+import { ConfigError } from "./errors.ts";
+import { type BackupConfig, requireS3Keys, type S3Settings } from "./backup-config.ts";
+import type { DatabaseConfig, SamplerName, SpanDetail } from "./readers.ts";
+import { DEFAULT_SIGNUP_SDK_URL, readSetting, type SettingName, type SettingValue } from "./settings.ts";
 
-/** Where state lives: one SQLite file (":memory:" allowed in tests), or PostgreSQL for the scale-out mode (CONTRACT 6). */
-export type DatabaseConfig =
-  | { readonly kind: "sqlite"; readonly path: string }
-  | { readonly kind: "postgres"; readonly url: string };
+export { ConfigError } from "./errors.ts";
+export type { DatabaseConfig, SamplerName, SpanDetail } from "./readers.ts";
+export { DEFAULT_SIGNUP_SDK_URL, DEFAULT_UPSTREAM_URL } from "./settings.ts";
 
 export interface Config {
   readonly port: number;
@@ -43,7 +43,7 @@ export interface Config {
   readonly requestLog: { readonly buffer: number } | null;
   /** Embedded Signup on the Numbers page (EMBEDDED_SIGNUP_*): null when off. */
   readonly embeddedSignup: EmbeddedSignupConfig | null;
-  /** Backups of the SQLite file (BACKUP_*, S3_*; CONTRACT 7). */
+  /** Backups of the SQLite file (BACKUP_*, S3_*). */
   readonly backup: BackupConfig;
 }
 
@@ -70,21 +70,6 @@ export interface EmbeddedSignupConfig {
   readonly maxUnfinished: number;
 }
 
-/** OTEL_TRACES_SAMPLER's values (the OpenTelemetry specification's names). */
-export const SAMPLERS = [
-  "parentbased_always_on",
-  "parentbased_always_off",
-  "parentbased_traceidratio",
-  "always_on",
-  "always_off",
-  "traceidratio",
-] as const;
-export type SamplerName = (typeof SAMPLERS)[number];
-
-/** OTEL_SPAN_DETAIL's values: one span per proxied call (`call`), or also its steps as children (`full`). */
-export const SPAN_DETAILS = ["call", "full"] as const;
-export type SpanDetail = (typeof SPAN_DETAILS)[number];
-
 export interface TracingConfig {
   readonly url: string;
   readonly serviceName: string;
@@ -94,150 +79,86 @@ export interface TracingConfig {
   readonly detail: SpanDetail;
 }
 
-export class ConfigError extends Error {
-  constructor(
-    readonly variable: string,
-    detail: string,
-  ) {
-    super(`${variable}: ${detail}`);
-  }
-}
-
-export const DEFAULT_UPSTREAM_URL = "https://graph.facebook.com";
 /** Used only when DEV_MODE=1 and APP_SECRET is unset, so a development server starts with no setup. */
 export const DEV_APP_SECRET = "switchboard-dev-app-secret";
 
 type Env = Record<string, string | undefined>;
 
-function text(env: Env, name: string): string | null {
-  const value = env[name];
-  return value === undefined || value.trim() === "" ? null : value.trim();
+/** The real SDK is served from one host and opens its popup and frames on the platform's web hosts. */
+const DEFAULT_SIGNUP_ORIGINS = ["https://connect.facebook.net", "https://www.facebook.com", "https://web.facebook.com"];
+
+/** PLATFORM_NAME, read alone too by `switchboard simulate`, which speaks the same words. */
+export function platformSetting(env: Env): PlatformNames {
+  return platformNames(readSetting(env, "PLATFORM_NAME"));
 }
 
-function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
-  const raw = text(env, name);
-  if (raw === null) return fallback;
-  if (!/^\d+$/.test(raw)) throw new ConfigError(name, `must be a whole number, got "${raw}"`);
-  const value = Number(raw);
-  if (value < min || value > max) throw new ConfigError(name, `must be between ${min} and ${max}, got ${value}`);
-  return value;
-}
-
-/** A 0/1 setting that is on unless set to 0. */
-function flagOn(env: Env, name: string): boolean {
-  return text(env, name) === null || flag(env, name);
-}
-
-function flag(env: Env, name: string): boolean {
-  const raw = text(env, name);
-  if (raw === null || raw === "0" || raw === "false") return false;
-  if (raw === "1" || raw === "true") return true;
-  throw new ConfigError(name, `must be 0 or 1, got "${raw}"`);
-}
-
-function database(raw: string): DatabaseConfig {
-  if (raw === ":memory:" || raw === "file::memory:") return { kind: "sqlite", path: ":memory:" };
-  if (raw.startsWith("file:")) return { kind: "sqlite", path: raw.slice("file:".length) };
-  if (/^postgres(ql)?:\/\//.test(raw)) {
-    try {
-      new URL(raw);
-    } catch {
-      throw new ConfigError("DATABASE_URL", "is not a valid postgres:// URL");
-    }
-    return { kind: "postgres", url: raw };
+/**
+ * Reads the environment once, every variable through its row of the settings table (settings.ts),
+ * into a frozen, typed configuration; the rules between variables are here. Throws ConfigError
+ * naming the variable to change.
+ */
+export function parseConfig(env: Env): Config {
+  const get = <K extends SettingName>(name: K): SettingValue<K> => readSetting(env, name);
+  const devMode = get("DEV_MODE");
+  const appSecret = get("APP_SECRET") ?? (devMode ? DEV_APP_SECRET : null);
+  if (appSecret === null) throw new ConfigError("APP_SECRET", "is required unless DEV_MODE=1");
+  const encryptionKey = get("ENCRYPTION_KEY");
+  if (encryptionKey === null && !devMode) {
+    throw new ConfigError("ENCRYPTION_KEY", "is required (32 bytes, base64; make one with `openssl rand -base64 32`)");
   }
-  throw new ConfigError(
-    "DATABASE_URL",
-    `must look like file:./data/switchboard.db or postgres://user:pass@host:5432/db, got "${raw}"`,
-  );
+  const database = Object.freeze(get("DATABASE_URL"));
+  return Object.freeze({
+    port: get("PORT"),
+    host: get("HOST"),
+    database,
+    redis: redis(get, database),
+    upstreamUrl: get("UPSTREAM_URL"),
+    upstreamApiVersion: get("UPSTREAM_API_VERSION"),
+    appSecret,
+    webhookVerifyToken: get("WEBHOOK_VERIFY_TOKEN"),
+    adminToken: get("ADMIN_TOKEN"),
+    encryptionKey,
+    devMode,
+    upstreamTimeoutMs: get("UPSTREAM_TIMEOUT_MS"),
+    upstreamMediaTimeoutMs: get("UPSTREAM_MEDIA_TIMEOUT_MS"),
+    proxyBodyBufferBytes: get("PROXY_BODY_BUFFER_BYTES"),
+    requestBodyTimeoutMs: get("REQUEST_BODY_TIMEOUT_MS"),
+    webhookTimeoutMs: get("WEBHOOK_TIMEOUT_MS"),
+    webhookRetrySchedule: get("WEBHOOK_RETRY_SCHEDULE"),
+    mail: mail(get),
+    logLevel: get("LOG_LEVEL"),
+    tracing: tracing(get),
+    platform: platformNames(get("PLATFORM_NAME")),
+    requestLog: get("REQUEST_LOG") ? Object.freeze({ buffer: get("REQUEST_LOG_BUFFER") }) : null,
+    embeddedSignup: embeddedSignup(get),
+    backup: backup(get, env, database),
+  });
 }
 
-function redis(env: Env, db: DatabaseConfig): Config["redis"] {
-  const url = text(env, "REDIS_URL");
-  const keyPrefix = text(env, "REDIS_KEY_PREFIX") ?? "switchboard:";
+type Get = <K extends SettingName>(name: K) => SettingValue<K>;
+
+function redis(get: Get, db: DatabaseConfig): Config["redis"] {
+  const url = get("REDIS_URL");
   if (url === null) {
-    if (db.kind === "postgres")
+    if (db.kind === "postgres") {
       throw new ConfigError(
         "REDIS_URL",
         "is required with a postgres:// DATABASE_URL: it holds the rate limits every instance shares",
       );
+    }
     return null;
   }
-  if (!/^rediss?:\/\//.test(url)) throw new ConfigError("REDIS_URL", "must start with redis:// or rediss://");
-  return Object.freeze({ url, keyPrefix });
-}
-
-/** An http:// or https:// URL, or a ConfigError naming `variable`. */
-function httpUrl(variable: string, raw: string): URL {
-  let url: URL;
-  try {
-    url = new URL(raw);
-  } catch {
-    throw new ConfigError(variable, `is not a URL: "${raw}"`);
-  }
-  if (url.protocol !== "http:" && url.protocol !== "https:")
-    throw new ConfigError(variable, "must start with http:// or https://");
-  return url;
-}
-
-function upstreamUrl(raw: string): string {
-  httpUrl("UPSTREAM_URL", raw);
-  if (raw.endsWith("/")) throw new ConfigError("UPSTREAM_URL", "must not end with a slash");
-  return raw;
-}
-
-function encryptionKey(raw: string | null, devMode: boolean): Uint8Array | null {
-  if (raw === null) {
-    if (devMode) return null;
-    throw new ConfigError("ENCRYPTION_KEY", "is required (32 bytes, base64; make one with `openssl rand -base64 32`)");
-  }
-  const bytes = Buffer.from(raw, "base64");
-  if (bytes.length !== 32 || !/^[A-Za-z0-9+/]+={0,2}$/.test(raw)) {
-    throw new ConfigError("ENCRYPTION_KEY", `must be 32 bytes in base64, got ${bytes.length} bytes`);
-  }
-  return new Uint8Array(bytes);
-}
-
-function retrySchedule(raw: string | null): number[] {
-  if (raw === null) return [5_000, 60_000, 300_000, 1_800_000, 7_200_000, 21_600_000, 43_200_000];
-  const parts = raw.split(",");
-  const waits = parts.map(parseDuration);
-  const bad = parts.find((_, i) => waits[i] === null);
-  if (bad !== undefined) {
-    throw new ConfigError("WEBHOOK_RETRY_SCHEDULE", `"${bad.trim()}" is not a duration like 5s, 1m or 2h`);
-  }
-  return waits as number[];
-}
-
-/** A name's labels (RFC 1123); a text of digits and dots only is an IPv4 address or nothing. */
-const HOST_NAME = /^(?=.{1,253}$)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*$/i;
-
-function host(raw: string | null): string {
-  if (raw === null) return "0.0.0.0";
-  if (isIP(raw) !== 0 || (HOST_NAME.test(raw) && !/^[\d.]+$/.test(raw))) return raw;
-  throw new ConfigError("HOST", `must be an IP address or a host name to listen on, got "${raw}"`);
-}
-
-function logLevel(raw: string | null): Config["logLevel"] {
-  if (raw === null) return "info";
-  if (raw === "debug" || raw === "info" || raw === "warn" || raw === "error") return raw;
-  throw new ConfigError("LOG_LEVEL", `must be debug, info, warn or error, got "${raw}"`);
+  return Object.freeze({ url, keyPrefix: get("REDIS_KEY_PREFIX") });
 }
 
 /**
- * SMTP_URL and the sender it needs. No default sender: a made-up address (say, at localhost) is
- * refused or marked as spam by most mail servers, and the account would never hear of it. Without
- * SMTP_URL, MAIL_FROM is unused: notifications are logged and kept (CONTRACT 2).
+ * No default sender: a made-up address (say, at localhost) is refused or marked as spam by most
+ * mail servers, and the account would never hear of it. Without SMTP_URL, MAIL_FROM is unused.
  */
-function mail(smtpUrl: string | null, from: string | null): Config["mail"] {
-  if (from !== null && !/[^\s@<>]+@[^\s@<>]+/.test(from)) {
-    throw new ConfigError(
-      "MAIL_FROM",
-      `must be an email address, such as alerts@example.com or "Switchboard <alerts@example.com>", got "${from}"`,
-    );
-  }
+function mail(get: Get): Config["mail"] {
+  const from = get("MAIL_FROM");
+  const smtpUrl = get("SMTP_URL");
   if (smtpUrl === null) return null;
-  if (!/^smtps?:\/\//.test(smtpUrl)) throw new ConfigError("SMTP_URL", "must start with smtp:// or smtps://");
   if (from === null)
     throw new ConfigError(
       "MAIL_FROM",
@@ -249,136 +170,69 @@ function mail(smtpUrl: string | null, from: string | null): Config["mail"] {
 /**
  * OTEL_EXPORTER_OTLP_ENDPOINT is the collector's base URL (OTLP/HTTP, port 4318 by convention);
  * traces go to its /v1/traces, as the OpenTelemetry specification says for this variable.
- * OTEL_TRACES_SAMPLER and OTEL_TRACES_SAMPLER_ARG choose which traces are kept, as that
- * specification names them; by default every one (a caller's "not sampled" is honoured).
- * OTEL_SPAN_DETAIL (ours) asks for a proxied call's steps as spans of their own.
  */
-function tracing(env: Env): Config["tracing"] {
-  const endpoint = text(env, "OTEL_EXPORTER_OTLP_ENDPOINT");
+function tracing(get: Get): Config["tracing"] {
+  const endpoint = get("OTEL_EXPORTER_OTLP_ENDPOINT");
   if (endpoint === null) return null;
-  httpUrl("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint);
-  const sampler = text(env, "OTEL_TRACES_SAMPLER") ?? "parentbased_always_on";
-  if (!(SAMPLERS as readonly string[]).includes(sampler))
-    throw new ConfigError("OTEL_TRACES_SAMPLER", `must be one of ${SAMPLERS.join(", ")}, got "${sampler}"`);
-  const arg = text(env, "OTEL_TRACES_SAMPLER_ARG");
-  const ratio = arg === null ? 1 : Number(arg);
-  if (arg !== null && (!/^\d*\.?\d+$/.test(arg) || ratio > 1))
-    throw new ConfigError("OTEL_TRACES_SAMPLER_ARG", `must be a ratio from 0 to 1, got "${arg}"`);
-  const detail = text(env, "OTEL_SPAN_DETAIL") ?? "call";
-  if (!(SPAN_DETAILS as readonly string[]).includes(detail))
-    throw new ConfigError("OTEL_SPAN_DETAIL", `must be call or full, got "${detail}"`);
   return Object.freeze({
     url: `${endpoint.replace(/\/+$/, "")}/v1/traces`,
-    serviceName: text(env, "OTEL_SERVICE_NAME") ?? "switchboard",
-    sampler: sampler as SamplerName,
-    ratio,
-    detail: detail as SpanDetail,
+    serviceName: get("OTEL_SERVICE_NAME"),
+    sampler: get("OTEL_TRACES_SAMPLER"),
+    ratio: get("OTEL_TRACES_SAMPLER_ARG"),
+    detail: get("OTEL_SPAN_DETAIL"),
   });
 }
 
-export const DEFAULT_SIGNUP_SDK_URL = "https://connect.facebook.net/en_US/sdk.js";
-/** The real SDK is served from one host and opens its popup and frames on the platform's web hosts. */
-const DEFAULT_SIGNUP_ORIGINS = ["https://connect.facebook.net", "https://www.facebook.com", "https://web.facebook.com"];
-
-function embeddedSignup(env: Env): EmbeddedSignupConfig | null {
-  const appId = text(env, "EMBEDDED_SIGNUP_APP_ID");
-  const configId = text(env, "EMBEDDED_SIGNUP_CONFIG_ID");
+function embeddedSignup(get: Get): EmbeddedSignupConfig | null {
+  const appId = get("EMBEDDED_SIGNUP_APP_ID");
+  const configId = get("EMBEDDED_SIGNUP_CONFIG_ID");
   if (appId === null && configId === null) return null;
-  if (appId === null)
+  if (appId === null) {
     throw new ConfigError(
       "EMBEDDED_SIGNUP_APP_ID",
       "is required with EMBEDDED_SIGNUP_CONFIG_ID: the id of the service's app on the platform",
     );
-  if (configId === null)
+  }
+  if (configId === null) {
     throw new ConfigError(
       "EMBEDDED_SIGNUP_CONFIG_ID",
       "is required with EMBEDDED_SIGNUP_APP_ID: the id of the Embedded Signup configuration",
     );
-  for (const [name, value] of [
-    ["EMBEDDED_SIGNUP_APP_ID", appId],
-    ["EMBEDDED_SIGNUP_CONFIG_ID", configId],
-  ] as const) {
-    if (!/^[0-9A-Za-z_-]{1,64}$/.test(value))
-      throw new ConfigError(name, `must be the platform's id (digits), got "${value}"`);
   }
-  const sdkUrl = text(env, "EMBEDDED_SIGNUP_SDK_URL") ?? DEFAULT_SIGNUP_SDK_URL;
-  const origins =
-    sdkUrl === DEFAULT_SIGNUP_SDK_URL ? DEFAULT_SIGNUP_ORIGINS : [httpUrl("EMBEDDED_SIGNUP_SDK_URL", sdkUrl).origin];
+  const sdkUrl = get("EMBEDDED_SIGNUP_SDK_URL");
+  const origins = sdkUrl === DEFAULT_SIGNUP_SDK_URL ? DEFAULT_SIGNUP_ORIGINS : [new URL(sdkUrl).origin];
   return Object.freeze({
     appId,
     configId,
     sdkUrl,
     origins: Object.freeze(origins),
-    expiryMs: signupExpiry(text(env, "EMBEDDED_SIGNUP_EXPIRY")),
-    startsPerHour: integer(env, "EMBEDDED_SIGNUP_STARTS_PER_HOUR", 10, 1, 10_000),
-    maxUnfinished: integer(env, "EMBEDDED_SIGNUP_MAX_UNFINISHED", 5, 1, 1_000),
+    expiryMs: get("EMBEDDED_SIGNUP_EXPIRY"),
+    startsPerHour: get("EMBEDDED_SIGNUP_STARTS_PER_HOUR"),
+    maxUnfinished: get("EMBEDDED_SIGNUP_MAX_UNFINISHED"),
   });
 }
 
-/**
- * At least 10 minutes, so that a run's five upstream calls (each bounded by UPSTREAM_TIMEOUT_MS)
- * end well within it; at most a day, so that a number is never held for long by a signup nobody finishes.
- */
-function signupExpiry(raw: string | null): number {
-  if (raw === null) return 3_600_000;
-  const ms = parseDuration(raw);
-  if (ms === null || ms < 600_000 || ms > 86_400_000) {
-    throw new ConfigError("EMBEDDED_SIGNUP_EXPIRY", `must be a duration from 10m to 24h, such as 1h, got "${raw}"`);
+function backup(get: Get, env: Env, database: DatabaseConfig): BackupConfig {
+  const schedule = get("BACKUP_SCHEDULE");
+  if (schedule !== null && (database.kind !== "sqlite" || database.path === ":memory:")) {
+    const how = "back up PostgreSQL with its own tools (pg_dump, point-in-time recovery)";
+    throw new ConfigError("BACKUP_SCHEDULE", `backs up the SQLite file; ${how}`);
   }
-  return ms;
-}
-
-/** PLATFORM_NAME, read alone too by `switchboard simulate`, which speaks the same words. */
-export function platformSetting(env: Env): PlatformNames {
-  const raw = text(env, "PLATFORM_NAME");
-  if (raw === null) return platformNames();
-  if (!PLATFORM_WORD.test(raw))
-    throw new ConfigError(
-      "PLATFORM_NAME",
-      `must be the platform's product word in lower case (letters, digits, _), as its API writes messaging_product, got "${raw}"`,
-    );
-  return platformNames(raw);
-}
-
-/** Reads the environment once into a frozen, typed configuration; throws ConfigError naming the variable. */
-export function parseConfig(env: Env): Config {
-  const devMode = flag(env, "DEV_MODE");
-  const appSecret = text(env, "APP_SECRET") ?? (devMode ? DEV_APP_SECRET : null);
-  if (appSecret === null) throw new ConfigError("APP_SECRET", "is required unless DEV_MODE=1");
-  const version = text(env, "UPSTREAM_API_VERSION") ?? "v21.0";
-  if (!/^v\d+\.0$/.test(version))
-    throw new ConfigError("UPSTREAM_API_VERSION", `must look like v21.0, got "${version}"`);
-  const db = database(text(env, "DATABASE_URL") ?? "file:./data/switchboard.db");
-  return Object.freeze({
-    port: integer(env, "PORT", 8080, 0, 65535),
-    host: host(text(env, "HOST")),
-    database: Object.freeze(db),
-    redis: redis(env, db),
-    upstreamUrl: upstreamUrl(text(env, "UPSTREAM_URL") ?? DEFAULT_UPSTREAM_URL),
-    upstreamApiVersion: version,
-    appSecret,
-    webhookVerifyToken: text(env, "WEBHOOK_VERIFY_TOKEN"),
-    adminToken: text(env, "ADMIN_TOKEN"),
-    encryptionKey: encryptionKey(text(env, "ENCRYPTION_KEY"), devMode),
-    devMode,
-    upstreamTimeoutMs: integer(env, "UPSTREAM_TIMEOUT_MS", 30_000, 1, 600_000),
-    upstreamMediaTimeoutMs: integer(env, "UPSTREAM_MEDIA_TIMEOUT_MS", 120_000, 1, 600_000),
-    proxyBodyBufferBytes: integer(env, "PROXY_BODY_BUFFER_BYTES", 64 * 1024, 0, 1024 * 1024),
-    requestBodyTimeoutMs: integer(env, "REQUEST_BODY_TIMEOUT_MS", 30_000, 1, 600_000),
-    webhookTimeoutMs: integer(env, "WEBHOOK_TIMEOUT_MS", 10_000, 1, 120_000),
-    webhookRetrySchedule: Object.freeze(retrySchedule(text(env, "WEBHOOK_RETRY_SCHEDULE"))),
-    mail: mail(text(env, "SMTP_URL"), text(env, "MAIL_FROM")),
-    logLevel: logLevel(text(env, "LOG_LEVEL")),
-    tracing: tracing(env),
-    platform: platformSetting(env),
-    requestLog: flagOn(env, "REQUEST_LOG")
-      ? Object.freeze({ buffer: integer(env, "REQUEST_LOG_BUFFER", 10_000, 100, 1_000_000) })
-      : null,
-    embeddedSignup: embeddedSignup(env),
-    backup: backupConfig(env, db, {
-      schedule: text(env, "BACKUP_SCHEDULE"),
-      to: text(env, "BACKUP_TO"),
-      keep: integer(env, "BACKUP_KEEP", DEFAULT_BACKUP_KEEP, 1, 10_000),
-    }),
-  });
+  // The S3_* settings, each else the standard AWS_* variable of the same name.
+  const either = (name: "ENDPOINT" | "REGION" | "ACCESS_KEY_ID" | "SECRET_ACCESS_KEY" | "SESSION_TOKEN") =>
+    get(`S3_${name}`) ?? (env[`AWS_${name}`]?.trim() || undefined);
+  const s3: S3Settings = Object.freeze(
+    Object.fromEntries(
+      Object.entries({
+        endpoint: either("ENDPOINT"),
+        region: either("REGION"),
+        accessKeyId: either("ACCESS_KEY_ID"),
+        secretAccessKey: either("SECRET_ACCESS_KEY"),
+        sessionToken: either("SESSION_TOKEN"),
+      }).filter(([, value]) => value !== undefined),
+    ),
+  );
+  const to = get("BACKUP_TO");
+  if (to.kind === "s3") requireS3Keys(s3);
+  return Object.freeze({ schedule, to: Object.freeze(to), keep: get("BACKUP_KEEP"), s3 });
 }
