@@ -1,11 +1,20 @@
+import { literals } from "../http/literals.ts";
 import { Type } from "@sinclair/typebox";
 import { t } from "elysia";
+import {
+  BILLING_STATUSES,
+  KEY_MODES,
+  NUMBER_KINDS,
+  NUMBER_STATUSES,
+  RETENTIONS,
+  WABA_STATUSES,
+} from "../store/vocabulary.ts";
 import { MAX_INTEGER_COLUMN } from "../http/whole-number.ts";
 
 /** Request bodies of the operator API (CONTRACT 3); the CLI validates its flags against the same schemas. */
 
-const billingStatus = t.Union([t.Literal("active"), t.Literal("none"), t.Literal("overdue"), t.Literal("suspended")]);
-const retention = t.Union([t.Literal("24h"), t.Literal("7d")]);
+const billingStatus = literals(BILLING_STATUSES);
+const retention = literals(RETENTIONS);
 // TypeBox's own integer, not Elysia's t.Integer: that one also takes a numeric string, and its
 // coercion walks a body that is a JSON string character by character (6 s for 1 MB).
 const maxNumbers = t.Union([Type.Integer({ minimum: 0, maximum: MAX_INTEGER_COLUMN }), t.Null()]);
@@ -34,7 +43,7 @@ export const createUserBody = t.Object(
 
 export const createApiKeyBody = t.Object(
   {
-    mode: t.Union([t.Literal("live"), t.Literal("test")]),
+    mode: literals(KEY_MODES),
     name: t.Optional(t.String({ maxLength: 100 })),
   },
   { additionalProperties: false },
@@ -51,7 +60,7 @@ export const createWabaBody = t.Object(
 
 export const updateWabaBody = t.Object(
   {
-    status: t.Optional(t.Union([t.Literal("connected"), t.Literal("disconnected"), t.Literal("token_revoked")])),
+    status: t.Optional(literals(WABA_STATUSES)),
     access_token: t.Optional(t.String({ minLength: 1, maxLength: 4096 })),
   },
   { additionalProperties: false },
@@ -61,22 +70,14 @@ export const createNumberBody = t.Object(
   {
     phone_number_id: id("the upstream phone number id"),
     waba_id: id("the WABA the number belongs to"),
-    kind: t.Union([t.Literal("sandbox"), t.Literal("byo"), t.Literal("embedded"), t.Literal("coexistence")]),
+    kind: literals(NUMBER_KINDS),
   },
   { additionalProperties: false },
 );
 
 export const updateNumberBody = t.Object(
   {
-    status: t.Optional(
-      t.Union([
-        t.Literal("connected"),
-        t.Literal("disconnected"),
-        t.Literal("restricted"),
-        t.Literal("flagged"),
-        t.Literal("not_registered"),
-      ]),
-    ),
+    status: t.Optional(literals(NUMBER_STATUSES)),
   },
   { additionalProperties: false },
 );

@@ -1,7 +1,9 @@
+import { literals } from "../http/literals.ts";
+import { RETENTIONS } from "../store/vocabulary.ts";
 import { Elysia, t } from "elysia";
 import { accountNumberView } from "../account-api/views.ts";
 import { createApiKey, revokeApiKey, updateAccount } from "../admin/operations.ts";
-import { createAccountBody, createApiKeyBody } from "../admin/schemas.ts";
+import { createApiKeyBody } from "../admin/schemas.ts";
 import { AppError } from "../errors/catalog.ts";
 import { connectByoNumber, connectNumberBody, resyncNumber } from "../numbers/connect.ts";
 import { signupBody, signupView, startSignup } from "../onboarding/signup.ts";
@@ -18,7 +20,7 @@ import { NumbersPage, type NumbersPageProps } from "./pages/numbers.tsx";
 import { SettingsPage } from "./pages/settings.tsx";
 import { numberUsage, USAGE_WINDOW_MS } from "./usage.ts";
 
-const settingsBody = t.Object({ retention: t.Required(createAccountBody.properties.retention) });
+const settingsBody = t.Object({ retention: literals(RETENTIONS) });
 
 /** Numbers, API keys, settings and notifications pages: thin handlers over the account API's plain functions. */
 export function accountPages(deps: Deps, relay: RelayHandle) {

@@ -1,6 +1,7 @@
+import type { DISABLED_REASONS } from "./vocabulary.ts";
 /** Webhook endpoints (secrets already decrypted), and their storage. */
 
-export type DisabledReason = "consecutive_failures" | "gone";
+export type DisabledReason = (typeof DISABLED_REASONS)[number];
 
 export interface Endpoint {
   id: string;

@@ -1,7 +1,8 @@
+import type { DELIVERY_STATUSES, MESSAGE_EVENT_KINDS, PARKED_REASONS } from "./vocabulary.ts";
 /** The webhook relay's delivery history: what was delivered, how each attempt went, and per-hour stats. */
 
-export type DeliveryStatus = "pending" | "succeeded" | "parked";
-export type ParkedReason = "attempts_exhausted" | "gone" | "endpoint_disabled" | "payload_missing";
+export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
+export type ParkedReason = (typeof PARKED_REASONS)[number];
 
 export interface Delivery {
   id: string;
@@ -35,7 +36,7 @@ export interface Attempt {
 export interface EventMessage {
   messageId: string;
   phoneNumberId: string | null;
-  kind: "status" | "inbound";
+  kind: (typeof MESSAGE_EVENT_KINDS)[number];
   status: string | null;
   errorCode: number | null;
 }

@@ -1,3 +1,4 @@
+import type { RECOVERY_STATUSES } from "./vocabulary.ts";
 /**
  * A bulk recover (issue 19): "replay every parked delivery of this endpoint since <time>", as a
  * job in the store so that every instance sees it: at most one runs per endpoint, its progress is
@@ -8,7 +9,7 @@ export interface Recovery {
   accountId: string;
   endpointId: string;
   since: number;
-  status: "running" | "done";
+  status: (typeof RECOVERY_STATUSES)[number];
   /** Parked deliveries found so far (created since `since`, up to when the job started). */
   found: number;
   replayed: number;

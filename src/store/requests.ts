@@ -1,3 +1,4 @@
+import type { USAGE_KINDS } from "./vocabulary.ts";
 /**
  * One proxied call of an account, as its request log keeps it (issue 19): what was asked, who
  * asked (the key's id, never the key), what we answered, and what upstream answered when it was
@@ -37,7 +38,7 @@ export interface UsageCount {
   targetId: string;
   hour: number;
   /** `forwarded` by allow-list row, `upstream_error` by upstream code, `refused` by our code. */
-  kind: "forwarded" | "upstream_error" | "refused";
+  kind: (typeof USAGE_KINDS)[number];
   label: string;
   count: number;
 }

@@ -1,12 +1,22 @@
+import type {
+  BILLING_STATUSES,
+  KEY_MODES,
+  NUMBER_KINDS,
+  NUMBER_STATUSES,
+  RETENTIONS,
+  THROUGHPUT_LEVELS,
+  WABA_STATUSES,
+} from "./vocabulary.ts";
+
 /** Domain records, as the rest of the service sees them (secrets already decrypted). */
 
-export type BillingStatus = "active" | "none" | "overdue" | "suspended";
-export type Retention = "24h" | "7d";
-export type KeyMode = "live" | "test";
-export type WabaStatus = "connected" | "disconnected" | "token_revoked";
-export type NumberKind = "sandbox" | "byo" | "embedded" | "coexistence";
-export type NumberStatus = "connected" | "disconnected" | "restricted" | "flagged" | "not_registered";
-export type ThroughputLevel = "STANDARD" | "HIGH";
+export type BillingStatus = (typeof BILLING_STATUSES)[number];
+export type Retention = (typeof RETENTIONS)[number];
+export type KeyMode = (typeof KEY_MODES)[number];
+export type WabaStatus = (typeof WABA_STATUSES)[number];
+export type NumberKind = (typeof NUMBER_KINDS)[number];
+export type NumberStatus = (typeof NUMBER_STATUSES)[number];
+export type ThroughputLevel = (typeof THROUGHPUT_LEVELS)[number];
 
 export interface Account {
   id: string;

@@ -1,4 +1,6 @@
+import { literals } from "../http/literals.ts";
 import { t } from "elysia";
+import { DELIVERY_STATUSES, RETENTIONS } from "../store/vocabulary.ts";
 import { wholeNumber } from "../http/whole-number.ts";
 import { MAX_URL_LENGTH } from "../net/url-rules.ts";
 import { MAX_PAGE, MAX_STATS_HOURS } from "./deliveries.ts";
@@ -30,7 +32,7 @@ export const updateEndpointBody = t.Object(
 // An empty endpoint_id or status (`?endpoint_id=&status=`, as CONTRACT 4 writes the call) filters nothing.
 export const deliveryQuery = t.Object({
   endpoint_id: t.Optional(t.String({ maxLength: 64 })),
-  status: t.Optional(t.Union([t.Literal("pending"), t.Literal("succeeded"), t.Literal("parked"), t.Literal("")])),
+  status: t.Optional(t.Union([literals(DELIVERY_STATUSES), t.Literal("")])),
   field: t.Optional(t.String({ maxLength: 64 })),
   number: t.Optional(t.String({ maxLength: 64 })),
   message_id: t.Optional(t.String({ maxLength: 300 })),
@@ -43,7 +45,4 @@ export const deliveryQuery = t.Object({
 
 export const statsQuery = t.Object({ hours: t.Optional(wholeNumber({ minimum: 1, maximum: MAX_STATS_HOURS })) });
 
-export const settingsBody = t.Object(
-  { retention: t.Union([t.Literal("24h"), t.Literal("7d")]) },
-  { additionalProperties: false },
-);
+export const settingsBody = t.Object({ retention: literals(RETENTIONS) }, { additionalProperties: false });

@@ -12,6 +12,22 @@ import {
   text,
   uniqueIndex,
 } from "drizzle-orm/pg-core";
+import {
+  BILLING_STATUSES,
+  DELIVERY_STATUSES,
+  DISABLED_REASONS,
+  KEY_MODES,
+  MESSAGE_EVENT_KINDS,
+  NUMBER_KINDS,
+  NUMBER_STATUSES,
+  ONBOARDING_KINDS,
+  PARKED_REASONS,
+  RECOVERY_STATUSES,
+  RETENTIONS,
+  THROUGHPUT_LEVELS,
+  USAGE_KINDS,
+  WABA_STATUSES,
+} from "../vocabulary.ts";
 
 // The tables of src/store/sqlite/schema.ts, for the scale-out mode. Times are Unix epoch
 // milliseconds from the injected clock (bigint read as a JS number), never SQL's own now().
@@ -29,8 +45,8 @@ export const accounts = pgTable("accounts", {
   id: text("id").primaryKey(),
   name: text("name").notNull(),
   email: text("email").notNull(),
-  billingStatus: text("billing_status", { enum: ["active", "none", "overdue", "suspended"] }).notNull(),
-  retention: text("retention", { enum: ["24h", "7d"] }).notNull(),
+  billingStatus: text("billing_status", { enum: BILLING_STATUSES }).notNull(),
+  retention: text("retention", { enum: RETENTIONS }).notNull(),
   maxNumbers: integer("max_numbers"),
   createdAt: epochMs("created_at").notNull(),
 });
@@ -73,7 +89,7 @@ export const apiKeys = pgTable(
     accountId: text("account_id")
       .notNull()
       .references(() => accounts.id, { onDelete: "cascade" }),
-    mode: text("mode", { enum: ["live", "test"] }).notNull(),
+    mode: text("mode", { enum: KEY_MODES }).notNull(),
     name: text("name"),
     prefix: text("prefix").notNull(),
     keyHash: text("key_hash").notNull(),
@@ -92,7 +108,7 @@ export const wabas = pgTable(
       .references(() => accounts.id, { onDelete: "cascade" }),
     accessTokenEnc: text("access_token_enc").notNull(),
     appSecretEnc: text("app_secret_enc"),
-    status: text("status", { enum: ["connected", "disconnected", "token_revoked"] }).notNull(),
+    status: text("status", { enum: WABA_STATUSES }).notNull(),
     createdAt: epochMs("created_at").notNull(),
     causeCode: integer("cause_code"),
     causeMessage: text("cause_message"),
@@ -113,11 +129,11 @@ export const numbers = pgTable(
     wabaId: text("waba_id")
       .notNull()
       .references(() => wabas.wabaId, { onDelete: "cascade" }),
-    kind: text("kind", { enum: ["sandbox", "byo", "embedded", "coexistence"] }).notNull(),
+    kind: text("kind", { enum: NUMBER_KINDS }).notNull(),
     status: text("status", {
-      enum: ["connected", "disconnected", "restricted", "flagged", "not_registered"],
+      enum: NUMBER_STATUSES,
     }).notNull(),
-    throughputLevel: text("throughput_level", { enum: ["STANDARD", "HIGH"] }).notNull(),
+    throughputLevel: text("throughput_level", { enum: THROUGHPUT_LEVELS }).notNull(),
     displayPhoneNumber: text("display_phone_number"),
     verifiedName: text("verified_name"),
     syncedAt: epochMs("synced_at"),
@@ -146,7 +162,7 @@ export const endpoints = pgTable(
     previousSecretEnc: text("previous_secret_enc"),
     previousSecretExpiresAt: epochMs("previous_secret_expires_at"),
     enabled: boolean("enabled").notNull(),
-    disabledReason: text("disabled_reason", { enum: ["consecutive_failures", "gone"] }),
+    disabledReason: text("disabled_reason", { enum: DISABLED_REASONS }),
     consecutiveFailures: integer("consecutive_failures").notNull().default(0),
     lastSuccessAt: epochMs("last_success_at"),
     warnedAt: epochMs("warned_at"),
@@ -184,7 +200,7 @@ export const deliveries = pgTable(
     eventId: text("event_id")
       .notNull()
       .references(() => events.id, { onDelete: "cascade" }),
-    status: text("status", { enum: ["pending", "succeeded", "parked"] }).notNull(),
+    status: text("status", { enum: DELIVERY_STATUSES }).notNull(),
     attemptCount: integer("attempt_count").notNull().default(0),
     // While leased: the lease's end, so that a lease that runs out leaves the delivery due.
     nextAttemptAt: epochMs("next_attempt_at"),
@@ -194,7 +210,7 @@ export const deliveries = pgTable(
     leaseId: text("lease_id"),
     replayOf: text("replay_of"),
     parkedReason: text("parked_reason", {
-      enum: ["attempts_exhausted", "gone", "endpoint_disabled", "payload_missing"],
+      enum: PARKED_REASONS,
     }),
     payloadDeleted: boolean("payload_deleted").notNull().default(false),
     createdAt: epochMs("created_at").notNull(),
@@ -327,7 +343,7 @@ export const usageHours = pgTable(
     accountId: text("account_id").notNull(),
     targetId: text("target_id").notNull(),
     hour: epochMs("hour").notNull(),
-    kind: text("kind", { enum: ["forwarded", "upstream_error", "refused"] }).notNull(),
+    kind: text("kind", { enum: USAGE_KINDS }).notNull(),
     label: text("label").notNull(),
     count: integer("count").notNull(),
   },
@@ -345,7 +361,7 @@ export const eventMessages = pgTable(
     accountId: text("account_id").notNull(),
     messageId: text("message_id").notNull(),
     phoneNumberId: text("phone_number_id"),
-    kind: text("kind", { enum: ["status", "inbound"] }).notNull(),
+    kind: text("kind", { enum: MESSAGE_EVENT_KINDS }).notNull(),
     status: text("status"),
     errorCode: integer("error_code"),
     receivedAt: epochMs("received_at").notNull(),
@@ -366,7 +382,7 @@ export const recoveries = pgTable(
       .references(() => endpoints.id, { onDelete: "cascade" }),
     since: epochMs("since").notNull(),
     until: epochMs("until").notNull(),
-    status: text("status", { enum: ["running", "done"] }).notNull(),
+    status: text("status", { enum: RECOVERY_STATUSES }).notNull(),
     found: integer("found").notNull(),
     replayed: integer("replayed").notNull(),
     skippedExpired: integer("skipped_expired").notNull(),
@@ -392,7 +408,7 @@ export const onboardings = pgTable(
       .references(() => accounts.id, { onDelete: "cascade" }),
     phoneNumberId: text("phone_number_id").notNull(),
     wabaId: text("waba_id").notNull(),
-    kind: text("kind", { enum: ["embedded", "coexistence"] }).notNull(),
+    kind: text("kind", { enum: ONBOARDING_KINDS }).notNull(),
     codeEnc: text("code_enc"),
     /** SHA-256 of the last code, kept once the code is spent or dropped: the same code sent twice is a repeat. */
     codeHash: text("code_hash"),

@@ -1,5 +1,20 @@
 import { sql } from "drizzle-orm";
 import { blob, index, integer, primaryKey, real, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import {
+  BILLING_STATUSES,
+  DELIVERY_STATUSES,
+  DISABLED_REASONS,
+  KEY_MODES,
+  MESSAGE_EVENT_KINDS,
+  NUMBER_KINDS,
+  NUMBER_STATUSES,
+  ONBOARDING_KINDS,
+  PARKED_REASONS,
+  RECOVERY_STATUSES,
+  RETENTIONS,
+  THROUGHPUT_LEVELS,
+  WABA_STATUSES,
+} from "../vocabulary.ts";
 
 // Times are Unix epoch milliseconds from the injected clock, never SQL's own now().
 
@@ -7,8 +22,8 @@ export const accounts = sqliteTable("accounts", {
   id: text("id").primaryKey(),
   name: text("name").notNull(),
   email: text("email").notNull(),
-  billingStatus: text("billing_status", { enum: ["active", "none", "overdue", "suspended"] }).notNull(),
-  retention: text("retention", { enum: ["24h", "7d"] }).notNull(),
+  billingStatus: text("billing_status", { enum: BILLING_STATUSES }).notNull(),
+  retention: text("retention", { enum: RETENTIONS }).notNull(),
   maxNumbers: integer("max_numbers"),
   createdAt: integer("created_at").notNull(),
 });
@@ -51,7 +66,7 @@ export const apiKeys = sqliteTable(
     accountId: text("account_id")
       .notNull()
       .references(() => accounts.id, { onDelete: "cascade" }),
-    mode: text("mode", { enum: ["live", "test"] }).notNull(),
+    mode: text("mode", { enum: KEY_MODES }).notNull(),
     name: text("name"),
     // First characters of the key, enough to recognise it in a list; the rest exists only as a hash.
     prefix: text("prefix").notNull(),
@@ -71,7 +86,7 @@ export const wabas = sqliteTable(
       .references(() => accounts.id, { onDelete: "cascade" }),
     accessTokenEnc: text("access_token_enc").notNull(),
     appSecretEnc: text("app_secret_enc"),
-    status: text("status", { enum: ["connected", "disconnected", "token_revoked"] }).notNull(),
+    status: text("status", { enum: WABA_STATUSES }).notNull(),
     createdAt: integer("created_at").notNull(),
     causeCode: integer("cause_code"),
     causeMessage: text("cause_message"),
@@ -92,11 +107,11 @@ export const numbers = sqliteTable(
     wabaId: text("waba_id")
       .notNull()
       .references(() => wabas.wabaId, { onDelete: "cascade" }),
-    kind: text("kind", { enum: ["sandbox", "byo", "embedded", "coexistence"] }).notNull(),
+    kind: text("kind", { enum: NUMBER_KINDS }).notNull(),
     status: text("status", {
-      enum: ["connected", "disconnected", "restricted", "flagged", "not_registered"],
+      enum: NUMBER_STATUSES,
     }).notNull(),
-    throughputLevel: text("throughput_level", { enum: ["STANDARD", "HIGH"] }).notNull(),
+    throughputLevel: text("throughput_level", { enum: THROUGHPUT_LEVELS }).notNull(),
     displayPhoneNumber: text("display_phone_number"),
     verifiedName: text("verified_name"),
     syncedAt: integer("synced_at"),
@@ -126,7 +141,7 @@ export const endpoints = sqliteTable(
     previousSecretEnc: text("previous_secret_enc"),
     previousSecretExpiresAt: integer("previous_secret_expires_at"),
     enabled: integer("enabled", { mode: "boolean" }).notNull(),
-    disabledReason: text("disabled_reason", { enum: ["consecutive_failures", "gone"] }),
+    disabledReason: text("disabled_reason", { enum: DISABLED_REASONS }),
     consecutiveFailures: integer("consecutive_failures").notNull().default(0),
     lastSuccessAt: integer("last_success_at"),
     warnedAt: integer("warned_at"),
@@ -168,7 +183,7 @@ export const deliveries = sqliteTable(
     eventId: text("event_id")
       .notNull()
       .references(() => events.id, { onDelete: "cascade" }),
-    status: text("status", { enum: ["pending", "succeeded", "parked"] }).notNull(),
+    status: text("status", { enum: DELIVERY_STATUSES }).notNull(),
     attemptCount: integer("attempt_count").notNull().default(0),
     nextAttemptAt: integer("next_attempt_at"),
     // A claim that expires: a delivery claimed by a process that died is attempted again.
@@ -177,7 +192,7 @@ export const deliveries = sqliteTable(
     leaseId: text("lease_id"),
     replayOf: text("replay_of"),
     parkedReason: text("parked_reason", {
-      enum: ["attempts_exhausted", "gone", "endpoint_disabled", "payload_missing"],
+      enum: PARKED_REASONS,
     }),
     // Set when this delivery's `history` payload was deleted on success or park: its replay is 410.
     payloadDeleted: integer("payload_deleted", { mode: "boolean" }).notNull().default(false),
@@ -302,7 +317,7 @@ export const eventMessages = sqliteTable(
     accountId: text("account_id").notNull(),
     messageId: text("message_id").notNull(),
     phoneNumberId: text("phone_number_id"),
-    kind: text("kind", { enum: ["status", "inbound"] }).notNull(),
+    kind: text("kind", { enum: MESSAGE_EVENT_KINDS }).notNull(),
     status: text("status"),
     errorCode: integer("error_code"),
     receivedAt: integer("received_at").notNull(),
@@ -323,7 +338,7 @@ export const recoveries = sqliteTable(
       .references(() => endpoints.id, { onDelete: "cascade" }),
     since: integer("since").notNull(),
     until: integer("until").notNull(),
-    status: text("status", { enum: ["running", "done"] }).notNull(),
+    status: text("status", { enum: RECOVERY_STATUSES }).notNull(),
     found: integer("found").notNull(),
     replayed: integer("replayed").notNull(),
     skippedExpired: integer("skipped_expired").notNull(),
@@ -349,7 +364,7 @@ export const onboardings = sqliteTable(
       .references(() => accounts.id, { onDelete: "cascade" }),
     phoneNumberId: text("phone_number_id").notNull(),
     wabaId: text("waba_id").notNull(),
-    kind: text("kind", { enum: ["embedded", "coexistence"] }).notNull(),
+    kind: text("kind", { enum: ONBOARDING_KINDS }).notNull(),
     codeEnc: text("code_enc"),
     /** SHA-256 of the last code, kept once the code is spent or dropped: the same code sent twice is a repeat. */
     codeHash: text("code_hash"),

@@ -1,0 +1,24 @@
+/**
+ * Every list of states, kinds and reasons the service stores, declared once. The types (types.ts
+ * and the seam's interfaces), both schemas' column enums and the API's TypeBox unions derive from
+ * these, so a new value is added in one place.
+ */
+
+export const BILLING_STATUSES = ["active", "none", "overdue", "suspended"] as const;
+export const RETENTIONS = ["24h", "7d"] as const;
+export const KEY_MODES = ["live", "test"] as const;
+export const WABA_STATUSES = ["connected", "disconnected", "token_revoked"] as const;
+export const NUMBER_KINDS = ["sandbox", "byo", "embedded", "coexistence"] as const;
+export const NUMBER_STATUSES = ["connected", "disconnected", "restricted", "flagged", "not_registered"] as const;
+export const THROUGHPUT_LEVELS = ["STANDARD", "HIGH"] as const;
+/** Why an endpoint was disabled: 50 failures with no success in 24 hours, or a 410. */
+export const DISABLED_REASONS = ["consecutive_failures", "gone"] as const;
+export const DELIVERY_STATUSES = ["pending", "succeeded", "parked"] as const;
+export const PARKED_REASONS = ["attempts_exhausted", "gone", "endpoint_disabled", "payload_missing"] as const;
+/** What a message id's event is: a status of a sent message, or a message received. */
+export const MESSAGE_EVENT_KINDS = ["status", "inbound"] as const;
+/** How a usage count's calls ended: forwarded by row, upstream's error by code, our refusal by code. */
+export const USAGE_KINDS = ["forwarded", "upstream_error", "refused"] as const;
+export const RECOVERY_STATUSES = ["running", "done"] as const;
+/** The kinds of number Embedded Signup onboards. */
+export const ONBOARDING_KINDS = ["embedded", "coexistence"] as const satisfies readonly (typeof NUMBER_KINDS)[number][];
