@@ -1,5 +1,6 @@
 import { Elysia, t } from "elysia";
 import { requireSession } from "../auth/session-routes.ts";
+import { optionalBody } from "../http/optional-body.ts";
 import type { Deps } from "../runtime/deps.ts";
 import type { RelayHandle } from "../dashboard/webhook-pages.tsx";
 import { coexistenceView, preflightBody, runPreflight, startSync, startSyncBody } from "./coexistence.ts";
@@ -23,8 +24,8 @@ export function onboardingRoutes(deps: Deps, relay: RelayHandle) {
     .get("/signups/:id", async ({ accountId, params }) => signupView(await accountOnboarding(deps, accountId, params.id)), {
       params: idParams, detail: { ...tag, summary: "A signup's steps and their outcomes" },
     })
-    .post("/signups/:id/retry", async ({ accountId, params, body }) => signupView(await retrySignup(queued, accountId, params.id, body ?? {})), {
-      params: idParams, body: t.Optional(retryBody), detail: { ...tag, summary: "Runs a failed signup again from the step that failed (optionally with a new PIN)" },
+    .post("/signups/:id/retry", async ({ accountId, params, body }) => signupView(await retrySignup(queued, accountId, params.id, body)), {
+      params: idParams, ...optionalBody(retryBody), detail: { ...tag, summary: "Runs a failed signup again from the step that failed (optionally with a new PIN)" },
     })
     .get("/numbers/:phone_number_id/coexistence", ({ accountId, params }) => coexistenceView(deps, accountId, params.phone_number_id), {
       params: numberParams, detail: { ...tag, summary: "A coexistence number's one-time syncs: the 24-hour window, each sync's pre-flight by endpoint, and whether it was started" },
