@@ -112,6 +112,33 @@ describe("the directory", () => {
   });
 });
 
+describe("the directory's creates", () => {
+  test("a WABA or number id another store has stored since this one read is not created: null, and the stored one is unchanged", async () => {
+    const deps = await fresh();
+    const t = deps.clock.now();
+    await account(deps.store, "acc_a", t);
+    await account(deps.store, "acc_b", t);
+    const other = await deps.anotherStore();
+    const waba = (accountId: string, accessToken: string) => ({
+      ...NO_CAUSE, wabaId: "1001", accountId, accessToken, appSecret: null, status: "connected" as const, createdAt: t, updatedAt: t,
+    });
+    const number = (accountId: string) => ({
+      ...NO_CAUSE, phoneNumberId: "2001", accountId, wabaId: "1001", kind: "byo" as const, status: "connected" as const,
+      throughputLevel: "STANDARD" as const, displayPhoneNumber: null, verifiedName: null, syncedAt: null, syncError: null, createdAt: t, updatedAt: t,
+    });
+    expect(await deps.store.directory.createWaba(waba("acc_a", "tok_a"))).toMatchObject({ accountId: "acc_a" });
+    expect(await deps.store.directory.createNumber(number("acc_a"))).toMatchObject({ accountId: "acc_a" });
+    // `other` may not have heard of them yet: the insert itself refuses.
+    expect(await other.directory.createWaba(waba("acc_b", "tok_b"))).toBeNull();
+    expect(await other.directory.createNumber(number("acc_b"))).toBeNull();
+    for (const directory of [deps.store.directory, other.directory]) {
+      await directory.refresh();
+      expect(directory.waba("1001")).toMatchObject({ accountId: "acc_a", accessToken: "tok_a" });
+      expect(directory.number("2001")).toMatchObject({ accountId: "acc_a" });
+    }
+  });
+});
+
 describe("the directory's connect", () => {
   test("one transaction: what is absent is inserted, the account's own WABA takes the new token; another's WABA or number refuses and nothing is written", async () => {
     const deps = await fresh();

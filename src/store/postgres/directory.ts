@@ -112,9 +112,9 @@ export class PgDirectory extends CachedDirectory implements Directory, FedCache 
   }
 
   async createWaba(waba: Waba) {
-    await this.write("waba", waba.wabaId, async (tx) => (await tx.insert(wabas).values(sealWaba(waba, this.sealer)).returning())[0],
+    const row = await this.write("waba", waba.wabaId, async (tx) => (await tx.insert(wabas).values(sealWaba(waba, this.sealer)).onConflictDoNothing().returning())[0],
       (r) => this.cacheWaba(this.toWaba(r)));
-    return { ...waba };
+    return row ? { ...waba } : null;
   }
   async updateWaba(wabaId: string, patch: WabaPatch) {
     const set: Partial<typeof wabas.$inferInsert> = { updatedAt: patch.updatedAt };
@@ -128,8 +128,9 @@ export class PgDirectory extends CachedDirectory implements Directory, FedCache 
   }
 
   async createNumber(number: PhoneNumber) {
-    const row = await this.write("number", number.phoneNumberId, async (tx) => (await tx.insert(numbers).values(number).returning())[0], (r) => this.cacheNumber(r));
-    return { ...row! };
+    const row = await this.write("number", number.phoneNumberId, async (tx) => (await tx.insert(numbers).values(number).onConflictDoNothing().returning())[0],
+      (r) => this.cacheNumber(r));
+    return row ? { ...row } : null;
   }
   async updateNumber(
     phoneNumberId: string,
