@@ -1,3 +1,4 @@
+import { sql, type SQLWrapper } from "drizzle-orm";
 import type { Recovery } from "./recoveries.ts";
 
 /** A recoveries row as both backends' schemas read it. */
@@ -15,4 +16,16 @@ export const fromRecoveryRow = ({ cursorAt, cursorId, ...r }: RecoveryRow): Reco
   startedAt: Number(r.startedAt),
   updatedAt: Number(r.updatedAt),
   cursor: cursorAt === null || cursorId === null ? null : { createdAt: Number(cursorAt), id: cursorId },
+});
+
+/**
+ * A start's conflict clause, on either backend's recoveries table. The start is one statement, so
+ * that it always answers: its new row, or the one running (the partial unique index lets one run
+ * per endpoint), returned by an update that changes nothing. As an insert and then a read of the
+ * running one it found none when that one finished in between.
+ */
+export const theRunningOne = <C extends SQLWrapper>(table: { endpointId: C; status: SQLWrapper; id: SQLWrapper }) => ({
+  target: table.endpointId,
+  targetWhere: sql`${table.status} = 'running'`,
+  set: { id: sql`${table.id}` },
 });

@@ -198,6 +198,24 @@ describe("bulk recovers", () => {
     expect((await recoveries.start({ ...job, id: "rcv_3", startedAt: q.t + 20 })).started).toBe(true);
     expect((await recoveries.latest(q.endpoint.id))?.id).toBe("rcv_3");
   });
+  test("a start while another store finishes the running one answers each time: the new one started, or the one running", async () => {
+    const q = await queue();
+    const other = await q.deps.anotherStore();
+    const job = (id: string) => ({
+      id, accountId: "acc_suite", endpointId: q.endpoint.id, since: q.t - HOUR, until: q.t, status: "running" as const,
+      found: 0, replayed: 0, skippedExpired: 0, skippedReplayed: 0, cursor: null, startedAt: q.t, updatedAt: q.t,
+    });
+    const done = { found: 0, replayed: 0, skippedExpired: 0, skippedReplayed: 0, cursor: null, status: "done" as const, updatedAt: q.t + 1 };
+    for (let round = 0; round < 200; round++) {
+      const running = `rcv_${round}_a`;
+      expect((await other.recoveries.start(job(running))).started).toBe(true);
+      // The finish lands before, between or after the start's statements.
+      const [answer] = await Promise.all([q.deps.store.recoveries.start(job(`rcv_${round}_b`)), other.recoveries.progress(running, q.t, done)]);
+      expect(answer.recovery.id).toBe(answer.started ? `rcv_${round}_b` : running);
+      if (answer.started) expect(await q.deps.store.recoveries.progress(answer.recovery.id, q.t, done)).toBe(true);
+    }
+    expect((await q.deps.store.recoveries.latest(q.endpoint.id))?.status).toBe("done");
+  });
 });
 
 describe("onboardings", () => {
