@@ -3,6 +3,9 @@ import { Time } from "../components.tsx";
 
 export type RecoveryShape = ReturnType<typeof recoveryView>;
 
+/** A recover's `since` is null only when stored before times were checked, past the range of dates (issue 26). */
+const SINCE_UNREADABLE = "a time past the last date there is";
+
 /** Progress of a recover in words. */
 function progressText(r: RecoveryShape): string {
   const verb = r.status === "running" ? "Recovering" : "Recovered";
@@ -23,7 +26,7 @@ export function RecoverSection(props: { endpointId: string; recovery: RecoverySh
       <h2 id="recover-heading">Recover parked deliveries</h2>
       <p>Replays every parked delivery of this endpoint created since the time you give, each as a new delivery. Deliveries replayed before are not replayed again; payloads already deleted are skipped.</p>
       {r ? <p role="status" aria-live="polite" safe>{progressText(r)}</p> : ""}
-      {r ? <p class="small muted">Started <Time at={r.started_at} now={props.now} /> for deliveries since <Time at={r.since} now={props.now} />.</p> : ""}
+      {r ? <p class="small muted">Started <Time at={r.started_at} now={props.now} /> for deliveries since <Time at={r.since} now={props.now} none={SINCE_UNREADABLE} />.</p> : ""}
       <form method="post" action={base} class="row">
         <div>
           <label for="recover-since">Since (UTC)</label>
