@@ -43,7 +43,12 @@ export function createApp(deps: Deps) {
     intervalWorker("directory refresh", 1000, () => deps.store.directory.refresh(), deps.logger),
     signupSweeper(deps),
   ];
-  const requestLog = deps.config.requestLog && new RequestLog({ store: deps.store.requests, metrics: deps.metrics, logger: deps.logger }, deps.config.requestLog.buffer);
+  const requestLog =
+    deps.config.requestLog &&
+    new RequestLog(
+      { store: deps.store.requests, metrics: deps.metrics, logger: deps.logger },
+      deps.config.requestLog.buffer,
+    );
   if (requestLog) workers.push(requestLog.worker());
   const proxy = createProxy(deps, deps.limits.limiter, requestLog);
   // Set once the app exists: the proxy's native route hands non-proxied paths back to Elysia.

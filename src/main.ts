@@ -54,7 +54,8 @@ function loadConfig(env: Record<string, string | undefined>): Config {
 const CHECKPOINT_WORKER = new URL("./store/sqlite/checkpoint-worker.ts", import.meta.url).href;
 
 /** Errors that mean the database file cannot be made or opened where DATABASE_URL points. */
-const CANNOT_OPEN = /^(ENOENT|EACCES|EPERM|EROFS|ENOTDIR|EISDIR|EEXIST|SQLITE_CANTOPEN|SQLITE_NOTADB|SQLITE_READONLY|SQLITE_PERM)/;
+const CANNOT_OPEN =
+  /^(ENOENT|EACCES|EPERM|EROFS|ENOTDIR|EISDIR|EEXIST|SQLITE_CANTOPEN|SQLITE_NOTADB|SQLITE_READONLY|SQLITE_PERM)/;
 
 /** Where DATABASE_URL points, for messages: never the URL itself, which may hold a password. */
 function databaseName(config: Config): string {
@@ -71,7 +72,8 @@ async function openDeps(config: Config, logger: Logger, server?: ServerOptions):
     if (error instanceof DatabaseInUseError) configurationError(`DATABASE_URL: ${error.message}`);
     if (error instanceof ConfigError) configurationError(error.message);
     const { code, message } = error as { code?: unknown; message?: string };
-    if (typeof code === "string" && CANNOT_OPEN.test(code)) configurationError(`DATABASE_URL: cannot open ${databaseName(config)}: ${message}`);
+    if (typeof code === "string" && CANNOT_OPEN.test(code))
+      configurationError(`DATABASE_URL: cannot open ${databaseName(config)}: ${message}`);
     throw error;
   }
 }
@@ -96,7 +98,9 @@ async function serve(argv: string[]): Promise<void> {
   const appUrl = `http://${config.host === "0.0.0.0" || config.host === "::" ? "127.0.0.1" : config.host}:${config.port}`;
   // The demo's simulator must be up before the config is final: it is the upstream.
   const signupApp = { id: signupAppId(env), secret: config.appSecret };
-  const demo = values.demo ? startDemoStack({ appUrl, names: config.platform, signupApp, print: (line) => console.log(line) }) : null;
+  const demo = values.demo
+    ? startDemoStack({ appUrl, names: config.platform, signupApp, print: (line) => console.log(line) })
+    : null;
   if (demo) config = loadConfig({ ...env, UPSTREAM_URL: demo.sim.url, ...demoSignupEnv(env, demo.sim) });
   const deps = await openDeps(config, createLogger(config.logLevel), { checkpointWorker: CHECKPOINT_WORKER });
   const app = createApp(deps);
@@ -108,14 +112,23 @@ async function serve(argv: string[]): Promise<void> {
     operator_api: config.adminToken !== null,
     traces: config.tracing?.url ?? "off",
   });
-  if (config.devMode) deps.logger.warn("DEV_MODE=1: webhook URLs may use http:// and loopback; never run production like this");
+  if (config.devMode)
+    deps.logger.warn("DEV_MODE=1: webhook URLs may use http:// and loopback; never run production like this");
   if (demo) {
     const credentials = await seedDemo({ ...deps, urlRules: app.relay.urlRules }, demo.sim, demo.receiver.url);
     demo.receiver.setSecret(credentials.endpointSecret);
-    console.log(demoBanner(credentials, { app: appUrl, simulator: demo.sim.url }, config.upstreamApiVersion, config.platform.product));
+    console.log(
+      demoBanner(
+        credentials,
+        { app: appUrl, simulator: demo.sim.url },
+        config.upstreamApiVersion,
+        config.platform.product,
+      ),
+    );
   } else if (deps.store.directory.accounts().length === 0) {
     deps.logger.info("no accounts yet; create the first one with", {
-      command: "switchboard admin accounts create --name 'Acme' --email ops@acme.example && switchboard admin users create <account_id> --email you@acme.example --password '<at least 10 characters>'",
+      command:
+        "switchboard admin accounts create --name 'Acme' --email ops@acme.example && switchboard admin users create <account_id> --email you@acme.example --password '<at least 10 characters>'",
     });
   }
   const shutdown = async (signal: string) => {
@@ -138,7 +151,10 @@ async function admin(argv: string[]): Promise<void> {
   }
   const config = loadConfig(process.env);
   // Standard output carries the command's JSON; log lines go to standard error.
-  const deps = await openDeps(config, createLogger(config.logLevel, (line) => process.stderr.write(line + "\n")));
+  const deps = await openDeps(
+    config,
+    createLogger(config.logLevel, (line) => process.stderr.write(line + "\n")),
+  );
   try {
     console.log(JSON.stringify(await runAdminCommand(deps, argv), null, 2));
   } catch (error) {
@@ -183,15 +199,23 @@ async function simulate(argv: string[]): Promise<void> {
     // Embedded Signup's stand-in: Switchboard's EMBEDDED_SIGNUP_SDK_URL=<this>/_sim/signup/sdk.js.
     signupApp: { id: signupAppId(process.env), secret: appSecret },
     wabas: args.wabas,
-    webhooks: args.webhookUrl === null ? undefined : {
-      url: args.webhookUrl,
-      onResult: ({ status, error }) => console.log(`simulator: webhook → ${status ?? error}`),
-    },
+    webhooks:
+      args.webhookUrl === null
+        ? undefined
+        : {
+            url: args.webhookUrl,
+            onResult: ({ status, error }) => console.log(`simulator: webhook → ${status ?? error}`),
+          },
     onMessageAccepted: (m) => console.log(`simulator: accepted ${m.type} message ${m.messageId} to ${m.to}`),
   });
-  console.log(`simulator: listening on ${sim.url} (UPSTREAM_URL=${sim.url})${args.webhookUrl ? `, webhooks to ${args.webhookUrl}` : ""}`);
-  console.log(`simulator: Embedded Signup stand-in at EMBEDDED_SIGNUP_SDK_URL=${sim.url}/_sim/signup/sdk.js (app id ${signupAppId(process.env)})`);
-  for (const signal of ["SIGINT", "SIGTERM"] as const) process.once(signal, () => void sim.stop().then(() => process.exit(0)));
+  console.log(
+    `simulator: listening on ${sim.url} (UPSTREAM_URL=${sim.url})${args.webhookUrl ? `, webhooks to ${args.webhookUrl}` : ""}`,
+  );
+  console.log(
+    `simulator: Embedded Signup stand-in at EMBEDDED_SIGNUP_SDK_URL=${sim.url}/_sim/signup/sdk.js (app id ${signupAppId(process.env)})`,
+  );
+  for (const signal of ["SIGINT", "SIGTERM"] as const)
+    process.once(signal, () => void sim.stop().then(() => process.exit(0)));
 }
 
 async function migrate(argv: string[]): Promise<void> {
@@ -213,13 +237,16 @@ async function migrate(argv: string[]): Promise<void> {
     bar.finish();
     const width = Math.max(...Object.keys(counts).map((name) => name.length));
     console.log("copied:");
-    for (const [table, rows] of Object.entries(counts)) console.log(`  ${table.padEnd(width)}  ${rows.toLocaleString("en")}`);
+    for (const [table, rows] of Object.entries(counts))
+      console.log(`  ${table.padEnd(width)}  ${rows.toLocaleString("en")}`);
   } catch (error) {
     bar.finish();
     if (error instanceof DatabaseInUseError) console.error(`switchboard: migrate: ${error.message}; stop it first`);
     else if (error instanceof TargetNotEmptyError) console.error(`switchboard: migrate: ${error.message}`);
     else if (error instanceof UncopyableRowError) {
-      console.error(`switchboard: migrate: cannot copy ${error.message}; mend or delete that row in the SQLite file and run again (nothing was copied)`);
+      console.error(
+        `switchboard: migrate: cannot copy ${error.message}; mend or delete that row in the SQLite file and run again (nothing was copied)`,
+      );
       process.exit(2);
     } else console.error(`switchboard: migrate failed, nothing was copied: ${(error as Error).message}`);
     process.exit(1);

@@ -35,7 +35,8 @@ const bunSql: Driver = {
     const sql = new SQL({ url: to, max });
     return {
       unsafe: (text, params) => sql.unsafe(text, params as never[]),
-      begin: (work) => sql.begin((tx) => work({ unsafe: (text, params) => tx.unsafe(text, params as never[]) })) as never,
+      begin: (work) =>
+        sql.begin((tx) => work({ unsafe: (text, params) => tx.unsafe(text, params as never[]) })) as never,
       listen: (channel, onnotify) => sql.listen(channel, onnotify),
       close: () => sql.close(),
     };
@@ -58,7 +59,8 @@ async function postgresJs(): Promise<Driver | null> {
       return {
         // Prepared, as Bun prepares every parameterised query by default.
         unsafe: (text, params) => sql.unsafe(text, params, { prepare: true }),
-        begin: (work) => sql.begin((tx: any) => work({ unsafe: (text, params) => tx.unsafe(text, params, { prepare: true }) })),
+        begin: (work) =>
+          sql.begin((tx: any) => work({ unsafe: (text, params) => tx.unsafe(text, params, { prepare: true }) })),
         listen: (channel, onnotify) => sql.listen(channel, onnotify),
         close: () => sql.end({ timeout: 1 }),
       };
@@ -66,7 +68,8 @@ async function postgresJs(): Promise<Driver | null> {
   };
 }
 
-const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((sorted.length * p) / 100))]!;
+const percentile = (sorted: number[], p: number) =>
+  sorted[Math.min(sorted.length - 1, Math.floor((sorted.length * p) / 100))]!;
 const ms = (n: number) => n.toFixed(3);
 function stats(samples: number[]) {
   const s = [...samples].sort((a, b) => a - b);
@@ -87,9 +90,11 @@ async function sequential(n: number, op: (i: number) => Promise<unknown>): Promi
 
 async function concurrently(total: number, workers: number, op: (i: number) => Promise<unknown>): Promise<void> {
   let next = 0;
-  await Promise.all(Array.from({ length: workers }, async () => {
-    while (next < total) await op(next++);
-  }));
+  await Promise.all(
+    Array.from({ length: workers }, async () => {
+      while (next < total) await op(next++);
+    }),
+  );
 }
 
 async function measure(driver: Driver): Promise<Record<string, string>> {
@@ -104,7 +109,11 @@ async function measure(driver: Driver): Promise<Record<string, string>> {
   const auto = stats(await sequential(2_000, (i) => one.unsafe("INSERT INTO t (id, v) VALUES ($1, $2)", [i, i])));
   out["INSERT + COMMIT (autocommit), p50 / p99 ms"] = `${ms(auto.p50)} / ${ms(auto.p99)}`;
   // The same in the driver's transaction: BEGIN, INSERT, COMMIT.
-  const tx = stats(await sequential(2_000, (i) => one.begin((t) => t.unsafe("INSERT INTO t (id, v) VALUES ($1, $2)", [10_000 + i, i]))));
+  const tx = stats(
+    await sequential(2_000, (i) =>
+      one.begin((t) => t.unsafe("INSERT INTO t (id, v) VALUES ($1, $2)", [10_000 + i, i])),
+    ),
+  );
   out["begin(INSERT), p50 / p99 ms"] = `${ms(tx.p50)} / ${ms(tx.p99)}`;
   await one.close();
 
@@ -127,9 +136,11 @@ async function measure(driver: Driver): Promise<Record<string, string>> {
   let stalls = 0;
   for (let run = 0; run < 10; run++) {
     const small = driver.open({ max: 4 });
-    const work = concurrently(2_000, 64, (i) => (i % 2 === 0
-      ? small.begin((t) => t.unsafe("UPDATE t SET v = v + 1 WHERE id = $1", [i % 2_000]))
-      : small.unsafe("UPDATE t SET v = v + 1 WHERE id = $1", [i % 2_000])));
+    const work = concurrently(2_000, 64, (i) =>
+      i % 2 === 0
+        ? small.begin((t) => t.unsafe("UPDATE t SET v = v + 1 WHERE id = $1", [i % 2_000]))
+        : small.unsafe("UPDATE t SET v = v + 1 WHERE id = $1", [i % 2_000]),
+    );
     if ((await withTimeout(work, 20_000)) === "timeout") stalls++;
     await withTimeout(small.close(), 2_000);
   }
@@ -154,8 +165,11 @@ async function measure(driver: Driver): Promise<Record<string, string>> {
   const reconnects: number[] = [];
   for (let round = 0; round < 3; round++) {
     const killed = performance.now();
-    await sender.unsafe(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity
-      WHERE datname = $1 AND pid <> pg_backend_pid() AND query ILIKE 'listen%'`, [DB]);
+    await sender.unsafe(
+      `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+      WHERE datname = $1 AND pid <> pg_backend_pid() AND query ILIKE 'listen%'`,
+      [DB],
+    );
     let delivered = false;
     const got = arrival().then(() => (delivered = true));
     while (!delivered && performance.now() - killed < 30_000) {
@@ -164,7 +178,9 @@ async function measure(driver: Driver): Promise<Record<string, string>> {
     }
     reconnects.push(delivered ? performance.now() - killed : Number.POSITIVE_INFINITY);
   }
-  out["LISTEN back after its session was ended, ms (3 rounds)"] = reconnects.map((t) => (Number.isFinite(t) ? t.toFixed(0) : "never")).join(" / ");
+  out["LISTEN back after its session was ended, ms (3 rounds)"] = reconnects
+    .map((t) => (Number.isFinite(t) ? t.toFixed(0) : "never"))
+    .join(" / ");
   await withTimeout(listener.close(), 2_000);
   await sender.close();
 
@@ -173,12 +189,17 @@ async function measure(driver: Driver): Promise<Record<string, string>> {
   nowhere.port = "9";
   const absent = driver.open({ max: 1, url: nowhere.toString() });
   start = performance.now();
-  const failed = await withTimeout(absent.unsafe("SELECT 1").then(() => "answered", (e) => String(e?.code ?? e?.message)), 30_000);
+  const failed = await withTimeout(
+    absent.unsafe("SELECT 1").then(
+      () => "answered",
+      (e) => String(e?.code ?? e?.message),
+    ),
+    30_000,
+  );
   out["query with no server: rejected after, ms"] = `${(performance.now() - start).toFixed(1)} (${failed})`;
   await withTimeout(absent.close(), 2_000);
   return out;
 }
-
 
 const admin = new SQL({ url: ADMIN_URL, max: 1 });
 await admin.unsafe(`CREATE DATABASE ${DB}`);
@@ -192,7 +213,8 @@ try {
   const names = [...results.keys()];
   console.log(`| measure | ${names.join(" | ")} |`);
   console.log(`|---|${names.map(() => "---:").join("|")}|`);
-  for (const row of Object.keys(results.get(names[0]!)!)) console.log(`| ${row} | ${names.map((n) => results.get(n)![row]).join(" | ")} |`);
+  for (const row of Object.keys(results.get(names[0]!)!))
+    console.log(`| ${row} | ${names.map((n) => results.get(n)![row]).join(" | ")} |`);
   if (drivers.length === 1) console.log("(postgres.js not installed: `npm install --no-save postgres@3` to compare)");
 } finally {
   await admin.unsafe(`DROP DATABASE IF EXISTS ${DB} WITH (FORCE)`);

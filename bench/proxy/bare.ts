@@ -8,13 +8,19 @@ const server = Bun.serve({
     const url = new URL(request.url);
     const response = await fetch(upstream + url.pathname + url.search, {
       method: request.method,
-      headers: { "content-type": request.headers.get("content-type") ?? "application/json", authorization: "Bearer upstream-token" },
+      headers: {
+        "content-type": request.headers.get("content-type") ?? "application/json",
+        authorization: "Bearer upstream-token",
+      },
       body: request.body,
       duplex: "half",
       decompress: false,
       redirect: "manual",
     } as RequestInit);
-    return new Response(response.body, { status: response.status, headers: { "content-type": response.headers.get("content-type") ?? "" } });
+    return new Response(response.body, {
+      status: response.status,
+      headers: { "content-type": response.headers.get("content-type") ?? "" },
+    });
   },
 });
 console.log(`listening ${server.port}`);

@@ -8,7 +8,11 @@ import { Database } from "bun:sqlite";
 export function logFootprint(dbPath: string): { bytes: number; records: number } {
   const db = new Database(dbPath, { readonly: true });
   try {
-    const pages = db.query<{ n: number }, []>("SELECT (SELECT page_count FROM pragma_page_count()) - (SELECT freelist_count FROM pragma_freelist_count()) AS n").get()!.n;
+    const pages = db
+      .query<{ n: number }, []>(
+        "SELECT (SELECT page_count FROM pragma_page_count()) - (SELECT freelist_count FROM pragma_freelist_count()) AS n",
+      )
+      .get()!.n;
     const size = db.query<{ page_size: number }, []>("PRAGMA page_size").get()!.page_size;
     const records = db.query<{ n: number }, []>("SELECT count(*) AS n FROM request_log").get()!.n;
     return { bytes: pages * size, records };

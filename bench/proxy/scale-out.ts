@@ -14,7 +14,9 @@ function redisPid(): number | undefined {
   return found ? Number(found) : undefined;
 }
 
-export async function startScaleOutBacking(port: number): Promise<{ env: Record<string, string>; redisPid?: number; stop(): Promise<void> }> {
+export async function startScaleOutBacking(
+  port: number,
+): Promise<{ env: Record<string, string>; redisPid?: number; stop(): Promise<void> }> {
   const cluster = await startPostgresCluster(port);
   const server = new SQL({ url: cluster.url, max: 1 });
   await server.unsafe("CREATE DATABASE switchboard");

@@ -24,7 +24,12 @@ const port = await (async () => {
   socket.stop(true);
   return free;
 })();
-const collector = Bun.spawn([process.execPath, "bench/proxy/collector.ts"], { cwd: ROOT, env: { ...process.env, PORT: String(port) }, stdout: "ignore", stderr: "inherit" });
+const collector = Bun.spawn([process.execPath, "bench/proxy/collector.ts"], {
+  cwd: ROOT,
+  env: { ...process.env, PORT: String(port) },
+  stdout: "ignore",
+  stderr: "inherit",
+});
 const collectorUrl = `http://127.0.0.1:${port}`;
 for (let i = 0; i < 100; i++) {
   try {
@@ -47,7 +52,15 @@ const decision = { allowed: true, limit: 80, remaining: 79, resetSeconds: 1, ret
  * them; the CPU it took, in µs per call.
  */
 async function run(ratio: number | null, calls: number): Promise<number> {
-  const tracing = ratio === null ? undefined : createTracing({ url: `${collectorUrl}/v1/traces`, serviceName: "bench", sampler: "parentbased_traceidratio", ratio });
+  const tracing =
+    ratio === null
+      ? undefined
+      : createTracing({
+          url: `${collectorUrl}/v1/traces`,
+          serviceName: "bench",
+          sampler: "parentbased_traceidratio",
+          ratio,
+        });
   const start = proxyCallTracer(tracing, "http://127.0.0.1:9000");
   const before = process.cpuUsage();
   const began = performance.now();
@@ -65,7 +78,9 @@ async function run(ratio: number | null, calls: number): Promise<number> {
 }
 
 try {
-  console.log(`${CALLS} calls at ${RATE}/s per row; CPU of this process per call, less that of the same loop with tracing off`);
+  console.log(
+    `${CALLS} calls at ${RATE}/s per row; CPU of this process per call, less that of the same loop with tracing off`,
+  );
   await run(null, 20_000);
   const off = await run(null, CALLS);
   console.log(`tracing off: ${off.toFixed(2)} µs per call (the loop and its pacing alone)`);
@@ -74,7 +89,9 @@ try {
     const before = ((await (await fetch(`${collectorUrl}/stats`)).json()) as { spans: number }).spans;
     const us = await run(ratio, CALLS);
     const spans = ((await (await fetch(`${collectorUrl}/stats`)).json()) as { spans: number }).spans - before;
-    console.log(`sampled at ${ratio}: +${(us - off).toFixed(2)} µs per call; the collector received ${(spans / CALLS).toFixed(2)} spans per call`);
+    console.log(
+      `sampled at ${ratio}: +${(us - off).toFixed(2)} µs per call; the collector received ${(spans / CALLS).toFixed(2)} spans per call`,
+    );
   }
 } finally {
   collector.kill();

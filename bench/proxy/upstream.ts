@@ -8,7 +8,11 @@ const answer = JSON.stringify({
   contacts: [{ input: "15550100", wa_id: "15550100" }],
   messages: [{ id: "wamid.HBgLMTU1NTAxMDAVAgARGBI5QTNDQTVCM0Q0Q0Q2RTY3RTcA" }],
 });
-const headers = { "content-type": "application/json", "x-upstream-trace-id": "AbCdEfGh123", "x-app-usage": '{"call_count":1,"total_cputime":1,"total_time":1}' };
+const headers = {
+  "content-type": "application/json",
+  "x-upstream-trace-id": "AbCdEfGh123",
+  "x-app-usage": '{"call_count":1,"total_cputime":1,"total_time":1}',
+};
 
 const server = Bun.serve({
   port: Number(process.env.PORT ?? 0),

@@ -19,7 +19,18 @@ import { SQL } from "bun";
 import { join } from "node:path";
 import { startPostgresCluster } from "../support/postgres-cluster.ts";
 import {
-  ackLine, BENCH_ADMIN, BENCH_APP_SECRET, fmt, flatOut, freePort, openLoop, pct, postEvent, setupAccounts, startReceiver, waitReady,
+  ackLine,
+  BENCH_ADMIN,
+  BENCH_APP_SECRET,
+  fmt,
+  flatOut,
+  freePort,
+  openLoop,
+  pct,
+  postEvent,
+  setupAccounts,
+  startReceiver,
+  waitReady,
 } from "../webhooks/load.ts";
 
 const RATE = Number(process.env.RATE ?? 500);
@@ -43,10 +54,19 @@ async function startInstance(): Promise<string> {
   const proc = Bun.spawn([process.execPath, join(ROOT, "src/main.ts"), "serve"], {
     cwd: ROOT,
     env: {
-      PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp", PORT: String(port), HOST: "127.0.0.1",
-      DATABASE_URL: databaseUrl, REDIS_URL: "redis://127.0.0.1:6379", REDIS_KEY_PREFIX: `switchboard-bench-${process.pid}:`,
-      APP_SECRET: BENCH_APP_SECRET, ADMIN_TOKEN: BENCH_ADMIN, ENCRYPTION_KEY: Buffer.alloc(32, 3).toString("base64"),
-      DEV_MODE: "1", UPSTREAM_URL: "http://127.0.0.1:9", LOG_LEVEL: "warn",
+      PATH: process.env.PATH ?? "",
+      HOME: process.env.HOME ?? "/tmp",
+      PORT: String(port),
+      HOST: "127.0.0.1",
+      DATABASE_URL: databaseUrl,
+      REDIS_URL: "redis://127.0.0.1:6379",
+      REDIS_KEY_PREFIX: `switchboard-bench-${process.pid}:`,
+      APP_SECRET: BENCH_APP_SECRET,
+      ADMIN_TOKEN: BENCH_ADMIN,
+      ENCRYPTION_KEY: Buffer.alloc(32, 3).toString("base64"),
+      DEV_MODE: "1",
+      UPSTREAM_URL: "http://127.0.0.1:9",
+      LOG_LEVEL: "warn",
     },
     stdout: "ignore",
     stderr: "inherit",
@@ -72,13 +92,17 @@ async function floor(): Promise<{ p50: number; p99: number }> {
   await db.close();
   times.sort((a, b) => a - b);
   console.log(`floor: a bare INSERT + COMMIT round trip, 3000 in a row on one connection`);
-  console.log(`  commit round trip        p50 ${fmt(pct(times, 50))}  p99 ${fmt(pct(times, 99))}  max ${fmt(times.at(-1)!)}`);
+  console.log(
+    `  commit round trip        p50 ${fmt(pct(times, 50))}  p99 ${fmt(pct(times, 99))}  max ${fmt(times.at(-1)!)}`,
+  );
   return { p50: pct(times, 50), p99: pct(times, 99) };
 }
 
 /** The sender's own HTTP round trip: the same events at the same rate, straight to the receiver. */
 async function httpFloor(): Promise<{ p50: number; p99: number }> {
-  const { acks } = await openLoop(RATE, SECONDS, (i) => postEvent(`${receiver.url}/reference`, 90_000_000 + i, ACCOUNTS));
+  const { acks } = await openLoop(RATE, SECONDS, (i) =>
+    postEvent(`${receiver.url}/reference`, 90_000_000 + i, ACCOUNTS),
+  );
   console.log(`reference: the same ${RATE * SECONDS} events at ${RATE}/s posted straight to the receiver (no relay)`);
   console.log(ackLine("HTTP round trip", acks));
   const ms = acks.map((a) => a.acked - a.sent).sort((a, b) => a - b);
@@ -98,7 +122,8 @@ async function cpuMs(pid: number, children = false): Promise<number> {
       continue;
     }
     const fields = stat.slice(stat.lastIndexOf(") ") + 2).split(" ");
-    if (Number(entry) === pid || (children && Number(fields[1]) === pid)) total += ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
+    if (Number(entry) === pid || (children && Number(fields[1]) === pid))
+      total += ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
   }
   return total;
 }
@@ -127,7 +152,9 @@ async function cpuSplit() {
 async function databaseCounts() {
   const [statements] = await server.unsafe(`SELECT COALESCE(SUM(calls), 0)::bigint AS calls FROM pg_stat_statements s
     JOIN pg_database d ON d.oid = s.dbid WHERE d.datname = 'switchboard'`);
-  const [commits] = await server.unsafe("SELECT xact_commit::bigint AS commits FROM pg_stat_database WHERE datname = 'switchboard'");
+  const [commits] = await server.unsafe(
+    "SELECT xact_commit::bigint AS commits FROM pg_stat_database WHERE datname = 'switchboard'",
+  );
   return { statements: Number(statements.calls), commits: Number(commits.commits) };
 }
 
@@ -138,20 +165,34 @@ async function flatPhase(label: string, bases: string[]): Promise<void> {
   const arrivedBefore = await receiver.arrived();
   const cpu = await cpuSplit();
   const start = performance.now();
-  const { events, sendSeconds } = await flatOut(CONCURRENCY, SECONDS, (i) => postEvent(`${bases[i % bases.length]}/webhooks/upstream`, 10_000_000 * (bases.length) + i, ACCOUNTS));
+  const { events, sendSeconds } = await flatOut(CONCURRENCY, SECONDS, (i) =>
+    postEvent(`${bases[i % bases.length]}/webhooks/upstream`, 10_000_000 * bases.length + i, ACCOUNTS),
+  );
   const delivered = (await receiver.waitFor(arrivedBefore + events * ACCOUNTS, 120_000)) - arrivedBefore;
   const seconds = (performance.now() - start) / 1000;
   await Bun.sleep(600);
   const after = await databaseCounts();
   const per = (n: number) => (n / Math.max(1, delivered)).toFixed(2);
-  console.log(`${label}: ${events} events acknowledged in ${sendSeconds.toFixed(1)} s (${(events / sendSeconds).toFixed(0)} events/s, ${CONCURRENCY} connections, ${ACCOUNTS} deliveries each)`);
-  console.log(`  delivered                ${delivered} of ${events * ACCOUNTS} in ${seconds.toFixed(1)} s = ${(delivered / seconds).toFixed(0)} deliveries/s sustained`);
-  console.log(`  per delivery             ${per(after.statements - before.statements)} SQL statements (each a round trip), ${per(after.commits - before.commits)} transactions (ingress's included)`);
+  console.log(
+    `${label}: ${events} events acknowledged in ${sendSeconds.toFixed(1)} s (${(events / sendSeconds).toFixed(0)} events/s, ${CONCURRENCY} connections, ${ACCOUNTS} deliveries each)`,
+  );
+  console.log(
+    `  delivered                ${delivered} of ${events * ACCOUNTS} in ${seconds.toFixed(1)} s = ${(delivered / seconds).toFixed(0)} deliveries/s sustained`,
+  );
+  console.log(
+    `  per delivery             ${per(after.statements - before.statements)} SQL statements (each a round trip), ${per(after.commits - before.commits)} transactions (ingress's included)`,
+  );
   console.log(await cpu(delivered));
-  const top = await server.unsafe(`SELECT calls::bigint AS calls, total_exec_time AS total, rows::bigint AS rows, left(regexp_replace(query, '\\s+', ' ', 'g'), 70) AS query
+  const top =
+    await server.unsafe(`SELECT calls::bigint AS calls, total_exec_time AS total, rows::bigint AS rows, left(regexp_replace(query, '\\s+', ' ', 'g'), 70) AS query
     FROM pg_stat_statements s JOIN pg_database d ON d.oid = s.dbid WHERE d.datname = 'switchboard' ORDER BY total_exec_time DESC LIMIT 4`);
-  for (const t of top) console.log(`    ${(Number(t.total) / 1000).toFixed(2).padStart(6)} s in ${String(t.calls).padStart(6)} calls (${(Number(t.total) / Number(t.calls)).toFixed(2)} ms each, ${t.rows} rows): ${t.query}`);
-  console.log(`  load average             ${(await Bun.file("/proc/loadavg").text()).split(" ").slice(0, 3).join(" ")}`);
+  for (const t of top)
+    console.log(
+      `    ${(Number(t.total) / 1000).toFixed(2).padStart(6)} s in ${String(t.calls).padStart(6)} calls (${(Number(t.total) / Number(t.calls)).toFixed(2)} ms each, ${t.rows} rows): ${t.query}`,
+    );
+  console.log(
+    `  load average             ${(await Bun.file("/proc/loadavg").text()).split(" ").slice(0, 3).join(" ")}`,
+  );
 }
 
 try {
@@ -165,15 +206,17 @@ try {
   }
   const phases = (process.env.PHASES ?? "steady,one,two").split(",");
   if (phases.includes("steady")) {
-  const http = await httpFloor();
-  const arrivedBefore = await receiver.arrived();
-  const steady = await openLoop(RATE, SECONDS, (i) => postEvent(`${first}/webhooks/upstream`, i, ACCOUNTS));
-  const delivered = (await receiver.waitFor(arrivedBefore + RATE * SECONDS * ACCOUNTS, 60_000)) - arrivedBefore;
-  console.log(`steady: ${RATE * SECONDS} events at ${RATE}/s to one instance, ${ACCOUNTS} deliveries each`);
-  console.log(ackLine("ingress ack latency", steady.acks));
-  const acked = steady.acks.map((a) => a.acked - a.sent).sort((a, b) => a - b);
-  console.log(`  against the floors       p50 ${(pct(acked, 50) / (http.p50 + commit.p50)).toFixed(1)}×, p99 ${(pct(acked, 99) / (http.p99 + commit.p99)).toFixed(1)}× (HTTP round trip + commit round trip); p99 ${(pct(acked, 99) / commit.p99).toFixed(1)}× the commit alone`);
-  console.log(`  delivered                ${delivered} of ${RATE * SECONDS * ACCOUNTS}`);
+    const http = await httpFloor();
+    const arrivedBefore = await receiver.arrived();
+    const steady = await openLoop(RATE, SECONDS, (i) => postEvent(`${first}/webhooks/upstream`, i, ACCOUNTS));
+    const delivered = (await receiver.waitFor(arrivedBefore + RATE * SECONDS * ACCOUNTS, 60_000)) - arrivedBefore;
+    console.log(`steady: ${RATE * SECONDS} events at ${RATE}/s to one instance, ${ACCOUNTS} deliveries each`);
+    console.log(ackLine("ingress ack latency", steady.acks));
+    const acked = steady.acks.map((a) => a.acked - a.sent).sort((a, b) => a - b);
+    console.log(
+      `  against the floors       p50 ${(pct(acked, 50) / (http.p50 + commit.p50)).toFixed(1)}×, p99 ${(pct(acked, 99) / (http.p99 + commit.p99)).toFixed(1)}× (HTTP round trip + commit round trip); p99 ${(pct(acked, 99) / commit.p99).toFixed(1)}× the commit alone`,
+    );
+    console.log(`  delivered                ${delivered} of ${RATE * SECONDS * ACCOUNTS}`);
   }
   if (phases.includes("one")) await flatPhase("one instance, flat out", [first]);
   if (phases.includes("two")) await flatPhase("two instances, flat out", [first, await startInstance()]);

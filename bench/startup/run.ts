@@ -17,8 +17,15 @@ for (let i = 0; i < runs; i++) {
   const dir = mkdtempSync(join(tmpdir(), "switchboard-startup-"));
   const started = performance.now();
   const proc = Bun.spawn([binary, "serve"], {
-    env: { DEV_MODE: "1", DATABASE_URL: `file:${dir}/db.sqlite`, PORT: String(port), HOST: "127.0.0.1", LOG_LEVEL: "warn" },
-    stdout: "ignore", stderr: "ignore",
+    env: {
+      DEV_MODE: "1",
+      DATABASE_URL: `file:${dir}/db.sqlite`,
+      PORT: String(port),
+      HOST: "127.0.0.1",
+      LOG_LEVEL: "warn",
+    },
+    stdout: "ignore",
+    stderr: "ignore",
   });
   for (;;) {
     try {

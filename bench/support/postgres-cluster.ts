@@ -20,13 +20,25 @@ function run(args: string[]): void {
   if (done.exitCode !== 0) throw new Error(`${args.join(" ")} failed: ${done.stderr.toString()}`);
 }
 
-export async function startPostgresCluster(port: number, settings: string[] = []): Promise<{ url: string; dataDir: string; logFile: string; stop(): void }> {
+export async function startPostgresCluster(
+  port: number,
+  settings: string[] = [],
+): Promise<{ url: string; dataDir: string; logFile: string; stop(): void }> {
   const dir = mkdtempSync(join(tmpdir(), "switchboard-bench-pg-"));
   chmodSync(dir, 0o777);
   const data = join(dir, "data");
   run([`${BIN}/initdb`, "-D", data, "-U", "postgres", "--auth=trust", "-E", "UTF8"]);
-  run([`${BIN}/pg_ctl`, "-D", data, "-l", join(dir, "log"), "-w", "start", "-o",
-    `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c shared_preload_libraries=pg_stat_statements,auto_explain -c max_connections=200 ${settings.map((s) => `-c ${s}`).join(" ")}`]);
+  run([
+    `${BIN}/pg_ctl`,
+    "-D",
+    data,
+    "-l",
+    join(dir, "log"),
+    "-w",
+    "start",
+    "-o",
+    `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c shared_preload_libraries=pg_stat_statements,auto_explain -c max_connections=200 ${settings.map((s) => `-c ${s}`).join(" ")}`,
+  ]);
   const url = `postgres://postgres@127.0.0.1:${port}/postgres`;
   return {
     url,

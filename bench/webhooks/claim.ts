@@ -3,10 +3,10 @@
  * must be claimed from a backlog (an endpoint was slow or down, or the relay fell behind) instead
  * of starting straight from ingress. Stores BACKLOG due, unleased deliveries for each of 5
  * endpoints, then claims them in batches of each size in BATCHES and records a successful attempt
- * for each, all through `SqliteWebhooks`, printing CPU per delivery.
+ * for each, all through `SqliteQueue`, printing CPU per delivery.
  * Run: bun bench/webhooks/claim.ts   (env BACKLOG, default 2000; BATCHES, default "1,5,25")
  */
-import type { NewDelivery, NewEvent } from "../../src/store/webhooks.ts";
+import type { NewDelivery, NewEvent } from "../../src/store/queue.ts";
 import { benchStore, eventAndDelivery, recordSuccess } from "./store-fixture.ts";
 
 const BACKLOG = Number(process.env.BACKLOG ?? 2000);
@@ -14,7 +14,7 @@ const BATCHES = (process.env.BATCHES ?? "1,5,25").split(",").map(Number);
 const ENDPOINTS = 5;
 
 const bench = await benchStore(ENDPOINTS);
-const hooks = bench.store.webhooks;
+const { queue } = bench.store;
 let clock = Date.now();
 
 /** BACKLOG events per endpoint, each with one due delivery that nobody holds. */
@@ -27,7 +27,7 @@ async function fillBacklog(): Promise<void> {
       events.push(event);
       deliveries.push(delivery);
     }
-    await hooks.enqueue(events, deliveries);
+    await queue.enqueue(events, deliveries);
   }
   clock += 1;
 }
@@ -37,12 +37,20 @@ for (const limit of BATCHES) {
   const before = process.cpuUsage();
   let claimed = 0;
   for (;;) {
-    const batch = await hooks.claimDue(clock, { leaseId: `lease_${claimed}`, limit, perEndpoint: 10, leaseMs: 70_000, maxBytes: Number.POSITIVE_INFINITY });
+    const batch = await queue.claimDue(clock, {
+      leaseId: `lease_${claimed}`,
+      limit,
+      perEndpoint: 10,
+      leaseMs: 70_000,
+      maxBytes: Number.POSITIVE_INFINITY,
+    });
     if (batch.length === 0) break;
     claimed += batch.length;
-    await Promise.all(batch.map((c) => recordSuccess(hooks, c.delivery, clock, c.leaseId)));
+    await Promise.all(batch.map((c) => recordSuccess(queue, c.delivery, clock, c.leaseId)));
   }
   const cpu = process.cpuUsage(before);
-  console.log(`claims of ${limit}: ${claimed} deliveries from a backlog of ${BACKLOG} per endpoint, ${((cpu.user + cpu.system) / claimed).toFixed(1)} µs CPU per delivery (claim + record)`);
+  console.log(
+    `claims of ${limit}: ${claimed} deliveries from a backlog of ${BACKLOG} per endpoint, ${((cpu.user + cpu.system) / claimed).toFixed(1)} µs CPU per delivery (claim + record)`,
+  );
 }
 bench.close();

@@ -9,7 +9,8 @@ import { hubSignature } from "../../src/webhooks/hub-signature.ts";
 export const BENCH_APP_SECRET = "bench-app-secret";
 export const BENCH_ADMIN = "bench-admin";
 export const epochNow = () => performance.timeOrigin + performance.now();
-export const pct = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+export const pct = (sorted: number[], p: number) =>
+  sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
 export const fmt = (ms: number) => `${ms.toFixed(2)} ms`;
 
 export function freePort(): number {
@@ -21,7 +22,10 @@ export function freePort(): number {
 
 /** The receiver (receiver.ts) in its own process; arrival times are epoch ms, comparable with epochNow(). */
 export async function startReceiver() {
-  const proc = Bun.spawn([process.execPath, join(import.meta.dir, "receiver.ts")], { stdout: "pipe", stderr: "inherit" });
+  const proc = Bun.spawn([process.execPath, join(import.meta.dir, "receiver.ts")], {
+    stdout: "pipe",
+    stderr: "inherit",
+  });
   const reader = proc.stdout.getReader();
   let text = "";
   while (!text.includes("\n")) {
@@ -35,7 +39,12 @@ export async function startReceiver() {
     proc,
     url,
     arrived: async () => Number(await (await fetch(`${url}/count`)).text()),
-    stats: async () => (await (await fetch(`${url}/stats`)).json()) as { count: number; cpuMs: number; arrivals: Record<string, number[]> },
+    stats: async () =>
+      (await (await fetch(`${url}/stats`)).json()) as {
+        count: number;
+        cpuMs: number;
+        arrivals: Record<string, number[]>;
+      },
     /** Waits until `target` deliveries have arrived, or `timeoutMs`; returns how many did. */
     async waitFor(target: number, timeoutMs: number): Promise<number> {
       const deadline = performance.now() + timeoutMs;
@@ -64,13 +73,28 @@ export async function waitReady(base: string): Promise<void> {
 /** `accounts` accounts, each with a WABA `waba<n>`, a number `pn<n>` and an endpoint on the receiver at `/a<n>`. */
 export async function setupAccounts(base: string, accounts: number, receiverUrl: string): Promise<void> {
   const adminCall = (method: string, path: string, body: unknown) =>
-    fetch(`${base}${path}`, { method, headers: { authorization: `Bearer ${BENCH_ADMIN}`, "content-type": "application/json" }, body: JSON.stringify(body) }).then((r) => r.json() as Promise<{ id: string }>);
+    fetch(`${base}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${BENCH_ADMIN}`, "content-type": "application/json" },
+      body: JSON.stringify(body),
+    }).then((r) => r.json() as Promise<{ id: string }>);
   for (let n = 0; n < accounts; n++) {
     const account = await adminCall("POST", "/admin/accounts", { name: `Bench ${n}`, email: `bench${n}@example.com` });
     await adminCall("POST", `/admin/accounts/${account.id}/wabas`, { waba_id: `waba${n}`, access_token: "t" });
-    await adminCall("POST", `/admin/accounts/${account.id}/numbers`, { phone_number_id: `pn${n}`, waba_id: `waba${n}`, kind: "embedded" });
-    await adminCall("POST", `/admin/accounts/${account.id}/users`, { email: `u${n}@example.com`, password: "bench password 1" });
-    const session = await fetch(`${base}/api/session`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ email: `u${n}@example.com`, password: "bench password 1" }) });
+    await adminCall("POST", `/admin/accounts/${account.id}/numbers`, {
+      phone_number_id: `pn${n}`,
+      waba_id: `waba${n}`,
+      kind: "embedded",
+    });
+    await adminCall("POST", `/admin/accounts/${account.id}/users`, {
+      email: `u${n}@example.com`,
+      password: "bench password 1",
+    });
+    const session = await fetch(`${base}/api/session`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ email: `u${n}@example.com`, password: "bench password 1" }),
+    });
     const cookie = session.headers.get("set-cookie")!.split(";")[0]!;
     const r = await fetch(`${base}/api/endpoints`, {
       method: "POST",
@@ -85,15 +109,25 @@ export async function setupAccounts(base: string, accounts: number, receiverUrl:
 export function benchEvent(i: number, accounts: number): { body: Uint8Array<ArrayBuffer>; signature: string } {
   const entries = Array.from({ length: accounts }, (_, n) => ({
     id: `waba${n}`,
-    changes: [{
-      field: "messages",
-      value: {
-        messaging_product: "whatsapp",
-        metadata: { display_phone_number: "15550001111", phone_number_id: `pn${n}` },
-        contacts: [{ profile: { name: "Bench" }, wa_id: "15550002222" }],
-        messages: [{ from: "15550002222", id: `wamid.bench.${i}.${n}`, timestamp: "1767225600", type: "text", text: { body: `hello ${i}` } }],
+    changes: [
+      {
+        field: "messages",
+        value: {
+          messaging_product: "whatsapp",
+          metadata: { display_phone_number: "15550001111", phone_number_id: `pn${n}` },
+          contacts: [{ profile: { name: "Bench" }, wa_id: "15550002222" }],
+          messages: [
+            {
+              from: "15550002222",
+              id: `wamid.bench.${i}.${n}`,
+              timestamp: "1767225600",
+              type: "text",
+              text: { body: `hello ${i}` },
+            },
+          ],
+        },
       },
-    }],
+    ],
   }));
   const body = new TextEncoder().encode(JSON.stringify({ object: "whatsapp_business_account", entry: entries }));
   return { body, signature: hubSignature(BENCH_APP_SECRET, body) };
@@ -105,14 +139,22 @@ export type Ack = { sent: number; acked: number };
 export async function postEvent(url: string, i: number, accounts: number): Promise<Ack> {
   const { body, signature } = benchEvent(i, accounts);
   const sent = epochNow();
-  const r = await fetch(url, { method: "POST", headers: { "content-type": "application/json", "x-hub-signature-256": signature }, body });
+  const r = await fetch(url, {
+    method: "POST",
+    headers: { "content-type": "application/json", "x-hub-signature-256": signature },
+    body,
+  });
   await r.arrayBuffer();
   if (r.status !== 200) throw new Error(`${url} answered ${r.status}`);
   return { sent, acked: epochNow() };
 }
 
 /** Posts `rate × seconds` events at `rate` per second (open loop: a slow answer does not delay the next post). */
-export async function openLoop(rate: number, seconds: number, post: (i: number) => Promise<Ack>): Promise<{ acks: Ack[]; start: number; sendSeconds: number }> {
+export async function openLoop(
+  rate: number,
+  seconds: number,
+  post: (i: number) => Promise<Ack>,
+): Promise<{ acks: Ack[]; start: number; sendSeconds: number }> {
   const total = rate * seconds;
   const acks: Ack[] = new Array(total);
   const pending: Promise<void>[] = [];
@@ -128,17 +170,23 @@ export async function openLoop(rate: number, seconds: number, post: (i: number) 
 }
 
 /** Posts from `connections` loops as fast as the answers come, for `seconds`; returns how many were acknowledged. */
-export async function flatOut(connections: number, seconds: number, post: (i: number) => Promise<Ack>): Promise<{ events: number; sendSeconds: number }> {
+export async function flatOut(
+  connections: number,
+  seconds: number,
+  post: (i: number) => Promise<Ack>,
+): Promise<{ events: number; sendSeconds: number }> {
   const start = performance.now();
   const stopAt = start + seconds * 1000;
   let next = 0;
   let events = 0;
-  await Promise.all(Array.from({ length: connections }, async () => {
-    while (performance.now() < stopAt) {
-      await post(next++);
-      events++;
-    }
-  }));
+  await Promise.all(
+    Array.from({ length: connections }, async () => {
+      while (performance.now() < stopAt) {
+        await post(next++);
+        events++;
+      }
+    }),
+  );
   return { events, sendSeconds: (performance.now() - start) / 1000 };
 }
 

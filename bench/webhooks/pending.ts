@@ -5,14 +5,14 @@
  * without running a 1 ms timer meanwhile.
  * Run: bun bench/webhooks/pending.ts   (env BACKLOG, 1,000,000 by default)
  */
-import type { NewDelivery, NewEvent } from "../../src/store/webhooks.ts";
+import type { NewDelivery, NewEvent } from "../../src/store/queue.ts";
 import { benchStore, eventAndDelivery, stallDuring } from "./store-fixture.ts";
 
 const BACKLOG = Number(process.env.BACKLOG ?? 1_000_000);
 const BATCH = 1_000;
 
 const bench = await benchStore(2);
-const hooks = bench.store.webhooks;
+const { queue } = bench.store;
 let at = Date.now();
 for (let i = 0; i < BACKLOG; i += BATCH) {
   const events: NewEvent[] = [];
@@ -22,12 +22,14 @@ for (let i = 0; i < BACKLOG; i += BATCH) {
     events.push(event);
     deliveries.push(delivery);
   }
-  await hooks.enqueue(events, deliveries);
+  await queue.enqueue(events, deliveries);
 }
 let counted = 0;
 for (let run = 1; run <= 3; run++) {
-  const { ms, longestStallMs } = await stallDuring(async () => (counted = await hooks.pendingCount()));
-  console.log(`pending count of ${counted} due deliveries, run ${run}: ${ms.toFixed(1)} ms; longest event-loop stall ${longestStallMs.toFixed(1)} ms`);
+  const { ms, longestStallMs } = await stallDuring(async () => (counted = await queue.pendingCount()));
+  console.log(
+    `pending count of ${counted} due deliveries, run ${run}: ${ms.toFixed(1)} ms; longest event-loop stall ${longestStallMs.toFixed(1)} ms`,
+  );
 }
 if (counted !== BACKLOG) throw new Error(`counted ${counted} of ${BACKLOG}`);
 bench.close();

@@ -6,7 +6,7 @@
  * (what a request arriving then would wait for at most).
  * Run: bun bench/webhooks/purge.ts   (env DELIVERIES, 100,000 by default)
  */
-import type { NewDelivery, NewEvent } from "../../src/store/webhooks.ts";
+import type { NewDelivery, NewEvent } from "../../src/store/queue.ts";
 import { benchStore, eventAndDelivery, recordSuccess, stallDuring, type BenchEndpoint } from "./store-fixture.ts";
 
 const DELIVERIES = Number(process.env.DELIVERIES ?? 100_000);
@@ -15,9 +15,12 @@ const BATCH = 500;
 
 // As the server opens it: with the thread that checkpoints the WAL beside it.
 const bench = await benchStore(2, {
-  backgroundCheckpoints: { workerUrl: new URL("../../src/store/sqlite/checkpoint-worker.ts", import.meta.url).href, onError: (m) => console.error(m) },
+  backgroundCheckpoints: {
+    workerUrl: new URL("../../src/store/sqlite/checkpoint-worker.ts", import.meta.url).href,
+    onError: (m) => console.error(m),
+  },
 });
-const hooks = bench.store.webhooks;
+const { queue } = bench.store;
 const now = Date.now();
 const [expiring, deleted] = bench.endpoints as [BenchEndpoint, BenchEndpoint];
 
@@ -30,8 +33,8 @@ async function deliver(endpoint: BenchEndpoint, from: number): Promise<void> {
       events.push(event);
       deliveries.push(delivery);
     }
-    await hooks.enqueue(events, deliveries);
-    await Promise.all(deliveries.map((d) => recordSuccess(hooks, d, d.createdAt)));
+    await queue.enqueue(events, deliveries);
+    await Promise.all(deliveries.map((d) => recordSuccess(queue, d, d.createdAt)));
   }
 }
 
@@ -42,8 +45,14 @@ async function timed(work: () => Promise<unknown>): Promise<string> {
 
 await deliver(expiring, now - 2 * DAY);
 await deliver(deleted, now - DELIVERIES);
-console.log(`purge of ${DELIVERIES} expired deliveries: ${await timed(() => hooks.purgeExpired(now, { "24h": DAY, "7d": 7 * DAY }))}`);
-console.log(`deletion of an endpoint with ${DELIVERIES} deliveries: ${await timed(() => hooks.deleteEndpoint(deleted.id))}`);
-const left = bench.store.db.$client.query("SELECT (SELECT COUNT(*) FROM deliveries) + (SELECT COUNT(*) FROM events) AS n").get() as { n: number };
+console.log(
+  `purge of ${DELIVERIES} expired deliveries: ${await timed(() => bench.store.retention.purgeWebhookHistory(now, { "24h": DAY, "7d": 7 * DAY }))}`,
+);
+console.log(
+  `deletion of an endpoint with ${DELIVERIES} deliveries: ${await timed(() => bench.store.endpoints.delete(deleted.id))}`,
+);
+const left = bench.store.db.$client
+  .query("SELECT (SELECT COUNT(*) FROM deliveries) + (SELECT COUNT(*) FROM events) AS n")
+  .get() as { n: number };
 if (left.n !== 0) throw new Error(`${left.n} rows left`);
 bench.close();

@@ -28,7 +28,19 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import {
-  ackLine, BENCH_ADMIN, BENCH_APP_SECRET, epochNow, flatOut as postFlatOut, fmt, freePort, openLoop as postOpenLoop, pct, postEvent, setupAccounts, startReceiver, waitReady,
+  ackLine,
+  BENCH_ADMIN,
+  BENCH_APP_SECRET,
+  epochNow,
+  flatOut as postFlatOut,
+  fmt,
+  freePort,
+  openLoop as postOpenLoop,
+  pct,
+  postEvent,
+  setupAccounts,
+  startReceiver,
+  waitReady,
 } from "./load.ts";
 
 const RATE = Number(process.env.RATE ?? 1000);
@@ -73,7 +85,8 @@ const serverThreadsMs = async () => {
   return split;
 };
 /** Bytes the server process has had written to the disk so far (/proc/<pid>/io): its WAL, checkpoints and all. */
-const serverDiskWrites = async () => Number(/^write_bytes: (\d+)$/m.exec(await Bun.file(`/proc/${server.pid}/io`).text())![1]);
+const serverDiskWrites = async () =>
+  Number(/^write_bytes: (\d+)$/m.exec(await Bun.file(`/proc/${server.pid}/io`).text())![1]);
 const selfCpuMs = () => {
   const c = process.cpuUsage();
   return (c.user + c.system) / 1000;
@@ -108,7 +121,9 @@ const server = Bun.spawn([process.execPath, ...serverFlags, join(ROOT, "src/main
     HOST: "127.0.0.1",
     // BENCH_DATABASE_URL=postgres://… measures the scale-out mode (an empty database; Redis named too).
     DATABASE_URL: process.env.BENCH_DATABASE_URL ?? `file:${join(dir, "bench.db")}`,
-    ...(process.env.BENCH_DATABASE_URL?.startsWith("postgres") ? { REDIS_URL: "redis://127.0.0.1:6379", REDIS_KEY_PREFIX: "switchboard-bench:" } : {}),
+    ...(process.env.BENCH_DATABASE_URL?.startsWith("postgres")
+      ? { REDIS_URL: "redis://127.0.0.1:6379", REDIS_KEY_PREFIX: "switchboard-bench:" }
+      : {}),
     APP_SECRET: BENCH_APP_SECRET,
     ADMIN_TOKEN: BENCH_ADMIN,
     ENCRYPTION_KEY: Buffer.alloc(32, 3).toString("base64"),
@@ -129,7 +144,15 @@ async function post(i: number, url = `${base}/webhooks/upstream`) {
 
 /** CPU used by each process over a phase, as a share of one core. */
 async function cpuMeter(deliveries: () => number) {
-  const before = { disk: await serverDiskWrites(), server: await serverCpuMs(), threads: await serverThreadsMs(), receiver: (await receiverStats()).cpuMs, sender: selfCpuMs(), steal: await stealMeter(), at: performance.now() };
+  const before = {
+    disk: await serverDiskWrites(),
+    server: await serverCpuMs(),
+    threads: await serverThreadsMs(),
+    receiver: (await receiverStats()).cpuMs,
+    sender: selfCpuMs(),
+    steal: await stealMeter(),
+    at: performance.now(),
+  };
   return async () => {
     const wall = performance.now() - before.at;
     const share = (ms: number) => `${((ms / wall) * 100).toFixed(0)} %`;
@@ -146,15 +169,20 @@ async function cpuMeter(deliveries: () => number) {
 }
 
 /** Posts events `first`… at RATE per second to ingress (or `url`). */
-const openLoop = (first: number, url?: string, seconds = SECONDS) => postOpenLoop(RATE, seconds, (i) => post(first + i, url));
+const openLoop = (first: number, url?: string, seconds = SECONDS) =>
+  postOpenLoop(RATE, seconds, (i) => post(first + i, url));
 
 async function reference(): Promise<void> {
   const steal = await stealMeter();
   const { acks } = await openLoop(30_000_000, `${receiverUrl}/reference`);
   const durable = await openLoop(31_000_000, `${receiverUrl}/durable`);
-  console.log(`reference: the same ${RATE * SECONDS} events at ${RATE}/s posted straight to the receiver (no relay), then to its /durable`);
+  console.log(
+    `reference: the same ${RATE * SECONDS} events at ${RATE}/s posted straight to the receiver (no relay), then to its /durable`,
+  );
   console.log(ackLine("round trip", acks));
-  console.log(ackLine("durable round trip", durable.acks) + "  (appended and flushed to disk before the answer, nothing else)");
+  console.log(
+    ackLine("durable round trip", durable.acks) + "  (appended and flushed to disk before the answer, nothing else)",
+  );
   console.log(await steal());
 }
 
@@ -185,8 +213,16 @@ async function serverHistogramMeter(metric: string, label: string, what: string)
 
 async function steady(): Promise<void> {
   const total = RATE * SECONDS;
-  const serverAcks = await serverHistogramMeter("switchboard_webhook_ack_seconds", "server-side ack", "handler start to 200 ready");
-  const walSyncs = await serverHistogramMeter("switchboard_wal_sync_seconds", "WAL flushes", "fdatasync start to its outcome on the server's thread");
+  const serverAcks = await serverHistogramMeter(
+    "switchboard_webhook_ack_seconds",
+    "server-side ack",
+    "handler start to 200 ready",
+  );
+  const walSyncs = await serverHistogramMeter(
+    "switchboard_wal_sync_seconds",
+    "WAL flushes",
+    "fdatasync start to its outcome on the server's thread",
+  );
   const arrivedBefore = await arrivedCount();
   let delivered = 0;
   const cpu = await cpuMeter(() => delivered);
@@ -198,12 +234,18 @@ async function steady(): Promise<void> {
   const toArrival: number[] = [];
   for (let i = 0; i < total; i++) for (const at of arrivals[i] ?? []) toArrival.push(at - acks[i]!.acked);
   toArrival.sort((a, b) => a - b);
-  console.log(`steady: ${total} events at ${RATE}/s over ${sendSeconds.toFixed(1)} s, ${ACCOUNTS} accounts each (${total * ACCOUNTS} deliveries)`);
+  console.log(
+    `steady: ${total} events at ${RATE}/s over ${sendSeconds.toFixed(1)} s, ${ACCOUNTS} accounts each (${total * ACCOUNTS} deliveries)`,
+  );
   console.log(ackLine("ingress ack latency", acks));
   console.log(await serverAcks());
   console.log(await walSyncs());
-  console.log(`  ack to arrival           p50 ${fmt(pct(toArrival, 50))}  p99 ${fmt(pct(toArrival, 99))}  (negative = arrived before the ack reached the sender)`);
-  console.log(`  delivered                ${delivered} of ${total * ACCOUNTS} in ${spanSeconds.toFixed(1)} s = ${(delivered / spanSeconds).toFixed(0)} deliveries/s`);
+  console.log(
+    `  ack to arrival           p50 ${fmt(pct(toArrival, 50))}  p99 ${fmt(pct(toArrival, 99))}  (negative = arrived before the ack reached the sender)`,
+  );
+  console.log(
+    `  delivered                ${delivered} of ${total * ACCOUNTS} in ${spanSeconds.toFixed(1)} s = ${(delivered / spanSeconds).toFixed(0)} deliveries/s`,
+  );
   console.log(cpuLine);
 }
 
@@ -217,9 +259,13 @@ async function outage(): Promise<void> {
   const { acks, start } = await openLoop(50_000_000);
   delivered = (await waitArrivals(arrivedBefore + total * ACCOUNTS, 120_000)) - arrivedBefore;
   const allIn = performance.now();
-  console.log(`outage: the receiver answered 503 for the first ${OUTAGE_MS} ms of ${total} events at ${RATE}/s over ${SECONDS} s, ${ACCOUNTS} accounts each`);
+  console.log(
+    `outage: the receiver answered 503 for the first ${OUTAGE_MS} ms of ${total} events at ${RATE}/s over ${SECONDS} s, ${ACCOUNTS} accounts each`,
+  );
   console.log(ackLine("ingress ack latency", acks));
-  console.log(`  delivered                ${delivered} of ${total * ACCOUNTS}; the last ${((allIn - outageEnds) / 1000).toFixed(1)} s after the outage ended (${((allIn - start) / 1000).toFixed(1)} s after the first event)`);
+  console.log(
+    `  delivered                ${delivered} of ${total * ACCOUNTS}; the last ${((allIn - outageEnds) / 1000).toFixed(1)} s after the outage ended (${((allIn - start) / 1000).toFixed(1)} s after the first event)`,
+  );
   console.log(await cpu());
 }
 
@@ -231,8 +277,12 @@ async function flatOut(): Promise<void> {
   const { events, sendSeconds } = await postFlatOut(CONCURRENCY, SECONDS, (i) => post(10_000_000 + i));
   delivered = (await waitArrivals(arrivedBefore + events * ACCOUNTS, 60_000)) - arrivedBefore;
   const seconds = (performance.now() - start) / 1000;
-  console.log(`flat out: ${events} events acknowledged in ${sendSeconds.toFixed(1)} s (${(events / sendSeconds).toFixed(0)} events/s, ${CONCURRENCY} connections)`);
-  console.log(`  delivered                ${delivered} of ${events * ACCOUNTS} in ${seconds.toFixed(1)} s = ${(delivered / seconds).toFixed(0)} deliveries/s sustained`);
+  console.log(
+    `flat out: ${events} events acknowledged in ${sendSeconds.toFixed(1)} s (${(events / sendSeconds).toFixed(0)} events/s, ${CONCURRENCY} connections)`,
+  );
+  console.log(
+    `  delivered                ${delivered} of ${events * ACCOUNTS} in ${seconds.toFixed(1)} s = ${(delivered / seconds).toFixed(0)} deliveries/s sustained`,
+  );
   console.log(await cpu());
 }
 

@@ -9,7 +9,8 @@ import { join } from "node:path";
 import { createSealer } from "../../src/crypto/sealer.ts";
 import { cryptoRandom } from "../../src/runtime/random.ts";
 import { openSqliteStore, type SqliteStore, type SqliteStoreOptions } from "../../src/store/sqlite/store.ts";
-import type { NewDelivery, NewEvent, WebhookStore } from "../../src/store/webhooks.ts";
+import type { DeliveryQueue } from "../../src/store/queue.ts";
+import type { NewDelivery, NewEvent } from "../../src/store/queue.ts";
 import { newDeliveryId, newEventId } from "../../src/webhooks/ids.ts";
 import { FAILURE_RULES } from "../../src/webhooks/outcome.ts";
 
@@ -19,10 +20,18 @@ export interface BenchEndpoint {
 }
 
 /** An upstream event's worth of bytes (one entry, a short text message). */
-const body = new TextEncoder().encode(JSON.stringify({ object: "whatsapp_business_account", entry: [{ id: "waba", changes: [{ field: "messages", value: { text: "x".repeat(300) } }] }] }));
+const body = new TextEncoder().encode(
+  JSON.stringify({
+    object: "whatsapp_business_account",
+    entry: [{ id: "waba", changes: [{ field: "messages", value: { text: "x".repeat(300) } }] }],
+  }),
+);
 
 /** Opens the store in a new directory under `parent` (the system's temporary one by default). */
-export async function benchStore(accounts: number, options: SqliteStoreOptions & { parent?: string } = {}): Promise<{
+export async function benchStore(
+  accounts: number,
+  options: SqliteStoreOptions & { parent?: string } = {},
+): Promise<{
   store: SqliteStore;
   endpoints: BenchEndpoint[];
   /** The WAL file's size now. */
@@ -36,11 +45,30 @@ export async function benchStore(accounts: number, options: SqliteStoreOptions &
   const endpoints: BenchEndpoint[] = [];
   for (let n = 0; n < accounts; n++) {
     const endpoint = { id: `ep_bench${n}`, accountId: `acc_bench${n}` };
-    await store.directory.createAccount({ id: endpoint.accountId, name: `Bench ${n}`, email: `b${n}@example.com`, billingStatus: "active", retention: "24h", maxNumbers: null, createdAt: now });
-    await store.webhooks.createEndpoint({
-      ...endpoint, url: `https://receiver.example/${n}`, fields: ["messages"], phoneNumberId: null, secret: "whsec_c2VjcmV0c2VjcmV0c2VjcmV0c2VjcmV0",
-      previousSecret: null, previousSecretExpiresAt: null, enabled: true, disabledReason: null, consecutiveFailures: 0, lastSuccessAt: null,
-      warnedAt: null, createdAt: now, updatedAt: now,
+    await store.directory.createAccount({
+      id: endpoint.accountId,
+      name: `Bench ${n}`,
+      email: `b${n}@example.com`,
+      billingStatus: "active",
+      retention: "24h",
+      maxNumbers: null,
+      createdAt: now,
+    });
+    await store.endpoints.create({
+      ...endpoint,
+      url: `https://receiver.example/${n}`,
+      fields: ["messages"],
+      phoneNumberId: null,
+      secret: "whsec_c2VjcmV0c2VjcmV0c2VjcmV0c2VjcmV0",
+      previousSecret: null,
+      previousSecretExpiresAt: null,
+      enabled: true,
+      disabledReason: null,
+      consecutiveFailures: 0,
+      lastSuccessAt: null,
+      warnedAt: null,
+      createdAt: now,
+      updatedAt: now,
     });
     endpoints.push(endpoint);
   }
@@ -59,20 +87,50 @@ export async function benchStore(accounts: number, options: SqliteStoreOptions &
 export const BENCH_LEASE = "lease_bench";
 
 /** One event for `endpoint`'s account and its first delivery, due at `at`; leased until `leaseUntil` when given (as ingress stores it). */
-export function eventAndDelivery(endpoint: BenchEndpoint, at: number, leaseUntil?: number): { event: NewEvent; delivery: NewDelivery } {
-  const event: NewEvent = { id: newEventId(cryptoRandom, at), accountId: endpoint.accountId, receivedAt: at, body, upstreamSignature: null, fields: ["messages"], isTest: false };
+export function eventAndDelivery(
+  endpoint: BenchEndpoint,
+  at: number,
+  leaseUntil?: number,
+): { event: NewEvent; delivery: NewDelivery } {
+  const event: NewEvent = {
+    id: newEventId(cryptoRandom, at),
+    accountId: endpoint.accountId,
+    receivedAt: at,
+    body,
+    upstreamSignature: null,
+    fields: ["messages"],
+    isTest: false,
+  };
   const delivery: NewDelivery = {
-    id: newDeliveryId(cryptoRandom, at), accountId: endpoint.accountId, endpointId: endpoint.id, eventId: event.id, nextAttemptAt: at, replayOf: null, createdAt: at,
+    id: newDeliveryId(cryptoRandom, at),
+    accountId: endpoint.accountId,
+    endpointId: endpoint.id,
+    eventId: event.id,
+    nextAttemptAt: at,
+    replayOf: null,
+    createdAt: at,
     lease: leaseUntil === undefined ? undefined : { id: BENCH_LEASE, until: leaseUntil },
   };
   return { event, delivery };
 }
 
 /** Records a first attempt of `delivery`, held under `leaseId`, answered 200. */
-export function recordSuccess(hooks: WebhookStore, delivery: Pick<NewDelivery, "id" | "endpointId">, at: number, leaseId = BENCH_LEASE): Promise<unknown> {
-  return hooks.completeAttempt({
-    deliveryId: delivery.id, leaseId, endpointId: delivery.endpointId, attempt: { number: 1, at, statusCode: 200, error: null, responseExcerpt: "ok", durationMs: 1 },
-    next: { status: "succeeded" }, effect: "success", deletePayload: false, now: at, rules: FAILURE_RULES,
+export function recordSuccess(
+  queue: DeliveryQueue,
+  delivery: Pick<NewDelivery, "id" | "endpointId">,
+  at: number,
+  leaseId = BENCH_LEASE,
+): Promise<unknown> {
+  return queue.completeAttempt({
+    deliveryId: delivery.id,
+    leaseId,
+    endpointId: delivery.endpointId,
+    attempt: { number: 1, at, statusCode: 200, error: null, responseExcerpt: "ok", durationMs: 1 },
+    next: { status: "succeeded" },
+    effect: "success",
+    deletePayload: false,
+    now: at,
+    rules: FAILURE_RULES,
   });
 }
 

@@ -5,7 +5,7 @@
  * row and one delivery per account) and completes the deliveries stored by the previous turn.
  * Run: bun bench/webhooks/store.ts   (env TURNS, EVENTS_PER_TURN, ACCOUNTS override the defaults)
  */
-import type { NewDelivery, NewEvent } from "../../src/store/webhooks.ts";
+import type { NewDelivery, NewEvent } from "../../src/store/queue.ts";
 import { benchStore, eventAndDelivery, recordSuccess } from "./store-fixture.ts";
 
 const TURNS = Number(process.env.TURNS ?? 4000);
@@ -13,7 +13,7 @@ const EVENTS_PER_TURN = Number(process.env.EVENTS_PER_TURN ?? 5);
 const ACCOUNTS = Number(process.env.ACCOUNTS ?? 5);
 
 const bench = await benchStore(ACCOUNTS);
-const hooks = bench.store.webhooks;
+const { queue } = bench.store;
 let clock = Date.now();
 
 function turnWork(): { events: NewEvent[]; deliveries: NewDelivery[] } {
@@ -38,8 +38,8 @@ const run = async (turns: number) => {
   for (let t = 0; t < turns; t++) {
     clock += 1;
     const { events, deliveries } = turnWork();
-    const work: Promise<unknown>[] = [hooks.enqueue(events, deliveries)];
-    for (const d of previous) work.push(recordSuccess(hooks, d, clock));
+    const work: Promise<unknown>[] = [queue.enqueue(events, deliveries)];
+    for (const d of previous) work.push(recordSuccess(queue, d, clock));
     await Promise.all(work);
     previous = deliveries;
   }
@@ -52,5 +52,7 @@ const wall = performance.now() - started;
 const after = cpu();
 const n = TURNS * EVENTS_PER_TURN * ACCOUNTS;
 const per = (ms: number) => `${((ms * 1000) / n).toFixed(1)} µs`;
-console.log(`store: ${n} deliveries in ${TURNS} turns of ${EVENTS_PER_TURN * ACCOUNTS}: ${(n / (wall / 1000)).toFixed(0)} deliveries/s; CPU per delivery ${per(after.user - before.user + after.system - before.system)} (user ${per(after.user - before.user)}, system ${per(after.system - before.system)}), wall ${per(wall)}`);
+console.log(
+  `store: ${n} deliveries in ${TURNS} turns of ${EVENTS_PER_TURN * ACCOUNTS}: ${(n / (wall / 1000)).toFixed(0)} deliveries/s; CPU per delivery ${per(after.user - before.user + after.system - before.system)} (user ${per(after.user - before.user)}, system ${per(after.system - before.system)}), wall ${per(wall)}`,
+);
 bench.close();

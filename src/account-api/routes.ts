@@ -16,35 +16,68 @@ export function accountApiRoutes(deps: Deps) {
   const phoneParams = t.Object({ phone_number_id: t.String() });
   return new Elysia({ prefix: "/api" })
     .use(requireSession(deps))
-    .get("/numbers", ({ accountId }) => ({
-      data: deps.store.directory.numbers(accountId).map((n) => accountNumberView(deps, n)),
-    }), { detail: detail("The account's numbers with condition, throughput level and rate limit") })
-    .post("/numbers", async ({ accountId, body, set }) => {
-      const number = await connectByoNumber(deps, accountId, body);
-      set.status = 201;
-      return accountNumberView(deps, number);
-    }, {
-      body: connectNumberBody,
-      detail: detail("Connect (or reconnect) a bring-your-own number; the credentials are checked upstream first"),
-    })
-    .post("/numbers/:phone_number_id/sync", async ({ accountId, params }) =>
-      accountNumberView(deps, await resyncNumber(deps, accountId, params.phone_number_id)), {
-      params: phoneParams,
-      detail: detail("Check again: re-read a number's details (throughput level) from upstream with its WABA's token; a good read connects a WABA whose token was revoked and a restricted, flagged or unregistered number again, an upstream error sets its state with its cause"),
-    })
-    .get("/api-keys", ({ accountId }) => ({
-      data: deps.store.directory.apiKeys(accountId).sort((a, b) => b.createdAt - a.createdAt).map(apiKeyView),
-    }), { detail: detail("The account's API keys (prefix and times, never the key)") })
-    .post("/api-keys", async ({ accountId, body, set }) => {
-      const { key, record } = await createApiKey(deps, accountId, body);
-      set.status = 201;
-      return { ...apiKeyView(record), key };
-    }, { body: createApiKeyBody, detail: detail("Create an API key (the key is shown only in this answer)") })
-    .delete("/api-keys/:id", async ({ accountId, params, set }) => {
-      await revokeApiKey(deps, params.id, accountId);
-      set.status = 204;
-    }, { params: t.Object({ id: t.String() }), detail: detail("Revoke an API key") })
-    .get("/notifications", async ({ accountId }) => ({
-      data: (await deps.store.notifications.list(accountId)).map(notificationView),
-    }), { detail: detail("Warning and disable emails sent to the account") });
+    .get(
+      "/numbers",
+      ({ accountId }) => ({
+        data: deps.store.directory.numbers(accountId).map((n) => accountNumberView(deps, n)),
+      }),
+      { detail: detail("The account's numbers with condition, throughput level and rate limit") },
+    )
+    .post(
+      "/numbers",
+      async ({ accountId, body, set }) => {
+        const number = await connectByoNumber(deps, accountId, body);
+        set.status = 201;
+        return accountNumberView(deps, number);
+      },
+      {
+        body: connectNumberBody,
+        detail: detail("Connect (or reconnect) a bring-your-own number; the credentials are checked upstream first"),
+      },
+    )
+    .post(
+      "/numbers/:phone_number_id/sync",
+      async ({ accountId, params }) =>
+        accountNumberView(deps, await resyncNumber(deps, accountId, params.phone_number_id)),
+      {
+        params: phoneParams,
+        detail: detail(
+          "Check again: re-read a number's details (throughput level) from upstream with its WABA's token; a good read connects a WABA whose token was revoked and a restricted, flagged or unregistered number again, an upstream error sets its state with its cause",
+        ),
+      },
+    )
+    .get(
+      "/api-keys",
+      ({ accountId }) => ({
+        data: deps.store.directory
+          .apiKeys(accountId)
+          .sort((a, b) => b.createdAt - a.createdAt)
+          .map(apiKeyView),
+      }),
+      { detail: detail("The account's API keys (prefix and times, never the key)") },
+    )
+    .post(
+      "/api-keys",
+      async ({ accountId, body, set }) => {
+        const { key, record } = await createApiKey(deps, accountId, body);
+        set.status = 201;
+        return { ...apiKeyView(record), key };
+      },
+      { body: createApiKeyBody, detail: detail("Create an API key (the key is shown only in this answer)") },
+    )
+    .delete(
+      "/api-keys/:id",
+      async ({ accountId, params, set }) => {
+        await revokeApiKey(deps, params.id, accountId);
+        set.status = 204;
+      },
+      { params: t.Object({ id: t.String() }), detail: detail("Revoke an API key") },
+    )
+    .get(
+      "/notifications",
+      async ({ accountId }) => ({
+        data: (await deps.store.notifications.list(accountId)).map(notificationView),
+      }),
+      { detail: detail("Warning and disable emails sent to the account") },
+    );
 }

@@ -5,7 +5,10 @@ import type { Directory } from "../store/store.ts";
 import type { Notification, PhoneNumber } from "../store/types.ts";
 
 /** A number as its owner sees it: the operator's view plus what the state means and its rate limit. */
-export function accountNumberView(deps: { store: { directory: Directory }; config: Pick<Config, "embeddedSignup"> }, number: PhoneNumber) {
+export function accountNumberView(
+  deps: { store: { directory: Directory }; config: Pick<Config, "embeddedSignup"> },
+  number: PhoneNumber,
+) {
   const waba = deps.store.directory.waba(number.wabaId);
   const condition = numberCondition(number, waba, { signup: deps.config.embeddedSignup !== null });
   return {

@@ -6,8 +6,14 @@ import type { Deps } from "../runtime/deps.ts";
 import { randomId } from "../runtime/random.ts";
 import { NO_CAUSE, type Account, type ApiKey, type PhoneNumber, type User, type Waba } from "../store/types.ts";
 import type {
-  CreateAccountInput, CreateApiKeyInput, CreateNumberInput, CreateUserInput, CreateWabaInput,
-  UpdateAccountInput, UpdateNumberInput, UpdateWabaInput,
+  CreateAccountInput,
+  CreateApiKeyInput,
+  CreateNumberInput,
+  CreateUserInput,
+  CreateWabaInput,
+  UpdateAccountInput,
+  UpdateNumberInput,
+  UpdateWabaInput,
 } from "./schemas.ts";
 
 /**
@@ -21,7 +27,6 @@ export function getAccount(deps: Pick<OpDeps, "store">, id: string): Account {
   if (!account) throw new AppError("not_found", `No account ${id}.`);
   return account;
 }
-
 
 export async function createAccount(deps: OpDeps, input: CreateAccountInput): Promise<Account> {
   return deps.store.directory.createAccount({
@@ -63,7 +68,11 @@ export async function createUser(deps: OpDeps, accountId: string, input: CreateU
 }
 
 /** Creates a key; the plain key is returned only here and never stored. */
-export async function createApiKey(deps: OpDeps, accountId: string, input: CreateApiKeyInput): Promise<{ key: string; record: ApiKey }> {
+export async function createApiKey(
+  deps: OpDeps,
+  accountId: string,
+  input: CreateApiKeyInput,
+): Promise<{ key: string; record: ApiKey }> {
   getAccount(deps, accountId);
   const key = generateApiKey(deps.random, input.mode);
   const record = await deps.store.directory.createApiKey({
@@ -82,7 +91,8 @@ export async function createApiKey(deps: OpDeps, accountId: string, input: Creat
 /** Revokes a key; `accountId` scopes the look-up for the dashboard, where other accounts' keys are 404. */
 export async function revokeApiKey(deps: OpDeps, id: string, accountId?: string): Promise<ApiKey> {
   const key = deps.store.directory.apiKey(id);
-  if (!key || (accountId !== undefined && key.accountId !== accountId)) throw new AppError("not_found", `No API key ${id}.`);
+  if (!key || (accountId !== undefined && key.accountId !== accountId))
+    throw new AppError("not_found", `No API key ${id}.`);
   return (await deps.store.directory.revokeApiKey(id, deps.clock.now()))!;
 }
 
@@ -133,7 +143,11 @@ export function getNumber(deps: OpDeps, phoneNumberId: string): PhoneNumber {
  * Re-reads a number's details from upstream; on failure the number keeps its level and records
  * why. `check`: the read is also a check of its condition ("Check again", see applySync).
  */
-export async function syncNumber(deps: OpDeps, phoneNumberId: string, options: { check?: boolean } = {}): Promise<PhoneNumber> {
+export async function syncNumber(
+  deps: OpDeps,
+  phoneNumberId: string,
+  options: { check?: boolean } = {},
+): Promise<PhoneNumber> {
   const number = getNumber(deps, phoneNumberId);
   return applySync(deps, phoneNumberId, await fetchNumberDetails(deps, number, getWaba(deps, number.wabaId)), options);
 }
@@ -147,16 +161,31 @@ export async function syncNumber(deps: OpDeps, phoneNumberId: string, options: {
  * flagged or unregistered number are connected again. The read when a number is first connected
  * is not such a check: it only fills in the details.
  */
-export async function applySync(deps: OpDeps, phoneNumberId: string, result: SyncResult, { check = false }: { check?: boolean } = {}): Promise<PhoneNumber> {
+export async function applySync(
+  deps: OpDeps,
+  phoneNumberId: string,
+  result: SyncResult,
+  { check = false }: { check?: boolean } = {},
+): Promise<PhoneNumber> {
   const now = deps.clock.now();
   const number = getNumber(deps, phoneNumberId);
   if (!result.ok) {
     deps.logger.warn("number sync failed", { phone_number_id: phoneNumberId, reason: result.reason });
-    const effect = check && result.fault ? effectOfFault(result.fault, { idKind: "number", wabaId: number.wabaId, phoneNumberId }) : null;
-    if (effect) await applyEffect({ directory: deps.store.directory, clock: deps.clock, logger: deps.logger }, effect, null);
+    const effect =
+      check && result.fault
+        ? effectOfFault(result.fault, { idKind: "number", wabaId: number.wabaId, phoneNumberId })
+        : null;
+    if (effect)
+      await applyEffect({ directory: deps.store.directory, clock: deps.clock, logger: deps.logger }, effect, null);
     return (await deps.store.directory.updateNumber(phoneNumberId, { syncError: result.reason, updatedAt: now }))!;
   }
-  if (!check) return (await deps.store.directory.updateNumber(phoneNumberId, { ...result.details, syncedAt: now, syncError: null, updatedAt: now }))!;
+  if (!check)
+    return (await deps.store.directory.updateNumber(phoneNumberId, {
+      ...result.details,
+      syncedAt: now,
+      syncError: null,
+      updatedAt: now,
+    }))!;
   if (deps.store.directory.waba(number.wabaId)?.status === "token_revoked") {
     await deps.store.directory.updateWaba(number.wabaId, { status: "connected", ...NO_CAUSE, updatedAt: now });
   }
@@ -185,11 +214,19 @@ export function assertPlanRoom(deps: OpDeps, account: Account): void {
  * Connects a number and reads its details from upstream, unless the caller has just read them
  * (`details`), so upstream is asked once.
  */
-export async function createNumber(deps: OpDeps, accountId: string, input: CreateNumberInput, details?: SyncResult): Promise<PhoneNumber> {
+export async function createNumber(
+  deps: OpDeps,
+  accountId: string,
+  input: CreateNumberInput,
+  details?: SyncResult,
+): Promise<PhoneNumber> {
   const account = getAccount(deps, accountId);
   const waba = deps.store.directory.waba(input.waba_id);
   if (!waba || waba.accountId !== accountId) {
-    throw new AppError("invalid_request", `WABA ${input.waba_id} is not connected to account ${accountId}; add it first.`);
+    throw new AppError(
+      "invalid_request",
+      `WABA ${input.waba_id} is not connected to account ${accountId}; add it first.`,
+    );
   }
   const taken = () => new AppError("conflict", `Number ${input.phone_number_id} is already connected.`);
   if (deps.store.directory.number(input.phone_number_id)) throw taken();
@@ -217,7 +254,15 @@ export function newNumber(accountId: string, input: CreateNumberInput, now: numb
   };
 }
 
-export async function updateNumber(deps: OpDeps, phoneNumberId: string, input: UpdateNumberInput): Promise<PhoneNumber> {
+export async function updateNumber(
+  deps: OpDeps,
+  phoneNumberId: string,
+  input: UpdateNumberInput,
+): Promise<PhoneNumber> {
   getNumber(deps, phoneNumberId);
-  return (await deps.store.directory.updateNumber(phoneNumberId, { status: input.status, ...(input.status !== undefined ? NO_CAUSE : {}), updatedAt: deps.clock.now() }))!;
+  return (await deps.store.directory.updateNumber(phoneNumberId, {
+    status: input.status,
+    ...(input.status !== undefined ? NO_CAUSE : {}),
+    updatedAt: deps.clock.now(),
+  }))!;
 }

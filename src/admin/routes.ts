@@ -10,77 +10,140 @@ import { deleteOnboarding, listOnboardings, onboardingQuery, onboardingView } fr
 /** The operator API (CONTRACT 3): thin routes over admin/operations.ts. */
 export function adminRoutes(deps: Deps) {
   const detail = { tags: ["Operator API"], security: [{ adminToken: [] }] };
-  return new Elysia({ prefix: "/admin" })
-    // onTransform runs before body validation, so an unauthenticated caller learns nothing about the schema.
-    .onTransform(({ request }) => checkAdminToken(deps.config.adminToken, request.headers.get("authorization")))
-    .get("/usage", async ({ query }) => {
-      if (query.account_id) ops.getAccount(deps, query.account_id);
-      return { data: (await usage(deps, query.account_id || null, query.from, query.to)).map(usageView) };
-    }, {
-      query: usageQuery,
-      detail: { ...detail, summary: "Proxied calls per hour per number (or WABA) of one account or all: forwarded by allow-list row, upstream errors by code, our refusals by code; from and to are ISO 8601 times" },
-    })
-    .post("/accounts", async ({ body, set }) => {
-      set.status = 201;
-      return accountView(await ops.createAccount(deps, body));
-    }, { body: s.createAccountBody, detail: { ...detail, summary: "Create an account" } })
-    .get("/accounts/:id", ({ params }) => accountView(ops.getAccount(deps, params.id)), {
-      detail: { ...detail, summary: "Read an account" },
-    })
-    .patch("/accounts/:id", async ({ params, body }) => accountView(await ops.updateAccount(deps, params.id, body)), {
-      body: s.updateAccountBody,
-      detail: { ...detail, summary: "Change an account's name, email, billing state, retention or plan allowance" },
-    })
-    .post("/accounts/:id/users", async ({ params, body, set }) => {
-      const user = await ops.createUser(deps, params.id, body);
-      set.status = 201;
-      return userView(user);
-    }, { body: s.createUserBody, detail: { ...detail, summary: "Create a dashboard login for an account" } })
-    .post("/accounts/:id/api-keys", async ({ params, body, set }) => {
-      const { key, record } = await ops.createApiKey(deps, params.id, body);
-      set.status = 201;
-      return { ...apiKeyView(record), key };
-    }, { body: s.createApiKeyBody, detail: { ...detail, summary: "Create an API key (the key is shown only in this answer)" } })
-    .delete("/api-keys/:id", async ({ params, set }) => {
-      await ops.revokeApiKey(deps, params.id);
-      set.status = 204;
-    }, { detail: { ...detail, summary: "Revoke an API key" } })
-    .post("/accounts/:id/wabas", async ({ params, body, set }) => {
-      set.status = 201;
-      return wabaView(await ops.createWaba(deps, params.id, body));
-    }, { body: s.createWabaBody, detail: { ...detail, summary: "Connect a WABA with its upstream access token" } })
-    .get("/wabas/:waba_id", ({ params }) => wabaView(ops.getWaba(deps, params.waba_id)), {
-      detail: { ...detail, summary: "Read a WABA's connection state" },
-    })
-    .patch("/wabas/:waba_id", async ({ params, body }) => wabaView(await ops.updateWaba(deps, params.waba_id, body)), {
-      body: s.updateWabaBody,
-      detail: { ...detail, summary: "Change a WABA's state or access token" },
-    })
-    .post("/accounts/:id/numbers", async ({ params, body, set }) => {
-      set.status = 201;
-      return numberView(await ops.createNumber(deps, params.id, body));
-    }, { body: s.createNumberBody, detail: { ...detail, summary: "Connect a number; its details are synced from upstream" } })
-    .get("/numbers/:phone_number_id", ({ params }) => numberView(ops.getNumber(deps, params.phone_number_id)), {
-      detail: { ...detail, summary: "Read a number's state and throughput level" },
-    })
-    .patch("/numbers/:phone_number_id", async ({ params, body }) =>
-      numberView(await ops.updateNumber(deps, params.phone_number_id, body)), {
-      body: s.updateNumberBody,
-      detail: { ...detail, summary: "Change a number's connection state" },
-    })
-    .post("/numbers/:phone_number_id/sync", async ({ params }) => numberView(await ops.syncNumber(deps, params.phone_number_id, { check: true })), {
-      detail: { ...detail, summary: "Re-read a number's details from upstream" },
-    })
-    .get("/onboardings", async ({ query }) => ({ data: (await listOnboardings(deps, query)).map(onboardingView) }), {
-      query: onboardingQuery,
-      detail: { ...detail, summary: "Embedded Signup records not expired, newest first, by account and number: each signup's steps, account and expiry (never its code, token or PIN)" },
-    })
-    .delete("/onboardings/:id", async ({ params }) => onboardingView(await deleteOnboarding(deps, params.id)), {
-      params: t.Object({ id: t.String({ maxLength: 64 }) }),
-      detail: { ...detail, summary: "Delete an Embedded Signup record (a stuck or unwanted signup): its number is free for other accounts again; answers the record as it was" },
-    })
-    .get("/accounts/:id/numbers", ({ params }) => {
-      ops.getAccount(deps, params.id);
-      return { data: deps.store.directory.numbers(params.id).map(numberView) };
-    }, { params: t.Object({ id: t.String() }), detail: { ...detail, summary: "List an account's numbers" } });
+  return (
+    new Elysia({ prefix: "/admin" })
+      // onTransform runs before body validation, so an unauthenticated caller learns nothing about the schema.
+      .onTransform(({ request }) => checkAdminToken(deps.config.adminToken, request.headers.get("authorization")))
+      .get(
+        "/usage",
+        async ({ query }) => {
+          if (query.account_id) ops.getAccount(deps, query.account_id);
+          return { data: (await usage(deps, query.account_id || null, query.from, query.to)).map(usageView) };
+        },
+        {
+          query: usageQuery,
+          detail: {
+            ...detail,
+            summary:
+              "Proxied calls per hour per number (or WABA) of one account or all: forwarded by allow-list row, upstream errors by code, our refusals by code; from and to are ISO 8601 times",
+          },
+        },
+      )
+      .post(
+        "/accounts",
+        async ({ body, set }) => {
+          set.status = 201;
+          return accountView(await ops.createAccount(deps, body));
+        },
+        { body: s.createAccountBody, detail: { ...detail, summary: "Create an account" } },
+      )
+      .get("/accounts/:id", ({ params }) => accountView(ops.getAccount(deps, params.id)), {
+        detail: { ...detail, summary: "Read an account" },
+      })
+      .patch("/accounts/:id", async ({ params, body }) => accountView(await ops.updateAccount(deps, params.id, body)), {
+        body: s.updateAccountBody,
+        detail: { ...detail, summary: "Change an account's name, email, billing state, retention or plan allowance" },
+      })
+      .post(
+        "/accounts/:id/users",
+        async ({ params, body, set }) => {
+          const user = await ops.createUser(deps, params.id, body);
+          set.status = 201;
+          return userView(user);
+        },
+        { body: s.createUserBody, detail: { ...detail, summary: "Create a dashboard login for an account" } },
+      )
+      .post(
+        "/accounts/:id/api-keys",
+        async ({ params, body, set }) => {
+          const { key, record } = await ops.createApiKey(deps, params.id, body);
+          set.status = 201;
+          return { ...apiKeyView(record), key };
+        },
+        {
+          body: s.createApiKeyBody,
+          detail: { ...detail, summary: "Create an API key (the key is shown only in this answer)" },
+        },
+      )
+      .delete(
+        "/api-keys/:id",
+        async ({ params, set }) => {
+          await ops.revokeApiKey(deps, params.id);
+          set.status = 204;
+        },
+        { detail: { ...detail, summary: "Revoke an API key" } },
+      )
+      .post(
+        "/accounts/:id/wabas",
+        async ({ params, body, set }) => {
+          set.status = 201;
+          return wabaView(await ops.createWaba(deps, params.id, body));
+        },
+        { body: s.createWabaBody, detail: { ...detail, summary: "Connect a WABA with its upstream access token" } },
+      )
+      .get("/wabas/:waba_id", ({ params }) => wabaView(ops.getWaba(deps, params.waba_id)), {
+        detail: { ...detail, summary: "Read a WABA's connection state" },
+      })
+      .patch(
+        "/wabas/:waba_id",
+        async ({ params, body }) => wabaView(await ops.updateWaba(deps, params.waba_id, body)),
+        {
+          body: s.updateWabaBody,
+          detail: { ...detail, summary: "Change a WABA's state or access token" },
+        },
+      )
+      .post(
+        "/accounts/:id/numbers",
+        async ({ params, body, set }) => {
+          set.status = 201;
+          return numberView(await ops.createNumber(deps, params.id, body));
+        },
+        {
+          body: s.createNumberBody,
+          detail: { ...detail, summary: "Connect a number; its details are synced from upstream" },
+        },
+      )
+      .get("/numbers/:phone_number_id", ({ params }) => numberView(ops.getNumber(deps, params.phone_number_id)), {
+        detail: { ...detail, summary: "Read a number's state and throughput level" },
+      })
+      .patch(
+        "/numbers/:phone_number_id",
+        async ({ params, body }) => numberView(await ops.updateNumber(deps, params.phone_number_id, body)),
+        {
+          body: s.updateNumberBody,
+          detail: { ...detail, summary: "Change a number's connection state" },
+        },
+      )
+      .post(
+        "/numbers/:phone_number_id/sync",
+        async ({ params }) => numberView(await ops.syncNumber(deps, params.phone_number_id, { check: true })),
+        {
+          detail: { ...detail, summary: "Re-read a number's details from upstream" },
+        },
+      )
+      .get("/onboardings", async ({ query }) => ({ data: (await listOnboardings(deps, query)).map(onboardingView) }), {
+        query: onboardingQuery,
+        detail: {
+          ...detail,
+          summary:
+            "Embedded Signup records not expired, newest first, by account and number: each signup's steps, account and expiry (never its code, token or PIN)",
+        },
+      })
+      .delete("/onboardings/:id", async ({ params }) => onboardingView(await deleteOnboarding(deps, params.id)), {
+        params: t.Object({ id: t.String({ maxLength: 64 }) }),
+        detail: {
+          ...detail,
+          summary:
+            "Delete an Embedded Signup record (a stuck or unwanted signup): its number is free for other accounts again; answers the record as it was",
+        },
+      })
+      .get(
+        "/accounts/:id/numbers",
+        ({ params }) => {
+          ops.getAccount(deps, params.id);
+          return { data: deps.store.directory.numbers(params.id).map(numberView) };
+        },
+        { params: t.Object({ id: t.String() }), detail: { ...detail, summary: "List an account's numbers" } },
+      )
+  );
 }

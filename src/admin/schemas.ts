@@ -11,48 +11,75 @@ const retention = t.Union([t.Literal("24h"), t.Literal("7d")]);
 const maxNumbers = t.Union([Type.Integer({ minimum: 0, maximum: MAX_INTEGER_COLUMN }), t.Null()]);
 const id = (description: string) => t.String({ minLength: 1, maxLength: 64, pattern: "^[0-9A-Za-z_-]+$", description });
 
-export const createAccountBody = t.Object({
-  name: t.String({ minLength: 1, maxLength: 200 }),
-  email: t.String({ format: "email", maxLength: 320 }),
-  billing_status: t.Optional(billingStatus),
-  retention: t.Optional(retention),
-  max_numbers: t.Optional(maxNumbers),
-}, { additionalProperties: false });
+export const createAccountBody = t.Object(
+  {
+    name: t.String({ minLength: 1, maxLength: 200 }),
+    email: t.String({ format: "email", maxLength: 320 }),
+    billing_status: t.Optional(billingStatus),
+    retention: t.Optional(retention),
+    max_numbers: t.Optional(maxNumbers),
+  },
+  { additionalProperties: false },
+);
 
 export const updateAccountBody = t.Partial(createAccountBody, { additionalProperties: false });
 
-export const createUserBody = t.Object({
-  email: t.String({ format: "email", maxLength: 320 }),
-  password: t.String({ minLength: 10, maxLength: 200 }),
-}, { additionalProperties: false });
+export const createUserBody = t.Object(
+  {
+    email: t.String({ format: "email", maxLength: 320 }),
+    password: t.String({ minLength: 10, maxLength: 200 }),
+  },
+  { additionalProperties: false },
+);
 
-export const createApiKeyBody = t.Object({
-  mode: t.Union([t.Literal("live"), t.Literal("test")]),
-  name: t.Optional(t.String({ maxLength: 100 })),
-}, { additionalProperties: false });
+export const createApiKeyBody = t.Object(
+  {
+    mode: t.Union([t.Literal("live"), t.Literal("test")]),
+    name: t.Optional(t.String({ maxLength: 100 })),
+  },
+  { additionalProperties: false },
+);
 
-export const createWabaBody = t.Object({
-  waba_id: id("the upstream WABA id"),
-  access_token: t.String({ minLength: 1, maxLength: 4096 }),
-  app_secret: t.Optional(t.String({ minLength: 1, maxLength: 256 })),
-}, { additionalProperties: false });
+export const createWabaBody = t.Object(
+  {
+    waba_id: id("the upstream WABA id"),
+    access_token: t.String({ minLength: 1, maxLength: 4096 }),
+    app_secret: t.Optional(t.String({ minLength: 1, maxLength: 256 })),
+  },
+  { additionalProperties: false },
+);
 
-export const updateWabaBody = t.Object({
-  status: t.Optional(t.Union([t.Literal("connected"), t.Literal("disconnected"), t.Literal("token_revoked")])),
-  access_token: t.Optional(t.String({ minLength: 1, maxLength: 4096 })),
-}, { additionalProperties: false });
+export const updateWabaBody = t.Object(
+  {
+    status: t.Optional(t.Union([t.Literal("connected"), t.Literal("disconnected"), t.Literal("token_revoked")])),
+    access_token: t.Optional(t.String({ minLength: 1, maxLength: 4096 })),
+  },
+  { additionalProperties: false },
+);
 
-export const createNumberBody = t.Object({
-  phone_number_id: id("the upstream phone number id"),
-  waba_id: id("the WABA the number belongs to"),
-  kind: t.Union([t.Literal("sandbox"), t.Literal("byo"), t.Literal("embedded"), t.Literal("coexistence")]),
-}, { additionalProperties: false });
+export const createNumberBody = t.Object(
+  {
+    phone_number_id: id("the upstream phone number id"),
+    waba_id: id("the WABA the number belongs to"),
+    kind: t.Union([t.Literal("sandbox"), t.Literal("byo"), t.Literal("embedded"), t.Literal("coexistence")]),
+  },
+  { additionalProperties: false },
+);
 
-export const updateNumberBody = t.Object({
-  status: t.Optional(t.Union([
-    t.Literal("connected"), t.Literal("disconnected"), t.Literal("restricted"), t.Literal("flagged"), t.Literal("not_registered"),
-  ])),
-}, { additionalProperties: false });
+export const updateNumberBody = t.Object(
+  {
+    status: t.Optional(
+      t.Union([
+        t.Literal("connected"),
+        t.Literal("disconnected"),
+        t.Literal("restricted"),
+        t.Literal("flagged"),
+        t.Literal("not_registered"),
+      ]),
+    ),
+  },
+  { additionalProperties: false },
+);
 
 export type CreateAccountInput = typeof createAccountBody.static;
 export type UpdateAccountInput = typeof updateAccountBody.static;

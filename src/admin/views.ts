@@ -7,7 +7,8 @@ import type { Account, ApiKey, PhoneNumber, User, Waba } from "../store/types.ts
  * A stored time in ISO 8601, or null for none. A time no date holds (a recover's `since` stored
  * before times were checked, issue 26) is null too: toISOString would throw, and answer 500.
  */
-export const iso = (ms: number | null) => (ms === null || !(Math.abs(ms) <= MAX_TIME_MS) ? null : new Date(ms).toISOString());
+export const iso = (ms: number | null) =>
+  ms === null || !(Math.abs(ms) <= MAX_TIME_MS) ? null : new Date(ms).toISOString();
 
 export const accountView = (a: Account) => ({
   id: a.id,
@@ -52,4 +53,9 @@ export const numberView = (n: PhoneNumber) => ({
   created_at: iso(n.createdAt),
 });
 
-export const userView = (u: User) => ({ id: u.id, account_id: u.accountId, email: u.email, created_at: iso(u.createdAt) });
+export const userView = (u: User) => ({
+  id: u.id,
+  account_id: u.accountId,
+  email: u.email,
+  created_at: iso(u.createdAt),
+});

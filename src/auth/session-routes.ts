@@ -29,19 +29,27 @@ export const clearedSessionCookie = `${SESSION_COOKIE}=; HttpOnly; SameSite=Stri
 /** POST/DELETE /api/session (CONTRACT 4); every /api call's Origin and body type are checked by browserApiGuard (app.ts). */
 export function sessionRoutes(deps: Deps) {
   return new Elysia()
-    .post("/api/session", async ({ body, request, set }) => {
-      const { token } = await signIn(deps, body.email, body.password);
-      set.headers["set-cookie"] = sessionCookie(token, request);
-      set.status = 204;
-    }, {
-      body: t.Object({ email: t.String({ maxLength: 320 }), password: t.String({ maxLength: 200 }) }),
-      detail: { tags: ["Dashboard API"], summary: "Sign in; sets the session cookie" },
-    })
-    .delete("/api/session", async ({ request, set }) => {
-      await signOut(deps, sessionToken(request));
-      set.headers["set-cookie"] = clearedSessionCookie;
-      set.status = 204;
-    }, { detail: { tags: ["Dashboard API"], summary: "Sign out" } });
+    .post(
+      "/api/session",
+      async ({ body, request, set }) => {
+        const { token } = await signIn(deps, body.email, body.password);
+        set.headers["set-cookie"] = sessionCookie(token, request);
+        set.status = 204;
+      },
+      {
+        body: t.Object({ email: t.String({ maxLength: 320 }), password: t.String({ maxLength: 200 }) }),
+        detail: { tags: ["Dashboard API"], summary: "Sign in; sets the session cookie" },
+      },
+    )
+    .delete(
+      "/api/session",
+      async ({ request, set }) => {
+        await signOut(deps, sessionToken(request));
+        set.headers["set-cookie"] = clearedSessionCookie;
+        set.status = 204;
+      },
+      { detail: { tags: ["Dashboard API"], summary: "Sign out" } },
+    );
 }
 
 /**

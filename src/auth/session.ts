@@ -14,7 +14,8 @@ export const FAILURE_MEMORY_MS = 24 * 60 * 60 * 1000;
  * An argon2id hash of a random password nobody knows. Checking a password against it when the
  * email is unknown costs the same time as a real check, so timing does not reveal which emails exist.
  */
-const UNKNOWN_USER_HASH = "$argon2id$v=19$m=65536,t=2,p=1$p+6kEW439luP1UeHC7UwpZ4wCWz5Tg0jh7zSM+xor/A$BksyOll41xbwHL/uT4qurV1txqyfu8okrkTEWPUc47g";
+const UNKNOWN_USER_HASH =
+  "$argon2id$v=19$m=65536,t=2,p=1$p+6kEW439luP1UeHC7UwpZ4wCWz5Tg0jh7zSM+xor/A$BksyOll41xbwHL/uT4qurV1txqyfu8okrkTEWPUc47g";
 
 type SessionDeps = Pick<Deps, "store" | "clock" | "random">;
 
@@ -28,13 +29,18 @@ export function signInLockRemaining(failures: { count: number; lastAt: number } 
 }
 
 /** Checks the password and opens a session; returns the cookie value. */
-export async function signIn(deps: SessionDeps, email: string, password: string): Promise<{ token: string; session: Session }> {
+export async function signIn(
+  deps: SessionDeps,
+  email: string,
+  password: string,
+): Promise<{ token: string; session: Session }> {
   const now = deps.clock.now();
   // Sign-ins are rare, so this is a cheap moment to drop what has expired (an indexed delete).
   await deps.store.sessions.purgeExpired(now);
   await deps.store.users.purgeFailures(now - FAILURE_MEMORY_MS);
   const wait = signInLockRemaining(await deps.store.users.failures(email), now);
-  if (wait > 0) throw new AppError("too_many_attempts", `Too many failed sign-ins; try again in ${Math.ceil(wait / 1000)} s.`);
+  if (wait > 0)
+    throw new AppError("too_many_attempts", `Too many failed sign-ins; try again in ${Math.ceil(wait / 1000)} s.`);
   const user = await deps.store.users.byEmail(email);
   const ok = await Bun.password.verify(password, user?.passwordHash ?? UNKNOWN_USER_HASH);
   if (!user || !ok) {
@@ -46,10 +52,19 @@ export async function signIn(deps: SessionDeps, email: string, password: string)
 }
 
 /** A new session of a user whose password was checked; returns the cookie value. */
-export async function openSession(deps: SessionDeps, user: { id: string; accountId: string }): Promise<{ token: string; session: Session }> {
+export async function openSession(
+  deps: SessionDeps,
+  user: { id: string; accountId: string },
+): Promise<{ token: string; session: Session }> {
   const now = deps.clock.now();
   const token = Buffer.from(deps.random.bytes(32)).toString("base64url");
-  const session: Session = { tokenHash: hashToken(token), userId: user.id, accountId: user.accountId, createdAt: now, expiresAt: now + SESSION_TTL_MS };
+  const session: Session = {
+    tokenHash: hashToken(token),
+    userId: user.id,
+    accountId: user.accountId,
+    createdAt: now,
+    expiresAt: now + SESSION_TTL_MS,
+  };
   await deps.store.sessions.create(session);
   return { token, session };
 }

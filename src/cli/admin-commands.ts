@@ -20,57 +20,152 @@ interface Command {
   run(deps: OpDeps, ids: string[], body: never): Promise<unknown> | unknown;
 }
 
-const command = <B>(c: Omit<Command, "run"> & { run(deps: OpDeps, ids: string[], body: B): Promise<unknown> | unknown }) =>
-  c as unknown as Command;
+const command = <B>(
+  c: Omit<Command, "run"> & { run(deps: OpDeps, ids: string[], body: B): Promise<unknown> | unknown },
+) => c as unknown as Command;
 
 /** The operator API of CONTRACT 3, on the command line; every command prints the JSON the HTTP call answers. */
 export const ADMIN_COMMANDS: Command[] = [
-  command<s.CreateAccountInput>({ noun: "accounts", verb: "create", ids: [], schema: s.createAccountBody, summary: "--name N --email E [--billing-status S] [--retention 24h|7d] [--max-numbers N|null]",
-    run: async (d, _, b) => accountView(await ops.createAccount(d, b)) }),
-  command<s.UpdateAccountInput>({ noun: "accounts", verb: "update", ids: ["account_id"], schema: s.updateAccountBody, summary: "ACCOUNT_ID [any flag of create]",
-    run: async (d, [id], b) => accountView(await ops.updateAccount(d, id!, b)) }),
-  command({ noun: "accounts", verb: "get", ids: ["account_id"], summary: "ACCOUNT_ID",
-    run: (d, [id]) => accountView(ops.getAccount(d, id!)) }),
-  command<s.CreateUserInput>({ noun: "users", verb: "create", ids: ["account_id"], schema: s.createUserBody, summary: "ACCOUNT_ID --email E --password P",
-    run: async (d, [id], b) => userView(await ops.createUser(d, id!, b)) }),
-  command<s.CreateApiKeyInput>({ noun: "api-keys", verb: "create", ids: ["account_id"], schema: s.createApiKeyBody, summary: "ACCOUNT_ID --mode live|test [--name N]",
+  command<s.CreateAccountInput>({
+    noun: "accounts",
+    verb: "create",
+    ids: [],
+    schema: s.createAccountBody,
+    summary: "--name N --email E [--billing-status S] [--retention 24h|7d] [--max-numbers N|null]",
+    run: async (d, _, b) => accountView(await ops.createAccount(d, b)),
+  }),
+  command<s.UpdateAccountInput>({
+    noun: "accounts",
+    verb: "update",
+    ids: ["account_id"],
+    schema: s.updateAccountBody,
+    summary: "ACCOUNT_ID [any flag of create]",
+    run: async (d, [id], b) => accountView(await ops.updateAccount(d, id!, b)),
+  }),
+  command({
+    noun: "accounts",
+    verb: "get",
+    ids: ["account_id"],
+    summary: "ACCOUNT_ID",
+    run: (d, [id]) => accountView(ops.getAccount(d, id!)),
+  }),
+  command<s.CreateUserInput>({
+    noun: "users",
+    verb: "create",
+    ids: ["account_id"],
+    schema: s.createUserBody,
+    summary: "ACCOUNT_ID --email E --password P",
+    run: async (d, [id], b) => userView(await ops.createUser(d, id!, b)),
+  }),
+  command<s.CreateApiKeyInput>({
+    noun: "api-keys",
+    verb: "create",
+    ids: ["account_id"],
+    schema: s.createApiKeyBody,
+    summary: "ACCOUNT_ID --mode live|test [--name N]",
     run: async (d, [id], b) => {
       const { key, record } = await ops.createApiKey(d, id!, b);
       return { ...apiKeyView(record), key };
-    } }),
-  command({ noun: "api-keys", verb: "revoke", ids: ["key_id"], summary: "KEY_ID",
-    run: async (d, [id]) => apiKeyView(await ops.revokeApiKey(d, id!)) }),
-  command<s.CreateWabaInput>({ noun: "wabas", verb: "create", ids: ["account_id"], schema: s.createWabaBody, summary: "ACCOUNT_ID --waba-id W --access-token T [--app-secret S]",
-    run: async (d, [id], b) => wabaView(await ops.createWaba(d, id!, b)) }),
-  command<s.UpdateWabaInput>({ noun: "wabas", verb: "update", ids: ["waba_id"], schema: s.updateWabaBody, summary: "WABA_ID [--status connected|disconnected|token_revoked] [--access-token T]",
-    run: async (d, [id], b) => wabaView(await ops.updateWaba(d, id!, b)) }),
-  command({ noun: "wabas", verb: "get", ids: ["waba_id"], summary: "WABA_ID",
-    run: (d, [id]) => wabaView(ops.getWaba(d, id!)) }),
-  command<s.CreateNumberInput>({ noun: "numbers", verb: "create", ids: ["account_id"], schema: s.createNumberBody, summary: "ACCOUNT_ID --phone-number-id P --waba-id W --kind sandbox|byo|embedded|coexistence",
-    run: async (d, [id], b) => numberView(await ops.createNumber(d, id!, b)) }),
-  command<s.UpdateNumberInput>({ noun: "numbers", verb: "update", ids: ["phone_number_id"], schema: s.updateNumberBody, summary: "PHONE_NUMBER_ID --status connected|disconnected|restricted|flagged|not_registered",
-    run: async (d, [id], b) => numberView(await ops.updateNumber(d, id!, b)) }),
-  command({ noun: "numbers", verb: "get", ids: ["phone_number_id"], summary: "PHONE_NUMBER_ID",
-    run: (d, [id]) => numberView(ops.getNumber(d, id!)) }),
-  command<typeof usageQuery.static>({ noun: "usage", verb: "list", ids: [], schema: usageQuery, summary: "--from T [--to T] [--account-id A] (calls per hour per number: forwarded by row, errors by code; ISO times)",
+    },
+  }),
+  command({
+    noun: "api-keys",
+    verb: "revoke",
+    ids: ["key_id"],
+    summary: "KEY_ID",
+    run: async (d, [id]) => apiKeyView(await ops.revokeApiKey(d, id!)),
+  }),
+  command<s.CreateWabaInput>({
+    noun: "wabas",
+    verb: "create",
+    ids: ["account_id"],
+    schema: s.createWabaBody,
+    summary: "ACCOUNT_ID --waba-id W --access-token T [--app-secret S]",
+    run: async (d, [id], b) => wabaView(await ops.createWaba(d, id!, b)),
+  }),
+  command<s.UpdateWabaInput>({
+    noun: "wabas",
+    verb: "update",
+    ids: ["waba_id"],
+    schema: s.updateWabaBody,
+    summary: "WABA_ID [--status connected|disconnected|token_revoked] [--access-token T]",
+    run: async (d, [id], b) => wabaView(await ops.updateWaba(d, id!, b)),
+  }),
+  command({
+    noun: "wabas",
+    verb: "get",
+    ids: ["waba_id"],
+    summary: "WABA_ID",
+    run: (d, [id]) => wabaView(ops.getWaba(d, id!)),
+  }),
+  command<s.CreateNumberInput>({
+    noun: "numbers",
+    verb: "create",
+    ids: ["account_id"],
+    schema: s.createNumberBody,
+    summary: "ACCOUNT_ID --phone-number-id P --waba-id W --kind sandbox|byo|embedded|coexistence",
+    run: async (d, [id], b) => numberView(await ops.createNumber(d, id!, b)),
+  }),
+  command<s.UpdateNumberInput>({
+    noun: "numbers",
+    verb: "update",
+    ids: ["phone_number_id"],
+    schema: s.updateNumberBody,
+    summary: "PHONE_NUMBER_ID --status connected|disconnected|restricted|flagged|not_registered",
+    run: async (d, [id], b) => numberView(await ops.updateNumber(d, id!, b)),
+  }),
+  command({
+    noun: "numbers",
+    verb: "get",
+    ids: ["phone_number_id"],
+    summary: "PHONE_NUMBER_ID",
+    run: (d, [id]) => numberView(ops.getNumber(d, id!)),
+  }),
+  command<typeof usageQuery.static>({
+    noun: "usage",
+    verb: "list",
+    ids: [],
+    schema: usageQuery,
+    summary:
+      "--from T [--to T] [--account-id A] (calls per hour per number: forwarded by row, errors by code; ISO times)",
     run: async (d, _, b) => {
       if (b.account_id) ops.getAccount(d, b.account_id);
       return { data: (await usage(d, b.account_id || null, b.from, b.to)).map(usageView) };
-    } }),
-  command({ noun: "numbers", verb: "sync", ids: ["phone_number_id"], summary: "PHONE_NUMBER_ID (re-read details from upstream)",
-    run: async (d, [id]) => numberView(await ops.syncNumber(d, id!, { check: true })) }),
-  command<typeof onboardingQuery.static>({ noun: "onboardings", verb: "list", ids: [], schema: onboardingQuery, summary: "[--account-id A] [--phone-number-id P] (Embedded Signup records, newest first)",
-    run: async (d, _, b) => ({ data: (await listOnboardings(d, b)).map(onboardingView) }) }),
-  command({ noun: "onboardings", verb: "delete", ids: ["onboarding_id"], summary: "ONBOARDING_ID (its number is free for other accounts again)",
-    run: async (d, [id]) => onboardingView(await deleteOnboarding(d, id!)) }),
+    },
+  }),
+  command({
+    noun: "numbers",
+    verb: "sync",
+    ids: ["phone_number_id"],
+    summary: "PHONE_NUMBER_ID (re-read details from upstream)",
+    run: async (d, [id]) => numberView(await ops.syncNumber(d, id!, { check: true })),
+  }),
+  command<typeof onboardingQuery.static>({
+    noun: "onboardings",
+    verb: "list",
+    ids: [],
+    schema: onboardingQuery,
+    summary: "[--account-id A] [--phone-number-id P] (Embedded Signup records, newest first)",
+    run: async (d, _, b) => ({ data: (await listOnboardings(d, b)).map(onboardingView) }),
+  }),
+  command({
+    noun: "onboardings",
+    verb: "delete",
+    ids: ["onboarding_id"],
+    summary: "ONBOARDING_ID (its number is free for other accounts again)",
+    run: async (d, [id]) => onboardingView(await deleteOnboarding(d, id!)),
+  }),
 ];
 
 /** A command line that does not fit any command: the caller prints it with the usage and exits 2. */
 export class UsageError extends Error {}
 
 export function adminUsage(): string {
-  return ["Usage: switchboard admin <noun> <verb> [ids] [--flags]", "",
-    ...ADMIN_COMMANDS.map((c) => `  switchboard admin ${c.noun} ${c.verb} ${c.summary}`)].join("\n");
+  return [
+    "Usage: switchboard admin <noun> <verb> [ids] [--flags]",
+    "",
+    ...ADMIN_COMMANDS.map((c) => `  switchboard admin ${c.noun} ${c.verb} ${c.summary}`),
+  ].join("\n");
 }
 
 /** `--max-numbers 5` → 5, `null` → null; every other flag stays text, so the schema decides. */
@@ -80,7 +175,8 @@ function flagValue(name: string, raw: string): unknown {
 }
 
 const kebab = (field: string) => field.replaceAll("_", "-");
-const fieldsOf = (c: Command) => Object.keys((c.schema as { properties?: Record<string, unknown> } | undefined)?.properties ?? {});
+const fieldsOf = (c: Command) =>
+  Object.keys((c.schema as { properties?: Record<string, unknown> } | undefined)?.properties ?? {});
 
 /** Every flag any command takes, each a string; parseArgs then rejects unknown flags and missing values. */
 const FLAG_OPTIONS = Object.fromEntries(
@@ -98,7 +194,8 @@ export function parseAdminCommand(argv: string[]): { command: Command; ids: stri
   const [noun, verb, ...ids] = parsed.positionals;
   const found = ADMIN_COMMANDS.find((c) => c.noun === noun && c.verb === verb);
   if (!found) throw new UsageError(noun ? `unknown command: admin ${noun} ${verb ?? ""}`.trim() : "missing command");
-  if (ids.length !== found.ids.length) throw new UsageError(`admin ${noun} ${verb} takes ${found.ids.join(" ") || "no ids"}`);
+  if (ids.length !== found.ids.length)
+    throw new UsageError(`admin ${noun} ${verb} takes ${found.ids.join(" ") || "no ids"}`);
   const allowed = fieldsOf(found);
   const body: Record<string, unknown> = {};
   for (const [flag, raw] of Object.entries(parsed.values)) {

@@ -21,7 +21,8 @@ export function parseMigrateArgs(argv: string[]): MigrateArgs {
   } catch (error) {
     throw new UsageError((error as Error).message);
   }
-  if (!values.from?.startsWith("file:") || values.from === "file:") throw new UsageError("--from must name the SQLite file, like file:./data/switchboard.db");
+  if (!values.from?.startsWith("file:") || values.from === "file:")
+    throw new UsageError("--from must name the SQLite file, like file:./data/switchboard.db");
   if (!values.to || !/^postgres(ql)?:\/\/./.test(values.to)) throw new UsageError("--to must be a postgres:// URL");
   return { sqlitePath: values.from.slice("file:".length), postgresUrl: values.to };
 }

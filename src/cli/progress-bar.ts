@@ -9,7 +9,9 @@ export function progressBar(write: (text: string) => void, isTerminal: boolean, 
   const draw = (step: string) => {
     const share = total === 0 ? 1 : done / total;
     const filled = Math.round(share * width);
-    write(`\r[${"#".repeat(filled)}${".".repeat(width - filled)}] ${(share * 100).toFixed(0).padStart(3)}%  ${done.toLocaleString("en")}/${total.toLocaleString("en")} rows  ${step}\x1b[K`);
+    write(
+      `\r[${"#".repeat(filled)}${".".repeat(width - filled)}] ${(share * 100).toFixed(0).padStart(3)}%  ${done.toLocaleString("en")}/${total.toLocaleString("en")} rows  ${step}\x1b[K`,
+    );
   };
   return {
     planned(list: { name: string; rows: number }[]) {
@@ -24,7 +26,10 @@ export function progressBar(write: (text: string) => void, isTerminal: boolean, 
       if (isTerminal) draw(name);
     },
     finished(name: string) {
-      if (!isTerminal) write(`${name}: ${steps.get(name)!.done.toLocaleString("en")} rows (${done.toLocaleString("en")}/${total.toLocaleString("en")})\n`);
+      if (!isTerminal)
+        write(
+          `${name}: ${steps.get(name)!.done.toLocaleString("en")} rows (${done.toLocaleString("en")}/${total.toLocaleString("en")})\n`,
+        );
     },
     finish() {
       if (isTerminal) write("\n");

@@ -37,9 +37,11 @@ export function parseSimulateArgs(argv: string[], appSecret: string): SimulateAr
     throw new UsageError((error as Error).message);
   }
   const port = Number(values.port);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError(`--port must be a port number, got "${values.port}"`);
+  if (!Number.isInteger(port) || port < 0 || port > 65535)
+    throw new UsageError(`--port must be a port number, got "${values.port}"`);
   const webhookUrl = values["webhook-url"] ?? null;
-  if (webhookUrl !== null && !/^https?:\/\/\S+$/.test(webhookUrl)) throw new UsageError(`--webhook-url must be an http(s) URL, got "${webhookUrl}"`);
+  if (webhookUrl !== null && !/^https?:\/\/\S+$/.test(webhookUrl))
+    throw new UsageError(`--webhook-url must be an http(s) URL, got "${webhookUrl}"`);
   const wabas = values.waba.map((spec): SimWaba => {
     const [wabaId, accessToken, secret] = spec.split(":");
     if (!wabaId || !accessToken) throw new UsageError(`--waba must be WABA_ID:TOKEN[:APP_SECRET], got "${spec}"`);
@@ -49,7 +51,9 @@ export function parseSimulateArgs(argv: string[], appSecret: string): SimulateAr
     const [wabaId, phoneNumberId, level] = spec.split(":");
     const waba = wabas.find((w) => w.wabaId === wabaId);
     if (!waba || !phoneNumberId || (level !== undefined && level !== "HIGH")) {
-      throw new UsageError(`--number must be WABA_ID:PHONE_NUMBER_ID[:HIGH] of a --waba given before it, got "${spec}"`);
+      throw new UsageError(
+        `--number must be WABA_ID:PHONE_NUMBER_ID[:HIGH] of a --waba given before it, got "${spec}"`,
+      );
     }
     waba.numbers!.push({ phoneNumberId, throughputLevel: level === "HIGH" ? "HIGH" : "STANDARD" });
   }

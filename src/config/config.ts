@@ -3,7 +3,9 @@ import { PLATFORM_WORD, platformNames, type PlatformNames } from "../platform/na
 import { parseDuration } from "./duration.ts";
 
 /** Where state lives: one SQLite file (":memory:" allowed in tests), or PostgreSQL for the scale-out mode (CONTRACT 6). */
-export type DatabaseConfig = { readonly kind: "sqlite"; readonly path: string } | { readonly kind: "postgres"; readonly url: string };
+export type DatabaseConfig =
+  | { readonly kind: "sqlite"; readonly path: string }
+  | { readonly kind: "postgres"; readonly url: string };
 
 export interface Config {
   readonly port: number;
@@ -66,7 +68,14 @@ export interface EmbeddedSignupConfig {
 }
 
 /** OTEL_TRACES_SAMPLER's values (the OpenTelemetry specification's names). */
-export const SAMPLERS = ["parentbased_always_on", "parentbased_always_off", "parentbased_traceidratio", "always_on", "always_off", "traceidratio"] as const;
+export const SAMPLERS = [
+  "parentbased_always_on",
+  "parentbased_always_off",
+  "parentbased_traceidratio",
+  "always_on",
+  "always_off",
+  "traceidratio",
+] as const;
 export type SamplerName = (typeof SAMPLERS)[number];
 
 export interface TracingConfig {
@@ -78,7 +87,10 @@ export interface TracingConfig {
 }
 
 export class ConfigError extends Error {
-  constructor(readonly variable: string, detail: string) {
+  constructor(
+    readonly variable: string,
+    detail: string,
+  ) {
     super(`${variable}: ${detail}`);
   }
 }
@@ -126,14 +138,21 @@ function database(raw: string): DatabaseConfig {
     }
     return { kind: "postgres", url: raw };
   }
-  throw new ConfigError("DATABASE_URL", `must look like file:./data/switchboard.db or postgres://user:pass@host:5432/db, got "${raw}"`);
+  throw new ConfigError(
+    "DATABASE_URL",
+    `must look like file:./data/switchboard.db or postgres://user:pass@host:5432/db, got "${raw}"`,
+  );
 }
 
 function redis(env: Env, db: DatabaseConfig): Config["redis"] {
   const url = text(env, "REDIS_URL");
   const keyPrefix = text(env, "REDIS_KEY_PREFIX") ?? "switchboard:";
   if (url === null) {
-    if (db.kind === "postgres") throw new ConfigError("REDIS_URL", "is required with a postgres:// DATABASE_URL: it holds the rate limits every instance shares");
+    if (db.kind === "postgres")
+      throw new ConfigError(
+        "REDIS_URL",
+        "is required with a postgres:// DATABASE_URL: it holds the rate limits every instance shares",
+      );
     return null;
   }
   if (!/^rediss?:\/\//.test(url)) throw new ConfigError("REDIS_URL", "must start with redis:// or rediss://");
@@ -148,7 +167,8 @@ function httpUrl(variable: string, raw: string): URL {
   } catch {
     throw new ConfigError(variable, `is not a URL: "${raw}"`);
   }
-  if (url.protocol !== "http:" && url.protocol !== "https:") throw new ConfigError(variable, "must start with http:// or https://");
+  if (url.protocol !== "http:" && url.protocol !== "https:")
+    throw new ConfigError(variable, "must start with http:// or https://");
   return url;
 }
 
@@ -203,11 +223,18 @@ function logLevel(raw: string | null): Config["logLevel"] {
  */
 function mail(smtpUrl: string | null, from: string | null): Config["mail"] {
   if (from !== null && !/[^\s@<>]+@[^\s@<>]+/.test(from)) {
-    throw new ConfigError("MAIL_FROM", `must be an email address, such as alerts@example.com or "Switchboard <alerts@example.com>", got "${from}"`);
+    throw new ConfigError(
+      "MAIL_FROM",
+      `must be an email address, such as alerts@example.com or "Switchboard <alerts@example.com>", got "${from}"`,
+    );
   }
   if (smtpUrl === null) return null;
   if (!/^smtps?:\/\//.test(smtpUrl)) throw new ConfigError("SMTP_URL", "must start with smtp:// or smtps://");
-  if (from === null) throw new ConfigError("MAIL_FROM", "is required with SMTP_URL: the address warning and disable emails are sent from");
+  if (from === null)
+    throw new ConfigError(
+      "MAIL_FROM",
+      "is required with SMTP_URL: the address warning and disable emails are sent from",
+    );
   return Object.freeze({ smtpUrl, from });
 }
 
@@ -222,10 +249,12 @@ function tracing(env: Env): Config["tracing"] {
   if (endpoint === null) return null;
   httpUrl("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint);
   const sampler = text(env, "OTEL_TRACES_SAMPLER") ?? "parentbased_always_on";
-  if (!(SAMPLERS as readonly string[]).includes(sampler)) throw new ConfigError("OTEL_TRACES_SAMPLER", `must be one of ${SAMPLERS.join(", ")}, got "${sampler}"`);
+  if (!(SAMPLERS as readonly string[]).includes(sampler))
+    throw new ConfigError("OTEL_TRACES_SAMPLER", `must be one of ${SAMPLERS.join(", ")}, got "${sampler}"`);
   const arg = text(env, "OTEL_TRACES_SAMPLER_ARG");
   const ratio = arg === null ? 1 : Number(arg);
-  if (arg !== null && (!/^\d*\.?\d+$/.test(arg) || ratio > 1)) throw new ConfigError("OTEL_TRACES_SAMPLER_ARG", `must be a ratio from 0 to 1, got "${arg}"`);
+  if (arg !== null && (!/^\d*\.?\d+$/.test(arg) || ratio > 1))
+    throw new ConfigError("OTEL_TRACES_SAMPLER_ARG", `must be a ratio from 0 to 1, got "${arg}"`);
   return Object.freeze({
     url: `${endpoint.replace(/\/+$/, "")}/v1/traces`,
     serviceName: text(env, "OTEL_SERVICE_NAME") ?? "switchboard",
@@ -242,15 +271,31 @@ function embeddedSignup(env: Env): EmbeddedSignupConfig | null {
   const appId = text(env, "EMBEDDED_SIGNUP_APP_ID");
   const configId = text(env, "EMBEDDED_SIGNUP_CONFIG_ID");
   if (appId === null && configId === null) return null;
-  if (appId === null) throw new ConfigError("EMBEDDED_SIGNUP_APP_ID", "is required with EMBEDDED_SIGNUP_CONFIG_ID: the id of the service's app on the platform");
-  if (configId === null) throw new ConfigError("EMBEDDED_SIGNUP_CONFIG_ID", "is required with EMBEDDED_SIGNUP_APP_ID: the id of the Embedded Signup configuration");
-  for (const [name, value] of [["EMBEDDED_SIGNUP_APP_ID", appId], ["EMBEDDED_SIGNUP_CONFIG_ID", configId]] as const) {
-    if (!/^[0-9A-Za-z_-]{1,64}$/.test(value)) throw new ConfigError(name, `must be the platform's id (digits), got "${value}"`);
+  if (appId === null)
+    throw new ConfigError(
+      "EMBEDDED_SIGNUP_APP_ID",
+      "is required with EMBEDDED_SIGNUP_CONFIG_ID: the id of the service's app on the platform",
+    );
+  if (configId === null)
+    throw new ConfigError(
+      "EMBEDDED_SIGNUP_CONFIG_ID",
+      "is required with EMBEDDED_SIGNUP_APP_ID: the id of the Embedded Signup configuration",
+    );
+  for (const [name, value] of [
+    ["EMBEDDED_SIGNUP_APP_ID", appId],
+    ["EMBEDDED_SIGNUP_CONFIG_ID", configId],
+  ] as const) {
+    if (!/^[0-9A-Za-z_-]{1,64}$/.test(value))
+      throw new ConfigError(name, `must be the platform's id (digits), got "${value}"`);
   }
   const sdkUrl = text(env, "EMBEDDED_SIGNUP_SDK_URL") ?? DEFAULT_SIGNUP_SDK_URL;
-  const origins = sdkUrl === DEFAULT_SIGNUP_SDK_URL ? DEFAULT_SIGNUP_ORIGINS : [httpUrl("EMBEDDED_SIGNUP_SDK_URL", sdkUrl).origin];
+  const origins =
+    sdkUrl === DEFAULT_SIGNUP_SDK_URL ? DEFAULT_SIGNUP_ORIGINS : [httpUrl("EMBEDDED_SIGNUP_SDK_URL", sdkUrl).origin];
   return Object.freeze({
-    appId, configId, sdkUrl, origins: Object.freeze(origins),
+    appId,
+    configId,
+    sdkUrl,
+    origins: Object.freeze(origins),
     expiryMs: signupExpiry(text(env, "EMBEDDED_SIGNUP_EXPIRY")),
     startsPerHour: integer(env, "EMBEDDED_SIGNUP_STARTS_PER_HOUR", 10, 1, 10_000),
     maxUnfinished: integer(env, "EMBEDDED_SIGNUP_MAX_UNFINISHED", 5, 1, 1_000),
@@ -274,7 +319,11 @@ function signupExpiry(raw: string | null): number {
 export function platformSetting(env: Env): PlatformNames {
   const raw = text(env, "PLATFORM_NAME");
   if (raw === null) return platformNames();
-  if (!PLATFORM_WORD.test(raw)) throw new ConfigError("PLATFORM_NAME", `must be the platform's product word in lower case (letters, digits, _), as its API writes messaging_product, got "${raw}"`);
+  if (!PLATFORM_WORD.test(raw))
+    throw new ConfigError(
+      "PLATFORM_NAME",
+      `must be the platform's product word in lower case (letters, digits, _), as its API writes messaging_product, got "${raw}"`,
+    );
   return platformNames(raw);
 }
 
@@ -284,7 +333,8 @@ export function parseConfig(env: Env): Config {
   const appSecret = text(env, "APP_SECRET") ?? (devMode ? DEV_APP_SECRET : null);
   if (appSecret === null) throw new ConfigError("APP_SECRET", "is required unless DEV_MODE=1");
   const version = text(env, "UPSTREAM_API_VERSION") ?? "v21.0";
-  if (!/^v\d+\.0$/.test(version)) throw new ConfigError("UPSTREAM_API_VERSION", `must look like v21.0, got "${version}"`);
+  if (!/^v\d+\.0$/.test(version))
+    throw new ConfigError("UPSTREAM_API_VERSION", `must look like v21.0, got "${version}"`);
   const db = database(text(env, "DATABASE_URL") ?? "file:./data/switchboard.db");
   return Object.freeze({
     port: integer(env, "PORT", 8080, 0, 65535),
@@ -308,7 +358,9 @@ export function parseConfig(env: Env): Config {
     logLevel: logLevel(text(env, "LOG_LEVEL")),
     tracing: tracing(env),
     platform: platformSetting(env),
-    requestLog: flagOn(env, "REQUEST_LOG") ? Object.freeze({ buffer: integer(env, "REQUEST_LOG_BUFFER", 10_000, 100, 1_000_000) }) : null,
+    requestLog: flagOn(env, "REQUEST_LOG")
+      ? Object.freeze({ buffer: integer(env, "REQUEST_LOG_BUFFER", 10_000, 100, 1_000_000) })
+      : null,
     embeddedSignup: embeddedSignup(env),
   });
 }

@@ -31,7 +31,9 @@ export function createSealer(key: Uint8Array, random: Random): Sealer {
       try {
         return Buffer.concat([decipher.update(body.subarray(0, body.length - 16)), decipher.final()]).toString("utf8");
       } catch {
-        throw new SealError("a stored secret cannot be decrypted: the database was written with another ENCRYPTION_KEY");
+        throw new SealError(
+          "a stored secret cannot be decrypted: the database was written with another ENCRYPTION_KEY",
+        );
       }
     },
   };

@@ -24,101 +24,220 @@ const settingsBody = t.Object({ retention: t.Required(createAccountBody.properti
 export function accountPages(deps: Deps, relay: RelayHandle) {
   const numbersPage = async (viewer: Viewer, extra: Partial<NumbersPageProps> = {}, status = 200) => {
     const now = deps.clock.now();
-    const counts = await deps.store.requests.usage(viewer.accountId, now - USAGE_WINDOW_MS - 24 * 3_600_000, now + 3_600_000);
-    return htmlResponse(page(viewer, "Numbers", "numbers", NumbersPage({
-      numbers: deps.store.directory.numbers(viewer.accountId).map((n) => accountNumberView(deps, n)),
-      usage: numberUsage(counts, now),
-      now,
-      signup: signupSettings(deps.config),
-      unfinished: (await deps.store.onboardings.unfinished(viewer.accountId, now)).map(signupView),
-      ...extra,
-    })), status, signupHeaders(deps.config));
+    const counts = await deps.store.requests.usage(
+      viewer.accountId,
+      now - USAGE_WINDOW_MS - 24 * 3_600_000,
+      now + 3_600_000,
+    );
+    return htmlResponse(
+      page(
+        viewer,
+        "Numbers",
+        "numbers",
+        NumbersPage({
+          numbers: deps.store.directory.numbers(viewer.accountId).map((n) => accountNumberView(deps, n)),
+          usage: numberUsage(counts, now),
+          now,
+          signup: signupSettings(deps.config),
+          unfinished: (await deps.store.onboardings.unfinished(viewer.accountId, now)).map(signupView),
+          ...extra,
+        }),
+      ),
+      status,
+      signupHeaders(deps.config),
+    );
   };
 
   const keysPage = (viewer: Viewer, extra: Partial<ApiKeysPageProps> = {}, status = 200) =>
-    htmlResponse(page(viewer, "API keys", "api-keys", ApiKeysPage({
-      keys: deps.store.directory.apiKeys(viewer.accountId).sort((a, b) => b.createdAt - a.createdAt),
-      now: deps.clock.now(),
-      ...extra,
-    })), status);
+    htmlResponse(
+      page(
+        viewer,
+        "API keys",
+        "api-keys",
+        ApiKeysPage({
+          keys: deps.store.directory.apiKeys(viewer.accountId).sort((a, b) => b.createdAt - a.createdAt),
+          now: deps.clock.now(),
+          ...extra,
+        }),
+      ),
+      status,
+    );
 
   return new Elysia()
-    .get("/numbers", guarded(deps, ({ query }, viewer) => {
-      const number = query.number ? deps.store.directory.number(query.number) : undefined;
-      const mine = number && number.accountId === viewer.accountId ? number : undefined;
-      let flash: JSX.Element | undefined;
-      if (mine && query.done === "connected") flash = <Notice tone="ok"><p>Number <strong safe>{mine.displayPhoneNumber ?? mine.phoneNumberId}</strong> is connected.</p></Notice>;
-      if (mine && query.done === "synced") {
-        flash = mine.syncError
-          ? <Notice tone="warn"><p>Re-sync of <strong safe>{mine.phoneNumberId}</strong> failed: <span safe>{mine.syncError}</span></p></Notice>
-          : <Notice tone="ok"><p>Re-synced <strong safe>{mine.displayPhoneNumber ?? mine.phoneNumberId}</strong>: throughput level {mine.throughputLevel}.</p></Notice>;
-      }
-      return numbersPage(viewer, { flash });
-    }), { detail: { hide: true } })
-    .post("/numbers", guarded(deps, async ({ body }, viewer) => {
-      const form = readForm(connectNumberBody, body);
-      if (!form.ok) return numbersPage(viewer, { form: { values: form.raw, errors: form.errors } }, 400);
-      try {
-        const number = await connectByoNumber(deps, viewer.accountId, form.value);
-        return seeOther(`/dashboard/numbers?done=connected&number=${encodeURIComponent(number.phoneNumberId)}`);
-      } catch (error) {
-        if (!(error instanceof AppError)) throw error;
-        return numbersPage(viewer, { form: { values: form.value, errors: {}, message: error.message } }, error.status);
-      }
-    }), { detail: { hide: true } })
-    .post("/numbers/signup", guarded(deps, async ({ body }, viewer) => {
-      // The popup's session information and the page's choices; `mode` only steers the page's script.
-      const { mode: _mode, coexistence, ...rest } = formFields(body);
-      const form = readForm(signupBody, { ...rest, coexistence: coexistence === "true" });
-      if (!form.ok) {
-        const problem = Object.entries(form.errors).map(([field, message]) => `${field}: ${message}`).join("; ");
-        return numbersPage(viewer, { signupMessage: `The signup did not report what it should (${problem}). Nothing was saved; connect again.` }, 400);
-      }
-      try {
-        const o = await startSignup({ ...deps, queue: relay.dispatcher }, viewer.accountId, form.value);
-        return seeOther(`/dashboard/numbers/signups/${encodeURIComponent(o.id)}`);
-      } catch (error) {
-        if (!(error instanceof AppError)) throw error;
-        return numbersPage(viewer, { signupMessage: error.message }, error.status);
-      }
-    }), { detail: { hide: true } })
-    .post("/numbers/:id/sync", guarded(deps, async ({ params }, viewer) => {
-      const number = await resyncNumber(deps, viewer.accountId, params.id!);
-      return seeOther(`/dashboard/numbers?done=synced&number=${encodeURIComponent(number.phoneNumberId)}`);
-    }), { detail: { hide: true } })
+    .get(
+      "/numbers",
+      guarded(deps, ({ query }, viewer) => {
+        const number = query.number ? deps.store.directory.number(query.number) : undefined;
+        const mine = number && number.accountId === viewer.accountId ? number : undefined;
+        let flash: JSX.Element | undefined;
+        if (mine && query.done === "connected")
+          flash = (
+            <Notice tone="ok">
+              <p>
+                Number <strong safe>{mine.displayPhoneNumber ?? mine.phoneNumberId}</strong> is connected.
+              </p>
+            </Notice>
+          );
+        if (mine && query.done === "synced") {
+          flash = mine.syncError ? (
+            <Notice tone="warn">
+              <p>
+                Re-sync of <strong safe>{mine.phoneNumberId}</strong> failed: <span safe>{mine.syncError}</span>
+              </p>
+            </Notice>
+          ) : (
+            <Notice tone="ok">
+              <p>
+                Re-synced <strong safe>{mine.displayPhoneNumber ?? mine.phoneNumberId}</strong>: throughput level{" "}
+                {mine.throughputLevel}.
+              </p>
+            </Notice>
+          );
+        }
+        return numbersPage(viewer, { flash });
+      }),
+      { detail: { hide: true } },
+    )
+    .post(
+      "/numbers",
+      guarded(deps, async ({ body }, viewer) => {
+        const form = readForm(connectNumberBody, body);
+        if (!form.ok) return numbersPage(viewer, { form: { values: form.raw, errors: form.errors } }, 400);
+        try {
+          const number = await connectByoNumber(deps, viewer.accountId, form.value);
+          return seeOther(`/dashboard/numbers?done=connected&number=${encodeURIComponent(number.phoneNumberId)}`);
+        } catch (error) {
+          if (!(error instanceof AppError)) throw error;
+          return numbersPage(
+            viewer,
+            { form: { values: form.value, errors: {}, message: error.message } },
+            error.status,
+          );
+        }
+      }),
+      { detail: { hide: true } },
+    )
+    .post(
+      "/numbers/signup",
+      guarded(deps, async ({ body }, viewer) => {
+        // The popup's session information and the page's choices; `mode` only steers the page's script.
+        const { mode: _mode, coexistence, ...rest } = formFields(body);
+        const form = readForm(signupBody, { ...rest, coexistence: coexistence === "true" });
+        if (!form.ok) {
+          const problem = Object.entries(form.errors)
+            .map(([field, message]) => `${field}: ${message}`)
+            .join("; ");
+          return numbersPage(
+            viewer,
+            {
+              signupMessage: `The signup did not report what it should (${problem}). Nothing was saved; connect again.`,
+            },
+            400,
+          );
+        }
+        try {
+          const o = await startSignup({ ...deps, queue: relay.dispatcher }, viewer.accountId, form.value);
+          return seeOther(`/dashboard/numbers/signups/${encodeURIComponent(o.id)}`);
+        } catch (error) {
+          if (!(error instanceof AppError)) throw error;
+          return numbersPage(viewer, { signupMessage: error.message }, error.status);
+        }
+      }),
+      { detail: { hide: true } },
+    )
+    .post(
+      "/numbers/:id/sync",
+      guarded(deps, async ({ params }, viewer) => {
+        const number = await resyncNumber(deps, viewer.accountId, params.id!);
+        return seeOther(`/dashboard/numbers?done=synced&number=${encodeURIComponent(number.phoneNumberId)}`);
+      }),
+      { detail: { hide: true } },
+    )
 
-    .get("/api-keys", guarded(deps, ({ query }, viewer) => {
-      const key = query.revoked ? deps.store.directory.apiKey(query.revoked) : undefined;
-      const flash = key && key.accountId === viewer.accountId
-        ? <Notice tone="ok"><p>Key <span class="mono" safe>{key.prefix}</span>… is revoked.</p></Notice>
-        : undefined;
-      return keysPage(viewer, { flash });
-    }), { detail: { hide: true } })
-    .post("/api-keys", guarded(deps, async ({ body }, viewer) => {
-      const form = readForm(createApiKeyBody, body);
-      if (!form.ok) return keysPage(viewer, { errors: form.errors }, 400);
-      // Answered directly (no redirect): the key exists only in this response.
-      return keysPage(viewer, { created: await createApiKey(deps, viewer.accountId, form.value) }, 201);
-    }), { detail: { hide: true } })
-    .post("/api-keys/:id/revoke", guarded(deps, async ({ params }, viewer) => {
-      const key = await revokeApiKey(deps, params.id!, viewer.accountId);
-      return seeOther(`/dashboard/api-keys?revoked=${encodeURIComponent(key.id)}`);
-    }), { detail: { hide: true } })
+    .get(
+      "/api-keys",
+      guarded(deps, ({ query }, viewer) => {
+        const key = query.revoked ? deps.store.directory.apiKey(query.revoked) : undefined;
+        const flash =
+          key && key.accountId === viewer.accountId ? (
+            <Notice tone="ok">
+              <p>
+                Key{" "}
+                <span class="mono" safe>
+                  {key.prefix}
+                </span>
+                … is revoked.
+              </p>
+            </Notice>
+          ) : undefined;
+        return keysPage(viewer, { flash });
+      }),
+      { detail: { hide: true } },
+    )
+    .post(
+      "/api-keys",
+      guarded(deps, async ({ body }, viewer) => {
+        const form = readForm(createApiKeyBody, body);
+        if (!form.ok) return keysPage(viewer, { errors: form.errors }, 400);
+        // Answered directly (no redirect): the key exists only in this response.
+        return keysPage(viewer, { created: await createApiKey(deps, viewer.accountId, form.value) }, 201);
+      }),
+      { detail: { hide: true } },
+    )
+    .post(
+      "/api-keys/:id/revoke",
+      guarded(deps, async ({ params }, viewer) => {
+        const key = await revokeApiKey(deps, params.id!, viewer.accountId);
+        return seeOther(`/dashboard/api-keys?revoked=${encodeURIComponent(key.id)}`);
+      }),
+      { detail: { hide: true } },
+    )
 
-    .get("/settings", guarded(deps, ({ query }, viewer) => page(viewer, "Settings", "settings", SettingsPage({
-      retention: viewer.account.retention,
-      flash: query.saved === "1" ? <Notice tone="ok"><p>Settings saved.</p></Notice> : undefined,
-    }))), { detail: { hide: true } })
-    .post("/settings", guarded(deps, async ({ body }, viewer) => {
-      const form = readForm(settingsBody, body);
-      if (!form.ok) throw new AppError("invalid_request", "Choose 24 hours or 7 days.");
-      await updateAccount(deps, viewer.accountId, { retention: form.value.retention });
-      return seeOther("/dashboard/settings?saved=1");
-    }), { detail: { hide: true } })
+    .get(
+      "/settings",
+      guarded(deps, ({ query }, viewer) =>
+        page(
+          viewer,
+          "Settings",
+          "settings",
+          SettingsPage({
+            retention: viewer.account.retention,
+            flash:
+              query.saved === "1" ? (
+                <Notice tone="ok">
+                  <p>Settings saved.</p>
+                </Notice>
+              ) : undefined,
+          }),
+        ),
+      ),
+      { detail: { hide: true } },
+    )
+    .post(
+      "/settings",
+      guarded(deps, async ({ body }, viewer) => {
+        const form = readForm(settingsBody, body);
+        if (!form.ok) throw new AppError("invalid_request", "Choose 24 hours or 7 days.");
+        await updateAccount(deps, viewer.accountId, { retention: form.value.retention });
+        return seeOther("/dashboard/settings?saved=1");
+      }),
+      { detail: { hide: true } },
+    )
 
-    .get("/notifications", guarded(deps, async (_ctx, viewer) => page(viewer, "Notifications", "notifications", NotificationsPage({
-      notifications: await deps.store.notifications.list(viewer.accountId),
-      now: deps.clock.now(),
-      accountEmail: viewer.account.email,
-    }))), { detail: { hide: true } });
+    .get(
+      "/notifications",
+      guarded(deps, async (_ctx, viewer) =>
+        page(
+          viewer,
+          "Notifications",
+          "notifications",
+          NotificationsPage({
+            notifications: await deps.store.notifications.list(viewer.accountId),
+            now: deps.clock.now(),
+            accountEmail: viewer.account.email,
+          }),
+        ),
+      ),
+      { detail: { hide: true } },
+    );
 }

@@ -59,25 +59,39 @@ function StackedBars(props: {
                 const h = scale(b.values[j] ?? 0);
                 if (h === 0) return "";
                 top -= h;
-                return <rect class={`bar-${s.tone}`} x={String(x)} y={String(top)} width={String(bar)} height={String(h)} />;
+                return (
+                  <rect class={`bar-${s.tone}`} x={String(x)} y={String(top)} width={String(bar)} height={String(h)} />
+                );
               })}
             </g>
           );
         })}
-        {large && bars.length > 0
-          ? <>
-              <text class="tick" x="0" y={String(height - 2)}>{escapeHtml(props.start)}</text>
-              <text class="tick" x={String(width)} y={String(height - 2)} text-anchor="end">now</text>
-            </>
-          : ""}
+        {large && bars.length > 0 ? (
+          <>
+            <text class="tick" x="0" y={String(height - 2)}>
+              {escapeHtml(props.start)}
+            </text>
+            <text class="tick" x={String(width)} y={String(height - 2)} text-anchor="end">
+              now
+            </text>
+          </>
+        ) : (
+          ""
+        )}
       </svg>
-      {large
-        ? <figcaption>
-            <ul class="legend">
-              {series.map((s, i) => <li class={s.tone}>{escapeHtml(`${totals[i]} ${s.name}`)}</li>)}
-            </ul>
-          </figcaption>
-        : <figcaption class="small muted">{escapeHtml(series.map((s, i) => `${totals[i]} ${s.short}`).join(" · "))}</figcaption>}
+      {large ? (
+        <figcaption>
+          <ul class="legend">
+            {series.map((s, i) => (
+              <li class={s.tone}>{escapeHtml(`${totals[i]} ${s.name}`)}</li>
+            ))}
+          </ul>
+        </figcaption>
+      ) : (
+        <figcaption class="small muted">
+          {escapeHtml(series.map((s, i) => `${totals[i]} ${s.short}`).join(" · "))}
+        </figcaption>
+      )}
     </figure>
   );
 }
@@ -92,9 +106,16 @@ const DELIVERY_SERIES: Series[] = [
 export function DeliveryChart(props: { hours: HourBucket[]; size?: "small" | "large"; label: string }) {
   return (
     <StackedBars
-      bars={props.hours.map((h) => ({ tip: `${hourLabel(h.hour)}: ${h.succeeded} succeeded, ${h.failed} failed, ${h.parked} parked`, values: [h.succeeded, h.failed, h.parked] }))}
-      series={DELIVERY_SERIES} label={props.label} period={`in the last ${props.hours.length} hours`}
-      start={hourLabel(props.hours[0]?.hour ?? null)} size={props.size} />
+      bars={props.hours.map((h) => ({
+        tip: `${hourLabel(h.hour)}: ${h.succeeded} succeeded, ${h.failed} failed, ${h.parked} parked`,
+        values: [h.succeeded, h.failed, h.parked],
+      }))}
+      series={DELIVERY_SERIES}
+      label={props.label}
+      period={`in the last ${props.hours.length} hours`}
+      start={hourLabel(props.hours[0]?.hour ?? null)}
+      size={props.size}
+    />
   );
 }
 
@@ -117,8 +138,17 @@ export function UsageChart(props: { bars: UsageBar[]; unit: "hour" | "day"; labe
   const when = (iso: string) => (props.unit === "hour" ? hourLabel(iso) : iso.slice(0, 10));
   return (
     <StackedBars
-      bars={props.bars.map((b) => ({ tip: `${when(b.start)}: ${b.forwarded} forwarded, ${b.upstreamErrors} upstream errors, ${b.refused} refused`, values: [b.forwarded, b.upstreamErrors, b.refused] }))}
-      series={USAGE_SERIES} label={props.label} period={props.unit === "hour" ? `in the last ${props.bars.length} hours` : `in the last ${props.bars.length} days`}
-      start={props.bars[0] ? when(props.bars[0].start) : ""} barWidth={props.unit === "day" ? 32 : BAR} />
+      bars={props.bars.map((b) => ({
+        tip: `${when(b.start)}: ${b.forwarded} forwarded, ${b.upstreamErrors} upstream errors, ${b.refused} refused`,
+        values: [b.forwarded, b.upstreamErrors, b.refused],
+      }))}
+      series={USAGE_SERIES}
+      label={props.label}
+      period={
+        props.unit === "hour" ? `in the last ${props.bars.length} hours` : `in the last ${props.bars.length} days`
+      }
+      start={props.bars[0] ? when(props.bars[0].start) : ""}
+      barWidth={props.unit === "day" ? 32 : BAR}
+    />
   );
 }

@@ -13,7 +13,11 @@ export function Notice(props: { tone: Exclude<Tone, "plain">; children: Children
 }
 
 export function Badge(props: { tone: Tone; text: string }) {
-  return <span class={`badge ${props.tone}`} safe>{props.text}</span>;
+  return (
+    <span class={`badge ${props.tone}`} safe>
+      {props.text}
+    </span>
+  );
 }
 
 /**
@@ -23,7 +27,12 @@ export function Badge(props: { tone: Tone; text: string }) {
 export function Time(props: { at: number | string | null; now: number; relative?: boolean; none?: string }) {
   const ms = typeof props.at === "string" ? Date.parse(props.at) : props.at;
   const at = ms === null ? null : iso(ms);
-  if (ms === null || at === null) return <span class="muted" safe>{props.none ?? "never"}</span>;
+  if (ms === null || at === null)
+    return (
+      <span class="muted" safe>
+        {props.none ?? "never"}
+      </span>
+    );
   return (
     <time datetime={at}>
       {escapeHtml(formatTime(ms))}
@@ -43,7 +52,9 @@ export function SecretOnce(props: { id: string; label: string; value: string; ch
       <p class="small">{props.children ?? "Copy it now: it is shown only this once."}</p>
       <div class="copy">
         <input type="text" id={props.id} value={props.value} readonly autocomplete="off" spellcheck="false" />
-        <button type="button" class="secondary" data-copy={props.id} aria-describedby={`${props.id}-status`}>Copy</button>
+        <button type="button" class="secondary" data-copy={props.id} aria-describedby={`${props.id}-status`}>
+          Copy
+        </button>
       </div>
       <span id={`${props.id}-status`} class="visually-hidden" aria-live="polite"></span>
     </Notice>
@@ -51,31 +62,68 @@ export function SecretOnce(props: { id: string; label: string; value: string; ch
 }
 
 /** A one-button form (POST), for actions such as Revoke or Enable. */
-export function ActionButton(props: { action: string; label: string; tone?: "primary" | "secondary" | "danger"; confirm?: string; name?: string }) {
+export function ActionButton(props: {
+  action: string;
+  label: string;
+  tone?: "primary" | "secondary" | "danger";
+  confirm?: string;
+  name?: string;
+}) {
   const tone = props.tone ?? "secondary";
   return (
     <form method="post" action={props.action} data-confirm={props.confirm}>
-      <button type="submit" class={tone === "primary" ? undefined : tone} aria-label={props.name}>{escapeHtml(props.label)}</button>
+      <button type="submit" class={tone === "primary" ? undefined : tone} aria-label={props.name}>
+        {escapeHtml(props.label)}
+      </button>
     </form>
   );
 }
 
 /** Names in code type, separated by commas: an array of elements, each name escaped. */
 export function CodeList(props: { items: string[] }): JSX.Element {
-  return <>{props.items.map((item, i) => <>{i === 0 ? "" : ", "}<code safe>{item}</code></>)}</>;
+  return (
+    <>
+      {props.items.map((item, i) => (
+        <>
+          {i === 0 ? "" : ", "}
+          <code safe>{item}</code>
+        </>
+      ))}
+    </>
+  );
 }
 
 export function FieldError(props: { id: string; message: string | undefined }) {
   if (!props.message) return "";
-  return <span class="error-text" id={props.id} safe>{props.message}</span>;
+  return (
+    <span class="error-text" id={props.id} safe>
+      {props.message}
+    </span>
+  );
 }
 
 /** Keyset pages of a newest-first list: back to the newest, and on to older rows while there are some. */
-export function Pager(props: { firstPage: boolean; nextCursor: string | null; link: (cursor: string | null) => string }) {
+export function Pager(props: {
+  firstPage: boolean;
+  nextCursor: string | null;
+  link: (cursor: string | null) => string;
+}) {
   return (
     <nav class="pager" aria-label="Pages">
-      {props.firstPage ? "" : <a class="button secondary" href={props.link(null)}>Newest</a>}
-      {props.nextCursor ? <a class="button secondary" href={props.link(props.nextCursor)} rel="next">Older</a> : ""}
+      {props.firstPage ? (
+        ""
+      ) : (
+        <a class="button secondary" href={props.link(null)}>
+          Newest
+        </a>
+      )}
+      {props.nextCursor ? (
+        <a class="button secondary" href={props.link(props.nextCursor)} rel="next">
+          Older
+        </a>
+      ) : (
+        ""
+      )}
     </nav>
   );
 }

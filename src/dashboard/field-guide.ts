@@ -11,7 +11,10 @@ export const FIELD_GUIDE: Record<string, { carries: string; coexistenceOnly?: bo
   phone_number_name_update: { carries: "A display-name review finished" },
   business_capability_update: { carries: "Business-level limits changed" },
   security: { carries: "Two-step verification PIN changes and other security events" },
-  history: { carries: "One-time chat history sync. Its payloads are deleted as soon as delivered, so they cannot be replayed", coexistenceOnly: true },
+  history: {
+    carries: "One-time chat history sync. Its payloads are deleted as soon as delivered, so they cannot be replayed",
+    coexistenceOnly: true,
+  },
   smb_message_echoes: { carries: "Messages sent from the business app", coexistenceOnly: true },
   smb_app_state_sync: { carries: "Contacts synced from the business app", coexistenceOnly: true },
 };

@@ -6,9 +6,15 @@ import { Value, ValueErrorType, type ValueError } from "@sinclair/typebox/value"
  * dashboard form and its API call accept exactly the same input. Empty optional fields count as
  * absent; `arrays` names checkbox groups, which arrive as one string when one box is ticked.
  */
-export type FormResult<T> = { ok: true; value: T } | { ok: false; errors: Record<string, string>; raw: Record<string, unknown> };
+export type FormResult<T> =
+  | { ok: true; value: T }
+  | { ok: false; errors: Record<string, string>; raw: Record<string, unknown> };
 
-export function readForm<S extends TSchema>(schema: S, body: unknown, arrays: readonly string[] = []): FormResult<Static<S>> {
+export function readForm<S extends TSchema>(
+  schema: S,
+  body: unknown,
+  arrays: readonly string[] = [],
+): FormResult<Static<S>> {
   const raw: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(formFields(body))) {
     if (value === "") continue;
@@ -39,9 +45,13 @@ function describe(error: ValueError): string {
   const schema = error.schema as { minLength?: number; maxLength?: number; minItems?: number; maxItems?: number };
   if (error.value === undefined) return "This is required.";
   if (error.type === ValueErrorType.StringPattern) return "Use only letters, digits, - and _.";
-  if (schema.minLength !== undefined && typeof error.value === "string" && error.value.length < schema.minLength) return "This is required.";
-  if (schema.maxLength !== undefined && typeof error.value === "string" && error.value.length > schema.maxLength) return `At most ${schema.maxLength} characters.`;
-  if (schema.minItems !== undefined && Array.isArray(error.value) && error.value.length < schema.minItems) return `Choose at least ${schema.minItems}.`;
-  if (schema.maxItems !== undefined && Array.isArray(error.value) && error.value.length > schema.maxItems) return `Choose at most ${schema.maxItems}.`;
+  if (schema.minLength !== undefined && typeof error.value === "string" && error.value.length < schema.minLength)
+    return "This is required.";
+  if (schema.maxLength !== undefined && typeof error.value === "string" && error.value.length > schema.maxLength)
+    return `At most ${schema.maxLength} characters.`;
+  if (schema.minItems !== undefined && Array.isArray(error.value) && error.value.length < schema.minItems)
+    return `Choose at least ${schema.minItems}.`;
+  if (schema.maxItems !== undefined && Array.isArray(error.value) && error.value.length > schema.maxItems)
+    return `Choose at most ${schema.maxItems}.`;
   return error.message;
 }

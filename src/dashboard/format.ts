@@ -1,6 +1,9 @@
 /** How times and sizes read on the dashboard: UTC, to the second, the same for every viewer. */
 export function formatTime(ms: number): string {
-  return new Date(ms).toISOString().replace("T", " ").replace(/\.\d{3}Z$/, " UTC");
+  return new Date(ms)
+    .toISOString()
+    .replace("T", " ")
+    .replace(/\.\d{3}Z$/, " UTC");
 }
 
 /** "in 5 s", "3 min ago", "2 h 5 min ago". */

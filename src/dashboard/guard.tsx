@@ -63,19 +63,29 @@ export function guarded(deps: Deps, handler: PageHandler) {
 
 function errorPage(error: AppError, viewer: Viewer | null, fragment: boolean): Response {
   const title = error.status === 404 ? "Not found" : error.status === 403 ? "Not allowed" : "Something went wrong";
-  const message = <Notice tone="bad"><p safe>{error.message}</p></Notice>;
+  const message = (
+    <Notice tone="bad">
+      <p safe>{error.message}</p>
+    </Notice>
+  );
   if (fragment) return htmlResponse(message as string, error.status);
-  const body = viewer
-    ? <Layout title={title} section={null} accountName={viewer.account.name} userEmail={viewer.userEmail}>
-        <h1>{escapeHtml(title)}</h1>
-        {message}
-        <p><a href="/dashboard">Back to the dashboard</a></p>
-      </Layout>
-    : <BarePage title={title}>
-        <h1>{escapeHtml(title)}</h1>
-        {message}
-        <p><a href="/dashboard/sign-in">Sign in</a></p>
-      </BarePage>;
+  const body = viewer ? (
+    <Layout title={title} section={null} accountName={viewer.account.name} userEmail={viewer.userEmail}>
+      <h1>{escapeHtml(title)}</h1>
+      {message}
+      <p>
+        <a href="/dashboard">Back to the dashboard</a>
+      </p>
+    </Layout>
+  ) : (
+    <BarePage title={title}>
+      <h1>{escapeHtml(title)}</h1>
+      {message}
+      <p>
+        <a href="/dashboard/sign-in">Sign in</a>
+      </p>
+    </BarePage>
+  );
   return htmlResponse(body as string, error.status);
 }
 

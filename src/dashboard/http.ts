@@ -16,7 +16,9 @@ const POLICY: Record<string, string> = {
 
 /** The dashboard's policy with some directives replaced (the API reference at /docs needs a style nonce). */
 export function contentSecurityPolicy(changes: Record<string, string> = {}): string {
-  return Object.entries({ ...POLICY, ...changes }).map(([directive, sources]) => `${directive} ${sources}`).join("; ");
+  return Object.entries({ ...POLICY, ...changes })
+    .map(([directive, sources]) => `${directive} ${sources}`)
+    .join("; ");
 }
 
 export const CONTENT_SECURITY_POLICY = contentSecurityPolicy();
@@ -33,13 +35,21 @@ export const SECURITY_HEADERS: Record<string, string> = {
 export function htmlResponse(body: string, status = 200, headers: Record<string, string> = {}): Response {
   return new Response(body, {
     status,
-    headers: { "content-type": "text/html; charset=utf-8", "cache-control": "no-store", ...SECURITY_HEADERS, ...headers },
+    headers: {
+      "content-type": "text/html; charset=utf-8",
+      "cache-control": "no-store",
+      ...SECURITY_HEADERS,
+      ...headers,
+    },
   });
 }
 
 /** After a form post: 303 so that a reload does not post again. */
 export function seeOther(location: string, headers: Record<string, string> = {}): Response {
-  return new Response(null, { status: 303, headers: { location, "cache-control": "no-store", ...SECURITY_HEADERS, ...headers } });
+  return new Response(null, {
+    status: 303,
+    headers: { location, "cache-control": "no-store", ...SECURITY_HEADERS, ...headers },
+  });
 }
 
 /** True for requests htmx made (they get a fragment instead of a whole page). */

@@ -49,18 +49,30 @@ function Document(props: { title: string; children: Children }) {
 }
 
 /** A page for a signed-in user: header with the account, the section menu, and the content. */
-export function Layout(props: { title: string; section: SectionKey | null; accountName: string; userEmail: string; children: Children }) {
+export function Layout(props: {
+  title: string;
+  section: SectionKey | null;
+  accountName: string;
+  userEmail: string;
+  children: Children;
+}) {
   return (
     <Document title={props.title}>
-      <a class="skip" href="#content">Skip to content</a>
+      <a class="skip" href="#content">
+        Skip to content
+      </a>
       <header class="top">
         <div class="top-inner">
-          <a class="brand" href="/dashboard">Switchboard</a>
+          <a class="brand" href="/dashboard">
+            Switchboard
+          </a>
           <span class="account">
             <span safe>{props.accountName}</span> · <span safe>{props.userEmail}</span>
           </span>
           <form method="post" action="/dashboard/sign-out">
-            <button type="submit" class="button">Sign out</button>
+            <button type="submit" class="button">
+              Sign out
+            </button>
           </form>
         </div>
       </header>
@@ -68,7 +80,9 @@ export function Layout(props: { title: string; section: SectionKey | null; accou
         <ul>
           {SECTIONS.map((s) => (
             <li>
-              <a href={s.href} aria-current={s.key === props.section ? "page" : undefined}>{s.title}</a>
+              <a href={s.href} aria-current={s.key === props.section ? "page" : undefined}>
+                {s.title}
+              </a>
             </li>
           ))}
         </ul>
@@ -84,7 +98,9 @@ export function Layout(props: { title: string; section: SectionKey | null; accou
 export function BarePage(props: { title: string; children: Children }) {
   return (
     <Document title={props.title}>
-      <main id="content" class="signin">{props.children}</main>
+      <main id="content" class="signin">
+        {props.children}
+      </main>
     </Document>
   );
 }

@@ -19,8 +19,12 @@ export function signupSettings(config: Config): SignupSettings | undefined {
   const signup = config.embeddedSignup;
   if (!signup) return undefined;
   return {
-    appId: signup.appId, configId: signup.configId, sdkUrl: signup.sdkUrl, origins: signup.origins.join(" "),
-    version: config.upstreamApiVersion, coexistenceFeature: `${config.platform.product}_business_app_onboarding`,
+    appId: signup.appId,
+    configId: signup.configId,
+    sdkUrl: signup.sdkUrl,
+    origins: signup.origins.join(" "),
+    version: config.upstreamApiVersion,
+    coexistenceFeature: `${config.platform.product}_business_app_onboarding`,
   };
 }
 
@@ -33,7 +37,11 @@ export function signupHeaders(config: Config): Record<string, string> {
   const origins = config.embeddedSignup?.origins.join(" ");
   if (!origins) return {};
   return {
-    "content-security-policy": contentSecurityPolicy({ "script-src": `'self' ${origins}`, "frame-src": origins, "connect-src": `'self' ${origins}` }),
+    "content-security-policy": contentSecurityPolicy({
+      "script-src": `'self' ${origins}`,
+      "frame-src": origins,
+      "connect-src": `'self' ${origins}`,
+    }),
     "cross-origin-opener-policy": "same-origin-allow-popups",
   };
 }
@@ -45,7 +53,10 @@ export function onboardingPages(deps: Deps, relay: RelayHandle) {
     const number = accountNumberView(deps, accountNumber(deps, viewer.accountId, phoneNumberId));
     const view = await coexistenceView(deps, viewer.accountId, phoneNumberId);
     const name = number.display_phone_number ?? number.phone_number_id;
-    return htmlResponse(page(viewer, `Sync ${name}`, "numbers", CoexistencePage({ name, view, now: deps.clock.now(), flash })), status);
+    return htmlResponse(
+      page(viewer, `Sync ${name}`, "numbers", CoexistencePage({ name, view, now: deps.clock.now(), flash })),
+      status,
+    );
   };
   /** A sync action's refusal is shown on the page it came from, in words. */
   const orRefusal = async (viewer: Viewer, phoneNumberId: string, act: () => Promise<unknown>, done: string) => {
@@ -54,34 +65,82 @@ export function onboardingPages(deps: Deps, relay: RelayHandle) {
       return seeOther(`/dashboard/numbers/${encodeURIComponent(phoneNumberId)}/coexistence?done=${done}`);
     } catch (error) {
       if (!(error instanceof AppError) || error.status === 404) throw error;
-      return coexistencePage(viewer, phoneNumberId, <Notice tone="bad"><p safe>{error.message}</p></Notice>, error.status);
+      return coexistencePage(
+        viewer,
+        phoneNumberId,
+        <Notice tone="bad">
+          <p safe>{error.message}</p>
+        </Notice>,
+        error.status,
+      );
     }
   };
 
   return new Elysia()
-    .get("/numbers/signups/:id", guarded(deps, async ({ params }, viewer) =>
-      page(viewer, "Connecting a number", "numbers", SignupPage({ signup: signupView(await accountOnboarding(deps, viewer.accountId, params.id!)), now: deps.clock.now() }))), { detail: { hide: true } })
-    .post("/numbers/signups/:id/retry", guarded(deps, async ({ params, body }, viewer) => {
-      const form = readForm(retryBody, body);
-      if (!form.ok) throw new AppError("invalid_request", "The PIN is 6 digits.");
-      const o = await retrySignup(queued, viewer.accountId, params.id!, form.value);
-      return seeOther(`/dashboard/numbers/signups/${encodeURIComponent(o.id)}`);
-    }), { detail: { hide: true } })
-    .get("/numbers/:id/coexistence", guarded(deps, ({ params, query }, viewer) => {
-      const flash = query.done === "preflight"
-        ? <Notice tone="ok"><p>Pre-flight sent: each endpoint's answer shows below as it comes.</p></Notice>
-        : query.done === "sync" ? <Notice tone="ok"><p>The platform is sending it: watch your endpoints and the Deliveries page.</p></Notice> : undefined;
-      return coexistencePage(viewer, params.id!, flash);
-    }), { detail: { hide: true } })
-    .post("/numbers/:id/preflight", guarded(deps, async ({ params, body }, viewer) => {
-      const form = readForm(preflightBody, body);
-      if (!form.ok) throw new AppError("invalid_request", "Choose contacts or chat history.");
-      return orRefusal(viewer, params.id!, () => runPreflight(queued, viewer.accountId, params.id!, form.value.sync_type), "preflight");
-    }), { detail: { hide: true } })
-    .post("/numbers/:id/smb-sync", guarded(deps, async ({ params, body }, viewer) => {
-      const { confirm: _confirm, override, ...rest } = formFields(body);
-      const form = readForm(startSyncBody, { ...rest, override: override === "true" });
-      if (!form.ok) throw new AppError("invalid_request", "Choose contacts or chat history.");
-      return orRefusal(viewer, params.id!, () => startSync(queued, viewer.accountId, params.id!, form.value), "sync");
-    }), { detail: { hide: true } });
+    .get(
+      "/numbers/signups/:id",
+      guarded(deps, async ({ params }, viewer) =>
+        page(
+          viewer,
+          "Connecting a number",
+          "numbers",
+          SignupPage({
+            signup: signupView(await accountOnboarding(deps, viewer.accountId, params.id!)),
+            now: deps.clock.now(),
+          }),
+        ),
+      ),
+      { detail: { hide: true } },
+    )
+    .post(
+      "/numbers/signups/:id/retry",
+      guarded(deps, async ({ params, body }, viewer) => {
+        const form = readForm(retryBody, body);
+        if (!form.ok) throw new AppError("invalid_request", "The PIN is 6 digits.");
+        const o = await retrySignup(queued, viewer.accountId, params.id!, form.value);
+        return seeOther(`/dashboard/numbers/signups/${encodeURIComponent(o.id)}`);
+      }),
+      { detail: { hide: true } },
+    )
+    .get(
+      "/numbers/:id/coexistence",
+      guarded(deps, ({ params, query }, viewer) => {
+        const flash =
+          query.done === "preflight" ? (
+            <Notice tone="ok">
+              <p>Pre-flight sent: each endpoint's answer shows below as it comes.</p>
+            </Notice>
+          ) : query.done === "sync" ? (
+            <Notice tone="ok">
+              <p>The platform is sending it: watch your endpoints and the Deliveries page.</p>
+            </Notice>
+          ) : undefined;
+        return coexistencePage(viewer, params.id!, flash);
+      }),
+      { detail: { hide: true } },
+    )
+    .post(
+      "/numbers/:id/preflight",
+      guarded(deps, async ({ params, body }, viewer) => {
+        const form = readForm(preflightBody, body);
+        if (!form.ok) throw new AppError("invalid_request", "Choose contacts or chat history.");
+        return orRefusal(
+          viewer,
+          params.id!,
+          () => runPreflight(queued, viewer.accountId, params.id!, form.value.sync_type),
+          "preflight",
+        );
+      }),
+      { detail: { hide: true } },
+    )
+    .post(
+      "/numbers/:id/smb-sync",
+      guarded(deps, async ({ params, body }, viewer) => {
+        const { confirm: _confirm, override, ...rest } = formFields(body);
+        const form = readForm(startSyncBody, { ...rest, override: override === "true" });
+        if (!form.ok) throw new AppError("invalid_request", "Choose contacts or chat history.");
+        return orRefusal(viewer, params.id!, () => startSync(queued, viewer.accountId, params.id!, form.value), "sync");
+      }),
+      { detail: { hide: true } },
+    );
 }

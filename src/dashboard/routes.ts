@@ -21,5 +21,9 @@ export function dashboardRoutes(deps: Deps, relay: RelayHandle) {
     .use(accountPages(deps, relay))
     .use(onboardingPages(deps, relay))
     .use(requestPages(deps))
-    .get("/*", guarded(deps, (_ctx, viewer) => htmlResponse(page(viewer, "Not found", null, NotFound()), 404)), { detail: { hide: true } });
+    .get(
+      "/*",
+      guarded(deps, (_ctx, viewer) => htmlResponse(page(viewer, "Not found", null, NotFound()), 404)),
+      { detail: { hide: true } },
+    );
 }

@@ -16,30 +16,42 @@ const text = (body: unknown, key: string): string => {
 /** The sign-in form and sign-out button, over the same session functions as POST/DELETE /api/session. */
 export function signInRoutes(deps: Deps) {
   return new Elysia()
-    .get("/sign-in", async ({ request, query }) => {
-      const next = safeNext(query.next);
-      if (await findSession(deps, sessionToken(request))) return seeOther(next);
-      return htmlResponse(SignInPage({ next, signedOut: query.signed_out === "1" }));
-    }, { detail: { hide: true } })
-    .post("/sign-in", async ({ request, body }) => {
-      const next = safeNext(text(body, "next"));
-      const email = text(body, "email").trim().slice(0, 320);
-      try {
-        checkOrigin(request.method, request.headers.get("origin"), request.headers.get("host"));
-        const { token } = await signIn(deps, email, text(body, "password").slice(0, 200));
-        return seeOther(next, { "set-cookie": sessionCookie(token, request) });
-      } catch (error) {
-        if (!(error instanceof AppError)) throw error;
-        return htmlResponse(SignInPage({ next, email, error: error.message }), error.status);
-      }
-    }, { detail: { hide: true } })
-    .post("/sign-out", async ({ request }) => {
-      try {
-        checkOrigin(request.method, request.headers.get("origin"), request.headers.get("host"));
-      } catch {
-        return htmlResponse("Sign-out must come from the dashboard itself.", 403);
-      }
-      await signOut(deps, sessionToken(request));
-      return seeOther("/dashboard/sign-in?signed_out=1", { "set-cookie": clearedSessionCookie });
-    }, { detail: { hide: true } });
+    .get(
+      "/sign-in",
+      async ({ request, query }) => {
+        const next = safeNext(query.next);
+        if (await findSession(deps, sessionToken(request))) return seeOther(next);
+        return htmlResponse(SignInPage({ next, signedOut: query.signed_out === "1" }));
+      },
+      { detail: { hide: true } },
+    )
+    .post(
+      "/sign-in",
+      async ({ request, body }) => {
+        const next = safeNext(text(body, "next"));
+        const email = text(body, "email").trim().slice(0, 320);
+        try {
+          checkOrigin(request.method, request.headers.get("origin"), request.headers.get("host"));
+          const { token } = await signIn(deps, email, text(body, "password").slice(0, 200));
+          return seeOther(next, { "set-cookie": sessionCookie(token, request) });
+        } catch (error) {
+          if (!(error instanceof AppError)) throw error;
+          return htmlResponse(SignInPage({ next, email, error: error.message }), error.status);
+        }
+      },
+      { detail: { hide: true } },
+    )
+    .post(
+      "/sign-out",
+      async ({ request }) => {
+        try {
+          checkOrigin(request.method, request.headers.get("origin"), request.headers.get("host"));
+        } catch {
+          return htmlResponse("Sign-out must come from the dashboard itself.", 403);
+        }
+        await signOut(deps, sessionToken(request));
+        return seeOther("/dashboard/sign-in?signed_out=1", { "set-cookie": clearedSessionCookie });
+      },
+      { detail: { hide: true } },
+    );
 }

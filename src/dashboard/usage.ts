@@ -1,7 +1,7 @@
+import { HOUR, hourOf } from "../store/hours.ts";
 import type { UsageCount } from "../store/requests.ts";
 import type { UsageBar } from "./chart.tsx";
 
-const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
 
 /** A number's charts: the last 24 hours by hour, the last 7 days by day (UTC), oldest first. */
@@ -12,14 +12,23 @@ export interface NumberUsage {
 
 /** The usage counts of the last 7 days (src/store/requests.ts) as each number's two charts. */
 export function numberUsage(counts: UsageCount[], now: number): Map<string, NumberUsage> {
-  const thisHour = Math.floor(now / HOUR) * HOUR;
+  const thisHour = hourOf(now);
   const today = Math.floor(now / DAY) * DAY;
   const bars = (first: number, step: number, n: number) =>
-    Array.from({ length: n }, (_, i) => ({ start: new Date(first + i * step).toISOString(), forwarded: 0, upstreamErrors: 0, refused: 0 }));
+    Array.from({ length: n }, (_, i) => ({
+      start: new Date(first + i * step).toISOString(),
+      forwarded: 0,
+      upstreamErrors: 0,
+      refused: 0,
+    }));
   const out = new Map<string, NumberUsage>();
   for (const c of counts) {
     let usage = out.get(c.targetId);
-    if (!usage) out.set(c.targetId, (usage = { hours: bars(thisHour - 23 * HOUR, HOUR, 24), days: bars(today - 6 * DAY, DAY, 7) }));
+    if (!usage)
+      out.set(
+        c.targetId,
+        (usage = { hours: bars(thisHour - 23 * HOUR, HOUR, 24), days: bars(today - 6 * DAY, DAY, 7) }),
+      );
     const field = c.kind === "forwarded" ? "forwarded" : c.kind === "upstream_error" ? "upstreamErrors" : "refused";
     const hour = (c.hour - (thisHour - 23 * HOUR)) / HOUR;
     if (hour >= 0 && hour < 24) usage.hours[hour]![field] += c.count;

@@ -12,12 +12,21 @@ export function describeEvent(body: string): string {
   try {
     const event = JSON.parse(body) as {
       proxy_test?: boolean;
-      entry?: { changes?: { field?: string; value?: { messages?: { id?: string; text?: { body?: string } }[]; statuses?: { id?: string; status?: string }[] } }[] }[];
+      entry?: {
+        changes?: {
+          field?: string;
+          value?: {
+            messages?: { id?: string; text?: { body?: string } }[];
+            statuses?: { id?: string; status?: string }[];
+          };
+        }[];
+      }[];
     };
     const parts: string[] = [];
     for (const change of event.entry?.flatMap((e) => e.changes ?? []) ?? []) {
       for (const s of change.value?.statuses ?? []) parts.push(`status ${s.status} for ${s.id}`);
-      for (const m of change.value?.messages ?? []) parts.push(`inbound message ${m.id}${m.text?.body ? `: "${m.text.body}"` : ""}`);
+      for (const m of change.value?.messages ?? [])
+        parts.push(`inbound message ${m.id}${m.text?.body ? `: "${m.text.body}"` : ""}`);
       if (!change.value?.statuses && !change.value?.messages) parts.push(`${change.field} event`);
     }
     return `${event.proxy_test ? "[test] " : ""}${parts.join("; ") || "event"}`;

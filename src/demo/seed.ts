@@ -33,17 +33,27 @@ type SeedDeps = EndpointDeps & Pick<Deps, "fetch" | "logger">;
  */
 export async function seedDemo(deps: SeedDeps, sim: Simulator, receiverUrl: string): Promise<DemoCredentials> {
   const { directory } = deps.store;
-  const account = directory.accounts().find((a) => a.email === DEMO_EMAIL)
-    ?? (await ops.createAccount(deps, { name: "Demo business", email: DEMO_EMAIL }));
+  const account =
+    directory.accounts().find((a) => a.email === DEMO_EMAIL) ??
+    (await ops.createAccount(deps, { name: "Demo business", email: DEMO_EMAIL }));
 
   const password = Buffer.from(deps.random.bytes(12)).toString("base64url");
   const user = await deps.store.users.byEmail(DEMO_EMAIL);
-  if (user) await deps.store.users.setPasswordHash(user.id, await Bun.password.hash(password, { algorithm: "argon2id" }));
+  if (user)
+    await deps.store.users.setPasswordHash(user.id, await Bun.password.hash(password, { algorithm: "argon2id" }));
   else await ops.createUser(deps, account.id, { email: DEMO_EMAIL, password });
 
-  const waba = directory.wabas(account.id)[0]
-    ?? (await ops.createWaba(deps, account.id, { waba_id: numericId(deps.random), access_token: `EAAGdemo${numericId(deps.random, 24)}` }));
-  sim.addWaba({ wabaId: waba.wabaId, accessToken: waba.accessToken, appSecret: waba.appSecret ?? deps.config.appSecret });
+  const waba =
+    directory.wabas(account.id)[0] ??
+    (await ops.createWaba(deps, account.id, {
+      waba_id: numericId(deps.random),
+      access_token: `EAAGdemo${numericId(deps.random, 24)}`,
+    }));
+  sim.addWaba({
+    wabaId: waba.wabaId,
+    accessToken: waba.accessToken,
+    appSecret: waba.appSecret ?? deps.config.appSecret,
+  });
 
   const numberOfKind = async (kind: PhoneNumber["kind"]): Promise<PhoneNumber> => {
     const existing = directory.numbers(account.id).find((n) => n.kind === kind);
@@ -59,12 +69,13 @@ export async function seedDemo(deps: SeedDeps, sim: Simulator, receiverUrl: stri
   const sandbox = await numberOfKind("sandbox");
 
   for (const key of directory.apiKeys(account.id)) {
-    if (key.revokedAt === null && key.name !== null && DEMO_KEY_NAMES.includes(key.name)) await ops.revokeApiKey(deps, key.id);
+    if (key.revokedAt === null && key.name !== null && DEMO_KEY_NAMES.includes(key.name))
+      await ops.revokeApiKey(deps, key.id);
   }
   const live = await ops.createApiKey(deps, account.id, { mode: "live", name: "demo live" });
   const test = await ops.createApiKey(deps, account.id, { mode: "test", name: "demo test" });
 
-  const existing = (await deps.store.webhooks.endpoints(account.id))[0];
+  const existing = (await deps.store.endpoints.ofAccount(account.id))[0];
   let endpointId: string;
   let secret: string;
   if (existing) {
@@ -78,13 +89,26 @@ export async function seedDemo(deps: SeedDeps, sim: Simulator, receiverUrl: stri
   }
 
   return {
-    accountId: account.id, email: DEMO_EMAIL, password, liveKey: live.key, testKey: test.key, wabaId: waba.wabaId,
-    numberId: number.phoneNumberId, sandboxNumberId: sandbox.phoneNumberId, endpointId, endpointSecret: secret,
+    accountId: account.id,
+    email: DEMO_EMAIL,
+    password,
+    liveKey: live.key,
+    testKey: test.key,
+    wabaId: waba.wabaId,
+    numberId: number.phoneNumberId,
+    sandboxNumberId: sandbox.phoneNumberId,
+    endpointId,
+    endpointSecret: secret,
   };
 }
 
 /** What `serve --demo` prints once it is ready: credentials and three lines to paste. */
-export function demoBanner(c: DemoCredentials, urls: { app: string; simulator: string }, version: string, product: string): string {
+export function demoBanner(
+  c: DemoCredentials,
+  urls: { app: string; simulator: string },
+  version: string,
+  product: string,
+): string {
   const send = `curl -sS -X POST ${urls.app}/${version}/${c.numberId}/messages -H 'Authorization: Bearer ${c.liveKey}' -H 'Content-Type: application/json' -d '{"messaging_product":"${product}","to":"15551234567","type":"text","text":{"body":"Hello from Switchboard"}}'`;
   const deliveries = `curl -sS -c /tmp/switchboard-demo.cookie -H 'Content-Type: application/json' -d '{"email":"${c.email}","password":"${c.password}"}' ${urls.app}/api/session && curl -sS -b /tmp/switchboard-demo.cookie '${urls.app}/api/deliveries?endpoint_id=${c.endpointId}'`;
   const inbound = `curl -sS -X POST ${urls.simulator}/_sim/inbound -H 'Content-Type: application/json' -d '{"phone_number_id":"${c.numberId}","text":"Hi, is my order on its way?"}'`;
@@ -98,7 +122,7 @@ export function demoBanner(c: DemoCredentials, urls: { app: string; simulator: s
     "",
     "1) Send a message through the proxy:",
     `   ${send}`,
-    "2) Its sent, delivered and read status webhooks print here as \"demo receiver: verified …\"; list the deliveries:",
+    '2) Its sent, delivered and read status webhooks print here as "demo receiver: verified …"; list the deliveries:',
     `   ${deliveries}`,
     `3) Open the dashboard: ${urls.app}/dashboard`,
     "Also: a customer writes in (an inbound message webhook):",

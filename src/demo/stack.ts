@@ -13,7 +13,12 @@ export interface DemoStack {
  * What `serve --demo` runs beside Switchboard: the upstream simulator (sending its webhooks to
  * Switchboard's ingress at `appUrl`) and a receiver for the demo endpoint, both printing what happens.
  */
-export function startDemoStack(options: { appUrl: string; names: PlatformNames; signupApp: SignupApp; print: (line: string) => void }): DemoStack {
+export function startDemoStack(options: {
+  appUrl: string;
+  names: PlatformNames;
+  signupApp: SignupApp;
+  print: (line: string) => void;
+}): DemoStack {
   const { print } = options;
   const sim = startSimulator({
     names: options.names,
@@ -24,7 +29,8 @@ export function startDemoStack(options: { appUrl: string; names: PlatformNames; 
         if (status !== 200) print(`simulator: Switchboard did not take a webhook (${error ?? `status ${status}`})`);
       },
     },
-    onMessageAccepted: (m) => print(`simulator: accepted ${m.type} message ${m.messageId} to ${m.to} from number ${m.phoneNumberId}`),
+    onMessageAccepted: (m) =>
+      print(`simulator: accepted ${m.type} message ${m.messageId} to ${m.to} from number ${m.phoneNumberId}`),
   });
   const receiver = startDemoReceiver({ print });
   return {
@@ -37,7 +43,8 @@ export function startDemoStack(options: { appUrl: string; names: PlatformNames; 
 }
 
 /** The simulator's Embedded Signup app: EMBEDDED_SIGNUP_APP_ID's, else the demo's. */
-export const signupAppId = (env: Record<string, string | undefined>): string => env.EMBEDDED_SIGNUP_APP_ID?.trim() || "1000000000000001";
+export const signupAppId = (env: Record<string, string | undefined>): string =>
+  env.EMBEDDED_SIGNUP_APP_ID?.trim() || "1000000000000001";
 
 /** The settings that turn Embedded Signup on against the simulator's stand-in (the SDK URL points at it). */
 export function demoSignupEnv(env: Record<string, string | undefined>, sim: Simulator): Record<string, string> {

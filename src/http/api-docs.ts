@@ -5,7 +5,9 @@ import { escapeHtml } from "@kitajs/html";
 import { Elysia } from "elysia";
 // The package's exports map does not list its browser bundle, so it is named by its place on disk
 // (a direct dependency always sits at the top of node_modules). Embedded by `bun build --compile`.
-import scalarBundlePath from "../../node_modules/@scalar/api-reference/dist/browser/standalone.js" with { type: "file" };
+import scalarBundlePath from "../../node_modules/@scalar/api-reference/dist/browser/standalone.js" with {
+  type: "file",
+};
 import { contentSecurityPolicy, SECURITY_HEADERS } from "../dashboard/http.ts";
 
 /** The npm package's version (package.json pins it exactly); checked to render this service's document in headless Chromium. */
@@ -78,8 +80,11 @@ function bundleRoute() {
     ...SECURITY_HEADERS,
   };
   return async (request: Request): Promise<Response> => {
-    if (!/\bgzip\b/.test(request.headers.get("accept-encoding") ?? "")) return new Response(Bun.file(scalarBundlePath), { headers });
-    compressed ??= Bun.file(scalarBundlePath).bytes().then(async (bytes) => new Uint8Array(await gzipped(bytes)));
+    if (!/\bgzip\b/.test(request.headers.get("accept-encoding") ?? ""))
+      return new Response(Bun.file(scalarBundlePath), { headers });
+    compressed ??= Bun.file(scalarBundlePath)
+      .bytes()
+      .then(async (bytes) => new Uint8Array(await gzipped(bytes)));
     return new Response(await compressed, { headers: { ...headers, "content-encoding": "gzip" } });
   };
 }
@@ -93,22 +98,24 @@ function bundleRoute() {
 export function apiDocs() {
   const bundle = bundleRoute();
   return new Elysia({ name: "api-docs" })
-    .use(openapi({
-      path: "/docs",
-      specPath: "/docs/json",
-      // The page below is ours: the plugin's loads Scalar from a CDN.
-      provider: null,
-      openapiVersion: "3.0.3",
-      exclude: { paths: [/^\/(?!admin|api)/] },
-      documentation: {
-        info: {
-          title: "Switchboard",
-          version: "1",
-          description: "Operator API (bearer ADMIN_TOKEN) and dashboard API (session cookie from POST /api/session).",
+    .use(
+      openapi({
+        path: "/docs",
+        specPath: "/docs/json",
+        // The page below is ours: the plugin's loads Scalar from a CDN.
+        provider: null,
+        openapiVersion: "3.0.3",
+        exclude: { paths: [/^\/(?!admin|api)/] },
+        documentation: {
+          info: {
+            title: "Switchboard",
+            version: "1",
+            description: "Operator API (bearer ADMIN_TOKEN) and dashboard API (session cookie from POST /api/session).",
+          },
+          components: { securitySchemes: { adminToken: { type: "http", scheme: "bearer" } } },
         },
-        components: { securitySchemes: { adminToken: { type: "http", scheme: "bearer" } } },
-      },
-    }))
+      }),
+    )
     .get("/docs", () => new Response(PAGE, { headers: PAGE_HEADERS }), { detail: { hide: true } })
     .get(SCALAR_BUNDLE_PATH, ({ request }) => bundle(request), { detail: { hide: true } });
 }

@@ -6,9 +6,13 @@ const CONTROL = /[\u0000-\u001f\u007f]/;
 /** In a body's strings a tab and a line break are text (an address, a note); the rest is refused as in parameters. */
 const CONTROL_IN_TEXT = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/;
 
-const refuse = (what: string) => new AppError("invalid_request", `${what} must not contain a control character (such as NUL).`);
+const refuse = (what: string) =>
+  new AppError("invalid_request", `${what} must not contain a control character (such as NUL).`);
 
-function checkParameters(kind: "query parameter" | "path parameter", values: Record<string, unknown> | undefined): void {
+function checkParameters(
+  kind: "query parameter" | "path parameter",
+  values: Record<string, unknown> | undefined,
+): void {
   for (const [name, value] of Object.entries(values ?? {})) {
     if (CONTROL.test(name)) throw refuse(`A ${kind}'s name`);
     for (const one of Array.isArray(value) ? value : [value]) {

@@ -12,6 +12,7 @@ export function decodeCursor(cursor: string): { at: number; id: string } {
   const text = Buffer.from(cursor, "base64url").toString("utf8");
   const dot = text.indexOf(".");
   const at = Number(text.slice(0, dot));
-  if (dot < 1 || !Number.isSafeInteger(at)) throw new AppError("invalid_request", "cursor is not valid; use next_cursor of a previous page.");
+  if (dot < 1 || !Number.isSafeInteger(at))
+    throw new AppError("invalid_request", "cursor is not valid; use next_cursor of a previous page.");
   return { at, id: text.slice(dot + 1) };
 }

@@ -93,9 +93,16 @@ export function requestBodies(deps: Pick<Deps, "config" | "metrics">) {
     }
     if (read === "too_large") throw new AppError(rule.tooLarge);
     if (rule.json && parsedAsJson(request.headers.get("content-type")) && nestsDeeperThan(read, MAX_JSON_DEPTH)) {
-      throw new AppError("invalid_request", `The JSON body nests deeper than ${MAX_JSON_DEPTH} levels of arrays and objects.`);
+      throw new AppError(
+        "invalid_request",
+        `The JSON body nests deeper than ${MAX_JSON_DEPTH} levels of arrays and objects.`,
+      );
     }
     // Elysia's parser and every handler read `context.request` after this hook: they get the body in memory.
-    (context as { request: Request }).request = new Request(request.url, { method: request.method, headers: request.headers, body: read });
+    (context as { request: Request }).request = new Request(request.url, {
+      method: request.method,
+      headers: request.headers,
+      body: read,
+    });
   });
 }

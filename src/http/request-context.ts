@@ -17,7 +17,13 @@ export function routeGroup(path: string): "admin" | "api" | "webhooks" | "dashbo
 }
 
 /** How each part of a request Elysia validates is named in an error message. */
-const PARTS = { query: "query parameter", params: "path parameter", body: "body field", headers: "header", cookie: "cookie" } as const;
+const PARTS = {
+  query: "query parameter",
+  params: "path parameter",
+  body: "body field",
+  headers: "header",
+  cookie: "cookie",
+} as const;
 
 /** The parts of a request a refused value may have come from, as parsed. */
 type Parsed = { query?: unknown; params?: unknown; body?: unknown };
@@ -70,64 +76,70 @@ interface Stamp {
  * routing (its body too large, too slow, not JSON) is logged under the id its answer carries.
  */
 export function requestContext(deps: { random: Random; logger: Logger; metrics: Metrics }) {
-  return new Elysia({ name: "request-context" })
-    .onRequest((context) => {
-      (context as Stamp).requestId = randomId(deps.random, "req", 20);
-      (context as Stamp).startedAt = performance.now();
-    })
-    // For handlers' types: the values are the ones stamped above.
-    .derive({ as: "global" }, (context) => ({
-      requestId: requestIdOf((context as Stamp).requestId, deps.random),
-      startedAt: (context as Stamp).startedAt ?? performance.now(),
-    }))
-    .onAfterHandle({ as: "global" }, ({ set, requestId }) => {
-      set.headers["x-proxy-request-id"] = requestId;
-    })
-    // Only the fields it names: Elysia builds, for every route, whatever context its hooks read,
-    // and a hook that takes the whole context has every request's cookies, query and headers
-    // parsed (about 50 µs per request, bench/RESULTS.md).
-    .onError({ as: "global" }, ({ code, error, request, path, set, requestId, query, params, body }) => {
-      const traceId = requestIdOf(requestId, deps.random);
-      let name: ErrorName;
-      let message: string | undefined;
-      let headers: Record<string, string> | undefined;
-      if (error instanceof AppError) {
-        name = error.errorName;
-        message = error.message;
-        headers = error.headers;
-      } else if (code === "VALIDATION" || code === "PARSE") {
-        name = "invalid_request";
-        message = code === "PARSE" ? "The request body is not valid JSON." : validationMessage(error, { query, params, body });
-      } else if (error instanceof StoreUnavailableError) {
-        name = "unavailable";
-        deps.logger.warn("database unavailable", { method: request.method, path, error: error.message });
-      } else if (code === "NOT_FOUND") {
+  return (
+    new Elysia({ name: "request-context" })
+      .onRequest((context) => {
+        (context as Stamp).requestId = randomId(deps.random, "req", 20);
+        (context as Stamp).startedAt = performance.now();
+      })
+      // For handlers' types: the values are the ones stamped above.
+      .derive({ as: "global" }, (context) => ({
+        requestId: requestIdOf((context as Stamp).requestId, deps.random),
+        startedAt: (context as Stamp).startedAt ?? performance.now(),
+      }))
+      .onAfterHandle({ as: "global" }, ({ set, requestId }) => {
+        set.headers["x-proxy-request-id"] = requestId;
+      })
+      // Only the fields it names: Elysia builds, for every route, whatever context its hooks read,
+      // and a hook that takes the whole context has every request's cookies, query and headers
+      // parsed (about 50 µs per request, bench/RESULTS.md).
+      .onError({ as: "global" }, ({ code, error, request, path, set, requestId, query, params, body }) => {
+        const traceId = requestIdOf(requestId, deps.random);
+        let name: ErrorName;
+        let message: string | undefined;
+        let headers: Record<string, string> | undefined;
+        if (error instanceof AppError) {
+          name = error.errorName;
+          message = error.message;
+          headers = error.headers;
+        } else if (code === "VALIDATION" || code === "PARSE") {
+          name = "invalid_request";
+          message =
+            code === "PARSE"
+              ? "The request body is not valid JSON."
+              : validationMessage(error, { query, params, body });
+        } else if (error instanceof StoreUnavailableError) {
+          name = "unavailable";
+          deps.logger.warn("database unavailable", { method: request.method, path, error: error.message });
+        } else if (code === "NOT_FOUND") {
+          const group = routeGroup(path);
+          name = group === "admin" || group === "api" ? "not_found" : "unknown_route";
+        } else {
+          name = "internal";
+          deps.logger.error("unhandled error", { method: request.method, path, error });
+        }
+        const response = errorResponse(name, traceId, { message, headers });
+        // Elysia sets its own status before an error reaches here (422 for any failed validation) and
+        // sends this response as it is; the access log reads set.status.
+        set.status = response.status;
+        return response;
+      })
+      .onAfterResponse({ as: "global" }, ({ request, path, set, responseValue, requestId, startedAt }) => {
+        // A handler may answer with a Response of its own: Elysia sends its status, or set.status in place of a 200.
+        const setStatus = typeof set.status === "number" ? set.status : 200;
+        const status =
+          responseValue instanceof Response && responseValue.status !== 200 ? responseValue.status : setStatus;
         const group = routeGroup(path);
-        name = group === "admin" || group === "api" ? "not_found" : "unknown_route";
-      } else {
-        name = "internal";
-        deps.logger.error("unhandled error", { method: request.method, path, error });
-      }
-      const response = errorResponse(name, traceId, { message, headers });
-      // Elysia sets its own status before an error reaches here (422 for any failed validation) and
-      // sends this response as it is; the access log reads set.status.
-      set.status = response.status;
-      return response;
-    })
-    .onAfterResponse({ as: "global" }, ({ request, path, set, responseValue, requestId, startedAt }) => {
-      // A handler may answer with a Response of its own: Elysia sends its status, or set.status in place of a 200.
-      const setStatus = typeof set.status === "number" ? set.status : 200;
-      const status = responseValue instanceof Response && responseValue.status !== 200 ? responseValue.status : setStatus;
-      const group = routeGroup(path);
-      deps.metrics.httpRequests.inc({ group, status: `${Math.floor(status / 100)}xx` });
-      if (group !== "ops") {
-        deps.logger.info("request", {
-          request_id: requestId,
-          method: request.method,
-          path,
-          status,
-          ms: startedAt === undefined ? undefined : Math.round((performance.now() - startedAt) * 10) / 10,
-        });
-      }
-    });
+        deps.metrics.httpRequests.inc({ group, status: `${Math.floor(status / 100)}xx` });
+        if (group !== "ops") {
+          deps.logger.info("request", {
+            request_id: requestId,
+            method: request.method,
+            path,
+            status,
+            ms: startedAt === undefined ? undefined : Math.round((performance.now() - startedAt) * 10) / 10,
+          });
+        }
+      })
+  );
 }

@@ -7,7 +7,12 @@ export const MAX_TIME_MS = 8.64e15;
 export function timeParam(name: string, value: string | undefined): number | undefined {
   if (value === undefined || value === "") return undefined;
   const ms = /^\d+$/.test(value) ? Number(value) : Date.parse(value);
-  if (!Number.isFinite(ms)) throw new AppError("invalid_request", `${name} must be an ISO 8601 time such as 2026-11-24T10:00:00Z.`);
-  if (Math.abs(ms) > MAX_TIME_MS) throw new AppError("invalid_request", `${name} is past the last time there is (+275760-09-13T00:00:00Z); give an ISO 8601 time such as 2026-11-24T10:00:00Z.`);
+  if (!Number.isFinite(ms))
+    throw new AppError("invalid_request", `${name} must be an ISO 8601 time such as 2026-11-24T10:00:00Z.`);
+  if (Math.abs(ms) > MAX_TIME_MS)
+    throw new AppError(
+      "invalid_request",
+      `${name} is past the last time there is (+275760-09-13T00:00:00Z); give an ISO 8601 time such as 2026-11-24T10:00:00Z.`,
+    );
   return ms;
 }

@@ -32,7 +32,8 @@ export function rateLimitStep(limiter: RateLimiter, deps: { logger: Logger; cloc
     }
     return failOpenDecision(spec);
   };
-  const reasonOf = (error: unknown): FailOpenReason => (error instanceof LimiterUnavailableError ? "unavailable" : "error");
+  const reasonOf = (error: unknown): FailOpenReason =>
+    error instanceof LimiterUnavailableError ? "unavailable" : "error";
 
   return function decide(spec: BucketSpec): Decision | Promise<Decision> {
     let answer: Decision | Promise<Decision>;

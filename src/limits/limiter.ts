@@ -70,7 +70,8 @@ export class MemoryLimiter implements RateLimiter {
    */
   restore(states: BucketState[]): void {
     for (const saved of states) {
-      if (!this.buckets.has(saved.key)) this.buckets.set(saved.key, { tokens: saved.tokens, updatedAt: saved.updatedAt });
+      if (!this.buckets.has(saved.key))
+        this.buckets.set(saved.key, { tokens: saved.tokens, updatedAt: saved.updatedAt });
     }
   }
 }

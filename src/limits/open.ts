@@ -16,6 +16,7 @@ export function openLimits(config: Config, deps: { clock: Clock; logger: Logger;
     const limiter = new RedisLimiter({ url: config.redis.url, keyPrefix: config.redis.keyPrefix, clock: deps.clock });
     return { limiter, worker: { start() {}, stop: async () => limiter.close() } };
   }
-  if (config.redis) deps.logger.warn("REDIS_URL is set but unused: rate limits are kept in this process with a SQLite DATABASE_URL");
+  if (config.redis)
+    deps.logger.warn("REDIS_URL is set but unused: rate limits are kept in this process with a SQLite DATABASE_URL");
   return memoryLimits(deps.clock, deps.buckets, deps.logger);
 }

@@ -11,7 +11,11 @@ export const LIMITS = {
 
 /** A number's limit: coexistence caps it whatever its tier; otherwise its synced throughput level decides. */
 export function numberLimit(number: Pick<PhoneNumber, "kind" | "throughputLevel">) {
-  return number.kind === "coexistence" ? LIMITS.numberCoexistence : number.throughputLevel === "HIGH" ? LIMITS.numberHigh : LIMITS.numberStandard;
+  return number.kind === "coexistence"
+    ? LIMITS.numberCoexistence
+    : number.throughputLevel === "HIGH"
+      ? LIMITS.numberHigh
+      : LIMITS.numberStandard;
 }
 
 /** A number's bucket; its capacity follows the number's current kind and synced throughput level. */

@@ -42,7 +42,13 @@ export function take(state: Tokens | undefined, spec: BucketSpec, now: number): 
     const left = tokens - 1;
     return {
       next: { tokens: left, updatedAt: now },
-      decision: { allowed: true, limit: spec.capacity, remaining: Math.floor(left), resetSeconds: secondsToGain(spec.capacity - left, spec), retryAfterSeconds: null },
+      decision: {
+        allowed: true,
+        limit: spec.capacity,
+        remaining: Math.floor(left),
+        resetSeconds: secondsToGain(spec.capacity - left, spec),
+        retryAfterSeconds: null,
+      },
     };
   }
   return {

@@ -24,7 +24,12 @@ export async function flushBuckets(limiter: MemoryLimiter, store: BucketStore): 
  * writes the changed ones about once a second and a last time at shutdown.
  */
 export function bucketWriteThrough(limiter: MemoryLimiter, store: BucketStore, logger: Logger): Worker {
-  const flusher = intervalWorker("rate-limit write-through", FLUSH_EVERY_MS, () => flushBuckets(limiter, store), logger);
+  const flusher = intervalWorker(
+    "rate-limit write-through",
+    FLUSH_EVERY_MS,
+    () => flushBuckets(limiter, store),
+    logger,
+  );
   return {
     start() {
       store.loadAll().then(

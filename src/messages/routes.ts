@@ -11,7 +11,8 @@ export function messageRoutes(deps: Deps) {
       params: t.Object({ message_id: t.String({ maxLength: 300 }) }),
       detail: {
         tags: ["Dashboard API"],
-        summary: "A message's timeline by its id (wamid…): the proxied call that sent it, and every status webhook for it (sent, delivered, read, failed) with each delivery to each endpoint and its attempts",
+        summary:
+          "A message's timeline by its id (wamid…): the proxied call that sent it, and every status webhook for it (sent, delivered, read, failed) with each delivery to each endpoint and its attempts",
       },
     });
 }

@@ -18,30 +18,38 @@ export async function messageTimeline(deps: Pick<Deps, "store">, accountId: stri
   const messageId = pasted.trim().replace(/^["']|["']$/g, "");
   const [sentBy, events] = await Promise.all([
     deps.store.requests.byMessageId(accountId, messageId),
-    deps.store.webhooks.messageEvents(accountId, messageId),
+    deps.store.history.messageEvents(accountId, messageId),
   ]);
   if (sentBy.length === 0 && events.length === 0) {
-    throw new AppError("not_found", "No call or webhook event of this account mentions this message id (it may be past the retention window).");
+    throw new AppError(
+      "not_found",
+      "No call or webhook event of this account mentions this message id (it may be past the retention window).",
+    );
   }
   // Events received in the same instant (the platform may send a message's statuses together,
   // and concurrent posts commit in any order) are shown in the order a message goes through.
-  const step = (e: { kind: string; status: string | null }) => (e.kind === "inbound" ? -1 : STATUS_ORDER.indexOf(e.status ?? ""));
+  const step = (e: { kind: string; status: string | null }) =>
+    e.kind === "inbound" ? -1 : STATUS_ORDER.indexOf(e.status ?? "");
   events.sort((a, b) => a.receivedAt - b.receivedAt || step(a) - step(b));
   return {
     message_id: messageId,
     sent_by: sentBy.map((r) => requestView(deps, r)),
-    events: await Promise.all(events.map(async (e) => ({
-      event_id: e.eventId,
-      received_at: iso(e.receivedAt),
-      kind: e.kind,
-      status: e.status,
-      error_code: e.errorCode,
-      phone_number_id: e.phoneNumberId,
-      deliveries: await Promise.all(e.deliveries.map(async (d) => ({
-        ...deliveryView(d),
-        attempts: (await deps.store.webhooks.attempts(d.id)).map(attemptView),
-      }))),
-    }))),
+    events: await Promise.all(
+      events.map(async (e) => ({
+        event_id: e.eventId,
+        received_at: iso(e.receivedAt),
+        kind: e.kind,
+        status: e.status,
+        error_code: e.errorCode,
+        phone_number_id: e.phoneNumberId,
+        deliveries: await Promise.all(
+          e.deliveries.map(async (d) => ({
+            ...deliveryView(d),
+            attempts: (await deps.store.history.attempts(d.id)).map(attemptView),
+          })),
+        ),
+      })),
+    ),
   };
 }
 

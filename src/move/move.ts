@@ -15,9 +15,16 @@ type Row = Parameters<typeof rowAsJson>[0];
 
 /** rowid, or the primary key's columns of a table declared WITHOUT ROWID. */
 function keyColumns(sqlite: Database, table: string): string[] {
-  const declared = sqlite.query<{ sql: string }, [string]>("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?").get(table)!.sql;
+  const declared = sqlite
+    .query<{ sql: string }, [string]>("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?")
+    .get(table)!.sql;
   if (!/WITHOUT\s+ROWID/i.test(declared)) return ["rowid"];
-  return sqlite.query<{ name: string; pk: number }, []>(`PRAGMA table_info("${table}")`).all().filter((c) => c.pk > 0).sort((a, b) => a.pk - b.pk).map((c) => c.name);
+  return sqlite
+    .query<{ name: string; pk: number }, []>(`PRAGMA table_info("${table}")`)
+    .all()
+    .filter((c) => c.pk > 0)
+    .sort((a, b) => a.pk - b.pk)
+    .map((c) => c.name);
 }
 
 /** How a row is named to the operator: its id, or its key when the table has no id column. */
@@ -48,7 +55,11 @@ export class TargetNotEmptyError extends Error {
  * lock is held throughout (DatabaseInUseError while a server runs on it). Returns the rows copied
  * per table.
  */
-export async function moveToPostgres(sqlitePath: string, postgresUrl: string, progress: MoveProgress): Promise<Record<string, number>> {
+export async function moveToPostgres(
+  sqlitePath: string,
+  postgresUrl: string,
+  progress: MoveProgress,
+): Promise<Record<string, number>> {
   const lock = takeServerLock(sqlitePath);
   const { sqlite } = (() => {
     try {
@@ -67,7 +78,9 @@ export async function moveToPostgres(sqlitePath: string, postgresUrl: string, pr
       if ((await pg.unsafe(`SELECT EXISTS (SELECT 1 FROM "${table.name}") AS any`))[0].any) nonEmpty.push(table.name);
     }
     if (nonEmpty.length > 0) throw new TargetNotEmptyError(nonEmpty);
-    const counts = Object.fromEntries(tables.map((t) => [t.name, (sqlite.query(`SELECT COUNT(*) AS n FROM "${t.name}"`).get() as { n: number }).n]));
+    const counts = Object.fromEntries(
+      tables.map((t) => [t.name, (sqlite.query(`SELECT COUNT(*) AS n FROM "${t.name}"`).get() as { n: number }).n]),
+    );
     progress.planned(tables.map((t) => ({ name: t.name, rows: counts[t.name]! })));
     await pg.begin(async (tx) => {
       for (const table of tables) {
@@ -93,11 +106,16 @@ async function copyTable(sqlite: Database, tx: SQL, table: TablePlan, copied: (r
   const key = keys.map((k) => `"${k}"`).join(", ");
   const after = keys.map((_, i) => `$k${i}`).join(", ");
   const first = sqlite.query(`SELECT ${key}, ${names} FROM "${table.name}" ORDER BY ${key} LIMIT ${BATCH_ROWS}`);
-  const next = sqlite.query(`SELECT ${key}, ${names} FROM "${table.name}" WHERE (${key}) > (${after}) ORDER BY ${key} LIMIT ${BATCH_ROWS}`);
+  const next = sqlite.query(
+    `SELECT ${key}, ${names} FROM "${table.name}" WHERE (${key}) > (${after}) ORDER BY ${key} LIMIT ${BATCH_ROWS}`,
+  );
   const insert = `INSERT INTO "${table.name}" (${names}) SELECT ${names} FROM json_populate_recordset(NULL::"${table.name}", $1::text::json)`;
   let rows = first.all() as Row[];
   while (rows.length > 0) {
-    for (const batch of jsonBatches(rows.map((row) => rowAsJson(row, table, () => rowName(row, keys))), BATCH_BYTES)) {
+    for (const batch of jsonBatches(
+      rows.map((row) => rowAsJson(row, table, () => rowName(row, keys))),
+      BATCH_BYTES,
+    )) {
       await tx.unsafe(insert, [batch.json]);
       copied(batch.rows);
     }
@@ -105,6 +123,8 @@ async function copyTable(sqlite: Database, tx: SQL, table: TablePlan, copied: (r
     rows = next.all(Object.fromEntries(keys.map((k, i) => [`k${i}`, last[k] as string | number]))) as Row[];
   }
   for (const column of table.serials) {
-    await tx.unsafe(`SELECT setval(pg_get_serial_sequence('"${table.name}"', '${column}'), GREATEST(COALESCE(MAX("${column}"), 0), 1), MAX("${column}") IS NOT NULL) FROM "${table.name}"`);
+    await tx.unsafe(
+      `SELECT setval(pg_get_serial_sequence('"${table.name}"', '${column}'), GREATEST(COALESCE(MAX("${column}"), 0), 1), MAX("${column}") IS NOT NULL) FROM "${table.name}"`,
+    );
   }
 }

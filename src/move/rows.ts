@@ -10,7 +10,12 @@ export class UncopyableValue extends Error {}
 
 /** A row a move cannot copy: the table, the row's id and the column, named for the operator to mend or delete. */
 export class UncopyableRowError extends Error {
-  constructor(readonly table: string, readonly rowId: string, readonly column: string, reason: string) {
+  constructor(
+    readonly table: string,
+    readonly rowId: string,
+    readonly column: string,
+    reason: string,
+  ) {
     super(`${table} row ${rowId}: column ${column} ${reason}`);
     this.name = "UncopyableRowError";
   }
@@ -18,12 +23,16 @@ export class UncopyableRowError extends Error {
 
 function wholeNumber(value: Value, pgType: string, limit: bigint): number {
   const fits = typeof value === "number" && Number.isInteger(value) && BigInt(value) >= -limit && BigInt(value) < limit;
-  if (!fits) throw new UncopyableValue(`holds ${typeof value === "number" ? value : JSON.stringify(value)}, which is not a whole number PostgreSQL's ${pgType} can hold`);
+  if (!fits)
+    throw new UncopyableValue(
+      `holds ${typeof value === "number" ? value : JSON.stringify(value)}, which is not a whole number PostgreSQL's ${pgType} can hold`,
+    );
   return value as number;
 }
 
 function text(value: Value): Value {
-  if (typeof value === "string" && value.includes("\0")) throw new UncopyableValue("holds a NUL character, which PostgreSQL's text cannot hold");
+  if (typeof value === "string" && value.includes("\0"))
+    throw new UncopyableValue("holds a NUL character, which PostgreSQL's text cannot hold");
   return value;
 }
 
@@ -45,7 +54,8 @@ function pgValue(value: Value, pgType: string): unknown {
     case "integer":
       return wholeNumber(value, pgType, BigInt(INT4));
     case "double precision":
-      if (typeof value !== "number" || !Number.isFinite(value)) throw new UncopyableValue(`holds ${String(value)}, which is not a finite number`);
+      if (typeof value !== "number" || !Number.isFinite(value))
+        throw new UncopyableValue(`holds ${String(value)}, which is not a finite number`);
       return value;
     case "text":
       return text(value);

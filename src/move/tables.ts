@@ -17,18 +17,36 @@ export interface TablePlan {
  */
 export async function planTables(sqlite: Database, pg: SQL): Promise<TablePlan[]> {
   const local = new Set(
-    sqlite.query<{ name: string }, []>("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name NOT LIKE '__drizzle%'")
-      .all().map((row) => row.name),
+    sqlite
+      .query<{ name: string }, []>(
+        "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name NOT LIKE '__drizzle%'",
+      )
+      .all()
+      .map((row) => row.name),
   );
-  const columns = (await pg.unsafe(`SELECT table_name, column_name, data_type, column_default FROM information_schema.columns
-    WHERE table_schema = current_schema() ORDER BY table_name, ordinal_position`)) as { table_name: string; column_name: string; data_type: string; column_default: string | null }[];
+  const columns =
+    (await pg.unsafe(`SELECT table_name, column_name, data_type, column_default FROM information_schema.columns
+    WHERE table_schema = current_schema() ORDER BY table_name, ordinal_position`)) as {
+      table_name: string;
+      column_name: string;
+      data_type: string;
+      column_default: string | null;
+    }[];
   const parents = (await pg.unsafe(`SELECT c.conrelid::regclass::text AS child, c.confrelid::regclass::text AS parent
-    FROM pg_constraint c WHERE c.contype = 'f' AND c.connamespace = current_schema()::regnamespace`)) as { child: string; parent: string }[];
+    FROM pg_constraint c WHERE c.contype = 'f' AND c.connamespace = current_schema()::regnamespace`)) as {
+    child: string;
+    parent: string;
+  }[];
 
   const plans = new Map<string, TablePlan>();
   for (const column of columns) {
     if (!local.has(column.table_name)) continue;
-    const localColumns = new Set(sqlite.query<{ name: string }, []>(`PRAGMA table_info("${column.table_name}")`).all().map((c) => c.name));
+    const localColumns = new Set(
+      sqlite
+        .query<{ name: string }, []>(`PRAGMA table_info("${column.table_name}")`)
+        .all()
+        .map((c) => c.name),
+    );
     if (!localColumns.has(column.column_name)) continue;
     const plan = plans.get(column.table_name) ?? { name: column.table_name, columns: [], serials: [] };
     plan.columns.push({ name: column.column_name, pgType: column.data_type });

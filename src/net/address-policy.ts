@@ -2,8 +2,17 @@ import { formatIp, parseIp, type IpAddress } from "./ip.ts";
 
 /** SPEC 6.7's blocked ranges, as data. */
 export const BLOCKED_IPV4 = [
-  "0.0.0.0/8", "10.0.0.0/8", "100.64.0.0/10", "127.0.0.0/8", "169.254.0.0/16", "172.16.0.0/12",
-  "192.0.0.0/24", "192.168.0.0/16", "198.18.0.0/15", "224.0.0.0/4", "240.0.0.0/4",
+  "0.0.0.0/8",
+  "10.0.0.0/8",
+  "100.64.0.0/10",
+  "127.0.0.0/8",
+  "169.254.0.0/16",
+  "172.16.0.0/12",
+  "192.0.0.0/24",
+  "192.168.0.0/16",
+  "198.18.0.0/15",
+  "224.0.0.0/4",
+  "240.0.0.0/4",
 ] as const;
 export const BLOCKED_IPV6 = ["::/128", "::1/128", "fc00::/7", "fe80::/10", "ff00::/8"] as const;
 
@@ -71,7 +80,8 @@ export function blockedReason(address: string, policy: AddressPolicy): string | 
   const canonical = formatIp(target);
   const isLoopback = loopback.some((range) => inRange(target, range));
   if (isLoopback && policy.allowLoopback) return null;
-  if (policy.selfAddresses.has(canonical) || policy.selfAddresses.has(formatIp(ip))) return `${canonical} is this service's own address`;
+  if (policy.selfAddresses.has(canonical) || policy.selfAddresses.has(formatIp(ip)))
+    return `${canonical} is this service's own address`;
   if (blocked.some((range) => inRange(target, range))) return `${canonical} is in a blocked range`;
   return null;
 }

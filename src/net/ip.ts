@@ -45,7 +45,12 @@ export function parseIpv6(input: string): Uint8Array | null {
   const lastGroup = text.slice(lastColon + 1);
   if (lastGroup.includes(".")) {
     if (!/^\d{1,3}(\.\d{1,3}){3}$/.test(lastGroup)) return null;
-    tail = parseIpv4(lastGroup.split(".").map((p) => String(Number(p))).join("."));
+    tail = parseIpv4(
+      lastGroup
+        .split(".")
+        .map((p) => String(Number(p)))
+        .join("."),
+    );
     if (!tail) return null;
     text = `${text.slice(0, lastColon + 1)}0:0`;
   }

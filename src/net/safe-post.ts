@@ -50,7 +50,8 @@ async function readExcerpt(response: Response): Promise<string> {
   // is read whole: its stream and reader (`response.body` makes them) cost several objects and
   // promises per attempt.
   const declared = Number(response.headers.get("content-length") ?? Number.NaN);
-  if (declared <= RESPONSE_EXCERPT_BYTES && !response.headers.has("content-encoding")) return utf8.decode(await response.bytes());
+  if (declared <= RESPONSE_EXCERPT_BYTES && !response.headers.has("content-encoding"))
+    return utf8.decode(await response.bytes());
   if (!response.body) return "";
   const reader = response.body.getReader();
   const chunks: Uint8Array[] = [];
@@ -86,7 +87,10 @@ export async function safePost(
   // Not AbortSignal.timeout: its timer lives on for the whole budget after the answer came, so at
   // thousands of deliveries a second tens of thousands of timers and signals would pile up.
   const controller = new AbortController();
-  const timer = setTimeout(() => controller.abort(new DOMException(`timed out after ${options.timeoutMs} ms`, "TimeoutError")), options.timeoutMs);
+  const timer = setTimeout(
+    () => controller.abort(new DOMException(`timed out after ${options.timeoutMs} ms`, "TimeoutError")),
+    options.timeoutMs,
+  );
   const signal = controller.signal;
   try {
     let address: string;
@@ -94,11 +98,16 @@ export async function safePost(
       address = checked.address;
     } else {
       const answers = await withTimeout(options.resolver(url.hostname), signal);
-      if (answers.length === 0) return { kind: "failed", error: "DNS lookup returned no address", durationMs: elapsed() };
+      if (answers.length === 0)
+        return { kind: "failed", error: "DNS lookup returned no address", durationMs: elapsed() };
       for (const answer of answers) {
         if (blockedReason(answer, options.urls.rules.policy) !== null) {
           const ip = parseIp(answer);
-          return { kind: "blocked", error: `blocked: resolved to ${ip ? formatIp(ip) : answer}`, durationMs: elapsed() };
+          return {
+            kind: "blocked",
+            error: `blocked: resolved to ${ip ? formatIp(ip) : answer}`,
+            durationMs: elapsed(),
+          };
         }
       }
       address = formatIp(parseIp(answers[0]!)!);
@@ -114,7 +123,10 @@ export async function safePost(
       signal,
     };
     if (url.protocol === "https:") {
-      init.tls = { serverName: checked.address === null ? url.hostname : undefined, ...(options.ca ? { ca: options.ca } : {}) };
+      init.tls = {
+        serverName: checked.address === null ? url.hostname : undefined,
+        ...(options.ca ? { ca: options.ca } : {}),
+      };
     }
     const response = await options.fetch(pinned, init);
     const excerpt = await readExcerpt(response);

@@ -26,7 +26,10 @@ export function checkWebhookUrl(raw: string, rules: UrlRules): UrlCheck {
     return { ok: false, reason: "not a valid URL" };
   }
   if (url.protocol !== "https:" && !(rules.allowHttp && url.protocol === "http:")) {
-    return { ok: false, reason: rules.allowHttp ? "the URL must start with https:// or http://" : "the URL must start with https://" };
+    return {
+      ok: false,
+      reason: rules.allowHttp ? "the URL must start with https:// or http://" : "the URL must start with https://",
+    };
   }
   if (url.username !== "" || url.password !== "") return { ok: false, reason: "the URL must not contain credentials" };
   if (url.hostname === "") return { ok: false, reason: "the URL has no host" };

@@ -19,7 +19,15 @@ export function createNotifier(deps: Pick<Deps, "config" | "store" | "clock" | "
       const account = deps.store.directory.account(accountId);
       const id = randomId(deps.random, "ntf");
       try {
-        await deps.store.notifications.add({ id, accountId, kind, subject, body, emailedAt: null, createdAt: deps.clock.now() });
+        await deps.store.notifications.add({
+          id,
+          accountId,
+          kind,
+          subject,
+          body,
+          emailedAt: null,
+          createdAt: deps.clock.now(),
+        });
         const mail = deps.config.mail;
         if (!mail || !account) {
           deps.logger.warn("notification (no SMTP_URL: not emailed)", { account_id: accountId, kind, subject });

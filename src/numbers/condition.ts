@@ -28,21 +28,40 @@ export interface Cause {
 
 function causeOf(entity: StatusCause, of: Cause["of"]): Cause | null {
   if (entity.causeCode === null || entity.causeAt === null) return null;
-  return { code: entity.causeCode, message: entity.causeMessage ?? "", at: entity.causeAt, requestId: entity.causeRequestId, of };
+  return {
+    code: entity.causeCode,
+    message: entity.causeMessage ?? "",
+    at: entity.causeAt,
+    requestId: entity.causeRequestId,
+    of,
+  };
 }
 
 /** A cause in words, e.g. `The platform answered error 190 ("…") to request req_… at 2026-11-24 23:10:05 UTC.` */
 export function causeText(cause: Cause): string {
-  const when = new Date(cause.at).toISOString().replace("T", " ").replace(/\.\d+Z$/, " UTC");
+  const when = new Date(cause.at)
+    .toISOString()
+    .replace("T", " ")
+    .replace(/\.\d+Z$/, " UTC");
   const what = `error ${cause.code}${cause.message ? ` ("${cause.message}")` : ""}`;
   const how = cause.requestId ? `to the proxied call ${cause.requestId}` : "when the number was checked";
   return `The platform answered ${what} ${how} at ${when}.`;
 }
 
 /** `signup`: Embedded Signup is on, so a customer can reconnect a number of the service's app themselves. */
-export function numberCondition(number: PhoneNumber, waba: Waba | undefined, { signup = false }: { signup?: boolean } = {}): NumberCondition {
+export function numberCondition(
+  number: PhoneNumber,
+  waba: Waba | undefined,
+  { signup = false }: { signup?: boolean } = {},
+): NumberCondition {
   const condition = conditionOf(number, waba, signup && waba?.appSecret === null);
-  const cause = condition.usable ? null : waba?.status === "token_revoked" ? causeOf(waba, "waba") : waba?.status === "connected" ? causeOf(number, "number") : null;
+  const cause = condition.usable
+    ? null
+    : waba?.status === "token_revoked"
+      ? causeOf(waba, "waba")
+      : waba?.status === "connected"
+        ? causeOf(number, "number")
+        : null;
   return { ...condition, cause };
 }
 
@@ -50,17 +69,22 @@ const SIGN_UP_AGAIN = "Connect with the platform again for this number (Numbers 
 
 function conditionOf(number: PhoneNumber, waba: Waba | undefined, signup: boolean): Omit<NumberCondition, "cause"> {
   if (!waba || waba.status === "disconnected") {
-    return { usable: false, label: "WABA disconnected", action: "Connect the WABA again (Connect a number, with the same WABA id) or ask your operator." };
+    return {
+      usable: false,
+      label: "WABA disconnected",
+      action: "Connect the WABA again (Connect a number, with the same WABA id) or ask your operator.",
+    };
   }
   if (waba.status === "token_revoked") {
     return {
       usable: false,
       label: "WABA token revoked",
-      action: waba.appSecret !== null
-        ? "The WABA's access token was revoked or expired: connect the number again with a new access token for this WABA, then Check again."
-        : signup
-          ? `The WABA's access token was revoked or expired: ${SIGN_UP_AGAIN} gives a new token. Or ask your operator for one, then Check again.`
-          : "The WABA's access token was revoked or expired: ask your operator to give a new one, then Check again.",
+      action:
+        waba.appSecret !== null
+          ? "The WABA's access token was revoked or expired: connect the number again with a new access token for this WABA, then Check again."
+          : signup
+            ? `The WABA's access token was revoked or expired: ${SIGN_UP_AGAIN} gives a new token. Or ask your operator for one, then Check again.`
+            : "The WABA's access token was revoked or expired: ask your operator to give a new one, then Check again.",
     };
   }
   switch (number.status) {
@@ -69,22 +93,34 @@ function conditionOf(number: PhoneNumber, waba: Waba | undefined, signup: boolea
     case "disconnected":
       return { usable: false, label: "Number disconnected", action: "Connect the number again, or ask your operator." };
     case "restricted":
-      return { usable: false, label: "Number restricted", action: "The platform locked this business account or number (error 131031). Resolve it in the platform's business settings, then Check again." };
+      return {
+        usable: false,
+        label: "Number restricted",
+        action:
+          "The platform locked this business account or number (error 131031). Resolve it in the platform's business settings, then Check again.",
+      };
     case "flagged":
-      return { usable: false, label: "Number flagged", action: "The platform blocked this number for a while for a policy violation (error 368). Wait for the block to end, then Check again." };
+      return {
+        usable: false,
+        label: "Number flagged",
+        action:
+          "The platform blocked this number for a while for a policy violation (error 368). Wait for the block to end, then Check again.",
+      };
     case "not_registered":
       return {
         usable: false,
         label: "Number not registered",
-        action: signup && number.kind === "embedded"
-          ? `The number is not registered with the platform's cloud API (error 133010). ${SIGN_UP_AGAIN} registers it with your PIN.`
-          : "The number is not registered with the platform's cloud API (error 133010). Register it, then Check again.",
+        action:
+          signup && number.kind === "embedded"
+            ? `The number is not registered with the platform's cloud API (error 133010). ${SIGN_UP_AGAIN} registers it with your PIN.`
+            : "The number is not registered with the platform's cloud API (error 133010). Register it, then Check again.",
       };
   }
 }
 
 /** Requests per second of a number's own bucket (SPEC 8.1), as the proxy applies it. */
-export const numberRateLimit = (number: Pick<PhoneNumber, "kind" | "throughputLevel">): number => numberLimit(number).capacity;
+export const numberRateLimit = (number: Pick<PhoneNumber, "kind" | "throughputLevel">): number =>
+  numberLimit(number).capacity;
 
 /** Requests per hour of a WABA's bucket (SPEC 8.1). */
 export const WABA_RATE_LIMIT_PER_HOUR = LIMITS.waba.capacity;

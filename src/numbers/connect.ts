@@ -8,12 +8,15 @@ import { NO_CAUSE, type NumberKind, type PhoneNumber, type Waba } from "../store
 import { fetchNumberDetails, type SyncResult } from "./sync.ts";
 
 /** What the account gives to connect a bring-your-own number: the WABA, the number, its token and app secret. */
-export const connectNumberBody = t.Object({
-  waba_id: createWabaBody.properties.waba_id,
-  phone_number_id: createNumberBody.properties.phone_number_id,
-  access_token: createWabaBody.properties.access_token,
-  app_secret: t.String({ minLength: 1, maxLength: 256, description: "the app secret of the customer's own app" }),
-}, { additionalProperties: false });
+export const connectNumberBody = t.Object(
+  {
+    waba_id: createWabaBody.properties.waba_id,
+    phone_number_id: createNumberBody.properties.phone_number_id,
+    access_token: createWabaBody.properties.access_token,
+    app_secret: t.String({ minLength: 1, maxLength: 256, description: "the app secret of the customer's own app" }),
+  },
+  { additionalProperties: false },
+);
 
 export type ConnectNumberInput = typeof connectNumberBody.static;
 
@@ -27,7 +30,13 @@ export function accountNumber(deps: ConnectDeps, accountId: string, phoneNumberI
 }
 
 /** A refusal of connectRefusal in words; another account's number or WABA is named only as taken. */
-function notConnectable(deps: Pick<ConnectDeps, "store">, refusal: Refusal, byo: boolean, phoneNumberId: string, wabaId: string) {
+function notConnectable(
+  deps: Pick<ConnectDeps, "store">,
+  refusal: Refusal,
+  byo: boolean,
+  phoneNumberId: string,
+  wabaId: string,
+) {
   const under = deps.store.directory.number(phoneNumberId)?.wabaId;
   const words = {
     number_taken: `Number ${phoneNumberId} is already connected.`,
@@ -46,7 +55,11 @@ function notConnectable(deps: Pick<ConnectDeps, "store">, refusal: Refusal, byo:
  * another WABA, or the WABA on the other kind of app is a 409.
  */
 export function connectable(
-  deps: Pick<ConnectDeps, "store">, accountId: string, phoneNumberId: string, wabaId: string, byo: boolean,
+  deps: Pick<ConnectDeps, "store">,
+  accountId: string,
+  phoneNumberId: string,
+  wabaId: string,
+  byo: boolean,
 ): { number?: PhoneNumber; waba?: Waba } {
   const number = deps.store.directory.number(phoneNumberId);
   const waba = deps.store.directory.waba(wabaId);
@@ -72,17 +85,31 @@ export interface Connection {
  * with `reconnect`, so must one that was disconnected, which is connected again.
  */
 export async function connectNumber(
-  deps: ConnectDeps, accountId: string, c: Connection, details: SyncResult, { reconnect = false } = {},
+  deps: ConnectDeps,
+  accountId: string,
+  c: Connection,
+  details: SyncResult,
+  { reconnect = false } = {},
 ): Promise<PhoneNumber> {
   const stored = deps.store.directory.number(c.phoneNumberId);
   const reconnecting = reconnect && stored?.accountId === accountId && stored.status === "disconnected";
   if (!stored || reconnecting) assertPlanRoom(deps, getAccount(deps, accountId));
   const now = deps.clock.now();
   const connected = await deps.store.directory.connect(
-    { ...NO_CAUSE, wabaId: c.wabaId, accountId, accessToken: c.accessToken, appSecret: c.appSecret, status: "connected", createdAt: now, updatedAt: now },
+    {
+      ...NO_CAUSE,
+      wabaId: c.wabaId,
+      accountId,
+      accessToken: c.accessToken,
+      appSecret: c.appSecret,
+      status: "connected",
+      createdAt: now,
+      updatedAt: now,
+    },
     newNumber(accountId, { phone_number_id: c.phoneNumberId, waba_id: c.wabaId, kind: c.kind }, now),
   );
-  if ("refused" in connected) throw notConnectable(deps, connected.refused, c.appSecret !== null, c.phoneNumberId, c.wabaId);
+  if ("refused" in connected)
+    throw notConnectable(deps, connected.refused, c.appSecret !== null, c.phoneNumberId, c.wabaId);
   if (reconnecting) {
     await deps.store.directory.updateNumber(c.phoneNumberId, { status: "connected", ...NO_CAUSE, updatedAt: now });
   }
@@ -95,16 +122,29 @@ export async function connectNumber(
  * tried against upstream first, so a typo stores nothing. Connecting another number of an
  * already-connected BYO WABA, or the same number again, refreshes that WABA's token and app secret.
  */
-export async function connectByoNumber(deps: ConnectDeps, accountId: string, input: ConnectNumberInput): Promise<PhoneNumber> {
+export async function connectByoNumber(
+  deps: ConnectDeps,
+  accountId: string,
+  input: ConnectNumberInput,
+): Promise<PhoneNumber> {
   const { number: existingNumber } = connectable(deps, accountId, input.phone_number_id, input.waba_id, true);
   // Refuse before upstream is asked: a 409 must leave the WABA untouched.
   if (!existingNumber) assertPlanRoom(deps, getAccount(deps, accountId));
 
-  const check = await fetchNumberDetails(deps, { phoneNumberId: input.phone_number_id }, { accessToken: input.access_token, appSecret: input.app_secret });
-  if (!check.ok) throw new AppError("invalid_credentials", `The platform did not accept these details: ${check.reason}.`);
+  const check = await fetchNumberDetails(
+    deps,
+    { phoneNumberId: input.phone_number_id },
+    { accessToken: input.access_token, appSecret: input.app_secret },
+  );
+  if (!check.ok)
+    throw new AppError("invalid_credentials", `The platform did not accept these details: ${check.reason}.`);
   // The details were just read with these credentials: stored rather than asked for again.
   const connection: Connection = {
-    phoneNumberId: input.phone_number_id, wabaId: input.waba_id, kind: "byo", accessToken: input.access_token, appSecret: input.app_secret,
+    phoneNumberId: input.phone_number_id,
+    wabaId: input.waba_id,
+    kind: "byo",
+    accessToken: input.access_token,
+    appSecret: input.app_secret,
   };
   return connectNumber(deps, accountId, connection, check);
 }

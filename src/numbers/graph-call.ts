@@ -4,7 +4,9 @@ import type { Fetch } from "../runtime/deps.ts";
 import { upstreamFault, type UpstreamFault } from "./state-change.ts";
 
 /** A call of the service's own to upstream: its JSON answer, or why it failed in words with the platform's error when it gave one. */
-export type GraphResult = { ok: true; body: Record<string, unknown> } | { ok: false; reason: string; fault?: UpstreamFault };
+export type GraphResult =
+  | { ok: true; body: Record<string, unknown> }
+  | { ok: false; reason: string; fault?: UpstreamFault };
 
 export interface GraphCall {
   method: "GET" | "POST";
@@ -23,7 +25,8 @@ export interface GraphCall {
 export async function graphCall(deps: { config: Config; fetch: Fetch }, call: GraphCall): Promise<GraphResult> {
   const { config } = deps;
   const query = new URLSearchParams(call.query);
-  if (call.token) query.set("appsecret_proof", appsecretProof(call.token.accessToken, call.token.appSecret ?? config.appSecret));
+  if (call.token)
+    query.set("appsecret_proof", appsecretProof(call.token.accessToken, call.token.appSecret ?? config.appSecret));
   const url = `${config.upstreamUrl}/${config.upstreamApiVersion}/${call.path}?${query}`;
   const headers: Record<string, string> = { accept: "application/json" };
   if (call.token) headers.authorization = `Bearer ${call.token.accessToken}`;
@@ -39,7 +42,13 @@ export async function graphCall(deps: { config: Config; fetch: Fetch }, call: Gr
     });
   } catch (error) {
     const name = error instanceof Error ? error.name : "Error";
-    return { ok: false, reason: name === "TimeoutError" ? "upstream did not answer in time" : `upstream could not be reached (${String((error as Error).message ?? error)})` };
+    return {
+      ok: false,
+      reason:
+        name === "TimeoutError"
+          ? "upstream did not answer in time"
+          : `upstream could not be reached (${String((error as Error).message ?? error)})`,
+    };
   }
   const text = await response.text();
   let body: unknown;

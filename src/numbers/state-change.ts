@@ -27,7 +27,10 @@ export function upstreamFault(body: unknown): UpstreamFault | null {
 }
 
 /** The state change an upstream error calls for when it answered a call at `at` (SPEC 3.3), or null. */
-export function effectOfFault(fault: UpstreamFault, at: { idKind: "number" | "waba" | "media"; wabaId: string; phoneNumberId: string | null }): Effect | null {
+export function effectOfFault(
+  fault: UpstreamFault,
+  at: { idKind: "number" | "waba" | "media"; wabaId: string; phoneNumberId: string | null },
+): Effect | null {
   // 190 counts for calls made at a number or WABA id (not at a media id); the other codes only
   // for calls at a number id.
   if (fault.code === 190) return at.idKind === "media" ? null : { waba: at.wabaId, fault };
@@ -40,14 +43,28 @@ export function effectOfFault(fault: UpstreamFault, at: { idKind: "number" | "wa
  * Records a state change with its cause: the upstream error, when, and the request id of the
  * proxied call that got it (null when no proxied call did: a sync).
  */
-export async function applyEffect(deps: { directory: Directory; clock: Clock; logger: Logger }, effect: Effect, requestId: string | null): Promise<void> {
+export async function applyEffect(
+  deps: { directory: Directory; clock: Clock; logger: Logger },
+  effect: Effect,
+  requestId: string | null,
+): Promise<void> {
   const at = deps.clock.now();
-  const cause = { causeCode: effect.fault.code, causeMessage: effect.fault.message, causeAt: at, causeRequestId: requestId };
+  const cause = {
+    causeCode: effect.fault.code,
+    causeMessage: effect.fault.message,
+    causeAt: at,
+    causeRequestId: requestId,
+  };
   if ("waba" in effect) {
     await deps.directory.updateWaba(effect.waba, { status: "token_revoked", ...cause, updatedAt: at });
     deps.logger.warn("upstream revoked a WABA token", { waba_id: effect.waba, request_id: requestId });
   } else {
     await deps.directory.updateNumber(effect.number, { status: effect.status, ...cause, updatedAt: at });
-    deps.logger.warn("upstream changed a number's state", { phone_number_id: effect.number, status: effect.status, code: effect.fault.code, request_id: requestId });
+    deps.logger.warn("upstream changed a number's state", {
+      phone_number_id: effect.number,
+      status: effect.status,
+      code: effect.fault.code,
+      request_id: requestId,
+    });
   }
 }

@@ -24,9 +24,18 @@ export async function fetchNumberDetails(
   number: Pick<PhoneNumber, "phoneNumberId">,
   waba: Pick<Waba, "accessToken" | "appSecret">,
 ): Promise<SyncResult> {
-  const result = await graphCall(deps, { method: "GET", path: encodeURIComponent(number.phoneNumberId), query: { fields: SYNC_FIELDS }, token: waba });
+  const result = await graphCall(deps, {
+    method: "GET",
+    path: encodeURIComponent(number.phoneNumberId),
+    query: { fields: SYNC_FIELDS },
+    token: waba,
+  });
   if (!result.ok) return result;
-  const data = result.body as { throughput?: { level?: string }; display_phone_number?: string; verified_name?: string };
+  const data = result.body as {
+    throughput?: { level?: string };
+    display_phone_number?: string;
+    verified_name?: string;
+  };
   return {
     ok: true,
     details: {

@@ -16,7 +16,8 @@ const SECRET_NAME = /(authorization|password|secret|token|api_?key|^key$|cookie|
 const SECRET_VALUE = /(px_(?:live|test)_[A-Za-z0-9_-]{4})[A-Za-z0-9_-]+|whsec_[A-Za-z0-9+/=]+/g;
 
 export function redact(value: unknown, depth = 0): unknown {
-  if (typeof value === "string") return value.replace(SECRET_VALUE, (_m, keyPrefix?: string) => (keyPrefix ? `${keyPrefix}…` : "whsec_…"));
+  if (typeof value === "string")
+    return value.replace(SECRET_VALUE, (_m, keyPrefix?: string) => (keyPrefix ? `${keyPrefix}…` : "whsec_…"));
   if (value instanceof Error) return { name: value.name, message: redact(value.message, depth + 1) };
   if (value === null || typeof value !== "object" || depth > 5) return value;
   if (Array.isArray(value)) return value.map((v) => redact(v, depth + 1));

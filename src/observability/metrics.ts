@@ -7,7 +7,8 @@ export function createMetrics() {
   // Bun answers v8.getHeapSpaceStatistics() by walking the whole heap, on the server's thread: with
   // the server's heap that held every request 20-45 ms at each scrape (bench/RESULTS.md). The
   // heap's size and use stay (switchboard_nodejs_heap_size_*_bytes, from process.memoryUsage()).
-  for (const kind of ["total", "used", "available"]) registry.removeSingleMetric(`switchboard_nodejs_heap_space_size_${kind}_bytes`);
+  for (const kind of ["total", "used", "available"])
+    registry.removeSingleMetric(`switchboard_nodejs_heap_space_size_${kind}_bytes`);
   /** Hot paths that count in plain tallies add them to their counters here, before a scrape reads them. */
   const beforeCollect = new Set<() => void>();
   const collect = () => {

@@ -1,9 +1,24 @@
-import { ROOT_CONTEXT, trace, type Context, type Span, type SpanContext, type TextMapGetter, type Tracer } from "@opentelemetry/api";
+import {
+  ROOT_CONTEXT,
+  trace,
+  type Context,
+  type Span,
+  type SpanContext,
+  type TextMapGetter,
+  type Tracer,
+} from "@opentelemetry/api";
 import { W3CTraceContextPropagator } from "@opentelemetry/core";
 import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http";
 import { resourceFromAttributes } from "@opentelemetry/resources";
 import {
-  AlwaysOffSampler, AlwaysOnSampler, BatchSpanProcessor, ParentBasedSampler, TraceIdRatioBasedSampler, TracerProvider, type Sampler, type SpanExporter,
+  AlwaysOffSampler,
+  AlwaysOnSampler,
+  BatchSpanProcessor,
+  ParentBasedSampler,
+  TraceIdRatioBasedSampler,
+  TracerProvider,
+  type Sampler,
+  type SpanExporter,
 } from "@opentelemetry/sdk-trace";
 import { ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION } from "@opentelemetry/semantic-conventions";
 import packageJson from "../../package.json" with { type: "json" };
@@ -37,7 +52,11 @@ export interface TracingOptions {
 
 function sampler(name: SamplerName, ratio: number): Sampler {
   const ratioSampler = new TraceIdRatioBasedSampler(ratio);
-  const roots: Record<string, Sampler> = { always_on: new AlwaysOnSampler(), always_off: new AlwaysOffSampler(), traceidratio: ratioSampler };
+  const roots: Record<string, Sampler> = {
+    always_on: new AlwaysOnSampler(),
+    always_off: new AlwaysOffSampler(),
+    traceidratio: ratioSampler,
+  };
   const [, parentBased, root] = /^(parentbased_)?(.*)$/.exec(name)!;
   return parentBased ? new ParentBasedSampler({ root: roots[root!]! }) : roots[root!]!;
 }
@@ -65,12 +84,22 @@ export const under = (parent: Span | SpanContext): Context =>
 export function createTracing(options: TracingOptions): Tracing {
   const exporter = options.exporter ?? new OTLPTraceExporter({ url: options.url });
   const provider = new TracerProvider({
-    resource: resourceFromAttributes({ [ATTR_SERVICE_NAME]: options.serviceName, [ATTR_SERVICE_VERSION]: packageJson.version }),
+    resource: resourceFromAttributes({
+      [ATTR_SERVICE_NAME]: options.serviceName,
+      [ATTR_SERVICE_VERSION]: packageJson.version,
+    }),
     sampler: sampler(options.sampler ?? "parentbased_always_on", options.ratio ?? 1),
     // A bigger queue than the default 2,048 spans: a proxied call makes four, and at a few
     // thousand calls a second that dropped spans between exports. Past 16,384 waiting (the
     // collector is slow or gone) spans are dropped rather than held.
-    spanProcessors: [new BatchSpanProcessor({ exporter, maxQueueSize: 16_384, maxExportBatchSize: 2_048, scheduledDelayMillis: 1_000 })],
+    spanProcessors: [
+      new BatchSpanProcessor({
+        exporter,
+        maxQueueSize: 16_384,
+        maxExportBatchSize: 2_048,
+        scheduledDelayMillis: 1_000,
+      }),
+    ],
   });
   const propagator = new W3CTraceContextPropagator();
   return {

@@ -16,13 +16,18 @@ const id = t.String({ minLength: 1, maxLength: 64, pattern: "^[0-9A-Za-z_-]+$" }
 const pin = t.String({ pattern: "^[0-9]{6}$", description: "6 digits; the number's two-step verification PIN" });
 
 /** What the signup popup reported, and the PIN the user chose. */
-export const signupBody = t.Object({
-  code: t.String({ minLength: 1, maxLength: 4096, description: "the authorization code the popup returned" }),
-  waba_id: id,
-  phone_number_id: id,
-  pin: t.Optional(pin),
-  coexistence: t.Optional(t.Boolean({ description: "the popup ran the business app's onboarding: the number stays on the app" })),
-}, { additionalProperties: false });
+export const signupBody = t.Object(
+  {
+    code: t.String({ minLength: 1, maxLength: 4096, description: "the authorization code the popup returned" }),
+    waba_id: id,
+    phone_number_id: id,
+    pin: t.Optional(pin),
+    coexistence: t.Optional(
+      t.Boolean({ description: "the popup ran the business app's onboarding: the number stays on the app" }),
+    ),
+  },
+  { additionalProperties: false },
+);
 
 export const retryBody = t.Object({ pin: t.Optional(pin) }, { additionalProperties: false });
 
@@ -30,13 +35,20 @@ export type SignupInput = typeof signupBody.static;
 
 function enabled(deps: SignupDeps): EmbeddedSignupConfig {
   if (!deps.config.embeddedSignup) {
-    throw new AppError("not_found", "Embedded Signup is not enabled on this server (EMBEDDED_SIGNUP_APP_ID and EMBEDDED_SIGNUP_CONFIG_ID).");
+    throw new AppError(
+      "not_found",
+      "Embedded Signup is not enabled on this server (EMBEDDED_SIGNUP_APP_ID and EMBEDDED_SIGNUP_CONFIG_ID).",
+    );
   }
   return deps.config.embeddedSignup;
 }
 
 /** An onboarding of this account; another account's, or one that expired, is "not found", exactly like a missing one. */
-export async function accountOnboarding(deps: SignupDeps, accountId: string, onboardingId: string): Promise<Onboarding> {
+export async function accountOnboarding(
+  deps: SignupDeps,
+  accountId: string,
+  onboardingId: string,
+): Promise<Onboarding> {
   const o = await deps.store.onboardings.get(onboardingId, deps.clock.now());
   if (!o || o.accountId !== accountId) throw new AppError("not_found", `No signup ${onboardingId}.`);
   return o;
@@ -46,9 +58,13 @@ const inWords = (seconds: number) => (seconds < 120 ? `${seconds} s` : `${Math.c
 
 /** Why create stored nothing, in words. */
 function notCreated(app: EmbeddedSignupConfig, refused: "held" | "too_many", phoneNumberId: string): AppError {
-  if (refused === "held") return new AppError("conflict", `Number ${phoneNumberId} is being connected by another account.`);
-  return new AppError("too_many_signups", `This account has ${app.maxUnfinished} unfinished signups, the most it may have: `
-    + `finish one (Try again), or wait for one to expire (${inWords(app.expiryMs / 1000)} after its code came).`);
+  if (refused === "held")
+    return new AppError("conflict", `Number ${phoneNumberId} is being connected by another account.`);
+  return new AppError(
+    "too_many_signups",
+    `This account has ${app.maxUnfinished} unfinished signups, the most it may have: ` +
+      `finish one (Try again), or wait for one to expire (${inWords(app.expiryMs / 1000)} after its code came).`,
+  );
 }
 
 /**
@@ -69,7 +85,10 @@ async function claimRun(deps: SignupDeps, accountId: string, onboardingId: strin
   const o = await deps.store.onboardings.claim(onboardingId, accountId, now, now + RUN_LEASE_MS);
   if (o) return o;
   await accountOnboarding(deps, accountId, onboardingId);
-  throw new AppError("conflict", "This signup is running already (in another tab or request): reload its page in a moment.");
+  throw new AppError(
+    "conflict",
+    "This signup is running already (in another tab or request): reload its page in a moment.",
+  );
 }
 
 const hashCode = (code: string) => createHash("sha256").update(code).digest("hex");
@@ -96,11 +115,26 @@ export async function startSignup(deps: CoexistenceDeps, accountId: string, inpu
   const now = deps.clock.now();
   // What the popup reported; the code expires, and the number is held no more, after EMBEDDED_SIGNUP_EXPIRY.
   const popup = {
-    code: input.code, codeHash: hashCode(input.code), pin: input.pin ?? null, kind, wabaId: input.waba_id, expiresAt: now + app.expiryMs,
+    code: input.code,
+    codeHash: hashCode(input.code),
+    pin: input.pin ?? null,
+    kind,
+    wabaId: input.waba_id,
+    expiresAt: now + app.expiryMs,
   };
   const fresh: Onboarding = {
-    id: randomId(deps.random, "sgn"), accountId, phoneNumberId: input.phone_number_id, ...popup, accessToken: null,
-    steps: {}, preflights: {}, syncs: {}, finishedAt: null, leaseUntil: now + RUN_LEASE_MS, createdAt: now, updatedAt: now,
+    id: randomId(deps.random, "sgn"),
+    accountId,
+    phoneNumberId: input.phone_number_id,
+    ...popup,
+    accessToken: null,
+    steps: {},
+    preflights: {},
+    syncs: {},
+    finishedAt: null,
+    leaseUntil: now + RUN_LEASE_MS,
+    createdAt: now,
+    updatedAt: now,
   };
   const options = { now, numberIsTheirs: number !== undefined, maxUnfinished: app.maxUnfinished };
   const created = await deps.store.onboardings.create(fresh, options);
@@ -110,7 +144,8 @@ export async function startSignup(deps: CoexistenceDeps, accountId: string, inpu
   // the exchange (a finished one keeps its syncs and pre-flights); the same code again (a double
   // submit) resumes instead.
   const o = await claimRun(deps, accountId, created.onboarding.id);
-  if (o.codeHash !== popup.codeHash || expired(o, now)) Object.assign(o, popup, { steps: {}, accessToken: null, updatedAt: now });
+  if (o.codeHash !== popup.codeHash || expired(o, now))
+    Object.assign(o, popup, { steps: {}, accessToken: null, updatedAt: now });
   return run(deps, o);
 }
 
@@ -126,12 +161,20 @@ async function run(deps: CoexistenceDeps, leased: Onboarding): Promise<Onboardin
  * Runs a failed signup's steps again from the one that failed (with a new PIN if given), unless
  * its WABA or number has become another account's or its time ran out.
  */
-export async function retrySignup(deps: CoexistenceDeps, accountId: string, onboardingId: string, input: typeof retryBody.static): Promise<Onboarding> {
+export async function retrySignup(
+  deps: CoexistenceDeps,
+  accountId: string,
+  onboardingId: string,
+  input: typeof retryBody.static,
+): Promise<Onboarding> {
   const app = enabled(deps);
   const found = await accountOnboarding(deps, accountId, onboardingId);
   await takeRun(deps, app, accountId);
   if (expired(found, deps.clock.now())) {
-    throw new AppError("conflict", "This signup's authorization expired and was dropped: connect with the platform again.");
+    throw new AppError(
+      "conflict",
+      "This signup's authorization expired and was dropped: connect with the platform again.",
+    );
   }
   connectable(deps, accountId, found.phoneNumberId, found.wabaId, false);
   const o = await claimRun(deps, accountId, onboardingId);
@@ -161,8 +204,11 @@ export function signupView(o: Onboarding) {
         label: step.label,
         status: outcome?.status ?? "waiting",
         at: iso(outcome?.at ?? null),
-        detail: outcome?.status === "failed" ? null : outcome?.detail ?? null,
-        error: outcome?.status === "failed" ? { reason: outcome.reason, code: outcome.code ?? null, advice: step.advice } : null,
+        detail: outcome?.status === "failed" ? null : (outcome?.detail ?? null),
+        error:
+          outcome?.status === "failed"
+            ? { reason: outcome.reason, code: outcome.code ?? null, advice: step.advice }
+            : null,
       };
     }),
     finished_at: iso(o.finishedAt),

@@ -5,14 +5,20 @@ import type { Deps } from "../runtime/deps.ts";
 import { NO_SECRETS, type Onboarding, type StepName, type StepOutcome } from "../store/onboardings.ts";
 import { AppError } from "../errors/catalog.ts";
 
-export type SignupDeps = Pick<Deps, "store" | "clock" | "random" | "config" | "fetch" | "logger" | "limits" | "metrics">;
+export type SignupDeps = Pick<
+  Deps,
+  "store" | "clock" | "random" | "config" | "fetch" | "logger" | "limits" | "metrics"
+>;
 
 /** What one run of the steps carries from one to the next (a resumed run reads the number again). */
 interface RunState {
   details?: SyncResult;
 }
 
-type StepResult = { status: "done"; detail?: string } | { status: "skipped"; detail: string } | { status: "failed"; reason: string; code?: number };
+type StepResult =
+  | { status: "done"; detail?: string }
+  | { status: "skipped"; detail: string }
+  | { status: "failed"; reason: string; code?: number };
 
 interface Step {
   name: StepName;
@@ -22,7 +28,11 @@ interface Step {
   run(deps: SignupDeps, o: Onboarding, state: RunState): Promise<StepResult>;
 }
 
-const failed = (result: Extract<GraphResult | SyncResult, { ok: false }>): StepResult => ({ status: "failed", reason: result.reason, ...(result.fault ? { code: result.fault.code } : {}) });
+const failed = (result: Extract<GraphResult | SyncResult, { ok: false }>): StepResult => ({
+  status: "failed",
+  reason: result.reason,
+  ...(result.fault ? { code: result.fault.code } : {}),
+});
 const token = (o: Onboarding) => ({ accessToken: o.accessToken!, appSecret: null });
 
 /**
@@ -34,14 +44,18 @@ export const SIGNUP_STEPS: readonly Step[] = [
   {
     name: "exchange",
     label: "Exchange the authorization code for the business's token",
-    advice: "An authorization code works once and only for a few minutes: click “Connect with the platform” again for a new one.",
+    advice:
+      "An authorization code works once and only for a few minutes: click “Connect with the platform” again for a new one.",
     async run(deps, o) {
       const app = deps.config.embeddedSignup!;
       const result = await graphCall(deps, {
-        method: "GET", path: "oauth/access_token", query: { client_id: app.appId, client_secret: deps.config.appSecret, code: o.code ?? "" },
+        method: "GET",
+        path: "oauth/access_token",
+        query: { client_id: app.appId, client_secret: deps.config.appSecret, code: o.code ?? "" },
       });
       if (!result.ok) return failed(result);
-      if (typeof result.body.access_token !== "string" || result.body.access_token === "") return { status: "failed", reason: "upstream answered without an access token" };
+      if (typeof result.body.access_token !== "string" || result.body.access_token === "")
+        return { status: "failed", reason: "upstream answered without an access token" };
       o.accessToken = result.body.access_token;
       // Spent: only its hash stays, to know the same code sent again as a repeat, not a new signup.
       o.code = null;
@@ -51,21 +65,30 @@ export const SIGNUP_STEPS: readonly Step[] = [
   {
     name: "subscribe",
     label: "Subscribe the service to the WABA's webhooks",
-    advice: "Try again. If it keeps failing, the business may have removed the service's access to this WABA: connect again.",
+    advice:
+      "Try again. If it keeps failing, the business may have removed the service's access to this WABA: connect again.",
     async run(deps, o) {
-      const result = await graphCall(deps, { method: "POST", path: `${encodeURIComponent(o.wabaId)}/subscribed_apps`, token: token(o) });
+      const result = await graphCall(deps, {
+        method: "POST",
+        path: `${encodeURIComponent(o.wabaId)}/subscribed_apps`,
+        token: token(o),
+      });
       return result.ok ? { status: "done" } : failed(result);
     },
   },
   {
     name: "register",
     label: "Register the number for the API with your PIN",
-    advice: "If the number already has two-step verification, its PIN is the one to give. Change the PIN if needed and try again.",
+    advice:
+      "If the number already has two-step verification, its PIN is the one to give. Change the PIN if needed and try again.",
     async run(deps, o) {
       // A coexistence number stays registered on the business app: registering it would take it off.
-      if (o.kind === "coexistence") return { status: "skipped", detail: "not needed: the number stays on the business app" };
+      if (o.kind === "coexistence")
+        return { status: "skipped", detail: "not needed: the number stays on the business app" };
       const result = await graphCall(deps, {
-        method: "POST", path: `${encodeURIComponent(o.phoneNumberId)}/register`, token: token(o),
+        method: "POST",
+        path: `${encodeURIComponent(o.phoneNumberId)}/register`,
+        token: token(o),
         json: { messaging_product: deps.config.platform.product, pin: o.pin ?? "" },
       });
       if (!result.ok) return failed(result);
@@ -88,10 +111,16 @@ export const SIGNUP_STEPS: readonly Step[] = [
     label: "Save the WABA and the number",
     advice: "Try again once the account has room for another number.",
     async run(deps, o, state) {
-      const connection = { phoneNumberId: o.phoneNumberId, wabaId: o.wabaId, kind: o.kind, accessToken: o.accessToken!, appSecret: null };
+      const connection = {
+        phoneNumberId: o.phoneNumberId,
+        wabaId: o.wabaId,
+        kind: o.kind,
+        accessToken: o.accessToken!,
+        appSecret: null,
+      };
       try {
         // One write that checks again that the WABA and the number are free or the account's (issue 26).
-        const details = state.details ?? await fetchNumberDetails(deps, { phoneNumberId: o.phoneNumberId }, token(o));
+        const details = state.details ?? (await fetchNumberDetails(deps, { phoneNumberId: o.phoneNumberId }, token(o)));
         await connectNumber(deps, o.accountId, connection, details, { reconnect: true });
       } catch (error) {
         if (error instanceof AppError) return { status: "failed", reason: error.message };
@@ -114,7 +143,8 @@ export async function runSteps(deps: SignupDeps, o: Onboarding): Promise<Onboard
   const held = o.leaseUntil!;
   const save = async (release: boolean) => {
     o.leaseUntil = release ? null : held;
-    if (!(await deps.store.onboardings.saveRun(o, held))) throw new AppError("conflict", "This signup took too long and another run took it over: reload its page.");
+    if (!(await deps.store.onboardings.saveRun(o, held)))
+      throw new AppError("conflict", "This signup took too long and another run took it over: reload its page.");
   };
   try {
     const state: RunState = {};
@@ -126,7 +156,11 @@ export async function runSteps(deps: SignupDeps, o: Onboarding): Promise<Onboard
       o.steps[step.name] = { ...result, at } as StepOutcome;
       o.updatedAt = at;
       if (result.status === "failed") {
-        deps.logger.warn("embedded signup step failed", { onboarding_id: o.id, step: step.name, reason: result.reason });
+        deps.logger.warn("embedded signup step failed", {
+          onboarding_id: o.id,
+          step: step.name,
+          reason: result.reason,
+        });
         break;
       }
       if (step.name === "save") Object.assign(o, { finishedAt: at, expiresAt: null, ...NO_SECRETS });

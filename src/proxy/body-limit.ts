@@ -17,7 +17,11 @@ const COLLECT_EVERY_BYTES = 16 * 1024 * 1024;
  * Pull-based: a chunk is read from the caller only when upstream asks for one, so at most one
  * chunk is in flight and a slow upstream slows the caller instead of filling memory.
  */
-export function countedBody(body: ReadableStream<Uint8Array>, max: number, onTooLarge: () => void): ReadableStream<Uint8Array> {
+export function countedBody(
+  body: ReadableStream<Uint8Array>,
+  max: number,
+  onTooLarge: () => void,
+): ReadableStream<Uint8Array> {
   const reader = body.getReader();
   let seen = 0;
   let collectAt = COLLECT_EVERY_BYTES;

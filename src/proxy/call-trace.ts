@@ -1,7 +1,13 @@
 import { SpanKind, SpanStatusCode, type Attributes, type Context, type Span } from "@opentelemetry/api";
 import {
-  ATTR_ERROR_TYPE, ATTR_HTTP_REQUEST_METHOD, ATTR_HTTP_RESPONSE_STATUS_CODE, ATTR_HTTP_ROUTE, ATTR_SERVER_ADDRESS, ATTR_SERVER_PORT,
-  ATTR_URL_FULL, ATTR_URL_PATH,
+  ATTR_ERROR_TYPE,
+  ATTR_HTTP_REQUEST_METHOD,
+  ATTR_HTTP_RESPONSE_STATUS_CODE,
+  ATTR_HTTP_ROUTE,
+  ATTR_SERVER_ADDRESS,
+  ATTR_SERVER_PORT,
+  ATTR_URL_FULL,
+  ATTR_URL_PATH,
 } from "@opentelemetry/semantic-conventions";
 import type { ErrorName } from "../errors/catalog.ts";
 import type { Decision } from "../limits/token-bucket.ts";
@@ -25,9 +31,21 @@ interface Upstream {
 export function proxyCallTracer(tracing: Tracing | undefined, upstreamUrl: string) {
   if (!tracing) return null;
   const url = new URL(upstreamUrl);
-  const upstream = { url: upstreamUrl, host: url.hostname, port: Number(url.port || (url.protocol === "https:" ? 443 : 80)) };
+  const upstream = {
+    url: upstreamUrl,
+    host: url.hostname,
+    port: Number(url.port || (url.protocol === "https:" ? 443 : 80)),
+  };
   return (request: Request, path: string, requestId: string) =>
-    new ProxyCallTrace(tracing, upstream, tracing.callerContext(request.headers), epochNow(), request.method, path, requestId);
+    new ProxyCallTrace(
+      tracing,
+      upstream,
+      tracing.callerContext(request.headers),
+      epochNow(),
+      request.method,
+      path,
+      requestId,
+    );
 }
 
 /** How a proxied call ended, as the pipeline saw it: our error, if any (null: upstream answered). */
@@ -77,7 +95,13 @@ export class ProxyCallTrace {
    * A span under `parent`, given its attributes once it exists: the SDK checks the attributes a
    * span is started with twice (before and after sampling), setAttributes once.
    */
-  private span(name: string, parent: Context, startTime: number, attributes: Attributes | null, kind = SpanKind.INTERNAL): Span {
+  private span(
+    name: string,
+    parent: Context,
+    startTime: number,
+    attributes: Attributes | null,
+    kind = SpanKind.INTERNAL,
+  ): Span {
     const span = this.tracing.tracer.startSpan(name, { kind, startTime }, parent);
     if (attributes !== null && span.isRecording()) span.setAttributes(attributes);
     return span;
@@ -87,7 +111,13 @@ export class ProxyCallTrace {
   end(status: number, outcome: CallOutcome): void {
     const ended = epochNow();
     const route = this.route === null ? null : routeTemplate(this.route);
-    const call = this.span(route === null ? this.method : `${this.method} ${route}`, this.parent, this.started, null, SpanKind.SERVER);
+    const call = this.span(
+      route === null ? this.method : `${this.method} ${route}`,
+      this.parent,
+      this.started,
+      null,
+      SpanKind.SERVER,
+    );
     // Not sampled: its children would not be either.
     if (!call.isRecording()) return;
     call.setAttributes({
@@ -103,7 +133,12 @@ export class ProxyCallTrace {
     const parent = under(call);
 
     const checksEnd = this.checksEnd || ended;
-    this.span("proxy checks", parent, this.started, this.checksEnd === 0 ? { "switchboard.check.failed": outcome.error ?? "unexpected" } : null).end(checksEnd);
+    this.span(
+      "proxy checks",
+      parent,
+      this.started,
+      this.checksEnd === 0 ? { "switchboard.check.failed": outcome.error ?? "unexpected" } : null,
+    ).end(checksEnd);
     if (this.decision !== null) {
       this.span("rate limit", parent, checksEnd, {
         "switchboard.ratelimit.bucket": this.bucket!,

@@ -42,7 +42,12 @@ type AbortReason = "timeout" | "too_large";
  * only for a body of known size, and reopens one for about a third of streamed calls (bench/RESULTS.md,
  * Proxy: about 10 µs of CPU per call, the difference between meeting and missing the target).
  */
-export async function forward(fetch: Fetch, request: Request, length: string | null, exchange: Exchange): Promise<Response> {
+export async function forward(
+  fetch: Fetch,
+  request: Request,
+  length: string | null,
+  exchange: Exchange,
+): Promise<Response> {
   const controller = new AbortController();
   const abort = (reason: AbortReason) => controller.abort(reason);
   const headers: Record<string, string> = { authorization: `Bearer ${exchange.token}` };
@@ -92,7 +97,13 @@ export async function forward(fetch: Fetch, request: Request, length: string | n
 
   const answerHeaders = keepResponseHeaders(upstream.headers, exchange.headers);
   const declared = answerHeaders.get("content-length");
-  if (exchange.onSuccessBody && upstream.status < 300 && upstream.body && declared !== null && Number(declared) <= MESSAGE_ID_SCAN_BYTES) {
+  if (
+    exchange.onSuccessBody &&
+    upstream.status < 300 &&
+    upstream.body &&
+    declared !== null &&
+    Number(declared) <= MESSAGE_ID_SCAN_BYTES
+  ) {
     let bytes: Uint8Array<ArrayBuffer>;
     try {
       bytes = await upstream.bytes();
@@ -103,5 +114,8 @@ export async function forward(fetch: Fetch, request: Request, length: string | n
     return new Response(bytes, { status: upstream.status, headers: answerHeaders });
   }
   if (upstream.status < 400 || Number(declared ?? 0) > INSPECT_LIMIT || !upstream.body) return upstream;
-  return new Response(inspectedBody(upstream.body, exchange.onErrorBody), { status: upstream.status, headers: answerHeaders });
+  return new Response(inspectedBody(upstream.body, exchange.onErrorBody), {
+    status: upstream.status,
+    headers: answerHeaders,
+  });
 }

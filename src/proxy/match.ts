@@ -15,7 +15,6 @@ const VERSION = /^v\d{1,4}\.0$/;
 // Nothing that a server or upstream could decode into another path (`%`, `.`, `/`) gets through.
 const ID = /^[0-9A-Za-z_-]{1,64}$/;
 
-
 /** The value of `name` in a raw query when it occurs exactly once, else null. */
 function singleParam(rawQuery: string | null, name: string): string | null {
   if (!rawQuery) return null;

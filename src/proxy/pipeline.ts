@@ -15,11 +15,21 @@ import { rateLimitHeaders } from "./headers.ts";
 import { ProofCache } from "./proof-cache.ts";
 import { upstreamQuery } from "./query.ts";
 import { applyEffect } from "../numbers/state-change.ts";
-import { messageIdIn, noFacts, noteUpstreamError, recordOf, upstreamErrorIn, type CallFacts } from "../requests/capture.ts";
+import {
+  messageIdIn,
+  noFacts,
+  noteUpstreamError,
+  recordOf,
+  upstreamErrorIn,
+  type CallFacts,
+} from "../requests/capture.ts";
 import type { RequestLog } from "../requests/log.ts";
 import { effectOf } from "./side-effects.ts";
 
-export type ProxyDeps = Pick<Deps, "config" | "store" | "clock" | "random" | "fetch" | "logger" | "metrics" | "tracing">;
+export type ProxyDeps = Pick<
+  Deps,
+  "config" | "store" | "clock" | "random" | "fetch" | "logger" | "metrics" | "tracing"
+>;
 
 /**
  * Counts a proxied call: our own errors by code, upstream answers by status (the two never share
@@ -43,7 +53,11 @@ function outcomeCounter(metrics: ProxyDeps["metrics"]) {
     let tally = tallies.get(key);
     if (!tally) {
       const outcome = code === null ? `upstream_${status}` : String(code);
-      tally = { outcome: metrics.proxyRequests.labels(outcome), group: metrics.httpRequests.labels("proxy", `${Math.floor(status / 100)}xx`), n: 0 };
+      tally = {
+        outcome: metrics.proxyRequests.labels(outcome),
+        group: metrics.httpRequests.labels("proxy", `${Math.floor(status / 100)}xx`),
+        n: 0,
+      };
       tallies.set(key, tally);
     }
     tally.n++;
@@ -66,7 +80,14 @@ export function createProxy(deps: ProxyDeps, limiter: RateLimiter, requestLog: R
   const matchRoute = routeMatcher(allowList(config.platform));
 
   /** SPEC 7.3: every check in order, stopping at the first failure. */
-  async function pipeline(request: Request, { path, query }: RawTarget, requestId: string, outcome: CallOutcome, facts: CallFacts, trace?: ProxyCallTrace): Promise<Response> {
+  async function pipeline(
+    request: Request,
+    { path, query }: RawTarget,
+    requestId: string,
+    outcome: CallOutcome,
+    facts: CallFacts,
+    trace?: ProxyCallTrace,
+  ): Promise<Response> {
     const fail = (name: ErrorName, headers?: Record<string, string>) => {
       outcome.code = ERRORS[name].code;
       outcome.error = name;
@@ -97,7 +118,8 @@ export function createProxy(deps: ProxyDeps, limiter: RateLimiter, requestLog: R
     trace?.limited(bucket.key, decision);
     const headers = { ...rateLimitHeaders(decision), "x-proxy-request-id": requestId };
     if (!decision.allowed) return fail("rate_limited", headers);
-    return forward(deps.fetch, request, length, { //                                     9. forward
+    return forward(deps.fetch, request, length, {
+      //                                     9. forward
       url: `${config.upstreamUrl}${path}?${upstreamQuery(query, proofs.for(target.waba))}`,
       token: target.waba.accessToken,
       timeoutMs: target.route.timeout === "media" ? config.upstreamMediaTimeoutMs : config.upstreamTimeoutMs,
@@ -108,14 +130,20 @@ export function createProxy(deps: ProxyDeps, limiter: RateLimiter, requestLog: R
         facts.upstreamMs = ms;
         metrics.upstreamLatency.observe(ms / 1000);
       },
-      onSuccessBody: requestLog && target.route.edge === "messages" && target.route.method === "POST"
-        ? (bytes) => (facts.messageId = messageIdIn(bytes))
-        : undefined,
+      onSuccessBody:
+        requestLog && target.route.edge === "messages" && target.route.method === "POST"
+          ? (bytes) => (facts.messageId = messageIdIn(bytes))
+          : undefined,
       onErrorBody(bytes) {
         if (requestLog) noteUpstreamError(facts, upstreamErrorIn(bytes));
         const effect = effectOf(bytes, target);
         // After the caller's answer has gone out: the state write must not hold it back.
-        if (effect) setImmediate(() => applyEffect({ directory, clock: deps.clock, logger }, effect, requestId).catch((error: unknown) => logger.error("recording an upstream state change failed", { error })));
+        if (effect)
+          setImmediate(() =>
+            applyEffect({ directory, clock: deps.clock, logger }, effect, requestId).catch((error: unknown) =>
+              logger.error("recording an upstream state change failed", { error }),
+            ),
+          );
       },
     });
   }
@@ -141,15 +169,26 @@ export function createProxy(deps: ProxyDeps, limiter: RateLimiter, requestLog: R
     count(outcome.code, response.status);
     if (requestLog && facts.key) {
       facts.record = recordOf({
-        requestId, at, method: request.method, facts: { ...facts, key: facts.key }, response,
-        ourCode: typeof outcome.code === "number" ? outcome.code : null, requestLength: request.headers.get("content-length"),
+        requestId,
+        at,
+        method: request.method,
+        facts: { ...facts, key: facts.key },
+        response,
+        ourCode: typeof outcome.code === "number" ? outcome.code : null,
+        requestLength: request.headers.get("content-length"),
       });
       requestLog.add(facts.record);
     }
     // Every failure is logged; successes only at debug: a JSON line per call costs about a tenth of
     // the proxy's throughput, and the metrics count them anyway.
     if (response.status >= 400 || logAll) {
-      const fields = { request_id: requestId, method: request.method, path: target.path, status: response.status, ms: Math.round((performance.now() - started) * 10) / 10 };
+      const fields = {
+        request_id: requestId,
+        method: request.method,
+        path: target.path,
+        status: response.status,
+        ms: Math.round((performance.now() - started) * 10) / 10,
+      };
       if (response.status >= 400) logger.info("request", fields);
       else logger.debug("request", fields);
     }

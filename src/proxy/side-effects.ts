@@ -12,7 +12,14 @@ export function effectOf(body: Uint8Array, target: Target): Effect | null {
   } catch {
     return null;
   }
-  return fault && effectOfFault(fault, { idKind: target.route.id, wabaId: target.waba.wabaId, phoneNumberId: target.number?.phoneNumberId ?? null });
+  return (
+    fault &&
+    effectOfFault(fault, {
+      idKind: target.route.id,
+      wabaId: target.waba.wabaId,
+      phoneNumberId: target.number?.phoneNumberId ?? null,
+    })
+  );
 }
 
 /**
@@ -21,7 +28,10 @@ export function effectOf(body: Uint8Array, target: Target): Effect | null {
  * (Buffering the body first would hold the caller's answer back by a round of reads; teeing would
  * tie the caller's pace to the copy's. A pass-through copy costs neither.)
  */
-export function inspectedBody(body: ReadableStream<Uint8Array>, inspect: (bytes: Uint8Array) => void): ReadableStream<Uint8Array> {
+export function inspectedBody(
+  body: ReadableStream<Uint8Array>,
+  inspect: (bytes: Uint8Array) => void,
+): ReadableStream<Uint8Array> {
   const kept: Uint8Array[] = [];
   let length = 0;
   return body.pipeThrough(

@@ -24,7 +24,10 @@ export interface CallFacts {
 }
 
 /** An upstream error body has passed: its code goes on the call's record (made by then, or about to be). */
-export function noteUpstreamError(facts: CallFacts, error: { code: number | null; subcode: number | null } | null): void {
+export function noteUpstreamError(
+  facts: CallFacts,
+  error: { code: number | null; subcode: number | null } | null,
+): void {
   facts.upstreamError = error;
   if (facts.record && error) {
     facts.record.upstreamErrorCode = error.code;
@@ -32,7 +35,15 @@ export function noteUpstreamError(facts: CallFacts, error: { code: number | null
   }
 }
 
-export const noFacts = (): CallFacts => ({ key: null, route: null, phoneNumberId: null, wabaId: null, upstreamMs: null, messageId: null, upstreamError: null });
+export const noFacts = (): CallFacts => ({
+  key: null,
+  route: null,
+  phoneNumberId: null,
+  wabaId: null,
+  upstreamMs: null,
+  messageId: null,
+  upstreamError: null,
+});
 
 /** The allow-list row as the log names it, e.g. "POST /{version}/{phone_number_id}/messages". */
 export const routeLabel = (route: Route) => `${route.method} ${routeTemplate(route)}`;
@@ -48,9 +59,13 @@ export function messageIdIn(bytes: Uint8Array): string | null {
 /** `error.code` and `error.error_subcode` of an upstream error body, if it is JSON with them. */
 export function upstreamErrorIn(bytes: Uint8Array): { code: number | null; subcode: number | null } | null {
   try {
-    const error = (JSON.parse(text.decode(bytes)) as { error?: { code?: unknown; error_subcode?: unknown } } | null)?.error;
+    const error = (JSON.parse(text.decode(bytes)) as { error?: { code?: unknown; error_subcode?: unknown } } | null)
+      ?.error;
     if (!error) return null;
-    return { code: typeof error.code === "number" ? error.code : null, subcode: typeof error.error_subcode === "number" ? error.error_subcode : null };
+    return {
+      code: typeof error.code === "number" ? error.code : null,
+      subcode: typeof error.error_subcode === "number" ? error.error_subcode : null,
+    };
   } catch {
     return null;
   }

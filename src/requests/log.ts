@@ -2,6 +2,7 @@ import type { Logger } from "../observability/logger.ts";
 import type { Metrics } from "../observability/metrics.ts";
 import type { Worker } from "../runtime/deps.ts";
 import { intervalWorker } from "../runtime/interval-worker.ts";
+import { hourOf } from "../store/hours.ts";
 import type { RequestLogStore, RequestRecord, UsageCount } from "../store/requests.ts";
 
 export const FLUSH_EVERY_MS = 1000;
@@ -11,7 +12,6 @@ export const FLUSH_EVERY_MS = 1000;
  * worth at 10,000 calls a second held it for tens (bench/RESULTS.md, Proxy: request log).
  */
 export const BATCH = 500;
-const HOUR = 3_600_000;
 
 /**
  * The request log's side of a proxied call: a record appended to a bounded buffer in memory and
@@ -24,7 +24,10 @@ export class RequestLog {
   private buffer: RequestRecord[] = [];
   private flushing: Promise<unknown> | null = null;
 
-  constructor(private readonly deps: { store: RequestLogStore; metrics: Metrics; logger: Logger }, private readonly capacity: number) {}
+  constructor(
+    private readonly deps: { store: RequestLogStore; metrics: Metrics; logger: Logger },
+    private readonly capacity: number,
+  ) {}
 
   add(record: RequestRecord): void {
     if (this.buffer.length >= this.capacity) {
@@ -33,7 +36,9 @@ export class RequestLog {
     }
     this.buffer.push(record);
     if (this.buffer.length === BATCH && !this.flushing) {
-      this.flushing = this.flush().catch((error: unknown) => this.deps.logger.error("request log write failed", { error })).finally(() => (this.flushing = null));
+      this.flushing = this.flush()
+        .catch((error: unknown) => this.deps.logger.error("request log write failed", { error }))
+        .finally(() => (this.flushing = null));
     }
   }
 
@@ -63,12 +68,13 @@ export function usageOf(records: RequestRecord[]): UsageCount[] {
   for (const r of records) {
     const targetId = r.phoneNumberId ?? r.wabaId;
     if (targetId === null) continue;
-    const [kind, label]: [UsageCount["kind"], string] = r.errorCode !== null
-      ? ["refused", String(r.errorCode)]
-      : r.upstreamErrorCode !== null || (r.upstreamStatus ?? 0) >= 400
-        ? ["upstream_error", String(r.upstreamErrorCode ?? `http_${r.upstreamStatus}`)]
-        : ["forwarded", r.route ?? r.method];
-    const hour = Math.floor(r.at / HOUR) * HOUR;
+    const [kind, label]: [UsageCount["kind"], string] =
+      r.errorCode !== null
+        ? ["refused", String(r.errorCode)]
+        : r.upstreamErrorCode !== null || (r.upstreamStatus ?? 0) >= 400
+          ? ["upstream_error", String(r.upstreamErrorCode ?? `http_${r.upstreamStatus}`)]
+          : ["forwarded", r.route ?? r.method];
+    const hour = hourOf(r.at);
     const key = `${r.accountId}\u0000${targetId}\u0000${hour}\u0000${kind}\u0000${label}`;
     const count = counts.get(key);
     if (count) count.count++;

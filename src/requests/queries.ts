@@ -5,12 +5,12 @@ import { decodeCursor, encodeCursor } from "../http/cursor.ts";
 import { timeParam } from "../http/time-param.ts";
 import { MAX_INTEGER_COLUMN, wholeNumber } from "../http/whole-number.ts";
 import type { Deps } from "../runtime/deps.ts";
+import { HOUR, hourOf } from "../store/hours.ts";
 import type { RequestFilter, RequestRecord, UsageCount } from "../store/requests.ts";
 import { explainCall } from "./explain.ts";
 
 const DEFAULT_PAGE = 50;
 const MAX_PAGE = 200;
-const HOUR = 3_600_000;
 
 export const requestQuery = t.Object({
   number: t.Optional(t.String({ maxLength: 64 })),
@@ -51,7 +51,11 @@ export async function listRequests(deps: Pick<Deps, "store">, accountId: string,
 /** One logged call of the account, looked up by its request id as pasted (spaces and quotes around it are ignored); 404 otherwise. */
 export async function getRequest(deps: Pick<Deps, "store">, accountId: string, id: string): Promise<RequestRecord> {
   const record = await deps.store.requests.get(accountId, id.trim().replace(/^["']|["']$/g, ""));
-  if (!record) throw new AppError("not_found", "No call with this request id in this account's log (it may be past the retention window).");
+  if (!record)
+    throw new AppError(
+      "not_found",
+      "No call with this request id in this account's log (it may be past the retention window).",
+    );
   return record;
 }
 
@@ -81,10 +85,15 @@ export function requestView(deps: Pick<Deps, "store">, r: RequestRecord) {
 }
 
 /** Usage counts of the hours that start in [from, to): whole hours, the current one included by default. */
-export async function usage(deps: Pick<Deps, "store" | "clock">, accountId: string | null, from: string, to?: string): Promise<UsageCount[]> {
+export async function usage(
+  deps: Pick<Deps, "store" | "clock">,
+  accountId: string | null,
+  from: string,
+  to?: string,
+): Promise<UsageCount[]> {
   const start = timeParam("from", from)!;
-  const end = timeParam("to", to) ?? Math.floor(deps.clock.now() / HOUR) * HOUR + HOUR;
-  return deps.store.requests.usage(accountId, Math.floor(start / HOUR) * HOUR, end);
+  const end = timeParam("to", to) ?? hourOf(deps.clock.now()) + HOUR;
+  return deps.store.requests.usage(accountId, hourOf(start), end);
 }
 
 export const usageView = (u: UsageCount) => ({

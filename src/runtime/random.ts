@@ -13,7 +13,9 @@ export const cryptoRandom: Random = {
   bytes: (length) => {
     const out = new Uint8Array(length);
     if (length <= MAX_RANDOM_FILL) crypto.getRandomValues(out);
-    else for (let at = 0; at < length; at += MAX_RANDOM_FILL) crypto.getRandomValues(out.subarray(at, at + MAX_RANDOM_FILL));
+    else
+      for (let at = 0; at < length; at += MAX_RANDOM_FILL)
+        crypto.getRandomValues(out.subarray(at, at + MAX_RANDOM_FILL));
     return out;
   },
 };

@@ -28,7 +28,8 @@ export async function systemDeps(config: Config, logger: Logger, server?: Server
     server: server && {
       backgroundCheckpoints: {
         workerUrl: server.checkpointWorker,
-        onError: (message: string) => logger.error("background WAL checkpoints failed; SQLite checkpoints as it commits", { error: message }),
+        onError: (message: string) =>
+          logger.error("background WAL checkpoints failed; SQLite checkpoints as it commits", { error: message }),
       },
     },
     onWalSync: (seconds) => metrics.walSync.observe(seconds),

@@ -6,9 +6,15 @@ import { UPSTREAM_ERRORS, type UpstreamErrorCode } from "./upstream-errors.ts";
 import type { SimWorld } from "./world.ts";
 
 const id = Type.String({ minLength: 1, maxLength: 64, pattern: "^[0-9A-Za-z_-]+$" });
-const wabaBody = Type.Object({ waba_id: id, access_token: Type.String({ minLength: 1 }), app_secret: Type.String({ minLength: 1 }) });
+const wabaBody = Type.Object({
+  waba_id: id,
+  access_token: Type.String({ minLength: 1 }),
+  app_secret: Type.String({ minLength: 1 }),
+});
 const numberBody = Type.Object({
-  waba_id: id, phone_number_id: id, throughput_level: Type.Optional(Type.Union([Type.Literal("STANDARD"), Type.Literal("HIGH")])),
+  waba_id: id,
+  phone_number_id: id,
+  throughput_level: Type.Optional(Type.Union([Type.Literal("STANDARD"), Type.Literal("HIGH")])),
 });
 const errorCodes = Object.keys(UPSTREAM_ERRORS).map((code) => Type.Literal(Number(code)));
 const faultBody = Type.Object({
@@ -18,7 +24,11 @@ const faultBody = Type.Object({
   drop: Type.Optional(Type.Literal(true)),
   times: Type.Optional(Type.Integer({ minimum: 1 })),
 });
-const inboundBody = Type.Object({ phone_number_id: id, from: Type.Optional(Type.String({ pattern: "^\\d{6,15}$" })), text: Type.Optional(Type.String({ maxLength: 4096 })) });
+const inboundBody = Type.Object({
+  phone_number_id: id,
+  from: Type.Optional(Type.String({ pattern: "^\\d{6,15}$" })),
+  text: Type.Optional(Type.String({ maxLength: 4096 })),
+});
 
 const json = (status: number, body?: unknown) =>
   body === undefined ? new Response(null, { status }) : Response.json(body, { status });
@@ -58,14 +68,25 @@ export function controlRoute(sim: {
       case "POST /_sim/numbers": {
         const body = await read(request, numberBody);
         if (body instanceof Response) return body;
-        if (!sim.world.wabas.has(body.waba_id)) return json(404, { error: `no WABA ${body.waba_id}; POST /_sim/wabas first` });
-        sim.world.addNumber(body.waba_id, { phoneNumberId: body.phone_number_id, throughputLevel: body.throughput_level });
+        if (!sim.world.wabas.has(body.waba_id))
+          return json(404, { error: `no WABA ${body.waba_id}; POST /_sim/wabas first` });
+        sim.world.addNumber(body.waba_id, {
+          phoneNumberId: body.phone_number_id,
+          throughputLevel: body.throughput_level,
+        });
         return json(201, { phone_number_id: body.phone_number_id });
       }
       case "POST /_sim/faults": {
         const body = await read(request, faultBody);
         if (body instanceof Response) return body;
-        const fault = body.error !== undefined ? { error: body.error as UpstreamErrorCode } : body.delay_ms !== undefined ? { delayMs: body.delay_ms } : body.drop ? { drop: true as const } : null;
+        const fault =
+          body.error !== undefined
+            ? { error: body.error as UpstreamErrorCode }
+            : body.delay_ms !== undefined
+              ? { delayMs: body.delay_ms }
+              : body.drop
+                ? { drop: true as const }
+                : null;
         if (!fault) return json(400, { error: "say one of error, delay_ms or drop" });
         sim.faults.set(body.id, fault, body.times);
         return json(204);
@@ -76,9 +97,12 @@ export function controlRoute(sim: {
       case "POST /_sim/inbound": {
         const body = await read(request, inboundBody);
         if (body instanceof Response) return body;
-        if (!sim.world.numbers.has(body.phone_number_id)) return json(404, { error: `no number ${body.phone_number_id}` });
+        if (!sim.world.numbers.has(body.phone_number_id))
+          return json(404, { error: `no number ${body.phone_number_id}` });
         try {
-          return json(202, { message_id: await sim.inbound({ phoneNumberId: body.phone_number_id, from: body.from, text: body.text }) });
+          return json(202, {
+            message_id: await sim.inbound({ phoneNumberId: body.phone_number_id, from: body.from, text: body.text }),
+          });
         } catch (error) {
           return json(409, { error: (error as Error).message });
         }

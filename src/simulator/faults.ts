@@ -8,7 +8,14 @@ export type Fault =
    * Answers exactly these bytes (after the credential check), with the platform's headers unless
    * overridden; `chunked` sends them in two chunks without a Content-Length.
    */
-  | { reply: { status: number; body: string | Uint8Array<ArrayBuffer>; headers?: Record<string, string>; chunked?: boolean } }
+  | {
+      reply: {
+        status: number;
+        body: string | Uint8Array<ArrayBuffer>;
+        headers?: Record<string, string>;
+        chunked?: boolean;
+      };
+    }
   /** Closes the connection without sending a status line. */
   | { drop: true };
 

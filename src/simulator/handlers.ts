@@ -39,13 +39,21 @@ export interface Answer {
 }
 
 const ok = (body: unknown): Answer => ({ status: 200, body });
-const fail = (ctx: CallContext, code: UpstreamErrorCode, message?: string): Answer => upstreamErrorBody(code, ctx.traceId, message, ctx.names.product);
-const missing = (ctx: CallContext): Answer => fail(ctx, 100, `Unsupported ${ctx.request.method.toLowerCase()} request. Object with ID '${ctx.id}' does not exist, cannot be loaded due to missing permissions, or does not support this operation.`);
+const fail = (ctx: CallContext, code: UpstreamErrorCode, message?: string): Answer =>
+  upstreamErrorBody(code, ctx.traceId, message, ctx.names.product);
+const missing = (ctx: CallContext): Answer =>
+  fail(
+    ctx,
+    100,
+    `Unsupported ${ctx.request.method.toLowerCase()} request. Object with ID '${ctx.id}' does not exist, cannot be loaded due to missing permissions, or does not support this operation.`,
+  );
 
 function json(ctx: CallContext): Record<string, unknown> | null {
   try {
     const value: unknown = JSON.parse(new TextDecoder().decode(ctx.request.body));
-    return value !== null && typeof value === "object" && !Array.isArray(value) ? (value as Record<string, unknown>) : null;
+    return value !== null && typeof value === "object" && !Array.isArray(value)
+      ? (value as Record<string, unknown>)
+      : null;
   } catch {
     return null;
   }
@@ -60,7 +68,8 @@ function sendMessage(ctx: CallContext): Answer {
 function updateMessage(ctx: CallContext): Answer {
   if (!ctx.world.numbers.has(ctx.id)) return missing(ctx);
   const body = json(ctx);
-  if (!body || typeof body.message_id !== "string") return fail(ctx, 100, "(#100) The parameter message_id is required.");
+  if (!body || typeof body.message_id !== "string")
+    return fail(ctx, 100, "(#100) The parameter message_id is required.");
   return ok({ success: true });
 }
 
@@ -74,7 +83,9 @@ async function uploadMedia(ctx: CallContext): Promise<Answer> {
   // were only hashed while they streamed, form and all.
   if (request.body.byteLength === request.bodyLength) {
     try {
-      const form = await new Response(request.body, { headers: { "content-type": request.headers["content-type"] ?? "" } }).formData();
+      const form = await new Response(request.body, {
+        headers: { "content-type": request.headers["content-type"] ?? "" },
+      }).formData();
       const file = form.get("file");
       if (!(file instanceof Blob)) return fail(ctx, 100, "(#100) The parameter file is required.");
       const type = form.get("type");
@@ -118,22 +129,31 @@ function readNumber(ctx: CallContext): Answer {
     throughput: { level: n.throughputLevel },
   };
   const fields = ctx.params.get("fields");
-  const chosen = fields ? Object.fromEntries(fields.split(",").filter((f) => f in all).map((f) => [f, all[f]])) : all;
+  const chosen = fields
+    ? Object.fromEntries(
+        fields
+          .split(",")
+          .filter((f) => f in all)
+          .map((f) => [f, all[f]]),
+      )
+    : all;
   return ok({ ...chosen, id: n.phoneNumberId });
 }
 
 function businessProfile(ctx: CallContext): Answer {
   if (!ctx.world.numbers.has(ctx.id)) return missing(ctx);
   return ok({
-    data: [{
-      about: "Simulated business",
-      address: "1 Example Street",
-      description: "A business that exists only in the simulator.",
-      email: "hello@example.com",
-      messaging_product: ctx.names.product,
-      vertical: "OTHER",
-      websites: ["https://example.com/"],
-    }],
+    data: [
+      {
+        about: "Simulated business",
+        address: "1 Example Street",
+        description: "A business that exists only in the simulator.",
+        email: "hello@example.com",
+        messaging_product: ctx.names.product,
+        vertical: "OTHER",
+        websites: ["https://example.com/"],
+      },
+    ],
   });
 }
 
@@ -146,12 +166,18 @@ function templates(ctx: CallContext): Answer {
   if (ctx.request.method === "DELETE") {
     const name = ctx.params.get("name");
     const left = list.filter((t) => t.name !== name);
-    if (!name || left.length === list.length) return fail(ctx, 100, `(#100) Message template "${name ?? ""}" not found.`);
+    if (!name || left.length === list.length)
+      return fail(ctx, 100, `(#100) Message template "${name ?? ""}" not found.`);
     ctx.world.templates.set(ctx.id, left);
     return ok({ success: true });
   }
   const body = json(ctx);
-  if (!body || typeof body.name !== "string" || typeof body.category !== "string" || typeof body.language !== "string") {
+  if (
+    !body ||
+    typeof body.name !== "string" ||
+    typeof body.category !== "string" ||
+    typeof body.language !== "string"
+  ) {
     return fail(ctx, 100, "(#100) The parameters name, category and language are required.");
   }
   const template = {
@@ -175,11 +201,14 @@ function subscribeApp(ctx: CallContext): Answer {
 function registerNumber(ctx: CallContext): Answer {
   if (!ctx.world.numbers.has(ctx.id)) return missing(ctx);
   const body = json(ctx);
-  if (!body || body.messaging_product !== ctx.names.product) return fail(ctx, 100, "(#100) The parameter messaging_product is required.");
-  if (typeof body.pin !== "string" || !/^\d{6}$/.test(body.pin)) return fail(ctx, 100, "(#100) Param pin must be a 6-digit number.");
+  if (!body || body.messaging_product !== ctx.names.product)
+    return fail(ctx, 100, "(#100) The parameter messaging_product is required.");
+  if (typeof body.pin !== "string" || !/^\d{6}$/.test(body.pin))
+    return fail(ctx, 100, "(#100) Param pin must be a 6-digit number.");
   const before = ctx.world.registered.get(ctx.id);
   // A number with two-step verification on keeps its PIN: registering again needs the same one.
-  if (before !== undefined && before !== body.pin) return fail(ctx, 100, "(#133005) Two step verification PIN Mismatch.");
+  if (before !== undefined && before !== body.pin)
+    return fail(ctx, 100, "(#133005) Two step verification PIN Mismatch.");
   ctx.world.registered.set(ctx.id, body.pin);
   return ok({ success: true });
 }
@@ -193,7 +222,8 @@ function smbAppData(ctx: CallContext): Answer {
     return fail(ctx, 100, `(#100) Param sync_type must be one of {${SMB_SYNC_TYPES.join(", ")}}.`);
   }
   const key = `${ctx.id}:${syncType}`;
-  if (ctx.world.smbSyncs.has(key)) return fail(ctx, 100, `(#100) The ${syncType} sync was already requested for this phone number.`);
+  if (ctx.world.smbSyncs.has(key))
+    return fail(ctx, 100, `(#100) The ${syncType} sync was already requested for this phone number.`);
   ctx.world.smbSyncs.add(key);
   ctx.syncRequested({ phoneNumberId: ctx.id, syncType });
   return ok({ messaging_product: ctx.names.product, request_id: numericId(ctx.random) });

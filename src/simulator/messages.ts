@@ -11,14 +11,19 @@ import { upstreamErrorBody, type UpstreamErrorCode } from "./upstream-errors.ts"
 type Body = Record<string, unknown>;
 type Check = (body: Body) => string | null;
 
-const object = (value: unknown): Body | null => (value !== null && typeof value === "object" && !Array.isArray(value) ? (value as Body) : null);
+const object = (value: unknown): Body | null =>
+  value !== null && typeof value === "object" && !Array.isArray(value) ? (value as Body) : null;
 const text = (value: unknown) => typeof value === "string" && value !== "";
 
 /** A media message's object needs an uploaded media id or a link. */
-const media = (type: string): Check => (body) => {
-  const m = object(body[type]);
-  return m && (text(m.id) || text(m.link)) ? null : `(#100) The parameter ${type}['id'] or ${type}['link'] is required.`;
-};
+const media =
+  (type: string): Check =>
+  (body) => {
+    const m = object(body[type]);
+    return m && (text(m.id) || text(m.link))
+      ? null
+      : `(#100) The parameter ${type}['id'] or ${type}['link'] is required.`;
+  };
 
 /** What each message type must carry, by the platform's wording of the error when it does not. */
 const TYPES: Record<string, Check> = {
@@ -28,20 +33,28 @@ const TYPES: Record<string, Check> = {
   video: media("video"),
   document: media("document"),
   sticker: media("sticker"),
-  reaction: (b) => (text(object(b.reaction)?.message_id) ? null : "(#100) The parameter reaction['message_id'] is required."),
+  reaction: (b) =>
+    text(object(b.reaction)?.message_id) ? null : "(#100) The parameter reaction['message_id'] is required.",
   interactive: (b) => {
     const i = object(b.interactive);
-    return i && text(i.type) && object(i.action) ? null : "(#100) The parameters interactive['type'] and interactive['action'] are required.";
+    return i && text(i.type) && object(i.action)
+      ? null
+      : "(#100) The parameters interactive['type'] and interactive['action'] are required.";
   },
   template: (b) => {
     const t = object(b.template);
-    return t && text(t.name) && text(object(t.language)?.code) ? null : "(#100) The parameters template['name'] and template['language']['code'] are required.";
+    return t && text(t.name) && text(object(t.language)?.code)
+      ? null
+      : "(#100) The parameters template['name'] and template['language']['code'] are required.";
   },
   location: (b) => {
     const l = object(b.location);
-    return l && l.latitude !== undefined && l.longitude !== undefined ? null : "(#100) The parameters location['latitude'] and location['longitude'] are required.";
+    return l && l.latitude !== undefined && l.longitude !== undefined
+      ? null
+      : "(#100) The parameters location['latitude'] and location['longitude'] are required.";
   },
-  contacts: (b) => (Array.isArray(b.contacts) && b.contacts.length > 0 ? null : "(#100) The parameter contacts is required."),
+  contacts: (b) =>
+    Array.isArray(b.contacts) && b.contacts.length > 0 ? null : "(#100) The parameter contacts is required.",
 };
 
 function fail(ctx: CallContext, code: UpstreamErrorCode, message: string): Answer {
@@ -50,27 +63,41 @@ function fail(ctx: CallContext, code: UpstreamErrorCode, message: string): Answe
 
 export function postMessage(ctx: CallContext, body: Body | null, messageId: () => string): Answer {
   const number = ctx.world.numbers.get(ctx.id)!;
-  if (!body || body.messaging_product === undefined) return fail(ctx, 100, "(#100) The parameter messaging_product is required.");
+  if (!body || body.messaging_product === undefined)
+    return fail(ctx, 100, "(#100) The parameter messaging_product is required.");
   if (body.messaging_product !== ctx.names.product) {
-    return fail(ctx, 100, `(#100) Param messaging_product must be one of {${ctx.names.product.toUpperCase()}} - got "${String(body.messaging_product)}".`);
+    return fail(
+      ctx,
+      100,
+      `(#100) Param messaging_product must be one of {${ctx.names.product.toUpperCase()}} - got "${String(body.messaging_product)}".`,
+    );
   }
   // A status update: mark a received message as read, optionally showing a typing indicator.
   if (body.status !== undefined) {
-    if (body.status !== "read") return fail(ctx, 100, `(#100) Param status must be one of {READ} - got "${String(body.status)}".`);
+    if (body.status !== "read")
+      return fail(ctx, 100, `(#100) Param status must be one of {READ} - got "${String(body.status)}".`);
     if (!text(body.message_id)) return fail(ctx, 100, "(#100) The parameter message_id is required.");
     const typing = body.typing_indicator;
-    if (typing !== undefined && object(typing)?.type !== "text") return fail(ctx, 100, "(#100) Param typing_indicator['type'] must be one of {TEXT}.");
+    if (typing !== undefined && object(typing)?.type !== "text")
+      return fail(ctx, 100, "(#100) Param typing_indicator['type'] must be one of {TEXT}.");
     return { status: 200, body: { success: true } };
   }
   if (!text(body.to)) return fail(ctx, 100, "(#100) The parameter to is required.");
   const type = body.type === undefined ? "text" : String(body.type);
   const check = TYPES[type];
-  if (!check) return fail(ctx, 100, `(#100) Param type must be one of {${Object.keys(TYPES).join(", ").toUpperCase()}} - got "${type}".`);
+  if (!check)
+    return fail(
+      ctx,
+      100,
+      `(#100) Param type must be one of {${Object.keys(TYPES).join(", ").toUpperCase()}} - got "${type}".`,
+    );
   const wrong = check(body);
   if (wrong) return fail(ctx, 100, wrong);
   if (type === "template") {
     const t = object(body.template)!;
-    const known = ctx.world.templates.get(number.wabaId)?.some((x) => x.name === t.name && x.language === object(t.language)!.code);
+    const known = ctx.world.templates
+      .get(number.wabaId)
+      ?.some((x) => x.name === t.name && x.language === object(t.language)!.code);
     if (!known) return fail(ctx, 132001, "(#132001) Template name does not exist in the translation");
   }
   const to = body.to as string;

@@ -7,7 +7,14 @@ import { upstreamErrorBody } from "./upstream-errors.ts";
 import type { Fetch } from "../runtime/deps.ts";
 import { platformNames, type PlatformNames } from "../platform/names.ts";
 import { controlRoute } from "./control.ts";
-import { inboundEvent, smbSyncEvent, STATUS_SEQUENCE, statusEvent, webhookSender, type WebhookSenderOptions } from "./webhooks.ts";
+import {
+  inboundEvent,
+  smbSyncEvent,
+  STATUS_SEQUENCE,
+  statusEvent,
+  webhookSender,
+  type WebhookSenderOptions,
+} from "./webhooks.ts";
 import { SignupStandIn, type SignedUp, type SignupApp } from "./signup.ts";
 import { newMessageId, SimWorld, type SimNumber, type SimWaba, type ThroughputLevel } from "./world.ts";
 
@@ -75,7 +82,13 @@ function platformHeaders(names: PlatformNames, traceId: string, wabaId: string |
     "x-upstream-trace-id": traceId,
     "x-upstream-rev": "1019283746",
     "x-app-usage": JSON.stringify(usage),
-    ...(wabaId ? { "x-business-use-case-usage": JSON.stringify({ [wabaId]: [{ type: names.businessManagement, ...usage, estimated_time_to_regain_access: 0 }] }) } : {}),
+    ...(wabaId
+      ? {
+          "x-business-use-case-usage": JSON.stringify({
+            [wabaId]: [{ type: names.businessManagement, ...usage, estimated_time_to_regain_access: 0 }],
+          }),
+        }
+      : {}),
     "x-upstream-debug": "simulated-debug-token",
     "cache-control": "private, no-cache, no-store, must-revalidate",
     "access-control-allow-origin": "*",
@@ -143,17 +156,24 @@ export function startSimulator(options: SimulatorOptions = {}): Simulator {
   };
   if (post) {
     listeners.add((message) => {
-      STATUS_SEQUENCE.forEach((status, i) => sendLater(delay * (i + 1), () => statusEvent(world, names, message, status, Math.floor(now() / 1000))));
+      STATUS_SEQUENCE.forEach((status, i) =>
+        sendLater(delay * (i + 1), () => statusEvent(world, names, message, status, Math.floor(now() / 1000))),
+      );
     });
   }
 
   async function inbound(input: { phoneNumberId: string; from?: string; text?: string }): Promise<string> {
     if (!post) throw new Error("simulator: start it with `webhooks` to send inbound messages");
     const messageId = newMessageId(random);
-    const sending = post(inboundEvent(world, names, {
-      phoneNumberId: input.phoneNumberId, from: input.from ?? "15550001234", text: input.text ?? "Hello from a simulated customer",
-      messageId, unixSeconds: Math.floor(now() / 1000),
-    }));
+    const sending = post(
+      inboundEvent(world, names, {
+        phoneNumberId: input.phoneNumberId,
+        from: input.from ?? "15550001234",
+        text: input.text ?? "Hello from a simulated customer",
+        messageId,
+        unixSeconds: Math.floor(now() / 1000),
+      }),
+    );
     track(sending);
     await sending;
     return messageId;
@@ -165,7 +185,11 @@ export function startSimulator(options: SimulatorOptions = {}): Simulator {
   /** A coexistence sync's webhook, a moment after the platform accepted it. */
   function syncRequested(sync: { phoneNumberId: string; syncType: SmbSyncType }): void {
     if (!post) return;
-    const event = smbSyncEvent(world, names, { ...sync, messageId: newMessageId(random), unixSeconds: Math.floor(now() / 1000) });
+    const event = smbSyncEvent(world, names, {
+      ...sync,
+      messageId: newMessageId(random),
+      unixSeconds: Math.floor(now() / 1000),
+    });
     sendLater(delay, () => event);
   }
 
@@ -187,7 +211,11 @@ export function startSimulator(options: SimulatorOptions = {}): Simulator {
     if (applied.some((f) => "drop" in f)) return dropped();
     if (id === "oauth" && edge === "access_token" && signup) {
       const refused = applied.find((f) => "error" in f);
-      return respond(refused && "error" in refused ? upstreamErrorBody(refused.error, traceId, refused.message, names.product) : signup.exchange(params));
+      return respond(
+        refused && "error" in refused
+          ? upstreamErrorBody(refused.error, traceId, refused.message, names.product)
+          : signup.exchange(params),
+      );
     }
 
     const auth = checkCredentials(world, recorded.headers.authorization, params, id, requireProof);
@@ -196,14 +224,26 @@ export function startSimulator(options: SimulatorOptions = {}): Simulator {
     const canned = applied.find((f) => "reply" in f);
     if (canned && "reply" in canned) {
       const { status, body, headers, chunked } = canned.reply;
-      return new Response(chunked ? inTwoChunks(body) : body, { status, headers: { ...platformHeaders(names, traceId, wabaId), ...headers } });
+      return new Response(chunked ? inTwoChunks(body) : body, {
+        status,
+        headers: { ...platformHeaders(names, traceId, wabaId), ...headers },
+      });
     }
     const error = applied.find((f) => "error" in f);
-    if (error && "error" in error) return respond(upstreamErrorBody(error.error, traceId, error.message, names.product), wabaId);
+    if (error && "error" in error)
+      return respond(upstreamErrorBody(error.error, traceId, error.message, names.product), wabaId);
     if (!auth.waba) return respond(upstreamErrorBody(100, traceId, undefined, names.product), undefined);
 
     const result = await answer({
-      world, names, random, request: recorded, params, id, edge: edge ?? null, baseUrl, traceId,
+      world,
+      names,
+      random,
+      request: recorded,
+      params,
+      id,
+      edge: edge ?? null,
+      baseUrl,
+      traceId,
       accepted(message) {
         accepted.push(message);
         for (const listener of listeners) listener(message);

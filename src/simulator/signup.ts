@@ -33,10 +33,23 @@ interface Code {
 export class SignupStandIn {
   private readonly codes = new Map<string, Code>();
 
-  constructor(private readonly world: SimWorld, private readonly random: Random, private readonly app: SignupApp, private readonly names: PlatformNames) {}
+  constructor(
+    private readonly world: SimWorld,
+    private readonly random: Random,
+    private readonly app: SignupApp,
+    private readonly names: PlatformNames,
+  ) {}
 
   /** What the popup does when the business finishes: its WABA (with a token of its own) and number, and a code for the token. */
-  signUp(input: { wabaId?: string; phoneNumberId?: string; displayPhoneNumber?: string; verifiedName?: string; coexistence?: boolean } = {}): SignedUp {
+  signUp(
+    input: {
+      wabaId?: string;
+      phoneNumberId?: string;
+      displayPhoneNumber?: string;
+      verifiedName?: string;
+      coexistence?: boolean;
+    } = {},
+  ): SignedUp {
     const wabaId = input.wabaId || numericId(this.random);
     const phoneNumberId = input.phoneNumberId || numericId(this.random);
     // Each signup gives the business a new token, as the platform does; an existing WABA's old one stops working.
@@ -45,7 +58,11 @@ export class SignupStandIn {
     if (existing) existing.accessToken = accessToken;
     else this.world.addWaba({ wabaId, accessToken, appSecret: this.app.secret });
     if (!this.world.numbers.has(phoneNumberId)) {
-      this.world.addNumber(wabaId, { phoneNumberId, displayPhoneNumber: input.displayPhoneNumber || undefined, verifiedName: input.verifiedName || undefined });
+      this.world.addNumber(wabaId, {
+        phoneNumberId,
+        displayPhoneNumber: input.displayPhoneNumber || undefined,
+        verifiedName: input.verifiedName || undefined,
+      });
     }
     const code = `AQ${randomId(this.random, "c", 40).slice(2)}`;
     this.codes.set(code, { wabaId, used: false });
@@ -55,43 +72,66 @@ export class SignupStandIn {
   /** `GET /{version}/oauth/access_token?client_id&client_secret&code`: the business's token, once per code. */
   exchange(params: URLSearchParams): { status: number; body: unknown } {
     const oauthError = (message: string, subcode?: number) => ({
-      status: 400, body: { error: { message, type: "OAuthException", code: 100, ...(subcode ? { error_subcode: subcode } : {}) } },
+      status: 400,
+      body: { error: { message, type: "OAuthException", code: 100, ...(subcode ? { error_subcode: subcode } : {}) } },
     });
-    if (params.get("client_id") !== this.app.id) return oauthError("Error validating application. Invalid application ID.");
-    if (!constantTimeEqual(params.get("client_secret") ?? "", this.app.secret)) return oauthError("Error validating client secret.");
+    if (params.get("client_id") !== this.app.id)
+      return oauthError("Error validating application. Invalid application ID.");
+    if (!constantTimeEqual(params.get("client_secret") ?? "", this.app.secret))
+      return oauthError("Error validating client secret.");
     const code = this.codes.get(params.get("code") ?? "");
     if (!code) return oauthError("Invalid verification code format.", 36007);
     if (code.used) return oauthError("This authorization code has been used.", 36009);
     code.used = true;
-    return { status: 200, body: { access_token: this.world.wabas.get(code.wabaId)!.accessToken, token_type: "bearer" } };
+    return {
+      status: 200,
+      body: { access_token: this.world.wabas.get(code.wabaId)!.accessToken, token_type: "bearer" },
+    };
   }
 
   /** Serves the SDK and the popup under /_sim/signup/; null for every other path. */
   async route(request: Request, baseUrl: string): Promise<Response | null> {
     const { path } = rawTarget(request.url);
     if (path === "/_sim/signup/sdk.js") {
-      return new Response(sdkScript(baseUrl), { headers: { "content-type": "text/javascript; charset=utf-8", "access-control-allow-origin": "*" } });
+      return new Response(sdkScript(baseUrl), {
+        headers: { "content-type": "text/javascript; charset=utf-8", "access-control-allow-origin": "*" },
+      });
     }
     if (path !== "/_sim/signup/dialog") return null;
     const query = new URL(request.url).searchParams;
     const coexistence = (query.get("feature_type") ?? "").endsWith("business_app_onboarding");
     if (query.get("app_id") !== this.app.id || !query.get("config_id")) {
-      return page("Signup cannot start", `<p>The app id or configuration id is not the one this platform knows (app ${escapeHtml(query.get("app_id") ?? "none")}).</p>`);
+      return page(
+        "Signup cannot start",
+        `<p>The app id or configuration id is not the one this platform knows (app ${escapeHtml(query.get("app_id") ?? "none")}).</p>`,
+      );
     }
     if (request.method === "GET") return page("Connect your business", dialogForm(this.random, coexistence));
     const form = await request.formData();
     const prefix = this.names.product.toUpperCase();
     const type = `${prefix}_EMBEDDED_SIGNUP`;
     if (form.get("action") === "cancel") {
-      return page("Cancelled", finishScript([{ type, event: "CANCEL", data: { current_step: "PHONE_NUMBER_SETUP" }, version: "3" }], null));
+      return page(
+        "Cancelled",
+        finishScript([{ type, event: "CANCEL", data: { current_step: "PHONE_NUMBER_SETUP" }, version: "3" }], null),
+      );
     }
     const field = (name: string) => String(form.get(name) ?? "").trim();
     const done = this.signUp({
-      wabaId: field("waba_id"), phoneNumberId: field("phone_number_id"),
-      displayPhoneNumber: field("display_phone_number"), verifiedName: field("verified_name"), coexistence,
+      wabaId: field("waba_id"),
+      phoneNumberId: field("phone_number_id"),
+      displayPhoneNumber: field("display_phone_number"),
+      verifiedName: field("verified_name"),
+      coexistence,
     });
     const event = coexistence ? `FINISH_${prefix}_BUSINESS_APP_ONBOARDING` : "FINISH";
-    return page("Done", finishScript([{ type, event, data: { phone_number_id: done.phoneNumberId, waba_id: done.wabaId }, version: "3" }], done.code));
+    return page(
+      "Done",
+      finishScript(
+        [{ type, event, data: { phone_number_id: done.phoneNumberId, waba_id: done.wabaId }, version: "3" }],
+        done.code,
+      ),
+    );
   }
 }
 

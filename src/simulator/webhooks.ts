@@ -11,7 +11,10 @@ export type MessageStatus = (typeof STATUS_SEQUENCE)[number];
 function numberMetadata(world: SimWorld, phoneNumberId: string) {
   const number = world.numbers.get(phoneNumberId);
   if (!number) throw new Error(`simulator: no number ${phoneNumberId}`);
-  return { wabaId: number.wabaId, metadata: { display_phone_number: number.displayPhoneNumber.replace(/\D/g, ""), phone_number_id: phoneNumberId } };
+  return {
+    wabaId: number.wabaId,
+    metadata: { display_phone_number: number.displayPhoneNumber.replace(/\D/g, ""), phone_number_id: phoneNumberId },
+  };
 }
 
 /** One `messages` change of one number, wrapped as the platform sends it. */
@@ -22,11 +25,19 @@ function messagesEvent(names: PlatformNames, wabaId: string, value: Record<strin
   });
 }
 
-export function statusEvent(world: SimWorld, names: PlatformNames, message: AcceptedMessage, status: MessageStatus, unixSeconds: number): { wabaId: string; body: string } {
+export function statusEvent(
+  world: SimWorld,
+  names: PlatformNames,
+  message: AcceptedMessage,
+  status: MessageStatus,
+  unixSeconds: number,
+): { wabaId: string; body: string } {
   const { wabaId, metadata } = numberMetadata(world, message.phoneNumberId);
   const body = messagesEvent(names, wabaId, {
     metadata,
-    statuses: [{ id: message.messageId, status, timestamp: String(unixSeconds), recipient_id: message.to.replace(/\D/g, "") }],
+    statuses: [
+      { id: message.messageId, status, timestamp: String(unixSeconds), recipient_id: message.to.replace(/\D/g, "") },
+    ],
   });
   return { wabaId, body };
 }
@@ -40,7 +51,15 @@ export function inboundEvent(
   const body = messagesEvent(names, wabaId, {
     metadata,
     contacts: [{ profile: { name: "Simulated Customer" }, wa_id: input.from }],
-    messages: [{ from: input.from, id: input.messageId, timestamp: String(input.unixSeconds), type: "text", text: { body: input.text } }],
+    messages: [
+      {
+        from: input.from,
+        id: input.messageId,
+        timestamp: String(input.unixSeconds),
+        type: "text",
+        text: { body: input.text },
+      },
+    ],
   });
   return { wabaId, body };
 }
@@ -63,7 +82,10 @@ export function webhookSender(options: WebhookSenderOptions) {
     try {
       const response = await send(options.url, {
         method: "POST",
-        headers: { "content-type": "application/json", "x-hub-signature-256": hubSignature(waba.appSecret, new TextEncoder().encode(event.body)) },
+        headers: {
+          "content-type": "application/json",
+          "x-hub-signature-256": hubSignature(waba.appSecret, new TextEncoder().encode(event.body)),
+        },
         body: event.body,
       });
       await response.arrayBuffer();
@@ -85,20 +107,48 @@ export function smbSyncEvent(
   const { wabaId, metadata } = numberMetadata(world, input.phoneNumberId);
   const timestamp = String(input.unixSeconds);
   const customer = "15550107001";
-  const value = input.syncType === "smb_app_state_sync"
-    ? { state_sync: [{ type: "contact", contact: { full_name: "Ada Lovelace", first_name: "Ada", phone_number: customer }, action: "add", metadata: { timestamp } }] }
-    : {
-      history: [{
-        metadata: { phase: 0, chunk_order: 1, progress: 100 },
-        threads: [{
-          id: customer,
-          messages: [{ from: customer, id: input.messageId, timestamp, type: "text", text: { body: "Hello, is my order ready?" }, history_context: { status: "READ" } }],
-        }],
-      }],
-    };
+  const value =
+    input.syncType === "smb_app_state_sync"
+      ? {
+          state_sync: [
+            {
+              type: "contact",
+              contact: { full_name: "Ada Lovelace", first_name: "Ada", phone_number: customer },
+              action: "add",
+              metadata: { timestamp },
+            },
+          ],
+        }
+      : {
+          history: [
+            {
+              metadata: { phase: 0, chunk_order: 1, progress: 100 },
+              threads: [
+                {
+                  id: customer,
+                  messages: [
+                    {
+                      from: customer,
+                      id: input.messageId,
+                      timestamp,
+                      type: "text",
+                      text: { body: "Hello, is my order ready?" },
+                      history_context: { status: "READ" },
+                    },
+                  ],
+                },
+              ],
+            },
+          ],
+        };
   const body = JSON.stringify({
     object: names.webhookObject,
-    entry: [{ id: wabaId, changes: [{ field: input.syncType, value: { messaging_product: names.product, metadata, ...value } }] }],
+    entry: [
+      {
+        id: wabaId,
+        changes: [{ field: input.syncType, value: { messaging_product: names.product, metadata, ...value } }],
+      },
+    ],
   });
   return { wabaId, body };
 }

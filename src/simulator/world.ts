@@ -84,7 +84,9 @@ export class SimWorld {
 
   /** The WABA whose token governs an id (a WABA, a number, or a media object). */
   wabaOf(id: string): SimWaba | undefined {
-    const wabaId = this.wabas.has(id) ? id : this.numbers.get(id)?.wabaId ?? this.numbers.get(this.media.get(id)?.phoneNumberId ?? "")?.wabaId;
+    const wabaId = this.wabas.has(id)
+      ? id
+      : (this.numbers.get(id)?.wabaId ?? this.numbers.get(this.media.get(id)?.phoneNumberId ?? "")?.wabaId);
     return wabaId === undefined ? undefined : this.wabas.get(wabaId);
   }
 }

@@ -37,8 +37,18 @@ export abstract class CachedDirectory {
   private readonly numbersByWaba = new Map<string, PhoneNumber[]>();
 
   protected clearCache(): void {
-    for (const map of [this.accountsById, this.keysById, this.keysByHash, this.keysByAccount, this.wabasById,
-      this.wabasByAccount, this.numbersById, this.numbersByAccount, this.numbersByWaba]) map.clear();
+    for (const map of [
+      this.accountsById,
+      this.keysById,
+      this.keysByHash,
+      this.keysByAccount,
+      this.wabasById,
+      this.wabasByAccount,
+      this.numbersById,
+      this.numbersByAccount,
+      this.numbersByWaba,
+    ])
+      map.clear();
   }
 
   protected cacheAccount(account: Account): void {

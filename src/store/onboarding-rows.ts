@@ -59,7 +59,15 @@ export function fromOnboardingRow(row: OnboardingRow, sealer: Sealer): Onboardin
 
 /** The columns a run writes (not the pre-flights and syncs, which their own writes merge). */
 export function runColumns(o: Onboarding, sealer: Sealer) {
-  const { id: _id, accountId: _a, phoneNumberId: _p, preflights: _f, syncs: _s, createdAt: _c, ...run } = toOnboardingRow(o, sealer);
+  const {
+    id: _id,
+    accountId: _a,
+    phoneNumberId: _p,
+    preflights: _f,
+    syncs: _s,
+    createdAt: _c,
+    ...run
+  } = toOnboardingRow(o, sealer);
   return run;
 }
 
@@ -72,12 +80,14 @@ type OnboardingColumns = ExpiryColumns & Record<"id" | "accountId" | "phoneNumbe
 export function onboardingWhere(t: OnboardingColumns) {
   return {
     id: (id: string) => eq(t.id, id),
-    number: (accountId: string, phoneNumberId: string) => and(eq(t.accountId, accountId), eq(t.phoneNumberId, phoneNumberId)),
+    number: (accountId: string, phoneNumberId: string) =>
+      and(eq(t.accountId, accountId), eq(t.phoneNumberId, phoneNumberId)),
     unfinished: (accountId: string) => and(eq(t.accountId, accountId), isNull(t.finishedAt)),
-    filter: (filter: OnboardingFilter) => and(
-      filter.accountId === undefined ? undefined : eq(t.accountId, filter.accountId),
-      filter.phoneNumberId === undefined ? undefined : eq(t.phoneNumberId, filter.phoneNumberId),
-    ),
+    filter: (filter: OnboardingFilter) =>
+      and(
+        filter.accountId === undefined ? undefined : eq(t.accountId, filter.accountId),
+        filter.phoneNumberId === undefined ? undefined : eq(t.phoneNumberId, filter.phoneNumberId),
+      ),
   };
 }
 
@@ -92,6 +102,10 @@ export function expiryConditions(t: ExpiryColumns, now: number) {
   return {
     notGone: or(isNotNull(t.finishedAt), isNull(t.expiresAt), gt(t.expiresAt, now)),
     deleting: and(due, isNull(t.finishedAt)),
-    dropping: and(due, isNotNull(t.finishedAt), or(isNotNull(t.codeEnc), isNotNull(t.accessTokenEnc), isNotNull(t.pinEnc))),
+    dropping: and(
+      due,
+      isNotNull(t.finishedAt),
+      or(isNotNull(t.codeEnc), isNotNull(t.accessTokenEnc), isNotNull(t.pinEnc)),
+    ),
   };
 }

@@ -98,7 +98,9 @@ export type Created = { onboarding: Onboarding } | { refused: "held" | "too_many
  * account's own, or refuse. Accounts are compared here, never after.
  */
 export function createPlan(
-  stored: Onboarding | undefined, onboarding: Onboarding, options: CreateOptions,
+  stored: Onboarding | undefined,
+  onboarding: Onboarding,
+  options: CreateOptions,
 ): "insert" | "replace" | Created {
   if (!stored) return "insert";
   if (stored.accountId === onboarding.accountId) {

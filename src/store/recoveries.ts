@@ -35,7 +35,14 @@ export interface RecoveryStore {
   /** The endpoint's newest recovery. */
   latest(endpointId: string): Promise<Recovery | undefined>;
   /** Records progress (and the heartbeat); `expectedUpdatedAt` fences a runner that lost the job to another. */
-  progress(id: string, expectedUpdatedAt: number, patch: Pick<Recovery, "found" | "replayed" | "skippedExpired" | "skippedReplayed" | "cursor" | "status" | "updatedAt">): Promise<boolean>;
+  progress(
+    id: string,
+    expectedUpdatedAt: number,
+    patch: Pick<
+      Recovery,
+      "found" | "replayed" | "skippedExpired" | "skippedReplayed" | "cursor" | "status" | "updatedAt"
+    >,
+  ): Promise<boolean>;
   /** Takes over a running job whose heartbeat is older than `staleBefore`; returns it with the new heartbeat. */
   takeOver(id: string, staleBefore: number, now: number): Promise<Recovery | undefined>;
 }

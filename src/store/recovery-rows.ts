@@ -7,7 +7,11 @@ export interface RecoveryRow extends Omit<Recovery, "cursor"> {
   cursorId: string | null;
 }
 
-export const toRecoveryRow = ({ cursor, ...r }: Recovery): RecoveryRow => ({ ...r, cursorAt: cursor?.createdAt ?? null, cursorId: cursor?.id ?? null });
+export const toRecoveryRow = ({ cursor, ...r }: Recovery): RecoveryRow => ({
+  ...r,
+  cursorAt: cursor?.createdAt ?? null,
+  cursorId: cursor?.id ?? null,
+});
 
 export const fromRecoveryRow = ({ cursorAt, cursorId, ...r }: RecoveryRow): Recovery => ({
   ...r,
@@ -29,3 +33,11 @@ export const theRunningOne = <C extends SQLWrapper>(table: { endpointId: C; stat
   targetWhere: sql`${table.status} = 'running'`,
   set: { id: sql`${table.id}` },
 });
+
+/** What a start answers from the row its statement returned: `asked` when inserted, else the one running. */
+export function startAnswer(rows: RecoveryRow[], asked: Recovery): { recovery: Recovery; started: boolean } {
+  const [row] = rows;
+  // Inserted or updated, the statement returns one row.
+  if (!row) throw new Error(`The start of a recover of endpoint ${asked.endpointId} returned no row.`);
+  return { recovery: fromRecoveryRow(row), started: row.id === asked.id };
+}

@@ -17,11 +17,14 @@ interface Columns {
 export function requestConditions(t: Columns, accountId: string, filter: RequestFilter): SQL | undefined {
   const parts: (SQL | undefined)[] = [eq(t.accountId, accountId)];
   if (filter.phoneNumberId !== undefined) parts.push(eq(t.phoneNumberId, filter.phoneNumberId));
-  if (filter.statusClass !== undefined) parts.push(gte(t.status, filter.statusClass * 100), lt(t.status, filter.statusClass * 100 + 100));
-  if (filter.errorCode !== undefined) parts.push(or(eq(t.errorCode, filter.errorCode), eq(t.upstreamErrorCode, filter.errorCode)));
+  if (filter.statusClass !== undefined)
+    parts.push(gte(t.status, filter.statusClass * 100), lt(t.status, filter.statusClass * 100 + 100));
+  if (filter.errorCode !== undefined)
+    parts.push(or(eq(t.errorCode, filter.errorCode), eq(t.upstreamErrorCode, filter.errorCode)));
   if (filter.apiKeyId !== undefined) parts.push(eq(t.apiKeyId, filter.apiKeyId));
   if (filter.from !== undefined) parts.push(gte(t.at, filter.from));
   if (filter.to !== undefined) parts.push(lt(t.at, filter.to));
-  if (filter.before) parts.push(or(lt(t.at, filter.before.at), and(eq(t.at, filter.before.at), lt(t.id, filter.before.id))));
+  if (filter.before)
+    parts.push(or(lt(t.at, filter.before.at), and(eq(t.at, filter.before.at), lt(t.id, filter.before.id))));
   return and(...parts);
 }

@@ -68,5 +68,9 @@ export interface RequestLogStore {
   /** Usage counts of the hours in [from, to), of one account or of all. */
   usage(accountId: string | null, from: number, to: number): Promise<UsageCount[]>;
   /** Drops records past their account's retention, and usage counts older than `usageBefore`. */
-  purge(now: number, retentionMs: Record<Retention, number>, usageBefore: number): Promise<{ requests: number; usage: number }>;
+  purge(
+    now: number,
+    retentionMs: Record<Retention, number>,
+    usageBefore: number,
+  ): Promise<{ requests: number; usage: number }>;
 }

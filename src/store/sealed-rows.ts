@@ -1,6 +1,6 @@
 import type { Sealer } from "../crypto/sealer.ts";
 import type { Waba } from "./types.ts";
-import type { DeliveryEndpoint, Endpoint } from "./webhooks.ts";
+import type { DeliveryEndpoint, Endpoint, EndpointPatch } from "./endpoints.ts";
 
 /** An endpoints row as every backend's schema reads it (secrets sealed). */
 export interface EndpointRow extends Omit<Endpoint, "secret" | "previousSecret"> {
@@ -14,9 +14,33 @@ export interface WabaRow extends Omit<Waba, "accessToken" | "appSecret"> {
   appSecretEnc: string | null;
 }
 
+/** An endpoint as its row keeps it. */
+export function sealEndpoint(endpoint: Endpoint, sealer: Sealer): EndpointRow {
+  const { secret, previousSecret, ...rest } = endpoint;
+  return {
+    ...rest,
+    secretEnc: sealer.seal(secret),
+    previousSecretEnc: previousSecret === null ? null : sealer.seal(previousSecret),
+  };
+}
+
+/** The columns a patch of an endpoint sets: those it gives, secrets sealed. */
+export function sealEndpointPatch(patch: EndpointPatch, sealer: Sealer): Partial<EndpointRow> {
+  const { secret, previousSecret, ...rest } = patch;
+  const row: Partial<EndpointRow> = Object.fromEntries(Object.entries(rest).filter(([, v]) => v !== undefined));
+  if (secret !== undefined) row.secretEnc = sealer.seal(secret);
+  if (previousSecret !== undefined)
+    row.previousSecretEnc = previousSecret === null ? null : sealer.seal(previousSecret);
+  return row;
+}
+
 export function sealWaba(waba: Waba, sealer: Sealer): WabaRow {
   const { accessToken, appSecret, ...rest } = waba;
-  return { ...rest, accessTokenEnc: sealer.seal(accessToken), appSecretEnc: appSecret === null ? null : sealer.seal(appSecret) };
+  return {
+    ...rest,
+    accessTokenEnc: sealer.seal(accessToken),
+    appSecretEnc: appSecret === null ? null : sealer.seal(appSecret),
+  };
 }
 
 /** The columns a new connection of a stored WABA replaces: its token and app secret, state, cause and time. */

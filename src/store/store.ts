@@ -1,11 +1,23 @@
 import type {
-  Account, ApiKey, BucketState, Notification, PhoneNumber, Session, StatusCause, User, Waba, WabaStatus,
+  Account,
+  ApiKey,
+  BucketState,
+  Notification,
+  PhoneNumber,
+  Session,
+  StatusCause,
+  User,
+  Waba,
+  WabaStatus,
 } from "./types.ts";
+import type { EndpointStore } from "./endpoints.ts";
+import type { DeliveryHistory } from "./history.ts";
 import type { OnboardingStore } from "./onboardings.ts";
+import type { DeliveryQueue } from "./queue.ts";
 import type { Connected } from "./ownership.ts";
 import type { RecoveryStore } from "./recoveries.ts";
 import type { RequestLogStore } from "./requests.ts";
-import type { WebhookStore } from "./webhooks.ts";
+import type { RetentionStore } from "./retention.ts";
 
 /**
  * The storage seam. Each capability sees only its own small interface; a PostgreSQL backend
@@ -24,8 +36,14 @@ export interface Store {
   /** Numbers' Embedded Signup onboardings and coexistence syncs (src/store/onboardings.ts). */
   onboardings: OnboardingStore;
   buckets: BucketStore;
-  /** Webhook endpoints and the durable delivery queue (src/store/webhooks.ts). */
-  webhooks: WebhookStore;
+  /** Webhook endpoints (src/store/endpoints.ts). */
+  endpoints: EndpointStore;
+  /** The webhook relay's durable delivery queue (src/store/queue.ts). */
+  queue: DeliveryQueue;
+  /** What the queue delivered: deliveries, attempts, events, hourly stats (src/store/history.ts). */
+  history: DeliveryHistory;
+  /** Deletion of what outlived its account's retention (src/store/retention.ts). */
+  retention: RetentionStore;
   /** True when the database answers a trivial query (promptly: /healthz waits for it). */
   healthy(): Promise<boolean>;
   /** Stops background work and releases the database; nothing is used after. */
@@ -81,7 +99,12 @@ export interface Directory {
 }
 
 /** What a WABA's update may change; a status change carries its cause (NO_CAUSE when none). */
-export type WabaPatch = { status?: WabaStatus; accessToken?: string; appSecret?: string | null; updatedAt: number } & Partial<StatusCause>;
+export type WabaPatch = {
+  status?: WabaStatus;
+  accessToken?: string;
+  appSecret?: string | null;
+  updatedAt: number;
+} & Partial<StatusCause>;
 
 export interface UserStore {
   byEmail(email: string): Promise<User | undefined>;

@@ -43,7 +43,12 @@ export interface StatusCause {
 }
 
 /** No cause: a connected WABA or number, or one whose state was set by hand. */
-export const NO_CAUSE: StatusCause = Object.freeze({ causeCode: null, causeMessage: null, causeAt: null, causeRequestId: null });
+export const NO_CAUSE: StatusCause = Object.freeze({
+  causeCode: null,
+  causeMessage: null,
+  causeAt: null,
+  causeRequestId: null,
+});
 
 export interface Waba extends StatusCause {
   wabaId: string;

@@ -2,7 +2,8 @@ import type { SpanContext } from "@opentelemetry/api";
 import { safePost, type SafePostOptions } from "../net/safe-post.ts";
 import type { Notifier } from "../notify/notifier.ts";
 import type { Deps } from "../runtime/deps.ts";
-import type { ClaimedDelivery, DeliveryEndpoint, DeliveryNext, EndpointChange } from "../store/webhooks.ts";
+import type { DeliveryEndpoint } from "../store/endpoints.ts";
+import type { ClaimedDelivery, Completion, DeliveryNext, EndpointChange } from "../store/queue.ts";
 import { HISTORY_FIELD } from "./fields.ts";
 import { afterAttempt, attemptRecord, classify, FAILURE_RULES } from "./outcome.ts";
 import { signatureHeader } from "./signing.ts";
@@ -36,19 +37,31 @@ export function deliveryHeaders(claimed: ClaimedDelivery, body: Uint8Array, now:
 
 async function tellAccount(deps: AttemptDeps, endpoint: DeliveryEndpoint, change: EndpointChange): Promise<void> {
   if (change.disabled === "gone") {
-    await deps.notifier.notify(endpoint.accountId, "endpoint_disabled", `Webhook endpoint disabled: ${endpoint.url}`,
-      `The endpoint ${endpoint.url} answered 410 Gone, so it was disabled and receives nothing until you enable it again in the dashboard.`);
+    await deps.notifier.notify(
+      endpoint.accountId,
+      "endpoint_disabled",
+      `Webhook endpoint disabled: ${endpoint.url}`,
+      `The endpoint ${endpoint.url} answered 410 Gone, so it was disabled and receives nothing until you enable it again in the dashboard.`,
+    );
   } else if (change.disabled === "consecutive_failures") {
-    await deps.notifier.notify(endpoint.accountId, "endpoint_disabled", `Webhook endpoint disabled: ${endpoint.url}`,
-      `${change.consecutiveFailures} delivery attempts in a row to ${endpoint.url} failed with no success in 24 hours, so the endpoint was disabled. Fix the receiver, enable the endpoint in the dashboard and replay the parked deliveries.`);
+    await deps.notifier.notify(
+      endpoint.accountId,
+      "endpoint_disabled",
+      `Webhook endpoint disabled: ${endpoint.url}`,
+      `${change.consecutiveFailures} delivery attempts in a row to ${endpoint.url} failed with no success in 24 hours, so the endpoint was disabled. Fix the receiver, enable the endpoint in the dashboard and replay the parked deliveries.`,
+    );
   } else if (change.warned) {
-    await deps.notifier.notify(endpoint.accountId, "endpoint_failing", `Webhook endpoint failing: ${endpoint.url}`,
-      `${change.consecutiveFailures} delivery attempts in a row to ${endpoint.url} failed. After ${FAILURE_RULES.disableAt} failures with no success in 24 hours the endpoint is disabled.`);
+    await deps.notifier.notify(
+      endpoint.accountId,
+      "endpoint_failing",
+      `Webhook endpoint failing: ${endpoint.url}`,
+      `${change.consecutiveFailures} delivery attempts in a row to ${endpoint.url} failed. After ${FAILURE_RULES.disableAt} failures with no success in 24 hours the endpoint is disabled.`,
+    );
   }
 }
 
-async function finish(deps: AttemptDeps, claimed: ClaimedDelivery, next: DeliveryNext, input: Partial<Parameters<Deps["store"]["webhooks"]["completeAttempt"]>[0]>) {
-  return deps.store.webhooks.completeAttempt({
+async function finish(deps: AttemptDeps, claimed: ClaimedDelivery, next: DeliveryNext, input: Partial<Completion>) {
+  return deps.store.queue.completeAttempt({
     deliveryId: claimed.delivery.id,
     leaseId: claimed.leaseId,
     endpointId: claimed.endpoint.id,
@@ -81,10 +94,14 @@ export async function runAttempt(deps: AttemptDeps, claimed: ClaimedDelivery, or
   const started = deps.clock.now();
   const number = delivery.attemptCount + 1;
   const span = attemptSpan(deps.tracing, claimed, number, origin);
-  const post = await safePost(endpoint.url, { headers: deliveryHeaders(claimed, body, started), body: body as Uint8Array<ArrayBuffer> }, {
-    ...deps.client,
-    timeoutMs: deps.config.webhookTimeoutMs,
-  });
+  const post = await safePost(
+    endpoint.url,
+    { headers: deliveryHeaders(claimed, body, started), body: body as Uint8Array<ArrayBuffer> },
+    {
+      ...deps.client,
+      timeoutMs: deps.config.webhookTimeoutMs,
+    },
+  );
   const outcome = classify(post);
   deps.metrics.deliveryAttempts.inc({ outcome: outcome.kind });
   const now = deps.clock.now();
@@ -93,8 +110,12 @@ export async function runAttempt(deps: AttemptDeps, claimed: ClaimedDelivery, or
   const change = await finish(deps, claimed, next, { attempt: attemptRecord(outcome, number, started), effect, now });
   if (outcome.kind !== "succeeded") {
     deps.logger.info("delivery attempt failed", {
-      delivery_id: delivery.id, endpoint_id: endpoint.id, attempt: number, outcome: outcome.kind,
-      error: "error" in outcome ? outcome.error : `HTTP ${outcome.status}`, next: next.status,
+      delivery_id: delivery.id,
+      endpoint_id: endpoint.id,
+      attempt: number,
+      outcome: outcome.kind,
+      error: "error" in outcome ? outcome.error : `HTTP ${outcome.status}`,
+      next: next.status,
     });
   }
   await tellAccount(deps, endpoint, change);

@@ -2,7 +2,8 @@ import { decodeCursor, encodeCursor } from "../http/cursor.ts";
 import { timeParam } from "../http/time-param.ts";
 import { AppError } from "../errors/catalog.ts";
 import type { Deps } from "../runtime/deps.ts";
-import type { Attempt, Delivery, DeliverySearch, DeliveryStatus, HourlyStats } from "../store/webhooks.ts";
+import type { Attempt, Delivery, DeliverySearch, DeliveryStatus, HourlyStats } from "../store/history.ts";
+import { HOUR } from "../store/hours.ts";
 import { mustEndpoint, type QueueDeps } from "./endpoints.ts";
 import { newDeliveryId } from "./ids.ts";
 
@@ -12,7 +13,7 @@ export const DEFAULT_PAGE = 50;
 export const MAX_PAGE = 200;
 
 async function mustDelivery(deps: DeliveryDeps, accountId: string, id: string): Promise<Delivery> {
-  const delivery = await deps.store.webhooks.delivery(id);
+  const delivery = await deps.store.history.delivery(id);
   if (!delivery || delivery.accountId !== accountId) throw new AppError("not_found", `No delivery ${id}.`);
   return delivery;
 }
@@ -34,8 +35,16 @@ function searchOf(query: DeliveryQuery): DeliverySearch | undefined {
 }
 
 export type DeliveryQuery = {
-  endpoint_id?: string; status?: DeliveryStatus | ""; cursor?: string; limit?: number;
-  field?: string; number?: string; message_id?: string; from?: string; to?: string; last_status?: number | "";
+  endpoint_id?: string;
+  status?: DeliveryStatus | "";
+  cursor?: string;
+  limit?: number;
+  field?: string;
+  number?: string;
+  message_id?: string;
+  from?: string;
+  to?: string;
+  last_status?: number | "";
 };
 
 export async function listDeliveries(
@@ -47,7 +56,7 @@ export async function listDeliveries(
   const endpointId = query.endpoint_id || undefined;
   if (endpointId !== undefined) await mustEndpoint(deps, accountId, endpointId);
   const limit = Math.min(query.limit ?? DEFAULT_PAGE, MAX_PAGE);
-  const rows = await deps.store.webhooks.deliveries({
+  const rows = await deps.store.history.deliveries({
     accountId,
     endpointId,
     status: query.status || undefined,
@@ -56,7 +65,11 @@ export async function listDeliveries(
     search: searchOf(query),
   });
   const data = rows.slice(0, limit);
-  return { data, nextCursor: rows.length > limit ? deliveryCursor(data[data.length - 1]!) : null, about: await describeEvents(deps, data) };
+  return {
+    data,
+    nextCursor: rows.length > limit ? deliveryCursor(data[data.length - 1]!) : null,
+    about: await describeEvents(deps, data),
+  };
 }
 
 /**
@@ -65,28 +78,40 @@ export async function listDeliveries(
  * keeps of the message ids each event mentions.
  */
 async function describeEvents(deps: DeliveryDeps, deliveries: Delivery[]): Promise<Map<string, string>> {
-  const mentions = await deps.store.webhooks.mentionsOf([...new Set(deliveries.map((d) => d.eventId))]);
+  const mentions = await deps.store.history.mentionsOf([...new Set(deliveries.map((d) => d.eventId))]);
   const about = new Map<string, string>();
   for (const d of deliveries) {
     if (about.has(d.eventId)) continue;
     const mine = mentions.filter((m) => m.eventId === d.eventId);
-    const statuses = mine.filter((m) => m.kind === "status").map((m) => `${m.status ?? "?"}${m.errorCode === null ? "" : ` (${m.errorCode})`}`);
+    const statuses = mine
+      .filter((m) => m.kind === "status")
+      .map((m) => `${m.status ?? "?"}${m.errorCode === null ? "" : ` (${m.errorCode})`}`);
     const inbound = mine.filter((m) => m.kind === "inbound").length;
     const parts = [
       ...(statuses.length ? [`status ${[...new Set(statuses)].join(", ")}`] : []),
       ...(inbound ? [inbound === 1 ? "message received" : `${inbound} messages received`] : []),
     ];
     const others = d.fields.filter((f) => f !== "messages");
-    about.set(d.eventId, [...(d.fields.includes("messages") ? [parts.length ? `messages: ${parts.join("; ")}` : "messages"] : []), ...others].join(" · "));
+    about.set(
+      d.eventId,
+      [
+        ...(d.fields.includes("messages") ? [parts.length ? `messages: ${parts.join("; ")}` : "messages"] : []),
+        ...others,
+      ].join(" · "),
+    );
   }
   return about;
 }
 
-export async function getDelivery(deps: DeliveryDeps, accountId: string, id: string): Promise<{ delivery: Delivery; attempts: Attempt[]; payload: string | null }> {
+export async function getDelivery(
+  deps: DeliveryDeps,
+  accountId: string,
+  id: string,
+): Promise<{ delivery: Delivery; attempts: Attempt[]; payload: string | null }> {
   const delivery = await mustDelivery(deps, accountId, id);
   const [attempts, body] = await Promise.all([
-    deps.store.webhooks.attempts(id),
-    delivery.payloadAvailable ? deps.store.webhooks.eventBody(delivery.eventId) : Promise.resolve(null),
+    deps.store.history.attempts(id),
+    delivery.payloadAvailable ? deps.store.history.eventBody(delivery.eventId) : Promise.resolve(null),
   ]);
   return { delivery, attempts, payload: body === null ? null : new TextDecoder().decode(body) };
 }
@@ -103,17 +128,33 @@ export async function replayDelivery(deps: DeliveryDeps & QueueDeps, accountId: 
   const endpoint = await mustEndpoint(deps, accountId, original.endpointId);
   const now = deps.clock.now();
   const replayId = newDeliveryId(deps.random, now);
-  await deps.queue.enqueue([], [{
-    id: replayId, accountId, endpointId: endpoint.id, eventId: original.eventId, nextAttemptAt: now, replayOf: original.id, createdAt: now,
-  }]);
-  return (await deps.store.webhooks.delivery(replayId))!;
+  await deps.queue.enqueue(
+    [],
+    [
+      {
+        id: replayId,
+        accountId,
+        endpointId: endpoint.id,
+        eventId: original.eventId,
+        nextAttemptAt: now,
+        replayOf: original.id,
+        createdAt: now,
+      },
+    ],
+  );
+  return (await deps.store.history.delivery(replayId))!;
 }
 
 export const MAX_STATS_HOURS = 24 * 7;
 
 /** Hourly succeeded / failed attempts and parked deliveries of one endpoint, oldest hour first. */
-export async function endpointStats(deps: DeliveryDeps, accountId: string, endpointId: string, hours: number): Promise<HourlyStats[]> {
+export async function endpointStats(
+  deps: DeliveryDeps,
+  accountId: string,
+  endpointId: string,
+  hours: number,
+): Promise<HourlyStats[]> {
   await mustEndpoint(deps, accountId, endpointId);
   const now = deps.clock.now();
-  return deps.store.webhooks.hourlyStats(endpointId, now - (hours - 1) * 3_600_000, now);
+  return deps.store.history.hourlyStats(endpointId, now - (hours - 1) * HOUR, now);
 }

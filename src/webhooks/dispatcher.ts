@@ -3,7 +3,7 @@ import type { SpanContext } from "@opentelemetry/api";
 import type { Deps, Worker } from "../runtime/deps.ts";
 import { idSource } from "../runtime/random.ts";
 import type { Retention } from "../store/types.ts";
-import type { ClaimedDelivery, NewDelivery, NewEvent } from "../store/webhooks.ts";
+import type { ClaimedDelivery, NewDelivery, NewEvent } from "../store/queue.ts";
 import { runAttempt, type AttemptDeps } from "./attempt.ts";
 import { MAX_EVENT_BYTES } from "./ingress.ts";
 
@@ -95,7 +95,7 @@ export class Dispatcher implements Worker {
    * a lease is a slot and nothing is lined beyond them.
    */
   private get leasedPerEndpoint(): number {
-    if (!this.deps.store.webhooks.soleWorker) return PER_ENDPOINT_IN_FLIGHT;
+    if (!this.deps.store.queue.soleWorker) return PER_ENDPOINT_IN_FLIGHT;
     return PER_ENDPOINT_IN_FLIGHT * (1 + Math.floor(LINE_WAIT_MS / this.deps.config.webhookTimeoutMs));
   }
 
@@ -155,7 +155,7 @@ export class Dispatcher implements Worker {
         const limit = Math.min(CLAIM_BATCH, LINED_TOTAL - this.linedTotal);
         if (limit <= 0 || this.linedBytes >= LINED_BYTES) return;
         const freedBefore = this.freed;
-        const batch = await this.deps.store.webhooks.claimDue(this.deps.clock.now(), {
+        const batch = await this.deps.store.queue.claimDue(this.deps.clock.now(), {
           leaseId: this.newLeaseId(),
           limit,
           perEndpoint: this.leasedPerEndpoint,
@@ -199,7 +199,12 @@ export class Dispatcher implements Worker {
   }
 
   /** Runs one attempt in a slot of `endpointId` already held; `prepare` gives null when there is nothing left to attempt. */
-  private launch(endpointId: string, deliveryId: string, prepare: () => Promise<ClaimedDelivery | null>, origin?: SpanContext): void {
+  private launch(
+    endpointId: string,
+    deliveryId: string,
+    prepare: () => Promise<ClaimedDelivery | null>,
+    origin?: SpanContext,
+  ): void {
     const attempt: Promise<void> = prepare()
       .then((claimed) => (claimed ? runAttempt(this.deps, claimed, origin) : undefined))
       .catch((error) => this.deps.logger.error("delivery attempt crashed", { delivery_id: deliveryId, error }))
@@ -215,7 +220,7 @@ export class Dispatcher implements Worker {
         // deliveries to the endpoint waiting (the cap of 10 counts every instance's leases, and
         // that instance's claim found no room): whoever frees a lease claims after it, or they
         // would wait for the next tick.
-        if (!this.deps.store.webhooks.soleWorker) this.backlog.add(endpointId);
+        if (!this.deps.store.queue.soleWorker) this.backlog.add(endpointId);
         // A freed slot matters only if stored work may be waiting and there is room enough for a
         // claim; otherwise the claim query is skipped (fresh deliveries start without one, and the
         // tick picks up retries).
@@ -228,8 +233,13 @@ export class Dispatcher implements Worker {
   private fill(endpointId: string): void {
     const line = this.lines.get(endpointId);
     if (!line) return;
-    while (line.length > 0 && line[0]!.ready && !this.stopped
-      && (this.leased.get(endpointId) ?? 0) < PER_ENDPOINT_IN_FLIGHT && this.inFlight.size < GLOBAL_IN_FLIGHT) {
+    while (
+      line.length > 0 &&
+      line[0]!.ready &&
+      !this.stopped &&
+      (this.leased.get(endpointId) ?? 0) < PER_ENDPOINT_IN_FLIGHT &&
+      this.inFlight.size < GLOBAL_IN_FLIGHT
+    ) {
       const item = line.shift()!;
       this.linedTotal--;
       this.linedBytes -= bytesOf(item);
@@ -245,7 +255,7 @@ export class Dispatcher implements Worker {
    * deliveries went with it).
    */
   private async claimedFromLine({ claimed }: LinedDelivery): Promise<ClaimedDelivery | null> {
-    const endpoint = await this.deps.store.webhooks.deliveryEndpoint(claimed.delivery.endpointId);
+    const endpoint = await this.deps.store.endpoints.forDelivery(claimed.delivery.endpointId);
     return endpoint ? { ...claimed, endpoint } : null;
   }
 
@@ -260,7 +270,7 @@ export class Dispatcher implements Worker {
 
   /**
    * Stores new events and deliveries (one transaction, durable when this resolves, as
-   * WebhookStore.enqueue). On a sole worker, those whose event comes with them, due now, whose
+   * DeliveryQueue.enqueue). On a sole worker, those whose event comes with them, due now, whose
    * endpoint has no older due work in the store and room in its line are stored already leased to
    * this process (so a crash still leaves them to be attempted after restart) and start from the
    * line, without a claim, from the next turn on. The rest wait in the store for the next claim (on
@@ -269,7 +279,7 @@ export class Dispatcher implements Worker {
    */
   async enqueue(events: NewEvent[], deliveries: NewDelivery[], origin?: SpanContext): Promise<void> {
     const now = this.deps.clock.now();
-    const lineable = !this.stopped && this.deps.store.webhooks.soleWorker;
+    const lineable = !this.stopped && this.deps.store.queue.soleWorker;
     const lease = { id: this.newLeaseId(), until: now + this.leaseMs };
     // A replay's event is already stored and does not come with it: it is left to the claim.
     const eventsById = new Map(events.map((e) => [e.id, e]));
@@ -277,8 +287,14 @@ export class Dispatcher implements Worker {
     const toStore = new Set<string>();
     const stored = deliveries.map((d) => {
       const event = eventsById.get(d.eventId);
-      const take = lineable && event !== undefined && d.nextAttemptAt <= now && !this.backlog.has(d.endpointId)
-        && this.roomOf(d.endpointId) > 0 && this.linedTotal < LINED_TOTAL && this.linedBytes + event.body.length <= LINED_BYTES;
+      const take =
+        lineable &&
+        event !== undefined &&
+        d.nextAttemptAt <= now &&
+        !this.backlog.has(d.endpointId) &&
+        this.roomOf(d.endpointId) > 0 &&
+        this.linedTotal < LINED_TOTAL &&
+        this.linedBytes + event.body.length <= LINED_BYTES;
       if (!take) {
         this.backlog.add(d.endpointId);
         toStore.add(d.endpointId);
@@ -288,9 +304,20 @@ export class Dispatcher implements Worker {
         claimed: {
           leaseId: lease.id,
           delivery: {
-            id: d.id, accountId: d.accountId, endpointId: d.endpointId, eventId: d.eventId, status: "pending", attemptCount: 0,
-            nextAttemptAt: lease.until, replayOf: d.replayOf, parkedReason: null, payloadAvailable: true, fields: event.fields,
-            isTest: event.isTest, createdAt: d.createdAt, updatedAt: d.createdAt,
+            id: d.id,
+            accountId: d.accountId,
+            endpointId: d.endpointId,
+            eventId: d.eventId,
+            status: "pending",
+            attemptCount: 0,
+            nextAttemptAt: lease.until,
+            replayOf: d.replayOf,
+            parkedReason: null,
+            payloadAvailable: true,
+            fields: event.fields,
+            isTest: event.isTest,
+            createdAt: d.createdAt,
+            updatedAt: d.createdAt,
           },
           body: event.body,
           upstreamSignature: event.upstreamSignature,
@@ -302,10 +329,15 @@ export class Dispatcher implements Worker {
       lined.push(item);
       return { ...d, lease };
     });
-    const storing = this.deps.store.webhooks.enqueue(events, stored);
+    const storing = this.deps.store.queue.enqueue(events, stored);
     // drain() waits for the commit too (it may wait for the disk): until then the lined deliveries
     // cannot start, and nothing else of the queue would be pending to wait for.
-    const committing: Promise<void> = storing.then(() => undefined, () => undefined).finally(() => this.starting.delete(committing));
+    const committing: Promise<void> = storing
+      .then(
+        () => undefined,
+        () => undefined,
+      )
+      .finally(() => this.starting.delete(committing));
     this.starting.add(committing);
     try {
       await storing;
@@ -342,7 +374,8 @@ export class Dispatcher implements Worker {
   private async onTick(): Promise<void> {
     const now = this.deps.clock.now();
     // The claim skips endpoints without room; their due retries are claimed once room frees.
-    for (const id of new Set([...this.leased.keys(), ...this.lines.keys()])) if (this.roomOf(id) <= 0) this.backlog.add(id);
+    for (const id of new Set([...this.leased.keys(), ...this.lines.keys()]))
+      if (this.roomOf(id) <= 0) this.backlog.add(id);
     if (now - this.lastPurge >= PURGE_EVERY_MS) {
       this.lastPurge = now;
       await this.purge();
@@ -359,7 +392,13 @@ export class Dispatcher implements Worker {
   /** Waits until nothing is in flight and no claim is running; completions keep waking the queue meanwhile. */
   async drain(): Promise<void> {
     this.wake();
-    while (this.pumping || this.inFlight.size > 0 || this.starting.size > 0 || this.linedTotal > 0 || this.wakeScheduled) {
+    while (
+      this.pumping ||
+      this.inFlight.size > 0 ||
+      this.starting.size > 0 ||
+      this.linedTotal > 0 ||
+      this.wakeScheduled
+    ) {
       // Everything the loop waits on is in these (enqueue's commits included): awaiting settled
       // promises alone would never let the event loop turn, and the work never end.
       await Promise.all([this.pumping, ...this.starting, ...this.inFlight]);
@@ -370,13 +409,13 @@ export class Dispatcher implements Worker {
   async purge(): Promise<void> {
     try {
       const now = this.deps.clock.now();
-      const removed = await this.deps.store.webhooks.purgeExpired(now, RETENTION_MS);
+      const removed = await this.deps.store.retention.purgeWebhookHistory(now, RETENTION_MS);
       if (removed.deliveries + removed.events > 0) this.deps.logger.info("webhook retention purge", removed);
       // One retention pass for all an account keeps: its request log too (SPEC 2.8), and usage
       // counts past USAGE_KEPT_MS.
       const logged = await this.deps.store.requests.purge(now, RETENTION_MS, now - USAGE_KEPT_MS);
       if (logged.requests + logged.usage > 0) this.deps.logger.info("request log retention purge", logged);
-      this.deps.metrics.deliveriesPending.set(await this.deps.store.webhooks.pendingCount());
+      this.deps.metrics.deliveriesPending.set(await this.deps.store.queue.pendingCount());
     } catch (error) {
       this.deps.logger.error("webhook retention purge failed", { error });
     }
@@ -384,8 +423,8 @@ export class Dispatcher implements Worker {
 
   start(): void {
     this.stopped = false;
-    this.stopListening = this.deps.store.webhooks.onNewWork(() => this.wake());
-    void this.deps.store.webhooks.recoverLeases(this.deps.clock.now()).then(() => this.wake());
+    this.stopListening = this.deps.store.queue.onNewWork(() => this.wake());
+    void this.deps.store.queue.recoverLeases(this.deps.clock.now()).then(() => this.wake());
     this.ticker = this.deps.clock.everySecond(() => this.onTick());
   }
 

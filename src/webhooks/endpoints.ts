@@ -3,7 +3,8 @@ import { AppError } from "../errors/catalog.ts";
 import type { Deps } from "../runtime/deps.ts";
 import { randomId } from "../runtime/random.ts";
 import type { PhoneNumber } from "../store/types.ts";
-import type { Endpoint, EndpointPatch, WebhookStore } from "../store/webhooks.ts";
+import type { Endpoint, EndpointPatch } from "../store/endpoints.ts";
+import type { DeliveryQueue } from "../store/queue.ts";
 import { isEventField } from "./fields.ts";
 import { generateSecret } from "./signing.ts";
 import { newDeliveryId, newEventId } from "./ids.ts";
@@ -15,7 +16,7 @@ const MAX_FIELDS = 40;
 
 export type EndpointDeps = Pick<Deps, "store" | "clock" | "random" | "config"> & { urlRules: UrlRules };
 /** Where new deliveries go: the running dispatcher, which stores them and has them attempted. */
-export type QueueDeps = { queue: Pick<WebhookStore, "enqueue"> };
+export type QueueDeps = { queue: Pick<DeliveryQueue, "enqueue"> };
 
 export interface EndpointInput {
   url?: string;
@@ -24,7 +25,7 @@ export interface EndpointInput {
 }
 
 export async function mustEndpoint(deps: Pick<Deps, "store">, accountId: string, id: string): Promise<Endpoint> {
-  const endpoint = await deps.store.webhooks.endpoint(id);
+  const endpoint = await deps.store.endpoints.get(id);
   // Another account's endpoint answers exactly like a missing one.
   if (!endpoint || endpoint.accountId !== accountId) throw new AppError("not_found", `No endpoint ${id}.`);
   return endpoint;
@@ -43,9 +44,14 @@ function checkFields(fields: string[]): string[] {
   const names = [...new Set(fields)];
   const unknown = names.filter((f) => !isEventField(f));
   if (unknown.length > 0) {
-    const listed = unknown.slice(0, LISTED_UNKNOWN).map((f) => JSON.stringify(f.length > 40 ? `${f.slice(0, 40)}…` : f));
+    const listed = unknown
+      .slice(0, LISTED_UNKNOWN)
+      .map((f) => JSON.stringify(f.length > 40 ? `${f.slice(0, 40)}…` : f));
     const more = unknown.length > LISTED_UNKNOWN ? ` and ${unknown.length - LISTED_UNKNOWN} more` : "";
-    throw new AppError("invalid_fields", `Unknown event field(s): ${listed.join(", ")}${more}. GET /api/webhooks/fields lists them.`);
+    throw new AppError(
+      "invalid_fields",
+      `Unknown event field(s): ${listed.join(", ")}${more}. GET /api/webhooks/fields lists them.`,
+    );
   }
   if (fields.length < 1 || fields.length > MAX_FIELDS) throw new AppError("invalid_fields");
   return names;
@@ -59,7 +65,10 @@ function checkNumber(deps: EndpointDeps, accountId: string, phoneNumberId: strin
   }
   // SPEC 2.7: a single connected number (one that later disconnects stays, and gets no events meanwhile).
   if (number.status !== "connected") {
-    throw new AppError("invalid_request", `phone_number_id ${phoneNumberId} is ${number.status}; an endpoint can be limited to a connected number only.`);
+    throw new AppError(
+      "invalid_request",
+      `phone_number_id ${phoneNumberId} is ${number.status}; an endpoint can be limited to a connected number only.`,
+    );
   }
   return phoneNumberId;
 }
@@ -72,13 +81,17 @@ function hasLiveNumber(deps: EndpointDeps, accountId: string): boolean {
 }
 
 /** Creates an endpoint; its secret is returned only here. */
-export async function createEndpoint(deps: EndpointDeps, accountId: string, input: Required<Pick<EndpointInput, "url" | "fields">> & EndpointInput) {
+export async function createEndpoint(
+  deps: EndpointDeps,
+  accountId: string,
+  input: Required<Pick<EndpointInput, "url" | "fields">> & EndpointInput,
+) {
   if (!hasLiveNumber(deps, accountId)) throw new AppError("no_numbers");
   const url = checkUrl(deps, input.url);
   const fields = checkFields(input.fields);
   const phoneNumberId = checkNumber(deps, accountId, input.phone_number_id ?? null);
   const now = deps.clock.now();
-  return deps.store.webhooks.createEndpoint({
+  return deps.store.endpoints.create({
     id: randomId(deps.random, "ep"),
     accountId,
     url,
@@ -97,34 +110,47 @@ export async function createEndpoint(deps: EndpointDeps, accountId: string, inpu
   });
 }
 
-export async function updateEndpoint(deps: EndpointDeps, accountId: string, id: string, input: EndpointInput): Promise<Endpoint> {
+export async function updateEndpoint(
+  deps: EndpointDeps,
+  accountId: string,
+  id: string,
+  input: EndpointInput,
+): Promise<Endpoint> {
   await mustEndpoint(deps, accountId, id);
   const patch: EndpointPatch = { updatedAt: deps.clock.now() };
   if (input.url !== undefined) patch.url = checkUrl(deps, input.url);
   if (input.fields !== undefined) patch.fields = checkFields(input.fields);
   if (input.phone_number_id !== undefined) patch.phoneNumberId = checkNumber(deps, accountId, input.phone_number_id);
-  return (await deps.store.webhooks.updateEndpoint(id, patch))!;
+  return (await deps.store.endpoints.update(id, patch))!;
 }
 
 export async function deleteEndpoint(deps: EndpointDeps, accountId: string, id: string): Promise<void> {
   await mustEndpoint(deps, accountId, id);
-  await deps.store.webhooks.deleteEndpoint(id);
+  await deps.store.endpoints.delete(id);
 }
 
 /** SPEC 3.1: Enable resets the failure count. Deliveries parked meanwhile stay parked (replay them). */
 export async function enableEndpoint(deps: EndpointDeps, accountId: string, id: string): Promise<Endpoint> {
   await mustEndpoint(deps, accountId, id);
-  return (await deps.store.webhooks.updateEndpoint(id, {
-    enabled: true, disabledReason: null, consecutiveFailures: 0, warnedAt: null, updatedAt: deps.clock.now(),
+  return (await deps.store.endpoints.update(id, {
+    enabled: true,
+    disabledReason: null,
+    consecutiveFailures: 0,
+    warnedAt: null,
+    updatedAt: deps.clock.now(),
   }))!;
 }
 
 /** A new secret, shown once; the current one keeps signing beside it for ROTATION_OVERLAP_MS. */
-export async function rotateSecret(deps: EndpointDeps, accountId: string, id: string): Promise<{ secret: string; endpoint: Endpoint }> {
+export async function rotateSecret(
+  deps: EndpointDeps,
+  accountId: string,
+  id: string,
+): Promise<{ secret: string; endpoint: Endpoint }> {
   const endpoint = await mustEndpoint(deps, accountId, id);
   const now = deps.clock.now();
   const secret = generateSecret(deps.random);
-  const updated = await deps.store.webhooks.updateEndpoint(id, {
+  const updated = await deps.store.endpoints.update(id, {
     secret,
     previousSecret: endpoint.secret,
     previousSecretExpiresAt: now + ROTATION_OVERLAP_MS,
@@ -155,7 +181,15 @@ export async function queueTestEvent(
   const deliveries = endpointIds.map((endpointId) => ({ endpointId, deliveryId: newDeliveryId(deps.random, now) }));
   await deps.queue.enqueue(
     [{ id: eventId, accountId, receivedAt: now, body, upstreamSignature: null, fields: ["messages"], isTest: true }],
-    deliveries.map((d) => ({ id: d.deliveryId, accountId, endpointId: d.endpointId, eventId, nextAttemptAt: now, replayOf: null, createdAt: now })),
+    deliveries.map((d) => ({
+      id: d.deliveryId,
+      accountId,
+      endpointId: d.endpointId,
+      eventId,
+      nextAttemptAt: now,
+      replayOf: null,
+      createdAt: now,
+    })),
   );
   return deliveries;
 }
@@ -163,9 +197,10 @@ export async function queueTestEvent(
 /** Send test (SPEC 6.1): a synthetic `messages` event queued through the normal pipeline, retries included. */
 export async function sendTest(deps: EndpointDeps & QueueDeps, accountId: string, id: string): Promise<string> {
   const endpoint = await mustEndpoint(deps, accountId, id);
-  const number = (endpoint.phoneNumberId ? deps.store.directory.number(endpoint.phoneNumberId) : undefined)
-    ?? deps.store.directory.numbers(accountId).find(isLiveNumber)
-    ?? deps.store.directory.numbers(accountId)[0];
+  const number =
+    (endpoint.phoneNumberId ? deps.store.directory.number(endpoint.phoneNumberId) : undefined) ??
+    deps.store.directory.numbers(accountId).find(isLiveNumber) ??
+    deps.store.directory.numbers(accountId)[0];
   const [delivery] = await queueTestEvent(deps, accountId, number, [endpoint.id]);
   return delivery!.deliveryId;
 }

@@ -28,7 +28,8 @@ const MAX_MENTION_CHARS = 300;
  * longer than a lookup takes; an integer of its columns. Anything else is not indexed: the event
  * is still relayed byte for byte.
  */
-const indexable = (v: unknown): v is string => typeof v === "string" && v.length <= MAX_MENTION_CHARS && !v.includes("\u0000");
+const indexable = (v: unknown): v is string =>
+  typeof v === "string" && v.length <= MAX_MENTION_CHARS && !v.includes("\u0000");
 const indexableCode = (v: unknown): v is number => Number.isInteger(v) && Math.abs(v as number) <= MAX_INTEGER_COLUMN;
 
 /** What a `messages` change's value says of message ids, read from the parsed value (nothing is re-encoded). */
@@ -38,7 +39,12 @@ function mentions(field: string, value: Record<string, unknown>): MessageMention
   for (const s of Array.isArray(value.statuses) ? value.statuses : []) {
     if (!isObject(s) || !indexable(s.id)) continue;
     const code = Array.isArray(s.errors) && isObject(s.errors[0]) ? s.errors[0].code : null;
-    out.push({ messageId: s.id, kind: "status", status: indexable(s.status) ? s.status : null, errorCode: indexableCode(code) ? code : null });
+    out.push({
+      messageId: s.id,
+      kind: "status",
+      status: indexable(s.status) ? s.status : null,
+      errorCode: indexableCode(code) ? code : null,
+    });
   }
   for (const m of Array.isArray(value.messages) ? value.messages : []) {
     if (isObject(m) && indexable(m.id)) out.push({ messageId: m.id, kind: "inbound", status: null, errorCode: null });

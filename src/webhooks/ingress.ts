@@ -1,7 +1,8 @@
 import type { SpanContext } from "@opentelemetry/api";
 import type { Deps } from "../runtime/deps.ts";
 import type { Waba } from "../store/types.ts";
-import type { EndpointTarget, NewDelivery, NewEvent } from "../store/webhooks.ts";
+import type { EndpointTarget } from "../store/endpoints.ts";
+import type { NewDelivery, NewEvent } from "../store/queue.ts";
 import { parseEvent, wrapEntries, type EventChange, type EventEntry, type UpstreamEvent } from "./event.ts";
 import { hubSignatureMatches } from "./hub-signature.ts";
 import { newDeliveryId, newEventId } from "./ids.ts";
@@ -23,7 +24,12 @@ export type IngressResult =
 /** Which entries a valid signature speaks for (CONTRACT 5). */
 type Trust = { all: true } | { all: false; appSecret: string };
 
-function trustOf(deps: IngressDeps, bytes: Uint8Array, header: string | null, event: UpstreamEvent | null): Trust | null {
+function trustOf(
+  deps: IngressDeps,
+  bytes: Uint8Array,
+  header: string | null,
+  event: UpstreamEvent | null,
+): Trust | null {
   if (hubSignatureMatches(header, deps.config.appSecret, bytes)) return { all: true };
   if (!event) return null;
   const byoSecrets = new Set<string>();
@@ -31,13 +37,17 @@ function trustOf(deps: IngressDeps, bytes: Uint8Array, header: string | null, ev
     const secret = deps.store.directory.waba(entry.wabaId)?.appSecret;
     if (secret) byoSecrets.add(secret);
   }
-  for (const secret of byoSecrets) if (hubSignatureMatches(header, secret, bytes)) return { all: false, appSecret: secret };
+  for (const secret of byoSecrets)
+    if (hubSignatureMatches(header, secret, bytes)) return { all: false, appSecret: secret };
   return null;
 }
 
 /** Does one change go to this endpoint? (its fields, and its number when set) */
 export function changeMatches(target: EndpointTarget, change: EventChange): boolean {
-  return target.fields.includes(change.field) && (target.phoneNumberId === null || change.phoneNumberId === target.phoneNumberId);
+  return (
+    target.fields.includes(change.field) &&
+    (target.phoneNumberId === null || change.phoneNumberId === target.phoneNumberId)
+  );
 }
 
 /** The endpoints that get a delivery of these entries: at least one change must match. */
@@ -51,7 +61,12 @@ export function matchingTargets(targets: EndpointTarget[], entries: EventEntry[]
  * upstream's signature, otherwise each account gets a new wrapper around its own entries' bytes.
  * Every event and delivery is committed in one transaction before this resolves.
  */
-export async function acceptEvent(deps: IngressDeps, bytes: Uint8Array<ArrayBuffer>, signature: string | null, origin?: SpanContext): Promise<IngressResult> {
+export async function acceptEvent(
+  deps: IngressDeps,
+  bytes: Uint8Array<ArrayBuffer>,
+  signature: string | null,
+  origin?: SpanContext,
+): Promise<IngressResult> {
   const parsed = parseEvent(bytes);
   const trust = trustOf(deps, bytes, signature, parsed.ok ? parsed.event : null);
   if (!trust) return { kind: "rejected", error: "invalid_signature", reason: "no secret matches X-Hub-Signature-256" };
@@ -75,7 +90,10 @@ export async function acceptEvent(deps: IngressDeps, bytes: Uint8Array<ArrayBuff
   // One line per event, however many entries it drops: a 10 MB body can hold 150,000 of them.
   if (droppedCount > 0) {
     deps.logger.warn("webhook entries dropped", {
-      entries: droppedCount, unknown_waba: dropped.unknownWaba, signed_by_another_app: dropped.anotherApp, first_waba_ids: dropped.firstIds,
+      entries: droppedCount,
+      unknown_waba: dropped.unknownWaba,
+      signed_by_another_app: dropped.anotherApp,
+      first_waba_ids: dropped.firstIds,
     });
   }
 
@@ -84,7 +102,7 @@ export async function acceptEvent(deps: IngressDeps, bytes: Uint8Array<ArrayBuff
   const events: NewEvent[] = [];
   const deliveries: NewDelivery[] = [];
   for (const [accountId, entries] of byAccount) {
-    const targets = matchingTargets(deps.store.webhooks.targets(accountId), entries);
+    const targets = matchingTargets(deps.store.endpoints.targets(accountId), entries);
     if (targets.length === 0) continue;
     const fields = [...new Set(entries.flatMap((e) => e.changes.map((c) => c.field)))];
     const eventId = newEventId(deps.random, now);
@@ -96,7 +114,9 @@ export async function acceptEvent(deps: IngressDeps, bytes: Uint8Array<ArrayBuff
       upstreamSignature: untouched ? signature : null,
       fields,
       isTest: false,
-      messages: entries.flatMap((e) => e.changes.flatMap((c) => c.messages.map((m) => ({ ...m, phoneNumberId: c.phoneNumberId })))),
+      messages: entries.flatMap((e) =>
+        e.changes.flatMap((c) => c.messages.map((m) => ({ ...m, phoneNumberId: c.phoneNumberId }))),
+      ),
     });
     for (const target of targets) {
       deliveries.push({

@@ -1,5 +1,5 @@
 import type { PostOutcome } from "../net/safe-post.ts";
-import type { DeliveryNext, EndpointEffect, FailureRules } from "../store/webhooks.ts";
+import type { DeliveryNext, EndpointEffect, FailureRules } from "../store/queue.ts";
 
 /** What one delivery attempt came to (SPEC 6.5). */
 export type AttemptOutcome =

@@ -4,7 +4,7 @@ import { timeParam } from "../http/time-param.ts";
 import type { Deps } from "../runtime/deps.ts";
 import { randomId } from "../runtime/random.ts";
 import type { Recovery } from "../store/recoveries.ts";
-import type { NewDelivery } from "../store/webhooks.ts";
+import type { NewDelivery } from "../store/queue.ts";
 import { mustEndpoint, type QueueDeps } from "./endpoints.ts";
 import { newDeliveryId } from "./ids.ts";
 
@@ -22,17 +22,37 @@ type RecoverDeps = Pick<Deps, "store" | "clock" | "random" | "logger"> & QueueDe
  * skipped and counted, so asking twice, or from two instances, replays nothing twice. Answers the
  * recover that runs: the new one, or the one already running for the endpoint.
  */
-export async function startRecover(deps: RecoverDeps, accountId: string, endpointId: string, since: string): Promise<Recovery> {
+export async function startRecover(
+  deps: RecoverDeps,
+  accountId: string,
+  endpointId: string,
+  since: string,
+): Promise<Recovery> {
   await mustEndpoint(deps, accountId, endpointId);
   const from = timeParam("since", since);
-  if (from === undefined) throw new AppError("invalid_request", "since is required: an ISO 8601 time such as 2026-11-24T10:00:00Z.");
+  if (from === undefined)
+    throw new AppError("invalid_request", "since is required: an ISO 8601 time such as 2026-11-24T10:00:00Z.");
   const now = deps.clock.now();
   const { recovery, started } = await deps.store.recoveries.start({
-    id: randomId(deps.random, "rcv"), accountId, endpointId, since: from, until: now, status: "running",
-    found: 0, replayed: 0, skippedExpired: 0, skippedReplayed: 0, cursor: null, startedAt: now, updatedAt: now,
+    id: randomId(deps.random, "rcv"),
+    accountId,
+    endpointId,
+    since: from,
+    until: now,
+    status: "running",
+    found: 0,
+    replayed: 0,
+    skippedExpired: 0,
+    skippedReplayed: 0,
+    cursor: null,
+    startedAt: now,
+    updatedAt: now,
   });
   const runnable = started ? recovery : await deps.store.recoveries.takeOver(recovery.id, now - RECOVER_STALE_MS, now);
-  if (runnable) void runRecover(deps, runnable).catch((error: unknown) => deps.logger.error("bulk recover failed", { recovery_id: runnable.id, error }));
+  if (runnable)
+    void runRecover(deps, runnable).catch((error: unknown) =>
+      deps.logger.error("bulk recover failed", { recovery_id: runnable.id, error }),
+    );
   return runnable ?? recovery;
 }
 
@@ -40,7 +60,7 @@ export async function startRecover(deps: RecoverDeps, accountId: string, endpoin
 export async function runRecover(deps: RecoverDeps, start: Recovery): Promise<Recovery> {
   let r = start;
   for (;;) {
-    const page = await deps.store.webhooks.parkedSince(r.endpointId, r.since, r.until, r.cursor, RECOVER_BATCH);
+    const page = await deps.store.history.parkedSince(r.endpointId, r.since, r.until, r.cursor, RECOVER_BATCH);
     const replays: NewDelivery[] = [];
     const now = deps.clock.now();
     const next = { ...r, found: r.found + page.length, updatedAt: Math.max(now, r.updatedAt + 1) };
@@ -48,7 +68,15 @@ export async function runRecover(deps: RecoverDeps, start: Recovery): Promise<Re
       if (!delivery.payloadAvailable) next.skippedExpired++;
       else if (replayed) next.skippedReplayed++;
       else {
-        replays.push({ id: newDeliveryId(deps.random, now), accountId: r.accountId, endpointId: r.endpointId, eventId: delivery.eventId, nextAttemptAt: now, replayOf: delivery.id, createdAt: now });
+        replays.push({
+          id: newDeliveryId(deps.random, now),
+          accountId: r.accountId,
+          endpointId: r.endpointId,
+          eventId: delivery.eventId,
+          nextAttemptAt: now,
+          replayOf: delivery.id,
+          createdAt: now,
+        });
         next.replayed++;
       }
     }
@@ -62,7 +90,11 @@ export async function runRecover(deps: RecoverDeps, start: Recovery): Promise<Re
   }
 }
 
-export async function latestRecover(deps: Pick<Deps, "store">, accountId: string, endpointId: string): Promise<Recovery | null> {
+export async function latestRecover(
+  deps: Pick<Deps, "store">,
+  accountId: string,
+  endpointId: string,
+): Promise<Recovery | null> {
   await mustEndpoint(deps, accountId, endpointId);
   return (await deps.store.recoveries.latest(endpointId)) ?? null;
 }

@@ -14,7 +14,6 @@ import { ingressSpan, type IngressSpan } from "./traces.ts";
 import * as s from "./schemas.ts";
 import { attemptView, deliveryView, endpointView, statsView } from "./views.ts";
 
-
 /** CONTRACT 5: the subscription handshake and the event intake. */
 export function ingressRoutes(deps: Deps, dispatcher: Dispatcher) {
   const ingressDeps = { ...deps, queue: dispatcher };
@@ -30,7 +29,10 @@ export function ingressRoutes(deps: Deps, dispatcher: Dispatcher) {
     if (result.kind === "rejected") {
       deps.metrics.webhookEvents.inc({ result: result.error });
       deps.logger.warn("webhook event rejected", { error: result.error, reason: result.reason, bytes: bytes.length });
-      throw new AppError(result.error, result.error === "invalid_event" ? `The body is not a webhook event: ${result.reason}.` : undefined);
+      throw new AppError(
+        result.error,
+        result.error === "invalid_event" ? `The body is not a webhook event: ${result.reason}.` : undefined,
+      );
     }
     deps.metrics.webhookEvents.inc({ result: "accepted" });
     deps.metrics.webhookAckLatency.observe((performance.now() - started) / 1000);
@@ -38,31 +40,42 @@ export function ingressRoutes(deps: Deps, dispatcher: Dispatcher) {
     return new Response("ok", { headers: { "content-type": "text/plain" } });
   }
 
-  return new Elysia()
-    .get("/webhooks/upstream", ({ request }) => {
-      const query = new URL(request.url).searchParams;
-      const expected = deps.config.webhookVerifyToken;
-      const given = query.get("hub.verify_token") ?? "";
-      const challenge = query.get("hub.challenge");
-      if (query.get("hub.mode") !== "subscribe" || expected === null || challenge === null || !constantTimeEqual(given, expected)) {
-        throw new AppError("verify_token_mismatch");
-      }
-      return new Response(challenge, { headers: { "content-type": "text/plain" } });
-    })
-    // `context.request` and `context.requestId` only, never the whole context (see requestContext's onError).
-    .post("/webhooks/upstream", async (context) => {
-      const requestId = requestIdOf((context as { requestId?: unknown }).requestId, deps.random);
-      const span = ingressSpan(deps.tracing, context.request, requestId);
-      if (!span) return receive(context.request, requestId, null);
-      try {
-        const response = await receive(context.request, requestId, span);
-        span.end(response.status);
-        return response;
-      } catch (error) {
-        span.end(error instanceof AppError ? error.status : 500);
-        throw error;
-      }
-    }, { parse: "none" });
+  return (
+    new Elysia()
+      .get("/webhooks/upstream", ({ request }) => {
+        const query = new URL(request.url).searchParams;
+        const expected = deps.config.webhookVerifyToken;
+        const given = query.get("hub.verify_token") ?? "";
+        const challenge = query.get("hub.challenge");
+        if (
+          query.get("hub.mode") !== "subscribe" ||
+          expected === null ||
+          challenge === null ||
+          !constantTimeEqual(given, expected)
+        ) {
+          throw new AppError("verify_token_mismatch");
+        }
+        return new Response(challenge, { headers: { "content-type": "text/plain" } });
+      })
+      // `context.request` and `context.requestId` only, never the whole context (see requestContext's onError).
+      .post(
+        "/webhooks/upstream",
+        async (context) => {
+          const requestId = requestIdOf((context as { requestId?: unknown }).requestId, deps.random);
+          const span = ingressSpan(deps.tracing, context.request, requestId);
+          if (!span) return receive(context.request, requestId, null);
+          try {
+            const response = await receive(context.request, requestId, span);
+            span.end(response.status);
+            return response;
+          } catch (error) {
+            span.end(error instanceof AppError ? error.status : 500);
+            throw error;
+          }
+        },
+        { parse: "none" },
+      )
+  );
 }
 
 const tag = { tags: ["Webhooks"] };
@@ -75,97 +88,187 @@ export function webhookApiRoutes(deps: Deps, endpointDeps: endpoints.EndpointDep
   const idParams = t.Object({ id: t.String({ maxLength: 64 }) });
   const signedIn = new Elysia()
     .use(requireSession(deps))
-    .get("/api/endpoints", async ({ accountId }) => ({ data: (await deps.store.webhooks.endpoints(accountId)).map(endpointView) }), {
-      detail: { ...tag, summary: "List the account's webhook endpoints" },
-    })
-    .post("/api/endpoints", async ({ accountId, body, set }) => {
-      const endpoint = await endpoints.createEndpoint(endpointDeps, accountId, body);
-      set.status = 201;
-      return { ...endpointView(endpoint), secret: endpoint.secret };
-    }, {
-      body: s.createEndpointBody,
-      detail: { ...tag, summary: "Add an endpoint; the signing secret (whsec_…) is shown only in this answer. 409 no_numbers, 422 invalid_url / invalid_fields" },
-    })
-    .get("/api/endpoints/:id", async ({ accountId, params }) => endpointView(await endpoints.mustEndpoint(deps, accountId, params.id)), {
-      params: idParams,
-      detail: { ...tag, summary: "Read an endpoint (never its secret)" },
-    })
-    .patch("/api/endpoints/:id", async ({ accountId, params, body }) =>
-      endpointView(await endpoints.updateEndpoint(endpointDeps, accountId, params.id, body)), {
-      params: idParams,
-      body: s.updateEndpointBody,
-      detail: { ...tag, summary: "Change an endpoint's url, fields or phone_number_id" },
-    })
-    .delete("/api/endpoints/:id", async ({ accountId, params, set }) => {
-      await endpoints.deleteEndpoint(endpointDeps, accountId, params.id);
-      set.status = 204;
-    }, { params: idParams, detail: { ...tag, summary: "Delete an endpoint with its deliveries" } })
-    .post("/api/endpoints/:id/enable", async ({ accountId, params }) =>
-      endpointView(await endpoints.enableEndpoint(endpointDeps, accountId, params.id)), {
-      params: idParams,
-      detail: { ...tag, summary: "Enable a disabled endpoint; resets its failure count" },
-    })
-    .post("/api/endpoints/:id/rotate-secret", async ({ accountId, params }) => {
-      const { secret } = await endpoints.rotateSecret(endpointDeps, accountId, params.id);
-      return { secret };
-    }, {
-      params: idParams,
-      detail: { ...tag, summary: "New signing secret, shown once; the old one also signs for 24 hours" },
-    })
-    .post("/api/endpoints/:id/recover", async ({ accountId, params, body, set }) => {
-      const recovery = await startRecover({ ...deps, ...endpointDeps }, accountId, params.id, body.since);
-      set.status = 202;
-      return recoveryView(recovery);
-    }, {
-      params: idParams,
-      body: t.Object({ since: t.String({ maxLength: 40 }) }),
-      detail: { ...tag, summary: "Bulk recover: replay every parked delivery of this endpoint created since `since` (ISO 8601), in the background; payloads already gone and deliveries replayed before are skipped and counted; while one runs, asking again answers it (202)" },
-    })
-    .get("/api/endpoints/:id/recover", async ({ accountId, params }) => {
-      const recovery = await latestRecover(deps, accountId, params.id);
-      return recovery ? recoveryView(recovery) : null;
-    }, { params: idParams, detail: { ...tag, summary: "The endpoint's latest bulk recover and its progress (null when none ran)" } })
-    .post("/api/endpoints/:id/test", async ({ accountId, params, set }) => {
-      const deliveryId = await endpoints.sendTest(endpointDeps, accountId, params.id);
-      set.status = 202;
-      return { delivery_id: deliveryId };
-    }, { params: idParams, detail: { ...tag, summary: "Send test: queue a proxy_test messages event to this endpoint" } })
-    .get("/api/endpoints/:id/stats", async ({ accountId, params, query }) => {
-      const hours = query.hours ?? 24;
-      return { hours, data: (await deliveries.endpointStats(deps, accountId, params.id, hours)).map(statsView) };
-    }, {
-      params: idParams,
-      query: s.statsQuery,
-      detail: {
-        ...tag,
-        summary: "Hourly buckets (oldest first) of succeeded and failed attempts and of deliveries parked, for a chart; hours defaults to 24",
+    .get(
+      "/api/endpoints",
+      async ({ accountId }) => ({ data: (await deps.store.endpoints.ofAccount(accountId)).map(endpointView) }),
+      {
+        detail: { ...tag, summary: "List the account's webhook endpoints" },
       },
-    })
-    .get("/api/deliveries", async ({ accountId, query }) => {
-      const page = await deliveries.listDeliveries(deps, accountId, query);
-      return { data: page.data.map((d) => ({ ...deliveryView(d), about: page.about.get(d.eventId) ?? d.fields.join(" · ") })), next_cursor: page.nextCursor };
-    }, {
-      query: s.deliveryQuery,
-      detail: { ...tag, summary: "List deliveries, newest first, each saying what its event is (about); filter by endpoint_id, status (pending, succeeded, parked), field, number, message_id, time (from, to: ISO 8601) and last attempt's status code (last_status); page with next_cursor" },
-    })
-    .get("/api/deliveries/:id", async ({ accountId, params }) => {
-      const { delivery, attempts, payload } = await deliveries.getDelivery(deps, accountId, params.id);
-      return { ...deliveryView(delivery), attempts: attempts.map(attemptView), payload };
-    }, {
-      params: idParams,
-      detail: { ...tag, summary: "A delivery with its attempts, next_attempt_at while pending, replay_of, and its payload while kept" },
-    })
-    .post("/api/deliveries/:id/replay", async ({ accountId, params, set }) => {
-      const replay = await deliveries.replayDelivery(endpointDeps, accountId, params.id);
-      set.status = 201;
-      return deliveryView(replay);
-    }, { params: idParams, detail: { ...tag, summary: "Replay into a new delivery (new id, replay_of set); 410 payload_expired" } })
+    )
+    .post(
+      "/api/endpoints",
+      async ({ accountId, body, set }) => {
+        const endpoint = await endpoints.createEndpoint(endpointDeps, accountId, body);
+        set.status = 201;
+        return { ...endpointView(endpoint), secret: endpoint.secret };
+      },
+      {
+        body: s.createEndpointBody,
+        detail: {
+          ...tag,
+          summary:
+            "Add an endpoint; the signing secret (whsec_…) is shown only in this answer. 409 no_numbers, 422 invalid_url / invalid_fields",
+        },
+      },
+    )
+    .get(
+      "/api/endpoints/:id",
+      async ({ accountId, params }) => endpointView(await endpoints.mustEndpoint(deps, accountId, params.id)),
+      {
+        params: idParams,
+        detail: { ...tag, summary: "Read an endpoint (never its secret)" },
+      },
+    )
+    .patch(
+      "/api/endpoints/:id",
+      async ({ accountId, params, body }) =>
+        endpointView(await endpoints.updateEndpoint(endpointDeps, accountId, params.id, body)),
+      {
+        params: idParams,
+        body: s.updateEndpointBody,
+        detail: { ...tag, summary: "Change an endpoint's url, fields or phone_number_id" },
+      },
+    )
+    .delete(
+      "/api/endpoints/:id",
+      async ({ accountId, params, set }) => {
+        await endpoints.deleteEndpoint(endpointDeps, accountId, params.id);
+        set.status = 204;
+      },
+      { params: idParams, detail: { ...tag, summary: "Delete an endpoint with its deliveries" } },
+    )
+    .post(
+      "/api/endpoints/:id/enable",
+      async ({ accountId, params }) => endpointView(await endpoints.enableEndpoint(endpointDeps, accountId, params.id)),
+      {
+        params: idParams,
+        detail: { ...tag, summary: "Enable a disabled endpoint; resets its failure count" },
+      },
+    )
+    .post(
+      "/api/endpoints/:id/rotate-secret",
+      async ({ accountId, params }) => {
+        const { secret } = await endpoints.rotateSecret(endpointDeps, accountId, params.id);
+        return { secret };
+      },
+      {
+        params: idParams,
+        detail: { ...tag, summary: "New signing secret, shown once; the old one also signs for 24 hours" },
+      },
+    )
+    .post(
+      "/api/endpoints/:id/recover",
+      async ({ accountId, params, body, set }) => {
+        const recovery = await startRecover({ ...deps, ...endpointDeps }, accountId, params.id, body.since);
+        set.status = 202;
+        return recoveryView(recovery);
+      },
+      {
+        params: idParams,
+        body: t.Object({ since: t.String({ maxLength: 40 }) }),
+        detail: {
+          ...tag,
+          summary:
+            "Bulk recover: replay every parked delivery of this endpoint created since `since` (ISO 8601), in the background; payloads already gone and deliveries replayed before are skipped and counted; while one runs, asking again answers it (202)",
+        },
+      },
+    )
+    .get(
+      "/api/endpoints/:id/recover",
+      async ({ accountId, params }) => {
+        const recovery = await latestRecover(deps, accountId, params.id);
+        return recovery ? recoveryView(recovery) : null;
+      },
+      {
+        params: idParams,
+        detail: { ...tag, summary: "The endpoint's latest bulk recover and its progress (null when none ran)" },
+      },
+    )
+    .post(
+      "/api/endpoints/:id/test",
+      async ({ accountId, params, set }) => {
+        const deliveryId = await endpoints.sendTest(endpointDeps, accountId, params.id);
+        set.status = 202;
+        return { delivery_id: deliveryId };
+      },
+      {
+        params: idParams,
+        detail: { ...tag, summary: "Send test: queue a proxy_test messages event to this endpoint" },
+      },
+    )
+    .get(
+      "/api/endpoints/:id/stats",
+      async ({ accountId, params, query }) => {
+        const hours = query.hours ?? 24;
+        return { hours, data: (await deliveries.endpointStats(deps, accountId, params.id, hours)).map(statsView) };
+      },
+      {
+        params: idParams,
+        query: s.statsQuery,
+        detail: {
+          ...tag,
+          summary:
+            "Hourly buckets (oldest first) of succeeded and failed attempts and of deliveries parked, for a chart; hours defaults to 24",
+        },
+      },
+    )
+    .get(
+      "/api/deliveries",
+      async ({ accountId, query }) => {
+        const page = await deliveries.listDeliveries(deps, accountId, query);
+        return {
+          data: page.data.map((d) => ({
+            ...deliveryView(d),
+            about: page.about.get(d.eventId) ?? d.fields.join(" · "),
+          })),
+          next_cursor: page.nextCursor,
+        };
+      },
+      {
+        query: s.deliveryQuery,
+        detail: {
+          ...tag,
+          summary:
+            "List deliveries, newest first, each saying what its event is (about); filter by endpoint_id, status (pending, succeeded, parked), field, number, message_id, time (from, to: ISO 8601) and last attempt's status code (last_status); page with next_cursor",
+        },
+      },
+    )
+    .get(
+      "/api/deliveries/:id",
+      async ({ accountId, params }) => {
+        const { delivery, attempts, payload } = await deliveries.getDelivery(deps, accountId, params.id);
+        return { ...deliveryView(delivery), attempts: attempts.map(attemptView), payload };
+      },
+      {
+        params: idParams,
+        detail: {
+          ...tag,
+          summary: "A delivery with its attempts, next_attempt_at while pending, replay_of, and its payload while kept",
+        },
+      },
+    )
+    .post(
+      "/api/deliveries/:id/replay",
+      async ({ accountId, params, set }) => {
+        const replay = await deliveries.replayDelivery(endpointDeps, accountId, params.id);
+        set.status = 201;
+        return deliveryView(replay);
+      },
+      {
+        params: idParams,
+        detail: { ...tag, summary: "Replay into a new delivery (new id, replay_of set); 410 payload_expired" },
+      },
+    )
     .get("/api/settings", ({ accountId }) => ({ retention: deps.store.directory.account(accountId)!.retention }), {
       detail: { ...tag, summary: "The account's settings: delivery retention (24h or 7d)" },
     })
-    .patch("/api/settings", async ({ accountId, body }) => {
-      const account = await deps.store.directory.updateAccount(accountId, { retention: body.retention });
-      return { retention: account!.retention };
-    }, { body: s.settingsBody, detail: { ...tag, summary: "Change delivery retention (24h or 7d)" } });
+    .patch(
+      "/api/settings",
+      async ({ accountId, body }) => {
+        const account = await deps.store.directory.updateAccount(accountId, { retention: body.retention });
+        return { retention: account!.retention };
+      },
+      { body: s.settingsBody, detail: { ...tag, summary: "Change delivery retention (24h or 7d)" } },
+    );
   return new Elysia().use(open).use(signedIn);
 }

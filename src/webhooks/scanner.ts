@@ -1,4 +1,13 @@
-import { BACKSLASH, CLOSE_ARRAY, CLOSE_OBJECT, COLON, COMMA, OPEN_ARRAY, OPEN_OBJECT, QUOTE } from "../http/json-bytes.ts";
+import {
+  BACKSLASH,
+  CLOSE_ARRAY,
+  CLOSE_OBJECT,
+  COLON,
+  COMMA,
+  OPEN_ARRAY,
+  OPEN_OBJECT,
+  QUOTE,
+} from "../http/json-bytes.ts";
 
 /**
  * Finds byte ranges in a raw JSON webhook body without re-encoding anything (SPEC 6.3): the raw
@@ -14,11 +23,13 @@ export interface BodyRanges {
   entries: [number, number][];
 }
 
-
 const isSpace = (b: number) => b === 0x20 || b === 0x0a || b === 0x0d || b === 0x09;
 
 class Cursor {
-  constructor(readonly bytes: Uint8Array, public at = 0) {}
+  constructor(
+    readonly bytes: Uint8Array,
+    public at = 0,
+  ) {}
   skipSpace(): void {
     while (this.at < this.bytes.length && isSpace(this.bytes[this.at]!)) this.at++;
   }

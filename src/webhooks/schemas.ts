@@ -14,12 +14,18 @@ const phoneNumberId = t.Union([t.String({ minLength: 1, maxLength: 64 }), t.Null
   description: "deliver only changes for this number; null = every number",
 });
 
-export const createEndpointBody = t.Object({ url, fields, phone_number_id: t.Optional(phoneNumberId) }, { additionalProperties: false });
-export const updateEndpointBody = t.Object({
-  url: t.Optional(url),
-  fields: t.Optional(fields),
-  phone_number_id: t.Optional(phoneNumberId),
-}, { additionalProperties: false });
+export const createEndpointBody = t.Object(
+  { url, fields, phone_number_id: t.Optional(phoneNumberId) },
+  { additionalProperties: false },
+);
+export const updateEndpointBody = t.Object(
+  {
+    url: t.Optional(url),
+    fields: t.Optional(fields),
+    phone_number_id: t.Optional(phoneNumberId),
+  },
+  { additionalProperties: false },
+);
 
 // An empty endpoint_id or status (`?endpoint_id=&status=`, as CONTRACT 4 writes the call) filters nothing.
 export const deliveryQuery = t.Object({
@@ -37,4 +43,7 @@ export const deliveryQuery = t.Object({
 
 export const statsQuery = t.Object({ hours: t.Optional(wholeNumber({ minimum: 1, maximum: MAX_STATS_HOURS })) });
 
-export const settingsBody = t.Object({ retention: t.Union([t.Literal("24h"), t.Literal("7d")]) }, { additionalProperties: false });
+export const settingsBody = t.Object(
+  { retention: t.Union([t.Literal("24h"), t.Literal("7d")]) },
+  { additionalProperties: false },
+);

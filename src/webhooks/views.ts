@@ -1,5 +1,6 @@
 import { iso } from "../admin/views.ts";
-import type { Attempt, Delivery, Endpoint, HourlyStats } from "../store/webhooks.ts";
+import type { Endpoint } from "../store/endpoints.ts";
+import type { Attempt, Delivery, HourlyStats } from "../store/history.ts";
 
 /** The JSON shapes of the webhook API (CONTRACT 4): snake_case, ISO times, never a secret. */
 
@@ -43,4 +44,9 @@ export const attemptView = (a: Attempt) => ({
   duration_ms: a.durationMs,
 });
 
-export const statsView = (s: HourlyStats) => ({ hour: iso(s.hour), succeeded: s.succeeded, failed: s.failed, parked: s.parked });
+export const statsView = (s: HourlyStats) => ({
+  hour: iso(s.hour),
+  succeeded: s.succeeded,
+  failed: s.failed,
+  parked: s.parked,
+});

@@ -35,22 +35,37 @@ async function newAccount(extra: Record<string, unknown> = {}): Promise<string> 
 }
 
 async function newWaba(accountId: string, wabaId = "1001", extra: Record<string, unknown> = {}): Promise<void> {
-  const response = await admin(url, "POST", `/admin/accounts/${accountId}/wabas`, { waba_id: wabaId, access_token: "EAAG-token", ...extra });
+  const response = await admin(url, "POST", `/admin/accounts/${accountId}/wabas`, {
+    waba_id: wabaId,
+    access_token: "EAAG-token",
+    ...extra,
+  });
   expect(response.status).toBe(201);
 }
 
 describe("admin token", () => {
   const calls: [string, string][] = [
-    ["POST", "/admin/accounts"], ["PATCH", "/admin/accounts/acc_x"], ["POST", "/admin/accounts/acc_x/users"],
-    ["POST", "/admin/accounts/acc_x/api-keys"], ["DELETE", "/admin/api-keys/key_x"], ["POST", "/admin/accounts/acc_x/wabas"],
-    ["PATCH", "/admin/wabas/1"], ["POST", "/admin/accounts/acc_x/numbers"], ["PATCH", "/admin/numbers/1"],
-    ["POST", "/admin/numbers/1/sync"], ["GET", "/admin/numbers/1"], ["GET", "/admin/wabas/1"],
+    ["POST", "/admin/accounts"],
+    ["PATCH", "/admin/accounts/acc_x"],
+    ["POST", "/admin/accounts/acc_x/users"],
+    ["POST", "/admin/accounts/acc_x/api-keys"],
+    ["DELETE", "/admin/api-keys/key_x"],
+    ["POST", "/admin/accounts/acc_x/wabas"],
+    ["PATCH", "/admin/wabas/1"],
+    ["POST", "/admin/accounts/acc_x/numbers"],
+    ["PATCH", "/admin/numbers/1"],
+    ["POST", "/admin/numbers/1/sync"],
+    ["GET", "/admin/numbers/1"],
+    ["GET", "/admin/wabas/1"],
   ];
   test.each(calls)("%s %s without a token is 401", async (method, path) => {
     await expectError(await fetch(`${url}${path}`, { method }), 401, "unauthorized");
   });
   test.each(calls)("%s %s with a wrong token is 401", async (method, path) => {
-    const response = await fetch(`${url}${path}`, { method, headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}x` } });
+    const response = await fetch(`${url}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}x` },
+    });
     await expectError(response, 401, "unauthorized");
   });
   test("a Basic credential is not a bearer token", async () => {
@@ -61,7 +76,10 @@ describe("admin token", () => {
     const off = await testDeps({ env: { ADMIN_TOKEN: "" } });
     const offServer = startApp(off);
     try {
-      const response = await fetch(`${offServer.url}/admin/accounts`, { method: "POST", headers: { authorization: "Bearer " } });
+      const response = await fetch(`${offServer.url}/admin/accounts`, {
+        method: "POST",
+        headers: { authorization: "Bearer " },
+      });
       expect(await expectError(response, 404, "not_found")).toContain("ADMIN_TOKEN");
     } finally {
       await offServer.stop();
@@ -75,15 +93,34 @@ describe("accounts", () => {
     const created = await admin(url, "POST", "/admin/accounts", { name: "Acme", email: "ops@acme.example" });
     expect(created.status).toBe(201);
     const account = await json(created);
-    expect(account).toMatchObject({ name: "Acme", email: "ops@acme.example", billing_status: "active", retention: "24h", max_numbers: null });
+    expect(account).toMatchObject({
+      name: "Acme",
+      email: "ops@acme.example",
+      billing_status: "active",
+      retention: "24h",
+      max_numbers: null,
+    });
     expect(account.id).toMatch(/^acc_/);
 
     const patched = await admin(url, "PATCH", `/admin/accounts/${account.id}`, {
-      name: "Acme Ltd", email: "billing@acme.example", billing_status: "overdue", retention: "7d", max_numbers: 3,
+      name: "Acme Ltd",
+      email: "billing@acme.example",
+      billing_status: "overdue",
+      retention: "7d",
+      max_numbers: 3,
     });
     expect(patched.status).toBe(200);
-    expect(await json(patched)).toMatchObject({ id: account.id, name: "Acme Ltd", billing_status: "overdue", retention: "7d", max_numbers: 3 });
-    expect(await json(await admin(url, "GET", `/admin/accounts/${account.id}`))).toMatchObject({ name: "Acme Ltd", max_numbers: 3 });
+    expect(await json(patched)).toMatchObject({
+      id: account.id,
+      name: "Acme Ltd",
+      billing_status: "overdue",
+      retention: "7d",
+      max_numbers: 3,
+    });
+    expect(await json(await admin(url, "GET", `/admin/accounts/${account.id}`))).toMatchObject({
+      name: "Acme Ltd",
+      max_numbers: 3,
+    });
 
     const uncapped = await admin(url, "PATCH", `/admin/accounts/${account.id}`, { max_numbers: null });
     expect((await json(uncapped)).max_numbers).toBeNull();
@@ -108,23 +145,38 @@ describe("accounts", () => {
 
   test("a body that is not JSON is 400", async () => {
     const response = await fetch(`${url}/admin/accounts`, {
-      method: "POST", headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}`, "content-type": "application/json" }, body: "{nope",
+      method: "POST",
+      headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}`, "content-type": "application/json" },
+      body: "{nope",
     });
     await expectError(response, 400, "invalid_request");
   });
 
   test("a NUL character anywhere in a body is 400, on every backend (PostgreSQL's text holds none: it answered 500)", async () => {
-    for (const body of [{ name: "Ac\u0000me", email: "ops@acme.example" }, { name: "Acme", email: "ops@acme.example", ["x\u0000"]: 1 }]) {
-      expect(await expectError(await admin(url, "POST", "/admin/accounts", body), 400, "invalid_request")).toContain("NUL");
+    for (const body of [
+      { name: "Ac\u0000me", email: "ops@acme.example" },
+      { name: "Acme", email: "ops@acme.example", ["x\u0000"]: 1 },
+    ]) {
+      expect(await expectError(await admin(url, "POST", "/admin/accounts", body), 400, "invalid_request")).toContain(
+        "NUL",
+      );
     }
     const id = await newAccount();
-    await expectError(await admin(url, "POST", `/admin/accounts/${id}/api-keys`, { mode: "live", name: ["a", ["b\u0000"]] }), 400, "invalid_request");
+    await expectError(
+      await admin(url, "POST", `/admin/accounts/${id}/api-keys`, { mode: "live", name: ["a", ["b\u0000"]] }),
+      400,
+      "invalid_request",
+    );
     expect((await admin(url, "GET", `/admin/accounts/${id}`)).status).toBe(200);
   });
 
   test("patch validates and 404s unknown ids", async () => {
     const id = await newAccount();
-    await expectError(await admin(url, "PATCH", `/admin/accounts/${id}`, { billing_status: "gold" }), 400, "invalid_request");
+    await expectError(
+      await admin(url, "PATCH", `/admin/accounts/${id}`, { billing_status: "gold" }),
+      400,
+      "invalid_request",
+    );
     await expectError(await admin(url, "PATCH", "/admin/accounts/acc_missing", { name: "x" }), 404, "not_found");
     await expectError(await admin(url, "GET", "/admin/accounts/acc_missing"), 404, "not_found");
   });
@@ -133,7 +185,10 @@ describe("accounts", () => {
 describe("dashboard users", () => {
   test("create a login; the password is never echoed", async () => {
     const id = await newAccount();
-    const response = await admin(url, "POST", `/admin/accounts/${id}/users`, { email: "Me@Acme.example", password: "correct horse battery" });
+    const response = await admin(url, "POST", `/admin/accounts/${id}/users`, {
+      email: "Me@Acme.example",
+      password: "correct horse battery",
+    });
     expect(response.status).toBe(201);
     const text = await response.text();
     expect(text).not.toContain("correct horse");
@@ -143,14 +198,33 @@ describe("dashboard users", () => {
   });
   test("validation, unknown account, duplicate email", async () => {
     const id = await newAccount();
-    await expectError(await admin(url, "POST", `/admin/accounts/${id}/users`, { email: "a@b.example", password: "short" }), 400, "invalid_request");
-    await expectError(await admin(url, "POST", "/admin/accounts/acc_missing/users", { email: "a@b.example", password: "long enough pw" }), 404, "not_found");
-    expect((await admin(url, "POST", `/admin/accounts/${id}/users`, { email: "a@b.example", password: "long enough pw" })).status).toBe(201);
-    await expectError(await admin(url, "POST", `/admin/accounts/${id}/users`, { email: "A@b.example", password: "long enough pw" }), 409, "conflict");
+    await expectError(
+      await admin(url, "POST", `/admin/accounts/${id}/users`, { email: "a@b.example", password: "short" }),
+      400,
+      "invalid_request",
+    );
+    await expectError(
+      await admin(url, "POST", "/admin/accounts/acc_missing/users", {
+        email: "a@b.example",
+        password: "long enough pw",
+      }),
+      404,
+      "not_found",
+    );
+    expect(
+      (await admin(url, "POST", `/admin/accounts/${id}/users`, { email: "a@b.example", password: "long enough pw" }))
+        .status,
+    ).toBe(201);
+    await expectError(
+      await admin(url, "POST", `/admin/accounts/${id}/users`, { email: "A@b.example", password: "long enough pw" }),
+      409,
+      "conflict",
+    );
   });
   test("one email created five times at once: one 201, the others 409 conflict (not a 500 from the unique index)", async () => {
     const id = await newAccount();
-    const create = () => admin(url, "POST", `/admin/accounts/${id}/users`, { email: "race@b.example", password: "long enough pw" });
+    const create = () =>
+      admin(url, "POST", `/admin/accounts/${id}/users`, { email: "race@b.example", password: "long enough pw" });
     const answers = await Promise.all(Array.from({ length: 5 }, create));
     expect(answers.map((r) => r.status).sort()).toEqual([201, 409, 409, 409, 409]);
     for (const r of answers.filter((r) => r.status === 409)) await expectError(r, 409, "conflict");
@@ -158,10 +232,16 @@ describe("dashboard users", () => {
   test("a body that is a JSON string is refused as not an object, and max_numbers takes a JSON integer only", async () => {
     // Elysia's t.Integer coerced strings, walking a string body character by character (6 s for 1 MB).
     const response = await fetch(`${url}/admin/accounts`, {
-      method: "POST", headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}`, "content-type": "application/json" }, body: JSON.stringify("x".repeat(100_000)),
+      method: "POST",
+      headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}`, "content-type": "application/json" },
+      body: JSON.stringify("x".repeat(100_000)),
     });
     expect(await expectError(response, 400, "invalid_request")).toBe("body: Expected object");
-    const message = await expectError(await admin(url, "POST", "/admin/accounts", { name: "Acme", email: "ops@acme.example", max_numbers: "3" }), 400, "invalid_request");
+    const message = await expectError(
+      await admin(url, "POST", "/admin/accounts", { name: "Acme", email: "ops@acme.example", max_numbers: "3" }),
+      400,
+      "invalid_request",
+    );
     expect(message).toStartWith("body field max_numbers:");
   });
 });
@@ -169,7 +249,9 @@ describe("dashboard users", () => {
 describe("API keys", () => {
   test("create live and test keys, shown once; revoke", async () => {
     const id = await newAccount();
-    const live = await json(await admin(url, "POST", `/admin/accounts/${id}/api-keys`, { mode: "live", name: "server" }));
+    const live = await json(
+      await admin(url, "POST", `/admin/accounts/${id}/api-keys`, { mode: "live", name: "server" }),
+    );
     expect(live.key).toMatch(/^px_live_[A-Za-z0-9_-]{32}$/);
     expect(live).toMatchObject({ mode: "live", name: "server", revoked_at: null });
     const test_ = await json(await admin(url, "POST", `/admin/accounts/${id}/api-keys`, { mode: "test" }));
@@ -184,8 +266,16 @@ describe("API keys", () => {
   });
   test("validation and unknown ids", async () => {
     const id = await newAccount();
-    await expectError(await admin(url, "POST", `/admin/accounts/${id}/api-keys`, { mode: "prod" }), 400, "invalid_request");
-    await expectError(await admin(url, "POST", "/admin/accounts/acc_missing/api-keys", { mode: "live" }), 404, "not_found");
+    await expectError(
+      await admin(url, "POST", `/admin/accounts/${id}/api-keys`, { mode: "prod" }),
+      400,
+      "invalid_request",
+    );
+    await expectError(
+      await admin(url, "POST", "/admin/accounts/acc_missing/api-keys", { mode: "live" }),
+      404,
+      "not_found",
+    );
     await expectError(await admin(url, "DELETE", "/admin/api-keys/key_missing"), 404, "not_found");
   });
 });
@@ -193,7 +283,11 @@ describe("API keys", () => {
 describe("WABAs", () => {
   test("connect, read (never the token), change state and token", async () => {
     const id = await newAccount();
-    const created = await admin(url, "POST", `/admin/accounts/${id}/wabas`, { waba_id: "1001", access_token: "EAAG-secret", app_secret: "byo-secret" });
+    const created = await admin(url, "POST", `/admin/accounts/${id}/wabas`, {
+      waba_id: "1001",
+      access_token: "EAAG-secret",
+      app_secret: "byo-secret",
+    });
     expect(created.status).toBe(201);
     const text = await created.text();
     expect(text).not.toContain("EAAG-secret");
@@ -203,28 +297,58 @@ describe("WABAs", () => {
     const patched = await admin(url, "PATCH", "/admin/wabas/1001", { status: "token_revoked" });
     expect(await json(patched)).toMatchObject({ status: "token_revoked" });
     await admin(url, "PATCH", "/admin/wabas/1001", { status: "connected", access_token: "EAAG-new" });
-    expect(deps.store.directory.waba("1001")).toMatchObject({ status: "connected", accessToken: "EAAG-new", appSecret: "byo-secret" });
+    expect(deps.store.directory.waba("1001")).toMatchObject({
+      status: "connected",
+      accessToken: "EAAG-new",
+      appSecret: "byo-secret",
+    });
     expect(await json(await admin(url, "GET", "/admin/wabas/1001"))).toMatchObject({ status: "connected" });
   });
   test("validation, unknown ids and duplicates", async () => {
     const id = await newAccount();
-    await expectError(await admin(url, "POST", `/admin/accounts/${id}/wabas`, { waba_id: "10 01", access_token: "t" }), 400, "invalid_request");
-    await expectError(await admin(url, "POST", `/admin/accounts/${id}/wabas`, { waba_id: "1001" }), 400, "invalid_request");
-    await expectError(await admin(url, "POST", "/admin/accounts/acc_missing/wabas", { waba_id: "1001", access_token: "t" }), 404, "not_found");
+    await expectError(
+      await admin(url, "POST", `/admin/accounts/${id}/wabas`, { waba_id: "10 01", access_token: "t" }),
+      400,
+      "invalid_request",
+    );
+    await expectError(
+      await admin(url, "POST", `/admin/accounts/${id}/wabas`, { waba_id: "1001" }),
+      400,
+      "invalid_request",
+    );
+    await expectError(
+      await admin(url, "POST", "/admin/accounts/acc_missing/wabas", { waba_id: "1001", access_token: "t" }),
+      404,
+      "not_found",
+    );
     await newWaba(id);
-    await expectError(await admin(url, "POST", `/admin/accounts/${id}/wabas`, { waba_id: "1001", access_token: "t" }), 409, "conflict");
+    await expectError(
+      await admin(url, "POST", `/admin/accounts/${id}/wabas`, { waba_id: "1001", access_token: "t" }),
+      409,
+      "conflict",
+    );
     await expectError(await admin(url, "PATCH", "/admin/wabas/1001", { status: "gone" }), 400, "invalid_request");
     await expectError(await admin(url, "PATCH", "/admin/wabas/9999", { status: "connected" }), 404, "not_found");
     await expectError(await admin(url, "GET", "/admin/wabas/9999"), 404, "not_found");
   });
   test("one WABA id connected eight times at once, to two accounts: one 201 and its token kept, the others 409 conflict (not a 500 from the unique index)", async () => {
     const accounts = [await newAccount(), await newAccount()];
-    const answers = await Promise.all(Array.from({ length: 8 }, (_, i) =>
-      admin(url, "POST", `/admin/accounts/${accounts[i % 2]}/wabas`, { waba_id: "1001", access_token: `EAAG-token-${i}` })));
+    const answers = await Promise.all(
+      Array.from({ length: 8 }, (_, i) =>
+        admin(url, "POST", `/admin/accounts/${accounts[i % 2]}/wabas`, {
+          waba_id: "1001",
+          access_token: `EAAG-token-${i}`,
+        }),
+      ),
+    );
     expect(answers.map((r) => r.status).sort()).toEqual([201, 409, 409, 409, 409, 409, 409, 409]);
     const winner = answers.findIndex((r) => r.status === 201);
-    for (const r of answers.filter((r) => r.status === 409)) expect(await expectError(r, 409, "conflict")).toBe("WABA 1001 is already connected.");
-    expect(deps.store.directory.waba("1001")).toMatchObject({ accountId: accounts[winner % 2], accessToken: `EAAG-token-${winner}` });
+    for (const r of answers.filter((r) => r.status === 409))
+      expect(await expectError(r, 409, "conflict")).toBe("WABA 1001 is already connected.");
+    expect(deps.store.directory.waba("1001")).toMatchObject({
+      accountId: accounts[winner % 2],
+      accessToken: `EAAG-token-${winner}`,
+    });
   });
 });
 
@@ -232,12 +356,27 @@ describe("numbers", () => {
   test("connect while upstream is unreachable: standard level and the reason kept", async () => {
     const id = await newAccount();
     await newWaba(id);
-    const created = await admin(url, "POST", `/admin/accounts/${id}/numbers`, { phone_number_id: "2001", waba_id: "1001", kind: "byo" });
+    const created = await admin(url, "POST", `/admin/accounts/${id}/numbers`, {
+      phone_number_id: "2001",
+      waba_id: "1001",
+      kind: "byo",
+    });
     expect(created.status).toBe(201);
     const number = await json(created);
-    expect(number).toMatchObject({ phone_number_id: "2001", waba_id: "1001", kind: "byo", status: "connected", throughput_level: "STANDARD", synced_at: null });
+    expect(number).toMatchObject({
+      phone_number_id: "2001",
+      waba_id: "1001",
+      kind: "byo",
+      status: "connected",
+      throughput_level: "STANDARD",
+      synced_at: null,
+    });
     expect(number.sync_error).toContain("could not be reached");
-    expect(await json(await admin(url, "GET", "/admin/numbers/2001"))).toMatchObject({ status: "connected", throughput_level: "STANDARD", kind: "byo" });
+    expect(await json(await admin(url, "GET", "/admin/numbers/2001"))).toMatchObject({
+      status: "connected",
+      throughput_level: "STANDARD",
+      kind: "byo",
+    });
 
     const patched = await admin(url, "PATCH", "/admin/numbers/2001", { status: "flagged" });
     expect(await json(patched)).toMatchObject({ status: "flagged" });
@@ -249,11 +388,35 @@ describe("numbers", () => {
   test("the plan's allowance is enforced with 409 plan_limit", async () => {
     const id = await newAccount({ max_numbers: 1 });
     await newWaba(id);
-    expect((await admin(url, "POST", `/admin/accounts/${id}/numbers`, { phone_number_id: "2001", waba_id: "1001", kind: "embedded" })).status).toBe(201);
-    await expectError(await admin(url, "POST", `/admin/accounts/${id}/numbers`, { phone_number_id: "2002", waba_id: "1001", kind: "embedded" }), 409, "plan_limit");
+    expect(
+      (
+        await admin(url, "POST", `/admin/accounts/${id}/numbers`, {
+          phone_number_id: "2001",
+          waba_id: "1001",
+          kind: "embedded",
+        })
+      ).status,
+    ).toBe(201);
+    await expectError(
+      await admin(url, "POST", `/admin/accounts/${id}/numbers`, {
+        phone_number_id: "2002",
+        waba_id: "1001",
+        kind: "embedded",
+      }),
+      409,
+      "plan_limit",
+    );
     // A disconnected number frees its place.
     await admin(url, "PATCH", "/admin/numbers/2001", { status: "disconnected" });
-    expect((await admin(url, "POST", `/admin/accounts/${id}/numbers`, { phone_number_id: "2002", waba_id: "1001", kind: "embedded" })).status).toBe(201);
+    expect(
+      (
+        await admin(url, "POST", `/admin/accounts/${id}/numbers`, {
+          phone_number_id: "2002",
+          waba_id: "1001",
+          kind: "embedded",
+        })
+      ).status,
+    ).toBe(201);
   });
 
   test("validation, unknown ids, foreign WABAs and duplicates", async () => {
@@ -261,10 +424,19 @@ describe("numbers", () => {
     const other = await newAccount();
     await newWaba(id);
     await newWaba(other, "1002");
-    const add = (accountId: string, body: Record<string, unknown>) => admin(url, "POST", `/admin/accounts/${accountId}/numbers`, body);
-    await expectError(await add(id, { phone_number_id: "2001", waba_id: "1001", kind: "personal" }), 400, "invalid_request");
+    const add = (accountId: string, body: Record<string, unknown>) =>
+      admin(url, "POST", `/admin/accounts/${accountId}/numbers`, body);
+    await expectError(
+      await add(id, { phone_number_id: "2001", waba_id: "1001", kind: "personal" }),
+      400,
+      "invalid_request",
+    );
     await expectError(await add(id, { phone_number_id: "2001", kind: "byo" }), 400, "invalid_request");
-    await expectError(await add("acc_missing", { phone_number_id: "2001", waba_id: "1001", kind: "byo" }), 404, "not_found");
+    await expectError(
+      await add("acc_missing", { phone_number_id: "2001", waba_id: "1001", kind: "byo" }),
+      404,
+      "not_found",
+    );
     await expectError(await add(id, { phone_number_id: "2001", waba_id: "1002", kind: "byo" }), 400, "invalid_request");
     expect((await add(id, { phone_number_id: "2001", waba_id: "1001", kind: "byo" })).status).toBe(201);
     await expectError(await add(id, { phone_number_id: "2001", waba_id: "1001", kind: "byo" }), 409, "conflict");
@@ -277,11 +449,19 @@ describe("numbers", () => {
     const accounts = [await newAccount(), await newAccount()];
     await newWaba(accounts[0]!, "1001");
     await newWaba(accounts[1]!, "1002");
-    const answers = await Promise.all(Array.from({ length: 8 }, (_, i) =>
-      admin(url, "POST", `/admin/accounts/${accounts[i % 2]}/numbers`, { phone_number_id: "2001", waba_id: i % 2 ? "1002" : "1001", kind: "byo" })));
+    const answers = await Promise.all(
+      Array.from({ length: 8 }, (_, i) =>
+        admin(url, "POST", `/admin/accounts/${accounts[i % 2]}/numbers`, {
+          phone_number_id: "2001",
+          waba_id: i % 2 ? "1002" : "1001",
+          kind: "byo",
+        }),
+      ),
+    );
     expect(answers.map((r) => r.status).sort()).toEqual([201, 409, 409, 409, 409, 409, 409, 409]);
     const winner = answers.findIndex((r) => r.status === 201);
-    for (const r of answers.filter((r) => r.status === 409)) expect(await expectError(r, 409, "conflict")).toBe("Number 2001 is already connected.");
+    for (const r of answers.filter((r) => r.status === 409))
+      expect(await expectError(r, 409, "conflict")).toBe("Number 2001 is already connected.");
     expect(deps.store.directory.number("2001")).toMatchObject({ accountId: accounts[winner % 2] });
   });
 });

@@ -20,7 +20,10 @@ describe("the single executable", () => {
     const port = freePort();
     const dbPath = join(dir.path, "db.sqlite");
     const proc = Bun.spawn([binary, "serve"], {
-      cwd: dir.path, env: processEnv(dbPath, { PORT: String(port), HOST: "127.0.0.1" }), stdout: "pipe", stderr: "pipe",
+      cwd: dir.path,
+      env: processEnv(dbPath, { PORT: String(port), HOST: "127.0.0.1" }),
+      stdout: "pipe",
+      stderr: "pipe",
     });
     try {
       await waitForOk(`http://127.0.0.1:${port}/healthz`);
@@ -36,7 +39,9 @@ describe("the single executable", () => {
       expect(await docs.text()).toContain(SCALAR_BUNDLE_PATH);
       const bundle = await fetch(`http://127.0.0.1:${port}${SCALAR_BUNDLE_PATH}`);
       expect(bundle.status).toBe(200);
-      expect((await bundle.bytes()).length).toBe(Bun.file(join(ROOT, "node_modules/@scalar/api-reference/dist/browser/standalone.js")).size);
+      expect((await bundle.bytes()).length).toBe(
+        Bun.file(join(ROOT, "node_modules/@scalar/api-reference/dist/browser/standalone.js")).size,
+      );
     } finally {
       proc.kill("SIGTERM");
       expect(await proc.exited).toBe(0);
@@ -45,7 +50,12 @@ describe("the single executable", () => {
     expect(await new Response(proc.stdout).text()).not.toContain("background WAL checkpoints failed");
 
     // The admin CLI of the binary reads the same database.
-    const cli = Bun.spawnSync([binary, "admin", "numbers", "get", "1"], { cwd: dir.path, env: processEnv(dbPath), stdout: "pipe", stderr: "pipe" });
+    const cli = Bun.spawnSync([binary, "admin", "numbers", "get", "1"], {
+      cwd: dir.path,
+      env: processEnv(dbPath),
+      stdout: "pipe",
+      stderr: "pipe",
+    });
     expect(cli.exitCode).toBe(1);
     expect(JSON.parse(cli.stderr.toString()).error.code).toBe("not_found");
   }, 120_000);

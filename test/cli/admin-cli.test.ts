@@ -27,27 +27,53 @@ async function cli(env: Record<string, string>, ...args: string[]): Promise<Reco
 describe("switchboard admin", () => {
   test("provisions an account end to end and prints the JSON the HTTP API answers", async () => {
     const { env, path } = database();
-    const account = await cli(env, "accounts", "create", "--name", "Acme", "--email", "ops@acme.example", "--max-numbers", "2");
+    const account = await cli(
+      env,
+      "accounts",
+      "create",
+      "--name",
+      "Acme",
+      "--email",
+      "ops@acme.example",
+      "--max-numbers",
+      "2",
+    );
     expect(account).toMatchObject({ name: "Acme", billing_status: "active", retention: "24h", max_numbers: 2 });
     const id = account.id as string;
-    expect(await cli(env, "accounts", "update", id, "--billing-status", "suspended", "--max-numbers", "null")).toMatchObject({ billing_status: "suspended", max_numbers: null });
+    expect(
+      await cli(env, "accounts", "update", id, "--billing-status", "suspended", "--max-numbers", "null"),
+    ).toMatchObject({ billing_status: "suspended", max_numbers: null });
     expect(await cli(env, "accounts", "get", id)).toMatchObject({ billing_status: "suspended" });
-    expect(await cli(env, "users", "create", id, "--email", "me@acme.example", "--password", "long enough pw")).toMatchObject({ email: "me@acme.example" });
+    expect(
+      await cli(env, "users", "create", id, "--email", "me@acme.example", "--password", "long enough pw"),
+    ).toMatchObject({ email: "me@acme.example" });
     const key = await cli(env, "api-keys", "create", id, "--mode", "test", "--name", "ci");
     expect(key.key).toMatch(/^px_test_/);
     expect(await cli(env, "api-keys", "revoke", key.id as string)).toMatchObject({ id: key.id });
-    expect(await cli(env, "wabas", "create", id, "--waba-id", "1001", "--access-token", "EAAG-cli")).toMatchObject({ waba_id: "1001", status: "connected" });
-    expect(await cli(env, "wabas", "update", "1001", "--status", "token_revoked")).toMatchObject({ status: "token_revoked" });
+    expect(await cli(env, "wabas", "create", id, "--waba-id", "1001", "--access-token", "EAAG-cli")).toMatchObject({
+      waba_id: "1001",
+      status: "connected",
+    });
+    expect(await cli(env, "wabas", "update", "1001", "--status", "token_revoked")).toMatchObject({
+      status: "token_revoked",
+    });
     expect(await cli(env, "wabas", "get", "1001")).toMatchObject({ status: "token_revoked" });
-    expect(await cli(env, "numbers", "create", id, "--phone-number-id", "2001", "--waba-id", "1001", "--kind", "sandbox")).toMatchObject({ kind: "sandbox", throughput_level: "STANDARD" });
-    expect(await cli(env, "numbers", "update", "2001", "--status", "restricted")).toMatchObject({ status: "restricted" });
+    expect(
+      await cli(env, "numbers", "create", id, "--phone-number-id", "2001", "--waba-id", "1001", "--kind", "sandbox"),
+    ).toMatchObject({ kind: "sandbox", throughput_level: "STANDARD" });
+    expect(await cli(env, "numbers", "update", "2001", "--status", "restricted")).toMatchObject({
+      status: "restricted",
+    });
     expect(await cli(env, "numbers", "get", "2001")).toMatchObject({ status: "restricted" });
     expect((await cli(env, "numbers", "sync", "2001")).sync_error).toContain("could not be reached");
     // Usage per number, as GET /admin/usage answers it (nothing proxied through this database yet).
     expect(await cli(env, "usage", "list", "--from", "2026-01-01T00:00:00Z", "--account-id", id)).toEqual({ data: [] });
 
     // The same database, read by the server's store: everything is there and the key was revoked.
-    const store = openSqliteStore(path, createSealer(new Uint8Array(Buffer.from(TEST_ENCRYPTION_KEY, "base64")), cryptoRandom));
+    const store = openSqliteStore(
+      path,
+      createSealer(new Uint8Array(Buffer.from(TEST_ENCRYPTION_KEY, "base64")), cryptoRandom),
+    );
     expect(store.directory.apiKey(key.id as string)?.revokedAt).not.toBeNull();
     expect(store.directory.waba("1001")?.accessToken).toBe("EAAG-cli");
     store.close();
@@ -55,7 +81,10 @@ describe("switchboard admin", () => {
 
   test("an invalid flag value is a JSON error naming the flag, exit 1", async () => {
     const { env } = database();
-    const result = await runMain(["admin", "accounts", "create", "--name", "Acme", "--email", "ops@acme.example", "--billing-status", "gold"], env);
+    const result = await runMain(
+      ["admin", "accounts", "create", "--name", "Acme", "--email", "ops@acme.example", "--billing-status", "gold"],
+      env,
+    );
     expect(result.code).toBe(1);
     const error = JSON.parse(result.stderr) as { error: { code: string; message: string } };
     expect(error.error.code).toBe("invalid_request");
@@ -85,6 +114,15 @@ describe("switchboard admin", () => {
     const { env } = database();
     const result = await runMain(["admin", "help"], env);
     expect(result.code).toBe(0);
-    for (const line of ["accounts create", "users create", "api-keys revoke", "wabas update", "numbers sync", "onboardings list", "onboardings delete"]) expect(result.stdout).toContain(line);
+    for (const line of [
+      "accounts create",
+      "users create",
+      "api-keys revoke",
+      "wabas update",
+      "numbers sync",
+      "onboardings list",
+      "onboardings delete",
+    ])
+      expect(result.stdout).toContain(line);
   });
 });

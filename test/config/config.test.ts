@@ -40,56 +40,122 @@ describe("parseConfig", () => {
 
   test("reads every variable", () => {
     const config = parseConfig({
-      ...base, PORT: "9090", HOST: "127.0.0.1", DATABASE_URL: "file:/tmp/x.db", UPSTREAM_URL: "http://127.0.0.1:7000",
-      WEBHOOK_VERIFY_TOKEN: "vt", ADMIN_TOKEN: "at", DEV_MODE: "1", UPSTREAM_TIMEOUT_MS: "100",
-      UPSTREAM_MEDIA_TIMEOUT_MS: "200", WEBHOOK_TIMEOUT_MS: "300", WEBHOOK_RETRY_SCHEDULE: "250ms, 2s,1m,1h",
-      SMTP_URL: "smtp://127.0.0.1:2525", MAIL_FROM: "ops@example.com", PROXY_BODY_BUFFER_BYTES: "0", REQUEST_BODY_TIMEOUT_MS: "400",
+      ...base,
+      PORT: "9090",
+      HOST: "127.0.0.1",
+      DATABASE_URL: "file:/tmp/x.db",
+      UPSTREAM_URL: "http://127.0.0.1:7000",
+      WEBHOOK_VERIFY_TOKEN: "vt",
+      ADMIN_TOKEN: "at",
+      DEV_MODE: "1",
+      UPSTREAM_TIMEOUT_MS: "100",
+      UPSTREAM_MEDIA_TIMEOUT_MS: "200",
+      WEBHOOK_TIMEOUT_MS: "300",
+      WEBHOOK_RETRY_SCHEDULE: "250ms, 2s,1m,1h",
+      SMTP_URL: "smtp://127.0.0.1:2525",
+      MAIL_FROM: "ops@example.com",
+      PROXY_BODY_BUFFER_BYTES: "0",
+      REQUEST_BODY_TIMEOUT_MS: "400",
     });
     expect(config).toMatchObject({
-      port: 9090, host: "127.0.0.1", database: { kind: "sqlite", path: "/tmp/x.db" }, upstreamUrl: "http://127.0.0.1:7000",
-      webhookVerifyToken: "vt", adminToken: "at", devMode: true, upstreamTimeoutMs: 100, upstreamMediaTimeoutMs: 200,
-      webhookTimeoutMs: 300, webhookRetrySchedule: [250, 2000, 60_000, 3_600_000],
-      mail: { smtpUrl: "smtp://127.0.0.1:2525", from: "ops@example.com" }, proxyBodyBufferBytes: 0, requestBodyTimeoutMs: 400,
+      port: 9090,
+      host: "127.0.0.1",
+      database: { kind: "sqlite", path: "/tmp/x.db" },
+      upstreamUrl: "http://127.0.0.1:7000",
+      webhookVerifyToken: "vt",
+      adminToken: "at",
+      devMode: true,
+      upstreamTimeoutMs: 100,
+      upstreamMediaTimeoutMs: 200,
+      webhookTimeoutMs: 300,
+      webhookRetrySchedule: [250, 2000, 60_000, 3_600_000],
+      mail: { smtpUrl: "smtp://127.0.0.1:2525", from: "ops@example.com" },
+      proxyBodyBufferBytes: 0,
+      requestBodyTimeoutMs: 400,
     });
   });
 
   test("the scale-out mode: a postgres:// DATABASE_URL with REDIS_URL, keys under REDIS_KEY_PREFIX (CONTRACT 6)", () => {
-    const scaled = parseConfig({ ...base, DATABASE_URL: "postgres://sb:pw@db.internal:5432/switchboard", REDIS_URL: "redis://cache.internal:6379" });
+    const scaled = parseConfig({
+      ...base,
+      DATABASE_URL: "postgres://sb:pw@db.internal:5432/switchboard",
+      REDIS_URL: "redis://cache.internal:6379",
+    });
     expect(scaled.database).toEqual({ kind: "postgres", url: "postgres://sb:pw@db.internal:5432/switchboard" });
     expect(scaled.redis).toEqual({ url: "redis://cache.internal:6379", keyPrefix: "switchboard:" });
-    expect(parseConfig({ ...base, DATABASE_URL: "postgresql://db/x", REDIS_URL: "rediss://c:6380", REDIS_KEY_PREFIX: "sb-eu:" }).redis)
-      .toEqual({ url: "rediss://c:6380", keyPrefix: "sb-eu:" });
+    expect(
+      parseConfig({
+        ...base,
+        DATABASE_URL: "postgresql://db/x",
+        REDIS_URL: "rediss://c:6380",
+        REDIS_KEY_PREFIX: "sb-eu:",
+      }).redis,
+    ).toEqual({ url: "rediss://c:6380", keyPrefix: "sb-eu:" });
   });
 
   test("MAIL_FROM may name the sender; without SMTP_URL nothing is emailed", () => {
-    expect(parseConfig({ ...base, SMTP_URL: "smtps://u:p@mail.example.com", MAIL_FROM: "Switchboard <alerts@example.com>" }).mail)
-      .toEqual({ smtpUrl: "smtps://u:p@mail.example.com", from: "Switchboard <alerts@example.com>" });
+    expect(
+      parseConfig({ ...base, SMTP_URL: "smtps://u:p@mail.example.com", MAIL_FROM: "Switchboard <alerts@example.com>" })
+        .mail,
+    ).toEqual({ smtpUrl: "smtps://u:p@mail.example.com", from: "Switchboard <alerts@example.com>" });
     expect(parseConfig({ ...base, MAIL_FROM: "alerts@example.com" }).mail).toBeNull();
   });
 
   test("traces are off unless OTEL_EXPORTER_OTLP_ENDPOINT is set; then they go to its /v1/traces", () => {
     expect(parseConfig(base).tracing).toBeNull();
-    expect(parseConfig({ ...base, OTEL_EXPORTER_OTLP_ENDPOINT: "http://collector:4318" }).tracing)
-      .toEqual({ url: "http://collector:4318/v1/traces", serviceName: "switchboard", sampler: "parentbased_always_on", ratio: 1 });
-    expect(parseConfig({
-      ...base, OTEL_EXPORTER_OTLP_ENDPOINT: "https://otel.example.com/otlp/", OTEL_SERVICE_NAME: "gateway-eu",
-      OTEL_TRACES_SAMPLER: "parentbased_traceidratio", OTEL_TRACES_SAMPLER_ARG: "0.25",
-    }).tracing).toEqual({ url: "https://otel.example.com/otlp/v1/traces", serviceName: "gateway-eu", sampler: "parentbased_traceidratio", ratio: 0.25 });
+    expect(parseConfig({ ...base, OTEL_EXPORTER_OTLP_ENDPOINT: "http://collector:4318" }).tracing).toEqual({
+      url: "http://collector:4318/v1/traces",
+      serviceName: "switchboard",
+      sampler: "parentbased_always_on",
+      ratio: 1,
+    });
+    expect(
+      parseConfig({
+        ...base,
+        OTEL_EXPORTER_OTLP_ENDPOINT: "https://otel.example.com/otlp/",
+        OTEL_SERVICE_NAME: "gateway-eu",
+        OTEL_TRACES_SAMPLER: "parentbased_traceidratio",
+        OTEL_TRACES_SAMPLER_ARG: "0.25",
+      }).tracing,
+    ).toEqual({
+      url: "https://otel.example.com/otlp/v1/traces",
+      serviceName: "gateway-eu",
+      sampler: "parentbased_traceidratio",
+      ratio: 0.25,
+    });
   });
 
   test("Embedded Signup is off unless its app and configuration ids are set; the SDK's origins are what the page allows", () => {
     expect(parseConfig(base).embeddedSignup).toBeNull();
-    expect(parseConfig({ ...base, EMBEDDED_SIGNUP_APP_ID: "1234", EMBEDDED_SIGNUP_CONFIG_ID: "5678" }).embeddedSignup).toEqual({
-      appId: "1234", configId: "5678", sdkUrl: "https://connect.facebook.net/en_US/sdk.js",
+    expect(
+      parseConfig({ ...base, EMBEDDED_SIGNUP_APP_ID: "1234", EMBEDDED_SIGNUP_CONFIG_ID: "5678" }).embeddedSignup,
+    ).toEqual({
+      appId: "1234",
+      configId: "5678",
+      sdkUrl: "https://connect.facebook.net/en_US/sdk.js",
       origins: ["https://connect.facebook.net", "https://www.facebook.com", "https://web.facebook.com"],
-      expiryMs: 3_600_000, startsPerHour: 10, maxUnfinished: 5,
+      expiryMs: 3_600_000,
+      startsPerHour: 10,
+      maxUnfinished: 5,
     });
-    expect(parseConfig({
-      ...base, EMBEDDED_SIGNUP_APP_ID: "1", EMBEDDED_SIGNUP_CONFIG_ID: "2",
-      EMBEDDED_SIGNUP_EXPIRY: "30m", EMBEDDED_SIGNUP_STARTS_PER_HOUR: "3", EMBEDDED_SIGNUP_MAX_UNFINISHED: "1",
-    }).embeddedSignup).toMatchObject({ expiryMs: 1_800_000, startsPerHour: 3, maxUnfinished: 1 });
-    expect(parseConfig({ ...base, EMBEDDED_SIGNUP_APP_ID: "1", EMBEDDED_SIGNUP_CONFIG_ID: "2", EMBEDDED_SIGNUP_SDK_URL: "http://127.0.0.1:8090/_sim/signup/sdk.js" }).embeddedSignup)
-      .toMatchObject({ sdkUrl: "http://127.0.0.1:8090/_sim/signup/sdk.js", origins: ["http://127.0.0.1:8090"] });
+    expect(
+      parseConfig({
+        ...base,
+        EMBEDDED_SIGNUP_APP_ID: "1",
+        EMBEDDED_SIGNUP_CONFIG_ID: "2",
+        EMBEDDED_SIGNUP_EXPIRY: "30m",
+        EMBEDDED_SIGNUP_STARTS_PER_HOUR: "3",
+        EMBEDDED_SIGNUP_MAX_UNFINISHED: "1",
+      }).embeddedSignup,
+    ).toMatchObject({ expiryMs: 1_800_000, startsPerHour: 3, maxUnfinished: 1 });
+    expect(
+      parseConfig({
+        ...base,
+        EMBEDDED_SIGNUP_APP_ID: "1",
+        EMBEDDED_SIGNUP_CONFIG_ID: "2",
+        EMBEDDED_SIGNUP_SDK_URL: "http://127.0.0.1:8090/_sim/signup/sdk.js",
+      }).embeddedSignup,
+    ).toMatchObject({ sdkUrl: "http://127.0.0.1:8090/_sim/signup/sdk.js", origins: ["http://127.0.0.1:8090"] });
   });
 
   test("DEV_MODE needs neither APP_SECRET nor ENCRYPTION_KEY", () => {
@@ -113,11 +179,31 @@ describe("parseConfig", () => {
     [{ ...base, EMBEDDED_SIGNUP_APP_ID: "1234" }, "EMBEDDED_SIGNUP_CONFIG_ID"],
     [{ ...base, EMBEDDED_SIGNUP_CONFIG_ID: "5678" }, "EMBEDDED_SIGNUP_APP_ID"],
     [{ ...base, EMBEDDED_SIGNUP_APP_ID: "12 34", EMBEDDED_SIGNUP_CONFIG_ID: "5678" }, "EMBEDDED_SIGNUP_APP_ID"],
-    [{ ...base, EMBEDDED_SIGNUP_APP_ID: "1", EMBEDDED_SIGNUP_CONFIG_ID: "2", EMBEDDED_SIGNUP_SDK_URL: "javascript:alert(1)" }, "EMBEDDED_SIGNUP_SDK_URL"],
-    [{ ...base, EMBEDDED_SIGNUP_APP_ID: "1", EMBEDDED_SIGNUP_CONFIG_ID: "2", EMBEDDED_SIGNUP_EXPIRY: "5m" }, "EMBEDDED_SIGNUP_EXPIRY"],
-    [{ ...base, EMBEDDED_SIGNUP_APP_ID: "1", EMBEDDED_SIGNUP_CONFIG_ID: "2", EMBEDDED_SIGNUP_EXPIRY: "2d" }, "EMBEDDED_SIGNUP_EXPIRY"],
-    [{ ...base, EMBEDDED_SIGNUP_APP_ID: "1", EMBEDDED_SIGNUP_CONFIG_ID: "2", EMBEDDED_SIGNUP_STARTS_PER_HOUR: "0" }, "EMBEDDED_SIGNUP_STARTS_PER_HOUR"],
-    [{ ...base, EMBEDDED_SIGNUP_APP_ID: "1", EMBEDDED_SIGNUP_CONFIG_ID: "2", EMBEDDED_SIGNUP_MAX_UNFINISHED: "many" }, "EMBEDDED_SIGNUP_MAX_UNFINISHED"],
+    [
+      {
+        ...base,
+        EMBEDDED_SIGNUP_APP_ID: "1",
+        EMBEDDED_SIGNUP_CONFIG_ID: "2",
+        EMBEDDED_SIGNUP_SDK_URL: "javascript:alert(1)",
+      },
+      "EMBEDDED_SIGNUP_SDK_URL",
+    ],
+    [
+      { ...base, EMBEDDED_SIGNUP_APP_ID: "1", EMBEDDED_SIGNUP_CONFIG_ID: "2", EMBEDDED_SIGNUP_EXPIRY: "5m" },
+      "EMBEDDED_SIGNUP_EXPIRY",
+    ],
+    [
+      { ...base, EMBEDDED_SIGNUP_APP_ID: "1", EMBEDDED_SIGNUP_CONFIG_ID: "2", EMBEDDED_SIGNUP_EXPIRY: "2d" },
+      "EMBEDDED_SIGNUP_EXPIRY",
+    ],
+    [
+      { ...base, EMBEDDED_SIGNUP_APP_ID: "1", EMBEDDED_SIGNUP_CONFIG_ID: "2", EMBEDDED_SIGNUP_STARTS_PER_HOUR: "0" },
+      "EMBEDDED_SIGNUP_STARTS_PER_HOUR",
+    ],
+    [
+      { ...base, EMBEDDED_SIGNUP_APP_ID: "1", EMBEDDED_SIGNUP_CONFIG_ID: "2", EMBEDDED_SIGNUP_MAX_UNFINISHED: "many" },
+      "EMBEDDED_SIGNUP_MAX_UNFINISHED",
+    ],
     [{ ...base, UPSTREAM_URL: "http://x/" }, "UPSTREAM_URL"],
     [{ ...base, UPSTREAM_URL: "nonsense" }, "UPSTREAM_URL"],
     [{ ...base, UPSTREAM_TIMEOUT_MS: "-1" }, "UPSTREAM_TIMEOUT_MS"],
@@ -137,9 +223,18 @@ describe("parseConfig", () => {
     [{ ...base, HOST: "http://example.com" }, "HOST"],
     [{ ...base, OTEL_EXPORTER_OTLP_ENDPOINT: "collector:4318" }, "OTEL_EXPORTER_OTLP_ENDPOINT"],
     [{ ...base, OTEL_EXPORTER_OTLP_ENDPOINT: "grpc://collector:4317" }, "OTEL_EXPORTER_OTLP_ENDPOINT"],
-    [{ ...base, OTEL_EXPORTER_OTLP_ENDPOINT: "http://c:4318", OTEL_TRACES_SAMPLER: "sometimes" }, "OTEL_TRACES_SAMPLER"],
-    [{ ...base, OTEL_EXPORTER_OTLP_ENDPOINT: "http://c:4318", OTEL_TRACES_SAMPLER_ARG: "1.5" }, "OTEL_TRACES_SAMPLER_ARG"],
-    [{ ...base, OTEL_EXPORTER_OTLP_ENDPOINT: "http://c:4318", OTEL_TRACES_SAMPLER_ARG: "10%" }, "OTEL_TRACES_SAMPLER_ARG"],
+    [
+      { ...base, OTEL_EXPORTER_OTLP_ENDPOINT: "http://c:4318", OTEL_TRACES_SAMPLER: "sometimes" },
+      "OTEL_TRACES_SAMPLER",
+    ],
+    [
+      { ...base, OTEL_EXPORTER_OTLP_ENDPOINT: "http://c:4318", OTEL_TRACES_SAMPLER_ARG: "1.5" },
+      "OTEL_TRACES_SAMPLER_ARG",
+    ],
+    [
+      { ...base, OTEL_EXPORTER_OTLP_ENDPOINT: "http://c:4318", OTEL_TRACES_SAMPLER_ARG: "10%" },
+      "OTEL_TRACES_SAMPLER_ARG",
+    ],
   ])("a bad value names its variable: %j", (env, variable) => {
     const error = errorOf(env as Record<string, string>);
     expect(error.variable).toBe(variable);
@@ -152,22 +247,37 @@ describe("switchboard serve with a bad configuration", () => {
   test.each([
     ["ENCRYPTION_KEY", (dir: string) => ({ ENCRYPTION_KEY: "short", DATABASE_URL: `file:${dir}/db.sqlite` })],
     // The database's directory would have to be made inside a file.
-    ["DATABASE_URL", (dir: string) => {
-      writeFileSync(join(dir, "a-file"), "");
-      return { DATABASE_URL: `file:${dir}/a-file/db.sqlite` };
-    }],
-    ["DATABASE_URL", (dir: string) => {
-      writeFileSync(join(dir, "notes.db"), "these are notes, not a SQLite database, and long enough to have a header");
-      return { DATABASE_URL: `file:${dir}/notes.db` };
-    }],
+    [
+      "DATABASE_URL",
+      (dir: string) => {
+        writeFileSync(join(dir, "a-file"), "");
+        return { DATABASE_URL: `file:${dir}/a-file/db.sqlite` };
+      },
+    ],
+    [
+      "DATABASE_URL",
+      (dir: string) => {
+        writeFileSync(
+          join(dir, "notes.db"),
+          "these are notes, not a SQLite database, and long enough to have a header",
+        );
+        return { DATABASE_URL: `file:${dir}/notes.db` };
+      },
+    ],
     // An address of no interface of this machine.
-    ["HOST", (dir: string) => ({ HOST: "203.0.113.77", PORT: String(freePort()), DATABASE_URL: `file:${dir}/db.sqlite` })],
+    [
+      "HOST",
+      (dir: string) => ({ HOST: "203.0.113.77", PORT: String(freePort()), DATABASE_URL: `file:${dir}/db.sqlite` }),
+    ],
     ["MAIL_FROM", (dir: string) => ({ SMTP_URL: "smtp://127.0.0.1:2525", DATABASE_URL: `file:${dir}/db.sqlite` })],
   ] as const)("stops with one line naming %s and exit code 2", async (variable, env) => {
     const dir = tempDir();
     try {
       const { code, stdout, stderr } = await runMain(["serve"], {
-        PATH: process.env.PATH ?? "", APP_SECRET: "s", ENCRYPTION_KEY: TEST_ENCRYPTION_KEY, ...env(dir.path),
+        PATH: process.env.PATH ?? "",
+        APP_SECRET: "s",
+        ENCRYPTION_KEY: TEST_ENCRYPTION_KEY,
+        ...env(dir.path),
       });
       expect(code).toBe(2);
       expect(stdout).toBe("");
@@ -183,13 +293,21 @@ describe("switchboard serve with a bad configuration", () => {
     const dir = tempDir();
     const port = String(freePort());
     const first = Bun.spawn([process.execPath, MAIN, "serve"], {
-      cwd: ROOT, env: processEnv(join(dir.path, "first.sqlite"), { PORT: port, HOST: "127.0.0.1" }), stdout: "ignore", stderr: "ignore",
+      cwd: ROOT,
+      env: processEnv(join(dir.path, "first.sqlite"), { PORT: port, HOST: "127.0.0.1" }),
+      stdout: "ignore",
+      stderr: "ignore",
     });
     try {
       await waitForOk(`http://127.0.0.1:${port}/healthz`);
-      const second = await runMain(["serve"], processEnv(join(dir.path, "second.sqlite"), { PORT: port, HOST: "127.0.0.1" }));
+      const second = await runMain(
+        ["serve"],
+        processEnv(join(dir.path, "second.sqlite"), { PORT: port, HOST: "127.0.0.1" }),
+      );
       expect(second.code).toBe(2);
-      expect(second.stderr.trim().split("\n")).toEqual([`switchboard: configuration error: PORT: ${port} is in use on 127.0.0.1`]);
+      expect(second.stderr.trim().split("\n")).toEqual([
+        `switchboard: configuration error: PORT: ${port} is in use on 127.0.0.1`,
+      ]);
     } finally {
       first.kill();
       await first.exited;
@@ -202,7 +320,12 @@ describe("switchboard serve with a bad configuration", () => {
     const dbPath = join(dir.path, "db.sqlite");
     const serverOn = (port: string) => processEnv(dbPath, { PORT: port, HOST: "127.0.0.1" });
     const firstPort = String(freePort());
-    const first = Bun.spawn([process.execPath, MAIN, "serve"], { cwd: ROOT, env: serverOn(firstPort), stdout: "ignore", stderr: "ignore" });
+    const first = Bun.spawn([process.execPath, MAIN, "serve"], {
+      cwd: ROOT,
+      env: serverOn(firstPort),
+      stdout: "ignore",
+      stderr: "ignore",
+    });
     let third: ReturnType<typeof Bun.spawn> | null = null;
     try {
       await waitForOk(`http://127.0.0.1:${firstPort}/healthz`);
@@ -212,7 +335,10 @@ describe("switchboard serve with a bad configuration", () => {
         `switchboard: configuration error: DATABASE_URL: ${dbPath} is in use by another switchboard server (it holds ${dbPath}-lock)`,
       ]);
       // The CLI works beside the server.
-      const cli = await runMain(["admin", "accounts", "create", "--name", "Beside", "--email", "b@example.com"], serverOn(firstPort));
+      const cli = await runMain(
+        ["admin", "accounts", "create", "--name", "Beside", "--email", "b@example.com"],
+        serverOn(firstPort),
+      );
       expect(cli.code).toBe(0);
       expect(JSON.parse(cli.stdout)).toMatchObject({ name: "Beside" });
       expect((await fetch(`http://127.0.0.1:${firstPort}/healthz`)).status).toBe(200);
@@ -220,7 +346,12 @@ describe("switchboard serve with a bad configuration", () => {
       first.kill("SIGKILL");
       await first.exited;
       const thirdPort = String(freePort());
-      third = Bun.spawn([process.execPath, MAIN, "serve"], { cwd: ROOT, env: serverOn(thirdPort), stdout: "ignore", stderr: "ignore" });
+      third = Bun.spawn([process.execPath, MAIN, "serve"], {
+        cwd: ROOT,
+        env: serverOn(thirdPort),
+        stdout: "ignore",
+        stderr: "ignore",
+      });
       await waitForOk(`http://127.0.0.1:${thirdPort}/healthz`);
     } finally {
       first.kill();

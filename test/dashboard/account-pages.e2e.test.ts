@@ -192,7 +192,9 @@ describe.skipIf(browser === null)("dashboard in a browser: sign-in, numbers, key
     expect(await page.textContent("main")).not.toContain("is failing");
     // Acting on Acme's ids answers "not found", as if they did not exist.
     const acmeKey = world.deps.store.directory.apiKeys(acme.id)[0]!;
-    const revoke = await page.request.post(`/dashboard/api-keys/${acmeKey.id}/revoke`, { headers: { origin: world.url } });
+    const revoke = await page.request.post(`/dashboard/api-keys/${acmeKey.id}/revoke`, {
+      headers: { origin: world.url },
+    });
     expect(revoke.status()).toBe(404);
     const sync = await page.request.post("/dashboard/numbers/1001/sync", { headers: { origin: world.url } });
     expect(sync.status()).toBe(404);

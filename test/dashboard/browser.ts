@@ -28,7 +28,9 @@ export async function launchBrowser(): Promise<Browser | null> {
     browser.on("disconnected", () => void server.stdin.end());
     return browser;
   } catch (error) {
-    console.error(`SKIPPING dashboard browser tests: chromium could not be launched from ${CHROMIUM} through Node (${(error as Error).message.split("\n")[0]}). Install it with: apt-get install -y chromium`);
+    console.error(
+      `SKIPPING dashboard browser tests: chromium could not be launched from ${CHROMIUM} through Node (${(error as Error).message.split("\n")[0]}). Install it with: apt-get install -y chromium`,
+    );
     return null;
   }
 }
@@ -50,7 +52,10 @@ async function firstLine(stream: ReadableStream<Uint8Array>): Promise<string> {
  * A browser context that records every CSP violation and page error, so a test can assert the
  * pages run under the strict policy without breaking.
  */
-export async function newContext(browser: Browser, baseURL: string): Promise<{ context: BrowserContext; page: Page; problems: string[] }> {
+export async function newContext(
+  browser: Browser,
+  baseURL: string,
+): Promise<{ context: BrowserContext; page: Page; problems: string[] }> {
   const context = await browser.newContext({ baseURL, viewport: { width: 1280, height: 900 } });
   await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: baseURL });
   const page = await context.newPage();
@@ -58,7 +63,9 @@ export async function newContext(browser: Browser, baseURL: string): Promise<{ c
   page.on("console", (message) => {
     // Pages answered with a 4xx on purpose (a refused sign-in, a form with errors) are logged as
     // failed loads; anything else, a 404 above all (a missing asset), is a problem.
-    const expected = /^Failed to load resource: the server responded with a status of 4(0[0139]|1\d|2\d)/.test(message.text());
+    const expected = /^Failed to load resource: the server responded with a status of 4(0[0139]|1\d|2\d)/.test(
+      message.text(),
+    );
     if (message.type() === "error" && !expected) problems.push(message.text());
   });
   page.on("pageerror", (error) => problems.push(error.message));
@@ -73,6 +80,10 @@ export async function screenshot(page: Page, name: string): Promise<void> {
   await page.setViewportSize({ width: 390, height: 844 });
   // The top of the page at phone width (long lists would make a strip too thin to look at).
   const height = Math.min(await page.evaluate(() => document.documentElement.scrollHeight), 1600);
-  await page.screenshot({ path: join(ARTIFACTS, `${name}-phone.png`), fullPage: true, clip: { x: 0, y: 0, width: 390, height } });
+  await page.screenshot({
+    path: join(ARTIFACTS, `${name}-phone.png`),
+    fullPage: true,
+    clip: { x: 0, y: 0, width: 390, height },
+  });
   await page.setViewportSize(size);
 }

@@ -21,10 +21,12 @@ describe.skipIf(browser === null)("Requests page in a browser", () => {
     const key = await world.key(account.id, "live");
     const { wabaId } = await world.waba(account.id);
     phoneNumberId = await world.number(account.id, wabaId);
-    const send = () => world.call(`/v21.0/${phoneNumberId}/messages`, {
-      method: "POST", headers: { ...bearer(key), "content-type": "application/json" },
-      body: JSON.stringify({ messaging_product: "chat", to: "15550100", type: "text", text: { body: "hi" } }),
-    });
+    const send = () =>
+      world.call(`/v21.0/${phoneNumberId}/messages`, {
+        method: "POST",
+        headers: { ...bearer(key), "content-type": "application/json" },
+        body: JSON.stringify({ messaging_product: "chat", to: "15550100", type: "text", text: { body: "hi" } }),
+      });
     const first = await send();
     ids.first = first.headers.get("x-proxy-request-id")!;
     ids.firstMessage = ((await first.json()) as { messages: { id: string }[] }).messages[0]!.id;
@@ -73,9 +75,12 @@ describe.skipIf(browser === null)("Requests page in a browser", () => {
     expect(detail).toContain(phoneNumberId);
     await screenshot(page, "request");
 
-    await page.getByLabel("Request id").count().then(async (n) => {
-      if (n === 0) await page.goto("/dashboard/requests");
-    });
+    await page
+      .getByLabel("Request id")
+      .count()
+      .then(async (n) => {
+        if (n === 0) await page.goto("/dashboard/requests");
+      });
     await page.getByLabel("Request id").fill("req_nothing_like_it");
     await page.getByRole("button", { name: "Find" }).click();
     await expect(page.getByRole("alert").textContent()).resolves.toContain("No call req_nothing_like_it in your log");
@@ -91,7 +96,9 @@ describe.skipIf(browser === null)("Requests page in a browser", () => {
 
     await page.goto("/dashboard/numbers");
     const chart = page.locator("td.usage svg[role=img]").first();
-    await expect(chart.getAttribute("aria-label")).resolves.toMatch(/, last 24 hours: \d+ forwarded, 1 upstream errors, \d+ refused by Switchboard in the last 24 hours$/);
+    await expect(chart.getAttribute("aria-label")).resolves.toMatch(
+      /, last 24 hours: \d+ forwarded, 1 upstream errors, \d+ refused by Switchboard in the last 24 hours$/,
+    );
     await screenshot(page, "numbers-usage");
     expect(problems).toEqual([]);
     await context.close();

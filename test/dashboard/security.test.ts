@@ -23,8 +23,13 @@ const form = (path: string, fields: Record<string, string>, headers: Record<stri
   });
 
 const PAGES = [
-  "/dashboard/endpoints", "/dashboard/endpoints/new", "/dashboard/deliveries",
-  "/dashboard/numbers", "/dashboard/api-keys", "/dashboard/settings", "/dashboard/notifications",
+  "/dashboard/endpoints",
+  "/dashboard/endpoints/new",
+  "/dashboard/deliveries",
+  "/dashboard/numbers",
+  "/dashboard/api-keys",
+  "/dashboard/settings",
+  "/dashboard/notifications",
 ];
 
 describe("Content-Security-Policy and page hygiene", () => {
@@ -53,7 +58,12 @@ describe("Content-Security-Policy and page hygiene", () => {
   });
 
   test("assets are served from the binary with their types", async () => {
-    for (const [name, type] of [["htmx.min.js", "text/javascript"], ["dashboard.js", "text/javascript"], ["dashboard.css", "text/css"], ["favicon.svg", "image/svg+xml"]]) {
+    for (const [name, type] of [
+      ["htmx.min.js", "text/javascript"],
+      ["dashboard.js", "text/javascript"],
+      ["dashboard.css", "text/css"],
+      ["favicon.svg", "image/svg+xml"],
+    ]) {
       const res = await fetch(`${world.url}/dashboard/assets/${name}`);
       expect(res.status).toBe(200);
       expect(res.headers.get("content-type")).toStartWith(type!);
@@ -78,7 +88,11 @@ describe("Content-Security-Policy and page hygiene", () => {
 
 describe("session cookie", () => {
   test("is HttpOnly, SameSite=Strict, expires with the session, and Secure behind https", async () => {
-    const plain = await form("/dashboard/sign-in", { email: acme.email, password: acme.password, next: "/dashboard/settings" });
+    const plain = await form("/dashboard/sign-in", {
+      email: acme.email,
+      password: acme.password,
+      next: "/dashboard/settings",
+    });
     expect(plain.status).toBe(303);
     expect(plain.headers.get("location")).toBe("/dashboard/settings");
     const cookie = plain.headers.get("set-cookie")!;
@@ -87,17 +101,25 @@ describe("session cookie", () => {
     expect(cookie).toContain("SameSite=Strict");
     expect(cookie).toContain(`Max-Age=${SESSION_TTL_MS / 1000}`);
     expect(cookie).not.toContain("Secure");
-    const https = await form("/dashboard/sign-in", { email: acme.email, password: acme.password }, { "x-forwarded-proto": "https" });
+    const https = await form(
+      "/dashboard/sign-in",
+      { email: acme.email, password: acme.password },
+      { "x-forwarded-proto": "https" },
+    );
     expect(https.headers.get("set-cookie")).toContain("; Secure");
   });
 
   test("a session ends at its expiry (pages go to sign-in, the API answers 401) and expired rows are purged", async () => {
     const cookie = await signInCookie(world.url, acme);
-    expect((await fetch(`${world.url}/dashboard/numbers`, { headers: { cookie }, redirect: "manual" })).status).toBe(200);
+    expect((await fetch(`${world.url}/dashboard/numbers`, { headers: { cookie }, redirect: "manual" })).status).toBe(
+      200,
+    );
     world.deps.clock.advance(SESSION_TTL_MS);
     const page = await fetch(`${world.url}/dashboard/numbers?x=1`, { headers: { cookie }, redirect: "manual" });
     expect(page.status).toBe(303);
-    expect(page.headers.get("location")).toBe(`/dashboard/sign-in?next=${encodeURIComponent("/dashboard/numbers?x=1")}`);
+    expect(page.headers.get("location")).toBe(
+      `/dashboard/sign-in?next=${encodeURIComponent("/dashboard/numbers?x=1")}`,
+    );
     expect((await fetch(`${world.url}/api/numbers`, { headers: { cookie } })).status).toBe(401);
     const htmx = await fetch(`${world.url}/dashboard/numbers`, { headers: { cookie, "hx-request": "true" } });
     expect(htmx.status).toBe(401);
@@ -118,9 +140,12 @@ describe("session cookie", () => {
   });
 
   test("the dashboard API: POST /api/session sets the same cookie, a wrong password is 401, DELETE ends the session", async () => {
-    const signIn = (password: string) => fetch(`${world.url}/api/session`, {
-      method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ email: acme.email, password }),
-    });
+    const signIn = (password: string) =>
+      fetch(`${world.url}/api/session`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ email: acme.email, password }),
+      });
     const wrong = await signIn("not the password");
     expect(wrong.status).toBe(401);
     expect(((await wrong.json()) as { error: { code: string } }).error.code).toBe("unauthorized");
@@ -159,10 +184,17 @@ describe("failed sign-ins", () => {
         expect(res.status).toBe(401);
         expect(await res.text()).toContain("Wrong email or password.");
       }
-      const locked = await form("/dashboard/sign-in", { email, password: email === guessed.email ? guessed.password : "x" });
+      const locked = await form("/dashboard/sign-in", {
+        email,
+        password: email === guessed.email ? guessed.password : "x",
+      });
       expect(locked.status).toBe(429);
       expect(await locked.text()).toContain("Too many failed sign-ins; try again in 1 s.");
-      const api = await fetch(`${world.url}/api/session`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ email, password: "x" }) });
+      const api = await fetch(`${world.url}/api/session`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ email, password: "x" }),
+      });
       expect(api.status).toBe(429);
     }
     world.deps.clock.advance(1000);
@@ -185,7 +217,15 @@ describe("cross-site form posts", () => {
     expect(res.status).toBe(403);
     expect(res.headers.get("content-type")).toStartWith("text/html");
     expect(world.deps.store.directory.apiKeys(acme.id).length).toBe(before);
-    expect((await form("/dashboard/sign-in", { email: acme.email, password: acme.password }, { origin: "https://evil.example" })).status).toBe(403);
+    expect(
+      (
+        await form(
+          "/dashboard/sign-in",
+          { email: acme.email, password: acme.password },
+          { origin: "https://evil.example" },
+        )
+      ).status,
+    ).toBe(403);
     expect((await form("/dashboard/sign-out", {}, { cookie, origin: "https://evil.example" })).status).toBe(403);
     expect((await fetch(`${world.url}/api/numbers`, { headers: { cookie } })).status).toBe(200);
   });
@@ -194,10 +234,19 @@ describe("cross-site form posts", () => {
 describe("posts that are not forms", () => {
   test("a JSON body that is a string, an array or a number has no fields: refused at once, not spread into a million", async () => {
     const cookie = await signInCookie(world.url, acme);
-    const post = (path: string, body: string) => fetch(`${world.url}${path}`, {
-      method: "POST", redirect: "manual", headers: { cookie, origin: world.url, "content-type": "application/json" }, body,
-    });
-    for (const path of ["/dashboard/numbers/signup", "/dashboard/numbers/1001/smb-sync", "/dashboard/endpoints/ep_x/recover", "/dashboard/sign-in"]) {
+    const post = (path: string, body: string) =>
+      fetch(`${world.url}${path}`, {
+        method: "POST",
+        redirect: "manual",
+        headers: { cookie, origin: world.url, "content-type": "application/json" },
+        body,
+      });
+    for (const path of [
+      "/dashboard/numbers/signup",
+      "/dashboard/numbers/1001/smb-sync",
+      "/dashboard/endpoints/ep_x/recover",
+      "/dashboard/sign-in",
+    ]) {
       for (const body of [JSON.stringify("x".repeat(1_000_000)), '["a"]', "12"]) {
         const started = performance.now();
         const res = await post(path, body);

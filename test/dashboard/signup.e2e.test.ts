@@ -44,7 +44,10 @@ describe.skipIf(browser === null)("onboarding in a browser: Embedded Signup and 
     await popup.waitForLoadState();
     await popup.getByLabel("WABA id").fill(ids.wabaId);
     await popup.getByLabel("Phone number id").fill(ids.phoneNumberId);
-    await Promise.all([page.waitForURL("**/dashboard/numbers/signups/**"), popup.getByRole("button", { name: "Finish" }).click()]);
+    await Promise.all([
+      page.waitForURL("**/dashboard/numbers/signups/**"),
+      popup.getByRole("button", { name: "Finish" }).click(),
+    ]);
   }
 
   test("the PIN, the platform's popup, each step on the page; a failure at each step in words, Try again resumes, and the number connects", async () => {
@@ -57,14 +60,28 @@ describe.skipIf(browser === null)("onboarding in a browser: Embedded Signup and 
     // Without a PIN the popup does not open: the code would expire while the user looks for one.
     await page.waitForFunction(() => !(document.querySelector("[data-signup-start]") as HTMLButtonElement).disabled);
     await page.getByRole("button", { name: "Connect with the platform" }).click();
-    await expect(page.getByRole("status").filter({ hasText: "PIN" }).textContent()).resolves.toContain("Choose a 6-digit PIN first.");
+    await expect(page.getByRole("status").filter({ hasText: "PIN" }).textContent()).resolves.toContain(
+      "Choose a 6-digit PIN first.",
+    );
 
     // Each server step fails once, in turn; each "Try again" resumes at the step that failed.
     const plan = (max: number | null) => admin(t.url, "PATCH", `/admin/accounts/${acme.id}`, { max_numbers: max });
     const failures = [
-      { step: "exchange", arm: () => t.sim.fault("oauth", { error: 100, message: "Temporary OAuth failure." }, 1), says: "Temporary OAuth failure." },
-      { step: "subscribe", arm: () => t.sim.fault("POST 880000000", { error: 190 }, 1), says: "Error validating access token" },
-      { step: "register", arm: () => t.sim.fault("POST 880000001", { error: 131031 }, 1), says: "Business account has been locked." },
+      {
+        step: "exchange",
+        arm: () => t.sim.fault("oauth", { error: 100, message: "Temporary OAuth failure." }, 1),
+        says: "Temporary OAuth failure.",
+      },
+      {
+        step: "subscribe",
+        arm: () => t.sim.fault("POST 880000000", { error: 190 }, 1),
+        says: "Error validating access token",
+      },
+      {
+        step: "register",
+        arm: () => t.sim.fault("POST 880000001", { error: 131031 }, 1),
+        says: "Business account has been locked.",
+      },
       { step: "sync", arm: () => t.sim.fault("GET 880000001", { error: 133010 }, 1), says: "Account not registered." },
       { step: "save", arm: () => plan(0), says: "The account's plan allows 0 number(s)." },
     ];
@@ -79,7 +96,8 @@ describe.skipIf(browser === null)("onboarding in a browser: Embedded Signup and 
       const step = page.locator(`[data-step="${failure.step}"]`);
       await expect(step.textContent()).resolves.toContain("Failed");
       await expect(step.textContent()).resolves.toContain(failure.says);
-      for (const before of failures.slice(0, i)) await expect(page.locator(`[data-step="${before.step}"]`).textContent()).resolves.toContain("Done");
+      for (const before of failures.slice(0, i))
+        await expect(page.locator(`[data-step="${before.step}"]`).textContent()).resolves.toContain("Done");
       if (failure.step === "register") await screenshot(page, "signup-failed");
       if (i === 0) {
         // Left and come back later: the Numbers page lists the unfinished signup and leads back to it.
@@ -119,19 +137,26 @@ describe.skipIf(browser === null)("onboarding in a browser: Embedded Signup and 
     const start = history.getByRole("button", { name: "Start chat history sync" });
     expect(await start.isDisabled()).toBe(true);
     await history.getByRole("button", { name: "Run pre-flight" }).click();
-    await expect(history.getByText("Not yet: retrying", { exact: true }).textContent({ timeout: 10_000 })).resolves.toBeTruthy();
+    await expect(
+      history.getByText("Not yet: retrying", { exact: true }).textContent({ timeout: 10_000 }),
+    ).resolves.toBeTruthy();
     expect(await history.getByRole("button", { name: "Start chat history sync" }).isDisabled()).toBe(true);
     await screenshot(page, "coexistence-preflight-failing");
 
     hook.respond(() => new Response("ok"));
     await history.getByRole("button", { name: "Run pre-flight" }).click();
-    await expect(page.locator('[data-sync="history"]').getByText("Answered 2xx", { exact: true }).textContent({ timeout: 10_000 })).resolves.toBeTruthy();
+    await expect(
+      page.locator('[data-sync="history"]').getByText("Answered 2xx", { exact: true }).textContent({ timeout: 10_000 }),
+    ).resolves.toBeTruthy();
     await page.locator('[data-sync="history"]').getByRole("button", { name: "Start chat history sync" }).click();
-    await expect(page.locator('[data-sync="history"]').textContent()).resolves.toContain("The platform allows it once.");
+    await expect(page.locator('[data-sync="history"]').textContent()).resolves.toContain(
+      "The platform allows it once.",
+    );
     await screenshot(page, "coexistence-started");
 
     await t.sim.webhooksIdle();
-    const fields = async () => hook.received.map((r) => JSON.parse(r.body).entry[0].changes[0].field).includes("history");
+    const fields = async () =>
+      hook.received.map((r) => JSON.parse(r.body).entry[0].changes[0].field).includes("history");
     expect(await eventually(fields, true, 5_000)).toBe(true);
     expect(problems).toEqual([]);
     await context.close();

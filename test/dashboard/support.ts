@@ -14,10 +14,17 @@ export function fakeUpstream(tokens: Set<string> = new Set(["good-token"])) {
       const id = url.pathname.split("/")[2] ?? "";
       const token = request.headers.get("authorization")?.replace(/^Bearer /, "") ?? "";
       if (!tokens.has(token)) {
-        return Response.json({ error: { message: "Invalid OAuth access token.", type: "OAuthException", code: 190 } }, { status: 401 });
+        return Response.json(
+          { error: { message: "Invalid OAuth access token.", type: "OAuthException", code: 190 } },
+          { status: 401 },
+        );
       }
       const details = numbers.get(id);
-      if (!details) return Response.json({ error: { message: "Unsupported get request.", type: "GraphMethodException", code: 100 } }, { status: 400 });
+      if (!details)
+        return Response.json(
+          { error: { message: "Unsupported get request.", type: "GraphMethodException", code: 100 } },
+          { status: 400 },
+        );
       return Response.json({
         id,
         throughput: { level: details.level ?? "STANDARD" },
@@ -36,7 +43,11 @@ export interface TestAccount {
 }
 
 /** An account with a dashboard login, made through the operator API. */
-export async function createAccount(url: string, name: string, options: { maxNumbers?: number } = {}): Promise<TestAccount> {
+export async function createAccount(
+  url: string,
+  name: string,
+  options: { maxNumbers?: number } = {},
+): Promise<TestAccount> {
   const email = `${name.toLowerCase().replace(/[^a-z0-9]+/g, "-")}@example.test`;
   const password = `pw-${name}-correct-horse`;
   const res = await admin(url, "POST", "/admin/accounts", { name, email, max_numbers: options.maxNumbers ?? null });
@@ -48,12 +59,25 @@ export async function createAccount(url: string, name: string, options: { maxNum
 }
 
 /** Connects a number the operator's way (WABA with the service's app, then the number). */
-export async function operatorNumber(url: string, accountId: string, wabaId: string, phoneNumberId: string, kind = "embedded"): Promise<void> {
+export async function operatorNumber(
+  url: string,
+  accountId: string,
+  wabaId: string,
+  phoneNumberId: string,
+  kind = "embedded",
+): Promise<void> {
   if ((await admin(url, "GET", `/admin/wabas/${wabaId}`)).status === 404) {
-    const waba = await admin(url, "POST", `/admin/accounts/${accountId}/wabas`, { waba_id: wabaId, access_token: "good-token" });
+    const waba = await admin(url, "POST", `/admin/accounts/${accountId}/wabas`, {
+      waba_id: wabaId,
+      access_token: "good-token",
+    });
     if (waba.status !== 201) throw new Error(`create waba: ${waba.status} ${await waba.text()}`);
   }
-  const number = await admin(url, "POST", `/admin/accounts/${accountId}/numbers`, { phone_number_id: phoneNumberId, waba_id: wabaId, kind });
+  const number = await admin(url, "POST", `/admin/accounts/${accountId}/numbers`, {
+    phone_number_id: phoneNumberId,
+    waba_id: wabaId,
+    kind,
+  });
   if (number.status !== 201) throw new Error(`create number: ${number.status} ${await number.text()}`);
 }
 

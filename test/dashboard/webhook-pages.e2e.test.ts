@@ -148,7 +148,17 @@ describe.skipIf(browser === null)("dashboard in a browser: endpoints and deliver
     // An upstream event for the account, with a history change (its payload is deleted once delivered).
     const event = JSON.stringify({
       object: "whatsapp_business_account",
-      entry: [{ id: "waba-h", changes: [{ field: "history", value: { messaging_product: "whatsapp", metadata: { phone_number_id: "3001" }, history: [] } }] }],
+      entry: [
+        {
+          id: "waba-h",
+          changes: [
+            {
+              field: "history",
+              value: { messaging_product: "whatsapp", metadata: { phone_number_id: "3001" }, history: [] },
+            },
+          ],
+        },
+      ],
     });
     const bytes = new TextEncoder().encode(event);
     const res = await fetch(`${world.url}/webhooks/upstream`, {
@@ -166,7 +176,9 @@ describe.skipIf(browser === null)("dashboard in a browser: endpoints and deliver
     await page.waitForURL("**/dashboard/deliveries/**");
     await expect(page.textContent("main")).resolves.toContain("The payload has been deleted");
     await page.getByRole("button", { name: "Replay" }).click();
-    await expect(page.getByRole("alert").first().textContent()).resolves.toContain("cannot be replayed: its payload has been deleted (410 payload_expired)");
+    await expect(page.getByRole("alert").first().textContent()).resolves.toContain(
+      "cannot be replayed: its payload has been deleted (410 payload_expired)",
+    );
     await screenshot(page, "delivery-replay-expired");
 
     // A test delivery still has its payload: Replay works and links back.
@@ -191,7 +203,9 @@ describe.skipIf(browser === null)("dashboard in a browser: endpoints and deliver
     await page.getByRole("button", { name: "Rotate secret" }).click();
     const rotated = await page.getByLabel("New signing secret").inputValue();
     expect(rotated).not.toBe(secret);
-    await expect(page.getByRole("status").first().textContent()).resolves.toContain("Until 2026-01-02 00:00:05 UTC every delivery is signed with both");
+    await expect(page.getByRole("status").first().textContent()).resolves.toContain(
+      "Until 2026-01-02 00:00:05 UTC every delivery is signed with both",
+    );
     await screenshot(page, "endpoint-rotated");
     await sendTestAndWait("Test delivered");
     const got = rx.received.at(-1)!;
@@ -218,7 +232,9 @@ describe.skipIf(browser === null)("dashboard in a browser: endpoints and deliver
     expect(facts).toContain("Enabled");
     expect(facts).toMatch(/Failures in a row\s*0/);
     // The chart counts what happened in the last 24 hours.
-    await expect(page.locator("figure.chart.large figcaption").textContent()).resolves.toMatch(/\d+ succeeded.*\d+ failed attempts.*1 parked/s);
+    await expect(page.locator("figure.chart.large figcaption").textContent()).resolves.toMatch(
+      /\d+ succeeded.*\d+ failed attempts.*1 parked/s,
+    );
     await screenshot(page, "endpoint");
   });
 
@@ -270,13 +286,20 @@ describe.skipIf(browser === null)("dashboard in a browser: endpoints and deliver
   });
 
   test("another account sees none of it and gets 404 for its ids; without a live number, adding says why", async () => {
-    const ep = await (await fetch(`${world.url}/api/endpoints`, { headers: { cookie: (await page.context().cookies()).map((c) => `${c.name}=${c.value}`).join("; ") } })).json() as { data: unknown[] };
+    const ep = (await (
+      await fetch(`${world.url}/api/endpoints`, {
+        headers: { cookie: (await page.context().cookies()).map((c) => `${c.name}=${c.value}`).join("; ") },
+      })
+    ).json()) as { data: unknown[] };
     expect(ep.data).toEqual([]);
     // Acme gets a fresh endpoint and a delivery for the check.
     await page.goto("/dashboard/endpoints/new");
     await page.getByLabel(/^URL/).fill(rx.url);
     await page.getByRole("button", { name: "Add endpoint" }).click();
-    const id = new URL((await page.getByRole("link", { name: "See this endpoint's deliveries" }).getAttribute("href"))!, world.url).searchParams.get("endpoint_id")!;
+    const id = new URL(
+      (await page.getByRole("link", { name: "See this endpoint's deliveries" }).getAttribute("href"))!,
+      world.url,
+    ).searchParams.get("endpoint_id")!;
     await page.getByRole("button", { name: "Send test" }).click();
     await settle();
     const deliveryId = (await page.locator("#test-result a").first().textContent())!;
@@ -286,16 +309,29 @@ describe.skipIf(browser === null)("dashboard in a browser: endpoints and deliver
     expect(await theirs.textContent("main")).toContain("No endpoints yet");
     await theirs.goto("/dashboard/deliveries");
     expect(await theirs.textContent("main")).toContain("No deliveries yet");
-    for (const path of [`/dashboard/endpoints/${id}`, `/dashboard/endpoints/${id}/edit`, `/dashboard/deliveries/${deliveryId}`, `/dashboard/deliveries?endpoint_id=${id}`]) {
+    for (const path of [
+      `/dashboard/endpoints/${id}`,
+      `/dashboard/endpoints/${id}/edit`,
+      `/dashboard/deliveries/${deliveryId}`,
+      `/dashboard/deliveries?endpoint_id=${id}`,
+    ]) {
       const response = await theirs.goto(path);
       expect([path, response!.status()]).toEqual([path, 404]);
     }
-    for (const path of [`/dashboard/endpoints/${id}/delete`, `/dashboard/endpoints/${id}/rotate-secret`, `/dashboard/deliveries/${deliveryId}/replay`]) {
+    for (const path of [
+      `/dashboard/endpoints/${id}/delete`,
+      `/dashboard/endpoints/${id}/rotate-secret`,
+      `/dashboard/deliveries/${deliveryId}/replay`,
+    ]) {
       const response = await theirs.request.post(path, { headers: { origin: world.url } });
       expect([path, response.status()]).toEqual([path, 404]);
     }
     // Other's only number is marked disconnected: adding an endpoint explains what is missing.
-    await fetch(`${world.url}/admin/numbers/4001`, { method: "PATCH", headers: { authorization: "Bearer test-admin-token", "content-type": "application/json" }, body: JSON.stringify({ status: "disconnected" }) });
+    await fetch(`${world.url}/admin/numbers/4001`, {
+      method: "PATCH",
+      headers: { authorization: "Bearer test-admin-token", "content-type": "application/json" },
+      body: JSON.stringify({ status: "disconnected" }),
+    });
     await theirs.goto("/dashboard/endpoints/new");
     await theirs.getByLabel(/^URL/).fill(rx.url);
     await theirs.getByRole("button", { name: "Add endpoint" }).click();

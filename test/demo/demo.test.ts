@@ -10,10 +10,16 @@ afterEach(async () => {
 });
 
 /** `bun run dev` (the README's start command) in its own process group, its output collected. */
-function runDev(env: Record<string, string>): { output: () => string; waitFor: (pattern: RegExp, ms?: number) => Promise<RegExpMatchArray>; stop: () => Promise<void> } {
+function runDev(env: Record<string, string>): {
+  output: () => string;
+  waitFor: (pattern: RegExp, ms?: number) => Promise<RegExpMatchArray>;
+  stop: () => Promise<void>;
+} {
   let output = "";
   const child: ChildProcess = spawn(process.execPath, ["run", "dev"], {
-    cwd: ROOT, detached: true, stdio: ["ignore", "pipe", "pipe"],
+    cwd: ROOT,
+    detached: true,
+    stdio: ["ignore", "pipe", "pipe"],
     env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp", LOG_LEVEL: "warn", ...env },
   });
   child.stdout!.on("data", (chunk: Buffer) => (output += chunk.toString()));
@@ -71,7 +77,9 @@ describe("the demo (`bun run dev`)", () => {
     expect(messageId).toStartWith("wamid.");
     await first.waitFor(new RegExp(`simulator: accepted text message ${messageId.replace(".", "\\.")}`));
     for (const status of ["sent", "delivered", "read"]) {
-      await first.waitFor(new RegExp(`demo receiver: verified msg_\\w+: status ${status} for ${messageId.replace(".", "\\.")}`));
+      await first.waitFor(
+        new RegExp(`demo receiver: verified msg_\\w+: status ${status} for ${messageId.replace(".", "\\.")}`),
+      );
     }
     expect(first.output()).not.toContain("REJECTED");
 

@@ -20,18 +20,42 @@ const trickle = (head: string) => {
 
 describe("the body deadline", () => {
   test.each([
-    ["an upstream event", "webhooks", "POST /webhooks/upstream HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nX-Hub-Signature-256: sha256=00\r\nContent-Length: 5000000"],
-    ["a chunked upstream event", "webhooks", "POST /webhooks/upstream HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n10000"],
-    ["a sign-in", "api", "POST /api/session HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 5000"],
-    ["an operator call", "admin", "POST /admin/accounts HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer t\r\nContent-Type: application/json\r\nContent-Length: 5000"],
-    ["a dashboard form", "dashboard", "POST /dashboard/sign-in HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: 5000"],
+    [
+      "an upstream event",
+      "webhooks",
+      "POST /webhooks/upstream HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nX-Hub-Signature-256: sha256=00\r\nContent-Length: 5000000",
+    ],
+    [
+      "a chunked upstream event",
+      "webhooks",
+      "POST /webhooks/upstream HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n10000",
+    ],
+    [
+      "a sign-in",
+      "api",
+      "POST /api/session HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 5000",
+    ],
+    [
+      "an operator call",
+      "admin",
+      "POST /admin/accounts HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer t\r\nContent-Type: application/json\r\nContent-Length: 5000",
+    ],
+    [
+      "a dashboard form",
+      "dashboard",
+      "POST /dashboard/sign-in HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: 5000",
+    ],
   ])("%s whose body trickles is 408 at the deadline and its connection closed", async (_, group, head) => {
     const before = await timeouts(group);
     const r = await trickle(head);
     expect(r.status).toBe(408);
     expect(r.headers.connection).toBe("close");
     const envelope = JSON.parse(r.body) as { error: Record<string, string> };
-    expect(envelope.error).toMatchObject({ code: "body_timeout", type: "InvalidRequestException", message: "The request body did not arrive whole within 0.3 s." });
+    expect(envelope.error).toMatchObject({
+      code: "body_timeout",
+      type: "InvalidRequestException",
+      message: "The request body did not arrive whole within 0.3 s.",
+    });
     expect(envelope.error.trace_id).toBe(r.headers["x-proxy-request-id"]!);
     // It kept sending all along; the answer came at the deadline, not at an idle time-out.
     expect(r.dripped).toBeGreaterThan(3);
@@ -41,21 +65,35 @@ describe("the body deadline", () => {
   });
 
   test("a GET that declares a body (Bun gives it none to read) is a 400 and its connection closed", async () => {
-    for (const head of ["GET /api/numbers HTTP/1.1\r\nHost: x\r\nContent-Length: 5000", "GET /healthz HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked"]) {
+    for (const head of [
+      "GET /api/numbers HTTP/1.1\r\nHost: x\r\nContent-Length: 5000",
+      "GET /healthz HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked",
+    ]) {
       const r = await trickle(head);
       expect(r.status).toBe(400);
       expect(r.headers.connection).toBe("close");
       expect(r.ms).toBeLessThan(DEADLINE_MS);
-      expect(JSON.parse(r.body).error).toMatchObject({ code: "invalid_request", message: "A GET or HEAD request carries no body; send it without one." });
+      expect(JSON.parse(r.body).error).toMatchObject({
+        code: "invalid_request",
+        message: "A GET or HEAD request carries no body; send it without one.",
+      });
     }
   });
 
   test("a body that arrives in time is served as before", async () => {
     const event = JSON.stringify({ object: "whatsapp_business_account", entry: [] });
-    const unsigned = await rawRequest(app.url, `POST /webhooks/upstream HTTP/1.1\r\nHost: x\r\nContent-Length: ${event.length}`, event);
+    const unsigned = await rawRequest(
+      app.url,
+      `POST /webhooks/upstream HTTP/1.1\r\nHost: x\r\nContent-Length: ${event.length}`,
+      event,
+    );
     expect(unsigned.status).toBe(401);
     const signIn = JSON.stringify({ email: "nobody@example.com", password: "x" });
-    const wrong = await rawRequest(app.url, `POST /api/session HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${signIn.length}`, signIn);
+    const wrong = await rawRequest(
+      app.url,
+      `POST /api/session HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${signIn.length}`,
+      signIn,
+    );
     expect(wrong.status).toBe(401);
   });
 });

@@ -9,7 +9,8 @@ import { appWithAccount } from "../webhooks/support.ts";
 const my = appWithAccount();
 
 const keys = async () => (await my.app.deps.query(`SELECT id FROM api_keys WHERE account_id = '${my.a.id}'`)).length;
-const endpoints = async () => (await my.app.deps.query(`SELECT id FROM endpoints WHERE account_id = '${my.a.id}'`)).length;
+const endpoints = async () =>
+  (await my.app.deps.query(`SELECT id FROM endpoints WHERE account_id = '${my.a.id}'`)).length;
 
 async function expectError(response: Response, status: number, code: string) {
   expect(response.status).toBe(status);
@@ -22,23 +23,62 @@ describe("/api/* takes JSON only", () => {
   const endpoint = { url: "https://hooks.example.com/in", fields: "messages" };
   test.each([
     ["application/x-www-form-urlencoded", new URLSearchParams(endpoint).toString()],
-    ["multipart/form-data; boundary=x", `--x\r\nContent-Disposition: form-data; name="url"\r\n\r\n${endpoint.url}\r\n--x--\r\n`],
+    [
+      "multipart/form-data; boundary=x",
+      `--x\r\nContent-Disposition: form-data; name="url"\r\n\r\n${endpoint.url}\r\n--x--\r\n`,
+    ],
     ["text/plain", JSON.stringify({ ...endpoint, fields: ["messages"] })],
   ])("a %s body is 415 and changes nothing", async (type, body) => {
-    await expectError(await fetch(`${my.app.url}/api/endpoints`, { method: "POST", headers: { cookie: my.a.sessionCookie(), "content-type": type }, body }), 415, "unsupported_media_type");
+    await expectError(
+      await fetch(`${my.app.url}/api/endpoints`, {
+        method: "POST",
+        headers: { cookie: my.a.sessionCookie(), "content-type": type },
+        body,
+      }),
+      415,
+      "unsupported_media_type",
+    );
     expect(await endpoints()).toBe(0);
   });
 
   test("so is a body with no type, a form with no fields, and a sign-in or sign-out posted as a form", async () => {
-    await expectError(await fetch(`${my.app.url}/api/endpoints`, { method: "POST", headers: { cookie: my.a.sessionCookie() }, body: new Uint8Array([123, 125]) }), 415, "unsupported_media_type");
+    await expectError(
+      await fetch(`${my.app.url}/api/endpoints`, {
+        method: "POST",
+        headers: { cookie: my.a.sessionCookie() },
+        body: new Uint8Array([123, 125]),
+      }),
+      415,
+      "unsupported_media_type",
+    );
     const ep = await my.a.endpoint("https://hooks.example.com/one");
-    await expectError(await fetch(`${my.app.url}/api/endpoints/${ep.id}`, { method: "DELETE", headers: { cookie: my.a.sessionCookie(), "content-type": "application/x-www-form-urlencoded" }, body: "" }), 415, "unsupported_media_type");
+    await expectError(
+      await fetch(`${my.app.url}/api/endpoints/${ep.id}`, {
+        method: "DELETE",
+        headers: { cookie: my.a.sessionCookie(), "content-type": "application/x-www-form-urlencoded" },
+        body: "",
+      }),
+      415,
+      "unsupported_media_type",
+    );
     expect(await endpoints()).toBe(1);
     const form = new URLSearchParams(my.a.user).toString();
-    const signIn = await fetch(`${my.app.url}/api/session`, { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body: form });
+    const signIn = await fetch(`${my.app.url}/api/session`, {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: form,
+    });
     await expectError(signIn, 415, "unsupported_media_type");
     expect(signIn.headers.get("set-cookie")).toBeNull();
-    await expectError(await fetch(`${my.app.url}/api/session`, { method: "DELETE", headers: { cookie: my.a.sessionCookie(), "content-type": "text/plain" }, body: "x" }), 415, "unsupported_media_type");
+    await expectError(
+      await fetch(`${my.app.url}/api/session`, {
+        method: "DELETE",
+        headers: { cookie: my.a.sessionCookie(), "content-type": "text/plain" },
+        body: "x",
+      }),
+      415,
+      "unsupported_media_type",
+    );
     expect((await fetch(`${my.app.url}/api/numbers`, { headers: { cookie: my.a.sessionCookie() } })).status).toBe(200);
   });
 
@@ -50,7 +90,14 @@ describe("/api/* takes JSON only", () => {
     });
     expect(created.status).toBe(201);
     const { id } = (await created.json()) as { id: string };
-    expect((await fetch(`${my.app.url}/api/endpoints/${id}/rotate-secret`, { method: "POST", headers: { cookie: my.a.sessionCookie() } })).status).toBe(200);
+    expect(
+      (
+        await fetch(`${my.app.url}/api/endpoints/${id}/rotate-secret`, {
+          method: "POST",
+          headers: { cookie: my.a.sessionCookie() },
+        })
+      ).status,
+    ).toBe(200);
   });
 });
 
@@ -64,16 +111,23 @@ describe("a request another site made", () => {
     });
     await expectError(post, 403, "forbidden");
     expect(await endpoints()).toBe(before);
-    await expectError(await fetch(`${my.app.url}/api/numbers`, { headers: { cookie: my.a.sessionCookie(), "sec-fetch-site": "cross-site" } }), 403, "forbidden");
+    await expectError(
+      await fetch(`${my.app.url}/api/numbers`, {
+        headers: { cookie: my.a.sessionCookie(), "sec-fetch-site": "cross-site" },
+      }),
+      403,
+      "forbidden",
+    );
   });
 
   test("from another Origin is 403; same-origin and same-site requests, and tools that send neither header, pass", async () => {
     const before = await endpoints();
-    const post = (headers: Record<string, string>) => fetch(`${my.app.url}/api/endpoints`, {
-      method: "POST",
-      headers: { cookie: my.a.sessionCookie(), "content-type": "application/json", ...headers },
-      body: JSON.stringify({ url: `https://hooks.example.com/${crypto.randomUUID()}`, fields: ["messages"] }),
-    });
+    const post = (headers: Record<string, string>) =>
+      fetch(`${my.app.url}/api/endpoints`, {
+        method: "POST",
+        headers: { cookie: my.a.sessionCookie(), "content-type": "application/json", ...headers },
+        body: JSON.stringify({ url: `https://hooks.example.com/${crypto.randomUUID()}`, fields: ["messages"] }),
+      });
     await expectError(await post({ origin: "https://evil.example", "sec-fetch-site": "cross-site" }), 403, "forbidden");
     expect(await endpoints()).toBe(before);
     expect((await post({ origin: my.app.url, "sec-fetch-site": "same-origin" })).status).toBe(201);
@@ -88,7 +142,12 @@ describe("the dashboard's own forms", () => {
     const created = await fetch(`${my.app.url}/dashboard/api-keys`, {
       method: "POST",
       redirect: "manual",
-      headers: { cookie: my.a.sessionCookie(), origin: my.app.url, "sec-fetch-site": "same-origin", "content-type": "application/x-www-form-urlencoded" },
+      headers: {
+        cookie: my.a.sessionCookie(),
+        origin: my.app.url,
+        "sec-fetch-site": "same-origin",
+        "content-type": "application/x-www-form-urlencoded",
+      },
       body: new URLSearchParams({ mode: "live", name: "from the form" }).toString(),
     });
     expect(created.status).toBe(201);

@@ -35,9 +35,12 @@ describe("control characters", () => {
 
   test("the operator API and the dashboard refuse them the same way", async () => {
     const usage = await admin(my.app.url, "GET", "/admin/usage?from=0&account_id=acc_%00");
-    expectInvalid({ status: usage.status, body: await usage.json() as Record<string, any> }, "query parameter account_id");
+    expectInvalid(
+      { status: usage.status, body: (await usage.json()) as Record<string, any> },
+      "query parameter account_id",
+    );
     const wabas = await admin(my.app.url, "GET", "/admin/wabas/1%002");
-    expectInvalid({ status: wabas.status, body: await wabas.json() as Record<string, any> }, "path parameter");
+    expectInvalid({ status: wabas.status, body: (await wabas.json()) as Record<string, any> }, "path parameter");
     const page = await fetch(`${my.app.url}/dashboard/requests?number=1%00`);
     expect(page.status).toBe(400);
   });
@@ -45,18 +48,27 @@ describe("control characters", () => {
   test("a body string with a control character is a 400 naming its field; tab and new line pass", async () => {
     const create = (name: string) => admin(my.app.url, "POST", "/admin/accounts", { name, email: "ctl@example.com" });
     const refused = await create("Acme\u0000");
-    expectInvalid({ status: refused.status, body: await refused.json() as Record<string, any> }, "body field name");
-    const nested = await my.a.api("POST", "/api/endpoints", { url: "http://127.0.0.1:9/x", fields: ["messages", "mess\u0007ages"] });
+    expectInvalid({ status: refused.status, body: (await refused.json()) as Record<string, any> }, "body field name");
+    const nested = await my.a.api("POST", "/api/endpoints", {
+      url: "http://127.0.0.1:9/x",
+      fields: ["messages", "mess\u0007ages"],
+    });
     expectInvalid(nested, "body field fields[1]");
     expect((await create("Acme\tTabs\nand lines")).status).toBe(201);
-    expect(await my.app.deps.query("SELECT name FROM accounts WHERE email = 'ctl@example.com'")).toEqual([{ name: "Acme\tTabs\nand lines" }]);
+    expect(await my.app.deps.query("SELECT name FROM accounts WHERE email = 'ctl@example.com'")).toEqual([
+      { name: "Acme\tTabs\nand lines" },
+    ]);
   });
 
   test("a form body to the dashboard with a control character is a 400", async () => {
     const form = await fetch(`${my.app.url}/dashboard/api-keys`, {
       method: "POST",
       redirect: "manual",
-      headers: { cookie: my.a.sessionCookie(), origin: my.app.url, "content-type": "application/x-www-form-urlencoded" },
+      headers: {
+        cookie: my.a.sessionCookie(),
+        origin: my.app.url,
+        "content-type": "application/x-www-form-urlencoded",
+      },
       body: "mode=live&name=key%00one",
     });
     expect(form.status).toBe(400);
@@ -71,7 +83,11 @@ describe("validation messages say where the problem is", () => {
     expect(limit.body.error.message).not.toContain("body");
     expectInvalid(await my.a.api("GET", "/api/requests?colour=red"), "query parameter colour");
     // Elysia's numeric types report the value alone; it is found by where it was.
-    for (const [path, name] of [["/api/requests?error_code=1e400", "error_code"], ["/api/requests?limit=Infinity", "limit"], ["/api/deliveries?last_status=1e3", "last_status"]]) {
+    for (const [path, name] of [
+      ["/api/requests?error_code=1e400", "error_code"],
+      ["/api/requests?limit=Infinity", "limit"],
+      ["/api/deliveries?last_status=1e3", "last_status"],
+    ]) {
       const answer = await my.a.api("GET", path!);
       expectInvalid(answer, `query parameter ${name}`);
       expect(answer.body.error.message).not.toContain("body");

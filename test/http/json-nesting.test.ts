@@ -36,23 +36,51 @@ describe("JSON nesting", () => {
   test("500,000 nested arrays in an endpoint's fields (1 MB) is a 400, logged as 400", async () => {
     const body = `{"url":"http://127.0.0.1:9/x","fields":${nested(500_000)}}`;
     expect(body.length).toBeLessThan(1024 * 1024);
-    const response = await fetch(`${my.app.url}/api/endpoints`, { method: "POST", headers: { "content-type": "application/json", cookie: my.a.sessionCookie() }, body });
+    const response = await fetch(`${my.app.url}/api/endpoints`, {
+      method: "POST",
+      headers: { "content-type": "application/json", cookie: my.a.sessionCookie() },
+      body,
+    });
     await expectTooDeep(response);
     expect(await my.app.deps.query(`SELECT id FROM endpoints WHERE account_id = '${my.a.id}'`)).toEqual([]);
   });
 
   test("the operator API and the dashboard refuse it the same way, before authentication", async () => {
     const body = `{"name":${nested(MAX_JSON_DEPTH + 1)}}`;
-    await expectTooDeep(await fetch(`${my.app.url}/admin/accounts`, { method: "POST", headers: { "content-type": "application/json", authorization: `Bearer ${TEST_ADMIN_TOKEN}` }, body }));
-    await expectTooDeep(await fetch(`${my.app.url}/admin/accounts`, { method: "POST", headers: { "content-type": "application/json" }, body }));
-    await expectTooDeep(await fetch(`${my.app.url}/dashboard/api-keys`, { method: "POST", headers: { "content-type": "application/json", cookie: my.a.sessionCookie(), origin: my.app.url }, body }));
+    await expectTooDeep(
+      await fetch(`${my.app.url}/admin/accounts`, {
+        method: "POST",
+        headers: { "content-type": "application/json", authorization: `Bearer ${TEST_ADMIN_TOKEN}` },
+        body,
+      }),
+    );
+    await expectTooDeep(
+      await fetch(`${my.app.url}/admin/accounts`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body,
+      }),
+    );
+    await expectTooDeep(
+      await fetch(`${my.app.url}/dashboard/api-keys`, {
+        method: "POST",
+        headers: { "content-type": "application/json", cookie: my.a.sessionCookie(), origin: my.app.url },
+        body,
+      }),
+    );
   });
 
   test(`${MAX_JSON_DEPTH} levels pass on to validation; brackets inside strings do not count`, async () => {
-    const deepest = await admin(my.app.url, "POST", "/admin/accounts", { name: JSON.parse(nested(MAX_JSON_DEPTH - 1)), email: "d@example.com" });
+    const deepest = await admin(my.app.url, "POST", "/admin/accounts", {
+      name: JSON.parse(nested(MAX_JSON_DEPTH - 1)),
+      email: "d@example.com",
+    });
     expect(deepest.status).toBe(400);
     expect(((await deepest.json()) as { error: { message: string } }).error.message).toStartWith("body field name:");
-    const brackets = await admin(my.app.url, "POST", "/admin/accounts", { name: "[{".repeat(100), email: "brackets@example.com" });
+    const brackets = await admin(my.app.url, "POST", "/admin/accounts", {
+      name: "[{".repeat(100),
+      email: "brackets@example.com",
+    });
     expect(brackets.status).toBe(201);
   });
 });
@@ -65,7 +93,9 @@ describe("the access log records the status sent", () => {
   });
 
   test("a handler's own Response (an HTML page's 404, ingress's 401) is logged with its status", async () => {
-    const page = await fetch(`${my.app.url}/dashboard/endpoints/ep_nope`, { headers: { cookie: my.a.sessionCookie() } });
+    const page = await fetch(`${my.app.url}/dashboard/endpoints/ep_nope`, {
+      headers: { cookie: my.a.sessionCookie() },
+    });
     expect(page.status).toBe(404);
     expect(await loggedStatus(page)).toBe(404);
     const unsigned = await my.app.post("{}", null);
@@ -74,7 +104,10 @@ describe("the access log records the status sent", () => {
   });
 
   test("a request refused before routing (a body over 1 MB declared) is logged under the id it was answered with", async () => {
-    const response = await admin(my.app.url, "POST", "/admin/accounts", { name: "x".repeat(1024 * 1024), email: "big@example.com" });
+    const response = await admin(my.app.url, "POST", "/admin/accounts", {
+      name: "x".repeat(1024 * 1024),
+      email: "big@example.com",
+    });
     expect(response.status).toBe(413);
     expect(await loggedStatus(response)).toBe(413);
   });

@@ -23,7 +23,11 @@ describe("numeric query parameters of the API", () => {
   ])("%s?%s= past its bounds is 400 naming it", async (path, name, values) => {
     for (const value of values) {
       const r = await my.a.api("GET", `${path}?${name}=${value}`);
-      expect({ value, status: r.status, code: r.body.error?.code }).toEqual({ value, status: 400, code: "invalid_request" });
+      expect({ value, status: r.status, code: r.body.error?.code }).toEqual({
+        value,
+        status: 400,
+        code: "invalid_request",
+      });
       expect(r.body.error.message).toStartWith(`query parameter ${name}:`);
     }
   });
@@ -49,7 +53,10 @@ describe("the dashboard's query parameters", () => {
     ["/dashboard/requests", ["error_code", "number", "status", "api_key_id", "from", "to", "cursor"]],
     ["/dashboard/requests/lookup", ["id"]],
     ["/dashboard/messages/lookup", ["id"]],
-    ["/dashboard/deliveries", ["last_status", "endpoint_id", "status", "field", "number", "message_id", "from", "to", "cursor"]],
+    [
+      "/dashboard/deliveries",
+      ["last_status", "endpoint_id", "status", "field", "number", "message_id", "from", "to", "cursor"],
+    ],
     ["/dashboard/api-keys", ["revoked"]],
     ["/dashboard/numbers", ["number", "done"]],
     ["/dashboard/endpoints", ["done"]],
@@ -57,20 +64,23 @@ describe("the dashboard's query parameters", () => {
   ];
   const get = (url: string) => fetch(url, { headers: { cookie: my.a.sessionCookie() }, redirect: "manual" });
 
-  test.each(PAGES)("%s: garbage, numbers past a column and a parameter given twice are never a 5xx", async (path, names) => {
-    const failures: string[] = [];
-    for (const name of names) {
-      const urls = [
-        ...GARBAGE.map((v) => `${my.app.url}${path}?${name}=${encodeURIComponent(v)}`),
-        `${my.app.url}${path}?${name}=1&${name}=2`,
-        `${my.app.url}${path}?${name}[]=1&${name}[a]=2`,
-      ];
-      for (const url of urls) {
-        const r = await get(url);
-        await r.arrayBuffer();
-        if (r.status >= 500) failures.push(`${url.slice(my.app.url.length, 120)}: ${r.status}`);
+  test.each(PAGES)(
+    "%s: garbage, numbers past a column and a parameter given twice are never a 5xx",
+    async (path, names) => {
+      const failures: string[] = [];
+      for (const name of names) {
+        const urls = [
+          ...GARBAGE.map((v) => `${my.app.url}${path}?${name}=${encodeURIComponent(v)}`),
+          `${my.app.url}${path}?${name}=1&${name}=2`,
+          `${my.app.url}${path}?${name}[]=1&${name}[a]=2`,
+        ];
+        for (const url of urls) {
+          const r = await get(url);
+          await r.arrayBuffer();
+          if (r.status >= 500) failures.push(`${url.slice(my.app.url.length, 120)}: ${r.status}`);
+        }
       }
-    }
-    expect(failures).toEqual([]);
-  });
+      expect(failures).toEqual([]);
+    },
+  );
 });

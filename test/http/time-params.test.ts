@@ -28,8 +28,12 @@ describe("time parameters", () => {
     for (const name of ["from", "to"]) {
       expectRefused(await my.a.api("GET", `/api/requests?${name}=${value}`), name);
       expectRefused(await my.a.api("GET", `/api/deliveries?${name}=${value}`), name);
-      const usage = await admin(my.app.url, "GET", `/admin/usage?from=${name === "from" ? value : "0"}${name === "to" ? `&to=${value}` : ""}`);
-      expectRefused({ status: usage.status, body: await usage.json() as Record<string, any> }, name);
+      const usage = await admin(
+        my.app.url,
+        "GET",
+        `/admin/usage?from=${name === "from" ? value : "0"}${name === "to" ? `&to=${value}` : ""}`,
+      );
+      expectRefused({ status: usage.status, body: (await usage.json()) as Record<string, any> }, name);
     }
   });
 
@@ -58,8 +62,19 @@ describe("time parameters", () => {
     const now = my.app.deps.clock.now();
     for (const [i, since] of stored.entries()) {
       await my.app.deps.store.recoveries.start({
-        id: `rcv_old_${i}`, accountId: my.a.id, endpointId: endpoint, since: Number(since), until: now, status: "done",
-        found: 0, replayed: 0, skippedExpired: 0, skippedReplayed: 0, cursor: null, startedAt: now + i, updatedAt: now + i,
+        id: `rcv_old_${i}`,
+        accountId: my.a.id,
+        endpointId: endpoint,
+        since: Number(since),
+        until: now,
+        status: "done",
+        found: 0,
+        replayed: 0,
+        skippedExpired: 0,
+        skippedReplayed: 0,
+        cursor: null,
+        startedAt: now + i,
+        updatedAt: now + i,
       });
       const latest = await my.a.api("GET", `/api/endpoints/${endpoint}/recover`);
       expect(latest.status).toBe(200);
@@ -68,7 +83,9 @@ describe("time parameters", () => {
         const page = await fetch(`${my.app.url}${path}`, { headers: { cookie: my.a.sessionCookie() } });
         expect(page.status).toBe(200);
         const text = await page.text();
-        expect(text.includes('for deliveries since <span class="muted">a time past the last date there is</span>')).toBe(true);
+        expect(
+          text.includes('for deliveries since <span class="muted">a time past the last date there is</span>'),
+        ).toBe(true);
       }
     }
   });

@@ -68,10 +68,16 @@ export async function seedAccount(w: IsolationWorld): Promise<Seeded> {
   const { t } = w;
   const user = await t.account();
   const cookie = user.cookie();
-  const api = (method: string, path: string, body: unknown, status: number) => ok(apiCall(t.url, cookie, method, path, body), status);
+  const api = (method: string, path: string, body: unknown, status: number) =>
+    ok(apiCall(t.url, cookie, method, path, body), status);
 
   const popup = t.sim.signUp({ coexistence: true });
-  const signup = await api("POST", "/api/signups", { code: popup.code, waba_id: popup.wabaId, phone_number_id: popup.phoneNumberId, coexistence: true }, 201);
+  const signup = await api(
+    "POST",
+    "/api/signups",
+    { code: popup.code, waba_id: popup.wabaId, phone_number_id: popup.phoneNumberId, coexistence: true },
+    201,
+  );
   expect(signup.status).toBe("done");
   const key = await api("POST", "/api/api-keys", { mode: "live", name: "Seeded key" }, 201);
 
@@ -106,8 +112,16 @@ export async function seedAccount(w: IsolationWorld): Promise<Seeded> {
     email: user.email,
     cookie,
     ids: {
-      account: user.id, endpoint: endpoint.id, delivery: deliveries.data[0].id, request: sent.headers.get("x-proxy-request-id")!,
-      message: wamid, number: popup.phoneNumberId, waba: popup.wabaId, signup: signup.id, recovery: recovery.id, key: key.id,
+      account: user.id,
+      endpoint: endpoint.id,
+      delivery: deliveries.data[0].id,
+      request: sent.headers.get("x-proxy-request-id")!,
+      message: wamid,
+      number: popup.phoneNumberId,
+      waba: popup.wabaId,
+      signup: signup.id,
+      recovery: recovery.id,
+      key: key.id,
       notification: notifications.data[0].id,
     },
   };
@@ -120,8 +134,16 @@ export async function callerAccount(w: IsolationWorld): Promise<Seeded> {
   const cookie = user.cookie();
   const { wabaId } = await t.world.waba(user.id);
   const number = await t.world.number(user.id, wabaId);
-  const endpoint = await ok(apiCall(t.url, cookie, "POST", "/api/endpoints", { url: w.hook().url, fields: ["messages"] }), 201);
-  return { id: user.id, email: user.email, cookie, ids: { account: user.id, number, waba: wabaId, endpoint: endpoint.id } };
+  const endpoint = await ok(
+    apiCall(t.url, cookie, "POST", "/api/endpoints", { url: w.hook().url, fields: ["messages"] }),
+    201,
+  );
+  return {
+    id: user.id,
+    email: user.email,
+    cookie,
+    ids: { account: user.id, number, waba: wabaId, endpoint: endpoint.id },
+  };
 }
 
 /**
@@ -129,7 +151,9 @@ export async function callerAccount(w: IsolationWorld): Promise<Seeded> {
  * nothing of the account changes on its own afterwards.
  */
 async function quiet(t: SignupWorld, cookie: string): Promise<void> {
-  const pending = async () => (await (await apiCall(t.url, cookie, "GET", "/api/deliveries?status=pending")).json() as { data: unknown[] }).data.length;
+  const pending = async () =>
+    ((await (await apiCall(t.url, cookie, "GET", "/api/deliveries?status=pending")).json()) as { data: unknown[] }).data
+      .length;
   expect(await eventually(pending, 0, 10_000)).toBe(0);
   await t.sim.webhooksIdle();
   const { limits, store } = t.world.deps;
@@ -150,31 +174,54 @@ const NOBODYS: Record<string, string> = {
  * buckets keyed by one of its ids. A table nobody has said how to attribute fails the dump, so
  * a new table is covered or named.
  */
-export async function ownedRows(query: (sql: string) => Promise<Row[]>, account: Seeded): Promise<Record<string, Row[]>> {
+export async function ownedRows(
+  query: (sql: string) => Promise<Row[]>,
+  account: Seeded,
+): Promise<Record<string, Row[]>> {
   const lit = (s: string) => `'${s.replaceAll("'", "''")}'`;
   const owner = lit(account.id);
-  const tables = testBackend() === "sqlite"
-    ? (await query("SELECT name FROM sqlite_master WHERE type = 'table'")).map((r) => r.name as string)
-    : (await query("SELECT table_name AS name FROM information_schema.tables WHERE table_schema = current_schema()")).map((r) => r.name as string);
-  const columnsOf = async (table: string) => testBackend() === "sqlite"
-    ? (await query(`SELECT name FROM pragma_table_info(${lit(table)})`)).map((r) => r.name as string)
-    : (await query(`SELECT column_name AS name FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = ${lit(table)}`)).map((r) => r.name as string);
+  const tables =
+    testBackend() === "sqlite"
+      ? (await query("SELECT name FROM sqlite_master WHERE type = 'table'")).map((r) => r.name as string)
+      : (
+          await query("SELECT table_name AS name FROM information_schema.tables WHERE table_schema = current_schema()")
+        ).map((r) => r.name as string);
+  const columnsOf = async (table: string) =>
+    testBackend() === "sqlite"
+      ? (await query(`SELECT name FROM pragma_table_info(${lit(table)})`)).map((r) => r.name as string)
+      : (
+          await query(
+            `SELECT column_name AS name FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = ${lit(table)}`,
+          )
+        ).map((r) => r.name as string);
   const ids = Object.values(account.ids).filter((id): id is string => !!id);
   const dump: Record<string, Row[]> = {};
   for (const table of tables.sort()) {
     if (NOBODYS[table] !== undefined) continue;
     const columns = await columnsOf(table);
-    const where = table === "accounts" ? `id = ${owner}`
-      : columns.includes("account_id") ? `account_id = ${owner}`
-      : columns.includes("endpoint_id") ? `endpoint_id IN (SELECT id FROM endpoints WHERE account_id = ${owner})`
-      : columns.includes("delivery_id") ? `delivery_id IN (SELECT id FROM deliveries WHERE account_id = ${owner})`
-      : columns.includes("event_id") ? `event_id IN (SELECT id FROM events WHERE account_id = ${owner})`
-      : table === "sign_in_failures" ? `email IN (SELECT email FROM users WHERE account_id = ${owner})`
-      : table === "rate_buckets" ? ids.map((id) => `key LIKE ${lit(`%${id}%`)}`).join(" OR ")
-      : null;
-    if (where === null) throw new Error(`table ${table}: the isolation dump cannot tell which of its rows belong to an account`);
+    const where =
+      table === "accounts"
+        ? `id = ${owner}`
+        : columns.includes("account_id")
+          ? `account_id = ${owner}`
+          : columns.includes("endpoint_id")
+            ? `endpoint_id IN (SELECT id FROM endpoints WHERE account_id = ${owner})`
+            : columns.includes("delivery_id")
+              ? `delivery_id IN (SELECT id FROM deliveries WHERE account_id = ${owner})`
+              : columns.includes("event_id")
+                ? `event_id IN (SELECT id FROM events WHERE account_id = ${owner})`
+                : table === "sign_in_failures"
+                  ? `email IN (SELECT email FROM users WHERE account_id = ${owner})`
+                  : table === "rate_buckets"
+                    ? ids.map((id) => `key LIKE ${lit(`%${id}%`)}`).join(" OR ")
+                    : null;
+    if (where === null)
+      throw new Error(`table ${table}: the isolation dump cannot tell which of its rows belong to an account`);
     const rows = await query(`SELECT * FROM ${table} WHERE ${where}`);
-    dump[table] = rows.map((r) => JSON.stringify(r, (_k, v) => (typeof v === "bigint" ? String(v) : v))).sort().map((s) => JSON.parse(s));
+    dump[table] = rows
+      .map((r) => JSON.stringify(r, (_k, v) => (typeof v === "bigint" ? String(v) : v)))
+      .sort()
+      .map((s) => JSON.parse(s));
   }
   return dump;
 }

@@ -2,8 +2,19 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { escapeHtml } from "@kitajs/html";
 import { apiCall, callerAccount, isolationWorld, ownedRows, seedAccount, type Seeded } from "./accounts.ts";
 import {
-  bodyIdFields, bodyOf, formEncode, formTwin, objectOf, pathParamKind, PLAUSIBLE, plausible, queryOf, queryParamKind,
-  routeTable, type Kind, type Route,
+  bodyIdFields,
+  bodyOf,
+  formEncode,
+  formTwin,
+  objectOf,
+  pathParamKind,
+  PLAUSIBLE,
+  plausible,
+  queryOf,
+  queryParamKind,
+  routeTable,
+  type Kind,
+  type Route,
 } from "./route-table.ts";
 
 // Issue 26: one account never reaches another's objects. Generated from the app's route table:
@@ -27,7 +38,12 @@ const CLAIMS: Record<string, string> = {
 };
 
 type Where = "path" | "query" | "body" | "claim";
-interface Case { route: Route; where: Where; name: string; kind: Kind }
+interface Case {
+  route: Route;
+  where: Where;
+  name: string;
+  kind: Kind;
+}
 
 const unclassified: string[] = [];
 const cases: Case[] = [];
@@ -45,7 +61,8 @@ for (const route of scoped) {
   }
   const twin = route.path.startsWith("/dashboard/") ? formTwin(route, routes) : route;
   const claim = twin !== null && CLAIMS[twin.key] !== undefined;
-  for (const [name, kind] of bodyIdFields(bodyOf(route, routes))) cases.push({ route, where: claim ? "claim" : "body", name, kind });
+  for (const [name, kind] of bodyIdFields(bodyOf(route, routes)))
+    cases.push({ route, where: claim ? "claim" : "body", name, kind });
 }
 
 let a: Seeded;
@@ -65,7 +82,8 @@ function unknownLike(id: string): string {
   let changed = 0;
   for (let i = chars.length - 1; i >= 0 && changed < 4; i--) {
     const c = chars[i]!;
-    const rotate = (first: string, size: number) => String.fromCharCode(((c.charCodeAt(0) - first.charCodeAt(0) + 3) % size) + first.charCodeAt(0));
+    const rotate = (first: string, size: number) =>
+      String.fromCharCode(((c.charCodeAt(0) - first.charCodeAt(0) + 3) % size) + first.charCodeAt(0));
     if (/[0-9]/.test(c)) chars[i] = rotate("0", 10);
     else if (/[a-z]/.test(c)) chars[i] = rotate("a", 26);
     else if (/[A-Z]/.test(c)) chars[i] = rotate("A", 26);
@@ -83,24 +101,33 @@ const own = (account: Seeded, kind: Kind) => {
 
 /** The request of `c` by `caller` with `id` in the place under test; every other id is the caller's own. */
 function request(c: Case, caller: Seeded, id: string): Promise<Response> {
-  const path = c.route.path.split("/").map((segment) => {
-    if (!segment.startsWith(":") && segment !== "*") return segment;
-    const param = segment.replace(/^:/, "");
-    if (c.where === "path" && param === c.name) return encodeURIComponent(id);
-    const named = pathParamKind(c.route, param);
-    return named.ok && named.kind ? encodeURIComponent(own(caller, named.kind)) : "x";
-  }).join("/");
+  const path = c.route.path
+    .split("/")
+    .map((segment) => {
+      if (!segment.startsWith(":") && segment !== "*") return segment;
+      const param = segment.replace(/^:/, "");
+      if (c.where === "path" && param === c.name) return encodeURIComponent(id);
+      const named = pathParamKind(c.route, param);
+      return named.ok && named.kind ? encodeURIComponent(own(caller, named.kind)) : "x";
+    })
+    .join("/");
   const query = c.where === "query" ? `?${new URLSearchParams({ [c.name]: id })}` : "";
   const schema = bodyOf(c.route, routes);
-  const body = schema && c.route.method !== "GET" ? (plausible(schema, "", values) as Record<string, unknown>) : undefined;
+  const body =
+    schema && c.route.method !== "GET" ? (plausible(schema, "", values) as Record<string, unknown>) : undefined;
   if (body && (c.where === "body" || c.where === "claim")) {
-    for (const [name, kind] of bodyIdFields(schema)) body[name] = name === c.name ? id : c.where === "claim" ? b.ids[kind] : own(caller, kind);
+    for (const [name, kind] of bodyIdFields(schema))
+      body[name] = name === c.name ? id : c.where === "claim" ? b.ids[kind] : own(caller, kind);
   }
   if (c.route.path.startsWith("/api/")) return apiCall(w.t.url, caller.cookie, c.route.method, path + query, body);
   return fetch(`${w.t.url}${path}${query}`, {
     method: c.route.method,
     redirect: "manual",
-    headers: { cookie: caller.cookie, origin: w.t.url, ...(body ? { "content-type": "application/x-www-form-urlencoded" } : {}) },
+    headers: {
+      cookie: caller.cookie,
+      origin: w.t.url,
+      ...(body ? { "content-type": "application/x-www-form-urlencoded" } : {}),
+    },
     body: body ? formEncode(body) : undefined,
   });
 }
@@ -137,10 +164,10 @@ for (const c of cases) {
       const asTheirs = await answer(await request(c, a, theirs), theirs);
       expect(asTheirs).toEqual(asUnknown);
       // The id is real and the request well formed: its owner reads it, or the caller with its own id goes through.
-      if (c.where === "path" && c.route.method === "GET") expect((await request(c, b, theirs)).status).toBeLessThan(400);
+      if (c.where === "path" && c.route.method === "GET")
+        expect((await request(c, b, theirs)).status).toBeLessThan(400);
       if (c.where === "body") expect((await request(c, a, own(a, c.kind))).status).toBeLessThan(400);
     }
     expect(await ownedRows(w.t.world.deps.query, b)).toEqual(before);
   });
 }
-

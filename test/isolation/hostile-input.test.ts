@@ -7,7 +7,18 @@ import { hubSignature } from "../../src/webhooks/hub-signature.ts";
 import { TEST_ADMIN_TOKEN, TEST_APP_SECRET } from "../support/harness.ts";
 import { isolationWorld, seedAccount, type Seeded } from "./accounts.ts";
 import { BODIES, envelopeProblem, mustRefuse, PROPERTY_VALUES, URL_VALUES } from "./hostile.ts";
-import { bodyOf, formEncode, isOptional, objectOf, pathParamKind, PLAUSIBLE, plausible, queryOf, routeTable, type Route } from "./route-table.ts";
+import {
+  bodyOf,
+  formEncode,
+  isOptional,
+  objectOf,
+  pathParamKind,
+  PLAUSIBLE,
+  plausible,
+  queryOf,
+  routeTable,
+  type Route,
+} from "./route-table.ts";
 
 // Issue 26: a hostile-input sweep generated from the app's route table. Every path parameter,
 // every query parameter and body property a route's schema declares (an HTML form's: its API
@@ -47,9 +58,22 @@ const EVENT_PLACES: (string | number)[][] = (() => {
   const value = [...change, "value"];
   const status = [...value, "statuses", 0];
   return [
-    ["object"], ["entry"], ["entry", 0], ["entry", 0, "id"], ["entry", 0, "changes"], change, [...change, "field"], value,
-    [...value, "metadata"], [...value, "metadata", "phone_number_id"], [...value, "statuses"], status, [...status, "id"],
-    [...status, "status"], [...status, "errors", 0, "code"], [...value, "messages", 0, "id"],
+    ["object"],
+    ["entry"],
+    ["entry", 0],
+    ["entry", 0, "id"],
+    ["entry", 0, "changes"],
+    change,
+    [...change, "field"],
+    value,
+    [...value, "metadata"],
+    [...value, "metadata", "phone_number_id"],
+    [...value, "statuses"],
+    status,
+    [...status, "id"],
+    [...status, "status"],
+    [...status, "errors", 0, "code"],
+    [...value, "messages", 0, "id"],
   ];
 })();
 
@@ -83,8 +107,10 @@ async function session(): Promise<string> {
 
 function event(): Record<string, unknown> {
   const value = {
-    messaging_product: names.product, metadata: { phone_number_id: caller.ids.number },
-    statuses: [{ id: "wamid.hostile", status: "sent", errors: [{ code: 131000 }] }], messages: [{ id: "wamid.inbound" }],
+    messaging_product: names.product,
+    metadata: { phone_number_id: caller.ids.number },
+    statuses: [{ id: "wamid.hostile", status: "sent", errors: [{ code: 131000 }] }],
+    messages: [{ id: "wamid.inbound" }],
   };
   return { object: names.webhookObject, entry: [{ id: caller.ids.waba, changes: [{ field: "messages", value }] }] };
 }
@@ -110,18 +136,27 @@ function marked(json: unknown, place: (string | number)[]): string {
 function probes(route: Route, cookie: string): Probe[] {
   const group = routeGroup(route.path);
   const strict = group === "api" || group === "admin";
-  const pathWith = (param: string | null, text: string, raw = false, realIds = true) => route.path.split("/").map((segment) => {
-    if (!segment.startsWith(":") && segment !== "*") return segment;
-    const name = segment.replace(/^:/, "");
-    if (name === param) return raw ? text : encodeURIComponent(text);
-    const named = pathParamKind(route, name);
-    return realIds && named.ok && named.kind && caller.ids[named.kind] ? encodeURIComponent(caller.ids[named.kind]!) : "x";
-  }).join("/");
+  const pathWith = (param: string | null, text: string, raw = false, realIds = true) =>
+    route.path
+      .split("/")
+      .map((segment) => {
+        if (!segment.startsWith(":") && segment !== "*") return segment;
+        const name = segment.replace(/^:/, "");
+        if (name === param) return raw ? text : encodeURIComponent(text);
+        const named = pathParamKind(route, name);
+        return realIds && named.ok && named.kind && caller.ids[named.kind]
+          ? encodeURIComponent(caller.ids[named.kind]!)
+          : "x";
+      })
+      .join("/");
   const query = objectOf(queryOf(route, routes));
-  const required = Object.fromEntries(Object.entries(query?.properties ?? {})
-    .filter(([name]) => query!.required?.includes(name))
-    .map(([name, schema]) => [name, String(plausible(schema, name, values))]));
-  const auth: Record<string, string> = group === "admin" ? { authorization: `Bearer ${TEST_ADMIN_TOKEN}` } : { cookie, origin: w.t.url };
+  const required = Object.fromEntries(
+    Object.entries(query?.properties ?? {})
+      .filter(([name]) => query!.required?.includes(name))
+      .map(([name, schema]) => [name, String(plausible(schema, name, values))]),
+  );
+  const auth: Record<string, string> =
+    group === "admin" ? { authorization: `Bearer ${TEST_ADMIN_TOKEN}` } : { cookie, origin: w.t.url };
   const schema = bodyOf(route, routes);
   const isForm = group === "dashboard";
   const base = schema ? plausible(schema, "", values) : route.key === "POST /webhooks/upstream" ? event() : null;
@@ -130,28 +165,52 @@ function probes(route: Route, cookie: string): Probe[] {
     const headers: Record<string, string> = { ...auth };
     if (body) headers["content-type"] = body.type;
     if (body && route.path === "/webhooks/upstream") {
-      headers["x-hub-signature-256"] = hubSignature(TEST_APP_SECRET, typeof body.text === "string" ? new TextEncoder().encode(body.text) : body.text);
+      headers["x-hub-signature-256"] = hubSignature(
+        TEST_APP_SECRET,
+        typeof body.text === "string" ? new TextEncoder().encode(body.text) : body.text,
+      );
     }
-    return { route, what, method: route.method, url: `${w.t.url}${path}${search}`, headers, body: body?.text, refuse, deep };
+    return {
+      route,
+      what,
+      method: route.method,
+      url: `${w.t.url}${path}${search}`,
+      headers,
+      body: body?.text,
+      refuse,
+      deep,
+    };
   };
   const search = (extra: string) => {
     const fixed = new URLSearchParams(required).toString();
     const all = [fixed, extra].filter(Boolean).join("&");
     return all ? `?${all}` : "";
   };
-  const baseBody = route.method === "GET" || base === null ? null
-    : isForm ? { text: formEncode(base as Record<string, unknown>), type: "application/x-www-form-urlencoded" }
-    : { text: JSON.stringify(base), type: "application/json" };
+  const baseBody =
+    route.method === "GET" || base === null
+      ? null
+      : isForm
+        ? { text: formEncode(base as Record<string, unknown>), type: "application/x-www-form-urlencoded" }
+        : { text: JSON.stringify(base), type: "application/json" };
   const out: Probe[] = [];
 
   for (const param of route.params) {
     // Only a control character must be refused: another probe may have made an object with a hostile but valid id.
     for (const v of URL_VALUES) {
-      out.push(send(`path ${param} = ${v.name}`, pathWith(param, v.text, v.raw), search(""), baseBody, strict && mustRefuse(null, param, v.text, true)));
+      out.push(
+        send(
+          `path ${param} = ${v.name}`,
+          pathWith(param, v.text, v.raw),
+          search(""),
+          baseBody,
+          strict && mustRefuse(null, param, v.text, true),
+        ),
+      );
     }
   }
   const queryNames: [string, TSchema | null][] = [
-    ...Object.entries(query?.properties ?? {}), ...(UNDECLARED_QUERY[route.key] ?? []).map((n) => [n, null] as [string, null]),
+    ...Object.entries(query?.properties ?? {}),
+    ...(UNDECLARED_QUERY[route.key] ?? []).map((n) => [n, null] as [string, null]),
   ];
   for (const [name, propSchema] of queryNames) {
     const others = new URLSearchParams(Object.entries(required).filter(([k]) => k !== name));
@@ -163,17 +222,30 @@ function probes(route: Route, cookie: string): Probe[] {
       const refuse = strict && !v.raw && mustRefuse(propSchema, name, v.text, true);
       out.push(send(`query ${name} = ${v.name}`, pathWith(null, ""), q(v.text, v.raw), baseBody, refuse));
     }
-    out.push(send(`query ${name} given twice`, pathWith(null, ""), `${q("1")}&${encodeURIComponent(name)}=2`, baseBody, false));
+    out.push(
+      send(`query ${name} given twice`, pathWith(null, ""), `${q("1")}&${encodeURIComponent(name)}=2`, baseBody, false),
+    );
   }
   if (route.method !== "GET" && base !== null && typeof base === "object") {
-    const places = route.key === "POST /webhooks/upstream" ? EVENT_PLACES : Object.keys(objectOf(schema)?.properties ?? {}).map((k) => [k]);
+    const places =
+      route.key === "POST /webhooks/upstream"
+        ? EVENT_PLACES
+        : Object.keys(objectOf(schema)?.properties ?? {}).map((k) => [k]);
     for (const place of places) {
       const name = place.join(".");
-      const propSchema = place.length === 1 ? objectOf(schema)?.properties[name] ?? null : null;
+      const propSchema = place.length === 1 ? (objectOf(schema)?.properties[name] ?? null) : null;
       if (isForm) {
         for (const v of URL_VALUES.filter((u) => !u.raw)) {
           const form = { ...(base as Record<string, unknown>), [name]: v.text };
-          out.push(send(`form ${name} = ${v.name}`, pathWith(null, ""), search(""), { text: formEncode(form), type: "application/x-www-form-urlencoded" }, false));
+          out.push(
+            send(
+              `form ${name} = ${v.name}`,
+              pathWith(null, ""),
+              search(""),
+              { text: formEncode(form), type: "application/x-www-form-urlencoded" },
+              false,
+            ),
+          );
         }
         continue;
       }
@@ -182,7 +254,16 @@ function probes(route: Route, cookie: string): Probe[] {
         const parsed = v.deep ? MARK : parseOr(v.json, MARK);
         // Not JSON or too deep for any schema: refused; otherwise what the property's schema admits.
         const refuse = strict && (parsed === MARK || mustRefuse(propSchema, name, parsed, false));
-        out.push(send(`body ${name} = ${v.name}`, pathWith(null, ""), search(""), { text: text.replace(`"${MARK}"`, v.json), type: "application/json" }, refuse, v.deep));
+        out.push(
+          send(
+            `body ${name} = ${v.name}`,
+            pathWith(null, ""),
+            search(""),
+            { text: text.replace(`"${MARK}"`, v.json), type: "application/json" },
+            refuse,
+            v.deep,
+          ),
+        );
       }
     }
   }
@@ -190,7 +271,16 @@ function probes(route: Route, cookie: string): Probe[] {
     const declared = schema !== null || route.path === "/webhooks/upstream";
     for (const b of BODIES) {
       // A route that reads no body acts on its object: given one nobody owns, it only shows the body does no harm.
-      out.push(send(`whole body = ${b.name}`, pathWith(null, "", false, declared), search(""), { text: b.bytes, type: b.type }, strict && declared, b.deep));
+      out.push(
+        send(
+          `whole body = ${b.name}`,
+          pathWith(null, "", false, declared),
+          search(""),
+          { text: b.bytes, type: b.type },
+          strict && declared,
+          b.deep,
+        ),
+      );
     }
   }
   return out;
@@ -202,7 +292,13 @@ async function judge(p: Probe, ms: number): Promise<string | null> {
   let status: number;
   let text: string;
   try {
-    const r = await fetch(p.url, { method: p.method, headers: p.headers, body: p.body, redirect: "manual", signal: AbortSignal.timeout(ms) });
+    const r = await fetch(p.url, {
+      method: p.method,
+      headers: p.headers,
+      body: p.body,
+      redirect: "manual",
+      signal: AbortSignal.timeout(ms),
+    });
     status = r.status;
     text = await r.text();
   } catch (error) {
@@ -223,9 +319,11 @@ async function judge(p: Probe, ms: number): Promise<string | null> {
 /** Runs `work` over `items`, `width` at a time. */
 async function pool<T>(items: T[], width: number, work: (item: T) => Promise<void>): Promise<void> {
   let next = 0;
-  await Promise.all(Array.from({ length: width }, async () => {
-    while (next < items.length) await work(items[next++]!);
-  }));
+  await Promise.all(
+    Array.from({ length: width }, async () => {
+      while (next < items.length) await work(items[next++]!);
+    }),
+  );
 }
 
 const swept = routes.filter((r) => !r.path.startsWith("/docs"));
@@ -243,7 +341,11 @@ beforeAll(async () => {
   const fail = (p: Probe, problem: string | null) => {
     if (problem) failures.get(p.route.key)!.push(problem);
   };
-  await pool(all.filter((p) => !p.deep), 6, async (p) => fail(p, await judge(p, 10_000)));
+  await pool(
+    all.filter((p) => !p.deep),
+    6,
+    async (p) => fail(p, await judge(p, 10_000)),
+  );
   // Deep bodies one at a time: a server that walks one for seconds holds up every other request.
   // After the first one it fails, the rest are not sent (each is a failure naming the first).
   let broken: string | null = null;

@@ -8,9 +8,17 @@ import { isNumeric } from "./route-table.ts";
  * are text, sent percent-encoded, or, for `raw`, as they are; in a JSON body they are JSON text,
  * put in place of one property or of the whole body.
  */
-export interface UrlValue { name: string; text: string; raw?: boolean }
+export interface UrlValue {
+  name: string;
+  text: string;
+  raw?: boolean;
+}
 /** `deep`: 100,000 levels of nesting, which the server may take long over: the sweep sends these one at a time. */
-export interface JsonValue { name: string; json: string; deep?: true }
+export interface JsonValue {
+  name: string;
+  json: string;
+  deep?: true;
+}
 
 /** 100,000 nested arrays. */
 const DEEP = "[".repeat(100_000) + "]".repeat(100_000);
@@ -73,8 +81,16 @@ export const BODIES: { name: string; type: string; bytes: string | Uint8Array<Ar
   { name: "null", type: "application/json", bytes: "null" },
   { name: "broken JSON", type: "application/json", bytes: '{"a":' },
   { name: "NaN", type: "application/json", bytes: '{"a":NaN}' },
-  { name: "__proto__", type: "application/json", bytes: '{"__proto__":{"admin":true},"constructor":{"prototype":{"admin":true}}}' },
-  { name: "bytes that are not UTF-8", type: "application/json", bytes: new Uint8Array([0x7b, 0x22, 0xc3, 0x28, 0x22, 0x3a, 0x31, 0x7d]) },
+  {
+    name: "__proto__",
+    type: "application/json",
+    bytes: '{"__proto__":{"admin":true},"constructor":{"prototype":{"admin":true}}}',
+  },
+  {
+    name: "bytes that are not UTF-8",
+    type: "application/json",
+    bytes: new Uint8Array([0x7b, 0x22, 0xc3, 0x28, 0x22, 0x3a, 0x31, 0x7d]),
+  },
   { name: "a NUL", type: "application/json", bytes: '{"a":"\u0000"}' },
 ];
 
@@ -96,7 +112,11 @@ export function mustRefuse(schema: TSchema | null, name: string, value: unknown,
   if (!schema) return false;
   // Elysia's t.Numeric: a number, or text that reads as one, within the bounds.
   if (isNumeric(schema) && (typeof value === "string" || typeof value === "number")) {
-    const { minimum = -Infinity, maximum = Infinity, multipleOf } = schema as { minimum?: number; maximum?: number; multipleOf?: number };
+    const {
+      minimum = -Infinity,
+      maximum = Infinity,
+      multipleOf,
+    } = schema as { minimum?: number; maximum?: number; multipleOf?: number };
     const number = typeof value === "string" && value.trim() !== "" ? Number(value) : value;
     if (typeof value === "string" && value === "" && Value.Check(schema, value)) return false;
     if (typeof number !== "number" || !Number.isFinite(number) || number < minimum || number > maximum) return true;
@@ -117,7 +137,10 @@ export function envelopeProblem(status: number, text: string): string | null {
   if (!error || Object.keys(body as object).length !== 1) return "no error envelope";
   const keys = Object.keys(error).sort().join(",");
   if (keys !== "code,message,trace_id,type") return `envelope keys ${keys}`;
-  if (typeof error.message !== "string" || typeof error.trace_id !== "string" || !error.message) return "message or trace_id not text";
-  const known = Object.values(ERRORS).some((e) => e.status === status && e.type === error.type && e.code === error.code);
+  if (typeof error.message !== "string" || typeof error.trace_id !== "string" || !error.message)
+    return "message or trace_id not text";
+  const known = Object.values(ERRORS).some(
+    (e) => e.status === status && e.type === error.type && e.code === error.code,
+  );
   return known ? null : `${status} ${String(error.type)}/${String(error.code)} is not in the catalog`;
 }

@@ -21,34 +21,74 @@ export function routeTable(app: App): Route[] {
     .filter((r) => r.method !== "HEAD" && r.method !== "OPTIONS")
     .map((r) => {
       const hooks = (r.hooks ?? {}) as { query?: unknown; body?: unknown };
-      const params = r.path.split("/").filter((s) => s.startsWith(":") || s === "*").map((s) => s.replace(/^:/, ""));
+      const params = r.path
+        .split("/")
+        .filter((s) => s.startsWith(":") || s === "*")
+        .map((s) => s.replace(/^:/, ""));
       const schema = (s: unknown) => (s && typeof s === "object" && Kind in s ? (s as TSchema) : null);
-      return { method: r.method, path: r.path, params, query: schema(hooks.query), body: schema(hooks.body), key: `${r.method} ${r.path}` };
+      return {
+        method: r.method,
+        path: r.path,
+        params,
+        query: schema(hooks.query),
+        body: schema(hooks.body),
+        key: `${r.method} ${r.path}`,
+      };
     });
 }
 
 /** The HTML pages' GET routes read the same filters as their JSON twin (`/dashboard/X` and `/api/X`): its query schema. */
 export function queryOf(route: Route, routes: Route[]): TSchema | null {
   if (route.query || !route.path.startsWith("/dashboard/")) return route.query;
-  const twin = routes.find((r) => r.method === route.method && r.path === route.path.replace(/^\/dashboard\//, "/api/"));
+  const twin = routes.find(
+    (r) => r.method === route.method && r.path === route.path.replace(/^\/dashboard\//, "/api/"),
+  );
   return twin?.query ?? null;
 }
 
 /** What an account owns, as the isolation suites name them. */
 export type Kind =
-  | "endpoint" | "delivery" | "request" | "message" | "number" | "waba" | "signup" | "recovery" | "key" | "notification" | "account";
+  | "endpoint"
+  | "delivery"
+  | "request"
+  | "message"
+  | "number"
+  | "waba"
+  | "signup"
+  | "recovery"
+  | "key"
+  | "notification"
+  | "account";
 
 /** A parameter named after what it holds (`:phone_number_id`, `?endpoint_id=`, a body's `waba_id`). */
 const BY_NAME: Record<string, Kind> = {
-  phone_number_id: "number", number: "number", waba_id: "waba", message_id: "message", endpoint_id: "endpoint",
-  delivery_id: "delivery", request_id: "request", signup_id: "signup", recovery_id: "recovery", api_key_id: "key",
-  notification_id: "notification", account_id: "account",
+  phone_number_id: "number",
+  number: "number",
+  waba_id: "waba",
+  message_id: "message",
+  endpoint_id: "endpoint",
+  delivery_id: "delivery",
+  request_id: "request",
+  signup_id: "signup",
+  recovery_id: "recovery",
+  api_key_id: "key",
+  notification_id: "notification",
+  account_id: "account",
 };
 
 /** A generic `:id` holds what the collection before it holds (`/api/endpoints/:id`, `/dashboard/numbers/:id/sync`). */
 const BY_COLLECTION: Record<string, Kind> = {
-  endpoints: "endpoint", deliveries: "delivery", requests: "request", messages: "message", numbers: "number",
-  wabas: "waba", signups: "signup", recoveries: "recovery", "api-keys": "key", notifications: "notification", accounts: "account",
+  endpoints: "endpoint",
+  deliveries: "delivery",
+  requests: "request",
+  messages: "message",
+  numbers: "number",
+  wabas: "waba",
+  signups: "signup",
+  recoveries: "recovery",
+  "api-keys": "key",
+  notifications: "notification",
+  accounts: "account",
 };
 
 /** Path parameters that name nothing an account owns, and why. */
@@ -58,7 +98,17 @@ const NOT_AN_ID: Record<string, string> = {
 };
 
 /** Query parameters that are not ids: filters by value, times, paging. */
-const NOT_AN_ID_QUERY = new Set(["status", "field", "from", "to", "last_status", "error_code", "cursor", "limit", "hours"]);
+const NOT_AN_ID_QUERY = new Set([
+  "status",
+  "field",
+  "from",
+  "to",
+  "last_status",
+  "error_code",
+  "cursor",
+  "limit",
+  "hours",
+]);
 
 export type Classified = { ok: true; kind: Kind | null } | { ok: false; why: string };
 
@@ -84,11 +134,15 @@ export function queryParamKind(name: string): Classified {
 export function bodyIdFields(schema: TSchema | null): [string, Kind][] {
   const object = objectOf(schema);
   if (!object) return [];
-  return Object.keys(object.properties).flatMap((name) => (BY_NAME[name] ? [[name, BY_NAME[name]!] as [string, Kind]] : []));
+  return Object.keys(object.properties).flatMap((name) =>
+    BY_NAME[name] ? [[name, BY_NAME[name]!] as [string, Kind]] : [],
+  );
 }
 
 /** The object schema of a body (through t.Optional), or null. */
-export function objectOf(schema: TSchema | null): (TSchema & { properties: Record<string, TSchema>; required?: string[] }) | null {
+export function objectOf(
+  schema: TSchema | null,
+): (TSchema & { properties: Record<string, TSchema>; required?: string[] }) | null {
   return schema && schema[Kind] === "Object" ? (schema as never) : null;
 }
 
@@ -130,9 +184,11 @@ export function plausible(schema: TSchema, name = "", values: Record<string, unk
   switch (schema[Kind]) {
     case "Object": {
       const object = schema as TSchema & { properties: Record<string, TSchema> };
-      return Object.fromEntries(Object.entries(object.properties)
-        .filter(([key, p]) => !isOptional(p) || key in values)
-        .map(([key, p]) => [key, plausible(p, key, values)]));
+      return Object.fromEntries(
+        Object.entries(object.properties)
+          .filter(([key, p]) => !isOptional(p) || key in values)
+          .map(([key, p]) => [key, plausible(p, key, values)]),
+      );
     }
     case "Union": {
       const members = (schema as TSchema & { anyOf: TSchema[] }).anyOf;
@@ -168,9 +224,10 @@ export function formTwin(route: Route, routes: Route[]): Route | null {
   };
   const mine = shape(route);
   const apis = routes.filter((r) => r.path.startsWith("/api/") && r.body);
-  const twin = mine.last === "edit"
-    ? apis.find((r) => r.method === "PATCH" && shape(r).kind === mine.kind && shape(r).last === "")
-    : apis.find((r) => r.method === route.method && shape(r).kind === mine.kind && shape(r).last === mine.last);
+  const twin =
+    mine.last === "edit"
+      ? apis.find((r) => r.method === "PATCH" && shape(r).kind === mine.kind && shape(r).last === "")
+      : apis.find((r) => r.method === route.method && shape(r).kind === mine.kind && shape(r).last === mine.last);
   return twin ?? null;
 }
 

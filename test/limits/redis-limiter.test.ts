@@ -69,7 +69,12 @@ function memoryDecisions(spec: BucketSpec, tokens: number, n: number): Decision[
 }
 
 describe("Redis token buckets: SPEC 8.1 exactly, as the in-memory limiter decides", () => {
-  test.each([["standard", standard], ["HIGH", high], ["coexistence", coexistence], ["WABA", waba]] as const)(
+  test.each([
+    ["standard", standard],
+    ["HIGH", high],
+    ["coexistence", coexistence],
+    ["WABA", waba],
+  ] as const)(
     "a full %s bucket passes exactly its capacity, then refuses with the same headers as in memory",
     async (_, spec) => {
       const { keyPrefix, limiter } = prefixed();
@@ -78,21 +83,40 @@ describe("Redis token buckets: SPEC 8.1 exactly, as the in-memory limiter decide
       // Concurrent, as callers are: one Lua script per decision, so none is lost or doubled.
       const decisions = await Promise.all(Array.from({ length: spec.capacity + 1 }, () => redis.take(spec)));
       expect(decisions.filter((d) => d.allowed)).toHaveLength(spec.capacity);
-      const byRemaining = [...decisions].sort((a, b) => b.remaining - a.remaining || Number(b.allowed) - Number(a.allowed));
-      expect(byRemaining).toEqual(memoryDecisions(spec, spec.capacity, spec.capacity + 1).sort((a, b) => b.remaining - a.remaining || Number(b.allowed) - Number(a.allowed)));
+      const byRemaining = [...decisions].sort(
+        (a, b) => b.remaining - a.remaining || Number(b.allowed) - Number(a.allowed),
+      );
+      expect(byRemaining).toEqual(
+        memoryDecisions(spec, spec.capacity, spec.capacity + 1).sort(
+          (a, b) => b.remaining - a.remaining || Number(b.allowed) - Number(a.allowed),
+        ),
+      );
     },
   );
 
   test("partly drained buckets: remaining, reset and retry-after as in memory (a WABA's reset reaches 3600)", async () => {
     const { keyPrefix, limiter } = prefixed();
     const redis = limiter();
-    for (const [spec, tokens] of [[standard, 0.3], [standard, 40.5], [standard, 79.99], [coexistence, 1.2], [waba, 0.3], [waba, 2500.7]] as const) {
+    for (const [spec, tokens] of [
+      [standard, 0.3],
+      [standard, 40.5],
+      [standard, 79.99],
+      [coexistence, 1.2],
+      [waba, 0.3],
+      [waba, 2500.7],
+    ] as const) {
       await store(keyPrefix, spec, tokens, 60_000);
       const got = [await redis.take(spec), await redis.take(spec)];
       expect(got).toEqual(memoryDecisions(spec, tokens, 2));
     }
     await store(keyPrefix, waba, 0, 60_000);
-    expect(await redis.take(waba)).toEqual({ allowed: false, limit: 5000, remaining: 0, resetSeconds: 3600, retryAfterSeconds: 1 });
+    expect(await redis.take(waba)).toEqual({
+      allowed: false,
+      limit: 5000,
+      remaining: 0,
+      resetSeconds: 3600,
+      retryAfterSeconds: 1,
+    });
   });
 
   test("buckets refill continuously by Redis's clock; an unknown bucket is full; a refusal spends nothing", async () => {
@@ -142,18 +166,28 @@ describe("Redis token buckets over HTTP, through the proxy", () => {
   async function redisWorld() {
     const { keyPrefix, limiter, clock } = prefixed();
     const redis = limiter();
-    const world = await startWorld({ deps: { clock, limits: { limiter: redis, worker: { start() {}, stop: async () => {} } } } });
+    const world = await startWorld({
+      deps: { clock, limits: { limiter: redis, worker: { start() {}, stop: async () => {} } } },
+    });
     cleanups.push(() => world.stop());
     return { world, keyPrefix, biz: await world.business() };
   }
-  const headers = (r: Response) => [r.status, r.headers.get("ratelimit-limit"), r.headers.get("ratelimit-remaining"), r.headers.get("ratelimit-reset"), r.headers.get("retry-after")];
+  const headers = (r: Response) => [
+    r.status,
+    r.headers.get("ratelimit-limit"),
+    r.headers.get("ratelimit-remaining"),
+    r.headers.get("ratelimit-reset"),
+    r.headers.get("retry-after"),
+  ];
 
   test("sends spend the number's bucket: 80, then 429 with Retry-After 1; reads spend the WABA's 5,000 an hour, and a drained one says Reset 3600", async () => {
     const { world, keyPrefix, biz } = await redisWorld();
-    const send = () => world.call(`/v21.0/${biz.phoneNumberId}/messages`, {
-      method: "POST", headers: { ...bearer(biz.liveKey), "content-type": "application/json" },
-      body: JSON.stringify({ messaging_product: "chat", to: "15551234567", type: "text", text: { body: "hi" } }),
-    });
+    const send = () =>
+      world.call(`/v21.0/${biz.phoneNumberId}/messages`, {
+        method: "POST",
+        headers: { ...bearer(biz.liveKey), "content-type": "application/json" },
+        body: JSON.stringify({ messaging_product: "chat", to: "15551234567", type: "text", text: { body: "hi" } }),
+      });
     const number = numberBucket({ phoneNumberId: biz.phoneNumberId, kind: "embedded", throughputLevel: "STANDARD" });
     await store(keyPrefix, number, 80, 60_000);
     const answers: Response[] = [];
@@ -183,7 +217,8 @@ describe("Redis away: fail open within 50 ms, counted, and back by itself", () =
   const stepOn = (limiter: RedisLimiter, clock: ManualClock) => {
     const metrics = createMetrics();
     const logger = memoryLogger();
-    const failedOpen = async (reason: string) => (await metrics.rateLimitFailOpen.get()).values.find((v) => v.labels.reason === reason)?.value ?? 0;
+    const failedOpen = async (reason: string) =>
+      (await metrics.rateLimitFailOpen.get()).values.find((v) => v.labels.reason === reason)?.value ?? 0;
     return { decide: rateLimitStep(limiter, { logger, clock, metrics }), failedOpen, logger };
   };
 
@@ -232,7 +267,7 @@ describe("Redis away: fail open within 50 ms, counted, and back by itself", () =
     expect(first.every((d) => d.remaining === 80)).toBe(true);
     expect(took).toBeGreaterThanOrEqual(45);
     expect(took).toBeLessThan(500);
-    expect(await failedOpen("slow") + await failedOpen("error")).toBe(20);
+    expect((await failedOpen("slow")) + (await failedOpen("error"))).toBe(20);
     // The late commands are noticed: the connection is dropped and nothing more is sent for a while.
     const quick = performance.now();
     expect(await decide(standard)).toEqual(open);
@@ -244,22 +279,32 @@ describe("Redis away: fail open within 50 ms, counted, and back by itself", () =
     const clock = new ManualClock();
     const nothing = new RedisLimiter({ url: `redis://127.0.0.1:${freePort()}`, keyPrefix: "unused:", clock });
     cleanups.push(() => nothing.close());
-    const world = await startWorld({ deps: { clock, limits: { limiter: nothing, worker: { start() {}, stop: async () => nothing.close() } } } });
+    const world = await startWorld({
+      deps: { clock, limits: { limiter: nothing, worker: { start() {}, stop: async () => nothing.close() } } },
+    });
     cleanups.push(() => world.stop());
     const biz = await world.business();
     for (let i = 0; i < 3; i++) {
       const started = performance.now();
       const r = await world.call(`/v21.0/${biz.phoneNumberId}/messages`, {
-        method: "POST", headers: { ...bearer(biz.liveKey), "content-type": "application/json" },
+        method: "POST",
+        headers: { ...bearer(biz.liveKey), "content-type": "application/json" },
         body: JSON.stringify({ messaging_product: "chat", to: "15551234567", type: "text", text: { body: "hi" } }),
       });
       expect(performance.now() - started).toBeLessThan(1_000);
       expect(r.status).toBe(200);
-      expect([r.headers.get("ratelimit-limit"), r.headers.get("ratelimit-remaining"), r.headers.get("ratelimit-reset")]).toEqual(["80", "80", "0"]);
+      expect([
+        r.headers.get("ratelimit-limit"),
+        r.headers.get("ratelimit-remaining"),
+        r.headers.get("ratelimit-reset"),
+      ]).toEqual(["80", "80", "0"]);
       expect(r.headers.get("retry-after")).toBeNull();
     }
     const metrics = await (await world.call("/metrics")).text();
-    const failedOpen = [...metrics.matchAll(/^switchboard_rate_limit_fail_open_total\{reason="\w+"\} (\d+)$/gm)].reduce((n, m) => n + Number(m[1]), 0);
+    const failedOpen = [...metrics.matchAll(/^switchboard_rate_limit_fail_open_total\{reason="\w+"\} (\d+)$/gm)].reduce(
+      (n, m) => n + Number(m[1]),
+      0,
+    );
     expect(failedOpen).toBe(3);
     expect(world.deps.logger.lines.filter((l) => l.msg === "rate limiter failed open")).toHaveLength(1);
   });

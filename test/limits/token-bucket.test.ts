@@ -10,8 +10,9 @@ import { ManualClock } from "../../src/runtime/clock.ts";
 import type { BucketStore } from "../../src/store/store.ts";
 import type { BucketState } from "../../src/store/types.ts";
 
-const number = (over: Partial<{ kind: "sandbox" | "byo" | "embedded" | "coexistence"; throughputLevel: "STANDARD" | "HIGH" }> = {}) =>
-  numberBucket({ phoneNumberId: "1", kind: "embedded", throughputLevel: "STANDARD", ...over });
+const number = (
+  over: Partial<{ kind: "sandbox" | "byo" | "embedded" | "coexistence"; throughputLevel: "STANDARD" | "HIGH" }> = {},
+) => numberBucket({ phoneNumberId: "1", kind: "embedded", throughputLevel: "STANDARD", ...over });
 
 /** Takes `n` tokens at one instant; returns the last decision. */
 function burst(limiter: MemoryLimiter, spec: BucketSpec, n: number): Decision {
@@ -39,7 +40,13 @@ describe("token bucket arithmetic", () => {
     const first = limiter.take(spec);
     expect(first).toEqual({ allowed: true, limit: 80, remaining: 79, resetSeconds: 1, retryAfterSeconds: null });
     expect(burst(limiter, spec, 79)).toMatchObject({ allowed: true, remaining: 0 });
-    expect(limiter.take(spec)).toEqual({ allowed: false, limit: 80, remaining: 0, resetSeconds: 1, retryAfterSeconds: 1 });
+    expect(limiter.take(spec)).toEqual({
+      allowed: false,
+      limit: 80,
+      remaining: 0,
+      resetSeconds: 1,
+      retryAfterSeconds: 1,
+    });
   });
 
   test("refill is continuous: one token per 12.5 ms at 80/s", () => {
@@ -59,7 +66,13 @@ describe("token bucket arithmetic", () => {
   test("a WABA bucket gains a token every 0.72 s: Retry-After 1, Reset up to 3600", () => {
     const w = wabaBucket("w");
     const empty = { tokens: 0, updatedAt: 0 };
-    expect(take(empty, w, 0).decision).toEqual({ allowed: false, limit: 5000, remaining: 0, resetSeconds: 3600, retryAfterSeconds: 1 });
+    expect(take(empty, w, 0).decision).toEqual({
+      allowed: false,
+      limit: 5000,
+      remaining: 0,
+      resetSeconds: 3600,
+      retryAfterSeconds: 1,
+    });
     expect(take(empty, w, 719).decision.allowed).toBe(false);
     expect(take(empty, w, 720).decision).toMatchObject({ allowed: true, remaining: 0, resetSeconds: 3600 });
     expect(take(undefined, w, 0).decision).toMatchObject({ remaining: 4999, resetSeconds: 1 });
@@ -69,8 +82,16 @@ describe("token bucket arithmetic", () => {
     const half = { tokens: 40, updatedAt: 0 };
     expect(take(half, spec, 0).decision).toMatchObject({ remaining: 39, resetSeconds: 1 });
     const slow: BucketSpec = { key: "k", capacity: 10, windowMs: 10_000 };
-    expect(take({ tokens: 0.5, updatedAt: 0 }, slow, 0).decision).toMatchObject({ allowed: false, retryAfterSeconds: 1, resetSeconds: 10 });
-    expect(take({ tokens: 4.5, updatedAt: 0 }, slow, 0).decision).toMatchObject({ allowed: true, remaining: 3, resetSeconds: 7 });
+    expect(take({ tokens: 0.5, updatedAt: 0 }, slow, 0).decision).toMatchObject({
+      allowed: false,
+      retryAfterSeconds: 1,
+      resetSeconds: 10,
+    });
+    expect(take({ tokens: 4.5, updatedAt: 0 }, slow, 0).decision).toMatchObject({
+      allowed: true,
+      remaining: 3,
+      resetSeconds: 7,
+    });
   });
 
   test("a capacity change applies at once: tokens never exceed the new capacity", () => {
@@ -85,12 +106,17 @@ describe("fail-open (SPEC 8.1)", () => {
   const open = { allowed: true, limit: 80, remaining: 80, resetSeconds: 0, retryAfterSeconds: null };
   const step = (limiter: RateLimiter) => {
     const deps = { logger: memoryLogger(), clock: new ManualClock(), metrics: createMetrics() };
-    const failedOpen = async (reason: string) => (await deps.metrics.rateLimitFailOpen.get()).values.find((v) => v.labels.reason === reason)?.value ?? 0;
+    const failedOpen = async (reason: string) =>
+      (await deps.metrics.rateLimitFailOpen.get()).values.find((v) => v.labels.reason === reason)?.value ?? 0;
     return { decide: rateLimitStep(limiter, deps), ...deps, failedOpen };
   };
 
   test("a limiter that throws lets the request through with the normal limit, full remaining, reset 0", async () => {
-    const { decide, logger, failedOpen } = step({ take: () => { throw new Error("boom"); } });
+    const { decide, logger, failedOpen } = step({
+      take: () => {
+        throw new Error("boom");
+      },
+    });
     expect(decide(spec)).toEqual(open);
     expect(logger.lines.some((l) => l.msg === "rate limiter failed open")).toBe(true);
     expect(await failedOpen("error")).toBe(1);
@@ -110,13 +136,21 @@ describe("fail-open (SPEC 8.1)", () => {
   });
 
   test("a limiter that knows it is unavailable is let through at once, counted apart", async () => {
-    const { decide, failedOpen } = step({ take: () => { throw new LimiterUnavailableError("away"); } });
+    const { decide, failedOpen } = step({
+      take: () => {
+        throw new LimiterUnavailableError("away");
+      },
+    });
     expect(decide(spec)).toEqual(open);
     expect(await failedOpen("unavailable")).toBe(1);
   });
 
   test("every failure is counted, but logged at most once a minute, saying how many went unlogged", async () => {
-    const { decide, logger, clock, failedOpen } = step({ take: () => { throw new Error("down"); } });
+    const { decide, logger, clock, failedOpen } = step({
+      take: () => {
+        throw new Error("down");
+      },
+    });
     const logged = () => logger.lines.filter((l) => l.msg === "rate limiter failed open");
     for (let i = 0; i < 100; i++) decide(spec);
     expect(await failedOpen("error")).toBe(100);
@@ -151,10 +185,12 @@ describe("coalesced write-through", () => {
     burst(limiter, number(), 50);
     burst(limiter, wabaBucket("w"), 500);
     expect(await flushBuckets(limiter, store)).toBe(2);
-    expect(store.saves).toEqual([[
-      { key: "number:1", tokens: 30, updatedAt: clock.now() },
-      { key: "waba:w", tokens: 4500, updatedAt: clock.now() },
-    ]]);
+    expect(store.saves).toEqual([
+      [
+        { key: "number:1", tokens: 30, updatedAt: clock.now() },
+        { key: "waba:w", tokens: 4500, updatedAt: clock.now() },
+      ],
+    ]);
     expect(await flushBuckets(limiter, store)).toBe(0);
   });
 
@@ -170,7 +206,10 @@ describe("coalesced write-through", () => {
     const clock = new ManualClock();
     const limiter = new MemoryLimiter(clock);
     limiter.take(wabaBucket("live"));
-    limiter.restore([{ key: "number:1", tokens: 0, updatedAt: clock.now() }, { key: "waba:live", tokens: 0, updatedAt: clock.now() }]);
+    limiter.restore([
+      { key: "number:1", tokens: 0, updatedAt: clock.now() },
+      { key: "waba:live", tokens: 0, updatedAt: clock.now() },
+    ]);
     expect(limiter.take(number()).allowed).toBe(false);
     expect(limiter.take(wabaBucket("live"))).toMatchObject({ allowed: true, remaining: 4998 });
   });

@@ -35,17 +35,25 @@ async function until(ready: () => boolean | Promise<boolean>, what: string, ms =
 test("switchboard migrate moves a SQLite deployment into an empty PostgreSQL database, which then proxies, delivers and replays as before; a second move, or one beside a running server, is refused", async () => {
   const sim = startSimulator();
   const rx = receiver();
-  cleanups.push(() => sim.stop(), () => rx.stop());
+  cleanups.push(
+    () => sim.stop(),
+    () => rx.stop(),
+  );
 
   // A deployment on SQLite: a key, a number, an endpoint with a delivered and a parked delivery.
   // Its clock is now's: the server it moves to purges deliveries past their retention by the real one.
-  const before = await sqliteTestDeps({ env: { UPSTREAM_URL: sim.url, DEV_MODE: "1" }, deps: { clock: new ManualClock(Date.now()) } });
+  const before = await sqliteTestDeps({
+    env: { UPSTREAM_URL: sim.url, DEV_MODE: "1" },
+    deps: { clock: new ManualClock(Date.now()) },
+  });
   cleanups.push(() => before.cleanup());
   const old = startApp(before);
   const a = await relayAccount(old.url);
   sim.addWaba({ wabaId: a.wabaId, accessToken: "token", appSecret: TEST_APP_SECRET });
   sim.addNumber(a.wabaId, { phoneNumberId: a.numbers[0]!, throughputLevel: "STANDARD" });
-  const { key } = await (await admin(old.url, "POST", `/admin/accounts/${a.id}/api-keys`, { mode: "live" })).json() as { key: string };
+  const { key } = (await (
+    await admin(old.url, "POST", `/admin/accounts/${a.id}/api-keys`, { mode: "live" })
+  ).json()) as { key: string };
   const ep = await a.endpoint(rx.url);
   const event = (text: string) => eventBody([{ id: a.wabaId, changes: [messageChange(a.numbers[0]!, text)] }]);
   expect((await postUpstream(old.url, event("delivered"))).status).toBe(200);
@@ -56,7 +64,10 @@ test("switchboard migrate moves a SQLite deployment into an empty PostgreSQL dat
   rx.respond(() => new Response("ok"));
   expect((await a.api("POST", `/api/endpoints/${ep.id}/enable`)).status).toBe(200);
   const parked = rx.received[1]!.headers["webhook-id"]!;
-  expect((await a.api("GET", `/api/deliveries/${parked}`)).body).toMatchObject({ status: "parked", payload_available: true });
+  expect((await a.api("GET", `/api/deliveries/${parked}`)).body).toMatchObject({
+    status: "parked",
+    payload_available: true,
+  });
   await old.stop();
   await before.store.close();
 
@@ -75,7 +86,17 @@ test("switchboard migrate moves a SQLite deployment into an empty PostgreSQL dat
   expect(moved.stderr).not.toContain("failed");
   expect(moved.code).toBe(0);
   // The counts at the end, one line per table.
-  for (const [table, rows] of [["accounts", 1], ["users", 1], ["api_keys", 1], ["wabas", 1], ["numbers", 1], ["endpoints", 1], ["events", 2], ["deliveries", 2], ["attempts", 2]] as const) {
+  for (const [table, rows] of [
+    ["accounts", 1],
+    ["users", 1],
+    ["api_keys", 1],
+    ["wabas", 1],
+    ["numbers", 1],
+    ["endpoints", 1],
+    ["events", 2],
+    ["deliveries", 2],
+    ["attempts", 2],
+  ] as const) {
     expect(moved.stdout).toMatch(new RegExp(`^  ${table} +${rows}$`, "m"));
   }
   // Progress as it went (a line per table when not on a terminal).
@@ -90,8 +111,14 @@ test("switchboard migrate moves a SQLite deployment into an empty PostgreSQL dat
   const server = Bun.spawn([process.execPath, MAIN, "serve"], {
     cwd: ROOT,
     env: processEnv(before.dbPath, {
-      DATABASE_URL: target, REDIS_URL: "redis://127.0.0.1:6379", REDIS_KEY_PREFIX: `sb-move-${port}:`,
-      UPSTREAM_URL: sim.url, PORT: String(port), HOST: "127.0.0.1", DEV_MODE: "1", LOG_LEVEL: "warn",
+      DATABASE_URL: target,
+      REDIS_URL: "redis://127.0.0.1:6379",
+      REDIS_KEY_PREFIX: `sb-move-${port}:`,
+      UPSTREAM_URL: sim.url,
+      PORT: String(port),
+      HOST: "127.0.0.1",
+      DEV_MODE: "1",
+      LOG_LEVEL: "warn",
     }),
     stdout: "ignore",
     stderr: "inherit",
@@ -104,7 +131,12 @@ test("switchboard migrate moves a SQLite deployment into an empty PostgreSQL dat
   const send = await fetch(`${url}/v21.0/${a.numbers[0]}/messages`, {
     method: "POST",
     headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
-    body: JSON.stringify({ messaging_product: "chat", to: "15551234567", type: "text", text: { body: "after the move" } }),
+    body: JSON.stringify({
+      messaging_product: "chat",
+      to: "15551234567",
+      type: "text",
+      text: { body: "after the move" },
+    }),
   });
   expect(send.status).toBe(200);
 
@@ -117,7 +149,10 @@ test("switchboard migrate moves a SQLite deployment into an empty PostgreSQL dat
   // The parked delivery, with its payload, replays from PostgreSQL.
   // The user signs in with the same password.
   const movedAccount = await signedIn(url, a.user);
-  expect((await movedAccount.api("GET", `/api/deliveries/${parked}`)).body).toMatchObject({ status: "parked", attempts: [{ status_code: 410 }] });
+  expect((await movedAccount.api("GET", `/api/deliveries/${parked}`)).body).toMatchObject({
+    status: "parked",
+    attempts: [{ status_code: 410 }],
+  });
   const replay = await movedAccount.api("POST", `/api/deliveries/${parked}/replay`);
   expect(replay.status).toBe(201);
   expect(replay.body.replay_of).toBe(parked);
@@ -128,7 +163,11 @@ test("switchboard migrate moves a SQLite deployment into an empty PostgreSQL dat
 
 /** The dashboard API of `url`, signed in as `user`. */
 async function signedIn(url: string, user: { email: string; password: string }) {
-  const session = await fetch(`${url}/api/session`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(user) });
+  const session = await fetch(`${url}/api/session`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify(user),
+  });
   expect(session.status).toBe(204);
   const cookie = session.headers.get("set-cookie")!.split(";")[0]!;
   const api = async (method: string, path: string) => {
@@ -153,7 +192,10 @@ test("a row PostgreSQL cannot hold stops the move with its table, id and column 
   file.close();
 
   const target = await bareDatabase();
-  const moved = await runMain(["migrate", "--from", `file:${before.dbPath}`, "--to", target], processEnv(before.dbPath));
+  const moved = await runMain(
+    ["migrate", "--from", `file:${before.dbPath}`, "--to", target],
+    processEnv(before.dbPath),
+  );
   expect(moved.code).toBe(2);
   const lines = moved.stderr.split("\n").filter((line) => line.startsWith("switchboard:"));
   expect(lines).toHaveLength(1);

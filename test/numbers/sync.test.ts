@@ -9,18 +9,41 @@ import { bearer, startWorld, type World } from "../support/world.ts";
 let world: World;
 afterEach(() => world.stop());
 
-interface NumberView { status: string; throughput_level: string; display_phone_number: string | null; verified_name: string | null; sync_error: string | null; synced_at: string | null }
-const readNumber = async (id: string) => (await (await admin(world.url, "GET", `/admin/numbers/${id}`)).json()) as NumberView;
+interface NumberView {
+  status: string;
+  throughput_level: string;
+  display_phone_number: string | null;
+  verified_name: string | null;
+  sync_error: string | null;
+  synced_at: string | null;
+}
+const readNumber = async (id: string) =>
+  (await (await admin(world.url, "GET", `/admin/numbers/${id}`)).json()) as NumberView;
 
 test("adding a number reads its details from upstream with the WABA's token and proof", async () => {
   world = await startWorld();
   const accountId = await world.account();
   const { wabaId, token } = await world.waba(accountId);
   const phoneNumberId = numericId(cryptoRandom);
-  world.sim.addNumber(wabaId, { phoneNumberId, throughputLevel: "HIGH", displayPhoneNumber: "+1 555 0199", verifiedName: "Acme" });
-  const r = await admin(world.url, "POST", `/admin/accounts/${accountId}/numbers`, { phone_number_id: phoneNumberId, waba_id: wabaId, kind: "embedded" });
+  world.sim.addNumber(wabaId, {
+    phoneNumberId,
+    throughputLevel: "HIGH",
+    displayPhoneNumber: "+1 555 0199",
+    verifiedName: "Acme",
+  });
+  const r = await admin(world.url, "POST", `/admin/accounts/${accountId}/numbers`, {
+    phone_number_id: phoneNumberId,
+    waba_id: wabaId,
+    kind: "embedded",
+  });
   expect(r.status).toBe(201);
-  expect(await r.json()).toMatchObject({ throughput_level: "HIGH", display_phone_number: "+1 555 0199", verified_name: "Acme", sync_error: null, status: "connected" });
+  expect(await r.json()).toMatchObject({
+    throughput_level: "HIGH",
+    display_phone_number: "+1 555 0199",
+    verified_name: "Acme",
+    sync_error: null,
+    status: "connected",
+  });
   const call = world.sim.requests.at(-1)!;
   expect(call.path).toBe(`/v21.0/${phoneNumberId}`);
   expect(call.headers.authorization).toBe(`Bearer ${token}`);
@@ -49,7 +72,11 @@ test("a failed sync keeps the number (standard level) and says why", async () =>
     const phoneNumberId = numericId(cryptoRandom);
     world.sim.addNumber(wabaId, { phoneNumberId, throughputLevel: "HIGH" });
     world.sim.fault(phoneNumberId, fault);
-    const r = await admin(world.url, "POST", `/admin/accounts/${accountId}/numbers`, { phone_number_id: phoneNumberId, waba_id: wabaId, kind: "embedded" });
+    const r = await admin(world.url, "POST", `/admin/accounts/${accountId}/numbers`, {
+      phone_number_id: phoneNumberId,
+      waba_id: wabaId,
+      kind: "embedded",
+    });
     expect(r.status).toBe(201);
     const view = (await r.json()) as NumberView;
     expect(view.throughput_level).toBe("STANDARD");
@@ -61,11 +88,12 @@ test("a failed sync keeps the number (standard level) and says why", async () =>
 test("a later sync that changes throughput.level changes the number's bucket capacity", async () => {
   world = await startWorld();
   const biz = await world.business();
-  const send = () => world.call(`/v21.0/${biz.phoneNumberId}/messages`, {
-    method: "POST",
-    headers: { ...bearer(biz.liveKey), "content-type": "application/json" },
-    body: JSON.stringify({ messaging_product: "chat", to: "15550100", type: "text", text: { body: "hi" } }),
-  });
+  const send = () =>
+    world.call(`/v21.0/${biz.phoneNumberId}/messages`, {
+      method: "POST",
+      headers: { ...bearer(biz.liveKey), "content-type": "application/json" },
+      body: JSON.stringify({ messaging_product: "chat", to: "15550100", type: "text", text: { body: "hi" } }),
+    });
   expect((await send()).headers.get("ratelimit-limit")).toBe("80");
 
   world.sim.setThroughput(biz.phoneNumberId, "HIGH");

@@ -21,16 +21,25 @@ afterEach(async () => {
 
 type Account = Awaited<ReturnType<SignupWorld["account"]>>;
 const oauthCalls = () => t.sim.requests.filter((r) => r.path.endsWith("/oauth/access_token")).length;
-const body = (popup: SignedUp, code = popup.code) => ({ code, waba_id: popup.wabaId, phone_number_id: popup.phoneNumberId, pin: "123456" });
+const body = (popup: SignedUp, code = popup.code) => ({
+  code,
+  waba_id: popup.wabaId,
+  phone_number_id: popup.phoneNumberId,
+  pin: "123456",
+});
 const clock = () => t.world.deps.clock as ManualClock;
-const rows = (phoneNumberId: string) => t.world.deps.query(`SELECT id, account_id FROM onboardings WHERE phone_number_id = '${phoneNumberId}'`);
+const rows = (phoneNumberId: string) =>
+  t.world.deps.query(`SELECT id, account_id FROM onboardings WHERE phone_number_id = '${phoneNumberId}'`);
 
 /** Account A's signup of a new number, failed after the code exchange (its subscription refused): A holds the number. */
 async function failedAfterExchange(a: Account) {
   const popup = t.sim.signUp();
   t.sim.fault(popup.wabaId, { error: 100, message: "Temporary failure." }, 1);
   const r = await a.api("POST", "/api/signups", body(popup));
-  expect(r.body).toMatchObject({ status: "failed", steps: [{ name: "exchange", status: "done" }, { name: "subscribe", status: "failed" }, {}, {}, {}] });
+  expect(r.body).toMatchObject({
+    status: "failed",
+    steps: [{ name: "exchange", status: "done" }, { name: "subscribe", status: "failed" }, {}, {}, {}],
+  });
   return { popup, id: r.body.id as string };
 }
 
@@ -42,7 +51,11 @@ async function retryLeavesAlone(a: Account, signupId: string, wabaId: string) {
   const retried = await a.api("POST", `/api/signups/${signupId}/retry`, {});
   expect(wabaOf(wabaId)).toEqual(before);
   expect(retried.status).toBe(409);
-  expect(retried.body.error).toMatchObject({ type: "ConflictException", code: "conflict", message: `WABA ${wabaId} is already connected.` });
+  expect(retried.body.error).toMatchObject({
+    type: "ConflictException",
+    code: "conflict",
+    message: `WABA ${wabaId} is already connected.`,
+  });
   expect((await a.api("GET", "/api/numbers")).body.data).toEqual([]);
   expect((await a.api("GET", `/api/signups/${signupId}`)).body.status).toBe("failed");
 }
@@ -51,10 +64,21 @@ test("item 1: a retry never writes over a WABA the operator then connected to an
   t = await signupWorld();
   const [a, b] = [await t.account(), await t.account()];
   const { popup, id } = await failedAfterExchange(a);
-  expect((await admin(t.url, "POST", `/admin/accounts/${b.id}/wabas`, { waba_id: popup.wabaId, access_token: "EAAG-b-operator" })).status).toBe(201);
+  expect(
+    (
+      await admin(t.url, "POST", `/admin/accounts/${b.id}/wabas`, {
+        waba_id: popup.wabaId,
+        access_token: "EAAG-b-operator",
+      })
+    ).status,
+  ).toBe(201);
   expect((await admin(t.url, "PATCH", `/admin/wabas/${popup.wabaId}`, { status: "disconnected" })).status).toBe(200);
   await retryLeavesAlone(a, id, popup.wabaId);
-  expect(wabaOf(popup.wabaId)).toMatchObject({ accountId: b.id, accessToken: "EAAG-b-operator", status: "disconnected" });
+  expect(wabaOf(popup.wabaId)).toMatchObject({
+    accountId: b.id,
+    accessToken: "EAAG-b-operator",
+    status: "disconnected",
+  });
 });
 
 test("item 1: a retry never writes over a WABA another account connected as its own (BYO), its token revoked", async () => {
@@ -64,11 +88,21 @@ test("item 1: a retry never writes over a WABA another account connected as its 
   const token = t.sim.world.wabas.get(popup.wabaId)!.accessToken;
   const other = t.sim.signUp({ wabaId: popup.wabaId });
   t.sim.world.wabas.get(popup.wabaId)!.accessToken = token;
-  const byo = await b.api("POST", "/api/numbers", { waba_id: popup.wabaId, phone_number_id: other.phoneNumberId, access_token: token, app_secret: TEST_APP_SECRET });
+  const byo = await b.api("POST", "/api/numbers", {
+    waba_id: popup.wabaId,
+    phone_number_id: other.phoneNumberId,
+    access_token: token,
+    app_secret: TEST_APP_SECRET,
+  });
   expect(byo.status).toBe(201);
   expect((await admin(t.url, "PATCH", `/admin/wabas/${popup.wabaId}`, { status: "token_revoked" })).status).toBe(200);
   await retryLeavesAlone(a, id, popup.wabaId);
-  expect(wabaOf(popup.wabaId)).toMatchObject({ accountId: b.id, accessToken: token, appSecret: TEST_APP_SECRET, status: "token_revoked" });
+  expect(wabaOf(popup.wabaId)).toMatchObject({
+    accountId: b.id,
+    accessToken: token,
+    appSecret: TEST_APP_SECRET,
+    status: "token_revoked",
+  });
 });
 
 test("item 1: a retry never writes over a WABA another account signed up with another of its numbers", async () => {
@@ -102,12 +136,19 @@ test("item 1: the save step checks again inside its write: a WABA taken while th
   const [a, b] = [await t.account(), await t.account()];
   const popup = t.sim.signUp();
   during = async () => {
-    expect((await admin(t.url, "POST", `/admin/accounts/${b.id}/wabas`, { waba_id: popup.wabaId, access_token: "EAAG-b" })).status).toBe(201);
+    expect(
+      (await admin(t.url, "POST", `/admin/accounts/${b.id}/wabas`, { waba_id: popup.wabaId, access_token: "EAAG-b" }))
+        .status,
+    ).toBe(201);
   };
   const r = await a.api("POST", "/api/signups", body(popup));
   expect(during).toBeNull();
   expect(r.body.status).toBe("failed");
-  expect(r.body.steps[4]).toMatchObject({ name: "save", status: "failed", error: { reason: `WABA ${popup.wabaId} is already connected.` } });
+  expect(r.body.steps[4]).toMatchObject({
+    name: "save",
+    status: "failed",
+    error: { reason: `WABA ${popup.wabaId} is already connected.` },
+  });
   expect(wabaOf(popup.wabaId)).toMatchObject({ accountId: b.id, accessToken: "EAAG-b", status: "connected" });
   expect(t.world.deps.store.directory.number(popup.phoneNumberId)).toBeUndefined();
 });
@@ -118,7 +159,10 @@ test("item 2: a made-up code holds nothing: another account signs the number up 
   const popup = t.sim.signUp();
   const made = await squatter.api("POST", "/api/signups", body(popup, "AQ-made-up"));
   expect(made.status).toBe(201);
-  expect(made.body).toMatchObject({ status: "failed", steps: [{ name: "exchange", status: "failed" }, {}, {}, {}, {}] });
+  expect(made.body).toMatchObject({
+    status: "failed",
+    steps: [{ name: "exchange", status: "failed" }, {}, {}, {}, {}],
+  });
   const real = await owner.api("POST", "/api/signups", body(popup));
   expect(real.status).toBe(201);
   expect(real.body.status).toBe("done");
@@ -136,7 +180,11 @@ test("item 2: a signup past the code exchange holds its number for an hour only;
   const calls = oauthCalls();
   const held = await b.api("POST", "/api/signups", body(again));
   expect(held.status).toBe(409);
-  expect(held.body.error).toMatchObject({ type: "ConflictException", code: "conflict", message: `Number ${popup.phoneNumberId} is being connected by another account.` });
+  expect(held.body.error).toMatchObject({
+    type: "ConflictException",
+    code: "conflict",
+    message: `Number ${popup.phoneNumberId} is being connected by another account.`,
+  });
   expect(oauthCalls()).toBe(calls);
 
   clock().advance(HOUR - 1);
@@ -160,14 +208,33 @@ test("item 2: a coexistence number the operator connected to its account: its pr
   const popup = t.sim.signUp({ coexistence: true });
   const made = await squatter.api("POST", "/api/signups", { ...body(popup, "AQ-made-up"), coexistence: true });
   expect(made.body.status).toBe("failed");
-  expect((await admin(t.url, "POST", `/admin/accounts/${owner.id}/wabas`, { waba_id: popup.wabaId, access_token: t.sim.world.wabas.get(popup.wabaId)!.accessToken })).status).toBe(201);
-  expect((await admin(t.url, "POST", `/admin/accounts/${owner.id}/numbers`, { phone_number_id: popup.phoneNumberId, waba_id: popup.wabaId, kind: "coexistence" })).status).toBe(201);
+  expect(
+    (
+      await admin(t.url, "POST", `/admin/accounts/${owner.id}/wabas`, {
+        waba_id: popup.wabaId,
+        access_token: t.sim.world.wabas.get(popup.wabaId)!.accessToken,
+      })
+    ).status,
+  ).toBe(201);
+  expect(
+    (
+      await admin(t.url, "POST", `/admin/accounts/${owner.id}/numbers`, {
+        phone_number_id: popup.phoneNumberId,
+        waba_id: popup.wabaId,
+        kind: "coexistence",
+      })
+    ).status,
+  ).toBe(201);
   const hook = receiver();
   receivers.push(hook);
   expect((await owner.api("POST", "/api/endpoints", { url: hook.url, fields: ["history"] })).status).toBe(201);
-  expect((await owner.api("POST", `/api/numbers/${popup.phoneNumberId}/preflight`, { sync_type: "history" })).status).toBe(202);
+  expect(
+    (await owner.api("POST", `/api/numbers/${popup.phoneNumberId}/preflight`, { sync_type: "history" })).status,
+  ).toBe(202);
   const [record] = await rows(popup.phoneNumberId);
   expect(record!.account_id).toBe(owner.id);
   expect((await squatter.api("GET", `/api/signups/${made.body.id}`)).status).toBe(404);
-  expect((await owner.api("GET", `/api/numbers/${popup.phoneNumberId}/coexistence`)).body.syncs[1].preflight.at).not.toBeNull();
+  expect(
+    (await owner.api("GET", `/api/numbers/${popup.phoneNumberId}/coexistence`)).body.syncs[1].preflight.at,
+  ).not.toBeNull();
 });

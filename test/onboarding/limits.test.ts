@@ -15,17 +15,32 @@ let t: SignupWorld;
 afterEach(() => t.stop());
 
 const oauthCalls = () => t.sim.requests.filter((r) => r.path.endsWith("/oauth/access_token")).length;
-const body = (popup: SignedUp, code = popup.code) => ({ code, waba_id: popup.wabaId, phone_number_id: popup.phoneNumberId, pin: "123456" });
-const count = async (accountId: string) => (await t.world.deps.query(`SELECT id FROM onboardings WHERE account_id = '${accountId}'`)).length;
+const body = (popup: SignedUp, code = popup.code) => ({
+  code,
+  waba_id: popup.wabaId,
+  phone_number_id: popup.phoneNumberId,
+  pin: "123456",
+});
+const count = async (accountId: string) =>
+  (await t.world.deps.query(`SELECT id FROM onboardings WHERE account_id = '${accountId}'`)).length;
 
 test("30 quick signups with made-up codes: 5 records and 5 code exchanges, then 409 too_many_signups, then 429 signup_rate_limited", async () => {
   t = await signupWorld();
   const a = await t.account();
   const answers = [];
-  for (let i = 0; i < 30; i++) answers.push(await a.api("POST", "/api/signups", body(t.sim.signUp(), `AQ-made-up-${i}`)));
+  for (let i = 0; i < 30; i++)
+    answers.push(await a.api("POST", "/api/signups", body(t.sim.signUp(), `AQ-made-up-${i}`)));
   expect(answers.map((r) => r.status)).toEqual([...Array(5).fill(201), ...Array(5).fill(409), ...Array(20).fill(429)]);
-  expect(answers[5]!.body.error).toMatchObject({ type: "ConflictException", code: "too_many_signups", message: expect.stringContaining("5 unfinished signups") });
-  expect(answers[10]!.body.error).toMatchObject({ type: "ThrottleException", code: "signup_rate_limited", message: expect.stringContaining("10 an hour") });
+  expect(answers[5]!.body.error).toMatchObject({
+    type: "ConflictException",
+    code: "too_many_signups",
+    message: expect.stringContaining("5 unfinished signups"),
+  });
+  expect(answers[10]!.body.error).toMatchObject({
+    type: "ThrottleException",
+    code: "signup_rate_limited",
+    message: expect.stringContaining("10 an hour"),
+  });
   expect(answers[10]!.headers.get("retry-after")).toBe("360");
   expect(oauthCalls()).toBe(5);
   expect(await count(a.id)).toBe(5);

@@ -10,7 +10,12 @@ import { signupWorld, type SignupWorld } from "./support.ts";
 let t: SignupWorld;
 afterEach(() => t.stop());
 
-const body = (popup: SignedUp, code = popup.code) => ({ code, waba_id: popup.wabaId, phone_number_id: popup.phoneNumberId, pin: "864213" });
+const body = (popup: SignedUp, code = popup.code) => ({
+  code,
+  waba_id: popup.wabaId,
+  phone_number_id: popup.phoneNumberId,
+  pin: "864213",
+});
 
 async function json(response: Promise<Response>) {
   const r = await response;
@@ -43,15 +48,30 @@ test("lists by account and number, newest first, without code, token or PIN; del
   expect(all.status).toBe(200);
   expect(all.body.data.map((o: { id: string }) => o.id)).toEqual([bSignup.id, aSignup.id]);
   expect(all.body.data[1]).toEqual({
-    ...aSignup, account_id: a.id, expires_at: new Date(t.world.deps.clock.now() - 1000 + 3_600_000).toISOString(), updated_at: aSignup.created_at,
+    ...aSignup,
+    account_id: a.id,
+    expires_at: new Date(t.world.deps.clock.now() - 1000 + 3_600_000).toISOString(),
+    updated_at: aSignup.created_at,
   });
   expect(all.body.data[0]).toMatchObject({ account_id: b.id, status: "done", expires_at: null });
   const text = JSON.stringify(all.body);
-  for (const secret of [held.code, done.code, t.sim.world.wabas.get(held.wabaId)!.accessToken, "864213"]) expect(text).not.toContain(secret);
+  for (const secret of [held.code, done.code, t.sim.world.wabas.get(held.wabaId)!.accessToken, "864213"])
+    expect(text).not.toContain(secret);
 
-  expect((await json(admin(t.url, "GET", `/admin/onboardings?account_id=${a.id}`))).body.data.map((o: { id: string }) => o.id)).toEqual([aSignup.id]);
-  expect((await json(admin(t.url, "GET", `/admin/onboardings?phone_number_id=${done.phoneNumberId}`))).body.data.map((o: { id: string }) => o.id)).toEqual([bSignup.id]);
-  expect((await json(admin(t.url, "GET", `/admin/onboardings?account_id=${a.id}&phone_number_id=${done.phoneNumberId}`))).body.data).toEqual([]);
+  expect(
+    (await json(admin(t.url, "GET", `/admin/onboardings?account_id=${a.id}`))).body.data.map(
+      (o: { id: string }) => o.id,
+    ),
+  ).toEqual([aSignup.id]);
+  expect(
+    (await json(admin(t.url, "GET", `/admin/onboardings?phone_number_id=${done.phoneNumberId}`))).body.data.map(
+      (o: { id: string }) => o.id,
+    ),
+  ).toEqual([bSignup.id]);
+  expect(
+    (await json(admin(t.url, "GET", `/admin/onboardings?account_id=${a.id}&phone_number_id=${done.phoneNumberId}`)))
+      .body.data,
+  ).toEqual([]);
   expect((await json(admin(t.url, "GET", "/admin/onboardings?account_id=acc_nobody"))).status).toBe(404);
 
   // A's signup held the number: once deleted, B may sign it up.
@@ -63,7 +83,11 @@ test("lists by account and number, newest first, without code, token or PIN; del
   expect((await b.api("POST", "/api/signups", body(again))).body.status).toBe("done");
   const gone = await json(admin(t.url, "DELETE", `/admin/onboardings/${aSignup.id}`));
   expect(gone.status).toBe(404);
-  expect(gone.body.error).toMatchObject({ type: "NotFoundException", code: "not_found", message: `No onboarding ${aSignup.id}.` });
+  expect(gone.body.error).toMatchObject({
+    type: "NotFoundException",
+    code: "not_found",
+    message: `No onboarding ${aSignup.id}.`,
+  });
 });
 
 test("switchboard admin onboardings list|delete print what the HTTP API answers", async () => {

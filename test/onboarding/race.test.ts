@@ -13,7 +13,12 @@ const ROUNDS = onSqlite ? 10 : 100;
 let t: SignupWorld;
 afterEach(() => t.stop());
 
-const body = (popup: SignedUp) => ({ code: popup.code, waba_id: popup.wabaId, phone_number_id: popup.phoneNumberId, pin: "123456" });
+const body = (popup: SignedUp) => ({
+  code: popup.code,
+  waba_id: popup.wabaId,
+  phone_number_id: popup.phoneNumberId,
+  pin: "123456",
+});
 
 test(`two accounts start a signup of one new number at once, ${ROUNDS} times: one account gets it, the other a 409, nothing shared`, async () => {
   t = await signupWorld({ env: { EMBEDDED_SIGNUP_STARTS_PER_HOUR: "1000", EMBEDDED_SIGNUP_MAX_UNFINISHED: "1000" } });
@@ -21,20 +26,34 @@ test(`two accounts start a signup of one new number at once, ${ROUNDS} times: on
   for (let round = 0; round < ROUNDS; round++) {
     const first = t.sim.signUp();
     const second = t.sim.signUp({ wabaId: first.wabaId, phoneNumberId: first.phoneNumberId });
-    const answers = await Promise.all([accounts[0].api("POST", "/api/signups", body(first)), accounts[1].api("POST", "/api/signups", body(second))]);
+    const answers = await Promise.all([
+      accounts[0].api("POST", "/api/signups", body(first)),
+      accounts[1].api("POST", "/api/signups", body(second)),
+    ]);
     const won = answers.findIndex((r) => r.status === 201);
     expect(won).toBeGreaterThanOrEqual(0);
     const [winner, loser] = [accounts[won]!, accounts[1 - won]!];
     const [winning, losing] = [answers[won]!, answers[1 - won]!];
     expect(winning.body.status).toBe("done");
     expect(losing.status).toBe(409);
-    expect(losing.body.error).toMatchObject({ type: "ConflictException", code: "conflict", message: expect.stringMatching(/^Number \d+ is (being connected by another account|already connected)\.$/) });
+    expect(losing.body.error).toMatchObject({
+      type: "ConflictException",
+      code: "conflict",
+      message: expect.stringMatching(/^Number \d+ is (being connected by another account|already connected)\.$/),
+    });
 
     const { directory } = t.world.deps.store;
     expect(directory.number(first.phoneNumberId)?.accountId).toBe(winner.id);
-    expect(directory.waba(first.wabaId)).toMatchObject({ accountId: winner.id, accessToken: t.sim.world.wabas.get(first.wabaId)!.accessToken, status: "connected" });
-    expect(await t.world.deps.query(`SELECT id, account_id FROM onboardings WHERE phone_number_id = '${first.phoneNumberId}'`))
-      .toEqual([{ id: winning.body.id, account_id: winner.id }]);
+    expect(directory.waba(first.wabaId)).toMatchObject({
+      accountId: winner.id,
+      accessToken: t.sim.world.wabas.get(first.wabaId)!.accessToken,
+      status: "connected",
+    });
+    expect(
+      await t.world.deps.query(
+        `SELECT id, account_id FROM onboardings WHERE phone_number_id = '${first.phoneNumberId}'`,
+      ),
+    ).toEqual([{ id: winning.body.id, account_id: winner.id }]);
     expect((await loser.api("GET", `/api/signups/${winning.body.id}`)).status).toBe(404);
     expect((await winner.api("GET", `/api/signups/${winning.body.id}`)).body).toEqual(winning.body);
   }

@@ -18,28 +18,58 @@ test("a signup exchanges the code, subscribes, registers with the PIN, reads the
   t = await signupWorld();
   const acme = await t.account();
   const popup = t.sim.signUp({ verifiedName: "Acme Sales" });
-  const r = await acme.api("POST", "/api/signups", { code: popup.code, waba_id: popup.wabaId, phone_number_id: popup.phoneNumberId, pin: "246810" });
+  const r = await acme.api("POST", "/api/signups", {
+    code: popup.code,
+    waba_id: popup.wabaId,
+    phone_number_id: popup.phoneNumberId,
+    pin: "246810",
+  });
   expect(r.status).toBe(201);
   expect(r.body.status).toBe("done");
   expect(r.body.steps.map((s: { name: string; status: string }) => [s.name, s.status])).toEqual([
-    ["exchange", "done"], ["subscribe", "done"], ["register", "done"], ["sync", "done"], ["save", "done"],
+    ["exchange", "done"],
+    ["subscribe", "done"],
+    ["register", "done"],
+    ["sync", "done"],
+    ["save", "done"],
   ]);
   const simWaba = t.sim.world.wabas.get(popup.wabaId)!;
   const waba = t.world.deps.store.directory.waba(popup.wabaId)!;
-  expect(waba).toMatchObject({ accountId: acme.id, accessToken: simWaba.accessToken, appSecret: null, status: "connected" });
+  expect(waba).toMatchObject({
+    accountId: acme.id,
+    accessToken: simWaba.accessToken,
+    appSecret: null,
+    status: "connected",
+  });
   expect(t.sim.world.subscribed.has(popup.wabaId)).toBe(true);
   expect(t.sim.world.registered.get(popup.phoneNumberId)).toBe("246810");
   const numbers = await acme.api("GET", "/api/numbers");
-  expect(numbers.body.data).toEqual([expect.objectContaining({ phone_number_id: popup.phoneNumberId, kind: "embedded", verified_name: "Acme Sales", usable: true })]);
+  expect(numbers.body.data).toEqual([
+    expect.objectContaining({
+      phone_number_id: popup.phoneNumberId,
+      kind: "embedded",
+      verified_name: "Acme Sales",
+      usable: true,
+    }),
+  ]);
   // What a finished onboarding keeps: no code, token or PIN; the code's hash, to know it if it comes again.
   const kept = (await t.world.deps.store.onboardings.byNumber(acme.id, popup.phoneNumberId, t.world.deps.clock.now()))!;
-  expect(kept).toMatchObject({ code: null, codeHash: new Bun.CryptoHasher("sha256").update(popup.code).digest("hex"), pin: null, accessToken: null, expiresAt: null });
-  const [raw] = await t.world.deps.query(`SELECT code_enc, access_token_enc, pin_enc FROM onboardings WHERE phone_number_id = '${popup.phoneNumberId}'`);
+  expect(kept).toMatchObject({
+    code: null,
+    codeHash: new Bun.CryptoHasher("sha256").update(popup.code).digest("hex"),
+    pin: null,
+    accessToken: null,
+    expiresAt: null,
+  });
+  const [raw] = await t.world.deps.query(
+    `SELECT code_enc, access_token_enc, pin_enc FROM onboardings WHERE phone_number_id = '${popup.phoneNumberId}'`,
+  );
   expect(raw).toEqual({ code_enc: null, access_token_enc: null, pin_enc: null });
   // The number works through the proxy with the token the signup gave.
   const key = await t.world.key(acme.id, "live");
   const sent = await t.world.call(`/v21.0/${popup.phoneNumberId}/messages`, {
-    method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+    method: "POST",
+    headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
     body: JSON.stringify({ messaging_product: "chat", to: "15550100", type: "text", text: { body: "hi" } }),
   });
   expect(sent.status).toBe(200);
@@ -55,7 +85,14 @@ test("a failure at each step says which and why; each retry resumes at the faile
   t.sim.fault("oauth", { error: 100, message: "Temporary OAuth failure." }, 1);
   let view = (await acme.api("POST", "/api/signups", body)).body;
   expect(view.status).toBe("failed");
-  expect(failedStep(view)).toMatchObject({ name: "exchange", error: { code: 100, reason: expect.stringContaining("Temporary OAuth failure."), advice: expect.stringContaining("works once") } });
+  expect(failedStep(view)).toMatchObject({
+    name: "exchange",
+    error: {
+      code: 100,
+      reason: expect.stringContaining("Temporary OAuth failure."),
+      advice: expect.stringContaining("works once"),
+    },
+  });
   expect(t.world.deps.store.directory.waba(popup.wabaId)).toBeUndefined();
 
   const retry = async () => (await acme.api("POST", `/api/signups/${view.id}/retry`, {})).body;
@@ -67,7 +104,10 @@ test("a failure at each step says which and why; each retry resumes at the faile
   // The number already has two-step verification with another PIN: the platform refuses this one.
   t.sim.world.registered.set(popup.phoneNumberId, "999999");
   view = await retry();
-  expect(failedStep(view)).toMatchObject({ name: "register", error: { reason: expect.stringContaining("PIN Mismatch"), advice: expect.stringContaining("PIN") } });
+  expect(failedStep(view)).toMatchObject({
+    name: "register",
+    error: { reason: expect.stringContaining("PIN Mismatch"), advice: expect.stringContaining("PIN") },
+  });
 
   // Retried with the right PIN: registered; then the read fails.
   t.sim.fault(`GET ${popup.phoneNumberId}`, { error: 131031 }, 1);
@@ -95,15 +135,43 @@ test("a retry's body is optional, but when there is one it is a JSON object of t
   const acme = await t.account();
   const popup = t.sim.signUp();
   t.sim.fault("oauth", { error: 100, message: "Temporary OAuth failure." }, 1);
-  const failed = (await acme.api("POST", "/api/signups", { code: popup.code, waba_id: popup.wabaId, phone_number_id: popup.phoneNumberId, pin: "135790" })).body;
+  const failed = (
+    await acme.api("POST", "/api/signups", {
+      code: popup.code,
+      waba_id: popup.wabaId,
+      phone_number_id: popup.phoneNumberId,
+      pin: "135790",
+    })
+  ).body;
   expect(failed.status).toBe("failed");
-  const retry = (body?: string) => fetch(`${t.url}/api/signups/${failed.id}/retry`, {
-    method: "POST", body, headers: { cookie: acme.cookie(), origin: t.url, ...(body === undefined ? {} : { "content-type": "application/json" }) },
-  });
-  for (const body of ['{"pin":', "[]", '["123456"]', "1", "null", '"123456"', "true", '{"pin":"12"}', '{"pin":"123456","code":"x"}']) {
+  const retry = (body?: string) =>
+    fetch(`${t.url}/api/signups/${failed.id}/retry`, {
+      method: "POST",
+      body,
+      headers: {
+        cookie: acme.cookie(),
+        origin: t.url,
+        ...(body === undefined ? {} : { "content-type": "application/json" }),
+      },
+    });
+  for (const body of [
+    '{"pin":',
+    "[]",
+    '["123456"]',
+    "1",
+    "null",
+    '"123456"',
+    "true",
+    '{"pin":"12"}',
+    '{"pin":"123456","code":"x"}',
+  ]) {
     const r = await retry(body);
-    const answer = await r.json() as { error?: { code: string; message: string } };
-    expect({ body, status: r.status, code: answer.error?.code }).toEqual({ body, status: 400, code: "invalid_request" });
+    const answer = (await r.json()) as { error?: { code: string; message: string } };
+    expect({ body, status: r.status, code: answer.error?.code }).toEqual({
+      body,
+      status: 400,
+      code: "invalid_request",
+    });
     expect(answer.error!.message).not.toBe("");
   }
   expect(oauthCalls()).toBe(1);
@@ -119,14 +187,30 @@ test("a coexistence number skips registration (it stays on the business app); si
   t = await signupWorld();
   const acme = await t.account();
   const popup = t.sim.signUp({ coexistence: true });
-  const first = await acme.api("POST", "/api/signups", { code: popup.code, waba_id: popup.wabaId, phone_number_id: popup.phoneNumberId, coexistence: true });
+  const first = await acme.api("POST", "/api/signups", {
+    code: popup.code,
+    waba_id: popup.wabaId,
+    phone_number_id: popup.phoneNumberId,
+    coexistence: true,
+  });
   expect(first.body.status).toBe("done");
-  expect(first.body.steps[2]).toMatchObject({ name: "register", status: "skipped", detail: expect.stringContaining("business app") });
+  expect(first.body.steps[2]).toMatchObject({
+    name: "register",
+    status: "skipped",
+    detail: expect.stringContaining("business app"),
+  });
   expect(t.sim.world.registered.has(popup.phoneNumberId)).toBe(false);
-  expect((await acme.api("GET", "/api/numbers")).body.data).toEqual([expect.objectContaining({ kind: "coexistence", rate_limit_per_second: 20 })]);
+  expect((await acme.api("GET", "/api/numbers")).body.data).toEqual([
+    expect.objectContaining({ kind: "coexistence", rate_limit_per_second: 20 }),
+  ]);
 
   const again = t.sim.signUp({ wabaId: popup.wabaId, phoneNumberId: popup.phoneNumberId, coexistence: true });
-  const second = await acme.api("POST", "/api/signups", { code: again.code, waba_id: popup.wabaId, phone_number_id: popup.phoneNumberId, coexistence: true });
+  const second = await acme.api("POST", "/api/signups", {
+    code: again.code,
+    waba_id: popup.wabaId,
+    phone_number_id: popup.phoneNumberId,
+    coexistence: true,
+  });
   expect(second.body).toMatchObject({ id: first.body.id, status: "done" });
   expect((await acme.api("GET", "/api/numbers")).body.data).toHaveLength(1);
 });
@@ -154,12 +238,19 @@ test("a revoked token says to connect with the platform again; doing so gives th
   t = await signupWorld();
   const acme = await t.account();
   const popup = t.sim.signUp();
-  await acme.api("POST", "/api/signups", { code: popup.code, waba_id: popup.wabaId, phone_number_id: popup.phoneNumberId, pin: "123456" });
-  const key = await t.world.key(acme.id, "live");
-  const send = () => t.world.call(`/v21.0/${popup.phoneNumberId}/messages`, {
-    method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
-    body: JSON.stringify({ messaging_product: "chat", to: "15550100", type: "text", text: { body: "hi" } }),
+  await acme.api("POST", "/api/signups", {
+    code: popup.code,
+    waba_id: popup.wabaId,
+    phone_number_id: popup.phoneNumberId,
+    pin: "123456",
   });
+  const key = await t.world.key(acme.id, "live");
+  const send = () =>
+    t.world.call(`/v21.0/${popup.phoneNumberId}/messages`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+      body: JSON.stringify({ messaging_product: "chat", to: "15550100", type: "text", text: { body: "hi" } }),
+    });
   t.sim.fault(popup.phoneNumberId, { error: 190 }, 1);
   expect((await send()).status).toBe(401);
   const number = async () => (await acme.api("GET", "/api/numbers")).body.data[0];
@@ -167,9 +258,20 @@ test("a revoked token says to connect with the platform again; doing so gives th
   expect((await number()).action).toContain("Connect with the platform again for this number");
 
   const again = t.sim.signUp({ wabaId: popup.wabaId, phoneNumberId: popup.phoneNumberId });
-  expect((await acme.api("POST", "/api/signups", { code: again.code, waba_id: popup.wabaId, phone_number_id: popup.phoneNumberId, pin: "123456" })).body.status).toBe("done");
+  expect(
+    (
+      await acme.api("POST", "/api/signups", {
+        code: again.code,
+        waba_id: popup.wabaId,
+        phone_number_id: popup.phoneNumberId,
+        pin: "123456",
+      })
+    ).body.status,
+  ).toBe("done");
   expect(await number()).toMatchObject({ usable: true, waba_status: "connected", cause: null });
-  expect(t.world.deps.store.directory.waba(popup.wabaId)!.accessToken).toBe(t.sim.world.wabas.get(popup.wabaId)!.accessToken);
+  expect(t.world.deps.store.directory.waba(popup.wabaId)!.accessToken).toBe(
+    t.sim.world.wabas.get(popup.wabaId)!.accessToken,
+  );
   expect((await send()).status).toBe(200);
 });
 
@@ -177,14 +279,29 @@ test("an unregistered number says signing up again registers it with the PIN, an
   t = await signupWorld();
   const acme = await t.account();
   const popup = t.sim.signUp();
-  await acme.api("POST", "/api/signups", { code: popup.code, waba_id: popup.wabaId, phone_number_id: popup.phoneNumberId, pin: "123456" });
+  await acme.api("POST", "/api/signups", {
+    code: popup.code,
+    waba_id: popup.wabaId,
+    phone_number_id: popup.phoneNumberId,
+    pin: "123456",
+  });
   t.sim.fault(popup.phoneNumberId, { error: 133010 }, 1);
   expect((await acme.api("POST", `/api/numbers/${popup.phoneNumberId}/sync`)).body).toMatchObject({
-    status: "not_registered", action: expect.stringContaining("registers it with your PIN"),
+    status: "not_registered",
+    action: expect.stringContaining("registers it with your PIN"),
   });
   t.sim.world.registered.delete(popup.phoneNumberId);
   const again = t.sim.signUp({ wabaId: popup.wabaId, phoneNumberId: popup.phoneNumberId });
-  expect((await acme.api("POST", "/api/signups", { code: again.code, waba_id: popup.wabaId, phone_number_id: popup.phoneNumberId, pin: "654321" })).body.status).toBe("done");
+  expect(
+    (
+      await acme.api("POST", "/api/signups", {
+        code: again.code,
+        waba_id: popup.wabaId,
+        phone_number_id: popup.phoneNumberId,
+        pin: "654321",
+      })
+    ).body.status,
+  ).toBe("done");
   expect(t.sim.world.registered.get(popup.phoneNumberId)).toBe("654321");
   expect((await acme.api("GET", "/api/numbers")).body.data[0]).toMatchObject({ status: "connected", usable: true });
 });
@@ -196,13 +313,31 @@ test("a run cut off midway (the server went down) holds its lease until it runs 
   const clock = t.world.deps.clock as ManualClock;
   const now = clock.now();
   // What a run leaves when its process dies after the exchange: the token, the step done, the lease held.
-  await t.world.deps.store.onboardings.create({
-    id: "sgn_cut", accountId: acme.id, phoneNumberId: popup.phoneNumberId, wabaId: popup.wabaId, kind: "embedded",
-    code: null, codeHash: null, accessToken: t.sim.world.wabas.get(popup.wabaId)!.accessToken, pin: "123456",
-    steps: { exchange: { status: "done", at: now } }, preflights: {}, syncs: {}, finishedAt: null, leaseUntil: now + RUN_LEASE_MS,
-    expiresAt: now + 3_600_000, createdAt: now, updatedAt: now,
-  }, { now, numberIsTheirs: false });
-  const page = await (await fetch(`${t.url}/dashboard/numbers/signups/sgn_cut`, { headers: { cookie: acme.cookie() } })).text();
+  await t.world.deps.store.onboardings.create(
+    {
+      id: "sgn_cut",
+      accountId: acme.id,
+      phoneNumberId: popup.phoneNumberId,
+      wabaId: popup.wabaId,
+      kind: "embedded",
+      code: null,
+      codeHash: null,
+      accessToken: t.sim.world.wabas.get(popup.wabaId)!.accessToken,
+      pin: "123456",
+      steps: { exchange: { status: "done", at: now } },
+      preflights: {},
+      syncs: {},
+      finishedAt: null,
+      leaseUntil: now + RUN_LEASE_MS,
+      expiresAt: now + 3_600_000,
+      createdAt: now,
+      updatedAt: now,
+    },
+    { now, numberIsTheirs: false },
+  );
+  const page = await (
+    await fetch(`${t.url}/dashboard/numbers/signups/sgn_cut`, { headers: { cookie: acme.cookie() } })
+  ).text();
   expect(page).toContain("stopped before it finished");
   expect(page).toContain("Try again");
   const early = await acme.api("POST", "/api/signups/sgn_cut/retry", {});
@@ -222,10 +357,19 @@ test("plan limit: 409 plan_limit before the platform is asked anything; a PIN is
   t = await signupWorld();
   const full = await t.account({ maxNumbers: 0 });
   const popup = t.sim.signUp();
-  const refused = await full.api("POST", "/api/signups", { code: popup.code, waba_id: popup.wabaId, phone_number_id: popup.phoneNumberId, pin: "123456" });
+  const refused = await full.api("POST", "/api/signups", {
+    code: popup.code,
+    waba_id: popup.wabaId,
+    phone_number_id: popup.phoneNumberId,
+    pin: "123456",
+  });
   expect(refused.status).toBe(409);
   expect(refused.body.error).toMatchObject({ type: "ConflictException", code: "plan_limit" });
-  const noPin = await (await t.account()).api("POST", "/api/signups", { code: popup.code, waba_id: popup.wabaId, phone_number_id: popup.phoneNumberId });
+  const noPin = await (await t.account()).api("POST", "/api/signups", {
+    code: popup.code,
+    waba_id: popup.wabaId,
+    phone_number_id: popup.phoneNumberId,
+  });
   expect(noPin.status).toBe(400);
   expect(noPin.body.error.message).toContain("6-digit PIN");
   expect(oauthCalls()).toBe(0);
@@ -236,11 +380,21 @@ test("another account: a signup's id is 404 to it, and a number connected by one
   const acme = await t.account();
   const other = await t.account();
   const popup = t.sim.signUp();
-  const done = await acme.api("POST", "/api/signups", { code: popup.code, waba_id: popup.wabaId, phone_number_id: popup.phoneNumberId, pin: "123456" });
+  const done = await acme.api("POST", "/api/signups", {
+    code: popup.code,
+    waba_id: popup.wabaId,
+    phone_number_id: popup.phoneNumberId,
+    pin: "123456",
+  });
   expect((await other.api("GET", `/api/signups/${done.body.id}`)).status).toBe(404);
   expect((await other.api("POST", `/api/signups/${done.body.id}/retry`, {})).status).toBe(404);
   const again = t.sim.signUp({ wabaId: popup.wabaId, phoneNumberId: popup.phoneNumberId });
-  const taken = await other.api("POST", "/api/signups", { code: again.code, waba_id: popup.wabaId, phone_number_id: popup.phoneNumberId, pin: "123456" });
+  const taken = await other.api("POST", "/api/signups", {
+    code: again.code,
+    waba_id: popup.wabaId,
+    phone_number_id: popup.phoneNumberId,
+    pin: "123456",
+  });
   expect(taken.status).toBe(409);
   expect(taken.body.error.code).toBe("conflict");
 });

@@ -31,10 +31,14 @@ describe.skipIf(browser === null)("/docs in a browser", () => {
     await page.exposeFunction("reportViolation", (line: string) => void violations.push(line));
     await page.addInitScript(() => {
       document.addEventListener("securitypolicyviolation", (e) => {
-        (window as unknown as { reportViolation(line: string): void }).reportViolation(`${e.violatedDirective} ${e.blockedURI}`);
+        (window as unknown as { reportViolation(line: string): void }).reportViolation(
+          `${e.violatedDirective} ${e.blockedURI}`,
+        );
       });
     });
-    const spec = (await (await fetch(`${server.url}/docs/json`)).json()) as { paths: Record<string, Record<string, { summary: string }>> };
+    const spec = (await (await fetch(`${server.url}/docs/json`)).json()) as {
+      paths: Record<string, Record<string, { summary: string }>>;
+    };
     const summaries = Object.values(spec.paths).flatMap((ops) => Object.values(ops).map((op) => op.summary));
 
     await page.goto("/docs");

@@ -57,9 +57,23 @@ describe("operations endpoints", () => {
     expect(html).toContain(`<script src="${SCALAR_BUNDLE_PATH}"></script>`);
     expect(SCALAR_BUNDLE_PATH).toContain(SCALAR_VERSION);
     expect(html).not.toMatch(/(src|href)="(https?:)?\/\//);
-    const configuration = JSON.parse(html.match(/data-configuration="([^"]*)"/)![1]!.replaceAll("&quot;", '"').replaceAll("&amp;", "&"));
-    expect(configuration).toMatchObject({ url: "/docs/json", telemetry: false, withDefaultFonts: false, agent: { disabled: true }, mcp: { disabled: true } });
-    const spec = (await (await fetch(`${url}/docs/json`)).json()) as { openapi: string; paths: Record<string, unknown> };
+    const configuration = JSON.parse(
+      html
+        .match(/data-configuration="([^"]*)"/)![1]!
+        .replaceAll("&quot;", '"')
+        .replaceAll("&amp;", "&"),
+    );
+    expect(configuration).toMatchObject({
+      url: "/docs/json",
+      telemetry: false,
+      withDefaultFonts: false,
+      agent: { disabled: true },
+      mcp: { disabled: true },
+    });
+    const spec = (await (await fetch(`${url}/docs/json`)).json()) as {
+      openapi: string;
+      paths: Record<string, unknown>;
+    };
     expect(spec.openapi).toStartWith("3.");
     for (const path of ["/admin/accounts", "/admin/accounts/{id}/numbers", "/admin/wabas/{waba_id}", "/api/session"]) {
       expect(Object.keys(spec.paths)).toContain(path);
@@ -71,7 +85,9 @@ describe("operations endpoints", () => {
     const { url } = await running();
     const page = await fetch(`${url}/docs`);
     const csp = page.headers.get("content-security-policy")!;
-    const directives = Object.fromEntries(csp.split(/;\s*/).map((d) => [d.split(" ")[0], d.split(" ").slice(1).join(" ")]));
+    const directives = Object.fromEntries(
+      csp.split(/;\s*/).map((d) => [d.split(" ")[0], d.split(" ").slice(1).join(" ")]),
+    );
     expect(directives).toEqual({
       "default-src": "'none'",
       "script-src": "'self'",
@@ -89,13 +105,18 @@ describe("operations endpoints", () => {
 
   test("Scalar's bundle is the npm package's file, gzipped for browsers that accept it", async () => {
     const { url } = await running();
-    const original = await Bun.file(join(ROOT, "node_modules/@scalar/api-reference/dist/browser/standalone.js")).bytes();
+    const original = await Bun.file(
+      join(ROOT, "node_modules/@scalar/api-reference/dist/browser/standalone.js"),
+    ).bytes();
     const plain = await fetch(`${url}${SCALAR_BUNDLE_PATH}`, { headers: { "accept-encoding": "identity" } });
     expect(plain.status).toBe(200);
     expect(plain.headers.get("content-type")).toStartWith("text/javascript");
     expect(plain.headers.get("content-encoding")).toBeNull();
     expect(Buffer.from(await plain.bytes()).equals(Buffer.from(original))).toBe(true);
-    const compressed = await fetch(`${url}${SCALAR_BUNDLE_PATH}`, { headers: { "accept-encoding": "gzip, deflate" }, decompress: false } as RequestInit);
+    const compressed = await fetch(`${url}${SCALAR_BUNDLE_PATH}`, {
+      headers: { "accept-encoding": "gzip, deflate" },
+      decompress: false,
+    } as RequestInit);
     expect(compressed.headers.get("content-encoding")).toBe("gzip");
     expect(compressed.headers.get("cache-control")).toContain("immutable");
     const body = await compressed.bytes();
@@ -111,14 +132,18 @@ describe("operations endpoints", () => {
       const id = response.headers.get("x-proxy-request-id");
       expect(id).toMatch(/^req_[0-9a-z]{20}$/);
       ids.add(id!);
-      if (response.status >= 400) expect(((await response.json()) as { error: { trace_id: string } }).error.trace_id).toBe(id!);
+      if (response.status >= 400)
+        expect(((await response.json()) as { error: { trace_id: string } }).error.trace_id).toBe(id!);
     }
     expect(ids.size).toBe(6);
   });
 
   test("requests are logged as JSON with their request id and no credentials", async () => {
     const { deps, url } = await running();
-    await fetch(`${url}/admin/accounts`, { method: "POST", headers: { authorization: "Bearer px_live_abcdefghijklmnopqrstuvwxyzABCDEF" } });
+    await fetch(`${url}/admin/accounts`, {
+      method: "POST",
+      headers: { authorization: "Bearer px_live_abcdefghijklmnopqrstuvwxyzABCDEF" },
+    });
     // The request line is written after the response has gone out.
     const find = () => deps.logger.lines.find((l) => l.msg === "request" && l.path === "/admin/accounts");
     for (let i = 0; i < 100 && !find(); i++) await Bun.sleep(5);
@@ -134,11 +159,16 @@ describe("log redaction", () => {
     const lines: string[] = [];
     const logger = createLogger("debug", (line) => lines.push(line));
     logger.info("x", {
-      access_token: "EAAG-1", headers: { Authorization: "Bearer t", cookie: "sb_session=1" }, password: "p", app_secret: "s",
-      note: "key px_live_abcdEFGHijklMNOPqrstUVWXyz012345 and whsec_c2VjcmV0c2VjcmV0", error: new Error("bad whsec_QUJDRA=="),
+      access_token: "EAAG-1",
+      headers: { Authorization: "Bearer t", cookie: "sb_session=1" },
+      password: "p",
+      app_secret: "s",
+      note: "key px_live_abcdEFGHijklMNOPqrstUVWXyz012345 and whsec_c2VjcmV0c2VjcmV0",
+      error: new Error("bad whsec_QUJDRA=="),
     });
     const text = lines.join("\n");
-    for (const secret of ["EAAG-1", "Bearer t", "sb_session=1", '"p"', '"s"', "EFGHijkl", "c2VjcmV0", "QUJDRA"]) expect(text).not.toContain(secret);
+    for (const secret of ["EAAG-1", "Bearer t", "sb_session=1", '"p"', '"s"', "EFGHijkl", "c2VjcmV0", "QUJDRA"])
+      expect(text).not.toContain(secret);
     expect(text).toContain("px_live_abcd…");
     expect(redact({ nested: [{ token: "t" }] })).toEqual({ nested: [{ token: "[redacted]" }] });
   });
@@ -157,11 +187,17 @@ describe("the server process", () => {
     cleanups.push(dir.cleanup);
     const port = freePort();
     const proc = Bun.spawn([process.execPath, MAIN, "serve"], {
-      cwd: ROOT, env: processEnv(join(dir.path, "db.sqlite"), { PORT: String(port), HOST: "127.0.0.1" }), stdout: "pipe", stderr: "pipe",
+      cwd: ROOT,
+      env: processEnv(join(dir.path, "db.sqlite"), { PORT: String(port), HOST: "127.0.0.1" }),
+      stdout: "pipe",
+      stderr: "pipe",
     });
     cleanups.push(() => proc.kill("SIGKILL"));
     await waitForOk(`http://127.0.0.1:${port}/healthz`);
-    const check = Bun.spawnSync([process.execPath, MAIN, "healthcheck"], { cwd: ROOT, env: { PATH: process.env.PATH ?? "", PORT: String(port) } });
+    const check = Bun.spawnSync([process.execPath, MAIN, "healthcheck"], {
+      cwd: ROOT,
+      env: { PATH: process.env.PATH ?? "", PORT: String(port) },
+    });
     expect(check.exitCode).toBe(0);
     proc.kill("SIGTERM");
     expect(await proc.exited).toBe(0);
@@ -169,7 +205,10 @@ describe("the server process", () => {
     expect(log).toContain('"msg":"listening"');
     expect(log).toContain('"msg":"no accounts yet; create the first one with"');
     expect(log).toContain('"msg":"shutting down","signal":"SIGTERM"');
-    const stopped = Bun.spawnSync([process.execPath, MAIN, "healthcheck"], { cwd: ROOT, env: { PATH: process.env.PATH ?? "", PORT: String(port) } });
+    const stopped = Bun.spawnSync([process.execPath, MAIN, "healthcheck"], {
+      cwd: ROOT,
+      env: { PATH: process.env.PATH ?? "", PORT: String(port) },
+    });
     expect(stopped.exitCode).toBe(1);
   });
 });
@@ -181,18 +220,29 @@ describe("the server's disk", () => {
     const port = freePort();
     const url = `http://127.0.0.1:${port}`;
     const proc = Bun.spawn([process.execPath, MAIN, "serve"], {
-      cwd: ROOT, stdout: "ignore", stderr: "inherit",
-      env: processEnv(join(dir.path, "db.sqlite"), { PORT: String(port), HOST: "127.0.0.1", DEV_MODE: "1", LOG_LEVEL: "warn" }),
+      cwd: ROOT,
+      stdout: "ignore",
+      stderr: "inherit",
+      env: processEnv(join(dir.path, "db.sqlite"), {
+        PORT: String(port),
+        HOST: "127.0.0.1",
+        DEV_MODE: "1",
+        LOG_LEVEL: "warn",
+      }),
     });
     cleanups.push(() => proc.kill("SIGKILL"));
     await waitForOk(`${url}/healthz`);
-    const flushes = async () => Number(/^switchboard_wal_sync_seconds_count (\d+)$/m.exec(await (await fetch(`${url}/metrics`)).text())?.[1]);
+    const flushes = async () =>
+      Number(/^switchboard_wal_sync_seconds_count (\d+)$/m.exec(await (await fetch(`${url}/metrics`)).text())?.[1]);
     const a = await relayAccount(url);
     // Nothing listens there: the delivery fails, and a failed attempt's record waits for no flush.
     await a.endpoint("http://127.0.0.1:9/hook");
     expect(await flushes()).toBe(0);
 
-    const event = { object: "whatsapp_business_account", entry: [{ id: a.wabaId, changes: [messageChange(a.numbers[0]!)] }] };
+    const event = {
+      object: "whatsapp_business_account",
+      entry: [{ id: a.wabaId, changes: [messageChange(a.numbers[0]!)] }],
+    };
     expect((await postUpstream(url, JSON.stringify(event))).status).toBe(200);
     expect(await flushes()).toBe(1);
   });
@@ -202,24 +252,39 @@ describe("graceful shutdown", () => {
   test("SIGTERM lets a proxied call that is in flight finish, then exits 0", async () => {
     const dir = tempDir();
     cleanups.push(dir.cleanup);
-    const sim = startSimulator({ wabas: [{ wabaId: "1001", accessToken: "EAAG-slow", appSecret: TEST_APP_SECRET, numbers: [{ phoneNumberId: "2001" }] }] });
+    const sim = startSimulator({
+      wabas: [
+        { wabaId: "1001", accessToken: "EAAG-slow", appSecret: TEST_APP_SECRET, numbers: [{ phoneNumberId: "2001" }] },
+      ],
+    });
     cleanups.push(() => sim.stop());
     const port = freePort();
     const url = `http://127.0.0.1:${port}`;
     const proc = Bun.spawn([process.execPath, MAIN, "serve"], {
-      cwd: ROOT, stdout: "pipe", stderr: "pipe",
+      cwd: ROOT,
+      stdout: "pipe",
+      stderr: "pipe",
       env: processEnv(join(dir.path, "db.sqlite"), { PORT: String(port), HOST: "127.0.0.1", UPSTREAM_URL: sim.url }),
     });
     cleanups.push(() => proc.kill("SIGKILL"));
     await waitForOk(`${url}/healthz`);
-    const account = (await (await admin(url, "POST", "/admin/accounts", { name: "A", email: "a@example.com" })).json()) as { id: string };
+    const account = (await (
+      await admin(url, "POST", "/admin/accounts", { name: "A", email: "a@example.com" })
+    ).json()) as { id: string };
     await admin(url, "POST", `/admin/accounts/${account.id}/wabas`, { waba_id: "1001", access_token: "EAAG-slow" });
-    await admin(url, "POST", `/admin/accounts/${account.id}/numbers`, { phone_number_id: "2001", waba_id: "1001", kind: "embedded" });
-    const { key } = (await (await admin(url, "POST", `/admin/accounts/${account.id}/api-keys`, { mode: "live" })).json()) as { key: string };
+    await admin(url, "POST", `/admin/accounts/${account.id}/numbers`, {
+      phone_number_id: "2001",
+      waba_id: "1001",
+      kind: "embedded",
+    });
+    const { key } = (await (
+      await admin(url, "POST", `/admin/accounts/${account.id}/api-keys`, { mode: "live" })
+    ).json()) as { key: string };
 
     sim.fault("2001", { delayMs: 1500 });
     const inFlight = fetch(`${url}/v21.0/2001/messages`, {
-      method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+      method: "POST",
+      headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
       body: JSON.stringify({ messaging_product: "chat", to: "15551234567", type: "text", text: { body: "slow" } }),
     });
     // Wait until the call has reached upstream, then ask the server to stop.
@@ -237,24 +302,47 @@ describe("request bodies outside the proxy", () => {
   test("a declared body over 1 MB to the operator API, the dashboard or its API gets 413 before it is read, one of undeclared length 411; ingress keeps its 10 MB", async () => {
     const { url } = await running();
     // The length is declared and never sent: the answer comes without waiting for it.
-    for (const [path, auth] of [["/api/session", ""], ["/admin/accounts", "Authorization: Bearer test-admin-token\r\n"], ["/dashboard/sign-in", ""]]) {
-      const r = await rawRequest(url, `POST ${path} HTTP/1.1\r\nHost: x\r\n${auth}Content-Type: application/json\r\nContent-Length: ${50 * 1024 * 1024}`, "{");
+    for (const [path, auth] of [
+      ["/api/session", ""],
+      ["/admin/accounts", "Authorization: Bearer test-admin-token\r\n"],
+      ["/dashboard/sign-in", ""],
+    ]) {
+      const r = await rawRequest(
+        url,
+        `POST ${path} HTTP/1.1\r\nHost: x\r\n${auth}Content-Type: application/json\r\nContent-Length: ${50 * 1024 * 1024}`,
+        "{",
+      );
       expect([path, r.status, JSON.parse(r.body).error.code]).toEqual([path, 413, "body_too_large"]);
       expect(r.headers["x-proxy-request-id"]).toStartWith("req_");
     }
     // A body that declares no length is refused too, before any of it is read.
     for (const path of ["/api/session", "/admin/accounts", "/dashboard/sign-in"]) {
-      const r = await rawRequest(url, `POST ${path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked`, "1\r\n{\r\n");
+      const r = await rawRequest(
+        url,
+        `POST ${path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked`,
+        "1\r\n{\r\n",
+      );
       expect([path, r.status, JSON.parse(r.body).error.code]).toEqual([path, 411, "length_required"]);
     }
-    const oneTooMany = await admin(url, "POST", "/admin/accounts", { name: "x".repeat(API_BODY_LIMIT), email: "a@example.com" });
+    const oneTooMany = await admin(url, "POST", "/admin/accounts", {
+      name: "x".repeat(API_BODY_LIMIT),
+      email: "a@example.com",
+    });
     expect(oneTooMany.status).toBe(413);
     expect((await admin(url, "POST", "/admin/accounts", { name: "A", email: "a@example.com" })).status).toBe(201);
 
     // An upstream event of 2 MB is read by ingress itself (an unknown WABA: accepted, nothing kept).
-    const event = new TextEncoder().encode(JSON.stringify({ object: "whatsapp_business_account", entry: [{ id: "1", changes: [{ field: "messages", value: { pad: "p".repeat(2 * 1024 * 1024) } }] }] }));
-    const ingress = await fetch(`${url}/webhooks/upstream`, { method: "POST", headers: { "x-hub-signature-256": hubSignature(TEST_APP_SECRET, event) }, body: event });
+    const event = new TextEncoder().encode(
+      JSON.stringify({
+        object: "whatsapp_business_account",
+        entry: [{ id: "1", changes: [{ field: "messages", value: { pad: "p".repeat(2 * 1024 * 1024) } }] }],
+      }),
+    );
+    const ingress = await fetch(`${url}/webhooks/upstream`, {
+      method: "POST",
+      headers: { "x-hub-signature-256": hubSignature(TEST_APP_SECRET, event) },
+      body: event,
+    });
     expect(ingress.status).toBe(200);
   });
 });
-

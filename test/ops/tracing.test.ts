@@ -43,7 +43,8 @@ const send = (world: World, biz: Business, headers: Record<string, string> = {})
     body: JSON.stringify({ messaging_product: "chat", to: "15550100", type: "text", text: { body: "hi" } }),
   });
 
-const childrenOf = (spans: ReceivedSpan[], parent: ReceivedSpan) => spans.filter((s) => s.parentSpanId === parent.spanId);
+const childrenOf = (spans: ReceivedSpan[], parent: ReceivedSpan) =>
+  spans.filter((s) => s.parentSpanId === parent.spanId);
 const byName = (spans: ReceivedSpan[], name: string) => spans.find((s) => s.name === name)!;
 const nanos = (value: string) => BigInt(value);
 
@@ -84,7 +85,10 @@ describe("OpenTelemetry traces of proxied calls", () => {
     expect(nanos(checks.endTimeUnixNano)).toBeLessThanOrEqual(nanos(limit.startTimeUnixNano));
     expect(nanos(limit.endTimeUnixNano)).toBeLessThanOrEqual(nanos(upstream.startTimeUnixNano));
     expect(limit.attributes).toMatchObject({
-      "switchboard.ratelimit.bucket": `number:${biz.phoneNumberId}`, "switchboard.ratelimit.allowed": true, "switchboard.ratelimit.limit": 80, "switchboard.ratelimit.remaining": 79,
+      "switchboard.ratelimit.bucket": `number:${biz.phoneNumberId}`,
+      "switchboard.ratelimit.allowed": true,
+      "switchboard.ratelimit.limit": 80,
+      "switchboard.ratelimit.remaining": 79,
     });
     expect(upstream.kind).toBe(CLIENT);
     expect(upstream.attributes).toMatchObject({
@@ -112,7 +116,11 @@ describe("OpenTelemetry traces of proxied calls", () => {
     expect(call.parentSpanId).toBe("");
     expect(call.traceId).toMatch(/^[0-9a-f]{32}$/);
     expect(call.name).toBe("POST"); // no route known before the allow-list step
-    expect(call.attributes).toMatchObject({ "http.response.status_code": 401, "switchboard.error.code": 1001, "switchboard.error.name": "invalid_api_key" });
+    expect(call.attributes).toMatchObject({
+      "http.response.status_code": 401,
+      "switchboard.error.code": 1001,
+      "switchboard.error.name": "invalid_api_key",
+    });
     const [checks] = childrenOf(receiver.spans, call);
     expect(checks!.name).toBe("proxy checks");
     expect(checks!.attributes["switchboard.check.failed"]).toBe("invalid_api_key");
@@ -127,7 +135,11 @@ describe("OpenTelemetry traces of proxied calls", () => {
     await tracing.shutdown();
     const call = receiver.spans.find((s) => s.kind === SERVER)!;
     expect(call.status.code).toBe(ERROR);
-    expect(call.attributes).toMatchObject({ "http.response.status_code": 502, "error.type": "502", "switchboard.error.code": 1007 });
+    expect(call.attributes).toMatchObject({
+      "http.response.status_code": 502,
+      "error.type": "502",
+      "switchboard.error.code": 1007,
+    });
     const upstream = receiver.spans.find((s) => s.kind === CLIENT)!;
     expect(upstream.parentSpanId).toBe(call.spanId);
     expect(upstream.status.code).toBe(ERROR);
@@ -139,7 +151,12 @@ describe("OpenTelemetry traces of proxied calls", () => {
 describe("sampling (OTEL_TRACES_SAMPLER)", () => {
   test("parentbased_traceidratio at 0 keeps no trace of its own, but keeps a call its caller sampled", async () => {
     const receiver = otlpReceiver();
-    const tracing = createTracing({ url: `${receiver.endpoint}/v1/traces`, serviceName: "switchboard-test", sampler: "parentbased_traceidratio", ratio: 0 });
+    const tracing = createTracing({
+      url: `${receiver.endpoint}/v1/traces`,
+      serviceName: "switchboard-test",
+      sampler: "parentbased_traceidratio",
+      ratio: 0,
+    });
     const world = await startWorld({ deps: { tracing } });
     cleanups.push(receiver.stop, () => world.stop());
     const biz = await world.business();
@@ -172,7 +189,11 @@ describe("OpenTelemetry traces of the webhook relay", () => {
     const body = new TextEncoder().encode(eventBody([{ id: a.wabaId, changes: [messageChange(a.numbers[0]!)] }]));
     const posted = await fetch(`${app.url}/webhooks/upstream`, {
       method: "POST",
-      headers: { "content-type": "application/json", "x-hub-signature-256": hubSignature(TEST_APP_SECRET, body), traceparent },
+      headers: {
+        "content-type": "application/json",
+        "x-hub-signature-256": hubSignature(TEST_APP_SECRET, body),
+        traceparent,
+      },
       body,
     });
     expect(posted.status).toBe(200);
@@ -194,7 +215,7 @@ describe("OpenTelemetry traces of the webhook relay", () => {
     });
     const attempt = receiver.spans.find((s) => s.name === "webhook delivery")!;
     expect(attempt.kind).toBe(CLIENT);
-    if (app.deps.store.webhooks.soleWorker) {
+    if (app.deps.store.queue.soleWorker) {
       expect(attempt.traceId).toBe(CALLER_TRACE);
       expect(attempt.parentSpanId).toBe(ingress.spanId);
     } else {
@@ -226,15 +247,21 @@ describe("OpenTelemetry traces of the webhook relay", () => {
     expect((await app.post("{}", null)).status).toBe(401);
     await tracing.shutdown();
 
-    const attempts = receiver.spans.filter((s) => s.name === "webhook delivery").sort((x, y) => Number(x.attributes["switchboard.attempt"]) - Number(y.attributes["switchboard.attempt"]));
+    const attempts = receiver.spans
+      .filter((s) => s.name === "webhook delivery")
+      .sort((x, y) => Number(x.attributes["switchboard.attempt"]) - Number(y.attributes["switchboard.attempt"]));
     expect(attempts.map((s) => s.attributes["switchboard.attempt"])).toEqual([1, 2]);
     const ingress = receiver.spans.filter((s) => s.name === "POST /webhooks/upstream");
     const accepted = ingress.find((s) => s.attributes["http.response.status_code"] === 200)!;
-    expect(attempts[0]!.parentSpanId).toBe(app.deps.store.webhooks.soleWorker ? accepted.spanId : "");
+    expect(attempts[0]!.parentSpanId).toBe(app.deps.store.queue.soleWorker ? accepted.spanId : "");
     expect(attempts[1]!.parentSpanId).toBe("");
     for (const attempt of attempts) {
       expect(attempt.status.code).toBe(ERROR);
-      expect(attempt.attributes).toMatchObject({ "http.response.status_code": 503, "switchboard.delivery.outcome": "rejected", "switchboard.delivery.next": "pending" });
+      expect(attempt.attributes).toMatchObject({
+        "http.response.status_code": 503,
+        "switchboard.delivery.outcome": "rejected",
+        "switchboard.delivery.next": "pending",
+      });
     }
     expect(ingress.find((s) => s.attributes["http.response.status_code"] === 401)).toBeDefined();
   });
@@ -249,7 +276,12 @@ describe("OTEL_EXPORTER_OTLP_ENDPOINT", () => {
     const port = freePort();
     const proc = Bun.spawn([process.execPath, MAIN, "serve"], {
       cwd: ROOT,
-      env: processEnv(join(dir.path, "db.sqlite"), { PORT: String(port), HOST: "127.0.0.1", OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint, OTEL_SERVICE_NAME: "switchboard-prod" }),
+      env: processEnv(join(dir.path, "db.sqlite"), {
+        PORT: String(port),
+        HOST: "127.0.0.1",
+        OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint,
+        OTEL_SERVICE_NAME: "switchboard-prod",
+      }),
       stdout: "pipe",
       stderr: "pipe",
     });

@@ -27,7 +27,10 @@ describe("PLATFORM_NAME", () => {
     const base = { APP_SECRET: "s", ENCRYPTION_KEY: Buffer.alloc(32, 1).toString("base64") };
     expect(parseConfig(base).platform).toEqual(platformNames("chat"));
     expect(parseConfig({ ...base, PLATFORM_NAME: WORD }).platform).toEqual({
-      word: WORD, product: WORD, webhookObject: `${WORD}_business_account`, businessProfileEdge: `${WORD}_business_profile`,
+      word: WORD,
+      product: WORD,
+      webhookObject: `${WORD}_business_account`,
+      businessProfileEdge: `${WORD}_business_profile`,
       businessManagement: `${WORD}_business_management`,
     });
     for (const bad of ["Chat", "chat/x", "1chat", "chat business"]) {
@@ -38,24 +41,35 @@ describe("PLATFORM_NAME", () => {
   test("with the platform's word, its business-profile edge is forwarded as written and the neutral one is our 404 1003", async () => {
     world = await startWorld({ env: { PLATFORM_NAME: WORD }, sim: { names: platformNames(WORD) } });
     const biz = await world.business();
-    const real = await world.call(`/v21.0/${biz.phoneNumberId}/${WORD}_business_profile?fields=about`, { headers: bearer(biz.liveKey) });
+    const real = await world.call(`/v21.0/${biz.phoneNumberId}/${WORD}_business_profile?fields=about`, {
+      headers: bearer(biz.liveKey),
+    });
     expect(real.status).toBe(200);
     expect(((await real.json()) as { data: { messaging_product: string }[] }).data[0]!.messaging_product).toBe(WORD);
     expect(world.sim.requests.at(-1)!.path).toBe(`/v21.0/${biz.phoneNumberId}/${WORD}_business_profile`);
     const before = world.sim.requests.length;
-    await expect404(await world.call(`/v21.0/${biz.phoneNumberId}/chat_business_profile`, { headers: bearer(biz.liveKey) }));
+    await expect404(
+      await world.call(`/v21.0/${biz.phoneNumberId}/chat_business_profile`, { headers: bearer(biz.liveKey) }),
+    );
     expect(world.sim.requests.length).toBe(before);
   });
 
   test("without it nothing changes: the neutral edge is forwarded and the platform's is our 404", async () => {
     world = await startWorld();
     const biz = await world.business();
-    expect((await world.call(`/v21.0/${biz.phoneNumberId}/chat_business_profile`, { headers: bearer(biz.liveKey) })).status).toBe(200);
-    await expect404(await world.call(`/v21.0/${biz.phoneNumberId}/${WORD}_business_profile`, { headers: bearer(biz.liveKey) }));
+    expect(
+      (await world.call(`/v21.0/${biz.phoneNumberId}/chat_business_profile`, { headers: bearer(biz.liveKey) })).status,
+    ).toBe(200);
+    await expect404(
+      await world.call(`/v21.0/${biz.phoneNumberId}/${WORD}_business_profile`, { headers: bearer(biz.liveKey) }),
+    );
   });
 
   test("Send test's event carries the configured product marker and object name", async () => {
-    for (const [env, word] of [[{ PLATFORM_NAME: WORD }, WORD], [{}, "chat"]] as const) {
+    for (const [env, word] of [
+      [{ PLATFORM_NAME: WORD }, WORD],
+      [{}, "chat"],
+    ] as const) {
       app = await relayApp({ env });
       app.deps.clock.set(Date.now());
       const a = await app.account();
@@ -88,7 +102,9 @@ describe("PLATFORM_NAME", () => {
     });
     expect(wrong.status).toBe(400);
     expect(((await wrong.json()) as { error: { message: string } }).error.message).toContain(`{${WORD.toUpperCase()}}`);
-    const status = JSON.parse(statusEvent(world.sim.world, platformNames(WORD), world.sim.accepted[0]!, "sent", 1).body);
+    const status = JSON.parse(
+      statusEvent(world.sim.world, platformNames(WORD), world.sim.accepted[0]!, "sent", 1).body,
+    );
     expect(status.object).toBe(`${WORD}_business_account`);
     expect(status.entry[0].changes[0].value.messaging_product).toBe(WORD);
   });

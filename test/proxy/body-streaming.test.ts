@@ -60,7 +60,10 @@ function front(upstreamUrl: string, bufferBytes: number): string {
 
 /** Fails instead of hanging when upstream never sees the first part (it was held back). */
 function within<T>(promise: Promise<T>, what: string): Promise<T> {
-  return Promise.race([promise, new Promise<T>((_, reject) => setTimeout(() => reject(new Error(`${what} did not happen`)), 5_000))]);
+  return Promise.race([
+    promise,
+    new Promise<T>((_, reject) => setTimeout(() => reject(new Error(`${what} did not happen`)), 5_000)),
+  ]);
 }
 
 /** Sends `first`, waits until upstream has seen bytes, then sends `rest`: completes only if the body streamed. */
@@ -92,7 +95,13 @@ describe("request bodies: streamed, or read first when small", () => {
     expect(response.status).toBe(200);
     expect(seenBytes).toBeGreaterThan(0);
     expect(seenBytes).toBeLessThanOrEqual(first.length);
-    expect(up.bodies).toEqual([{ length: String(128 * 1024), size: 128 * 1024, sha256: createHash("sha256").update(first).update(rest).digest("hex") }]);
+    expect(up.bodies).toEqual([
+      {
+        length: String(128 * 1024),
+        size: 128 * 1024,
+        sha256: createHash("sha256").update(first).update(rest).digest("hex"),
+      },
+    ]);
   });
 
   test("with a buffer of 0 even a small declared body streams", async () => {
@@ -107,8 +116,14 @@ describe("request bodies: streamed, or read first when small", () => {
     const up = upstream();
     const url = front(up.url, 64 * 1024);
     const body = bytes(64 * 1024, 5);
-    const response = await fetch(url, { method: "POST", headers: { "content-type": "application/octet-stream" }, body });
+    const response = await fetch(url, {
+      method: "POST",
+      headers: { "content-type": "application/octet-stream" },
+      body,
+    });
     expect(response.status).toBe(200);
-    expect(up.bodies).toEqual([{ length: String(64 * 1024), size: 64 * 1024, sha256: createHash("sha256").update(body).digest("hex") }]);
+    expect(up.bodies).toEqual([
+      { length: String(64 * 1024), size: 64 * 1024, sha256: createHash("sha256").update(body).digest("hex") },
+    ]);
   });
 });

@@ -8,12 +8,24 @@ const t = useWorld();
 const send = (key: string | null, phoneNumberId: string, init: RequestInit = {}) =>
   t.world.call(`/v21.0/${phoneNumberId}/messages`, {
     method: "POST",
-    headers: { ...(key ? bearer(key) : {}), "content-type": "application/json", ...(init.headers as Record<string, string>) },
-    body: init.body ?? JSON.stringify({ messaging_product: "chat", to: "15550100", type: "text", text: { body: "hi" } }),
+    headers: {
+      ...(key ? bearer(key) : {}),
+      "content-type": "application/json",
+      ...(init.headers as Record<string, string>),
+    },
+    body:
+      init.body ?? JSON.stringify({ messaging_product: "chat", to: "15550100", type: "text", text: { body: "hi" } }),
   });
 
 /** Asserts one of our errors exactly (SPEC 7.1, 7.2) and that it carries no RateLimit headers unless told. */
-async function expectError(r: Response, status: number, type: string, code: number, message: string, rateLimited = false) {
+async function expectError(
+  r: Response,
+  status: number,
+  type: string,
+  code: number,
+  message: string,
+  rateLimited = false,
+) {
   const id = r.headers.get("x-proxy-request-id");
   expect(id).toMatch(/^req_[0-9a-z]{20}$/);
   expect(r.status).toBe(status);
@@ -25,7 +37,13 @@ async function expectError(r: Response, status: number, type: string, code: numb
 const patch = (path: string, body: unknown) => admin(t.world.url, "PATCH", path, body);
 /** A message POST that declares `length` bytes and sends only a few: fetch always sends the true length. */
 async function declaring(key: string, phoneNumberId: string, length: number): Promise<Response> {
-  const head = [`POST /v21.0/${phoneNumberId}/messages HTTP/1.1`, "Host: proxy", `Authorization: Bearer ${key}`, "Content-Type: application/json", `Content-Length: ${length}`].join("\r\n");
+  const head = [
+    `POST /v21.0/${phoneNumberId}/messages HTTP/1.1`,
+    "Host: proxy",
+    `Authorization: Bearer ${key}`,
+    "Content-Type: application/json",
+    `Content-Length: ${length}`,
+  ].join("\r\n");
   const raw = await rawRequest(t.world.url, head, "{}");
   return new Response(raw.body, { status: raw.status, headers: raw.headers });
 }
@@ -46,26 +64,53 @@ describe("SPEC 7.2: each error, with its exact status, type, code and message", 
   test("401: missing, malformed, unknown and revoked keys", async () => {
     const auth = ["ProxyAuthException", 1001, "Invalid or missing API key."] as const;
     await expectError(await send(null, t.biz.phoneNumberId), 401, ...auth);
-    for (const header of ["Bearer px_live_short", "Basic abc", `Bearer ${t.biz.liveKey.replace("px_live_", "px_prod_")}`, `Bearer px_live_${"A".repeat(32)}`, t.biz.liveKey]) {
-      await expectError(await t.world.call(`/v21.0/${t.biz.phoneNumberId}/messages`, { method: "POST", headers: { authorization: header } }), 401, ...auth);
+    for (const header of [
+      "Bearer px_live_short",
+      "Basic abc",
+      `Bearer ${t.biz.liveKey.replace("px_live_", "px_prod_")}`,
+      `Bearer px_live_${"A".repeat(32)}`,
+      t.biz.liveKey,
+    ]) {
+      await expectError(
+        await t.world.call(`/v21.0/${t.biz.phoneNumberId}/messages`, {
+          method: "POST",
+          headers: { authorization: header },
+        }),
+        401,
+        ...auth,
+      );
     }
-    const keyId = ((await (await admin(t.world.url, "POST", `/admin/accounts/${t.biz.accountId}/api-keys`, { mode: "live" })).json()) as { id: string; key: string });
+    const keyId = (await (
+      await admin(t.world.url, "POST", `/admin/accounts/${t.biz.accountId}/api-keys`, { mode: "live" })
+    ).json()) as { id: string; key: string };
     expect((await send(keyId.key, t.biz.phoneNumberId)).status).toBe(200);
     await admin(t.world.url, "DELETE", `/admin/api-keys/${keyId.id}`);
     await expectError(await send(keyId.key, t.biz.phoneNumberId), 401, ...auth);
   });
 
   test("401: a test key on a non-sandbox number; a test key works on a sandbox number", async () => {
-    await expectError(await send(t.biz.testKey, t.biz.phoneNumberId), 401, "ProxyAuthException", 1001, "Test keys only work with sandbox numbers.");
+    await expectError(
+      await send(t.biz.testKey, t.biz.phoneNumberId),
+      401,
+      "ProxyAuthException",
+      1001,
+      "Test keys only work with sandbox numbers.",
+    );
     const sandbox = await t.world.number(t.biz.accountId, t.biz.wabaId, { kind: "sandbox" });
     expect((await send(t.biz.testKey, sandbox)).status).toBe(200);
     // A WABA with a live number is not a sandbox WABA.
-    const templates = await t.world.call(`/v21.0/${t.biz.wabaId}/message_templates`, { headers: bearer(t.biz.testKey) });
+    const templates = await t.world.call(`/v21.0/${t.biz.wabaId}/message_templates`, {
+      headers: bearer(t.biz.testKey),
+    });
     await expectError(templates, 401, "ProxyAuthException", 1001, "Test keys only work with sandbox numbers.");
   });
 
   test("402: no subscription, overdue, suspended", async () => {
-    const billing = [["none", "This account has no active subscription."], ["overdue", "Subscription payment is overdue."], ["suspended", "This account is suspended."]] as const;
+    const billing = [
+      ["none", "This account has no active subscription."],
+      ["overdue", "Subscription payment is overdue."],
+      ["suspended", "This account is suspended."],
+    ] as const;
     for (const [status, message] of billing) {
       await patch(`/admin/accounts/${t.biz.accountId}`, { billing_status: status });
       await expectError(await send(t.biz.liveKey, t.biz.phoneNumberId), 402, "ProxyBillingException", 1002, message);
@@ -78,22 +123,42 @@ describe("SPEC 7.2: each error, with its exact status, type, code and message", 
     for (const length of [100 * 1024 * 1024 + 1, 4 * 1024 * 1024 * 1024]) {
       const r = await declaring(t.biz.liveKey, t.biz.phoneNumberId, length);
       await expectError(r, 413, "ProxyPayloadTooLargeException", 1004, "Request body exceeds 100 MB.");
-      await expectError(await declaring("px_live_" + "0".repeat(32), t.biz.phoneNumberId, length), 401, "ProxyAuthException", 1001, "Invalid or missing API key.");
+      await expectError(
+        await declaring("px_live_" + "0".repeat(32), t.biz.phoneNumberId, length),
+        401,
+        "ProxyAuthException",
+        1001,
+        "Invalid or missing API key.",
+      );
     }
     expect(t.world.sim.requests.filter((q) => q.path.endsWith("/messages"))).toHaveLength(0);
   });
 
   test("422: each WABA and number condition", async () => {
     const notConnected = "ProxyNotConnectedException";
-    for (const [status, message] of [["disconnected", "Number disconnected."], ["restricted", "Number restricted."], ["flagged", "Number flagged."], ["not_registered", "Number not registered."]]) {
+    for (const [status, message] of [
+      ["disconnected", "Number disconnected."],
+      ["restricted", "Number restricted."],
+      ["flagged", "Number flagged."],
+      ["not_registered", "Number not registered."],
+    ]) {
       await patch(`/admin/numbers/${t.biz.phoneNumberId}`, { status });
       await expectError(await send(t.biz.liveKey, t.biz.phoneNumberId), 422, notConnected, 1005, message!);
     }
     await patch(`/admin/numbers/${t.biz.phoneNumberId}`, { status: "connected" });
-    for (const [status, message] of [["disconnected", "WABA disconnected."], ["token_revoked", "WABA token revoked."]]) {
+    for (const [status, message] of [
+      ["disconnected", "WABA disconnected."],
+      ["token_revoked", "WABA token revoked."],
+    ]) {
       await patch(`/admin/wabas/${t.biz.wabaId}`, { status });
       await expectError(await send(t.biz.liveKey, t.biz.phoneNumberId), 422, notConnected, 1005, message!);
-      await expectError(await t.world.call(`/v21.0/${t.biz.wabaId}/message_templates`, { headers: bearer(t.biz.liveKey) }), 422, notConnected, 1005, message!);
+      await expectError(
+        await t.world.call(`/v21.0/${t.biz.wabaId}/message_templates`, { headers: bearer(t.biz.liveKey) }),
+        422,
+        notConnected,
+        1005,
+        message!,
+      );
     }
   });
 
@@ -127,7 +192,9 @@ describe("SPEC 7.3: a request failing two adjacent checks gets the earlier error
     await patch(`/admin/accounts/${t.biz.accountId}`, { billing_status: "overdue" });
     const other = await t.world.business();
     expect((await send(t.biz.liveKey, other.phoneNumberId)).status).toBe(402);
-    expect((await t.world.call(`/v21.0/${t.biz.phoneNumberId}/media`, { headers: bearer(t.biz.liveKey) })).status).toBe(404); // shape fails first
+    expect((await t.world.call(`/v21.0/${t.biz.phoneNumberId}/media`, { headers: bearer(t.biz.liveKey) })).status).toBe(
+      404,
+    ); // shape fails first
   });
 
   test("4 ownership before 5 test key", async () => {

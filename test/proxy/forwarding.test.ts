@@ -37,10 +37,13 @@ describe("SPEC 4.3: what is sent upstream", () => {
   });
 
   test("the query is kept as written minus the caller's credentials, with our appsecret_proof appended", async () => {
-    const query = "fields=throughput%2Cverified_name&access_token=stolen&x=1&&appsecret_proof=forged&access%5Ftoken=sneaky&y=a+b";
+    const query =
+      "fields=throughput%2Cverified_name&access_token=stolen&x=1&&appsecret_proof=forged&access%5Ftoken=sneaky&y=a+b";
     const r = await t.world.call(`/v21.0/${t.biz.phoneNumberId}?${query}`, { headers: bearer(t.biz.liveKey) });
     expect(r.status).toBe(200);
-    expect(last().query).toBe(`fields=throughput%2Cverified_name&x=1&&y=a+b&appsecret_proof=${appsecretProof(t.biz.token, TEST_APP_SECRET)}`);
+    expect(last().query).toBe(
+      `fields=throughput%2Cverified_name&x=1&&y=a+b&appsecret_proof=${appsecretProof(t.biz.token, TEST_APP_SECRET)}`,
+    );
   });
 
   test("a BYO WABA's proof is keyed with its own app secret", async () => {
@@ -53,8 +56,13 @@ describe("SPEC 4.3: what is sent upstream", () => {
   });
 
   test("oddly formatted JSON goes upstream byte for byte", async () => {
-    const odd = '{  "to" :"15550100","messaging_product":"chat",\n\t"text":{"body":"caf\\u00e9 \u00e9 \ud83d\ude00"}, "type":"text" ,"n":1.50e+2, "dup":1, "dup":2 }\r\n';
-    const r = await t.world.call(messages(), { method: "POST", headers: { ...bearer(t.biz.liveKey), "content-type": "application/json" }, body: odd });
+    const odd =
+      '{  "to" :"15550100","messaging_product":"chat",\n\t"text":{"body":"caf\\u00e9 \u00e9 \ud83d\ude00"}, "type":"text" ,"n":1.50e+2, "dup":1, "dup":2 }\r\n';
+    const r = await t.world.call(messages(), {
+      method: "POST",
+      headers: { ...bearer(t.biz.liveKey), "content-type": "application/json" },
+      body: odd,
+    });
     expect(r.status).toBe(200);
     expect(Buffer.from(last().body).equals(Buffer.from(odd))).toBe(true);
   });
@@ -64,7 +72,9 @@ describe("SPEC 4.3: what is sent upstream", () => {
     const boundary = "----switchboard-test-Boundary7MA4YWxkTrZu0gW";
     const body = Buffer.concat([
       Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="messaging_product"\r\n\r\nchat\r\n`),
-      Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="x.bin"\r\nContent-Type: application/octet-stream\r\n\r\n`),
+      Buffer.from(
+        `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="x.bin"\r\nContent-Type: application/octet-stream\r\n\r\n`,
+      ),
       file,
       Buffer.from(`\r\n--${boundary}--\r\n`),
     ]);
@@ -83,7 +93,13 @@ describe("SPEC 4.3: what is sent upstream", () => {
 describe("SPEC 4.3: what comes back", () => {
   test("upstream's status and body unchanged, only the listed headers, plus ours", async () => {
     const odd = '{"error" : {"message":"x",  "code":131047,"trace_id":"AbC"}}\n';
-    t.world.sim.fault(t.biz.phoneNumberId, { reply: { status: 400, body: odd, headers: { "content-disposition": "inline", "set-cookie": "s=1", "content-encoding": "identity" } } });
+    t.world.sim.fault(t.biz.phoneNumberId, {
+      reply: {
+        status: 400,
+        body: odd,
+        headers: { "content-disposition": "inline", "set-cookie": "s=1", "content-encoding": "identity" },
+      },
+    });
     const r = await t.world.call(messages(), { method: "POST", headers: bearer(t.biz.liveKey), body: "{}" });
     expect(r.status).toBe(400);
     expect(await r.text()).toBe(odd);
@@ -108,15 +124,29 @@ describe("SPEC 4.3: what comes back", () => {
 
   test("a binary answer passes byte for byte; nothing is decompressed or re-encoded", async () => {
     const gzipped = Bun.gzipSync(Buffer.from(JSON.stringify({ data: [] })));
-    t.world.sim.fault(t.biz.wabaId, { reply: { status: 200, body: new Uint8Array(gzipped), headers: { "content-type": "application/octet-stream", "content-encoding": "gzip" } } });
-    const r = await t.world.call(`/v21.0/${t.biz.wabaId}/message_templates`, { headers: { ...bearer(t.biz.liveKey), "accept-encoding": "gzip" }, decompress: false } as RequestInit);
+    t.world.sim.fault(t.biz.wabaId, {
+      reply: {
+        status: 200,
+        body: new Uint8Array(gzipped),
+        headers: { "content-type": "application/octet-stream", "content-encoding": "gzip" },
+      },
+    });
+    const r = await t.world.call(`/v21.0/${t.biz.wabaId}/message_templates`, {
+      headers: { ...bearer(t.biz.liveKey), "accept-encoding": "gzip" },
+      decompress: false,
+    } as RequestInit);
     expect(Buffer.from(await r.arrayBuffer()).equals(Buffer.from(gzipped))).toBe(true);
     expect(last().headers["accept-encoding"]).toBeUndefined();
   });
 
   test("redirects are passed back, not followed", async () => {
-    t.world.sim.fault(t.biz.phoneNumberId, { reply: { status: 302, body: "", headers: { location: "http://127.0.0.1:9/elsewhere" } } });
-    const r = await t.world.call(`/v21.0/${t.biz.phoneNumberId}`, { headers: bearer(t.biz.liveKey), redirect: "manual" });
+    t.world.sim.fault(t.biz.phoneNumberId, {
+      reply: { status: 302, body: "", headers: { location: "http://127.0.0.1:9/elsewhere" } },
+    });
+    const r = await t.world.call(`/v21.0/${t.biz.phoneNumberId}`, {
+      headers: bearer(t.biz.liveKey),
+      redirect: "manual",
+    });
     expect(r.status).toBe(302);
     expect(r.headers.get("location")).toBeNull();
   });
@@ -132,7 +162,7 @@ describe("SPEC 4.3: what comes back", () => {
 
   test("the operator API, health and metrics keep their own routes", async () => {
     expect((await t.world.call("/healthz")).status).toBe(200);
-    expect(await (await t.world.call("/metrics")).text()).toContain('switchboard_proxy_requests_total');
+    expect(await (await t.world.call("/metrics")).text()).toContain("switchboard_proxy_requests_total");
     const r = await t.world.call("/admin/accounts/nope", { headers: { authorization: "Bearer test-admin-token" } });
     expect(r.status).toBe(404);
     expect(((await r.json()) as { error: { code: string } }).error.code).toBe("not_found");
@@ -163,7 +193,12 @@ describe("SPEC 4.3 / 7.3: 100 MB bodies", () => {
     return { stream, sha256: hash.digest("hex") };
   }
   const uploadInit = (body: ReadableStream<Uint8Array> | Blob) =>
-    ({ method: "POST", headers: { ...bearer(t.biz.liveKey), "content-type": "application/octet-stream" }, body, duplex: "half" }) as RequestInit;
+    ({
+      method: "POST",
+      headers: { ...bearer(t.biz.liveKey), "content-type": "application/octet-stream" },
+      body,
+      duplex: "half",
+    }) as RequestInit;
 
   test("a chunked upload of exactly 100 MB streams through intact", async () => {
     const { stream, sha256 } = chunked(100 * MB);

@@ -23,12 +23,30 @@ function gen(random: Random) {
 // SPEC 4.1 written out independently of the allow-list data, as "METHOD edge" (edge "" = the object).
 const matchRoute = routeMatcher(allowList(platformNames()));
 const SPEC_ROWS = new Set([
-  "POST messages", "PUT messages", "POST media", "GET ", "DELETE ",
-  "GET message_templates", "POST message_templates", "DELETE message_templates", "GET chat_business_profile",
+  "POST messages",
+  "PUT messages",
+  "POST media",
+  "GET ",
+  "DELETE ",
+  "GET message_templates",
+  "POST message_templates",
+  "DELETE message_templates",
+  "GET chat_business_profile",
 ]);
 const MEDIA_ROWS = new Set(["GET ", "DELETE "]);
 const METHODS = ["GET", "POST", "PUT", "DELETE", "PATCH", "HEAD", "OPTIONS", "get", "TRACE"];
-const EDGES = ["messages", "media", "message_templates", "chat_business_profile", "Messages", "phone_numbers", "", "..", "messages%2F", "media "];
+const EDGES = [
+  "messages",
+  "media",
+  "message_templates",
+  "chat_business_profile",
+  "Messages",
+  "phone_numbers",
+  "",
+  "..",
+  "messages%2F",
+  "media ",
+];
 const NASTY = "/.%?#&=+ _-~:;@!$'()*,\u00e9\u0000\ud83d\ude00aZ09";
 
 describe("path matcher (property)", () => {
@@ -36,12 +54,23 @@ describe("path matcher (property)", () => {
     const g = gen(seededRandom(20260101));
     for (let i = 0; i < 20_000; i++) {
       const goodVersion = g.int(4) > 0;
-      const version = goodVersion ? `v${g.int(30)}.0` : g.pick(["v21", "v21.1", "V21.0", "21.0", "v.0", "v21.0.0", "vx.0", ""]);
+      const version = goodVersion
+        ? `v${g.int(30)}.0`
+        : g.pick(["v21", "v21.1", "V21.0", "21.0", "v.0", "v21.0.0", "vx.0", ""]);
       const goodId = g.int(4) > 0;
       const id = goodId ? g.chars("0123456789", 1, 20) : g.chars(NASTY, 0, 6);
       const edge = g.int(3) === 0 ? null : g.pick(EDGES);
       const method = g.pick(METHODS);
-      const scope = g.int(3) === 0 ? "" : g.pick(["phone_number_id=123", "phone_number_id=", "phone_number_id=1&phone_number_id=2", "x=1&phone_number_id=77", "phone_number_id=a%2Fb"]);
+      const scope =
+        g.int(3) === 0
+          ? ""
+          : g.pick([
+              "phone_number_id=123",
+              "phone_number_id=",
+              "phone_number_id=1&phone_number_id=2",
+              "x=1&phone_number_id=77",
+              "phone_number_id=a%2Fb",
+            ]);
       const path = `/${version}/${id}${edge === null ? "" : `/${edge}`}`;
       const match = matchRoute(method, path, scope || null);
 
@@ -49,8 +78,10 @@ describe("path matcher (property)", () => {
       const versionOk = /^v\d+\.0$/.test(version);
       const row = `${method} ${edge ?? ""}`;
       const scopeOk = /^(x=1&)?phone_number_id=[0-9]+$/.test(scope);
-      const expected = versionOk && idOk && edge !== "" && SPEC_ROWS.has(row) && (!MEDIA_ROWS.has(row) || method === "GET" || scopeOk);
-      if (expected !== (match !== null)) throw new Error(`${method} ${path}?${scope}: expected ${expected ? "a match" : "404"}`);
+      const expected =
+        versionOk && idOk && edge !== "" && SPEC_ROWS.has(row) && (!MEDIA_ROWS.has(row) || method === "GET" || scopeOk);
+      if (expected !== (match !== null))
+        throw new Error(`${method} ${path}?${scope}: expected ${expected ? "a match" : "404"}`);
       if (match) {
         expect(match.version).toBe(version);
         expect(match.id).toBe(id);
@@ -75,8 +106,30 @@ describe("path matcher (property)", () => {
 });
 
 describe("query rewrite (property)", () => {
-  const CREDENTIAL_NAMES = ["access_token", "appsecret_proof", "access%5Ftoken", "%61ccess_token", "appsecret%5fproof", "access_token"];
-  const OTHER_NAMES = ["fields", "limit", "after", "phone_number_id", "access_tokens", "xaccess_token", "access-token", "Access_Token", "access+token", "access_token%", "%zz", "", "a%20b", "appsecret_proof2"];
+  const CREDENTIAL_NAMES = [
+    "access_token",
+    "appsecret_proof",
+    "access%5Ftoken",
+    "%61ccess_token",
+    "appsecret%5fproof",
+    "access_token",
+  ];
+  const OTHER_NAMES = [
+    "fields",
+    "limit",
+    "after",
+    "phone_number_id",
+    "access_tokens",
+    "xaccess_token",
+    "access-token",
+    "Access_Token",
+    "access+token",
+    "access_token%",
+    "%zz",
+    "",
+    "a%20b",
+    "appsecret_proof2",
+  ];
   const VALUES = ["", "1", "a%2Cb", "x+y", "%E2%9C%93", "==", "v=w", "%", "\u00e9"];
 
   test("credentials are removed however they are encoded; everything else stays byte for byte, in order", () => {

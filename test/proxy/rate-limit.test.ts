@@ -68,10 +68,17 @@ describe.skipIf(!onSqlite)("SPEC 8.1 over HTTP", () => {
     expect(limits(await get(`/v21.0/${biz.phoneNumberId}/chat_business_profile`)).remaining).toBe("4997");
     const form = new FormData();
     form.set("file", new Blob(["x"], { type: "text/plain" }), "x.txt");
-    const upload = await world.call(`/v21.0/${biz.phoneNumberId}/media`, { method: "POST", headers: bearer(biz.liveKey), body: form });
+    const upload = await world.call(`/v21.0/${biz.phoneNumberId}/media`, {
+      method: "POST",
+      headers: bearer(biz.liveKey),
+      body: form,
+    });
     expect(limits(upload)).toMatchObject({ limit: "80", remaining: "79" });
     const { id } = (await upload.json()) as { id: string };
-    expect(limits(await get(`/v21.0/${id}?phone_number_id=${biz.phoneNumberId}`))).toMatchObject({ limit: "5000", remaining: "4996" });
+    expect(limits(await get(`/v21.0/${id}?phone_number_id=${biz.phoneNumberId}`))).toMatchObject({
+      limit: "5000",
+      remaining: "4996",
+    });
   });
 
   test("HIGH numbers get 1000/s; coexistence numbers 20/s whatever their tier", async () => {
@@ -89,16 +96,25 @@ describe.skipIf(!onSqlite)("SPEC 8.1 over HTTP", () => {
     world = await startWorld();
     const biz = await world.business();
     // 5,000 calls would be slow: the bucket is saved drained and the app restarted over it.
-    await world.deps.store.buckets.saveMany([{ key: `waba:${biz.wabaId}`, tokens: 0, updatedAt: world.deps.clock.now() }]);
+    await world.deps.store.buckets.saveMany([
+      { key: `waba:${biz.wabaId}`, tokens: 0, updatedAt: world.deps.clock.now() },
+    ]);
     await world.restart();
     const r = await world.call(`/v21.0/${biz.wabaId}/message_templates`, { headers: bearer(biz.liveKey) });
     expect(limits(r)).toEqual({ status: 429, limit: "5000", remaining: "0", reset: "3600", retryAfter: "1" });
     // The same message as a number's 429 (SPEC 7.2: "also when the WABA budget ran out").
     expect(await r.json()).toEqual({
-      error: { message: "Rate limit reached for this number.", type: "ProxyThrottleException", code: 1006, trace_id: r.headers.get("x-proxy-request-id") },
+      error: {
+        message: "Rate limit reached for this number.",
+        type: "ProxyThrottleException",
+        code: 1006,
+        trace_id: r.headers.get("x-proxy-request-id"),
+      },
     });
     world.deps.clock.advance(720);
-    expect(limits(await world.call(`/v21.0/${biz.wabaId}/message_templates`, { headers: bearer(biz.liveKey) }))).toMatchObject({ status: 200, remaining: "0" });
+    expect(
+      limits(await world.call(`/v21.0/${biz.wabaId}/message_templates`, { headers: bearer(biz.liveKey) })),
+    ).toMatchObject({ status: 200, remaining: "0" });
   });
 });
 
@@ -139,7 +155,11 @@ describe("fail-open over HTTP", () => {
   test("a broken limiter lets calls through with the normal limit, full remaining, reset 0", async () => {
     world = await startWorld();
     const biz = await world.business();
-    const broken: RateLimiter = { take: () => { throw new Error("limiter down"); } };
+    const broken: RateLimiter = {
+      take: () => {
+        throw new Error("limiter down");
+      },
+    };
     const handle = createProxy(world.deps, broken);
     const server = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: (request) => handle(request) });
     cleanups.push(() => server.stop(true));

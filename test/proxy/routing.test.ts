@@ -11,7 +11,12 @@ async function expect404(response: Response) {
   expect(response.status).toBe(404);
   const body = (await response.json()) as { error: Record<string, unknown> };
   expect(body).toEqual({
-    error: { message: "Unknown route or object.", type: "ProxyRoutingException", code: 1003, trace_id: response.headers.get("x-proxy-request-id") },
+    error: {
+      message: "Unknown route or object.",
+      type: "ProxyRoutingException",
+      code: 1003,
+      trace_id: response.headers.get("x-proxy-request-id"),
+    },
   });
   // SPEC 8.1: a 404 never reached the rate-limit step.
   expect(response.headers.has("ratelimit-limit")).toBe(false);
@@ -23,7 +28,11 @@ async function upload(phoneNumberId: string): Promise<string> {
   form.set("messaging_product", "chat");
   form.set("type", "image/png");
   form.set("file", new Blob([new Uint8Array([137, 80, 78, 71, 0, 255])], { type: "image/png" }), "a.png");
-  const r = await t.world.call(`${V}/${phoneNumberId}/media`, { method: "POST", headers: bearer(t.biz.liveKey), body: form });
+  const r = await t.world.call(`${V}/${phoneNumberId}/media`, {
+    method: "POST",
+    headers: bearer(t.biz.liveKey),
+    body: form,
+  });
   expect(r.status).toBe(200);
   return ((await r.json()) as { id: string }).id;
 }
@@ -55,12 +64,19 @@ describe("SPEC 4.1: every allow-listed call is forwarded", () => {
 
   test("POST /{number}/media uploads; GET and DELETE /{media_id}?phone_number_id read and delete it", async () => {
     const mediaId = await upload(t.biz.phoneNumberId);
-    const read = await t.world.call(`${V}/${mediaId}?phone_number_id=${t.biz.phoneNumberId}`, { headers: bearer(t.biz.liveKey) });
+    const read = await t.world.call(`${V}/${mediaId}?phone_number_id=${t.biz.phoneNumberId}`, {
+      headers: bearer(t.biz.liveKey),
+    });
     expect(read.status).toBe(200);
     expect(await read.json()).toMatchObject({ id: mediaId, mime_type: "image/png", file_size: expect.any(Number) });
-    const del = await t.world.call(`${V}/${mediaId}?phone_number_id=${t.biz.phoneNumberId}`, { method: "DELETE", headers: bearer(t.biz.liveKey) });
+    const del = await t.world.call(`${V}/${mediaId}?phone_number_id=${t.biz.phoneNumberId}`, {
+      method: "DELETE",
+      headers: bearer(t.biz.liveKey),
+    });
     expect(del.status).toBe(200);
-    const again = await t.world.call(`${V}/${mediaId}?phone_number_id=${t.biz.phoneNumberId}`, { headers: bearer(t.biz.liveKey) });
+    const again = await t.world.call(`${V}/${mediaId}?phone_number_id=${t.biz.phoneNumberId}`, {
+      headers: bearer(t.biz.liveKey),
+    });
     expect(again.status).toBe(400); // upstream's own answer, passed through
     expect(((await again.json()) as { error: { code: number } }).error.code).toBe(100);
   });
@@ -73,16 +89,29 @@ describe("SPEC 4.1: every allow-listed call is forwarded", () => {
     });
     expect(create.status).toBe(200);
     expect(await create.json()).toMatchObject({ status: "PENDING", category: "UTILITY" });
-    const list = await t.world.call(`${V}/${t.biz.wabaId}/message_templates?limit=10`, { headers: bearer(t.biz.liveKey) });
+    const list = await t.world.call(`${V}/${t.biz.wabaId}/message_templates?limit=10`, {
+      headers: bearer(t.biz.liveKey),
+    });
     expect(((await list.json()) as { data: { name: string }[] }).data.map((t) => t.name)).toEqual(["order_update"]);
-    const del = await t.world.call(`${V}/${t.biz.wabaId}/message_templates?name=order_update`, { method: "DELETE", headers: bearer(t.biz.liveKey) });
+    const del = await t.world.call(`${V}/${t.biz.wabaId}/message_templates?name=order_update`, {
+      method: "DELETE",
+      headers: bearer(t.biz.liveKey),
+    });
     expect(await del.json()).toEqual({ success: true });
   });
 
   test("GET /{number} and GET /{number}/chat_business_profile", async () => {
-    const number = await t.world.call(`${V}/${t.biz.phoneNumberId}?fields=throughput,verified_name`, { headers: bearer(t.biz.liveKey) });
-    expect(await number.json()).toEqual({ throughput: { level: "STANDARD" }, verified_name: "Simulated Business", id: t.biz.phoneNumberId });
-    const profile = await t.world.call(`${V}/${t.biz.phoneNumberId}/chat_business_profile`, { headers: bearer(t.biz.liveKey) });
+    const number = await t.world.call(`${V}/${t.biz.phoneNumberId}?fields=throughput,verified_name`, {
+      headers: bearer(t.biz.liveKey),
+    });
+    expect(await number.json()).toEqual({
+      throughput: { level: "STANDARD" },
+      verified_name: "Simulated Business",
+      id: t.biz.phoneNumberId,
+    });
+    const profile = await t.world.call(`${V}/${t.biz.phoneNumberId}/chat_business_profile`, {
+      headers: bearer(t.biz.liveKey),
+    });
     expect(profile.status).toBe(200);
     expect(((await profile.json()) as { data: unknown[] }).data).toHaveLength(1);
   });
@@ -96,9 +125,18 @@ describe("SPEC 4.1: every allow-listed call is forwarded", () => {
 
 describe("SPEC 4.2: unmatched requests get 404 ProxyRoutingException 1003", () => {
   test("paths that are not /{version}/{id} or /{version}/{id}/{edge}, even without a key", async () => {
-    for (const path of ["/", "/v21.0", `/v21.0/${t.biz.phoneNumberId}/messages/extra`, `/21.0/${t.biz.phoneNumberId}/messages`,
-      `/v21.1/${t.biz.phoneNumberId}/messages`, `/v21.0//messages`, `/v21.0/${t.biz.phoneNumberId}/messages/`, "/favicon.ico",
-      `/v21.0/a%2Fb/messages`, `/v21.0/..%2F${t.biz.phoneNumberId}/messages`]) {
+    for (const path of [
+      "/",
+      "/v21.0",
+      `/v21.0/${t.biz.phoneNumberId}/messages/extra`,
+      `/21.0/${t.biz.phoneNumberId}/messages`,
+      `/v21.1/${t.biz.phoneNumberId}/messages`,
+      `/v21.0//messages`,
+      `/v21.0/${t.biz.phoneNumberId}/messages/`,
+      "/favicon.ico",
+      `/v21.0/a%2Fb/messages`,
+      `/v21.0/..%2F${t.biz.phoneNumberId}/messages`,
+    ]) {
       await expect404(await t.world.call(path, { method: "POST" }));
     }
     expect(t.world.sim.requests).toHaveLength(0 + 1); // only the number sync made when the number was added
@@ -130,11 +168,13 @@ describe("SPEC 4.2: unmatched requests get 404 ProxyRoutingException 1003", () =
       ["POST", `${V}/${t.biz.phoneNumberId}`],
       ["GET", `${V}/${t.biz.wabaId}/message_templates/extra`],
     ];
-    for (const [method, path] of cases) await expect404(await t.world.call(path, { method, headers: bearer(t.biz.liveKey) }));
+    for (const [method, path] of cases)
+      await expect404(await t.world.call(path, { method, headers: bearer(t.biz.liveKey) }));
     // An edge or method no row has fails step 1, before the key (SPEC 7.3): the same 404 without any
     // Authorization header. A WABA id where a number id belongs (or the reverse) is step 4, after it.
     const idKindOnly = new Set([cases[0]!, cases[6]!]);
-    for (const [method, path] of cases.filter((c) => !idKindOnly.has(c))) await expect404(await t.world.call(path, { method }));
+    for (const [method, path] of cases.filter((c) => !idKindOnly.has(c)))
+      await expect404(await t.world.call(path, { method }));
     for (const [method, path] of idKindOnly) expect((await t.world.call(path, { method })).status).toBe(401);
   });
 
@@ -142,12 +182,28 @@ describe("SPEC 4.2: unmatched requests get 404 ProxyRoutingException 1003", () =
     const mediaId = await upload(t.biz.phoneNumberId);
     await expect404(await t.world.call(`${V}/${mediaId}`, { headers: bearer(t.biz.liveKey) }));
     await expect404(await t.world.call(`${V}/${mediaId}`, { method: "DELETE", headers: bearer(t.biz.liveKey) }));
-    await expect404(await t.world.call(`${V}/${mediaId}?phone_number_id=${t.biz.phoneNumberId}&phone_number_id=${t.biz.phoneNumberId}`, { headers: bearer(t.biz.liveKey) }));
+    await expect404(
+      await t.world.call(
+        `${V}/${mediaId}?phone_number_id=${t.biz.phoneNumberId}&phone_number_id=${t.biz.phoneNumberId}`,
+        { headers: bearer(t.biz.liveKey) },
+      ),
+    );
     // A media call scoped by a number of another account, or aimed at a known number or WABA id.
     const other = await t.world.business();
-    await expect404(await t.world.call(`${V}/${mediaId}?phone_number_id=${other.phoneNumberId}`, { headers: bearer(t.biz.liveKey) }));
-    await expect404(await t.world.call(`${V}/${other.wabaId}?phone_number_id=${t.biz.phoneNumberId}`, { headers: bearer(t.biz.liveKey) }));
-    await expect404(await t.world.call(`${V}/${t.biz.wabaId}?phone_number_id=${t.biz.phoneNumberId}`, { method: "DELETE", headers: bearer(t.biz.liveKey) }));
+    await expect404(
+      await t.world.call(`${V}/${mediaId}?phone_number_id=${other.phoneNumberId}`, { headers: bearer(t.biz.liveKey) }),
+    );
+    await expect404(
+      await t.world.call(`${V}/${other.wabaId}?phone_number_id=${t.biz.phoneNumberId}`, {
+        headers: bearer(t.biz.liveKey),
+      }),
+    );
+    await expect404(
+      await t.world.call(`${V}/${t.biz.wabaId}?phone_number_id=${t.biz.phoneNumberId}`, {
+        method: "DELETE",
+        headers: bearer(t.biz.liveKey),
+      }),
+    );
   });
 
   test("ids of another account answer exactly what unknown ids answer (but for the trace id)", async () => {
@@ -164,7 +220,9 @@ describe("SPEC 4.2: unmatched requests get 404 ProxyRoutingException 1003", () =
       const b = await t.world.call(unknown, { method, headers: bearer(t.biz.liveKey) });
       const strip = async (r: Response) => {
         const id = r.headers.get("x-proxy-request-id")!;
-        const headers = Object.entries(headerRecord(r.headers)).filter(([k]) => k !== "x-proxy-request-id" && k !== "date");
+        const headers = Object.entries(headerRecord(r.headers)).filter(
+          ([k]) => k !== "x-proxy-request-id" && k !== "date",
+        );
         return { status: r.status, headers, body: (await r.text()).replace(id, "TRACE") };
       };
       expect(await strip(a)).toEqual(await strip(b));

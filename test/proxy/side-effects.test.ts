@@ -12,8 +12,10 @@ const send = (phoneNumberId = t.biz.phoneNumberId) =>
     body: JSON.stringify({ messaging_product: "chat", to: "15550100", type: "text", text: { body: "hi" } }),
   });
 const templates = () => t.world.call(`/v21.0/${t.biz.wabaId}/message_templates`, { headers: bearer(t.biz.liveKey) });
-const numberStatus = async (id = t.biz.phoneNumberId) => ((await (await admin(t.world.url, "GET", `/admin/numbers/${id}`)).json()) as { status: string }).status;
-const wabaStatus = async () => ((await (await admin(t.world.url, "GET", `/admin/wabas/${t.biz.wabaId}`)).json()) as { status: string }).status;
+const numberStatus = async (id = t.biz.phoneNumberId) =>
+  ((await (await admin(t.world.url, "GET", `/admin/numbers/${id}`)).json()) as { status: string }).status;
+const wabaStatus = async () =>
+  ((await (await admin(t.world.url, "GET", `/admin/wabas/${t.biz.wabaId}`)).json()) as { status: string }).status;
 const message = async (r: Response) => ((await r.json()) as { error: { message: string } }).error.message;
 
 describe("SPEC 3.3 / 7.5: upstream errors that change stored state", () => {
@@ -22,7 +24,10 @@ describe("SPEC 3.3 / 7.5: upstream errors that change stored state", () => {
     t.world.sim.fault(t.biz.phoneNumberId, { error: 190 }, 1);
     const r = await send();
     expect(r.status).toBe(401);
-    expect(((await r.json()) as { error: { code: number; type: string } }).error).toMatchObject({ code: 190, type: "OAuthException" });
+    expect(((await r.json()) as { error: { code: number; type: string } }).error).toMatchObject({
+      code: 190,
+      type: "OAuthException",
+    });
     expect(await eventually(wabaStatus, "token_revoked")).toBe("token_revoked");
     for (const id of [t.biz.phoneNumberId, second]) {
       const next = await send(id);
@@ -41,14 +46,20 @@ describe("SPEC 3.3 / 7.5: upstream errors that change stored state", () => {
   test("190 on a call at a media id changes nothing (SPEC 3.3: number or WABA id)", async () => {
     const mediaId = "880000000000001";
     t.world.sim.fault(mediaId, { error: 190 }, 1);
-    const r = await t.world.call(`/v21.0/${mediaId}?phone_number_id=${t.biz.phoneNumberId}`, { headers: bearer(t.biz.liveKey) });
+    const r = await t.world.call(`/v21.0/${mediaId}?phone_number_id=${t.biz.phoneNumberId}`, {
+      headers: bearer(t.biz.liveKey),
+    });
     expect(r.status).toBe(401);
     expect(((await r.json()) as { error: { code: number } }).error.code).toBe(190);
     expect(await wabaStatus()).toBe("connected");
     expect((await send()).status).toBe(200);
   });
 
-  for (const [code, status, text] of [[131031, "restricted", "Number restricted."], [133010, "not_registered", "Number not registered."], [368, "flagged", "Number flagged."]] as const) {
+  for (const [code, status, text] of [
+    [131031, "restricted", "Number restricted."],
+    [133010, "not_registered", "Number not registered."],
+    [368, "flagged", "Number flagged."],
+  ] as const) {
     test(`${code} on a number call marks the number ${status}`, async () => {
       t.world.sim.fault(t.biz.phoneNumberId, { error: code }, 1);
       const r = await send();
@@ -75,9 +86,17 @@ describe("SPEC 3.3 / 7.5: upstream errors that change stored state", () => {
     t.world.sim.fault(t.biz.phoneNumberId, { reply: { status: 400, body: big } }, 1);
     const r = await send();
     expect((await r.text()).length).toBe(big.length);
-    t.world.sim.fault(t.biz.phoneNumberId, { reply: { status: 400, body: "error code 368", headers: { "content-type": "text/plain" } } }, 1);
+    t.world.sim.fault(
+      t.biz.phoneNumberId,
+      { reply: { status: 400, body: "error code 368", headers: { "content-type": "text/plain" } } },
+      1,
+    );
     await (await send()).text();
-    t.world.sim.fault(t.biz.phoneNumberId, { reply: { status: 200, body: JSON.stringify({ error: { code: 190 } }) } }, 1);
+    t.world.sim.fault(
+      t.biz.phoneNumberId,
+      { reply: { status: 200, body: JSON.stringify({ error: { code: 190 } }) } },
+      1,
+    );
     await (await send()).text();
     expect(await numberStatus()).toBe("connected");
     expect(await wabaStatus()).toBe("connected");

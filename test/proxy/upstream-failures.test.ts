@@ -21,7 +21,9 @@ async function expectUpstreamError(r: Response, status: 502 | 503) {
   const id = r.headers.get("x-proxy-request-id");
   const body = (await r.json()) as { error: Record<string, unknown> };
   expect(body.error).toMatchObject({ type: "ProxyUpstreamException", code: 1007, trace_id: id });
-  expect(body.error.message).toBe(status === 503 ? "Upstream request timed out." : "The upstream platform could not be reached.");
+  expect(body.error.message).toBe(
+    status === 503 ? "Upstream request timed out." : "The upstream platform could not be reached.",
+  );
   // It reached the rate-limit step, so it carries the headers.
   expect(r.headers.get("ratelimit-limit")).toBe("80");
 }
@@ -42,7 +44,11 @@ describe("time-outs (SPEC 4.3): 503, per route", () => {
     world.sim.fault(biz.phoneNumberId, { delayMs: 400 });
     const form = new FormData();
     form.set("file", new Blob(["x"]), "x.txt");
-    const r = await world.call(`/v21.0/${biz.phoneNumberId}/media`, { method: "POST", headers: bearer(biz.liveKey), body: form });
+    const r = await world.call(`/v21.0/${biz.phoneNumberId}/media`, {
+      method: "POST",
+      headers: bearer(biz.liveKey),
+      body: form,
+    });
     await expectUpstreamError(r, 503);
     // The same delay on a non-media call, with its 5 s budget, is answered.
     world.sim.fault(biz.phoneNumberId, { delayMs: 200 }, 1);

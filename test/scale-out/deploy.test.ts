@@ -5,6 +5,7 @@ import { startSimulator } from "../../src/simulator/server.ts";
 import { testBackend } from "../support/backend.ts";
 import { tempDir } from "../support/harness.ts";
 import { freePort, ROOT, waitForOk } from "../support/process.ts";
+import { tool } from "../support/test-tools.ts";
 import { eventBody, messageChange, postUpstream, relayAccount } from "../webhooks/support.ts";
 import { countingReceiver, scaleOut, until } from "./instances.ts";
 
@@ -17,7 +18,10 @@ afterEach(async () => {
 });
 
 const compose = Bun.YAML.parse(readFileSync(join(ROOT, "compose.yaml"), "utf8")) as {
-  services: Record<string, { environment?: Record<string, string>; volumes?: string[]; depends_on?: unknown; ports?: string[] }>;
+  services: Record<
+    string,
+    { environment?: Record<string, string>; volumes?: string[]; depends_on?: unknown; ports?: string[] }
+  >;
 };
 const instances = Object.keys(compose.services).filter((name) => name.startsWith("switchboard-"));
 
@@ -29,25 +33,29 @@ describe("compose.yaml", () => {
       expect(env.DATABASE_URL).toStartWith("postgres://");
       expect(env.DATABASE_URL).toContain("@postgres:5432/");
       expect(env.REDIS_URL).toBe("redis://redis:6379");
-      for (const shared of ["DATABASE_URL", "REDIS_URL", "REDIS_KEY_PREFIX", "ENCRYPTION_KEY", "APP_SECRET"]) expect(env[shared]).toBe(envs[0]![shared]!);
+      for (const shared of ["DATABASE_URL", "REDIS_URL", "REDIS_KEY_PREFIX", "ENCRYPTION_KEY", "APP_SECRET"])
+        expect(env[shared]).toBe(envs[0]![shared]!);
     }
     expect(compose.services.lb!.volumes).toContain("./deploy/nginx.conf:/etc/nginx/conf.d/default.conf:ro");
-    const upstreams = [...readFileSync(join(ROOT, "deploy/nginx.conf"), "utf8").matchAll(/^\s*server (switchboard-\d+):8080\b/gm)].map((m) => m[1]);
+    const upstreams = [
+      ...readFileSync(join(ROOT, "deploy/nginx.conf"), "utf8").matchAll(/^\s*server (switchboard-\d+):8080\b/gm),
+    ].map((m) => m[1]);
     expect(upstreams.sort()).toEqual(instances.sort());
   });
 
-  // Compose v2 (`docker compose`) where Docker's plugin is installed, else v1 (Debian's `docker-compose`).
-  const composeCli = [["docker", "compose"], ["docker-compose"]].find((cli) => Bun.spawnSync([...cli, "version"], { stdout: "ignore", stderr: "ignore" }).exitCode === 0);
-  test.skipIf(composeCli === undefined)("docker compose config accepts it", () => {
-    const checked = Bun.spawnSync([...composeCli!, "config", "--quiet"], {
-      cwd: ROOT, env: { ...process.env, APP_SECRET: "s", ENCRYPTION_KEY: Buffer.alloc(32).toString("base64") }, stderr: "pipe",
+  const composeCli = tool("compose");
+  test.skipIf(composeCli === null)("docker compose config accepts it", () => {
+    const checked = Bun.spawnSync([...(composeCli ?? []), "config", "--quiet"], {
+      cwd: ROOT,
+      env: { ...process.env, APP_SECRET: "s", ENCRYPTION_KEY: Buffer.alloc(32).toString("base64") },
+      stderr: "pipe",
     });
     expect(checked.stderr.toString()).toBe("");
     expect(checked.exitCode).toBe(0);
   });
 });
 
-const nginx = Bun.which("nginx") ?? (Bun.file("/usr/sbin/nginx").size > 0 ? "/usr/sbin/nginx" : null);
+const nginx = tool("nginx")?.[0] ?? null;
 
 describe.skipIf(testBackend() !== "postgres" || nginx === null)("deploy/nginx.conf in front of two instances", () => {
   test("spreads calls and events over both; each event is delivered once whichever instance took it", async () => {
@@ -66,9 +74,15 @@ describe.skipIf(testBackend() !== "postgres" || nginx === null)("deploy/nginx.co
       .replace(/switchboard-2:8080/, b!.url.slice("http://".length))
       .replace(/listen 8080;/, `listen 127.0.0.1:${port};`);
     writeFileSync(join(dir.path, "site.conf"), site);
-    writeFileSync(join(dir.path, "nginx.conf"), `daemon off; pid ${dir.path}/nginx.pid; error_log stderr error;
-      events {} http { access_log off; client_body_temp_path ${dir.path}; proxy_temp_path ${dir.path}; include ${dir.path}/site.conf; }`);
-    const lb = Bun.spawn([nginx!, "-c", join(dir.path, "nginx.conf"), "-p", dir.path], { stdout: "ignore", stderr: "inherit" });
+    writeFileSync(
+      join(dir.path, "nginx.conf"),
+      `daemon off; pid ${dir.path}/nginx.pid; error_log stderr error;
+      events {} http { access_log off; client_body_temp_path ${dir.path}; proxy_temp_path ${dir.path}; include ${dir.path}/site.conf; }`,
+    );
+    const lb = Bun.spawn([nginx!, "-c", join(dir.path, "nginx.conf"), "-p", dir.path], {
+      stdout: "ignore",
+      stderr: "inherit",
+    });
     cleanups.push(async () => {
       lb.kill();
       await lb.exited;
@@ -82,11 +96,21 @@ describe.skipIf(testBackend() !== "postgres" || nginx === null)("deploy/nginx.co
     await account.endpoint(rx.url("/behind-nginx"));
     // Both instances know the endpoint within a second (CONTRACT 6): probes through nginx until
     // one is delivered by each.
-    await until(async () => {
-      await postUpstream(url, eventBody([{ id: account.wabaId, changes: [messageChange(account.numbers[0]!, "probe")] }]));
-      await postUpstream(url, eventBody([{ id: account.wabaId, changes: [messageChange(account.numbers[0]!, "probe")] }]));
-      return (rx.seen.get("/behind-nginx")?.length ?? 0) >= 2;
-    }, "both instances to know the endpoint", 3_000);
+    await until(
+      async () => {
+        await postUpstream(
+          url,
+          eventBody([{ id: account.wabaId, changes: [messageChange(account.numbers[0]!, "probe")] }]),
+        );
+        await postUpstream(
+          url,
+          eventBody([{ id: account.wabaId, changes: [messageChange(account.numbers[0]!, "probe")] }]),
+        );
+        return (rx.seen.get("/behind-nginx")?.length ?? 0) >= 2;
+      },
+      "both instances to know the endpoint",
+      3_000,
+    );
     const ids: string[] = [];
     for (let i = 0; i < 40; i++) {
       const change = messageChange(account.numbers[0]!, `through nginx ${i}`);
@@ -98,7 +122,14 @@ describe.skipIf(testBackend() !== "postgres" || nginx === null)("deploy/nginx.co
     expect(new Set(delivered())).toEqual(new Set(ids));
     expect(delivered()).toHaveLength(40);
     // Round robin: each instance accepted some of the events.
-    const metrics = await Promise.all([a!, b!].map(async (i) => (await (await fetch(`${i.url}/metrics`)).text()).match(/switchboard_webhook_events_total\{result="accepted"\} (\d+)/)?.[1]));
+    const metrics = await Promise.all(
+      [a!, b!].map(
+        async (i) =>
+          (await (await fetch(`${i.url}/metrics`)).text()).match(
+            /switchboard_webhook_events_total\{result="accepted"\} (\d+)/,
+          )?.[1],
+      ),
+    );
     expect(metrics.map(Number).every((n) => n > 0)).toBe(true);
   });
 });

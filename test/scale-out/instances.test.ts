@@ -33,26 +33,38 @@ async function twoInstances(env: Record<string, string> = {}) {
 async function business(sim: ReturnType<typeof startSimulator>, urls: string[], numbers = 1) {
   const account = await relayAccount(urls[0]!, { numbers });
   sim.addWaba({ wabaId: account.wabaId, accessToken: "token", appSecret: TEST_APP_SECRET });
-  for (const number of account.numbers) sim.addNumber(account.wabaId, { phoneNumberId: number, throughputLevel: "STANDARD" });
-  const created = await (await admin(urls[0]!, "POST", `/admin/accounts/${account.id}/api-keys`, { mode: "live" })).json() as { id: string; key: string };
+  for (const number of account.numbers)
+    sim.addNumber(account.wabaId, { phoneNumberId: number, throughputLevel: "STANDARD" });
+  const created = (await (
+    await admin(urls[0]!, "POST", `/admin/accounts/${account.id}/api-keys`, { mode: "live" })
+  ).json()) as { id: string; key: string };
   for (const url of urls) {
-    await until(async () => (await fetch(`${url}/v21.0/${account.numbers.at(-1)}`, { headers: { authorization: `Bearer ${created.key}` } })).status === 200, `${url} to know the new key and number`, 2_000);
+    await until(
+      async () =>
+        (await fetch(`${url}/v21.0/${account.numbers.at(-1)}`, { headers: { authorization: `Bearer ${created.key}` } }))
+          .status === 200,
+      `${url} to know the new key and number`,
+      2_000,
+    );
   }
   return { ...account, keyId: created.id, key: created.key };
 }
 
-const send = (url: string, number: string, key: string) => fetch(`${url}/v21.0/${number}/messages`, {
-  method: "POST",
-  headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
-  body: JSON.stringify({ messaging_product: "chat", to: "15551234567", type: "text", text: { body: "hi" } }),
-});
+const send = (url: string, number: string, key: string) =>
+  fetch(`${url}/v21.0/${number}/messages`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+    body: JSON.stringify({ messaging_product: "chat", to: "15551234567", type: "text", text: { body: "hi" } }),
+  });
 
 describe.skipIf(testBackend() !== "postgres")("scale-out: two instances on one PostgreSQL and Redis", () => {
   test("a burst to one standard number spread over both passes the bucket's 80, not 80 per instance, and the headers count across both", async () => {
     const { sim, a, b } = await twoInstances();
     const biz = await business(sim, [a.url, b.url]);
     const started = performance.now();
-    const answers = await Promise.all(Array.from({ length: 200 }, (_, i) => send(i % 2 === 0 ? a.url : b.url, biz.numbers[0]!, biz.key)));
+    const answers = await Promise.all(
+      Array.from({ length: 200 }, (_, i) => send(i % 2 === 0 ? a.url : b.url, biz.numbers[0]!, biz.key)),
+    );
     const seconds = (performance.now() - started) / 1000;
     const passed = answers.filter((r) => r.status === 200);
     const refused = answers.filter((r) => r.status === 429);
@@ -73,7 +85,11 @@ describe.skipIf(testBackend() !== "postgres")("scale-out: two instances on one P
     expect((await send(b.url, biz.numbers[0]!, biz.key)).status).toBe(200);
     expect((await admin(a.url, "DELETE", `/admin/api-keys/${biz.keyId}`)).status).toBe(204);
     const revoked = performance.now();
-    await until(async () => (await send(b.url, biz.numbers[0]!, biz.key)).status === 401, "instance b to refuse the revoked key", 1_000);
+    await until(
+      async () => (await send(b.url, biz.numbers[0]!, biz.key)).status === 401,
+      "instance b to refuse the revoked key",
+      1_000,
+    );
     expect(performance.now() - revoked).toBeLessThanOrEqual(1_000);
   });
 
@@ -86,32 +102,64 @@ describe.skipIf(testBackend() !== "postgres")("scale-out: two instances on one P
     const created = performance.now();
     // Events posted to b until one is delivered: the first delivered one was posted within 1 s.
     const posted = new Map<string, number>();
-    await until(async () => {
-      const change = messageChange(biz.numbers[0]!, "probe");
-      posted.set((change.value.messages[0] as { id: string }).id, performance.now());
-      expect((await postUpstream(b.url, eventBody([{ id: biz.wabaId, changes: [change] }]))).status).toBe(200);
-      return (rx.seen.get("/created-on-a")?.length ?? 0) > 0;
-    }, "a delivery of an event posted to b", 3_000);
+    await until(
+      async () => {
+        const change = messageChange(biz.numbers[0]!, "probe");
+        posted.set((change.value.messages[0] as { id: string }).id, performance.now());
+        expect((await postUpstream(b.url, eventBody([{ id: biz.wabaId, changes: [change] }]))).status).toBe(200);
+        return (rx.seen.get("/created-on-a")?.length ?? 0) > 0;
+      },
+      "a delivery of an event posted to b",
+      3_000,
+    );
     const first = rx.seen.get("/created-on-a")![0]!;
     expect(posted.get(first)! - created).toBeLessThanOrEqual(1_000);
   });
 
   test("what one instance wrote, the next operator or dashboard call to the other sees at once: account, WABA, number, user, endpoint", async () => {
     const { sim, a, b } = await twoInstances();
-    const { id } = await (await admin(a.url, "POST", "/admin/accounts", { name: "Across", email: "across@example.com" })).json() as { id: string };
+    const { id } = (await (
+      await admin(a.url, "POST", "/admin/accounts", { name: "Across", email: "across@example.com" })
+    ).json()) as { id: string };
     sim.addWaba({ wabaId: "waba-across", accessToken: "t", appSecret: TEST_APP_SECRET });
     sim.addNumber("waba-across", { phoneNumberId: "pn-across", throughputLevel: "STANDARD" });
-    expect((await admin(b.url, "POST", `/admin/accounts/${id}/wabas`, { waba_id: "waba-across", access_token: "t" })).status).toBe(201);
-    expect((await admin(a.url, "POST", `/admin/accounts/${id}/numbers`, { phone_number_id: "pn-across", waba_id: "waba-across", kind: "embedded" })).status).toBe(201);
-    expect(await (await admin(b.url, "GET", "/admin/numbers/pn-across")).json()).toMatchObject({ status: "connected", kind: "embedded" });
-    expect((await admin(b.url, "POST", `/admin/accounts/${id}/users`, { email: "u@across.example", password: "correct horse battery" })).status).toBe(201);
-    const session = await fetch(`${a.url}/api/session`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ email: "u@across.example", password: "correct horse battery" }) });
+    expect(
+      (await admin(b.url, "POST", `/admin/accounts/${id}/wabas`, { waba_id: "waba-across", access_token: "t" })).status,
+    ).toBe(201);
+    expect(
+      (
+        await admin(a.url, "POST", `/admin/accounts/${id}/numbers`, {
+          phone_number_id: "pn-across",
+          waba_id: "waba-across",
+          kind: "embedded",
+        })
+      ).status,
+    ).toBe(201);
+    expect(await (await admin(b.url, "GET", "/admin/numbers/pn-across")).json()).toMatchObject({
+      status: "connected",
+      kind: "embedded",
+    });
+    expect(
+      (
+        await admin(b.url, "POST", `/admin/accounts/${id}/users`, {
+          email: "u@across.example",
+          password: "correct horse battery",
+        })
+      ).status,
+    ).toBe(201);
+    const session = await fetch(`${a.url}/api/session`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ email: "u@across.example", password: "correct horse battery" }),
+    });
     const cookie = session.headers.get("set-cookie")!.split(";")[0]!;
     const created = await fetch(`${b.url}/api/endpoints`, {
-      method: "POST", headers: { cookie, "content-type": "application/json" }, body: JSON.stringify({ url: "http://127.0.0.1:9/across", fields: ["messages"] }),
+      method: "POST",
+      headers: { cookie, "content-type": "application/json" },
+      body: JSON.stringify({ url: "http://127.0.0.1:9/across", fields: ["messages"] }),
     });
     expect(created.status).toBe(201);
-    const { id: endpointId } = await created.json() as { id: string };
+    const { id: endpointId } = (await created.json()) as { id: string };
     expect((await fetch(`${a.url}/api/endpoints/${endpointId}`, { headers: { cookie } })).status).toBe(200);
   });
 
@@ -123,21 +171,31 @@ describe.skipIf(testBackend() !== "postgres")("scale-out: two instances on one P
     await biz.endpoint(rx.url("/all"));
     await biz.endpoint(rx.url("/second-number"), ["messages"], biz.numbers[1]!);
     // Made through a: b has them within a second (CONTRACT 6); its first events wait for that.
-    await until(async () => {
-      await postUpstream(b.url, eventBody([{ id: biz.wabaId, changes: [messageChange(biz.numbers[1]!, "probe")] }]));
-      return (rx.seen.get("/second-number")?.length ?? 0) > 0;
-    }, "b to know both endpoints", 3_000);
+    await until(
+      async () => {
+        await postUpstream(b.url, eventBody([{ id: biz.wabaId, changes: [messageChange(biz.numbers[1]!, "probe")] }]));
+        return (rx.seen.get("/second-number")?.length ?? 0) > 0;
+      },
+      "b to know both endpoints",
+      3_000,
+    );
     const expected = { "/all": new Set<string>(), "/second-number": new Set<string>() };
-    await Promise.all(Array.from({ length: 500 }, async (_, i) => {
-      const number = biz.numbers[i % 5 === 0 ? 1 : 0]!;
-      const change = messageChange(number, `event ${i}`);
-      const id = (change.value.messages[0] as { id: string }).id;
-      expected["/all"].add(id);
-      if (number === biz.numbers[1]) expected["/second-number"].add(id);
-      const response = await postUpstream(i % 2 === 0 ? a.url : b.url, eventBody([{ id: biz.wabaId, changes: [change] }]));
-      expect(response.status).toBe(200);
-    }));
-    const arrived = (path: keyof typeof expected) => (rx.seen.get(path) ?? []).filter((id) => expected[path].has(id)).length;
+    await Promise.all(
+      Array.from({ length: 500 }, async (_, i) => {
+        const number = biz.numbers[i % 5 === 0 ? 1 : 0]!;
+        const change = messageChange(number, `event ${i}`);
+        const id = (change.value.messages[0] as { id: string }).id;
+        expected["/all"].add(id);
+        if (number === biz.numbers[1]) expected["/second-number"].add(id);
+        const response = await postUpstream(
+          i % 2 === 0 ? a.url : b.url,
+          eventBody([{ id: biz.wabaId, changes: [change] }]),
+        );
+        expect(response.status).toBe(200);
+      }),
+    );
+    const arrived = (path: keyof typeof expected) =>
+      (rx.seen.get(path) ?? []).filter((id) => expected[path].has(id)).length;
     await until(() => arrived("/all") >= 500 && arrived("/second-number") >= 100, "every delivery", 30_000);
     for (const [path, ids] of Object.entries(expected)) {
       // (the probes may still arrive: they are not these events)
@@ -179,15 +237,21 @@ describe.skipIf(testBackend() !== "postgres")("scale-out: two instances on one P
     await postgresAdmin().unsafe(`CREATE DATABASE ${name}`);
     cleanups.push(() => postgresAdmin().unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));
     const ports = [freePort(), freePort()];
-    const procs = ports.map((port) => Bun.spawn([process.execPath, MAIN, "serve"], {
-      cwd: ROOT,
-      env: processEnv("", {
-        DATABASE_URL: postgresUrl(name), REDIS_URL: "redis://127.0.0.1:6379", REDIS_KEY_PREFIX: `${name}:`,
-        PORT: String(port), HOST: "127.0.0.1", LOG_LEVEL: "warn",
+    const procs = ports.map((port) =>
+      Bun.spawn([process.execPath, MAIN, "serve"], {
+        cwd: ROOT,
+        env: processEnv("", {
+          DATABASE_URL: postgresUrl(name),
+          REDIS_URL: "redis://127.0.0.1:6379",
+          REDIS_KEY_PREFIX: `${name}:`,
+          PORT: String(port),
+          HOST: "127.0.0.1",
+          LOG_LEVEL: "warn",
+        }),
+        stdout: "ignore",
+        stderr: "inherit",
       }),
-      stdout: "ignore",
-      stderr: "inherit",
-    }));
+    );
     cleanups.push(async () => {
       for (const proc of procs) proc.kill("SIGKILL");
       await Promise.all(procs.map((p) => p.exited));

@@ -22,8 +22,15 @@ export async function scaleOut(env: Record<string, string> = {}) {
     const proc = Bun.spawn([process.execPath, MAIN, "serve"], {
       cwd: ROOT,
       env: processEnv("", {
-        DATABASE_URL: database.url, REDIS_URL: "redis://127.0.0.1:6379", REDIS_KEY_PREFIX: prefix,
-        PORT: String(port), HOST: "127.0.0.1", DEV_MODE: "1", LOG_LEVEL: "warn", ...env, ...extra,
+        DATABASE_URL: database.url,
+        REDIS_URL: "redis://127.0.0.1:6379",
+        REDIS_KEY_PREFIX: prefix,
+        PORT: String(port),
+        HOST: "127.0.0.1",
+        DEV_MODE: "1",
+        LOG_LEVEL: "warn",
+        ...env,
+        ...extra,
       }),
       stdout: "ignore",
       stderr: "inherit",

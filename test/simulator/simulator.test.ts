@@ -10,7 +10,12 @@ beforeEach(() => {
   sim = startSimulator({
     random: seededRandom(1),
     wabas: [
-      { wabaId: "100", accessToken: "token-a", appSecret: SECRET, numbers: [{ phoneNumberId: "200", throughputLevel: "HIGH" }] },
+      {
+        wabaId: "100",
+        accessToken: "token-a",
+        appSecret: SECRET,
+        numbers: [{ phoneNumberId: "200", throughputLevel: "HIGH" }],
+      },
       { wabaId: "101", accessToken: "token-b", appSecret: SECRET, numbers: [{ phoneNumberId: "201" }] },
     ],
   });
@@ -24,10 +29,15 @@ function call(path: string, init: RequestInit & { token?: string | null; proof?:
   const sep = path.includes("?") ? "&" : "?";
   return fetch(`${sim.url}${path}${p ? `${sep}appsecret_proof=${p}` : ""}`, {
     ...init,
-    headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), "content-type": "application/json", ...(init.headers as Record<string, string>) },
+    headers: {
+      ...(token ? { authorization: `Bearer ${token}` } : {}),
+      "content-type": "application/json",
+      ...(init.headers as Record<string, string>),
+    },
   });
 }
-const errorOf = async (r: Response) => ((await r.json()) as { error: { code: number; trace_id: string; message: string } }).error;
+const errorOf = async (r: Response) =>
+  ((await r.json()) as { error: { code: number; trace_id: string; message: string } }).error;
 
 describe("credentials", () => {
   test("a missing or unknown token is 401 code 190; a bad or missing proof is code 100", async () => {
@@ -35,7 +45,10 @@ describe("credentials", () => {
     const unknown = await call("/v21.0/200", { token: "nope", proof: proof("nope") });
     expect(unknown.status).toBe(401);
     expect((await errorOf(unknown)).code).toBe(190);
-    expect(await errorOf(await call("/v21.0/200", { proof: "00" }))).toMatchObject({ code: 100, message: expect.stringContaining("appsecret_proof") });
+    expect(await errorOf(await call("/v21.0/200", { proof: "00" }))).toMatchObject({
+      code: 100,
+      message: expect.stringContaining("appsecret_proof"),
+    });
     expect(await errorOf(await call("/v21.0/200", { proof: null }))).toMatchObject({ code: 100 });
     expect((await call("/v21.0/200")).status).toBe(200);
   });
@@ -49,9 +62,14 @@ describe("credentials", () => {
 
 describe("answers and headers", () => {
   test("number details with throughput.level, filtered by fields", async () => {
-    expect(await (await call("/v21.0/200?fields=throughput")).json()).toEqual({ throughput: { level: "HIGH" }, id: "200" });
+    expect(await (await call("/v21.0/200?fields=throughput")).json()).toEqual({
+      throughput: { level: "HIGH" },
+      id: "200",
+    });
     sim.setThroughput("200", "STANDARD");
-    expect(((await (await call("/v21.0/200")).json()) as { throughput: { level: string } }).throughput.level).toBe("STANDARD");
+    expect(((await (await call("/v21.0/200")).json()) as { throughput: { level: string } }).throughput.level).toBe(
+      "STANDARD",
+    );
   });
 
   test("trace and usage headers on every answer; an error's trace id is in its body too", async () => {
@@ -85,21 +103,38 @@ describe("answers and headers", () => {
   test("messages are checked as the platform checks them: what each type needs, a status update needs no recipient", async () => {
     const post = async (body: unknown) => {
       const r = await call("/v21.0/200/messages", { method: "POST", body: JSON.stringify(body) });
-      return { status: r.status, body: (await r.json()) as { success?: boolean; error?: { code: number; message: string } } };
+      return {
+        status: r.status,
+        body: (await r.json()) as { success?: boolean; error?: { code: number; message: string } },
+      };
     };
     const product = { messaging_product: "chat" };
-    expect(await post({ ...product, status: "read", message_id: "wamid.x" })).toEqual({ status: 200, body: { success: true } });
-    expect((await post({ ...product, status: "read", message_id: "wamid.x", typing_indicator: { type: "text" } })).body).toEqual({ success: true });
+    expect(await post({ ...product, status: "read", message_id: "wamid.x" })).toEqual({
+      status: 200,
+      body: { success: true },
+    });
+    expect(
+      (await post({ ...product, status: "read", message_id: "wamid.x", typing_indicator: { type: "text" } })).body,
+    ).toEqual({ success: true });
     const refused: [unknown, string][] = [
       [{ to: "1", type: "text", text: { body: "hi" } }, "The parameter messaging_product is required."],
       [{ ...product, status: "read" }, "The parameter message_id is required."],
       [{ ...product, status: "delivered", message_id: "wamid.x" }, "Param status must be one of {READ}"],
       [{ ...product, type: "text", text: { body: "hi" } }, "The parameter to is required."],
       [{ ...product, to: "1", type: "text", text: {} }, "The parameter text['body'] is required."],
-      [{ ...product, to: "1", type: "image", image: { caption: "no file" } }, "The parameter image['id'] or image['link'] is required."],
-      [{ ...product, to: "1", type: "reaction", reaction: { emoji: "x" } }, "The parameter reaction['message_id'] is required."],
+      [
+        { ...product, to: "1", type: "image", image: { caption: "no file" } },
+        "The parameter image['id'] or image['link'] is required.",
+      ],
+      [
+        { ...product, to: "1", type: "reaction", reaction: { emoji: "x" } },
+        "The parameter reaction['message_id'] is required.",
+      ],
       [{ ...product, to: "1", type: "hologram" }, "Param type must be one of"],
-      [{ ...product, to: "1", type: "template", template: { name: "nope", language: { code: "en" } } }, "Template name does not exist in the translation"],
+      [
+        { ...product, to: "1", type: "template", template: { name: "nope", language: { code: "en" } } },
+        "Template name does not exist in the translation",
+      ],
     ];
     for (const [body, message] of refused) {
       const answer = await post(body);
@@ -110,7 +145,10 @@ describe("answers and headers", () => {
   });
 
   test("templates can be created, listed and deleted", async () => {
-    await call("/v21.0/100/message_templates", { method: "POST", body: JSON.stringify({ name: "t1", category: "MARKETING", language: "en" }) });
+    await call("/v21.0/100/message_templates", {
+      method: "POST",
+      body: JSON.stringify({ name: "t1", category: "MARKETING", language: "en" }),
+    });
     const list = (await (await call("/v21.0/100/message_templates")).json()) as { data: { name: string }[] };
     expect(list.data.map((t) => t.name)).toEqual(["t1"]);
     expect((await call("/v21.0/100/message_templates?name=t1", { method: "DELETE" })).status).toBe(200);

@@ -76,17 +76,28 @@ describe("status webhooks after an accepted send", () => {
     expect(events.map((e) => e.entry[0].changes[0].value.statuses[0].status)).toEqual(["sent", "delivered", "read"]);
     expect(events[0]).toEqual({
       object: WEBHOOK_OBJECT,
-      entry: [{
-        id: "100",
-        changes: [{
-          field: "messages",
-          value: {
-            messaging_product: PRODUCT,
-            metadata: { display_phone_number: expect.stringMatching(/^\d+$/), phone_number_id: "200" },
-            statuses: [{ id: messageId, status: "sent", timestamp: String(Date.UTC(2026, 10, 21, 12) / 1000), recipient_id: "15551234567" }],
-          },
-        }],
-      }],
+      entry: [
+        {
+          id: "100",
+          changes: [
+            {
+              field: "messages",
+              value: {
+                messaging_product: PRODUCT,
+                metadata: { display_phone_number: expect.stringMatching(/^\d+$/), phone_number_id: "200" },
+                statuses: [
+                  {
+                    id: messageId,
+                    status: "sent",
+                    timestamp: String(Date.UTC(2026, 10, 21, 12) / 1000),
+                    recipient_id: "15551234567",
+                  },
+                ],
+              },
+            },
+          ],
+        },
+      ],
     });
   });
 
@@ -134,12 +145,24 @@ describe("the control API", () => {
   test("POST /_sim/inbound sends an inbound text message webhook", async () => {
     const target = ingress();
     const sim = simulator(target.url);
-    const response = await post(sim, "/_sim/inbound", { phone_number_id: "200", from: "15550009999", text: "Where is my order?" });
+    const response = await post(sim, "/_sim/inbound", {
+      phone_number_id: "200",
+      from: "15550009999",
+      text: "Where is my order?",
+    });
     expect(response.status).toBe(202);
     const { message_id } = (await response.json()) as { message_id: string };
     expect(target.received).toHaveLength(1);
     const value = JSON.parse(target.received[0]!.body).entry[0].changes[0].value;
-    expect(value.messages).toEqual([{ from: "15550009999", id: message_id, timestamp: expect.stringMatching(/^\d+$/), type: "text", text: { body: "Where is my order?" } }]);
+    expect(value.messages).toEqual([
+      {
+        from: "15550009999",
+        id: message_id,
+        timestamp: expect.stringMatching(/^\d+$/),
+        type: "text",
+        text: { body: "Where is my order?" },
+      },
+    ]);
     expect(value.contacts[0].wa_id).toBe("15550009999");
     expect((await post(sim, "/_sim/inbound", { phone_number_id: "999" })).status).toBe(404);
   });
@@ -147,9 +170,16 @@ describe("the control API", () => {
   test("WABAs and numbers registered over HTTP are served; faults are set and cleared", async () => {
     const sim = simulator(ingress().url);
     expect((await post(sim, "/_sim/numbers", { waba_id: "300", phone_number_id: "400" })).status).toBe(404);
-    expect((await post(sim, "/_sim/wabas", { waba_id: "300", access_token: "token-c", app_secret: SECRET })).status).toBe(201);
-    expect((await post(sim, "/_sim/numbers", { waba_id: "300", phone_number_id: "400", throughput_level: "HIGH" })).status).toBe(201);
-    const read = () => fetch(`${sim.url}/v21.0/400?fields=throughput&appsecret_proof=${appsecretProof("token-c", SECRET)}`, { headers: { authorization: "Bearer token-c" } });
+    expect(
+      (await post(sim, "/_sim/wabas", { waba_id: "300", access_token: "token-c", app_secret: SECRET })).status,
+    ).toBe(201);
+    expect(
+      (await post(sim, "/_sim/numbers", { waba_id: "300", phone_number_id: "400", throughput_level: "HIGH" })).status,
+    ).toBe(201);
+    const read = () =>
+      fetch(`${sim.url}/v21.0/400?fields=throughput&appsecret_proof=${appsecretProof("token-c", SECRET)}`, {
+        headers: { authorization: "Bearer token-c" },
+      });
     expect(await (await read()).json()).toMatchObject({ throughput: { level: "HIGH" } });
 
     expect((await post(sim, "/_sim/faults", { id: "400", error: 131031, times: 1 })).status).toBe(204);
@@ -179,20 +209,49 @@ describe("the control API", () => {
 
 describe("switchboard simulate flags", () => {
   test("WABAs, numbers, port and webhook URL", () => {
-    const args = parseSimulateArgs(["--port", "9000", "--webhook-url", "http://127.0.0.1:8080/webhooks/upstream",
-      "--waba", "1:tok", "--waba", "2:tok2:byo", "--number", "1:10", "--number", "2:20:HIGH"], "default-secret");
+    const args = parseSimulateArgs(
+      [
+        "--port",
+        "9000",
+        "--webhook-url",
+        "http://127.0.0.1:8080/webhooks/upstream",
+        "--waba",
+        "1:tok",
+        "--waba",
+        "2:tok2:byo",
+        "--number",
+        "1:10",
+        "--number",
+        "2:20:HIGH",
+      ],
+      "default-secret",
+    );
     expect(args).toEqual({
       port: 9000,
       webhookUrl: "http://127.0.0.1:8080/webhooks/upstream",
       wabas: [
-        { wabaId: "1", accessToken: "tok", appSecret: "default-secret", numbers: [{ phoneNumberId: "10", throughputLevel: "STANDARD" }] },
-        { wabaId: "2", accessToken: "tok2", appSecret: "byo", numbers: [{ phoneNumberId: "20", throughputLevel: "HIGH" }] },
+        {
+          wabaId: "1",
+          accessToken: "tok",
+          appSecret: "default-secret",
+          numbers: [{ phoneNumberId: "10", throughputLevel: "STANDARD" }],
+        },
+        {
+          wabaId: "2",
+          accessToken: "tok2",
+          appSecret: "byo",
+          numbers: [{ phoneNumberId: "20", throughputLevel: "HIGH" }],
+        },
       ],
     });
   });
   test.each([
-    [["--port", "http"]], [["--waba", "1"]], [["--number", "9:10"]], [["--waba", "1:t", "--number", "1:10:LOW"]],
-    [["--webhook-url", "ftp://x"]], [["--bogus"]],
+    [["--port", "http"]],
+    [["--waba", "1"]],
+    [["--number", "9:10"]],
+    [["--waba", "1:t", "--number", "1:10:LOW"]],
+    [["--webhook-url", "ftp://x"]],
+    [["--bogus"]],
   ])("%j is a usage error", (argv) => {
     expect(() => parseSimulateArgs(argv, "s")).toThrow(UsageError);
   });

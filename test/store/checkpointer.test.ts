@@ -3,7 +3,11 @@ import { statSync } from "node:fs";
 import { join } from "node:path";
 import { createSealer } from "../../src/crypto/sealer.ts";
 import { cryptoRandom } from "../../src/runtime/random.ts";
-import { AUTOCHECKPOINT_WITH_THREAD_PAGES, SQLITE_AUTOCHECKPOINT_PAGES, WAL_SIZE_LIMIT_BYTES } from "../../src/store/sqlite/checkpointer.ts";
+import {
+  AUTOCHECKPOINT_WITH_THREAD_PAGES,
+  SQLITE_AUTOCHECKPOINT_PAGES,
+  WAL_SIZE_LIMIT_BYTES,
+} from "../../src/store/sqlite/checkpointer.ts";
 import { openSqliteStore } from "../../src/store/sqlite/store.ts";
 import { tempDir } from "../support/harness.ts";
 
@@ -23,7 +27,9 @@ function open(workerUrl: string) {
   const dir = tempDir();
   const dbPath = join(dir.path, "db.sqlite");
   const errors: string[] = [];
-  const store = openSqliteStore(dbPath, createSealer(KEY, cryptoRandom), { backgroundCheckpoints: { workerUrl, onError: (m) => errors.push(m) } });
+  const store = openSqliteStore(dbPath, createSealer(KEY, cryptoRandom), {
+    backgroundCheckpoints: { workerUrl, onError: (m) => errors.push(m) },
+  });
   return { dir, dbPath, errors, store };
 }
 
@@ -54,7 +60,8 @@ test("a store closed while its thread is still starting closes at once", () => {
   dir.cleanup();
 });
 
-const pragma = (store: ReturnType<typeof open>["store"], name: string) => (store.db.$client.query(`PRAGMA ${name}`).get() as Record<string, number>)[name];
+const pragma = (store: ReturnType<typeof open>["store"], name: string) =>
+  (store.db.$client.query(`PRAGMA ${name}`).get() as Record<string, number>)[name];
 
 test("while the thread runs, the server's connection checkpoints on its own only every 10,000 pages, and cuts a grown WAL back", () => {
   const { dir, store } = open(WORKER);

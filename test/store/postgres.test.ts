@@ -9,7 +9,7 @@ import { cryptoRandom } from "../../src/runtime/random.ts";
 import { StoreUnavailableError } from "../../src/store/errors.ts";
 import { openPostgresStore, type PgStore } from "../../src/store/postgres/store.ts";
 import type { Store } from "../../src/store/store.ts";
-import type { ClaimedDelivery } from "../../src/store/webhooks.ts";
+import type { ClaimedDelivery } from "../../src/store/queue.ts";
 import { newDeliveryId, newEventId } from "../../src/webhooks/ids.ts";
 import { postgresAdmin, postgresUrl, testBackend } from "../support/backend.ts";
 import { admin, startApp, testDeps, TEST_APP_SECRET, type TestDeps } from "../support/harness.ts";
@@ -43,7 +43,15 @@ async function within(withinMs: number, check: () => boolean | Promise<boolean>)
 }
 
 async function seed(store: Store, at: number) {
-  await store.directory.createAccount({ id: "acc_pg", name: "PG", email: "pg@example.com", billingStatus: "active", retention: "24h", maxNumbers: null, createdAt: at });
+  await store.directory.createAccount({
+    id: "acc_pg",
+    name: "PG",
+    email: "pg@example.com",
+    billingStatus: "active",
+    retention: "24h",
+    maxNumbers: null,
+    createdAt: at,
+  });
 }
 
 describe.skipIf(testBackend() !== "postgres")("PostgreSQL: several instances on one database", () => {
@@ -53,20 +61,34 @@ describe.skipIf(testBackend() !== "postgres")("PostgreSQL: several instances on 
     const t = deps.clock.now();
     await seed(deps.store, t);
     const endpoints = ["ep_a", "ep_b", "ep_c"].map((id) => endpointRow(id, "acc_pg", t));
-    for (const e of endpoints) await deps.store.webhooks.createEndpoint(e);
+    for (const e of endpoints) await deps.store.endpoints.create(e);
     const events = Array.from({ length: 60 }, (_, i) => eventRow(newEventId(deps.random, t), "acc_pg", t + i));
-    await deps.store.webhooks.enqueue(events, events.flatMap((e, i) => endpoints.map((ep) => deliveryRow(newDeliveryId(deps.random, t), e, ep.id, t + i))));
+    await deps.store.queue.enqueue(
+      events,
+      events.flatMap((e, i) => endpoints.map((ep) => deliveryRow(newDeliveryId(deps.random, t), e, ep.id, t + i))),
+    );
     const stores = [deps.store, other];
     let serial = 0;
-    const live = async () => (await deps.query(`SELECT endpoint_id, COUNT(*) AS n FROM deliveries
-      WHERE status = 'pending' AND lease_until > ${t + 1_000} GROUP BY endpoint_id`)).map((r) => r.n as number);
+    const live = async () =>
+      (
+        await deps.query(`SELECT endpoint_id, COUNT(*) AS n FROM deliveries
+      WHERE status = 'pending' AND lease_until > ${t + 1_000} GROUP BY endpoint_id`)
+      ).map((r) => r.n as number);
     let delivered = 0;
     let inFlight: { c: ClaimedDelivery; store: Store }[] = [];
     for (let round = 0; round < 40 && delivered < 180; round++) {
       // Twelve claims at once, alternately from each instance, each asking for up to 10 per endpoint.
-      const claims = await Promise.all(Array.from({ length: 12 }, (_, i) => stores[i % 2]!.webhooks.claimDue(t + 1_000, {
-        leaseId: `lease_${++serial}`, limit: 64, perEndpoint: 10, leaseMs: 70_000, maxBytes: Number.POSITIVE_INFINITY,
-      })));
+      const claims = await Promise.all(
+        Array.from({ length: 12 }, (_, i) =>
+          stores[i % 2]!.queue.claimDue(t + 1_000, {
+            leaseId: `lease_${++serial}`,
+            limit: 64,
+            perEndpoint: 10,
+            leaseMs: 70_000,
+            maxBytes: Number.POSITIVE_INFINITY,
+          }),
+        ),
+      );
       const claimed = claims.flatMap((batch, i) => batch.map((c) => ({ c, store: stores[i % 2]! })));
       expect(Math.max(0, ...(await live()))).toBeLessThanOrEqual(10);
       inFlight.push(...claimed);
@@ -75,9 +97,11 @@ describe.skipIf(testBackend() !== "postgres")("PostgreSQL: several instances on 
       // other round the rest stay in flight.
       const finishing = inFlight.filter((_, i) => round % 2 === 1 || i % 3 !== 0);
       inFlight = inFlight.filter((f) => !finishing.includes(f));
-      await Promise.all(finishing.map(({ c, store }) => store.webhooks.completeAttempt(
-        firstAttempt(c.delivery.id, c.endpoint.id, t + 1_000, 200, undefined, c.leaseId),
-      )));
+      await Promise.all(
+        finishing.map(({ c, store }) =>
+          store.queue.completeAttempt(firstAttempt(c.delivery.id, c.endpoint.id, t + 1_000, 200, undefined, c.leaseId)),
+        ),
+      );
       delivered += finishing.length;
     }
     expect(delivered).toBe(180);
@@ -89,23 +113,44 @@ describe.skipIf(testBackend() !== "postgres")("PostgreSQL: several instances on 
     const t = deps.clock.now();
     await seed(deps.store, t);
     const keyHash = hashApiKey("px_live_" + "a".repeat(32));
-    await deps.store.directory.createApiKey({ id: "key_pg", accountId: "acc_pg", mode: "live", name: null, prefix: "px_live_aa", keyHash, createdAt: t, revokedAt: null });
+    await deps.store.directory.createApiKey({
+      id: "key_pg",
+      accountId: "acc_pg",
+      mode: "live",
+      name: null,
+      prefix: "px_live_aa",
+      keyHash,
+      createdAt: t,
+      revokedAt: null,
+    });
     await within(1_000, () => other.directory.apiKeyByHash(keyHash)?.revokedAt === null);
     await deps.store.directory.revokeApiKey("key_pg", t + 1);
     // On the instance that made it: at once.
     expect(deps.store.directory.apiKeyByHash(keyHash)?.revokedAt).toBe(t + 1);
     expect(await within(1_000, () => other.directory.apiKeyByHash(keyHash)?.revokedAt === t + 1)).toBeLessThan(1_000);
 
-    await other.directory.createWaba({ ...NO_CAUSE, wabaId: "3001", accountId: "acc_pg", accessToken: "tok", appSecret: null, status: "connected", createdAt: t, updatedAt: t });
+    await other.directory.createWaba({
+      ...NO_CAUSE,
+      wabaId: "3001",
+      accountId: "acc_pg",
+      accessToken: "tok",
+      appSecret: null,
+      status: "connected",
+      createdAt: t,
+      updatedAt: t,
+    });
     await other.directory.updateWaba("3001", { accessToken: "tok2", updatedAt: t + 2 });
     await within(1_000, () => deps.store.directory.waba("3001")?.accessToken === "tok2");
 
-    await other.webhooks.createEndpoint(endpointRow("ep_new", "acc_pg", t));
-    await within(1_000, () => deps.store.webhooks.targets("acc_pg").some((e) => e.id === "ep_new"));
-    await other.webhooks.updateEndpoint("ep_new", { url: "https://receiver.example/moved", updatedAt: t + 3 });
-    await within(1_000, async () => (await deps.store.webhooks.deliveryEndpoint("ep_new"))?.url === "https://receiver.example/moved");
-    await other.webhooks.deleteEndpoint("ep_new");
-    await within(1_000, () => deps.store.webhooks.targets("acc_pg").length === 0);
+    await other.endpoints.create(endpointRow("ep_new", "acc_pg", t));
+    await within(1_000, () => deps.store.endpoints.targets("acc_pg").some((e) => e.id === "ep_new"));
+    await other.endpoints.update("ep_new", { url: "https://receiver.example/moved", updatedAt: t + 3 });
+    await within(
+      1_000,
+      async () => (await deps.store.endpoints.forDelivery("ep_new"))?.url === "https://receiver.example/moved",
+    );
+    await other.endpoints.delete("ep_new");
+    await within(1_000, () => deps.store.endpoints.targets("acc_pg").length === 0);
   });
 
   test("a change whose notification was lost is found by refresh(), the backstop called each second", async () => {
@@ -113,7 +158,9 @@ describe.skipIf(testBackend() !== "postgres")("PostgreSQL: several instances on 
     const t = deps.clock.now();
     await seed(deps.store, t);
     // Committed without a notification, as when the listening connection was down.
-    await deps.query("WITH changed AS (UPDATE accounts SET billing_status = 'suspended' RETURNING id) UPDATE changes SET seq = seq + (SELECT COUNT(*) FROM changed)");
+    await deps.query(
+      "WITH changed AS (UPDATE accounts SET billing_status = 'suspended' RETURNING id) UPDATE changes SET seq = seq + (SELECT COUNT(*) FROM changed)",
+    );
     await Bun.sleep(50);
     expect(deps.store.directory.account("acc_pg")?.billingStatus).toBe("active");
     expect(await deps.store.directory.refresh()).toBe(true);
@@ -127,17 +174,25 @@ describe.skipIf(testBackend() !== "postgres")("PostgreSQL: several instances on 
     const t = deps.clock.now();
     await seed(deps.store, t);
     const endpoints = ["ep_p1", "ep_p2"].map((id) => endpointRow(id, "acc_pg", t));
-    for (const e of endpoints) await deps.store.webhooks.createEndpoint(e);
+    for (const e of endpoints) await deps.store.endpoints.create(e);
     const events = Array.from({ length: 1_500 }, (_, i) => eventRow(newEventId(deps.random, t), "acc_pg", t + i));
-    await deps.store.webhooks.enqueue(events, events.flatMap((e, i) => endpoints.map((ep) => deliveryRow(newDeliveryId(deps.random, t), e, ep.id, t + i))));
+    await deps.store.queue.enqueue(
+      events,
+      events.flatMap((e, i) => endpoints.map((ep) => deliveryRow(newDeliveryId(deps.random, t), e, ep.id, t + i))),
+    );
     const retention = { "24h": 24 * 3_600_000, "7d": 7 * 24 * 3_600_000 };
     const later = t + 30 * 3_600_000;
-    const [a, b] = await Promise.all([deps.store.webhooks.purgeExpired(later, retention), other.webhooks.purgeExpired(later, retention)]);
+    const [a, b] = await Promise.all([
+      deps.store.retention.purgeWebhookHistory(later, retention),
+      other.retention.purgeWebhookHistory(later, retention),
+    ]);
     // One may find the other purging and stop; the tick a minute later purges what is left.
-    const rest = await deps.store.webhooks.purgeExpired(later, retention);
+    const rest = await deps.store.retention.purgeWebhookHistory(later, retention);
     expect(a.deliveries + b.deliveries + rest.deliveries).toBe(3_000);
     expect(a.events + b.events + rest.events).toBe(1_500);
-    expect(await deps.query("SELECT (SELECT COUNT(*) FROM deliveries) + (SELECT COUNT(*) FROM events) AS n")).toEqual([{ n: 0 }]);
+    expect(await deps.query("SELECT (SELECT COUNT(*) FROM deliveries) + (SELECT COUNT(*) FROM events) AS n")).toEqual([
+      { n: 0 },
+    ]);
   });
 
   test("two instances starting together on an empty database migrate it once", async () => {
@@ -162,7 +217,9 @@ describe.skipIf(testBackend() !== "postgres")("PostgreSQL unreachable", () => {
     cleanups.push(() => relay.stop());
     const url = new URL(deps.databaseUrl);
     url.port = String(relay.port);
-    const store = await openPostgresStore(url.toString(), createSealer(deps.config.encryptionKey!, deps.random), { max: 2 });
+    const store = await openPostgresStore(url.toString(), createSealer(deps.config.encryptionKey!, deps.random), {
+      max: 2,
+    });
     cleanups.push(() => store.close());
     return { store, relay };
   }
@@ -174,14 +231,14 @@ describe.skipIf(testBackend() !== "postgres")("PostgreSQL unreachable", () => {
     const { store, relay } = await behindRelay(deps);
     expect(await store.healthy()).toBe(true);
     const woken: number[] = [];
-    store.webhooks.onNewWork(() => woken.push(1));
+    store.queue.onNewWork(() => woken.push(1));
 
     relay.cut();
     const started = performance.now();
     expect(await store.healthy()).toBe(false);
     expect(performance.now() - started).toBeLessThan(1_100);
     const event = eventRow(newEventId(deps.random, t), "acc_pg", t);
-    await expect(store.webhooks.enqueue([event], [])).rejects.toBeInstanceOf(StoreUnavailableError);
+    await expect(store.queue.enqueue([event], [])).rejects.toBeInstanceOf(StoreUnavailableError);
     await expect(store.directory.updateAccount("acc_pg", { name: "x" })).rejects.toBeInstanceOf(StoreUnavailableError);
     await expect(store.users.byEmail("a@example.com")).rejects.toBeInstanceOf(StoreUnavailableError);
     // Reads of the directory keep answering from memory.
@@ -191,7 +248,7 @@ describe.skipIf(testBackend() !== "postgres")("PostgreSQL unreachable", () => {
 
     relay.restore();
     await within(5_000, () => store.healthy());
-    await store.webhooks.enqueue([event], []);
+    await store.queue.enqueue([event], []);
     expect(await deps.query(`SELECT COUNT(*) AS n FROM events WHERE id = '${event.id}'`)).toEqual([{ n: 1 }]);
     // The listening connection came back, and what changed while it was away was read again.
     await within(5_000, () => store.directory.account("acc_pg")?.billingStatus === "overdue");
@@ -199,9 +256,9 @@ describe.skipIf(testBackend() !== "postgres")("PostgreSQL unreachable", () => {
     await within(1_000, () => store.directory.account("acc_pg")?.billingStatus === "active");
     const before = woken.length;
     const ep = endpointRow("ep_pg", "acc_pg", t);
-    await deps.store.webhooks.createEndpoint(ep);
+    await deps.store.endpoints.create(ep);
     const next = eventRow(newEventId(deps.random, t), "acc_pg", t);
-    await deps.store.webhooks.enqueue([next], [deliveryRow(newDeliveryId(deps.random, t), next, ep.id, t)]);
+    await deps.store.queue.enqueue([next], [deliveryRow(newDeliveryId(deps.random, t), next, ep.id, t)]);
     await within(1_000, () => woken.length > before);
   });
 
@@ -215,21 +272,40 @@ describe.skipIf(testBackend() !== "postgres")("PostgreSQL unreachable", () => {
     deps.store = store;
     const app = startApp(deps);
     cleanups.push(() => app.stop());
-    const created = await (await admin(app.url, "POST", "/admin/accounts", { name: "A", email: "a@example.com" })).json() as { id: string };
+    const created = (await (
+      await admin(app.url, "POST", "/admin/accounts", { name: "A", email: "a@example.com" })
+    ).json()) as { id: string };
     sim.addWaba({ wabaId: "4001", accessToken: "tok", appSecret: TEST_APP_SECRET });
     sim.addNumber("4001", { phoneNumberId: "4002", throughputLevel: "STANDARD" });
     await admin(app.url, "POST", `/admin/accounts/${created.id}/wabas`, { waba_id: "4001", access_token: "tok" });
-    await admin(app.url, "POST", `/admin/accounts/${created.id}/numbers`, { phone_number_id: "4002", waba_id: "4001", kind: "embedded" });
-    const { key } = await (await admin(app.url, "POST", `/admin/accounts/${created.id}/api-keys`, { mode: "live" })).json() as { key: string };
-    const send = () => fetch(`${app.url}/v21.0/4002/messages`, {
-      method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
-      body: JSON.stringify({ messaging_product: "chat", to: "15551234567", type: "text", text: { body: "hi" } }),
+    await admin(app.url, "POST", `/admin/accounts/${created.id}/numbers`, {
+      phone_number_id: "4002",
+      waba_id: "4001",
+      kind: "embedded",
     });
-    await store.webhooks.createEndpoint(endpointRow("ep_ingress", created.id, deps.clock.now()));
-    const body = JSON.stringify({ object: "whatsapp_business_account", entry: [{ id: "4001", changes: [{ field: "messages", value: {} }] }] });
-    const post = () => fetch(`${app.url}/webhooks/upstream`, {
-      method: "POST", headers: { "content-type": "application/json", "x-hub-signature-256": hubSignature(TEST_APP_SECRET, new TextEncoder().encode(body)) }, body,
+    const { key } = (await (
+      await admin(app.url, "POST", `/admin/accounts/${created.id}/api-keys`, { mode: "live" })
+    ).json()) as { key: string };
+    const send = () =>
+      fetch(`${app.url}/v21.0/4002/messages`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+        body: JSON.stringify({ messaging_product: "chat", to: "15551234567", type: "text", text: { body: "hi" } }),
+      });
+    await store.endpoints.create(endpointRow("ep_ingress", created.id, deps.clock.now()));
+    const body = JSON.stringify({
+      object: "whatsapp_business_account",
+      entry: [{ id: "4001", changes: [{ field: "messages", value: {} }] }],
     });
+    const post = () =>
+      fetch(`${app.url}/webhooks/upstream`, {
+        method: "POST",
+        headers: {
+          "content-type": "application/json",
+          "x-hub-signature-256": hubSignature(TEST_APP_SECRET, new TextEncoder().encode(body)),
+        },
+        body,
+      });
     expect((await post()).status).toBe(200);
 
     relay.cut();
@@ -253,7 +329,12 @@ describe.skipIf(testBackend() !== "postgres")("PostgreSQL: two relays on one dat
     const first = await relayApp();
     cleanups.push(() => first.close());
     // A second instance: its own store, metrics and logger over the same database and config.
-    const deps2 = { ...first.deps, store: await first.deps.anotherStore(), metrics: createMetrics(), logger: memoryLogger() };
+    const deps2 = {
+      ...first.deps,
+      store: await first.deps.anotherStore(),
+      metrics: createMetrics(),
+      logger: memoryLogger(),
+    };
     const second = startApp(deps2);
     cleanups.push(() => second.stop());
     const a = await first.account();
@@ -268,9 +349,11 @@ describe.skipIf(testBackend() !== "postgres")("PostgreSQL: two relays on one dat
     const other = first.receiver();
     await a.endpoint(rx.url);
     await a.endpoint(other.url);
-    const posts = Array.from({ length: 120 }, (_, i) => eventBody([{ id: a.wabaId, changes: [messageChange(a.numbers[0]!, `m${i}`)] }]));
+    const posts = Array.from({ length: 120 }, (_, i) =>
+      eventBody([{ id: a.wabaId, changes: [messageChange(a.numbers[0]!, `m${i}`)] }]),
+    );
     // The second instance learns of the endpoints from the first's changes, as it would in production.
-    await within(1_000, () => deps2.store.webhooks.targets(a.id).length === 2);
+    await within(1_000, () => deps2.store.endpoints.targets(a.id).length === 2);
     const answers = await Promise.all(posts.map((body, i) => postUpstream(i % 2 === 0 ? first.url : second.url, body)));
     expect(answers.map((r) => r.status)).toEqual(posts.map(() => 200));
     await within(30_000, () => rx.received.length >= 120 && other.received.length >= 120);

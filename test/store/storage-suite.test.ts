@@ -1,4 +1,4 @@
-// The storage seam's promises (src/store/store.ts, src/store/webhooks.ts), one suite for every
+// The storage seam's promises (src/store/store.ts and the interfaces it names), one suite for every
 import { NO_CAUSE } from "../../src/store/types.ts";
 // backend: it runs on the one SWITCHBOARD_TEST_BACKEND names, and `.ci/run` runs it on each.
 // Tests of one backend's own machinery are beside it (webhook-store.test.ts and storage.test.ts
@@ -6,7 +6,7 @@ import { NO_CAUSE } from "../../src/store/types.ts";
 import { afterEach, describe, expect, test } from "bun:test";
 import type { Onboarding } from "../../src/store/onboardings.ts";
 import type { Store } from "../../src/store/store.ts";
-import { LAST_SUCCESS_RESOLUTION_MS, type WebhookStore } from "../../src/store/webhooks.ts";
+import { LAST_SUCCESS_RESOLUTION_MS, type Completion } from "../../src/store/queue.ts";
 import { newDeliveryId, newEventId } from "../../src/webhooks/ids.ts";
 import { FAILURE_RULES } from "../../src/webhooks/outcome.ts";
 import { testDeps, type TestDeps } from "../support/harness.ts";
@@ -28,41 +28,55 @@ async function fresh(): Promise<TestDeps> {
 }
 
 async function account(store: Store, id: string, at: number) {
-  return store.directory.createAccount({ id, name: `Account ${id}`, email: `${id}@example.com`, billingStatus: "active", retention: "24h", maxNumbers: null, createdAt: at });
+  return store.directory.createAccount({
+    id,
+    name: `Account ${id}`,
+    email: `${id}@example.com`,
+    billingStatus: "active",
+    retention: "24h",
+    maxNumbers: null,
+    createdAt: at,
+  });
 }
 
 /** An account with one endpoint, and helpers that queue, claim and complete its deliveries. */
 async function queue() {
   const deps = await fresh();
-  const hooks = deps.store.webhooks;
+  const { store } = deps;
   const t = deps.clock.now();
   await account(deps.store, "acc_suite", t);
   const endpoint = endpointRow("ep_suite", "acc_suite", t);
-  await hooks.createEndpoint(endpoint);
+  await store.endpoints.create(endpoint);
   let leases = 0;
   return {
-    deps, hooks, endpoint, t,
+    deps,
+    store,
+    endpoint,
+    t,
     /** Queues one delivery to `endpointId`, due at `at`; returns its id. */
     async due(at: number, endpointId = endpoint.id) {
       const event = eventRow(newEventId(deps.random, at), "acc_suite", at);
       const delivery = deliveryRow(newDeliveryId(deps.random, at), event, endpointId, at);
-      await hooks.enqueue([event], [delivery]);
+      await store.queue.enqueue([event], [delivery]);
       return delivery.id;
     },
     /** Claims at `now` under a fresh lease id. */
     claim(now: number, options: { limit?: number; perEndpoint?: number; maxBytes?: number; leaseId?: string } = {}) {
-      return hooks.claimDue(now, {
-        leaseId: options.leaseId ?? `lease_${++leases}`, limit: options.limit ?? 64, perEndpoint: options.perEndpoint ?? 10,
-        leaseMs: 70_000, maxBytes: options.maxBytes ?? EVERYTHING,
+      return store.queue.claimDue(now, {
+        leaseId: options.leaseId ?? `lease_${++leases}`,
+        limit: options.limit ?? 64,
+        perEndpoint: options.perEndpoint ?? 10,
+        leaseMs: 70_000,
+        maxBytes: options.maxBytes ?? EVERYTHING,
       });
     },
   };
 }
 type Queue = Awaited<ReturnType<typeof queue>>;
-type Completion = Parameters<WebhookStore["completeAttempt"]>[0];
 const succeeded = { next: { status: "succeeded" }, effect: "success" } as const;
 /** A failure whose retry is due long after every test's last claim. */
-const failed = (at: number) => ({ next: { status: "pending", nextAttemptAt: at + 30 * 24 * HOUR }, effect: "failure" }) as const;
+const failed = (at: number) =>
+  ({ next: { status: "pending", nextAttemptAt: at + 30 * 24 * HOUR }, effect: "failure" }) as const;
 const gone = { next: { status: "parked", reason: "gone" }, effect: "gone" } as const;
 
 /** Queues a delivery at `at`, claims it, and records one attempt answered `status`. */
@@ -70,7 +84,10 @@ async function attemptAt(q: Queue, at: number, status: number, result: Pick<Comp
   const id = await q.due(at);
   const [claimed] = await q.claim(at);
   expect(claimed?.delivery.id).toBe(id);
-  return { id, change: await q.hooks.completeAttempt(firstAttempt(id, q.endpoint.id, at, status, result, claimed!.leaseId)) };
+  return {
+    id,
+    change: await q.store.queue.completeAttempt(firstAttempt(id, q.endpoint.id, at, status, result, claimed!.leaseId)),
+  };
 }
 
 describe("the directory", () => {
@@ -82,27 +99,83 @@ describe("the directory", () => {
     expect(directory.account("acc_dir")?.name).toBe("Account acc_dir");
     expect((await directory.updateAccount("acc_dir", { billingStatus: "overdue" }))?.billingStatus).toBe("overdue");
     expect(directory.account("acc_dir")?.billingStatus).toBe("overdue");
-    await directory.createApiKey({ id: "key_1", accountId: "acc_dir", mode: "live", name: null, prefix: "px_live_ab", keyHash: "hash_1", createdAt: t, revokedAt: null });
-    await directory.createWaba({ ...NO_CAUSE, wabaId: "1001", accountId: "acc_dir", accessToken: "tok", appSecret: null, status: "connected", createdAt: t, updatedAt: t });
+    await directory.createApiKey({
+      id: "key_1",
+      accountId: "acc_dir",
+      mode: "live",
+      name: null,
+      prefix: "px_live_ab",
+      keyHash: "hash_1",
+      createdAt: t,
+      revokedAt: null,
+    });
+    await directory.createWaba({
+      ...NO_CAUSE,
+      wabaId: "1001",
+      accountId: "acc_dir",
+      accessToken: "tok",
+      appSecret: null,
+      status: "connected",
+      createdAt: t,
+      updatedAt: t,
+    });
     await directory.createNumber({
-      ...NO_CAUSE, phoneNumberId: "2001", accountId: "acc_dir", wabaId: "1001", kind: "embedded", status: "connected", throughputLevel: "STANDARD",
-      displayPhoneNumber: null, verifiedName: null, syncedAt: null, syncError: null, createdAt: t, updatedAt: t,
+      ...NO_CAUSE,
+      phoneNumberId: "2001",
+      accountId: "acc_dir",
+      wabaId: "1001",
+      kind: "embedded",
+      status: "connected",
+      throughputLevel: "STANDARD",
+      displayPhoneNumber: null,
+      verifiedName: null,
+      syncedAt: null,
+      syncError: null,
+      createdAt: t,
+      updatedAt: t,
     });
     expect(directory.apiKeyByHash("hash_1")?.id).toBe("key_1");
     expect(directory.numbersOfWaba("1001").map((n) => n.phoneNumberId)).toEqual(["2001"]);
 
     const other = await deps.anotherStore();
     await other.directory.revokeApiKey("key_1", t + 1);
-    const cause = { causeCode: 190, causeMessage: "Error validating access token.", causeAt: t + 1, causeRequestId: "req_1" };
-    await other.directory.updateWaba("1001", { status: "token_revoked", ...cause, accessToken: "tok2", updatedAt: t + 1 });
-    await other.directory.updateNumber("2001", { status: "flagged", causeCode: 368, causeMessage: "Temporarily blocked.", causeAt: t + 1, causeRequestId: null, updatedAt: t + 1 });
+    const cause = {
+      causeCode: 190,
+      causeMessage: "Error validating access token.",
+      causeAt: t + 1,
+      causeRequestId: "req_1",
+    };
+    await other.directory.updateWaba("1001", {
+      status: "token_revoked",
+      ...cause,
+      accessToken: "tok2",
+      updatedAt: t + 1,
+    });
+    await other.directory.updateNumber("2001", {
+      status: "flagged",
+      causeCode: 368,
+      causeMessage: "Temporarily blocked.",
+      causeAt: t + 1,
+      causeRequestId: null,
+      updatedAt: t + 1,
+    });
     // However the backend hears of another's changes, refresh() is the backstop that must find them.
     await directory.refresh();
     expect(directory.apiKeyByHash("hash_1")?.revokedAt).toBe(t + 1);
     // A state and its cause (SPEC 3.3) travel together.
     expect(directory.waba("1001")).toMatchObject({ status: "token_revoked", accessToken: "tok2", ...cause });
-    expect(directory.number("2001")).toMatchObject({ status: "flagged", causeCode: 368, causeMessage: "Temporarily blocked.", causeAt: t + 1, causeRequestId: null });
-    expect(await directory.updateWaba("1001", { status: "connected", ...NO_CAUSE, updatedAt: t + 2 })).toMatchObject({ status: "connected", ...NO_CAUSE, accessToken: "tok2" });
+    expect(directory.number("2001")).toMatchObject({
+      status: "flagged",
+      causeCode: 368,
+      causeMessage: "Temporarily blocked.",
+      causeAt: t + 1,
+      causeRequestId: null,
+    });
+    expect(await directory.updateWaba("1001", { status: "connected", ...NO_CAUSE, updatedAt: t + 2 })).toMatchObject({
+      status: "connected",
+      ...NO_CAUSE,
+      accessToken: "tok2",
+    });
     await other.directory.refresh();
     expect(other.directory.waba("1001")).toMatchObject({ status: "connected", ...NO_CAUSE });
     // A key revoked once keeps its first revocation time.
@@ -120,11 +193,29 @@ describe("the directory's creates", () => {
     await account(deps.store, "acc_b", t);
     const other = await deps.anotherStore();
     const waba = (accountId: string, accessToken: string) => ({
-      ...NO_CAUSE, wabaId: "1001", accountId, accessToken, appSecret: null, status: "connected" as const, createdAt: t, updatedAt: t,
+      ...NO_CAUSE,
+      wabaId: "1001",
+      accountId,
+      accessToken,
+      appSecret: null,
+      status: "connected" as const,
+      createdAt: t,
+      updatedAt: t,
     });
     const number = (accountId: string) => ({
-      ...NO_CAUSE, phoneNumberId: "2001", accountId, wabaId: "1001", kind: "byo" as const, status: "connected" as const,
-      throughputLevel: "STANDARD" as const, displayPhoneNumber: null, verifiedName: null, syncedAt: null, syncError: null, createdAt: t, updatedAt: t,
+      ...NO_CAUSE,
+      phoneNumberId: "2001",
+      accountId,
+      wabaId: "1001",
+      kind: "byo" as const,
+      status: "connected" as const,
+      throughputLevel: "STANDARD" as const,
+      displayPhoneNumber: null,
+      verifiedName: null,
+      syncedAt: null,
+      syncError: null,
+      createdAt: t,
+      updatedAt: t,
     });
     expect(await deps.store.directory.createWaba(waba("acc_a", "tok_a"))).toMatchObject({ accountId: "acc_a" });
     expect(await deps.store.directory.createNumber(number("acc_a"))).toMatchObject({ accountId: "acc_a" });
@@ -146,22 +237,58 @@ describe("the directory's connect", () => {
     const t = deps.clock.now();
     await account(deps.store, "acc_a", t);
     await account(deps.store, "acc_b", t);
-    const waba = (accountId: string, accessToken: string, appSecret: string | null = null) =>
-      ({ ...NO_CAUSE, wabaId: "1001", accountId, accessToken, appSecret, status: "connected" as const, createdAt: t, updatedAt: t });
+    const waba = (accountId: string, accessToken: string, appSecret: string | null = null) => ({
+      ...NO_CAUSE,
+      wabaId: "1001",
+      accountId,
+      accessToken,
+      appSecret,
+      status: "connected" as const,
+      createdAt: t,
+      updatedAt: t,
+    });
     const number = (accountId: string, phoneNumberId: string, wabaId = "1001") => ({
-      ...NO_CAUSE, phoneNumberId, accountId, wabaId, kind: "embedded" as const, status: "connected" as const, throughputLevel: "STANDARD" as const,
-      displayPhoneNumber: null, verifiedName: null, syncedAt: null, syncError: null, createdAt: t, updatedAt: t,
+      ...NO_CAUSE,
+      phoneNumberId,
+      accountId,
+      wabaId,
+      kind: "embedded" as const,
+      status: "connected" as const,
+      throughputLevel: "STANDARD" as const,
+      displayPhoneNumber: null,
+      verifiedName: null,
+      syncedAt: null,
+      syncError: null,
+      createdAt: t,
+      updatedAt: t,
     });
     const first = await directory.connect(waba("acc_a", "tok-a"), number("acc_a", "2001"));
-    expect(first).toMatchObject({ created: true, waba: { accountId: "acc_a", accessToken: "tok-a" }, number: { accountId: "acc_a", wabaId: "1001" } });
+    expect(first).toMatchObject({
+      created: true,
+      waba: { accountId: "acc_a", accessToken: "tok-a" },
+      number: { accountId: "acc_a", wabaId: "1001" },
+    });
 
     // B's claims on A's WABA or number: refused, A's rows exactly as they were.
-    await directory.updateWaba("1001", { status: "token_revoked", causeCode: 190, causeMessage: "revoked", causeAt: t, causeRequestId: null, updatedAt: t + 1 });
+    await directory.updateWaba("1001", {
+      status: "token_revoked",
+      causeCode: 190,
+      causeMessage: "revoked",
+      causeAt: t,
+      causeRequestId: null,
+      updatedAt: t + 1,
+    });
     const before = directory.waba("1001");
     expect(await directory.connect(waba("acc_b", "tok-b"), number("acc_b", "2002"))).toEqual({ refused: "waba_taken" });
-    expect(await directory.connect({ ...waba("acc_b", "tok-b"), wabaId: "1002" }, number("acc_b", "2001", "1002"))).toEqual({ refused: "number_taken" });
-    expect(await directory.connect({ ...waba("acc_a", "tok-a"), wabaId: "1002" }, number("acc_a", "2001", "1002"))).toEqual({ refused: "number_elsewhere" });
-    expect(await directory.connect(waba("acc_a", "tok-byo", "secret"), number("acc_a", "2003"))).toEqual({ refused: "waba_other_app" });
+    expect(
+      await directory.connect({ ...waba("acc_b", "tok-b"), wabaId: "1002" }, number("acc_b", "2001", "1002")),
+    ).toEqual({ refused: "number_taken" });
+    expect(
+      await directory.connect({ ...waba("acc_a", "tok-a"), wabaId: "1002" }, number("acc_a", "2001", "1002")),
+    ).toEqual({ refused: "number_elsewhere" });
+    expect(await directory.connect(waba("acc_a", "tok-byo", "secret"), number("acc_a", "2003"))).toEqual({
+      refused: "waba_other_app",
+    });
     expect(directory.waba("1001")).toEqual(before);
     expect(directory.waba("1002")).toBeUndefined();
     expect([directory.number("2002"), directory.number("2003")]).toEqual([undefined, undefined]);
@@ -170,7 +297,10 @@ describe("the directory's connect", () => {
 
     // A again (a new signup): the WABA takes the new token and is connected; the number stays as it is.
     const again = await directory.connect({ ...waba("acc_a", "tok-a2"), updatedAt: t + 2 }, number("acc_a", "2001"));
-    expect(again).toMatchObject({ created: false, waba: { accessToken: "tok-a2", status: "connected", ...NO_CAUSE, updatedAt: t + 2, createdAt: t } });
+    expect(again).toMatchObject({
+      created: false,
+      waba: { accessToken: "tok-a2", status: "connected", ...NO_CAUSE, updatedAt: t + 2, createdAt: t },
+    });
     await other.directory.refresh();
     expect(other.directory.waba("1001")).toMatchObject({ accessToken: "tok-a2", status: "connected" });
   });
@@ -180,18 +310,41 @@ describe("bulk recovers", () => {
   test("one runs per endpoint; progress is fenced on the heartbeat; a stale one is taken over", async () => {
     const q = await queue();
     const job = {
-      id: "rcv_1", accountId: "acc_suite", endpointId: q.endpoint.id, since: q.t - HOUR, until: q.t, status: "running" as const,
-      found: 0, replayed: 0, skippedExpired: 0, skippedReplayed: 0, cursor: null, startedAt: q.t, updatedAt: q.t,
+      id: "rcv_1",
+      accountId: "acc_suite",
+      endpointId: q.endpoint.id,
+      since: q.t - HOUR,
+      until: q.t,
+      status: "running" as const,
+      found: 0,
+      replayed: 0,
+      skippedExpired: 0,
+      skippedReplayed: 0,
+      cursor: null,
+      startedAt: q.t,
+      updatedAt: q.t,
     };
     const recoveries = q.deps.store.recoveries;
     expect((await recoveries.start(job)).started).toBe(true);
     const second = await recoveries.start({ ...job, id: "rcv_2" });
     expect([second.started, second.recovery.id]).toEqual([false, "rcv_1"]);
-    const step = { found: 100, replayed: 97, skippedExpired: 3, skippedReplayed: 0, cursor: { createdAt: q.t - 5, id: "msg_x" }, status: "running" as const, updatedAt: q.t + 1 };
+    const step = {
+      found: 100,
+      replayed: 97,
+      skippedExpired: 3,
+      skippedReplayed: 0,
+      cursor: { createdAt: q.t - 5, id: "msg_x" },
+      status: "running" as const,
+      updatedAt: q.t + 1,
+    };
     expect(await recoveries.progress("rcv_1", q.t, step)).toBe(true);
     // A runner that read an older heartbeat lost the job: its write is refused.
     expect(await recoveries.progress("rcv_1", q.t, { ...step, found: 1 })).toBe(false);
-    expect(await recoveries.get("rcv_1")).toMatchObject({ found: 100, cursor: { createdAt: q.t - 5, id: "msg_x" }, updatedAt: q.t + 1 });
+    expect(await recoveries.get("rcv_1")).toMatchObject({
+      found: 100,
+      cursor: { createdAt: q.t - 5, id: "msg_x" },
+      updatedAt: q.t + 1,
+    });
     expect(await recoveries.takeOver("rcv_1", q.t + 1, q.t + 10)).toBeUndefined();
     expect(await recoveries.takeOver("rcv_1", q.t + 2, q.t + 10)).toMatchObject({ id: "rcv_1", updatedAt: q.t + 10 });
     expect(await recoveries.progress("rcv_1", q.t + 10, { ...step, status: "done", updatedAt: q.t + 11 })).toBe(true);
@@ -202,15 +355,37 @@ describe("bulk recovers", () => {
     const q = await queue();
     const other = await q.deps.anotherStore();
     const job = (id: string) => ({
-      id, accountId: "acc_suite", endpointId: q.endpoint.id, since: q.t - HOUR, until: q.t, status: "running" as const,
-      found: 0, replayed: 0, skippedExpired: 0, skippedReplayed: 0, cursor: null, startedAt: q.t, updatedAt: q.t,
+      id,
+      accountId: "acc_suite",
+      endpointId: q.endpoint.id,
+      since: q.t - HOUR,
+      until: q.t,
+      status: "running" as const,
+      found: 0,
+      replayed: 0,
+      skippedExpired: 0,
+      skippedReplayed: 0,
+      cursor: null,
+      startedAt: q.t,
+      updatedAt: q.t,
     });
-    const done = { found: 0, replayed: 0, skippedExpired: 0, skippedReplayed: 0, cursor: null, status: "done" as const, updatedAt: q.t + 1 };
+    const done = {
+      found: 0,
+      replayed: 0,
+      skippedExpired: 0,
+      skippedReplayed: 0,
+      cursor: null,
+      status: "done" as const,
+      updatedAt: q.t + 1,
+    };
     for (let round = 0; round < 200; round++) {
       const running = `rcv_${round}_a`;
       expect((await other.recoveries.start(job(running))).started).toBe(true);
       // The finish lands before, between or after the start's statements.
-      const [answer] = await Promise.all([q.deps.store.recoveries.start(job(`rcv_${round}_b`)), other.recoveries.progress(running, q.t, done)]);
+      const [answer] = await Promise.all([
+        q.deps.store.recoveries.start(job(`rcv_${round}_b`)),
+        other.recoveries.progress(running, q.t, done),
+      ]);
       expect(answer.recovery.id).toBe(answer.started ? `rcv_${round}_b` : running);
       if (answer.started) expect(await q.deps.store.recoveries.progress(answer.recovery.id, q.t, done)).toBe(true);
     }
@@ -221,9 +396,24 @@ describe("bulk recovers", () => {
 describe("onboardings", () => {
   const HOUR_LATER = (q: Queue) => q.t + HOUR;
   const onboarding = (q: Queue, overrides: Partial<Onboarding> = {}): Onboarding => ({
-    id: "sgn_1", accountId: "acc_suite", phoneNumberId: "pn_1", wabaId: "waba_1", kind: "embedded",
-    code: "AQ-code", codeHash: "hash-1", accessToken: null, pin: "123456", steps: {}, preflights: {}, syncs: {}, finishedAt: null, leaseUntil: null,
-    expiresAt: HOUR_LATER(q), createdAt: q.t, updatedAt: q.t, ...overrides,
+    id: "sgn_1",
+    accountId: "acc_suite",
+    phoneNumberId: "pn_1",
+    wabaId: "waba_1",
+    kind: "embedded",
+    code: "AQ-code",
+    codeHash: "hash-1",
+    accessToken: null,
+    pin: "123456",
+    steps: {},
+    preflights: {},
+    syncs: {},
+    finishedAt: null,
+    leaseUntil: null,
+    expiresAt: HOUR_LATER(q),
+    createdAt: q.t,
+    updatedAt: q.t,
+    ...overrides,
   });
 
   test("one per number; one run at a time, its writes fenced on its lease; pre-flights and syncs merge beside a run; secrets sealed", async () => {
@@ -241,18 +431,36 @@ describe("onboardings", () => {
     expect(leased.leaseUntil).toBe(q.t + 100);
     expect(await onboardings.claim("sgn_1", "acc_suite", q.t + 50, q.t + 150)).toBeUndefined();
     const run = {
-      ...leased, code: null, accessToken: "EAAG-token", pin: null, leaseUntil: null, finishedAt: q.t + 5, expiresAt: null, updatedAt: q.t + 5,
-      steps: { exchange: { status: "done" as const, at: q.t + 1 }, register: { status: "failed" as const, at: q.t + 2, reason: "no", code: 100 } },
+      ...leased,
+      code: null,
+      accessToken: "EAAG-token",
+      pin: null,
+      leaseUntil: null,
+      finishedAt: q.t + 5,
+      expiresAt: null,
+      updatedAt: q.t + 5,
+      steps: {
+        exchange: { status: "done" as const, at: q.t + 1 },
+        register: { status: "failed" as const, at: q.t + 2, reason: "no", code: 100 },
+      },
     };
     // Beside the run: two fields' pre-flights and a sync, none undoing another.
-    await onboardings.recordPreflight("sgn_1", "history", { at: q.t + 3, deliveries: [{ endpointId: "ep", deliveryId: "dl" }] }, q.t + 3);
+    await onboardings.recordPreflight(
+      "sgn_1",
+      "history",
+      { at: q.t + 3, deliveries: [{ endpointId: "ep", deliveryId: "dl" }] },
+      q.t + 3,
+    );
     await onboardings.recordPreflight("sgn_1", "smb_app_state_sync", { at: q.t + 4, deliveries: [] }, q.t + 4);
     await onboardings.recordSync("sgn_1", "history", { at: q.t + 4, requestId: "r1", overridden: false }, q.t + 4);
     expect(await onboardings.saveRun(run, q.t + 99)).toBe(false);
     expect(await onboardings.saveRun(run, q.t + 100)).toBe(true);
     const expected = {
       ...run,
-      preflights: { history: { at: q.t + 3, deliveries: [{ endpointId: "ep", deliveryId: "dl" }] }, smb_app_state_sync: { at: q.t + 4, deliveries: [] } },
+      preflights: {
+        history: { at: q.t + 3, deliveries: [{ endpointId: "ep", deliveryId: "dl" }] },
+        smb_app_state_sync: { at: q.t + 4, deliveries: [] },
+      },
       syncs: { history: { at: q.t + 4, requestId: "r1", overridden: false } },
     };
     expect(await onboardings.get("sgn_1", q.t + 6)).toEqual(expected);
@@ -281,7 +489,12 @@ describe("onboardings", () => {
     expect(await onboardings.create(b, at(q.t + 100))).toEqual({ onboarding: b });
     expect(await onboardings.get("sgn_1", q.t + 100)).toBeUndefined();
     // Past the exchange, B's signup holds the number against A until it expires.
-    const holding = { ...b, code: null, accessToken: "EAAG-b", steps: { exchange: { status: "done" as const, at: q.t } } };
+    const holding = {
+      ...b,
+      code: null,
+      accessToken: "EAAG-b",
+      steps: { exchange: { status: "done" as const, at: q.t } },
+    };
     expect(await onboardings.claim("sgn_b", "acc_b", q.t + 100, q.t + 200)).toBeDefined();
     expect(await onboardings.saveRun({ ...holding, leaseUntil: null }, q.t + 200)).toBe(true);
     expect(await onboardings.create(a, at(q.t + 200))).toEqual({ refused: "held" });
@@ -296,7 +509,10 @@ describe("onboardings", () => {
     expect(row).toEqual({ id: "sgn_1", account_id: "acc_suite" });
     // A finished one is its account's number: never taken over.
     await onboardings.claim("sgn_1", "acc_suite", HOUR_LATER(q), HOUR_LATER(q) + 10);
-    await onboardings.saveRun({ ...a, finishedAt: HOUR_LATER(q), expiresAt: null, leaseUntil: null }, HOUR_LATER(q) + 10);
+    await onboardings.saveRun(
+      { ...a, finishedAt: HOUR_LATER(q), expiresAt: null, leaseUntil: null },
+      HOUR_LATER(q) + 10,
+    );
     expect(await onboardings.create(b, at(HOUR_LATER(q) * 2, true))).toEqual({ refused: "held" });
   });
 
@@ -305,20 +521,30 @@ describe("onboardings", () => {
     await account(q.deps.store, "acc_b", q.t);
     for (let i = 0; i < 20; i++) {
       // As a signup creates it: leased by the run about to start.
-      const mine = (accountId: string) => onboarding(q, { id: `sgn_${accountId}_${i}`, accountId, phoneNumberId: `pn_race_${i}`, leaseUntil: q.t + 100 });
+      const mine = (accountId: string) =>
+        onboarding(q, { id: `sgn_${accountId}_${i}`, accountId, phoneNumberId: `pn_race_${i}`, leaseUntil: q.t + 100 });
       const [a, b] = [mine("acc_suite"), mine("acc_b")];
-      const results = await Promise.all([a, b].map((o) => q.deps.store.onboardings.create(o, { now: q.t, numberIsTheirs: false })));
+      const results = await Promise.all(
+        [a, b].map((o) => q.deps.store.onboardings.create(o, { now: q.t, numberIsTheirs: false })),
+      );
       expect(results.filter((r) => "refused" in r)).toEqual([{ refused: "held" }]);
       const stored = results.find((r) => "onboarding" in r) as { onboarding: Onboarding };
       expect([a, b]).toContainEqual(stored.onboarding);
-      expect(await q.deps.query(`SELECT id FROM onboardings WHERE phone_number_id = 'pn_race_${i}'`)).toEqual([{ id: stored.onboarding.id }]);
+      expect(await q.deps.query(`SELECT id FROM onboardings WHERE phone_number_id = 'pn_race_${i}'`)).toEqual([
+        { id: stored.onboarding.id },
+      ]);
     }
   });
 
   test("the cap counts the account's live unfinished ones; two created at once both count", async () => {
     const q = await queue();
     const onboardings = q.deps.store.onboardings;
-    const capped = (n: number, now = q.t) => onboardings.create(onboarding(q, { id: `sgn_${n}`, phoneNumberId: `pn_${n}` }), { now, numberIsTheirs: false, maxUnfinished: 2 });
+    const capped = (n: number, now = q.t) =>
+      onboardings.create(onboarding(q, { id: `sgn_${n}`, phoneNumberId: `pn_${n}` }), {
+        now,
+        numberIsTheirs: false,
+        maxUnfinished: 2,
+      });
     const both = await Promise.all([capped(1), capped(2), capped(3)]);
     expect(both.filter((c) => "refused" in c)).toEqual([{ refused: "too_many" }]);
     expect((await onboardings.unfinished("acc_suite", q.t)).length).toBe(2);
@@ -326,16 +552,22 @@ describe("onboardings", () => {
     const [first] = await onboardings.unfinished("acc_suite", q.t);
     await onboardings.claim(first!.id, "acc_suite", q.t, q.t + 10);
     await onboardings.saveRun({ ...first!, finishedAt: q.t, expiresAt: null, leaseUntil: null }, q.t + 10);
-    expect("onboarding" in await capped(4)).toBe(true);
+    expect("onboarding" in (await capped(4))).toBe(true);
     expect(await capped(5)).toEqual({ refused: "too_many" });
-    expect("onboarding" in await capped(5, HOUR_LATER(q))).toBe(true);
+    expect("onboarding" in (await capped(5, HOUR_LATER(q)))).toBe(true);
   });
 
   test("expiry: look-ups pass over an expired unfinished one and the sweep deletes it; a finished one's lapsed run keeps its record, not its secrets", async () => {
     const q = await queue();
     const onboardings = q.deps.store.onboardings;
     await onboardings.create(onboarding(q), { now: q.t, numberIsTheirs: false });
-    const later = onboarding(q, { id: "sgn_2", phoneNumberId: "pn_2", finishedAt: q.t - 5, accessToken: "EAAG-rerun", expiresAt: q.t + 2 * HOUR });
+    const later = onboarding(q, {
+      id: "sgn_2",
+      phoneNumberId: "pn_2",
+      finishedAt: q.t - 5,
+      accessToken: "EAAG-rerun",
+      expiresAt: q.t + 2 * HOUR,
+    });
     await onboardings.create(later, { now: q.t, numberIsTheirs: false });
     expect(await onboardings.purgeExpired(HOUR_LATER(q) - 1)).toBe(0);
     expect((await onboardings.list({}, HOUR_LATER(q) - 1)).map((o) => o.id).sort()).toEqual(["sgn_1", "sgn_2"]);
@@ -352,8 +584,9 @@ describe("onboardings", () => {
     expect(await onboardings.get("sgn_2", lapsed)).toEqual({ ...later, code: null, accessToken: null, pin: null });
     expect(await onboardings.purgeExpired(lapsed)).toBe(1);
     expect(await onboardings.purgeExpired(lapsed)).toBe(0);
-    expect(await q.deps.query("SELECT code_enc, access_token_enc, pin_enc, expires_at FROM onboardings WHERE id = 'sgn_2'"))
-      .toEqual([{ code_enc: null, access_token_enc: null, pin_enc: null, expires_at: lapsed }]);
+    expect(
+      await q.deps.query("SELECT code_enc, access_token_enc, pin_enc, expires_at FROM onboardings WHERE id = 'sgn_2'"),
+    ).toEqual([{ code_enc: null, access_token_enc: null, pin_enc: null, expires_at: lapsed }]);
   });
 
   test("the operator's list filters by account and number, newest first; delete answers the one deleted", async () => {
@@ -363,8 +596,12 @@ describe("onboardings", () => {
     const at = { now: q.t, numberIsTheirs: false };
     await onboardings.create(onboarding(q), at);
     await onboardings.create(onboarding(q, { id: "sgn_2", phoneNumberId: "pn_2", updatedAt: q.t + 1 }), at);
-    await onboardings.create(onboarding(q, { id: "sgn_3", accountId: "acc_b", phoneNumberId: "pn_3", updatedAt: q.t + 2 }), at);
-    const ids = async (filter: Parameters<typeof onboardings.list>[0]) => (await onboardings.list(filter, q.t)).map((o) => o.id);
+    await onboardings.create(
+      onboarding(q, { id: "sgn_3", accountId: "acc_b", phoneNumberId: "pn_3", updatedAt: q.t + 2 }),
+      at,
+    );
+    const ids = async (filter: Parameters<typeof onboardings.list>[0]) =>
+      (await onboardings.list(filter, q.t)).map((o) => o.id);
     expect(await ids({})).toEqual(["sgn_3", "sgn_2", "sgn_1"]);
     expect(await ids({ accountId: "acc_suite" })).toEqual(["sgn_2", "sgn_1"]);
     expect(await ids({ phoneNumberId: "pn_3" })).toEqual(["sgn_3"]);
@@ -378,48 +615,78 @@ describe("onboardings", () => {
 describe("a message's events", () => {
   test("the message ids an event mentions are indexed with it: found by account and id, oldest first, each with its deliveries", async () => {
     const q = await queue();
-    const mention = (status: string) => ({ messageId: "wamid.suite", phoneNumberId: "2001", kind: "status" as const, status, errorCode: status === "failed" ? 131026 : null });
+    const mention = (status: string) => ({
+      messageId: "wamid.suite",
+      phoneNumberId: "2001",
+      kind: "status" as const,
+      status,
+      errorCode: status === "failed" ? 131026 : null,
+    });
     const ids: string[] = [];
     for (const [i, status] of ["sent", "failed"].entries()) {
-      const event = { ...eventRow(newEventId(q.deps.random, q.t + i), "acc_suite", q.t + i), messages: [mention(status), { ...mention("read"), messageId: "wamid.other" }] };
+      const event = {
+        ...eventRow(newEventId(q.deps.random, q.t + i), "acc_suite", q.t + i),
+        messages: [mention(status), { ...mention("read"), messageId: "wamid.other" }],
+      };
       const delivery = deliveryRow(newDeliveryId(q.deps.random, q.t + i), event, q.endpoint.id, q.t + i);
-      await q.hooks.enqueue([event], [delivery]);
+      await q.store.queue.enqueue([event], [delivery]);
       ids.push(delivery.id);
     }
-    const found = await q.hooks.messageEvents("acc_suite", "wamid.suite");
-    expect(found.map((e) => [e.status, e.errorCode, e.phoneNumberId, e.receivedAt])).toEqual([["sent", null, "2001", q.t], ["failed", 131026, "2001", q.t + 1]]);
+    const found = await q.store.history.messageEvents("acc_suite", "wamid.suite");
+    expect(found.map((e) => [e.status, e.errorCode, e.phoneNumberId, e.receivedAt])).toEqual([
+      ["sent", null, "2001", q.t],
+      ["failed", 131026, "2001", q.t + 1],
+    ]);
     expect(found.map((e) => e.deliveries.map((d) => d.id))).toEqual([[ids[0]!], [ids[1]!]]);
-    expect(await q.hooks.messageEvents("acc_other", "wamid.suite")).toEqual([]);
-    expect(await q.hooks.messageEvents("acc_suite", "wamid.none")).toEqual([]);
+    expect(await q.store.history.messageEvents("acc_other", "wamid.suite")).toEqual([]);
+    expect(await q.store.history.messageEvents("acc_suite", "wamid.none")).toEqual([]);
   });
 });
 
 describe("endpoints", () => {
   test("targets and what an attempt reads follow every change at once: create, update, a 410's disable, deletion", async () => {
     const q = await queue();
-    const { hooks, endpoint } = q;
-    expect(hooks.targets("acc_suite")).toEqual([{ id: endpoint.id, fields: ["messages"], phoneNumberId: null }]);
-    expect(await hooks.deliveryEndpoint(endpoint.id)).toMatchObject({ url: endpoint.url, enabled: true, secret: endpoint.secret });
+    const { store, endpoint } = q;
+    expect(store.endpoints.targets("acc_suite")).toEqual([
+      { id: endpoint.id, fields: ["messages"], phoneNumberId: null },
+    ]);
+    expect(await store.endpoints.forDelivery(endpoint.id)).toMatchObject({
+      url: endpoint.url,
+      enabled: true,
+      secret: endpoint.secret,
+    });
     const secret = "whsec_bmV3c2VjcmV0bmV3c2VjcmV0bmV3c2VjcmV0";
-    await hooks.updateEndpoint(endpoint.id, { url: "https://receiver.example/moved", secret, fields: ["messages", "security"], updatedAt: q.t });
-    expect(hooks.targets("acc_suite")[0]!.fields).toEqual(["messages", "security"]);
-    expect(await hooks.deliveryEndpoint(endpoint.id)).toMatchObject({ url: "https://receiver.example/moved", secret });
+    await store.endpoints.update(endpoint.id, {
+      url: "https://receiver.example/moved",
+      secret,
+      fields: ["messages", "security"],
+      updatedAt: q.t,
+    });
+    expect(store.endpoints.targets("acc_suite")[0]!.fields).toEqual(["messages", "security"]);
+    expect(await store.endpoints.forDelivery(endpoint.id)).toMatchObject({
+      url: "https://receiver.example/moved",
+      secret,
+    });
 
     await attemptAt(q, q.t, 410, gone);
-    expect(await hooks.endpoint(endpoint.id)).toMatchObject({ enabled: false, disabledReason: "gone", consecutiveFailures: 1 });
-    expect((await hooks.deliveryEndpoint(endpoint.id))?.enabled).toBe(false);
+    expect(await store.endpoints.get(endpoint.id)).toMatchObject({
+      enabled: false,
+      disabledReason: "gone",
+      consecutiveFailures: 1,
+    });
+    expect((await store.endpoints.forDelivery(endpoint.id))?.enabled).toBe(false);
 
     const second = endpointRow("ep_suite_2", "acc_suite", q.t + 1);
-    await hooks.createEndpoint(second);
-    expect(hooks.targets("acc_suite").map((t) => t.id)).toEqual([endpoint.id, second.id]);
-    expect((await hooks.endpoints("acc_suite")).map((e) => e.id)).toEqual([endpoint.id, second.id]);
-    expect(await hooks.deleteEndpoint(endpoint.id)).toBe(true);
-    expect(await hooks.deliveryEndpoint(endpoint.id)).toBeUndefined();
-    expect(await hooks.endpoint(endpoint.id)).toBeUndefined();
-    expect(hooks.targets("acc_suite").map((t) => t.id)).toEqual([second.id]);
+    await store.endpoints.create(second);
+    expect(store.endpoints.targets("acc_suite").map((t) => t.id)).toEqual([endpoint.id, second.id]);
+    expect((await store.endpoints.ofAccount("acc_suite")).map((e) => e.id)).toEqual([endpoint.id, second.id]);
+    expect(await store.endpoints.delete(endpoint.id)).toBe(true);
+    expect(await store.endpoints.forDelivery(endpoint.id)).toBeUndefined();
+    expect(await store.endpoints.get(endpoint.id)).toBeUndefined();
+    expect(store.endpoints.targets("acc_suite").map((t) => t.id)).toEqual([second.id]);
     expect(await q.deps.query("SELECT COUNT(*) AS n FROM deliveries")).toEqual([{ n: 0 }]);
     expect(await q.deps.query("SELECT COUNT(*) AS n FROM events")).toEqual([{ n: 0 }]);
-    expect(await hooks.deleteEndpoint(endpoint.id)).toBe(false);
+    expect(await store.endpoints.delete(endpoint.id)).toBe(false);
   });
 });
 
@@ -427,7 +694,7 @@ describe("the queue's claims", () => {
   test("endpoints with the oldest due work first, each endpoint's deliveries oldest first; nothing before it is due", async () => {
     const q = await queue();
     const other = endpointRow("ep_suite_b", "acc_suite", q.t);
-    await q.hooks.createEndpoint(other);
+    await q.store.endpoints.create(other);
     const a1 = await q.due(q.t + 20);
     const b1 = await q.due(q.t + 10, other.id);
     const a2 = await q.due(q.t + 30);
@@ -436,16 +703,27 @@ describe("the queue's claims", () => {
     expect(await q.claim(q.t + 5)).toEqual([]);
     const claimed = await q.claim(q.t + 100);
     expect(claimed.map((c) => c.delivery.id)).toEqual([b1, b2, a1, a2]);
-    expect(claimed[0]).toMatchObject({ leaseId: "lease_2", endpoint: { id: other.id, url: other.url, secret: other.secret }, upstreamSignature: null });
+    expect(claimed[0]).toMatchObject({
+      leaseId: "lease_2",
+      endpoint: { id: other.id, url: other.url, secret: other.secret },
+      upstreamSignature: null,
+    });
     expect(new TextDecoder().decode(claimed[0]!.body!)).toBe("{}");
-    expect(claimed[0]!.delivery).toMatchObject({ status: "pending", attemptCount: 0, nextAttemptAt: q.t + 100 + 70_000, fields: ["messages"], isTest: false, payloadAvailable: true });
+    expect(claimed[0]!.delivery).toMatchObject({
+      status: "pending",
+      attemptCount: 0,
+      nextAttemptAt: q.t + 100 + 70_000,
+      fields: ["messages"],
+      isTest: false,
+      payloadAvailable: true,
+    });
     expect((await q.claim(q.t + 2_000)).map((c) => c.delivery.id)).toEqual([later]);
   });
 
   test("never more than perEndpoint live leases per endpoint, counting earlier claims; the limit counts across endpoints", async () => {
     const q = await queue();
     const other = endpointRow("ep_suite_b", "acc_suite", q.t);
-    await q.hooks.createEndpoint(other);
+    await q.store.endpoints.create(other);
     for (let i = 0; i < 15; i++) await q.due(q.t + i);
     for (let i = 0; i < 5; i++) await q.due(q.t + i, other.id);
     const now = q.t + 100;
@@ -456,16 +734,18 @@ describe("the queue's claims", () => {
     expect(await q.claim(now)).toEqual([]);
     // A completion frees a slot; one more is claimed, no more.
     const done = next.find((c) => c.endpoint.id === q.endpoint.id)!;
-    await q.hooks.completeAttempt(firstAttempt(done.delivery.id, q.endpoint.id, now, 200, succeeded, done.leaseId));
+    await q.store.queue.completeAttempt(
+      firstAttempt(done.delivery.id, q.endpoint.id, now, 200, succeeded, done.leaseId),
+    );
     expect(await q.claim(now)).toHaveLength(1);
     expect(await q.claim(now)).toEqual([]);
-    expect(await q.hooks.pendingCount()).toBe(19);
+    expect(await q.store.queue.pendingCount()).toBe(19);
   });
 
   test("an endpoint at its cap does not hold up the others, however old its backlog", async () => {
     const q = await queue();
     const other = endpointRow("ep_suite_b", "acc_suite", q.t);
-    await q.hooks.createEndpoint(other);
+    await q.store.endpoints.create(other);
     for (let i = 0; i < 12; i++) await q.due(q.t + i);
     expect(await q.claim(q.t + 100, { limit: 10 })).toHaveLength(10);
     const newer = await q.due(q.t + 50, other.id);
@@ -477,14 +757,23 @@ describe("the queue's claims", () => {
     const q = await queue();
     const at = q.t;
     const second = endpointRow("ep_suite_2", "acc_suite", at);
-    await q.hooks.createEndpoint(second);
-    const events = [1, 2, 3].map((i) => eventRow(newEventId(q.deps.random, at + i), "acc_suite", at + i, new Uint8Array(1000).fill(i)));
-    await q.hooks.enqueue(events, events.flatMap((e, i) => [q.endpoint.id, second.id].map((to) => deliveryRow(newDeliveryId(q.deps.random, at + i), e, to, at + i))));
+    await q.store.endpoints.create(second);
+    const events = [1, 2, 3].map((i) =>
+      eventRow(newEventId(q.deps.random, at + i), "acc_suite", at + i, new Uint8Array(1000).fill(i)),
+    );
+    await q.store.queue.enqueue(
+      events,
+      events.flatMap((e, i) =>
+        [q.endpoint.id, second.id].map((to) => deliveryRow(newDeliveryId(q.deps.random, at + i), e, to, at + i)),
+      ),
+    );
     expect(await q.claim(at + 10, { maxBytes: 2500 })).toHaveLength(2);
     expect(await q.claim(at + 10, { maxBytes: 10 })).toHaveLength(1);
     const rest = await q.claim(at + 10);
     expect(rest).toHaveLength(3);
-    const shared = rest.filter((c) => rest.some((other) => other !== c && other.delivery.eventId === c.delivery.eventId));
+    const shared = rest.filter((c) =>
+      rest.some((other) => other !== c && other.delivery.eventId === c.delivery.eventId),
+    );
     expect(shared).toHaveLength(2);
     expect(shared[0]!.body).toBe(shared[1]!.body!);
     expect(shared[0]!.body).toEqual(new Uint8Array(1000).fill(shared[0]!.body![0]!));
@@ -497,10 +786,10 @@ describe("leases", () => {
     const id = await q.due(q.t);
     expect((await q.claim(q.t + 1)).map((c) => c.delivery.id)).toEqual([id]);
     expect(await q.claim(q.t + 1 + 69_999)).toEqual([]);
-    expect((await q.hooks.delivery(id))?.nextAttemptAt).toBe(q.t + 1 + 70_000);
+    expect((await q.store.history.delivery(id))?.nextAttemptAt).toBe(q.t + 1 + 70_000);
     const [again] = await q.claim(q.t + 1 + 70_000, { leaseId: "lease_again" });
     expect(again).toMatchObject({ leaseId: "lease_again", delivery: { id, attemptCount: 0 } });
-    expect(await q.hooks.pendingCount()).toBe(1);
+    expect(await q.store.queue.pendingCount()).toBe(1);
   });
 
   test("an attempt's record is kept only under the lease that holds the delivery: a stale holder changes nothing", async () => {
@@ -509,24 +798,33 @@ describe("leases", () => {
     const [first] = await q.claim(q.t);
     await q.claim(q.t + 71_000, { leaseId: "lease_new" });
     // The stale holder's answer (a 500) comes in late: nothing of it is recorded.
-    const stale = await q.hooks.completeAttempt(firstAttempt(id, q.endpoint.id, q.t + 72_000, 500, failed(q.t + 72_000), first!.leaseId));
+    const stale = await q.store.queue.completeAttempt(
+      firstAttempt(id, q.endpoint.id, q.t + 72_000, 500, failed(q.t + 72_000), first!.leaseId),
+    );
     expect(stale).toEqual({ consecutiveFailures: 0, warned: false, disabled: null });
-    expect(await q.hooks.attempts(id)).toEqual([]);
-    expect(await q.hooks.delivery(id)).toMatchObject({ status: "pending", attemptCount: 0 });
-    expect((await q.hooks.endpoint(q.endpoint.id))?.consecutiveFailures).toBe(0);
-    await q.hooks.completeAttempt(firstAttempt(id, q.endpoint.id, q.t + 72_001, 200, succeeded, "lease_new"));
-    expect(await q.hooks.delivery(id)).toMatchObject({ status: "succeeded", attemptCount: 1, nextAttemptAt: null });
-    expect(await q.hooks.attempts(id)).toEqual([{ number: 1, at: q.t + 72_001, statusCode: 200, error: null, responseExcerpt: "", durationMs: 1 }]);
+    expect(await q.store.history.attempts(id)).toEqual([]);
+    expect(await q.store.history.delivery(id)).toMatchObject({ status: "pending", attemptCount: 0 });
+    expect((await q.store.endpoints.get(q.endpoint.id))?.consecutiveFailures).toBe(0);
+    await q.store.queue.completeAttempt(firstAttempt(id, q.endpoint.id, q.t + 72_001, 200, succeeded, "lease_new"));
+    expect(await q.store.history.delivery(id)).toMatchObject({
+      status: "succeeded",
+      attemptCount: 1,
+      nextAttemptAt: null,
+    });
+    expect(await q.store.history.attempts(id)).toEqual([
+      { number: 1, at: q.t + 72_001, statusCode: 200, error: null, responseExcerpt: "", durationMs: 1 },
+    ]);
   });
 
   test("a delivery deleted while its attempt ran gets nothing recorded", async () => {
     const q = await queue();
     const id = await q.due(q.t);
     const [claimed] = await q.claim(q.t);
-    await q.hooks.deleteEndpoint(q.endpoint.id);
-    expect(await q.hooks.completeAttempt(firstAttempt(id, q.endpoint.id, q.t, 500, failed(q.t), claimed!.leaseId)))
-      .toEqual({ consecutiveFailures: 0, warned: false, disabled: null });
-    expect(await q.hooks.delivery(id)).toBeUndefined();
+    await q.store.endpoints.delete(q.endpoint.id);
+    expect(
+      await q.store.queue.completeAttempt(firstAttempt(id, q.endpoint.id, q.t, 500, failed(q.t), claimed!.leaseId)),
+    ).toEqual({ consecutiveFailures: 0, warned: false, disabled: null });
+    expect(await q.store.history.delivery(id)).toBeUndefined();
   });
 });
 
@@ -536,15 +834,35 @@ describe("completions and endpoint health (SPEC 3.1)", () => {
     const { change: first } = await attemptAt(q, q.t, 500, failed(q.t));
     expect(first).toEqual({ consecutiveFailures: 1, warned: false, disabled: null });
     const changes = [];
-    for (let n = 2; n <= FAILURE_RULES.disableAt; n++) changes.push((await attemptAt(q, q.t + n, 500, failed(q.t))).change);
+    for (let n = 2; n <= FAILURE_RULES.disableAt; n++)
+      changes.push((await attemptAt(q, q.t + n, 500, failed(q.t))).change);
     expect(changes.filter((c) => c.warned).map((c) => c.consecutiveFailures)).toEqual([FAILURE_RULES.warnAt]);
-    expect(changes.at(-1)).toEqual({ consecutiveFailures: FAILURE_RULES.disableAt, warned: false, disabled: "consecutive_failures" });
-    expect(await q.hooks.endpoint(q.endpoint.id)).toMatchObject({ enabled: false, disabledReason: "consecutive_failures", warnedAt: q.t + FAILURE_RULES.warnAt });
-    expect(q.hooks.targets("acc_suite")).toHaveLength(1);
-    await q.hooks.updateEndpoint(q.endpoint.id, { enabled: true, disabledReason: null, consecutiveFailures: 0, warnedAt: null, updatedAt: q.t + 100 });
+    expect(changes.at(-1)).toEqual({
+      consecutiveFailures: FAILURE_RULES.disableAt,
+      warned: false,
+      disabled: "consecutive_failures",
+    });
+    expect(await q.store.endpoints.get(q.endpoint.id)).toMatchObject({
+      enabled: false,
+      disabledReason: "consecutive_failures",
+      warnedAt: q.t + FAILURE_RULES.warnAt,
+    });
+    expect(q.store.endpoints.targets("acc_suite")).toHaveLength(1);
+    await q.store.endpoints.update(q.endpoint.id, {
+      enabled: true,
+      disabledReason: null,
+      consecutiveFailures: 0,
+      warnedAt: null,
+      updatedAt: q.t + 100,
+    });
     await attemptAt(q, q.t + 101, 500, failed(q.t + 101));
     await attemptAt(q, q.t + 102, 200, succeeded);
-    expect(await q.hooks.endpoint(q.endpoint.id)).toMatchObject({ enabled: true, consecutiveFailures: 0, lastSuccessAt: q.t + 102, warnedAt: null });
+    expect(await q.store.endpoints.get(q.endpoint.id)).toMatchObject({
+      enabled: true,
+      consecutiveFailures: 0,
+      lastSuccessAt: q.t + 102,
+      warnedAt: null,
+    });
   });
 
   test("completions recorded together apply in order: a success between failures resets the count", async () => {
@@ -552,24 +870,36 @@ describe("completions and endpoint health (SPEC 3.1)", () => {
     const ids = [await q.due(q.t), await q.due(q.t + 1), await q.due(q.t + 2)];
     const claimed = await q.claim(q.t + 10);
     const results = [failed(q.t), succeeded, failed(q.t)] as const;
-    const changes = await Promise.all(claimed.map((c, i) => q.hooks.completeAttempt(firstAttempt(ids[i]!, q.endpoint.id, q.t + 20 + i, i === 1 ? 200 : 500, results[i]!, c.leaseId))));
+    const changes = await Promise.all(
+      claimed.map((c, i) =>
+        q.store.queue.completeAttempt(
+          firstAttempt(ids[i]!, q.endpoint.id, q.t + 20 + i, i === 1 ? 200 : 500, results[i]!, c.leaseId),
+        ),
+      ),
+    );
     expect(changes.map((c) => c.consecutiveFailures)).toEqual([1, 0, 1]);
-    expect(await q.hooks.endpoint(q.endpoint.id)).toMatchObject({ consecutiveFailures: 1, lastSuccessAt: q.t + 21 });
+    expect(await q.store.endpoints.get(q.endpoint.id)).toMatchObject({
+      consecutiveFailures: 1,
+      lastSuccessAt: q.t + 21,
+    });
   });
 
   test(`last_success_at is kept to ${LAST_SUCCESS_RESOLUTION_MS} ms, but a success after a failure is always recorded`, async () => {
     const q = await queue();
     const t = q.t;
     await attemptAt(q, t, 200, succeeded);
-    expect((await q.hooks.endpoint(q.endpoint.id))?.lastSuccessAt).toBe(t);
+    expect((await q.store.endpoints.get(q.endpoint.id))?.lastSuccessAt).toBe(t);
     await attemptAt(q, t + LAST_SUCCESS_RESOLUTION_MS - 1, 200, succeeded);
-    expect((await q.hooks.endpoint(q.endpoint.id))?.lastSuccessAt).toBe(t);
+    expect((await q.store.endpoints.get(q.endpoint.id))?.lastSuccessAt).toBe(t);
     await attemptAt(q, t + LAST_SUCCESS_RESOLUTION_MS, 200, succeeded);
-    expect((await q.hooks.endpoint(q.endpoint.id))?.lastSuccessAt).toBe(t + LAST_SUCCESS_RESOLUTION_MS);
+    expect((await q.store.endpoints.get(q.endpoint.id))?.lastSuccessAt).toBe(t + LAST_SUCCESS_RESOLUTION_MS);
     await attemptAt(q, t + LAST_SUCCESS_RESOLUTION_MS + 1, 500, failed(t));
-    expect((await q.hooks.endpoint(q.endpoint.id))?.consecutiveFailures).toBe(1);
+    expect((await q.store.endpoints.get(q.endpoint.id))?.consecutiveFailures).toBe(1);
     await attemptAt(q, t + LAST_SUCCESS_RESOLUTION_MS + 2, 200, succeeded);
-    expect(await q.hooks.endpoint(q.endpoint.id)).toMatchObject({ consecutiveFailures: 0, lastSuccessAt: t + LAST_SUCCESS_RESOLUTION_MS + 2 });
+    expect(await q.store.endpoints.get(q.endpoint.id)).toMatchObject({
+      consecutiveFailures: 0,
+      lastSuccessAt: t + LAST_SUCCESS_RESOLUTION_MS + 2,
+    });
   });
 
   test("the 24-hour quiet window is widened by that precision, so an endpoint is never disabled early", async () => {
@@ -579,41 +909,66 @@ describe("completions and endpoint health (SPEC 3.1)", () => {
     for (let n = 1; n < FAILURE_RULES.disableAt; n++) await attemptAt(q, t + n, 500, failed(t));
     const windowEnd = t + FAILURE_RULES.quietMs + LAST_SUCCESS_RESOLUTION_MS;
     await attemptAt(q, windowEnd - 1, 500, failed(t));
-    expect(await q.hooks.endpoint(q.endpoint.id)).toMatchObject({ enabled: true, consecutiveFailures: FAILURE_RULES.disableAt });
+    expect(await q.store.endpoints.get(q.endpoint.id)).toMatchObject({
+      enabled: true,
+      consecutiveFailures: FAILURE_RULES.disableAt,
+    });
     await attemptAt(q, windowEnd, 500, failed(t));
-    expect(await q.hooks.endpoint(q.endpoint.id)).toMatchObject({ enabled: false, disabledReason: "consecutive_failures" });
+    expect(await q.store.endpoints.get(q.endpoint.id)).toMatchObject({
+      enabled: false,
+      disabledReason: "consecutive_failures",
+    });
   });
 
   test("a history payload dropped on success is gone once no pending delivery needs it", async () => {
     const q = await queue();
     const second = endpointRow("ep_suite_2", "acc_suite", q.t);
-    await q.hooks.createEndpoint(second);
+    await q.store.endpoints.create(second);
     const event = eventRow(newEventId(q.deps.random, q.t), "acc_suite", q.t);
-    const [d1, d2] = [q.endpoint.id, second.id].map((to) => deliveryRow(newDeliveryId(q.deps.random, q.t), event, to, q.t));
-    await q.hooks.enqueue([event], [d1!, d2!]);
+    const [d1, d2] = [q.endpoint.id, second.id].map((to) =>
+      deliveryRow(newDeliveryId(q.deps.random, q.t), event, to, q.t),
+    );
+    await q.store.queue.enqueue([event], [d1!, d2!]);
     const claimed = await q.claim(q.t);
     const lease = (id: string) => claimed.find((c) => c.delivery.id === id)!.leaseId;
-    await q.hooks.completeAttempt({ ...firstAttempt(d1!.id, q.endpoint.id, q.t, 200, succeeded, lease(d1!.id)), deletePayload: true });
-    expect(await q.hooks.delivery(d1!.id)).toMatchObject({ status: "succeeded", payloadAvailable: false });
-    expect(await q.hooks.eventBody(event.id)).not.toBeNull();
-    await q.hooks.completeAttempt({ ...firstAttempt(d2!.id, second.id, q.t, 410, gone, lease(d2!.id)), deletePayload: true });
-    expect(await q.hooks.delivery(d2!.id)).toMatchObject({ status: "parked", parkedReason: "gone", payloadAvailable: false });
-    expect(await q.hooks.eventBody(event.id)).toBeNull();
+    await q.store.queue.completeAttempt({
+      ...firstAttempt(d1!.id, q.endpoint.id, q.t, 200, succeeded, lease(d1!.id)),
+      deletePayload: true,
+    });
+    expect(await q.store.history.delivery(d1!.id)).toMatchObject({ status: "succeeded", payloadAvailable: false });
+    expect(await q.store.history.eventBody(event.id)).not.toBeNull();
+    await q.store.queue.completeAttempt({
+      ...firstAttempt(d2!.id, second.id, q.t, 410, gone, lease(d2!.id)),
+      deletePayload: true,
+    });
+    expect(await q.store.history.delivery(d2!.id)).toMatchObject({
+      status: "parked",
+      parkedReason: "gone",
+      payloadAvailable: false,
+    });
+    expect(await q.store.history.eventBody(event.id)).toBeNull();
   });
 });
 
 describe("history", () => {
   test("deliveries are listed newest first by account, endpoint and status, and paged by a keyset cursor", async () => {
     const q = await queue();
-    const { hooks, endpoint } = q;
+    const { store, endpoint } = q;
     const other = endpointRow("ep_suite_b", "acc_suite", q.t);
-    await hooks.createEndpoint(other);
+    await store.endpoints.create(other);
     const { id: ok } = await attemptAt(q, q.t + 2, 200, succeeded);
     const { id: parked } = await attemptAt(q, q.t + 3, 410, gone);
     const due = await q.due(q.t + 1);
     const elsewhere = await q.due(q.t + 4, other.id);
-    const list = (status?: "pending" | "parked" | "succeeded", endpointId?: string, limit = 10, before?: { createdAt: number; id: string }) =>
-      hooks.deliveries({ accountId: "acc_suite", endpointId, status, limit, before }).then((all) => all.map((d) => d.id));
+    const list = (
+      status?: "pending" | "parked" | "succeeded",
+      endpointId?: string,
+      limit = 10,
+      before?: { createdAt: number; id: string },
+    ) =>
+      store.history
+        .deliveries({ accountId: "acc_suite", endpointId, status, limit, before })
+        .then((all) => all.map((d) => d.id));
     expect(await list()).toEqual([elsewhere, parked, ok, due]);
     expect(await list(undefined, endpoint.id)).toEqual([parked, ok, due]);
     expect(await list("pending")).toEqual([elsewhere, due]);
@@ -621,22 +976,35 @@ describe("history", () => {
     expect(await list("succeeded")).toEqual([ok]);
     expect(await list(undefined, undefined, 2)).toEqual([elsewhere, parked]);
     expect(await list(undefined, undefined, 2, { createdAt: q.t + 3, id: parked })).toEqual([ok, due]);
-    expect(await hooks.deliveries({ accountId: "acc_other", limit: 10 })).toEqual([]);
+    expect(await store.history.deliveries({ accountId: "acc_other", limit: 10 })).toEqual([]);
   });
 
   test("each attempt and park is counted in its hour; hours wholly past the account's retention are purged", async () => {
     const q = await queue();
     const start = Math.floor(q.t / HOUR) * HOUR;
     q.deps.clock.set(start);
-    const counts = async (now: number) => (await q.hooks.hourlyStats(q.endpoint.id, start, now)).map((s) => [s.succeeded, s.failed, s.parked]);
+    const counts = async (now: number) =>
+      (await q.store.history.hourlyStats(q.endpoint.id, start, now)).map((s) => [s.succeeded, s.failed, s.parked]);
     await attemptAt(q, start + 10, 200, succeeded);
     await attemptAt(q, start + 20, 500, failed(start + 20));
     await attemptAt(q, start + HOUR + 5, 410, gone);
-    expect(await counts(start + 2 * HOUR)).toEqual([[1, 1, 0], [0, 1, 1], [0, 0, 0]]);
-    await q.hooks.purgeExpired(start + 25 * HOUR - 1, RETENTION);
-    expect(await counts(start + 2 * HOUR)).toEqual([[1, 1, 0], [0, 1, 1], [0, 0, 0]]);
-    await q.hooks.purgeExpired(start + 25 * HOUR, RETENTION);
-    expect(await counts(start + 2 * HOUR)).toEqual([[0, 0, 0], [0, 1, 1], [0, 0, 0]]);
+    expect(await counts(start + 2 * HOUR)).toEqual([
+      [1, 1, 0],
+      [0, 1, 1],
+      [0, 0, 0],
+    ]);
+    await q.store.retention.purgeWebhookHistory(start + 25 * HOUR - 1, RETENTION);
+    expect(await counts(start + 2 * HOUR)).toEqual([
+      [1, 1, 0],
+      [0, 1, 1],
+      [0, 0, 0],
+    ]);
+    await q.store.retention.purgeWebhookHistory(start + 25 * HOUR, RETENTION);
+    expect(await counts(start + 2 * HOUR)).toEqual([
+      [0, 0, 0],
+      [0, 1, 1],
+      [0, 0, 0],
+    ]);
   });
 
   test("the purge deletes deliveries past their account's retention with their attempts, and the events none refers to", async () => {
@@ -644,15 +1012,24 @@ describe("history", () => {
     const week = await account(q.deps.store, "acc_week", q.t);
     await q.deps.store.directory.updateAccount(week.id, { retention: "7d" });
     const kept = endpointRow("ep_week", week.id, q.t);
-    await q.hooks.createEndpoint(kept);
+    await q.store.endpoints.create(kept);
     for (let i = 0; i < 3; i++) await attemptAt(q, q.t + i, 200, succeeded);
     const event = eventRow(newEventId(q.deps.random, q.t), week.id, q.t);
-    await q.hooks.enqueue([event], [deliveryRow(newDeliveryId(q.deps.random, q.t), event, kept.id, q.t)]);
-    expect(await q.hooks.purgeExpired(q.t + 24 * HOUR, RETENTION)).toEqual({ deliveries: 0, events: 0 });
-    expect(await q.hooks.purgeExpired(q.t + 25 * HOUR, RETENTION)).toEqual({ deliveries: 3, events: 3 });
+    await q.store.queue.enqueue([event], [deliveryRow(newDeliveryId(q.deps.random, q.t), event, kept.id, q.t)]);
+    expect(await q.store.retention.purgeWebhookHistory(q.t + 24 * HOUR, RETENTION)).toEqual({
+      deliveries: 0,
+      events: 0,
+    });
+    expect(await q.store.retention.purgeWebhookHistory(q.t + 25 * HOUR, RETENTION)).toEqual({
+      deliveries: 3,
+      events: 3,
+    });
     expect(await q.deps.query("SELECT COUNT(*) AS n FROM attempts")).toEqual([{ n: 0 }]);
-    expect(await q.hooks.pendingCount()).toBe(1);
-    expect(await q.hooks.purgeExpired(q.t + 8 * 24 * HOUR, RETENTION)).toEqual({ deliveries: 1, events: 1 });
-    expect(await q.hooks.pendingCount()).toBe(0);
+    expect(await q.store.queue.pendingCount()).toBe(1);
+    expect(await q.store.retention.purgeWebhookHistory(q.t + 8 * 24 * HOUR, RETENTION)).toEqual({
+      deliveries: 1,
+      events: 1,
+    });
+    expect(await q.store.queue.pendingCount()).toBe(0);
   });
 });

@@ -39,8 +39,24 @@ describe("migrations", () => {
   test("a fresh database gets every table and one applied migration per file", async () => {
     const deps = await fresh();
     const db = new Database(deps.dbPath, { readonly: true });
-    const tables = db.query<{ name: string }, []>("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").all().map((r) => r.name);
-    for (const name of ["accounts", "users", "sessions", "api_keys", "wabas", "numbers", "endpoints", "events", "deliveries", "attempts", "notifications", "rate_buckets"]) {
+    const tables = db
+      .query<{ name: string }, []>("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
+      .all()
+      .map((r) => r.name);
+    for (const name of [
+      "accounts",
+      "users",
+      "sessions",
+      "api_keys",
+      "wabas",
+      "numbers",
+      "endpoints",
+      "events",
+      "deliveries",
+      "attempts",
+      "notifications",
+      "rate_buckets",
+    ]) {
       expect(tables).toContain(name);
     }
     const applied = db.query<{ n: number }, []>("SELECT count(*) AS n FROM __drizzle_migrations").get()!.n;
@@ -55,13 +71,23 @@ describe("migrations", () => {
     const path = join(dir.path, "db.sqlite");
     const sealer = createSealer(new Uint8Array(32).fill(1), cryptoRandom);
     const first = openSqliteStore(path, sealer);
-    await first.directory.createAccount({ id: "acc_kept", name: "Kept", email: "k@example.com", billingStatus: "active", retention: "7d", maxNumbers: null, createdAt: 1 });
+    await first.directory.createAccount({
+      id: "acc_kept",
+      name: "Kept",
+      email: "k@example.com",
+      billingStatus: "active",
+      retention: "7d",
+      maxNumbers: null,
+      createdAt: 1,
+    });
     first.close();
     const second = openSqliteStore(path, sealer);
     expect(second.directory.account("acc_kept")).toMatchObject({ name: "Kept", retention: "7d" });
     second.close();
     const db = new Database(path, { readonly: true });
-    expect(db.query<{ n: number }, []>("SELECT count(*) AS n FROM __drizzle_migrations").get()!.n).toBe(embeddedMigrations.length);
+    expect(db.query<{ n: number }, []>("SELECT count(*) AS n FROM __drizzle_migrations").get()!.n).toBe(
+      embeddedMigrations.length,
+    );
     db.close();
   });
 
@@ -71,13 +97,17 @@ describe("migrations", () => {
     cleanups.push(dir.cleanup);
     const path = join(dir.path, "db.sqlite");
     const old = databaseBefore(path, embeddedMigrations[1]!.tag);
-    old.run("INSERT INTO accounts (id, name, email, billing_status, retention, created_at) VALUES ('acc_old', 'Old', 'o@example.com', 'active', '24h', 1)");
+    old.run(
+      "INSERT INTO accounts (id, name, email, billing_status, retention, created_at) VALUES ('acc_old', 'Old', 'o@example.com', 'active', '24h', 1)",
+    );
     old.close();
     const store = openSqliteStore(path, createSealer(new Uint8Array(32).fill(1), cryptoRandom));
     expect(store.directory.account("acc_old")?.name).toBe("Old");
     store.close();
     const db = new Database(path, { readonly: true });
-    expect(db.query<{ n: number }, []>("SELECT count(*) AS n FROM __drizzle_migrations").get()!.n).toBe(embeddedMigrations.length);
+    expect(db.query<{ n: number }, []>("SELECT count(*) AS n FROM __drizzle_migrations").get()!.n).toBe(
+      embeddedMigrations.length,
+    );
     db.close();
   });
 });
@@ -89,7 +119,15 @@ describe("the server lock", () => {
     const path = join(dir.path, "db.sqlite");
     const sealer = createSealer(new Uint8Array(32).fill(1), cryptoRandom);
     const server = openSqliteStore(path, sealer, { serving: true });
-    await server.directory.createAccount({ id: "acc_one", name: "One", email: "o@example.com", billingStatus: "active", retention: "24h", maxNumbers: null, createdAt: 1 });
+    await server.directory.createAccount({
+      id: "acc_one",
+      name: "One",
+      email: "o@example.com",
+      billingStatus: "active",
+      retention: "24h",
+      maxNumbers: null,
+      createdAt: 1,
+    });
     expect(() => openSqliteStore(path, sealer, { serving: true })).toThrow(DatabaseInUseError);
     // The CLI's store, beside the running server.
     const cli = openSqliteStore(path, sealer);
@@ -109,7 +147,9 @@ describe("the server lock", () => {
     // Another server holds the lock on a file that has no schema yet.
     const other = takeServerLock(path);
     try {
-      expect(() => openSqliteStore(path, sealer, { serving: true })).toThrow(`${path} is in use by another switchboard server`);
+      expect(() => openSqliteStore(path, sealer, { serving: true })).toThrow(
+        `${path} is in use by another switchboard server`,
+      );
       expect(existsSync(path)).toBe(false);
     } finally {
       other.release();
@@ -133,10 +173,15 @@ describe("API keys", () => {
     expect(raw).toContain(record.keyHash);
   });
 
-  test.each(["", "px_live_short", "px_prod_" + "a".repeat(32), "px_live_" + "a".repeat(31) + "!", "Bearer px_live_" + "a".repeat(32)])(
-    "%j is not a well-formed key", (text) => {
-      expect(apiKeyMode(text)).toBeNull();
-    });
+  test.each([
+    "",
+    "px_live_short",
+    "px_prod_" + "a".repeat(32),
+    "px_live_" + "a".repeat(31) + "!",
+    "Bearer px_live_" + "a".repeat(32),
+  ])("%j is not a well-formed key", (text) => {
+    expect(apiKeyMode(text)).toBeNull();
+  });
 });
 
 describe("encryption at rest", () => {
@@ -159,8 +204,25 @@ describe("encryption at rest", () => {
     cleanups.push(dir.cleanup);
     const path = join(dir.path, "db.sqlite");
     const store = openSqliteStore(path, createSealer(new Uint8Array(32).fill(1), cryptoRandom));
-    await store.directory.createAccount({ id: "acc_a", name: "A", email: "a@example.com", billingStatus: "active", retention: "24h", maxNumbers: null, createdAt: 1 });
-    await store.directory.createWaba({ ...NO_CAUSE, wabaId: "1001", accountId: "acc_a", accessToken: "tok", appSecret: null, status: "connected", createdAt: 1, updatedAt: 1 });
+    await store.directory.createAccount({
+      id: "acc_a",
+      name: "A",
+      email: "a@example.com",
+      billingStatus: "active",
+      retention: "24h",
+      maxNumbers: null,
+      createdAt: 1,
+    });
+    await store.directory.createWaba({
+      ...NO_CAUSE,
+      wabaId: "1001",
+      accountId: "acc_a",
+      accessToken: "tok",
+      appSecret: null,
+      status: "connected",
+      createdAt: 1,
+      updatedAt: 1,
+    });
     store.close();
     expect(() => openSqliteStore(path, createSealer(new Uint8Array(32).fill(2), cryptoRandom))).toThrow(SealError);
   });
@@ -171,7 +233,15 @@ describe("directory refresh", () => {
     const deps = await fresh();
     expect(await deps.store.directory.refresh()).toBe(false);
     const other = openSqliteStore(deps.dbPath, createSealer(deps.config.encryptionKey!, cryptoRandom));
-    await other.directory.createAccount({ id: "acc_cli", name: "From CLI", email: "c@example.com", billingStatus: "active", retention: "24h", maxNumbers: null, createdAt: 1 });
+    await other.directory.createAccount({
+      id: "acc_cli",
+      name: "From CLI",
+      email: "c@example.com",
+      billingStatus: "active",
+      retention: "24h",
+      maxNumbers: null,
+      createdAt: 1,
+    });
     other.close();
     expect(deps.store.directory.account("acc_cli")).toBeUndefined();
     expect(await deps.store.directory.refresh()).toBe(true);

@@ -14,7 +14,11 @@ afterEach(() => {
 });
 
 /** With no sync running, a new caller starts one at once (the `started`th) and resolves when it ends. */
-async function startsAtOnce(durable: () => Promise<void>, disk: ReturnType<typeof manualSync>, started: number): Promise<void> {
+async function startsAtOnce(
+  durable: () => Promise<void>,
+  disk: ReturnType<typeof manualSync>,
+  started: number,
+): Promise<void> {
   const caller = durable();
   expect(disk.started).toBe(started);
   await disk.finish();
@@ -50,7 +54,10 @@ test("a failed sync rejects those who waited for it, and the next callers get a 
 
   const first = durable();
   const second = durable();
-  const firstResult = first.then(() => "resolved", (error: Error) => error.message);
+  const firstResult = first.then(
+    () => "resolved",
+    (error: Error) => error.message,
+  );
   await disk.finish(new Error("EIO: i/o error, fsync"));
   expect(await firstResult).toBe("EIO: i/o error, fsync");
   // The second waited for the sync after the failed one, which goes ahead.
@@ -74,7 +81,10 @@ test("the store's own sync opens the database's WAL file and resolves once it is
   await sync();
 
   const missing = walFileSync(join(dir.path, "nothing-here.db"));
-  const error = await missing().then(() => null, (e: NodeJS.ErrnoException) => e);
+  const error = await missing().then(
+    () => null,
+    (e: NodeJS.ErrnoException) => e,
+  );
   expect(error?.code).toBe("ENOENT");
   expect(error?.message).toContain("nothing-here.db-wal");
 });
@@ -94,7 +104,10 @@ test("timedSync reports each sync's time once it has ended, a failed one too", a
   expect(seconds).toHaveLength(1);
   expect(seconds[0]! * 1000).toBeGreaterThanOrEqual(heldFor);
 
-  const failing = sync().then(() => null, (error: Error) => error);
+  const failing = sync().then(
+    () => null,
+    (error: Error) => error,
+  );
   await disk.finish(new Error("EIO: i/o error, fdatasync"));
   expect((await failing)?.message).toContain("EIO");
   expect(seconds).toHaveLength(2);

@@ -22,7 +22,8 @@ export type TestBackend = "sqlite" | "postgres";
 
 export function testBackend(): TestBackend {
   const chosen = process.env.SWITCHBOARD_TEST_BACKEND ?? "sqlite";
-  if (chosen !== "sqlite" && chosen !== "postgres") throw new Error(`SWITCHBOARD_TEST_BACKEND must be sqlite or postgres, got "${chosen}"`);
+  if (chosen !== "sqlite" && chosen !== "postgres")
+    throw new Error(`SWITCHBOARD_TEST_BACKEND must be sqlite or postgres, got "${chosen}"`);
   return chosen;
 }
 
@@ -104,7 +105,10 @@ export function postgresAdmin(): SQL {
  */
 function migratedTemplate(): Promise<string> {
   template ??= (async () => {
-    const hash = createHash("sha256").update(postgresMigrations.map((m) => m.sql).join("\n")).digest("hex").slice(0, 12);
+    const hash = createHash("sha256")
+      .update(postgresMigrations.map((m) => m.sql).join("\n"))
+      .digest("hex")
+      .slice(0, 12);
     const name = `sb_template_${hash}`;
     const server = postgresAdmin();
     const exists = async () => (await server.unsafe("SELECT 1 FROM pg_database WHERE datname = $1", [name])).length > 0;
@@ -125,10 +129,13 @@ function migratedTemplate(): Promise<string> {
       connection.release();
     }
     // Databases left by test processes that died before dropping them.
-    const left = await server.unsafe("SELECT datname FROM pg_database WHERE datname LIKE 'sb\\_test\\_%'") as { datname: string }[];
+    const left = (await server.unsafe("SELECT datname FROM pg_database WHERE datname LIKE 'sb\\_test\\_%'")) as {
+      datname: string;
+    }[];
     for (const { datname } of left) {
       const pid = Number(datname.split("_")[2]);
-      if (pid !== process.pid && !alive(pid)) await server.unsafe(`DROP DATABASE IF EXISTS ${datname} WITH (FORCE)`).catch(() => {});
+      if (pid !== process.pid && !alive(pid))
+        await server.unsafe(`DROP DATABASE IF EXISTS ${datname} WITH (FORCE)`).catch(() => {});
     }
     return name;
   })();
@@ -183,8 +190,10 @@ export async function postgresDatabase(): Promise<TestDatabase> {
     },
     async query(sql) {
       queries ??= new SQL({ url: database.url, max: 1, bigint: true });
-      const rows = await queries.unsafe(sql) as Row[];
-      return rows.map((row) => Object.fromEntries(Object.entries(row).map(([k, v]) => [k, typeof v === "bigint" ? Number(v) : v])));
+      const rows = (await queries.unsafe(sql)) as Row[];
+      return rows.map((row) =>
+        Object.fromEntries(Object.entries(row).map(([k, v]) => [k, typeof v === "bigint" ? Number(v) : v])),
+      );
     },
     async drop() {
       await queries?.close();

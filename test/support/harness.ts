@@ -43,7 +43,9 @@ export async function testDeps(options: TestDepsOptions = {}): Promise<TestDeps>
 }
 
 /** As testDeps, on SQLite whatever the test backend: for tests of SQLite's own machinery. */
-export async function sqliteTestDeps(options: TestDepsOptions = {}): Promise<TestDeps & { store: SqliteStore; dbPath: string }> {
+export async function sqliteTestDeps(
+  options: TestDepsOptions = {},
+): Promise<TestDeps & { store: SqliteStore; dbPath: string }> {
   const database = sqliteDatabase();
   const deps = await depsOn(database, options);
   return Object.assign(deps as TestDeps & { store: SqliteStore }, { dbPath: database.url.slice("file:".length) });
@@ -111,7 +113,10 @@ export function startApp(deps: Deps): { app: App; url: string; stop: () => Promi
 export function admin(url: string, method: string, path: string, body?: unknown): Promise<Response> {
   return fetch(`${url}${path}`, {
     method,
-    headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}`, ...(body === undefined ? {} : { "content-type": "application/json" }) },
+    headers: {
+      authorization: `Bearer ${TEST_ADMIN_TOKEN}`,
+      ...(body === undefined ? {} : { "content-type": "application/json" }),
+    },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
 }

@@ -8,10 +8,11 @@ import type { FileSync } from "../../src/store/sqlite/wal-sync.ts";
 export function manualSync() {
   const running: { resolve: () => void; reject: (error: Error) => void }[] = [];
   let started = 0;
-  const sync: FileSync = () => new Promise<void>((resolve, reject) => {
-    started++;
-    running.push({ resolve, reject });
-  });
+  const sync: FileSync = () =>
+    new Promise<void>((resolve, reject) => {
+      started++;
+      running.push({ resolve, reject });
+    });
   return {
     sync,
     get started() {
@@ -35,6 +36,12 @@ export function manualSync() {
 /** Whether each promise has settled yet, read without waiting. */
 export function settledFlags(promises: Promise<unknown>[]): boolean[] {
   const done = promises.map(() => false);
-  promises.forEach((p, i) => void p.then(() => (done[i] = true), () => (done[i] = true)));
+  promises.forEach(
+    (p, i) =>
+      void p.then(
+        () => (done[i] = true),
+        () => (done[i] = true),
+      ),
+  );
   return done;
 }

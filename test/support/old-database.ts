@@ -12,7 +12,10 @@ export function databaseBefore(path: string, tag: string): Database {
   db.run("CREATE TABLE __drizzle_migrations (id SERIAL PRIMARY KEY, hash text NOT NULL, created_at numeric)");
   for (const migration of embeddedMigrations.slice(0, upTo)) {
     for (const statement of migration.sql.split("--> statement-breakpoint")) db.run(statement);
-    db.run("INSERT INTO __drizzle_migrations (hash, created_at) VALUES (?, ?)", [new Bun.CryptoHasher("sha256").update(migration.sql).digest("hex"), migration.when]);
+    db.run("INSERT INTO __drizzle_migrations (hash, created_at) VALUES (?, ?)", [
+      new Bun.CryptoHasher("sha256").update(migration.sql).digest("hex"),
+      migration.when,
+    ]);
   }
   return db;
 }

@@ -17,7 +17,13 @@ type AnyValue = { stringValue?: string; intValue?: string | number; boolValue?: 
 type KeyValue = { key: string; value: AnyValue };
 
 const flatten = (list: KeyValue[] = []) =>
-  Object.fromEntries(list.map(({ key, value }) => [key, value.stringValue ?? (value.intValue !== undefined ? Number(value.intValue) : value.boolValue ?? value.doubleValue!)]));
+  Object.fromEntries(
+    list.map(({ key, value }) => [
+      key,
+      value.stringValue ??
+        (value.intValue !== undefined ? Number(value.intValue) : (value.boolValue ?? value.doubleValue!)),
+    ]),
+  );
 
 /**
  * An OTLP/HTTP trace receiver on 127.0.0.1 (the collector's /v1/traces, JSON encoding): keeps
@@ -30,15 +36,31 @@ export function otlpReceiver() {
     port: 0,
     hostname: "127.0.0.1",
     async fetch(request) {
-      if (request.method !== "POST" || new URL(request.url).pathname !== "/v1/traces") return new Response("not found", { status: 404 });
+      if (request.method !== "POST" || new URL(request.url).pathname !== "/v1/traces")
+        return new Response("not found", { status: 404 });
       contentTypes.push(request.headers.get("content-type") ?? "");
       const body = (await request.json()) as {
-        resourceSpans: { resource: { attributes: KeyValue[] }; scopeSpans: { spans: (Omit<ReceivedSpan, "attributes" | "resource" | "links" | "parentSpanId"> & { parentSpanId?: string; attributes?: KeyValue[]; links?: { traceId: string; spanId: string }[] })[] }[] }[];
+        resourceSpans: {
+          resource: { attributes: KeyValue[] };
+          scopeSpans: {
+            spans: (Omit<ReceivedSpan, "attributes" | "resource" | "links" | "parentSpanId"> & {
+              parentSpanId?: string;
+              attributes?: KeyValue[];
+              links?: { traceId: string; spanId: string }[];
+            })[];
+          }[];
+        }[];
       };
       for (const { resource, scopeSpans } of body.resourceSpans) {
         for (const scope of scopeSpans) {
           for (const span of scope.spans) {
-            spans.push({ ...span, parentSpanId: span.parentSpanId ?? "", attributes: flatten(span.attributes), links: span.links ?? [], resource: flatten(resource.attributes) });
+            spans.push({
+              ...span,
+              parentSpanId: span.parentSpanId ?? "",
+              attributes: flatten(span.attributes),
+              links: span.links ?? [],
+              resource: flatten(resource.attributes),
+            });
           }
         }
       }

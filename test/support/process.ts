@@ -19,9 +19,16 @@ export function processEnv(dbPath: string, extra: Record<string, string> = {}): 
 }
 
 /** Runs `switchboard <args>` from source with the current Bun and waits for it. */
-export async function runMain(args: string[], env: Record<string, string>): Promise<{ code: number; stdout: string; stderr: string }> {
+export async function runMain(
+  args: string[],
+  env: Record<string, string>,
+): Promise<{ code: number; stdout: string; stderr: string }> {
   const proc = Bun.spawn([process.execPath, MAIN, ...args], { env, cwd: ROOT, stdout: "pipe", stderr: "pipe" });
-  const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+  const [stdout, stderr, code] = await Promise.all([
+    new Response(proc.stdout).text(),
+    new Response(proc.stderr).text(),
+    proc.exited,
+  ]);
   return { code, stdout, stderr };
 }
 

@@ -1,4 +1,5 @@
-import type { Endpoint, NewDelivery, NewEvent, WebhookStore } from "../../src/store/webhooks.ts";
+import type { Endpoint } from "../../src/store/endpoints.ts";
+import type { Completion, NewDelivery, NewEvent } from "../../src/store/queue.ts";
 import { FAILURE_RULES } from "../../src/webhooks/outcome.ts";
 
 // Rows the webhook store takes, for tests that write to it directly (as a run that stopped
@@ -7,9 +8,21 @@ import { FAILURE_RULES } from "../../src/webhooks/outcome.ts";
 /** An enabled, healthy endpoint for `messages`, with a fixed secret. */
 export function endpointRow(id: string, accountId: string, now: number): Endpoint {
   return {
-    id, accountId, url: `https://receiver.example/${id}`, fields: ["messages"], phoneNumberId: null,
-    secret: "whsec_c2VjcmV0c2VjcmV0c2VjcmV0c2VjcmV0", previousSecret: null, previousSecretExpiresAt: null, enabled: true,
-    disabledReason: null, consecutiveFailures: 0, lastSuccessAt: null, warnedAt: null, createdAt: now, updatedAt: now,
+    id,
+    accountId,
+    url: `https://receiver.example/${id}`,
+    fields: ["messages"],
+    phoneNumberId: null,
+    secret: "whsec_c2VjcmV0c2VjcmV0c2VjcmV0c2VjcmV0",
+    previousSecret: null,
+    previousSecretExpiresAt: null,
+    enabled: true,
+    disabledReason: null,
+    consecutiveFailures: 0,
+    lastSuccessAt: null,
+    warnedAt: null,
+    createdAt: now,
+    updatedAt: now,
   };
 }
 
@@ -22,21 +35,42 @@ export function eventRow(id: string, accountId: string, at: number, body = new T
 export const TEST_LEASE = "lease_test";
 
 /** A first delivery of `eventId`, due at `at`; leased to this process (TEST_LEASE) until `leaseUntil` when given. */
-export function deliveryRow(id: string, event: Pick<NewEvent, "id" | "accountId">, endpointId: string, at: number, leaseUntil?: number): NewDelivery {
+export function deliveryRow(
+  id: string,
+  event: Pick<NewEvent, "id" | "accountId">,
+  endpointId: string,
+  at: number,
+  leaseUntil?: number,
+): NewDelivery {
   const lease = leaseUntil === undefined ? undefined : { id: TEST_LEASE, until: leaseUntil };
-  return { id, accountId: event.accountId, endpointId, eventId: event.id, nextAttemptAt: at, replayOf: null, createdAt: at, lease };
+  return {
+    id,
+    accountId: event.accountId,
+    endpointId,
+    eventId: event.id,
+    nextAttemptAt: at,
+    replayOf: null,
+    createdAt: at,
+    lease,
+  };
 }
-
-type Completion = Parameters<WebhookStore["completeAttempt"]>[0];
 
 /** The record of a delivery's first attempt, answered `statusCode` at `at`; a success unless `result` says otherwise. */
 export function firstAttempt(
-  deliveryId: string, endpointId: string, at: number, statusCode = 200,
+  deliveryId: string,
+  endpointId: string,
+  at: number,
+  statusCode = 200,
   result: Pick<Completion, "next" | "effect"> = { next: { status: "succeeded" }, effect: "success" },
   leaseId = TEST_LEASE,
 ): Completion {
   return {
-    deliveryId, leaseId, endpointId, now: at, rules: FAILURE_RULES, deletePayload: false,
+    deliveryId,
+    leaseId,
+    endpointId,
+    now: at,
+    rules: FAILURE_RULES,
+    deletePayload: false,
     attempt: { number: 1, at, statusCode, error: null, responseExcerpt: "", durationMs: 1 },
     ...result,
   };

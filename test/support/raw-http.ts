@@ -18,7 +18,11 @@ function parseResponse(received: Buffer, final: boolean): RawResponse | null {
   const rest = received.subarray(end + 4);
   const length = headers["content-length"] === undefined ? null : Number(headers["content-length"]);
   if (length === null ? !final : rest.length < length) return null;
-  return { status: Number(statusLine!.split(" ")[1]), headers, body: rest.subarray(0, length ?? rest.length).toString("utf8") };
+  return {
+    status: Number(statusLine!.split(" ")[1]),
+    headers,
+    body: rest.subarray(0, length ?? rest.length).toString("utf8"),
+  };
 }
 
 /**

@@ -26,7 +26,11 @@ export interface World {
   account(billing?: BillingStatus): Promise<string>;
   key(accountId: string, mode: "live" | "test"): Promise<string>;
   waba(accountId: string, options?: { appSecret?: string }): Promise<{ wabaId: string; token: string }>;
-  number(accountId: string, wabaId: string, options?: { kind?: NumberKind; throughput?: ThroughputLevel }): Promise<string>;
+  number(
+    accountId: string,
+    wabaId: string,
+    options?: { kind?: NumberKind; throughput?: ThroughputLevel },
+  ): Promise<string>;
   business(options?: { kind?: NumberKind; throughput?: ThroughputLevel; billing?: BillingStatus }): Promise<Business>;
   /** The running app (its request log, to flush it rather than wait for its second). */
   app(): App;
@@ -46,12 +50,14 @@ async function json<T>(response: Promise<Response>): Promise<T> {
  * create accounts, keys, WABAs and numbers through the operator API (and the matching objects in
  * the simulator), so no test depends on seeded ids.
  */
-export async function startWorld(options: {
-  /** The app's environment; a function gets the running simulator (for settings that point at it). */
-  env?: Record<string, string> | ((sim: Simulator) => Record<string, string>);
-  deps?: Partial<Deps>;
-  sim?: SimulatorOptions;
-} = {}): Promise<World> {
+export async function startWorld(
+  options: {
+    /** The app's environment; a function gets the running simulator (for settings that point at it). */
+    env?: Record<string, string> | ((sim: Simulator) => Record<string, string>);
+    deps?: Partial<Deps>;
+    sim?: SimulatorOptions;
+  } = {},
+): Promise<World> {
   const sim = startSimulator(options.sim);
   const env = typeof options.env === "function" ? options.env(sim) : options.env;
   const deps = await testDeps({ env: { UPSTREAM_URL: sim.url, ...env }, deps: options.deps });
@@ -71,7 +77,8 @@ export async function startWorld(options: {
       return (await json<{ id: string }>(admin(world.url, "POST", "/admin/accounts", body))).id;
     },
     async key(accountId, mode) {
-      return (await json<{ key: string }>(admin(world.url, "POST", `/admin/accounts/${accountId}/api-keys`, { mode }))).key;
+      return (await json<{ key: string }>(admin(world.url, "POST", `/admin/accounts/${accountId}/api-keys`, { mode })))
+        .key;
     },
     async waba(accountId, opts = {}) {
       const wabaId = newId();
@@ -95,7 +102,8 @@ export async function startWorld(options: {
       const { wabaId, token } = await world.waba(accountId);
       const phoneNumberId = await world.number(accountId, wabaId, opts);
       // Billing last: the operator API itself works whatever the billing state.
-      if (opts.billing) await json(admin(world.url, "PATCH", `/admin/accounts/${accountId}`, { billing_status: opts.billing }));
+      if (opts.billing)
+        await json(admin(world.url, "PATCH", `/admin/accounts/${accountId}`, { billing_status: opts.billing }));
       return { accountId, liveKey, testKey, wabaId, token, phoneNumberId };
     },
     async restart() {

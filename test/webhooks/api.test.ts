@@ -31,16 +31,29 @@ describe("endpoints (CONTRACT 4)", () => {
   test("create shows the secret once; read, list, update and delete never show it", async () => {
     app = await relayApp();
     const a = await app.account({ numbers: 2 });
-    const created = await a.api("POST", "/api/endpoints", { url: "http://127.0.0.1:4000/in", fields: ["messages", "security", "messages"] });
+    const created = await a.api("POST", "/api/endpoints", {
+      url: "http://127.0.0.1:4000/in",
+      fields: ["messages", "security", "messages"],
+    });
     expect(created.status).toBe(201);
-    expect(created.body).toMatchObject({ url: "http://127.0.0.1:4000/in", fields: ["messages", "security"], phone_number_id: null, enabled: true, disabled_reason: null, consecutive_failures: 0 });
+    expect(created.body).toMatchObject({
+      url: "http://127.0.0.1:4000/in",
+      fields: ["messages", "security"],
+      phone_number_id: null,
+      enabled: true,
+      disabled_reason: null,
+      consecutive_failures: 0,
+    });
     expect(created.body.secret).toMatch(/^whsec_/);
     const id = created.body.id as string;
     const read = await a.api("GET", `/api/endpoints/${id}`);
     expect(read.body.secret).toBeUndefined();
     expect(JSON.stringify(read.body)).not.toContain("whsec_");
     expect((await a.api("GET", "/api/endpoints")).body.data.map((e: { id: string }) => e.id)).toEqual([id]);
-    const patched = await a.api("PATCH", `/api/endpoints/${id}`, { fields: ["history"], phone_number_id: a.numbers[1] });
+    const patched = await a.api("PATCH", `/api/endpoints/${id}`, {
+      fields: ["history"],
+      phone_number_id: a.numbers[1],
+    });
     expect(patched.body).toMatchObject({ fields: ["history"], phone_number_id: a.numbers[1] });
     expect((await a.api("PATCH", `/api/endpoints/${id}`, { phone_number_id: null })).body.phone_number_id).toBeNull();
     // The secret is stored sealed, never as text.
@@ -54,7 +67,10 @@ describe("endpoints (CONTRACT 4)", () => {
   test("validation: no_numbers, invalid_url, invalid_fields, a number of another account or not connected", async () => {
     app = await relayApp({ env: { DEV_MODE: "0" } });
     const sandboxOnly = await app.account({ kind: "sandbox" });
-    const noNumbers = await sandboxOnly.api("POST", "/api/endpoints", { url: "https://hooks.example.com/in", fields: ["messages"] });
+    const noNumbers = await sandboxOnly.api("POST", "/api/endpoints", {
+      url: "https://hooks.example.com/in",
+      fields: ["messages"],
+    });
     expect(noNumbers.status).toBe(409);
     expect(noNumbers.body.error.code).toBe("no_numbers");
 
@@ -81,12 +97,25 @@ describe("endpoints (CONTRACT 4)", () => {
     // Values of the wrong type are malformed requests.
     await bad({ url: "https://hooks.example.com/in", fields: "messages" }, 400, "invalid_request");
     await bad({ url: 42, fields: ["messages"] }, 400, "invalid_request");
-    await bad({ url: "https://hooks.example.com/in", fields: ["messages"], phone_number_id: other.numbers[0] }, 400, "invalid_request");
+    await bad(
+      { url: "https://hooks.example.com/in", fields: ["messages"], phone_number_id: other.numbers[0] },
+      400,
+      "invalid_request",
+    );
     await bad({ url: "https://hooks.example.com/in", fields: ["messages"], secret: "mine" }, 400, "invalid_request");
     // SPEC 2.7: limited to a single connected number.
-    expect((await admin(app.url, "PATCH", `/admin/numbers/${a.numbers[1]}`, { status: "disconnected" })).status).toBe(200);
-    await bad({ url: "https://hooks.example.com/in", fields: ["messages"], phone_number_id: a.numbers[1] }, 400, "invalid_request");
-    const created = await a.api("POST", "/api/endpoints", { url: "https://hooks.example.com/in", fields: ["messages"] });
+    expect((await admin(app.url, "PATCH", `/admin/numbers/${a.numbers[1]}`, { status: "disconnected" })).status).toBe(
+      200,
+    );
+    await bad(
+      { url: "https://hooks.example.com/in", fields: ["messages"], phone_number_id: a.numbers[1] },
+      400,
+      "invalid_request",
+    );
+    const created = await a.api("POST", "/api/endpoints", {
+      url: "https://hooks.example.com/in",
+      fields: ["messages"],
+    });
     expect(created.status).toBe(201);
     // PATCH checks the same rules, and a refused change leaves the endpoint as it was.
     const patch = async (body: unknown, status: number, code: string) => {
@@ -100,7 +129,11 @@ describe("endpoints (CONTRACT 4)", () => {
     await patch({ phone_number_id: other.numbers[0] }, 400, "invalid_request");
     await patch({ phone_number_id: a.numbers[1] }, 400, "invalid_request");
     await patch({ fields: Array(101).fill("messages") }, 422, "invalid_fields");
-    expect((await a.api("GET", `/api/endpoints/${created.body.id}`)).body).toMatchObject({ url: "https://hooks.example.com/in", fields: ["messages"], phone_number_id: null });
+    expect((await a.api("GET", `/api/endpoints/${created.body.id}`)).body).toMatchObject({
+      url: "https://hooks.example.com/in",
+      fields: ["messages"],
+      phone_number_id: null,
+    });
   });
 
   test("another account's endpoint or delivery answers 404, exactly like a missing one", async () => {
@@ -113,10 +146,17 @@ describe("endpoints (CONTRACT 4)", () => {
     await app.tick();
     const delivery = rx.received[0]!.headers["webhook-id"];
     for (const [method, path] of [
-      ["GET", `/api/endpoints/${ep.id}`], ["PATCH", `/api/endpoints/${ep.id}`], ["DELETE", `/api/endpoints/${ep.id}`],
-      ["POST", `/api/endpoints/${ep.id}/enable`], ["POST", `/api/endpoints/${ep.id}/rotate-secret`], ["POST", `/api/endpoints/${ep.id}/test`],
-      ["GET", `/api/endpoints/${ep.id}/stats`], ["GET", `/api/deliveries/${delivery}`], ["POST", `/api/deliveries/${delivery}/replay`],
-      ["GET", `/api/deliveries?endpoint_id=${ep.id}`], ["GET", "/api/endpoints/ep_missing"],
+      ["GET", `/api/endpoints/${ep.id}`],
+      ["PATCH", `/api/endpoints/${ep.id}`],
+      ["DELETE", `/api/endpoints/${ep.id}`],
+      ["POST", `/api/endpoints/${ep.id}/enable`],
+      ["POST", `/api/endpoints/${ep.id}/rotate-secret`],
+      ["POST", `/api/endpoints/${ep.id}/test`],
+      ["GET", `/api/endpoints/${ep.id}/stats`],
+      ["GET", `/api/deliveries/${delivery}`],
+      ["POST", `/api/deliveries/${delivery}/replay`],
+      ["GET", `/api/deliveries?endpoint_id=${ep.id}`],
+      ["GET", "/api/endpoints/ep_missing"],
     ] as const) {
       const r = await b.api(method, path, method === "PATCH" ? { fields: ["messages"] } : undefined);
       expect([method, path, r.status, r.body.error.code]).toEqual([method, path, 404, "not_found"]);
@@ -151,7 +191,10 @@ describe("deliveries list, detail and stats", () => {
     const seen: string[] = [];
     let cursor: string | null = "";
     while (cursor !== null) {
-      const page: { body: Record<string, any> } = await a.api("GET", `/api/deliveries?limit=3${cursor ? `&cursor=${cursor}` : ""}`);
+      const page: { body: Record<string, any> } = await a.api(
+        "GET",
+        `/api/deliveries?limit=3${cursor ? `&cursor=${cursor}` : ""}`,
+      );
       seen.push(...page.body.data.map((d: { id: string }) => d.id));
       cursor = page.body.next_cursor;
     }
@@ -183,16 +226,39 @@ describe("deliveries list, detail and stats", () => {
     await app.tick();
     const stats = await a.api("GET", `/api/endpoints/${ep.id}/stats?hours=3`);
     expect(stats.status).toBe(200);
-    expect(stats.body.data.map((b: { succeeded: number; failed: number; parked: number }) => [b.succeeded, b.failed, b.parked])).toEqual([[0, 0, 0], [1, 0, 0], [0, 2, 1]]);
-    expect(stats.body.data[2].hour).toBe(new Date(Math.floor(app.deps.clock.now() / 3_600_000) * 3_600_000).toISOString());
+    expect(
+      stats.body.data.map((b: { succeeded: number; failed: number; parked: number }) => [
+        b.succeeded,
+        b.failed,
+        b.parked,
+      ]),
+    ).toEqual([
+      [0, 0, 0],
+      [1, 0, 0],
+      [0, 2, 1],
+    ]);
+    expect(stats.body.data[2].hour).toBe(
+      new Date(Math.floor(app.deps.clock.now() / 3_600_000) * 3_600_000).toISOString(),
+    );
     expect((await a.api("GET", `/api/endpoints/${ep.id}/stats`)).body.data).toHaveLength(24);
   });
 
   test("the OpenAPI document lists every webhook route", async () => {
     app = await relayApp();
     const spec = (await (await fetch(`${app.url}/docs/json`)).json()) as { paths: Record<string, unknown> };
-    for (const path of ["/api/webhooks/fields", "/api/endpoints", "/api/endpoints/{id}", "/api/endpoints/{id}/enable", "/api/endpoints/{id}/rotate-secret",
-      "/api/endpoints/{id}/test", "/api/endpoints/{id}/stats", "/api/deliveries", "/api/deliveries/{id}", "/api/deliveries/{id}/replay", "/api/settings"]) {
+    for (const path of [
+      "/api/webhooks/fields",
+      "/api/endpoints",
+      "/api/endpoints/{id}",
+      "/api/endpoints/{id}/enable",
+      "/api/endpoints/{id}/rotate-secret",
+      "/api/endpoints/{id}/test",
+      "/api/endpoints/{id}/stats",
+      "/api/deliveries",
+      "/api/deliveries/{id}",
+      "/api/deliveries/{id}/replay",
+      "/api/settings",
+    ]) {
       expect(Object.keys(spec.paths)).toContain(path);
     }
   });
@@ -200,14 +266,21 @@ describe("deliveries list, detail and stats", () => {
 
 describe("production rules end to end (not DEV_MODE)", () => {
   test("a name resolving to a private address: the attempt is blocked and says why", async () => {
-    app = await relayApp({ env: { DEV_MODE: "0" }, deps: { resolver: staticResolver({ "hooks.example.com": ["10.0.0.7"] }) } });
+    app = await relayApp({
+      env: { DEV_MODE: "0" },
+      deps: { resolver: staticResolver({ "hooks.example.com": ["10.0.0.7"] }) },
+    });
     const a = await app.account();
     await a.endpoint("https://hooks.example.com/in");
     await app.post(eventBody([{ id: a.wabaId, changes: [messageChange(a.numbers[0]!)] }]));
     await app.tick();
     const [delivery] = (await a.api("GET", "/api/deliveries")).body.data;
     const detail = await a.api("GET", `/api/deliveries/${delivery.id}`);
-    expect(detail.body.attempts[0]).toMatchObject({ status_code: null, error: "blocked: resolved to 10.0.0.7", response_excerpt: null });
+    expect(detail.body.attempts[0]).toMatchObject({
+      status_code: null,
+      error: "blocked: resolved to 10.0.0.7",
+      response_excerpt: null,
+    });
     expect(detail.body.status).toBe("pending");
   });
 
@@ -223,7 +296,10 @@ describe("production rules end to end (not DEV_MODE)", () => {
         return new Response("ok");
       },
     });
-    const deps = await testDeps({ env: { DEV_MODE: "0" }, deps: { resolver: staticResolver({ "receiver.test": ["127.0.0.1"] }) } });
+    const deps = await testDeps({
+      env: { DEV_MODE: "0" },
+      deps: { resolver: staticResolver({ "receiver.test": ["127.0.0.1"] }) },
+    });
     cleanups.push(() => server.stop(true), deps.cleanup);
     const ca = await Bun.file(join(TLS, "ca.crt")).text();
     const account = await createAccount(deps, { name: "TLS", email: "tls@example.com" });
@@ -236,20 +312,26 @@ describe("production rules end to end (not DEV_MODE)", () => {
       const relay = webhookRelay(deps, { allowLoopback, ca });
       const ep = await createEndpoint({ ...deps, urlRules: relay.urlRules }, account.id, { url, fields: ["messages"] });
       // Stored alone, as the dispatcher stores what it cannot start: the tick claims it.
-      expect(await acceptEvent({ ...deps, queue: deps.store.webhooks }, body, hubSignature(TEST_APP_SECRET, body))).toMatchObject({ kind: "accepted", deliveries: 1 });
+      expect(
+        await acceptEvent({ ...deps, queue: deps.store.queue }, body, hubSignature(TEST_APP_SECRET, body)),
+      ).toMatchObject({ kind: "accepted", deliveries: 1 });
       await relay.dispatcher.tick();
       if (!allowLoopback) {
         expect(hits).toHaveLength(0);
-        const [d] = await deps.store.webhooks.deliveries({ accountId: account.id, limit: 1 });
-        expect((await deps.store.webhooks.attempts(d!.id))[0]!.error).toBe("blocked: resolved to 127.0.0.1");
-        await deps.store.webhooks.deleteEndpoint(ep.id);
+        const [d] = await deps.store.history.deliveries({ accountId: account.id, limit: 1 });
+        expect((await deps.store.history.attempts(d!.id))[0]!.error).toBe("blocked: resolved to 127.0.0.1");
+        await deps.store.endpoints.delete(ep.id);
       } else {
         expect(hits).toHaveLength(1);
         expect(hits[0]!.host).toBe(`receiver.test:${server.port}`);
       }
       // Plain http is refused at save without DEV_MODE, whatever the loopback allowance.
-      await expect(createEndpoint({ ...deps, urlRules: relay.urlRules }, account.id, { url: "http://receiver.test/in", fields: ["messages"] }))
-        .rejects.toThrow("https://");
+      await expect(
+        createEndpoint({ ...deps, urlRules: relay.urlRules }, account.id, {
+          url: "http://receiver.test/in",
+          fields: ["messages"],
+        }),
+      ).rejects.toThrow("https://");
     }
   });
 });

@@ -103,7 +103,8 @@ test("kill -9 while deliveries are in flight, restart on the same file: every ac
   const complete = () => [...expected].every(([endpoint, ids]) => [...ids].every((id) => seen.get(endpoint)?.has(id)));
   const deadline = Date.now() + 20_000;
   while (!complete() && Date.now() < deadline) await Bun.sleep(20);
-  for (const [endpoint, ids] of expected) expect([endpoint, [...ids].filter((id) => !seen.get(endpoint)?.has(id))]).toEqual([endpoint, []]);
+  for (const [endpoint, ids] of expected)
+    expect([endpoint, [...ids].filter((id) => !seen.get(endpoint)?.has(id))]).toEqual([endpoint, []]);
   expect(expected.size).toBe(4);
 }, 40_000);
 

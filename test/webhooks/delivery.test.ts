@@ -23,7 +23,8 @@ async function oneEndpoint(respond?: (req: Request) => Response | Promise<Respon
   const a = await app.account();
   const rx = app.receiver(respond);
   const ep = await a.endpoint(rx.url, fields);
-  const send = (text = "hi", field = "messages") => app.post(eventBody([{ id: a.wabaId, changes: [messageChange(a.numbers[0]!, text, field)] }]));
+  const send = (text = "hi", field = "messages") =>
+    app.post(eventBody([{ id: a.wabaId, changes: [messageChange(a.numbers[0]!, text, field)] }]));
   return { a, rx, ep, send };
 }
 
@@ -42,15 +43,35 @@ describe("delivery request and signature (SPEC 6.4)", () => {
     expect(got!.headers["x-upstream-signature-256"]).toStartWith("sha256=");
     expect(ep.secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
     const verified = new Webhook(ep.secret).verify(got!.body, {
-      "webhook-id": got!.headers["webhook-id"]!, "webhook-timestamp": got!.headers["webhook-timestamp"]!, "webhook-signature": got!.headers["webhook-signature"]!,
+      "webhook-id": got!.headers["webhook-id"]!,
+      "webhook-timestamp": got!.headers["webhook-timestamp"]!,
+      "webhook-signature": got!.headers["webhook-signature"]!,
     }) as { entry: { id: string }[] };
     expect(verified.entry[0]!.id).toBe(a.wabaId);
-    expect(() => new Webhook(`whsec_${Buffer.alloc(32, 1).toString("base64")}`).verify(got!.body, {
-      "webhook-id": got!.headers["webhook-id"]!, "webhook-timestamp": got!.headers["webhook-timestamp"]!, "webhook-signature": got!.headers["webhook-signature"]!,
-    })).toThrow();
+    expect(() =>
+      new Webhook(`whsec_${Buffer.alloc(32, 1).toString("base64")}`).verify(got!.body, {
+        "webhook-id": got!.headers["webhook-id"]!,
+        "webhook-timestamp": got!.headers["webhook-timestamp"]!,
+        "webhook-signature": got!.headers["webhook-signature"]!,
+      }),
+    ).toThrow();
     const detail = await a.api("GET", `/api/deliveries/${got!.headers["webhook-id"]}`);
-    expect(detail.body).toMatchObject({ status: "succeeded", attempt_count: 1, next_attempt_at: null, replay_of: null });
-    expect(detail.body.attempts).toEqual([{ number: 1, at: new Date(app.deps.clock.now()).toISOString(), status_code: 200, error: null, response_excerpt: "ok", duration_ms: expect.any(Number) }]);
+    expect(detail.body).toMatchObject({
+      status: "succeeded",
+      attempt_count: 1,
+      next_attempt_at: null,
+      replay_of: null,
+    });
+    expect(detail.body.attempts).toEqual([
+      {
+        number: 1,
+        at: new Date(app.deps.clock.now()).toISOString(),
+        status_code: 200,
+        error: null,
+        response_excerpt: "ok",
+        duration_ms: expect.any(Number),
+      },
+    ]);
   });
 });
 
@@ -79,9 +100,19 @@ describe("retries (SPEC 6.5, 3.2)", () => {
     expect(new Set(rx.received.map((r) => r.headers["webhook-id"]))).toEqual(new Set([id]));
     expect(new Set(rx.received.map((r) => r.headers["webhook-timestamp"])).size).toBe(8);
     const parked = await a.api("GET", `/api/deliveries/${id}`);
-    expect(parked.body).toMatchObject({ status: "parked", parked_reason: "attempts_exhausted", attempt_count: 8, next_attempt_at: null });
-    expect(parked.body.attempts.map((x: { number: number; status_code: number; error: string }) => [x.number, x.status_code, x.error]))
-      .toEqual([1, 2, 3, 4, 5, 6, 7, 8].map((n) => [n, 503, "HTTP 503"]));
+    expect(parked.body).toMatchObject({
+      status: "parked",
+      parked_reason: "attempts_exhausted",
+      attempt_count: 8,
+      next_attempt_at: null,
+    });
+    expect(
+      parked.body.attempts.map((x: { number: number; status_code: number; error: string }) => [
+        x.number,
+        x.status_code,
+        x.error,
+      ]),
+    ).toEqual([1, 2, 3, 4, 5, 6, 7, 8].map((n) => [n, 503, "HTTP 503"]));
     app.deps.clock.advance(HOUR);
     await app.tick();
     expect(rx.received).toHaveLength(8);
@@ -103,7 +134,9 @@ describe("retries (SPEC 6.5, 3.2)", () => {
 
   test("a redirect is a failure and is not followed; a later 2xx succeeds and resets the failure count", async () => {
     app = await relayApp();
-    const { a, rx, ep, send } = await oneEndpoint(() => new Response(null, { status: 301, headers: { location: "http://127.0.0.1:9/elsewhere" } }));
+    const { a, rx, ep, send } = await oneEndpoint(
+      () => new Response(null, { status: 301, headers: { location: "http://127.0.0.1:9/elsewhere" } }),
+    );
     await send();
     await app.tick();
     expect((await a.api("GET", `/api/endpoints/${ep.id}`)).body.consecutive_failures).toBe(1);
@@ -124,7 +157,11 @@ describe("retries (SPEC 6.5, 3.2)", () => {
     await app.tick();
     const detail = await a.api("GET", `/api/deliveries/${rx.received[0]!.headers["webhook-id"]}`);
     expect(detail.body.status).toBe("pending");
-    expect(detail.body.attempts[0]).toMatchObject({ status_code: null, error: "timed out after 50 ms", response_excerpt: null });
+    expect(detail.body.attempts[0]).toMatchObject({
+      status_code: null,
+      error: "timed out after 50 ms",
+      response_excerpt: null,
+    });
   });
 });
 
@@ -137,8 +174,15 @@ describe("endpoint health (SPEC 3.1)", () => {
     await send();
     await app.tick();
     const first = rx.received[0]!.headers["webhook-id"];
-    expect((await a.api("GET", `/api/deliveries/${first}`)).body).toMatchObject({ status: "parked", parked_reason: "gone", attempt_count: 1 });
-    expect((await a.api("GET", `/api/endpoints/${ep.id}`)).body).toMatchObject({ enabled: false, disabled_reason: "gone" });
+    expect((await a.api("GET", `/api/deliveries/${first}`)).body).toMatchObject({
+      status: "parked",
+      parked_reason: "gone",
+      attempt_count: 1,
+    });
+    expect((await a.api("GET", `/api/endpoints/${ep.id}`)).body).toMatchObject({
+      enabled: false,
+      disabled_reason: "gone",
+    });
     expect(smtp.messages).toHaveLength(1);
     expect(smtp.messages[0]!.data).toContain("Subject: Webhook endpoint disabled");
     expect(smtp.messages[0]!.to[0]).toContain("@example.com");
@@ -148,18 +192,33 @@ describe("endpoint health (SPEC 3.1)", () => {
     await send();
     await app.tick();
     expect(rx.received).toHaveLength(1);
-    const parked = (await a.api("GET", "/api/deliveries?status=parked")).body.data as { id: string; parked_reason: string; attempt_count: number }[];
-    expect(parked.map((d) => [d.parked_reason, d.attempt_count])).toEqual([["endpoint_disabled", 0], ["gone", 1]]);
+    const parked = (await a.api("GET", "/api/deliveries?status=parked")).body.data as {
+      id: string;
+      parked_reason: string;
+      attempt_count: number;
+    }[];
+    expect(parked.map((d) => [d.parked_reason, d.attempt_count])).toEqual([
+      ["endpoint_disabled", 0],
+      ["gone", 1],
+    ]);
     // A replay is made whatever the endpoint's state (SPEC 3.2); into a disabled one it parks when due.
     const whileDisabled = await a.api("POST", `/api/deliveries/${first}/replay`);
     expect(whileDisabled.status).toBe(201);
     await app.tick();
     expect(rx.received).toHaveLength(1);
-    expect((await a.api("GET", `/api/deliveries/${whileDisabled.body.id}`)).body)
-      .toMatchObject({ replay_of: first, status: "parked", parked_reason: "endpoint_disabled", attempt_count: 0 });
+    expect((await a.api("GET", `/api/deliveries/${whileDisabled.body.id}`)).body).toMatchObject({
+      replay_of: first,
+      status: "parked",
+      parked_reason: "endpoint_disabled",
+      attempt_count: 0,
+    });
 
     rx.respond(() => new Response("ok"));
-    expect((await a.api("POST", `/api/endpoints/${ep.id}/enable`)).body).toMatchObject({ enabled: true, disabled_reason: null, consecutive_failures: 0 });
+    expect((await a.api("POST", `/api/endpoints/${ep.id}/enable`)).body).toMatchObject({
+      enabled: true,
+      disabled_reason: null,
+      consecutive_failures: 0,
+    });
     await send();
     await app.tick();
     expect(rx.received).toHaveLength(2);
@@ -178,10 +237,17 @@ describe("endpoint health (SPEC 3.1)", () => {
     expect((await notes()).map((n) => n.kind)).toEqual(["endpoint_failing"]);
     for (let i = 0; i < 29; i++) await send();
     await app.tick();
-    expect((await a.api("GET", `/api/endpoints/${ep.id}`)).body).toMatchObject({ enabled: true, consecutive_failures: 49 });
+    expect((await a.api("GET", `/api/endpoints/${ep.id}`)).body).toMatchObject({
+      enabled: true,
+      consecutive_failures: 49,
+    });
     await send();
     await app.tick();
-    expect((await a.api("GET", `/api/endpoints/${ep.id}`)).body).toMatchObject({ enabled: false, disabled_reason: "consecutive_failures", consecutive_failures: 50 });
+    expect((await a.api("GET", `/api/endpoints/${ep.id}`)).body).toMatchObject({
+      enabled: false,
+      disabled_reason: "consecutive_failures",
+      consecutive_failures: 50,
+    });
     expect((await notes()).map((n) => n.kind).sort()).toEqual(["endpoint_disabled", "endpoint_failing"]);
     return notes();
   }
@@ -200,7 +266,8 @@ describe("endpoint health (SPEC 3.1)", () => {
     const notes = await failUntilDisabled();
     expect(notes.every((n) => n.emailedAt !== null)).toBe(true);
     expect(smtp.messages.map((m) => m.data.match(/^Subject: (.*)$/m)?.[1]?.replace(/ http\S+$/, ""))).toEqual([
-      "Webhook endpoint failing:", "Webhook endpoint disabled:",
+      "Webhook endpoint failing:",
+      "Webhook endpoint disabled:",
     ]);
   });
 
@@ -213,7 +280,10 @@ describe("endpoint health (SPEC 3.1)", () => {
     app.deps.clock.advance(HOUR);
     for (let i = 0; i < 55; i++) await send();
     await app.tick();
-    expect((await a.api("GET", `/api/endpoints/${ep.id}`)).body).toMatchObject({ enabled: true, consecutive_failures: 55 });
+    expect((await a.api("GET", `/api/endpoints/${ep.id}`)).body).toMatchObject({
+      enabled: true,
+      consecutive_failures: 55,
+    });
   });
 });
 
@@ -225,10 +295,13 @@ describe("concurrency (SPEC 6.5)", () => {
     const held: (() => void)[] = [];
     let open = 0;
     let most = 0;
-    const slow = app.receiver(() => new Promise<Response>((resolve) => {
-      most = Math.max(most, ++open);
-      held.push(() => (open--, resolve(new Response("ok"))));
-    }));
+    const slow = app.receiver(
+      () =>
+        new Promise<Response>((resolve) => {
+          most = Math.max(most, ++open);
+          held.push(() => (open--, resolve(new Response("ok"))));
+        }),
+    );
     const fast = app.receiver();
     await a.endpoint(slow.url);
     await a.endpoint(fast.url);
@@ -243,7 +316,7 @@ describe("concurrency (SPEC 6.5)", () => {
     // this process. On a shared queue (PostgreSQL) a lease is a request in flight, counted across
     // every instance: the other 15 wait in the store.
     const leased = (await app.deps.query("SELECT COUNT(*) AS n FROM deliveries WHERE lease_until IS NOT NULL"))[0]!;
-    expect(leased.n).toBe(app.deps.store.webhooks.soleWorker ? 25 : 10);
+    expect(leased.n).toBe(app.deps.store.queue.soleWorker ? 25 : 10);
     const drained = app.tick();
     while (slow.received.length < 25 || held.length > 0) {
       held.splice(0).forEach((release) => release());
@@ -259,8 +332,10 @@ describe("the endpoint's line", () => {
   test("fresh deliveries that find the endpoint's slots full wait in its line: no claim takes them, and they are signed with the endpoint as it is when they start", async () => {
     app = await relayApp();
     const held: (() => void)[] = [];
-    const { a, rx, ep, send } = await oneEndpoint(() => new Promise<Response>((resolve) => held.push(() => resolve(new Response("ok")))));
-    const claims = spyOn(app.deps.store.webhooks, "claimDue");
+    const { a, rx, ep, send } = await oneEndpoint(
+      () => new Promise<Response>((resolve) => held.push(() => resolve(new Response("ok")))),
+    );
+    const claims = spyOn(app.deps.store.queue, "claimDue");
     for (let i = 0; i < 12; i++) expect((await send(`m${i}`)).status).toBe(200);
     while (rx.received.length < 10) await Bun.sleep(5);
     const rotated = await a.api("POST", `/api/endpoints/${ep.id}/rotate-secret`);
@@ -271,12 +346,14 @@ describe("the endpoint's line", () => {
     const taken = await Promise.all(claims.mock.results.map((call) => call.value as Promise<unknown[]>));
     // A sole worker lines them: the scheduler's own tick may have claimed meanwhile, but never found
     // anything to take. On a shared queue (PostgreSQL) nothing is lined: claims take them as slots free.
-    if (app.deps.store.webhooks.soleWorker) for (const claimed of taken) expect(claimed).toEqual([]);
+    if (app.deps.store.queue.soleWorker) for (const claimed of taken) expect(claimed).toEqual([]);
     else expect(taken.flat().length).toBe(12);
     const verifies = (secret: string, got: (typeof rx.received)[number]) => {
       try {
         new Webhook(secret).verify(got.body, {
-          "webhook-id": got.headers["webhook-id"]!, "webhook-timestamp": got.headers["webhook-timestamp"]!, "webhook-signature": got.headers["webhook-signature"]!,
+          "webhook-id": got.headers["webhook-id"]!,
+          "webhook-timestamp": got.headers["webhook-timestamp"]!,
+          "webhook-signature": got.headers["webhook-signature"]!,
         });
         return true;
       } catch {
@@ -284,7 +361,10 @@ describe("the endpoint's line", () => {
       }
     };
     expect(rx.received.slice(0, 10).map((got) => verifies(rotated.body.secret, got))).toEqual(Array(10).fill(false));
-    expect(rx.received.slice(10).map((got) => [verifies(rotated.body.secret, got), verifies(ep.secret, got)])).toEqual([[true, true], [true, true]]);
+    expect(rx.received.slice(10).map((got) => [verifies(rotated.body.secret, got), verifies(ep.secret, got)])).toEqual([
+      [true, true],
+      [true, true],
+    ]);
     await app.tick();
     const succeeded = await a.api("GET", "/api/deliveries?status=succeeded&limit=20");
     expect(succeeded.body.data).toHaveLength(12);
@@ -293,10 +373,13 @@ describe("the endpoint's line", () => {
   test("a line holds only what can start before its lease runs out: with a 60 s time-out, deliveries past the 10 slots wait unleased in the store for a claim", async () => {
     app = await relayApp({ env: { WEBHOOK_TIMEOUT_MS: "60000" } });
     const held: (() => void)[] = [];
-    const { rx, send } = await oneEndpoint(() => new Promise<Response>((resolve) => held.push(() => resolve(new Response("ok")))));
+    const { rx, send } = await oneEndpoint(
+      () => new Promise<Response>((resolve) => held.push(() => resolve(new Response("ok")))),
+    );
     for (let i = 0; i < 12; i++) expect((await send(`m${i}`)).status).toBe(200);
     while (rx.received.length < 10) await Bun.sleep(5);
-    const count = async (where: string) => (await app.deps.query(`SELECT COUNT(*) AS n FROM deliveries WHERE ${where}`))[0]!.n;
+    const count = async (where: string) =>
+      (await app.deps.query(`SELECT COUNT(*) AS n FROM deliveries WHERE ${where}`))[0]!.n;
     expect(await count("lease_until IS NOT NULL")).toBe(10);
     expect(await count("status = 'pending' AND lease_until IS NULL")).toBe(2);
     const drained = app.tick();
@@ -313,19 +396,25 @@ describe("a backlog in the store", () => {
   test("is claimed into the endpoint's line a round at a time, not one delivery per freed slot, and all of it is delivered", async () => {
     app = await relayApp();
     const held: (() => void)[] = [];
-    const { a, rx, ep } = await oneEndpoint(() => new Promise<Response>((resolve) => held.push(() => resolve(new Response("ok")))));
+    const { a, rx, ep } = await oneEndpoint(
+      () => new Promise<Response>((resolve) => held.push(() => resolve(new Response("ok")))),
+    );
     // 150 due deliveries waiting in the store, as a run that stopped behind leaves them.
     const now = app.deps.clock.now();
     const body = new TextEncoder().encode(eventBody([{ id: a.wabaId, changes: [messageChange(a.numbers[0]!)] }]));
     const events = Array.from({ length: 150 }, () => eventRow(newEventId(app.deps.random, now), a.id, now, body));
-    await app.deps.store.webhooks.enqueue(events, events.map((e) => deliveryRow(newDeliveryId(app.deps.random, now), e, ep.id, now)));
-    const claims = spyOn(app.deps.store.webhooks, "claimDue");
+    await app.deps.store.queue.enqueue(
+      events,
+      events.map((e) => deliveryRow(newDeliveryId(app.deps.random, now), e, ep.id, now)),
+    );
+    const claims = spyOn(app.deps.store.queue, "claimDue");
     const drained = app.tick();
     while (rx.received.length < 10) await Bun.sleep(5);
-    const count = async (where: string) => (await app.deps.query(`SELECT COUNT(*) AS n FROM deliveries WHERE ${where}`))[0]!.n;
+    const count = async (where: string) =>
+      (await app.deps.query(`SELECT COUNT(*) AS n FROM deliveries WHERE ${where}`))[0]!.n;
     // A sole worker's one claim took what the line holds: 10 in flight and 50 waiting, all leased.
     // A shared queue leases only the 10 in flight.
-    const sole = app.deps.store.webhooks.soleWorker;
+    const sole = app.deps.store.queue.soleWorker;
     expect(await count("lease_until IS NOT NULL")).toBe(sole ? 60 : 10);
     while (rx.received.length < 150 || held.length > 0) {
       held.shift()?.();
@@ -353,11 +442,17 @@ describe("rotation overlap (SPEC 6.6)", () => {
     await send();
     await app.tick();
     const got = rx.received[0]!;
-    const headers = { "webhook-id": got.headers["webhook-id"]!, "webhook-timestamp": got.headers["webhook-timestamp"]!, "webhook-signature": got.headers["webhook-signature"]! };
+    const headers = {
+      "webhook-id": got.headers["webhook-id"]!,
+      "webhook-timestamp": got.headers["webhook-timestamp"]!,
+      "webhook-signature": got.headers["webhook-signature"]!,
+    };
     expect(headers["webhook-signature"].split(" ")).toHaveLength(2);
     new Webhook(fresh).verify(got.body, headers);
     new Webhook(ep.secret).verify(got.body, headers);
-    expect((await a.api("GET", `/api/endpoints/${ep.id}`)).body.previous_secret_expires_at).toBe(new Date(app.deps.clock.now() + 24 * HOUR).toISOString());
+    expect((await a.api("GET", `/api/endpoints/${ep.id}`)).body.previous_secret_expires_at).toBe(
+      new Date(app.deps.clock.now() + 24 * HOUR).toISOString(),
+    );
 
     app.deps.clock.advance(24 * HOUR - 1);
     await send();
@@ -369,7 +464,11 @@ describe("rotation overlap (SPEC 6.6)", () => {
     const last = rx.received[2]!;
     const signatures = last.headers["webhook-signature"]!.split(" ");
     // The library checks timestamps against the real clock, which this test has moved past; sign with it instead.
-    const expected = new Webhook(fresh).sign(last.headers["webhook-id"]!, new Date(Number(last.headers["webhook-timestamp"]) * 1000), last.body);
+    const expected = new Webhook(fresh).sign(
+      last.headers["webhook-id"]!,
+      new Date(Number(last.headers["webhook-timestamp"]) * 1000),
+      last.body,
+    );
     expect(signatures).toEqual([expected]);
   });
 });
@@ -401,14 +500,21 @@ describe("replay, history payloads and retention (SPEC 6.6, 2.8, 3.2)", () => {
     expect(detail.body).toMatchObject({ status: "succeeded", payload_available: false, payload: null });
     const expired = await a.api("POST", `/api/deliveries/${succeeded}/replay`);
     expect(expired.status).toBe(410);
-    expect(expired.body.error).toMatchObject({ type: "GoneException", code: "payload_expired", message: "The payload of this delivery has been deleted." });
+    expect(expired.body.error).toMatchObject({
+      type: "GoneException",
+      code: "payload_expired",
+      message: "The payload of this delivery has been deleted.",
+    });
     expect(expired.body.error.trace_id).toBe(expired.headers.get("x-proxy-request-id"));
 
     rx.respond(() => new Response("", { status: 410 }));
     await send("sync 2", "history");
     await app.tick();
     const parked = rx.received[1]!.headers["webhook-id"]!;
-    expect((await a.api("GET", `/api/deliveries/${parked}`)).body).toMatchObject({ status: "parked", payload_available: false });
+    expect((await a.api("GET", `/api/deliveries/${parked}`)).body).toMatchObject({
+      status: "parked",
+      payload_available: false,
+    });
     expect((await a.api("POST", `/api/deliveries/${parked}/replay`)).status).toBe(410);
     const bodies = (await app.deps.query("SELECT COUNT(*) AS n FROM events WHERE body IS NOT NULL"))[0]!;
     expect(bodies.n).toBe(0);
@@ -427,8 +533,12 @@ describe("replay, history payloads and retention (SPEC 6.6, 2.8, 3.2)", () => {
     const { a, send } = await oneEndpoint();
     await send();
     await app.tick();
-    const count = async () => (await app.deps.query(
-      "SELECT (SELECT COUNT(*) FROM deliveries) AS d, (SELECT COUNT(*) FROM attempts) AS a, (SELECT COUNT(*) FROM events) AS e"))[0];
+    const count = async () =>
+      (
+        await app.deps.query(
+          "SELECT (SELECT COUNT(*) FROM deliveries) AS d, (SELECT COUNT(*) FROM attempts) AS a, (SELECT COUNT(*) FROM events) AS e",
+        )
+      )[0];
     expect(await count()).toEqual({ d: 1, a: 1, e: 1 });
     app.deps.clock.advance(24 * HOUR - MINUTE);
     await app.tick();
@@ -467,7 +577,11 @@ describe("Send test (SPEC 6.1, 6.3)", () => {
     expect(body.entry[0].changes[0].value.messages[0].type).toBe("text");
     expect(body.entry[0].changes[0].value.messages[0].text.body).toBe(TEST_MESSAGE_TEXT);
     const detail = await a.api("GET", `/api/deliveries/${queued.body.delivery_id}`);
-    expect(detail.body).toMatchObject({ status: "pending", is_test: true, next_attempt_at: new Date(app.deps.clock.now() + 5 * SECOND).toISOString() });
+    expect(detail.body).toMatchObject({
+      status: "pending",
+      is_test: true,
+      next_attempt_at: new Date(app.deps.clock.now() + 5 * SECOND).toISOString(),
+    });
     rx.respond(() => new Response("ok"));
     app.deps.clock.advance(5 * SECOND);
     await app.tick();

@@ -27,9 +27,21 @@ describe("byte-range scanner (unit)", () => {
       const wabas = ["w1", "w2", "w3"];
       const raw: { waba: string; text: string }[] = Array.from({ length: 1 + r.int(6) }, () => {
         const waba = r.pick(wabas);
-        return { waba, text: fz.entry(r, waba, Array.from({ length: 1 + r.int(2) }, () => fz.change(r, r.pick(["messages", "history", "security"]), `pn${r.int(3)}`))) };
+        return {
+          waba,
+          text: fz.entry(
+            r,
+            waba,
+            Array.from({ length: 1 + r.int(2) }, () =>
+              fz.change(r, r.pick(["messages", "history", "security"]), `pn${r.int(3)}`),
+            ),
+          ),
+        };
       });
-      const { text, objectRaw } = fz.body(r, raw.map((e) => e.text));
+      const { text, objectRaw } = fz.body(
+        r,
+        raw.map((e) => e.text),
+      );
       const bytes = enc.encode(text);
       const parsed = parseEvent(bytes);
       if (!parsed.ok) throw new Error(`seed ${seed}: ${parsed.reason}\n${text}`);
@@ -37,18 +49,31 @@ describe("byte-range scanner (unit)", () => {
       for (const waba of wabas) {
         const mine = parsed.event.entries.filter((e) => e.wabaId === waba);
         if (mine.length === 0) continue;
-        const expected = `{"object":${objectRaw},"entry":[${raw.filter((e) => e.waba === waba).map((e) => e.text).join(",")}]}`;
+        const expected = `{"object":${objectRaw},"entry":[${raw
+          .filter((e) => e.waba === waba)
+          .map((e) => e.text)
+          .join(",")}]}`;
         const out = dec.decode(wrapEntries(parsed.event, mine));
         if (out !== expected) throw new Error(`seed ${seed}: split body differs\n${out}\n${expected}`);
         // And it is still the same JSON as the original entries.
-        expect(JSON.parse(out).entry).toEqual((JSON.parse(text).entry as { id: string }[]).filter((e) => e.id === waba));
+        expect(JSON.parse(out).entry).toEqual(
+          (JSON.parse(text).entry as { id: string }[]).filter((e) => e.id === waba),
+        );
       }
     }
   });
 
   test("shapes other than SPEC 6.3 are refused with a reason", () => {
-    for (const text of ["[]", "{}", '{"object":1,"entry":[]}', '{"object":"x","entry":{}}', '{"object":"x","entry":[{"id":1,"changes":[]}]}',
-      '{"object":"x","entry":[{"id":"1","changes":[{"field":"messages"}]}]}', "{not json", '{"object":"x","entry":[]}garbage']) {
+    for (const text of [
+      "[]",
+      "{}",
+      '{"object":1,"entry":[]}',
+      '{"object":"x","entry":{}}',
+      '{"object":"x","entry":[{"id":1,"changes":[]}]}',
+      '{"object":"x","entry":[{"id":"1","changes":[{"field":"messages"}]}]}',
+      "{not json",
+      '{"object":"x","entry":[]}garbage',
+    ]) {
       expect(parseEvent(enc.encode(text)).ok).toBe(false);
     }
     expect(parseEvent(new Uint8Array([0x7b, 0xff, 0x7d])).ok).toBe(false);
@@ -67,8 +92,16 @@ describe("fan-out over HTTP (SPEC 6.3)", () => {
     for (let seed = 1; seed <= 25; seed++) {
       const r = fz.rng(1000 + seed);
       const picks = Array.from({ length: 1 + r.int(5) }, () => r.int(3));
-      const raw = picks.map((i) => ({ i, text: fz.entry(r, accounts[i]!.wabaId, [fz.change(r, r.pick(["messages", "security"]), accounts[i]!.numbers[0]!)]) }));
-      const { text, objectRaw } = fz.body(r, raw.map((e) => e.text));
+      const raw = picks.map((i) => ({
+        i,
+        text: fz.entry(r, accounts[i]!.wabaId, [
+          fz.change(r, r.pick(["messages", "security"]), accounts[i]!.numbers[0]!),
+        ]),
+      }));
+      const { text, objectRaw } = fz.body(
+        r,
+        raw.map((e) => e.text),
+      );
       const before = rx.map((x) => x.received.length);
       const response = await app.post(text);
       expect(response.status).toBe(200);
@@ -85,7 +118,12 @@ describe("fan-out over HTTP (SPEC 6.3)", () => {
           expect(got[0]!.body).toBe(text);
           expect(got[0]!.headers["x-upstream-signature-256"]).toStartWith("sha256=");
         } else {
-          expect(got[0]!.body).toBe(`{"object":${objectRaw},"entry":[${raw.filter((e) => e.i === i).map((e) => e.text).join(",")}]}`);
+          expect(got[0]!.body).toBe(
+            `{"object":${objectRaw},"entry":[${raw
+              .filter((e) => e.i === i)
+              .map((e) => e.text)
+              .join(",")}]}`,
+          );
           expect(got[0]!.headers["x-upstream-signature-256"]).toBeUndefined();
         }
       }
@@ -101,7 +139,9 @@ describe("fan-out over HTTP (SPEC 6.3)", () => {
     await a.endpoint(onlySecond.url, ["messages"], a.numbers[1]!);
     await a.endpoint(security.url, ["security"]);
     const r = fz.rng(7);
-    const text = fz.body(r, [fz.entry(r, a.wabaId, [fz.change(r, "messages", a.numbers[0]!), fz.change(r, "messages", a.numbers[0]!)])]).text;
+    const text = fz.body(r, [
+      fz.entry(r, a.wabaId, [fz.change(r, "messages", a.numbers[0]!), fz.change(r, "messages", a.numbers[0]!)]),
+    ]).text;
     expect((await app.post(text)).status).toBe(200);
     await app.tick();
     expect([all, onlyFirst, onlySecond, security].map((x) => x.received.length)).toEqual([1, 1, 0, 0]);
@@ -120,6 +160,13 @@ describe("fan-out over HTTP (SPEC 6.3)", () => {
     await app.tick();
     expect(rx.received.map((x) => x.body)).toEqual([`{"object":${objectRaw},"entry":[${mine}]}`]);
     expect(rx.received[0]!.headers["x-upstream-signature-256"]).toBeUndefined();
-    expect(app.deps.logger.lines.some((l) => l.msg === "webhook entries dropped" && l.unknown_waba === 1 && (l.first_waba_ids as string[])[0] === "unknown-waba")).toBe(true);
+    expect(
+      app.deps.logger.lines.some(
+        (l) =>
+          l.msg === "webhook entries dropped" &&
+          l.unknown_waba === 1 &&
+          (l.first_waba_ids as string[])[0] === "unknown-waba",
+      ),
+    ).toBe(true);
   });
 });

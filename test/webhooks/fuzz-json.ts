@@ -22,7 +22,19 @@ export type Rng = ReturnType<typeof rng>;
 
 const SPACES = ["", "", " ", "\n", "\t", "  ", "\r\n", "\n    "];
 const NUMBERS = ["1.0", "1e2", "-0", "0.10", "1E+3", "12345678901234567890", "3.14159265358979323846", "0", "-1.5e-7"];
-const TEXTS = ["hi", "a\"quote", "back\\slash", "brackets ] } [ {", "comma, colon:", "émoji 🎉 ünïcode", "slash / here", "", "tab\there", "line\nbreak", "\u2028sep"];
+const TEXTS = [
+  "hi",
+  'a"quote',
+  "back\\slash",
+  "brackets ] } [ {",
+  "comma, colon:",
+  "émoji 🎉 ünïcode",
+  "slash / here",
+  "",
+  "tab\there",
+  "line\nbreak",
+  "\u2028sep",
+];
 
 export function ws(r: Rng): string {
   return r.pick(SPACES);
@@ -61,12 +73,27 @@ export function arr(r: Rng, items: string[]): string {
 export function anyValue(r: Rng, depth = 0): string {
   const kind = depth > 2 ? r.int(4) : r.int(6);
   switch (kind) {
-    case 0: return str(r, r.pick(TEXTS));
-    case 1: return r.pick(NUMBERS);
-    case 2: return r.pick(["true", "false", "null"]);
-    case 3: return str(r, `${r.pick(TEXTS)}${r.int(1000)}`);
-    case 4: return arr(r, Array.from({ length: r.int(3) }, () => anyValue(r, depth + 1)));
-    default: return obj(r, Array.from({ length: r.int(3) }, (_, i) => [`k${i}${r.pick(TEXTS)}`, anyValue(r, depth + 1)] as [string, string]));
+    case 0:
+      return str(r, r.pick(TEXTS));
+    case 1:
+      return r.pick(NUMBERS);
+    case 2:
+      return r.pick(["true", "false", "null"]);
+    case 3:
+      return str(r, `${r.pick(TEXTS)}${r.int(1000)}`);
+    case 4:
+      return arr(
+        r,
+        Array.from({ length: r.int(3) }, () => anyValue(r, depth + 1)),
+      );
+    default:
+      return obj(
+        r,
+        Array.from(
+          { length: r.int(3) },
+          (_, i) => [`k${i}${r.pick(TEXTS)}`, anyValue(r, depth + 1)] as [string, string],
+        ),
+      );
   }
 }
 
@@ -74,16 +101,39 @@ export function anyValue(r: Rng, depth = 0): string {
 export function change(r: Rng, field: string, phone: string): string {
   const value = obj(r, [
     ["messaging_product", str(r, "whatsapp")],
-    ["metadata", obj(r, [["display_phone_number", str(r, "15550001111")], ["phone_number_id", str(r, phone)]])],
-    ["messages", arr(r, [obj(r, [["from", str(r, "15550002222")], ["id", str(r, `wamid.${r.int(1e9)}`)], ["timestamp", str(r, "1767225600")], ["type", str(r, "text")], ["text", obj(r, [["body", str(r, r.pick(TEXTS))]])]])])],
+    [
+      "metadata",
+      obj(r, [
+        ["display_phone_number", str(r, "15550001111")],
+        ["phone_number_id", str(r, phone)],
+      ]),
+    ],
+    [
+      "messages",
+      arr(r, [
+        obj(r, [
+          ["from", str(r, "15550002222")],
+          ["id", str(r, `wamid.${r.int(1e9)}`)],
+          ["timestamp", str(r, "1767225600")],
+          ["type", str(r, "text")],
+          ["text", obj(r, [["body", str(r, r.pick(TEXTS))]])],
+        ]),
+      ]),
+    ],
     ["extra", anyValue(r)],
     ["score", r.pick(NUMBERS)],
   ]);
-  return obj(r, [["field", str(r, field)], ["value", value]]);
+  return obj(r, [
+    ["field", str(r, field)],
+    ["value", value],
+  ]);
 }
 
 export function entry(r: Rng, wabaId: string, changes: string[]): string {
-  const members: [string, string][] = [["id", str(r, wabaId)], ["changes", arr(r, changes)]];
+  const members: [string, string][] = [
+    ["id", str(r, wabaId)],
+    ["changes", arr(r, changes)],
+  ];
   if (r.next() < 0.5) members.push(["time", r.pick(NUMBERS)]);
   return obj(r, members);
 }

@@ -9,7 +9,8 @@ import { eventBody, messageChange, relayApp, type RelayApp } from "./support.ts"
 let app: RelayApp;
 afterEach(() => app?.close());
 
-const count = async (app: RelayApp, table: "events" | "deliveries") => (await app.deps.query(`SELECT COUNT(*) AS n FROM ${table}`))[0]!.n;
+const count = async (app: RelayApp, table: "events" | "deliveries") =>
+  (await app.deps.query(`SELECT COUNT(*) AS n FROM ${table}`))[0]!.n;
 
 /** How many acknowledgements the ack-latency histogram of /metrics has timed. */
 const timedAcks = async (app: RelayApp) => {
@@ -20,10 +21,16 @@ const timedAcks = async (app: RelayApp) => {
 describe("subscription handshake (CONTRACT 5)", () => {
   test("the right verify token gets the challenge back; anything else 403", async () => {
     app = await relayApp();
-    const ok = await fetch(`${app.url}/webhooks/upstream?hub.mode=subscribe&hub.verify_token=verify-me&hub.challenge=12345`);
+    const ok = await fetch(
+      `${app.url}/webhooks/upstream?hub.mode=subscribe&hub.verify_token=verify-me&hub.challenge=12345`,
+    );
     expect(ok.status).toBe(200);
     expect(await ok.text()).toBe("12345");
-    for (const query of ["hub.mode=subscribe&hub.verify_token=wrong&hub.challenge=1", "hub.mode=other&hub.verify_token=verify-me&hub.challenge=1", "hub.mode=subscribe&hub.challenge=1"]) {
+    for (const query of [
+      "hub.mode=subscribe&hub.verify_token=wrong&hub.challenge=1",
+      "hub.mode=other&hub.verify_token=verify-me&hub.challenge=1",
+      "hub.mode=subscribe&hub.challenge=1",
+    ]) {
       const refused = await fetch(`${app.url}/webhooks/upstream?${query}`);
       expect(refused.status).toBe(403);
       expect((await refused.json()).error.code).toBe("verify_token_mismatch");
@@ -81,7 +88,12 @@ describe("X-Hub-Signature-256", () => {
     expect(rxVictim.received).toHaveLength(0);
     expect(rxByo.received.map((r) => r.body)).toEqual([`{"object":"whatsapp_business_account","entry":[${mine}]}`]);
     expect(app.deps.logger.lines.filter((l) => l.msg === "webhook entries dropped")).toEqual([
-      expect.objectContaining({ entries: 1, unknown_waba: 0, signed_by_another_app: 1, first_waba_ids: [victim.wabaId] }),
+      expect.objectContaining({
+        entries: 1,
+        unknown_waba: 0,
+        signed_by_another_app: 1,
+        first_waba_ids: [victim.wabaId],
+      }),
     ]);
 
     // Only its own entries: byte for byte, with the signature upstream made.
@@ -89,7 +101,9 @@ describe("X-Hub-Signature-256", () => {
     expect((await app.post(own, "byo-app-secret")).status).toBe(200);
     await app.tick();
     expect(rxByo.received[1]!.body).toBe(own);
-    expect(rxByo.received[1]!.headers["x-upstream-signature-256"]).toBe(hubSignature("byo-app-secret", new TextEncoder().encode(own)));
+    expect(rxByo.received[1]!.headers["x-upstream-signature-256"]).toBe(
+      hubSignature("byo-app-secret", new TextEncoder().encode(own)),
+    );
 
     // The service's APP_SECRET is trusted for every entry.
     expect((await app.post(body)).status).toBe(200);
@@ -108,15 +122,19 @@ describe("entries that are dropped", () => {
     await a.endpoint(rx.url);
     const unknown = Array.from({ length: 5_000 }, (_, i) => ({ id: `stranger-${i}`, changes: [messageChange("x")] }));
     const before = app.deps.logger.lines.length;
-    expect((await app.post(eventBody([...unknown, { id: a.wabaId, changes: [messageChange(a.numbers[0]!)] }]))).status).toBe(200);
+    expect(
+      (await app.post(eventBody([...unknown, { id: a.wabaId, changes: [messageChange(a.numbers[0]!)] }]))).status,
+    ).toBe(200);
     const warnings = app.deps.logger.lines.slice(before).filter((l) => l.level === "warn");
-    expect(warnings).toEqual([expect.objectContaining({
-      msg: "webhook entries dropped",
-      entries: 5_000,
-      unknown_waba: 5_000,
-      signed_by_another_app: 0,
-      first_waba_ids: ["stranger-0", "stranger-1", "stranger-2", "stranger-3", "stranger-4"],
-    })]);
+    expect(warnings).toEqual([
+      expect.objectContaining({
+        msg: "webhook entries dropped",
+        entries: 5_000,
+        unknown_waba: 5_000,
+        signed_by_another_app: 0,
+        first_waba_ids: ["stranger-0", "stranger-1", "stranger-2", "stranger-3", "stranger-4"],
+      }),
+    ]);
     await app.tick();
     expect(rx.received).toHaveLength(1);
   });
@@ -164,7 +182,9 @@ describe.skipIf(!onSqlite)("durable before the 200 (CONTRACT 5)", () => {
     await disk.finish();
     expect((await answer).status).toBe(200);
     // The ack's time in /metrics includes its wait for the disk.
-    const timed = (await app.deps.metrics.webhookAckLatency.get()).values.find((v) => v.metricName === "switchboard_webhook_ack_seconds_sum")!.value;
+    const timed = (await app.deps.metrics.webhookAckLatency.get()).values.find(
+      (v) => v.metricName === "switchboard_webhook_ack_seconds_sum",
+    )!.value;
     expect(timed * 1000).toBeGreaterThanOrEqual(waited);
   });
 
@@ -174,19 +194,27 @@ describe.skipIf(!onSqlite)("durable before the 200 (CONTRACT 5)", () => {
     const response = await answer;
     expect(response.status).toBe(500);
     expect((await response.json()).error.code).toBe("internal");
-    expect(app.deps.logger.lines.some((line) => line.level === "error" && JSON.stringify(line).includes("EIO"))).toBe(true);
+    expect(app.deps.logger.lines.some((line) => line.level === "error" && JSON.stringify(line).includes("EIO"))).toBe(
+      true,
+    );
   });
 });
 
 describe("bad bodies", () => {
   test("not the SPEC 6.3 shape: 400, logged, nothing kept", async () => {
     app = await relayApp();
-    for (const body of ["not json", '{"object":"x"}', '{"object":"x","entry":[{"id":"1","changes":[{"field":"messages","value":3}]}]}']) {
+    for (const body of [
+      "not json",
+      '{"object":"x"}',
+      '{"object":"x","entry":[{"id":"1","changes":[{"field":"messages","value":3}]}]}',
+    ]) {
       const response = await app.post(body);
       expect(response.status).toBe(400);
       expect((await response.json()).error.code).toBe("invalid_event");
     }
-    expect(app.deps.logger.lines.filter((l) => l.msg === "webhook event rejected" && l.error === "invalid_event")).toHaveLength(3);
+    expect(
+      app.deps.logger.lines.filter((l) => l.msg === "webhook event rejected" && l.error === "invalid_event"),
+    ).toHaveLength(3);
     expect(await count(app, "events")).toBe(0);
   });
 
@@ -197,15 +225,25 @@ describe("bad bodies", () => {
     await a.endpoint(rx.url);
     const status = (id: unknown, code: unknown) => ({ id, status: "failed\u0000", errors: [{ code }] });
     const odd = messageChange("pn\u0000x");
-    const statuses = [status("wamid.\u0000", 1), status("x".repeat(1_000_000), 1), status("wamid.big", 1e37), status("wamid.part", 1.5)];
+    const statuses = [
+      status("wamid.\u0000", 1),
+      status("x".repeat(1_000_000), 1),
+      status("wamid.big", 1e37),
+      status("wamid.part", 1.5),
+    ];
     const change = { ...odd, value: { ...odd.value, metadata: { phone_number_id: a.numbers[0] }, statuses } };
     for (const changes of [[odd], [change]]) {
       const response = await app.post(eventBody([{ id: a.wabaId, changes }]));
       expect(response.status).toBe(200);
     }
     // The two that fit are indexed, without the code or status no column holds.
-    const indexed = await app.deps.query("SELECT message_id, status, error_code FROM event_messages WHERE message_id IN ('wamid.big', 'wamid.part') ORDER BY message_id");
-    expect(indexed).toEqual([{ message_id: "wamid.big", status: null, error_code: null }, { message_id: "wamid.part", status: null, error_code: null }]);
+    const indexed = await app.deps.query(
+      "SELECT message_id, status, error_code FROM event_messages WHERE message_id IN ('wamid.big', 'wamid.part') ORDER BY message_id",
+    );
+    expect(indexed).toEqual([
+      { message_id: "wamid.big", status: null, error_code: null },
+      { message_id: "wamid.part", status: null, error_code: null },
+    ]);
     expect(await count(app, "events")).toBe(2);
   });
 
@@ -215,7 +253,11 @@ describe("bad bodies", () => {
     const declared = await app.post(big);
     expect(declared.status).toBe(413);
     const envelope = await declared.json();
-    expect(envelope.error).toMatchObject({ type: "InvalidRequestException", code: "event_too_large", message: "The webhook event exceeds 10 MB." });
+    expect(envelope.error).toMatchObject({
+      type: "InvalidRequestException",
+      code: "event_too_large",
+      message: "The webhook event exceeds 10 MB.",
+    });
     expect(envelope.error.trace_id).toBe(declared.headers.get("x-proxy-request-id")!);
     const stream = new ReadableStream<Uint8Array>({
       start(controller) {
@@ -225,7 +267,12 @@ describe("bad bodies", () => {
     });
     // The server answers before the upload ends; abort the rest so the connection closes.
     const upload = new AbortController();
-    const chunked = await fetch(`${app.url}/webhooks/upstream`, { method: "POST", body: stream, headers: { "x-hub-signature-256": "sha256=00" }, signal: upload.signal });
+    const chunked = await fetch(`${app.url}/webhooks/upstream`, {
+      method: "POST",
+      body: stream,
+      headers: { "x-hub-signature-256": "sha256=00" },
+      signal: upload.signal,
+    });
     expect(chunked.status).toBe(413);
     upload.abort();
   });

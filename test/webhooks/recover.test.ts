@@ -9,7 +9,14 @@ import { eventBody, messageChange, relayApp, type RelayApp } from "./support.ts"
 let app: RelayApp;
 afterEach(() => app?.close());
 
-interface RecoveryJson { id: string; status: string; found: number; replayed: number; skipped_expired: number; skipped_replayed: number }
+interface RecoveryJson {
+  id: string;
+  status: string;
+  found: number;
+  replayed: number;
+  skipped_expired: number;
+  skipped_replayed: number;
+}
 
 test("replays every parked delivery since a time once, skipping payloads already gone; a second request replays nothing twice", async () => {
   app = await relayApp();
@@ -24,7 +31,9 @@ test("replays every parked delivery since a time once, skipping payloads already
     expect((await app.post(eventBody([{ id: a.wabaId, changes: [change] }]))).status).toBe(200);
   }
   await app.tick();
-  const parked = async () => ((await a.api("GET", `/api/deliveries?endpoint_id=${ep.id}&status=parked&limit=200`)).body as { data: unknown[] }).data.length;
+  const parked = async () =>
+    ((await a.api("GET", `/api/deliveries?endpoint_id=${ep.id}&status=parked&limit=200`)).body as { data: unknown[] })
+      .data.length;
   expect(await parked()).toBe(120);
 
   // The receiver works again: enable the endpoint (the 410 disabled it) and recover.
@@ -43,7 +52,11 @@ test("replays every parked delivery since a time once, skipping payloads already
   const done = await progress();
   expect(done).toMatchObject({ id: job.id, found: 120, replayed: 117, skipped_expired: 3, skipped_replayed: 0 });
   await app.tick();
-  const replays = ((await a.api("GET", `/api/deliveries?endpoint_id=${ep.id}&status=succeeded&limit=200`)).body as { data: { replay_of: string | null }[] }).data;
+  const replays = (
+    (await a.api("GET", `/api/deliveries?endpoint_id=${ep.id}&status=succeeded&limit=200`)).body as {
+      data: { replay_of: string | null }[];
+    }
+  ).data;
   expect(replays).toHaveLength(117);
   expect(new Set(replays.map((d) => d.replay_of)).size).toBe(117);
   expect(replays.every((d) => d.replay_of !== null)).toBe(true);
@@ -52,7 +65,13 @@ test("replays every parked delivery since a time once, skipping payloads already
   const second = (await a.api("POST", `/api/endpoints/${ep.id}/recover`, { since })).body as RecoveryJson;
   expect(second.id).not.toBe(job.id);
   expect(await eventually(async () => (await progress()).status, "done", 10_000)).toBe("done");
-  expect(await progress()).toMatchObject({ id: second.id, found: 120, replayed: 0, skipped_expired: 3, skipped_replayed: 117 });
+  expect(await progress()).toMatchObject({
+    id: second.id,
+    found: 120,
+    replayed: 0,
+    skipped_expired: 3,
+    skipped_replayed: 117,
+  });
 
   // The dashboard's endpoint page shows it.
   const html = await a.page(`/dashboard/endpoints/${ep.id}`);

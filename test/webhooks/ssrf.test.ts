@@ -39,26 +39,64 @@ describe("IP literals in every spelling", () => {
   });
 
   test("hostnames and impossible numbers are not addresses", () => {
-    for (const text of ["example.com", "256.1.1.1", "1.2.3.4.5", "0x1g", "1::2::3", "12345::1"]) expect(parseIp(text)).toBeNull();
+    for (const text of ["example.com", "256.1.1.1", "1.2.3.4.5", "0x1g", "1::2::3", "12345::1"])
+      expect(parseIp(text)).toBeNull();
   });
 });
 
 describe("blocked ranges (SPEC 6.7)", () => {
   const blocked = [
-    "0.1.2.3", "10.0.0.7", "100.64.0.1", "100.127.255.255", "127.0.0.1", "127.255.0.9", "169.254.169.254", "172.16.0.1",
-    "172.31.255.255", "192.0.0.8", "192.168.1.1", "198.18.0.1", "198.19.255.255", "224.0.0.1", "239.1.1.1", "240.0.0.1",
-    "255.255.255.255", "::", "::1", "fc00::1", "fd12:3456::1", "fe80::1", "febf::1", "ff02::1",
-    "::ffff:10.0.0.7", "::ffff:127.0.0.1", "::ffff:a9fe:a9fe", "::10.0.0.7", "64:ff9b::a00:7",
-    "0x0a000007", "167772167", "012.0.0.7", "10.7", "0xa9.0xfe.0xa9.0xfe",
+    "0.1.2.3",
+    "10.0.0.7",
+    "100.64.0.1",
+    "100.127.255.255",
+    "127.0.0.1",
+    "127.255.0.9",
+    "169.254.169.254",
+    "172.16.0.1",
+    "172.31.255.255",
+    "192.0.0.8",
+    "192.168.1.1",
+    "198.18.0.1",
+    "198.19.255.255",
+    "224.0.0.1",
+    "239.1.1.1",
+    "240.0.0.1",
+    "255.255.255.255",
+    "::",
+    "::1",
+    "fc00::1",
+    "fd12:3456::1",
+    "fe80::1",
+    "febf::1",
+    "ff02::1",
+    "::ffff:10.0.0.7",
+    "::ffff:127.0.0.1",
+    "::ffff:a9fe:a9fe",
+    "::10.0.0.7",
+    "64:ff9b::a00:7",
+    "0x0a000007",
+    "167772167",
+    "012.0.0.7",
+    "10.7",
+    "0xa9.0xfe.0xa9.0xfe",
   ];
   test.each(blocked)("%s is blocked", (address) => {
     expect(blockedReason(address, production)).not.toBeNull();
   });
 
-  test.each(["8.8.8.8", "100.128.0.1", "172.32.0.1", "192.0.1.1", "198.20.0.1", "2606:4700::1111", "::ffff:8.8.8.8", "223.255.255.255"])(
-    "%s is allowed", (address) => {
-      expect(blockedReason(address, production)).toBeNull();
-    });
+  test.each([
+    "8.8.8.8",
+    "100.128.0.1",
+    "172.32.0.1",
+    "192.0.1.1",
+    "198.20.0.1",
+    "2606:4700::1111",
+    "::ffff:8.8.8.8",
+    "223.255.255.255",
+  ])("%s is allowed", (address) => {
+    expect(blockedReason(address, production)).toBeNull();
+  });
 
   test("the service's own address is blocked, in any spelling", () => {
     expect(blockedReason("203.0.113.9", production)).toContain("own address");
@@ -118,11 +156,19 @@ describe("URL rules at save", () => {
 
   test("an attempt's checker keeps its answers, each the rules' own, and forgets them all past its capacity", () => {
     const checker = urlChecker(rules, 2);
-    for (const url of ["https://10.0.0.7/hook", "https://0x7f000001/hook", "https://8.8.8.8/hook", "https://hooks.example.com/in"]) {
+    for (const url of [
+      "https://10.0.0.7/hook",
+      "https://0x7f000001/hook",
+      "https://8.8.8.8/hook",
+      "https://hooks.example.com/in",
+    ]) {
       expect(checker.check(url)).toEqual(checkWebhookUrl(url, rules));
       expect(checker.check(url)).toEqual(checkWebhookUrl(url, rules));
     }
-    expect(checker.check("https://[2001:4860:4860::8888]/hook")).toMatchObject({ ok: true, address: "2001:4860:4860::8888" });
+    expect(checker.check("https://[2001:4860:4860::8888]/hook")).toMatchObject({
+      ok: true,
+      address: "2001:4860:4860::8888",
+    });
     expect(checker.check("https://hooks.example.com/in")).toMatchObject({ ok: true, address: null });
     const first = checker.check("https://8.8.8.8/hook");
     expect(checker.check("https://8.8.8.8/hook")).toBe(first);
@@ -148,7 +194,11 @@ function tlsReceiver(answer: (req: Request) => Response | Promise<Response> = ()
   return { hits, port: server.port! };
 }
 
-async function options(resolver: Resolver, policy: AddressPolicy, extra: Partial<SafePostOptions> = {}): Promise<SafePostOptions> {
+async function options(
+  resolver: Resolver,
+  policy: AddressPolicy,
+  extra: Partial<SafePostOptions> = {},
+): Promise<SafePostOptions> {
   return {
     resolver,
     fetch: (input, init) => fetch(input, init),
@@ -171,7 +221,9 @@ describe("the service's own addresses (SPEC 6.7)", () => {
     expect(refused.body.error.message).toContain("own address");
     const policy = listening.relay.urlRules.policy;
     // Counted as its own even where a private range would block them anyway.
-    const interfaces = Object.values(networkInterfaces()).flat().map((i) => i!.address);
+    const interfaces = Object.values(networkInterfaces())
+      .flat()
+      .map((i) => i!.address);
     expect(interfaces.length).toBeGreaterThan(0);
     for (const own of canonicalAddresses(interfaces)) expect([own, policy.selfAddresses.has(own)]).toEqual([own, true]);
 
@@ -179,7 +231,9 @@ describe("the service's own addresses (SPEC 6.7)", () => {
     const anywhere = await relayApp({ env: { DEV_MODE: "0" } });
     stops.push(() => anywhere.close());
     const b = await anywhere.account();
-    expect((await b.api("POST", "/api/endpoints", { url: "https://8.8.4.4/in", fields: ["messages"] })).status).toBe(201);
+    expect((await b.api("POST", "/api/endpoints", { url: "https://8.8.4.4/in", fields: ["messages"] })).status).toBe(
+      201,
+    );
   });
 });
 
@@ -187,7 +241,11 @@ describe("the delivery client connects only to the address it checked", () => {
   test("TLS with SNI and certificate verification for the hostname, connected to the resolved address", async () => {
     const rx = tlsReceiver();
     const resolver = staticResolver({ "receiver.test": ["127.0.0.1"] });
-    const outcome = await safePost(`https://receiver.test:${rx.port}/hook`, request, await options(resolver, development));
+    const outcome = await safePost(
+      `https://receiver.test:${rx.port}/hook`,
+      request,
+      await options(resolver, development),
+    );
     expect(outcome).toMatchObject({ kind: "response", status: 200, excerpt: "ok" });
     // Host carries the name; the system resolver does not know receiver.test, so reaching the
     // server at all proves the connection went to the address our resolver gave.
@@ -197,9 +255,17 @@ describe("the delivery client connects only to the address it checked", () => {
   test("a certificate for another name fails, and so does one from an untrusted CA", async () => {
     const rx = tlsReceiver();
     const resolver = staticResolver({ "receiver.test": ["127.0.0.1"], "other.test": ["127.0.0.1"] });
-    const wrongName = await safePost(`https://other.test:${rx.port}/hook`, request, await options(resolver, development));
+    const wrongName = await safePost(
+      `https://other.test:${rx.port}/hook`,
+      request,
+      await options(resolver, development),
+    );
     expect(wrongName).toMatchObject({ kind: "failed", error: "TLS error: ERR_TLS_CERT_ALTNAME_INVALID" });
-    const untrusted = await safePost(`https://receiver.test:${rx.port}/hook`, request, await options(resolver, development, { ca: undefined }));
+    const untrusted = await safePost(
+      `https://receiver.test:${rx.port}/hook`,
+      request,
+      await options(resolver, development, { ca: undefined }),
+    );
     expect(untrusted.kind).toBe("failed");
     expect((untrusted as { error: string }).error).toStartWith("TLS error");
     expect(rx.hits).toHaveLength(0);
@@ -225,7 +291,11 @@ describe("the delivery client connects only to the address it checked", () => {
   test("any blocked address among several answers blocks the attempt", async () => {
     const rx = tlsReceiver();
     const resolver = staticResolver({ "receiver.test": ["127.0.0.1", "169.254.169.254"] });
-    const outcome = await safePost(`https://receiver.test:${rx.port}/hook`, request, await options(resolver, development));
+    const outcome = await safePost(
+      `https://receiver.test:${rx.port}/hook`,
+      request,
+      await options(resolver, development),
+    );
     expect(outcome).toMatchObject({ kind: "blocked", error: "blocked: resolved to 169.254.169.254" });
     expect(rx.hits).toHaveLength(0);
   });
@@ -234,11 +304,22 @@ describe("the delivery client connects only to the address it checked", () => {
     const rx = tlsReceiver();
     const resolver = staticResolver({ "receiver.test": ["127.0.0.1"] });
     const url = `https://receiver.test:${rx.port}/hook`;
-    expect(await safePost(url, request, await options(resolver, production))).toMatchObject({ kind: "blocked", error: "blocked: resolved to 127.0.0.1" });
-    expect(await safePost(url, request, await options(staticResolver({ "receiver.test": ["::ffff:127.0.0.1"] }), production)))
-      .toMatchObject({ kind: "blocked", error: "blocked: resolved to ::ffff:7f00:1" });
+    expect(await safePost(url, request, await options(resolver, production))).toMatchObject({
+      kind: "blocked",
+      error: "blocked: resolved to 127.0.0.1",
+    });
+    expect(
+      await safePost(
+        url,
+        request,
+        await options(staticResolver({ "receiver.test": ["::ffff:127.0.0.1"] }), production),
+      ),
+    ).toMatchObject({ kind: "blocked", error: "blocked: resolved to ::ffff:7f00:1" });
     expect(rx.hits).toHaveLength(0);
-    expect(await safePost(url, request, await options(resolver, development))).toMatchObject({ kind: "response", status: 200 });
+    expect(await safePost(url, request, await options(resolver, development))).toMatchObject({
+      kind: "response",
+      status: 200,
+    });
   });
 
   test("plain http is refused unless allowed (DEV_MODE)", async () => {
@@ -253,27 +334,48 @@ describe("the delivery client connects only to the address it checked", () => {
       if (new URL(req.url).pathname === "/elsewhere") followed = true;
       return new Response(null, { status: 302, headers: { location: "/elsewhere" } });
     });
-    const outcome = await safePost(`https://receiver.test:${rx.port}/hook`, request, await options(staticResolver({ "receiver.test": ["127.0.0.1"] }), development));
+    const outcome = await safePost(
+      `https://receiver.test:${rx.port}/hook`,
+      request,
+      await options(staticResolver({ "receiver.test": ["127.0.0.1"] }), development),
+    );
     expect(outcome).toMatchObject({ kind: "response", status: 302 });
     expect(followed).toBe(false);
   });
 
   test("only the first 1 KB of the answer is read", async () => {
     const rx = tlsReceiver(() => new Response("x".repeat(5000) + "END"));
-    const outcome = await safePost(`https://receiver.test:${rx.port}/hook`, request, await options(staticResolver({ "receiver.test": ["127.0.0.1"] }), development));
+    const outcome = await safePost(
+      `https://receiver.test:${rx.port}/hook`,
+      request,
+      await options(staticResolver({ "receiver.test": ["127.0.0.1"] }), development),
+    );
     expect(outcome.kind).toBe("response");
     expect((outcome as { excerpt: string }).excerpt).toBe("x".repeat(1024));
   });
 
   test("a short answer of declared length is read whole, up to exactly 1 KB", async () => {
     const rx = tlsReceiver(() => new Response("y".repeat(1024)));
-    const outcome = await safePost(`https://receiver.test:${rx.port}/hook`, request, await options(staticResolver({ "receiver.test": ["127.0.0.1"] }), development));
+    const outcome = await safePost(
+      `https://receiver.test:${rx.port}/hook`,
+      request,
+      await options(staticResolver({ "receiver.test": ["127.0.0.1"] }), development),
+    );
     expect(outcome).toMatchObject({ kind: "response", status: 200, excerpt: "y".repeat(1024) });
   });
 
   test("a compressed answer is cut at 1 KB of its text, however short its declared length", async () => {
-    const rx = tlsReceiver(() => new Response(Bun.gzipSync(new TextEncoder().encode("z".repeat(5000))), { headers: { "content-encoding": "gzip" } }));
-    const outcome = await safePost(`https://receiver.test:${rx.port}/hook`, request, await options(staticResolver({ "receiver.test": ["127.0.0.1"] }), development));
+    const rx = tlsReceiver(
+      () =>
+        new Response(Bun.gzipSync(new TextEncoder().encode("z".repeat(5000))), {
+          headers: { "content-encoding": "gzip" },
+        }),
+    );
+    const outcome = await safePost(
+      `https://receiver.test:${rx.port}/hook`,
+      request,
+      await options(staticResolver({ "receiver.test": ["127.0.0.1"] }), development),
+    );
     expect(outcome).toMatchObject({ kind: "response", status: 200, excerpt: "z".repeat(1024) });
   });
 
@@ -284,25 +386,45 @@ describe("the delivery client connects only to the address it checked", () => {
       socket: { data: (socket) => void socket.write("HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\npartial") },
     });
     stops.push(() => listener.stop(true));
-    const opts = { ...(await options(staticResolver({}), development, { timeoutMs: 50 })), urls: urlChecker({ allowHttp: true, policy: development }) };
-    expect(await safePost(`http://127.0.0.1:${listener.port}/hook`, request, opts)).toMatchObject({ kind: "failed", error: "timed out after 50 ms" });
+    const opts = {
+      ...(await options(staticResolver({}), development, { timeoutMs: 50 })),
+      urls: urlChecker({ allowHttp: true, policy: development }),
+    };
+    expect(await safePost(`http://127.0.0.1:${listener.port}/hook`, request, opts)).toMatchObject({
+      kind: "failed",
+      error: "timed out after 50 ms",
+    });
   });
 
   test("the time budget covers DNS: a resolver that never answers times out", async () => {
     const never: Resolver = () => new Promise(() => undefined);
-    const outcome = await safePost("https://receiver.test/hook", request, await options(never, development, { timeoutMs: 30 }));
+    const outcome = await safePost(
+      "https://receiver.test/hook",
+      request,
+      await options(never, development, { timeoutMs: 30 }),
+    );
     expect(outcome).toMatchObject({ kind: "failed", error: "timed out after 30 ms" });
   });
 
   test("the time budget covers the response: a receiver that does not answer times out", async () => {
     const rx = tlsReceiver(() => new Promise<Response>(() => undefined));
-    const outcome = await safePost(`https://receiver.test:${rx.port}/hook`, request, await options(staticResolver({ "receiver.test": ["127.0.0.1"] }), development, { timeoutMs: 50 }));
+    const outcome = await safePost(
+      `https://receiver.test:${rx.port}/hook`,
+      request,
+      await options(staticResolver({ "receiver.test": ["127.0.0.1"] }), development, { timeoutMs: 50 }),
+    );
     expect(outcome).toMatchObject({ kind: "failed", error: "timed out after 50 ms" });
   });
 
   test("an unknown name and a refused connection are failures with a readable reason", async () => {
     const opts = await options(staticResolver({ "down.test": ["127.0.0.1"] }), development);
-    expect(await safePost("https://nowhere.test/hook", request, opts)).toMatchObject({ kind: "failed", error: "DNS lookup failed (ENOTFOUND)" });
-    expect(await safePost("https://down.test:9/hook", request, opts)).toMatchObject({ kind: "failed", error: "connection refused" });
+    expect(await safePost("https://nowhere.test/hook", request, opts)).toMatchObject({
+      kind: "failed",
+      error: "DNS lookup failed (ENOTFOUND)",
+    });
+    expect(await safePost("https://down.test:9/hook", request, opts)).toMatchObject({
+      kind: "failed",
+      error: "connection refused",
+    });
   });
 });

@@ -45,11 +45,18 @@ let counter = 0;
 const unique = () => `${Date.now().toString(36)}${(counter++).toString(36)}`;
 
 /** POSTs an upstream event to the relay at `url`, signed with `secret` (APP_SECRET by default; null: unsigned). */
-export function postUpstream(url: string, body: string | Uint8Array<ArrayBuffer>, secret: string | null = TEST_APP_SECRET) {
+export function postUpstream(
+  url: string,
+  body: string | Uint8Array<ArrayBuffer>,
+  secret: string | null = TEST_APP_SECRET,
+) {
   const bytes = typeof body === "string" ? new TextEncoder().encode(body) : body;
   return fetch(`${url}/webhooks/upstream`, {
     method: "POST",
-    headers: { "content-type": "application/json", ...(secret === null ? {} : { "x-hub-signature-256": hubSignature(secret, bytes) }) },
+    headers: {
+      "content-type": "application/json",
+      ...(secret === null ? {} : { "x-hub-signature-256": hubSignature(secret, bytes) }),
+    },
     body: bytes,
   });
 }
@@ -59,17 +66,28 @@ export function postUpstream(url: string, body: string | Uint8Array<ArrayBuffer>
  * BYO app secret when given), `numbers` numbers of `kind`, and a user signed in to the dashboard
  * API, whose calls `api` makes (signing in again when a moved clock expired the session).
  */
-export async function relayAccount(base: string, input: { kind?: "byo" | "embedded" | "coexistence" | "sandbox"; appSecret?: string; numbers?: number } = {}) {
+export async function relayAccount(
+  base: string,
+  input: { kind?: "byo" | "embedded" | "coexistence" | "sandbox"; appSecret?: string; numbers?: number } = {},
+) {
   const id = unique();
-  const created = await (await admin(base, "POST", "/admin/accounts", { name: `Acct ${id}`, email: `owner-${id}@example.com` })).json() as { id: string };
+  const created = (await (
+    await admin(base, "POST", "/admin/accounts", { name: `Acct ${id}`, email: `owner-${id}@example.com` })
+  ).json()) as { id: string };
   const wabaId = `waba${id}`;
   await admin(base, "POST", `/admin/accounts/${created.id}/wabas`, {
-    waba_id: wabaId, access_token: "token", ...(input.appSecret ? { app_secret: input.appSecret } : {}),
+    waba_id: wabaId,
+    access_token: "token",
+    ...(input.appSecret ? { app_secret: input.appSecret } : {}),
   });
   const numbers: string[] = [];
   for (let i = 0; i < (input.numbers ?? 1); i++) {
     const phone = `pn${id}x${i}`;
-    const r = await admin(base, "POST", `/admin/accounts/${created.id}/numbers`, { phone_number_id: phone, waba_id: wabaId, kind: input.kind ?? "embedded" });
+    const r = await admin(base, "POST", `/admin/accounts/${created.id}/numbers`, {
+      phone_number_id: phone,
+      waba_id: wabaId,
+      kind: input.kind ?? "embedded",
+    });
     if (r.status !== 201) throw new Error(`number: ${r.status} ${await r.text()}`);
     numbers.push(phone);
   }
@@ -77,15 +95,20 @@ export async function relayAccount(base: string, input: { kind?: "byo" | "embedd
   const password = "correct horse battery";
   await admin(base, "POST", `/admin/accounts/${created.id}/users`, { email, password });
   const signIn = async () => {
-    const session = await fetch(`${base}/api/session`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ email, password }) });
+    const session = await fetch(`${base}/api/session`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ email, password }),
+    });
     return session.headers.get("set-cookie")!.split(";")[0]!;
   };
   let cookie = await signIn();
-  const send = (method: string, path: string, body?: unknown) => fetch(`${base}${path}`, {
-    method,
-    headers: { cookie, ...(body === undefined ? {} : { "content-type": "application/json" }) },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
+  const send = (method: string, path: string, body?: unknown) =>
+    fetch(`${base}${path}`, {
+      method,
+      headers: { cookie, ...(body === undefined ? {} : { "content-type": "application/json" }) },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
   const api = async (method: string, path: string, body?: unknown) => {
     let response = await send(method, path, body);
     // Tests move the clock by hours; sessions last 12, so sign in again when one has expired.
@@ -94,10 +117,18 @@ export async function relayAccount(base: string, input: { kind?: "byo" | "embedd
       response = await send(method, path, body);
     }
     const text = await response.text();
-    return { status: response.status, body: (text ? JSON.parse(text) : null) as Record<string, any>, headers: response.headers };
+    return {
+      status: response.status,
+      body: (text ? JSON.parse(text) : null) as Record<string, any>,
+      headers: response.headers,
+    };
   };
   const endpoint = async (url: string, fields: string[] = ["messages"], phoneNumberId?: string | null) => {
-    const r = await api("POST", "/api/endpoints", { url, fields, ...(phoneNumberId !== undefined ? { phone_number_id: phoneNumberId } : {}) });
+    const r = await api("POST", "/api/endpoints", {
+      url,
+      fields,
+      ...(phoneNumberId !== undefined ? { phone_number_id: phoneNumberId } : {}),
+    });
     if (r.status !== 201) throw new Error(`endpoint: ${r.status} ${JSON.stringify(r.body)}`);
     return r.body as { id: string; secret: string };
   };
@@ -112,7 +143,9 @@ export async function relayAccount(base: string, input: { kind?: "byo" | "embedd
  * A running app on a fresh database (DEV_MODE unless told otherwise, so loopback http receivers
  * are allowed), with helpers to create accounts and call the dashboard API as them.
  */
-export async function relayApp(options: { env?: Record<string, string>; deps?: Partial<Deps>; store?: SqliteStoreOptions } = {}) {
+export async function relayApp(
+  options: { env?: Record<string, string>; deps?: Partial<Deps>; store?: SqliteStoreOptions } = {},
+) {
   const deps: TestDeps = await testDeps({
     env: { DEV_MODE: "1", WEBHOOK_VERIFY_TOKEN: "verify-me", ...options.env },
     deps: options.deps,
@@ -164,7 +197,9 @@ export function messageChange(phoneNumberId: string, text = "hi", field = "messa
     value: {
       messaging_product: "whatsapp",
       metadata: { display_phone_number: "15550001111", phone_number_id: phoneNumberId },
-      messages: [{ from: "15550002222", id: `wamid.${unique()}`, timestamp: "1767225600", type: "text", text: { body: text } }],
+      messages: [
+        { from: "15550002222", id: `wamid.${unique()}`, timestamp: "1767225600", type: "text", text: { body: text } },
+      ],
     },
   };
 }

@@ -26,12 +26,16 @@ document.addEventListener("click", async (event) => {
 
 // Forms that destroy something ask first: <form data-confirm="Delete this endpoint?">. This runs in
 // the capture phase, before htmx's own submit handler, so a cancelled question stops both.
-document.addEventListener("submit", (event) => {
-  const form = event.target;
-  if (!(form instanceof HTMLFormElement)) return;
-  const question = form.getAttribute("data-confirm");
-  if (question && !window.confirm(question)) {
-    event.preventDefault();
-    event.stopImmediatePropagation();
-  }
-}, true);
+document.addEventListener(
+  "submit",
+  (event) => {
+    const form = event.target;
+    if (!(form instanceof HTMLFormElement)) return;
+    const question = form.getAttribute("data-confirm");
+    if (question && !window.confirm(question)) {
+      event.preventDefault();
+      event.stopImmediatePropagation();
+    }
+  },
+  true,
+);

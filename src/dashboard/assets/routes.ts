@@ -16,14 +16,18 @@ const ASSETS: Record<string, { path: string; type: string }> = {
 };
 
 export function assetRoutes() {
-  return new Elysia().get("/assets/:name", ({ params, set }) => {
-    const asset = ASSETS[params.name];
-    if (!asset) {
-      set.status = 404;
-      return "Not found.";
-    }
-    return new Response(Bun.file(asset.path), {
-      headers: { "content-type": asset.type, "cache-control": "public, max-age=300", ...SECURITY_HEADERS },
-    });
-  }, { detail: { hide: true } });
+  return new Elysia().get(
+    "/assets/:name",
+    ({ params, set }) => {
+      const asset = ASSETS[params.name];
+      if (!asset) {
+        set.status = 404;
+        return "Not found.";
+      }
+      return new Response(Bun.file(asset.path), {
+        headers: { "content-type": asset.type, "cache-control": "public, max-age=300", ...SECURITY_HEADERS },
+      });
+    },
+    { detail: { hide: true } },
+  );
 }

@@ -12,7 +12,9 @@
   const origins = (panel.getAttribute("data-origins") || "").split(" ");
   let session = null;
   let code = null;
-  const say = (text) => { status.textContent = text; };
+  const say = (text) => {
+    status.textContent = text;
+  };
 
   // Both halves are needed: the popup's session information (which WABA and number) and the code.
   function finish() {
@@ -29,12 +31,20 @@
     if (!origins.includes(event.origin)) return;
     let data = event.data;
     if (typeof data === "string") {
-      try { data = JSON.parse(data); } catch { return; }
+      try {
+        data = JSON.parse(data);
+      } catch {
+        return;
+      }
     }
     if (!data || typeof data.type !== "string" || !data.type.endsWith("_EMBEDDED_SIGNUP")) return;
     const info = data.data || {};
     if (typeof data.event === "string" && data.event.startsWith("FINISH") && info.waba_id && info.phone_number_id) {
-      session = { wabaId: String(info.waba_id), phoneNumberId: String(info.phone_number_id), coexistence: /BUSINESS_APP_ONBOARDING$/.test(data.event) };
+      session = {
+        wabaId: String(info.waba_id),
+        phoneNumberId: String(info.phone_number_id),
+        coexistence: /BUSINESS_APP_ONBOARDING$/.test(data.event),
+      };
       finish();
     } else if (data.event === "CANCEL") {
       say(`Signup was cancelled${info.current_step ? ` at “${info.current_step}”` : ""}. Nothing was saved.`);
@@ -49,7 +59,12 @@
   sdk.src = panel.getAttribute("data-sdk-url");
   sdk.async = true;
   sdk.onload = () => {
-    window.FB.init({ appId: panel.getAttribute("data-app-id"), autoLogAppEvents: false, xfbml: false, version: panel.getAttribute("data-version") });
+    window.FB.init({
+      appId: panel.getAttribute("data-app-id"),
+      autoLogAppEvents: false,
+      xfbml: false,
+      version: panel.getAttribute("data-version"),
+    });
     button.disabled = false;
     say("");
   };
@@ -69,19 +84,26 @@
     code = null;
     button.disabled = true;
     say("Finish the signup in the platform's window…");
-    window.FB.login((response) => {
-      if (response && response.authResponse && response.authResponse.code) {
-        code = response.authResponse.code;
-        finish();
-      } else if (!session) {
-        button.disabled = false;
-        say("The signup window closed before it finished. Nothing was saved.");
-      }
-    }, {
-      config_id: panel.getAttribute("data-config-id"),
-      response_type: "code",
-      override_default_response_type: true,
-      extras: { setup: {}, featureType: coexistence ? panel.getAttribute("data-coexistence-feature") : "", sessionInfoVersion: "3" },
-    });
+    window.FB.login(
+      (response) => {
+        if (response && response.authResponse && response.authResponse.code) {
+          code = response.authResponse.code;
+          finish();
+        } else if (!session) {
+          button.disabled = false;
+          say("The signup window closed before it finished. Nothing was saved.");
+        }
+      },
+      {
+        config_id: panel.getAttribute("data-config-id"),
+        response_type: "code",
+        override_default_response_type: true,
+        extras: {
+          setup: {},
+          featureType: coexistence ? panel.getAttribute("data-coexistence-feature") : "",
+          sessionInfoVersion: "3",
+        },
+      },
+    );
   });
 })();

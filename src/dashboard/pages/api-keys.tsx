@@ -16,24 +16,49 @@ function KeysTable(props: { keys: ApiKey[]; now: number }) {
       <table class="cards">
         <caption class="visually-hidden">API keys</caption>
         <thead>
-          <tr><th scope="col">Name</th><th scope="col">Key</th><th scope="col">Mode</th><th scope="col">Created</th><th scope="col">State</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr>
+          <tr>
+            <th scope="col">Name</th>
+            <th scope="col">Key</th>
+            <th scope="col">Mode</th>
+            <th scope="col">Created</th>
+            <th scope="col">State</th>
+            <th scope="col">
+              <span class="visually-hidden">Actions</span>
+            </th>
+          </tr>
         </thead>
         <tbody>
           {props.keys.map((k) => (
             <tr>
               <td data-label="Name">{k.name ? <span safe>{k.name}</span> : <span class="muted">unnamed</span>}</td>
-              <td data-label="Key" class="mono"><span safe>{k.prefix}</span>…</td>
+              <td data-label="Key" class="mono">
+                <span safe>{k.prefix}</span>…
+              </td>
               <td data-label="Mode">{k.mode === "live" ? "Live" : "Test (sandbox numbers only)"}</td>
-              <td data-label="Created"><Time at={k.createdAt} now={props.now} /></td>
+              <td data-label="Created">
+                <Time at={k.createdAt} now={props.now} />
+              </td>
               <td data-label="State">
-                {k.revokedAt === null ? <Badge tone="ok" text="Active" /> : <><Badge tone="plain" text="Revoked" /> <Time at={k.revokedAt} now={props.now} relative={false} /></>}
+                {k.revokedAt === null ? (
+                  <Badge tone="ok" text="Active" />
+                ) : (
+                  <>
+                    <Badge tone="plain" text="Revoked" /> <Time at={k.revokedAt} now={props.now} relative={false} />
+                  </>
+                )}
               </td>
               <td data-label="Actions">
-                {k.revokedAt === null
-                  ? <ActionButton action={`/dashboard/api-keys/${encodeURIComponent(k.id)}/revoke`} label="Revoke" tone="danger"
-                      name={`Revoke key ${k.name ?? k.prefix}`}
-                      confirm={`Revoke ${k.name ?? k.prefix}…? Calls with this key will fail with 401 at once.`} />
-                  : ""}
+                {k.revokedAt === null ? (
+                  <ActionButton
+                    action={`/dashboard/api-keys/${encodeURIComponent(k.id)}/revoke`}
+                    label="Revoke"
+                    tone="danger"
+                    name={`Revoke key ${k.name ?? k.prefix}`}
+                    confirm={`Revoke ${k.name ?? k.prefix}…? Calls with this key will fail with 401 at once.`}
+                  />
+                ) : (
+                  ""
+                )}
               </td>
             </tr>
           ))}
@@ -48,29 +73,55 @@ export function ApiKeysPage(props: ApiKeysPageProps) {
   return (
     <>
       <h1>API keys</h1>
-      <p class="lead">Keys authenticate calls to the proxy (<code>Authorization: Bearer px_…</code>). Only a short prefix is kept on view.</p>
+      <p class="lead">
+        Keys authenticate calls to the proxy (<code>Authorization: Bearer px_…</code>). Only a short prefix is kept on
+        view.
+      </p>
       {flash}
-      {props.created
-        ? <SecretOnce id="new-key" label={`New ${props.created.record.mode} key${props.created.record.name ? `: ${props.created.record.name}` : ""}`} value={props.created.key}>
-            Copy it now: it is shown only this once. If you lose it, revoke it and create another.
-          </SecretOnce>
-        : ""}
+      {props.created ? (
+        <SecretOnce
+          id="new-key"
+          label={`New ${props.created.record.mode} key${props.created.record.name ? `: ${props.created.record.name}` : ""}`}
+          value={props.created.key}
+        >
+          Copy it now: it is shown only this once. If you lose it, revoke it and create another.
+        </SecretOnce>
+      ) : (
+        ""
+      )}
       <KeysTable keys={props.keys} now={props.now} />
       <section class="panel" aria-labelledby="create-heading">
         <h2 id="create-heading">Create a key</h2>
         <form method="post" action="/dashboard/api-keys" class="stack">
           <fieldset>
             <legend>Mode</legend>
-            <label class="choice"><input type="radio" name="mode" value="live" checked /><span><strong>Live</strong> <span class="hint">works on every number of the account</span></span></label>
-            <label class="choice"><input type="radio" name="mode" value="test" /><span><strong>Test</strong> <span class="hint">works only on sandbox numbers</span></span></label>
+            <label class="choice">
+              <input type="radio" name="mode" value="live" checked />
+              <span>
+                <strong>Live</strong> <span class="hint">works on every number of the account</span>
+              </span>
+            </label>
+            <label class="choice">
+              <input type="radio" name="mode" value="test" />
+              <span>
+                <strong>Test</strong> <span class="hint">works only on sandbox numbers</span>
+              </span>
+            </label>
             <FieldError id="mode-error" message={props.errors?.mode} />
           </fieldset>
           <div>
-            <label for="key-name">Name <span class="hint" id="key-name-hint">Optional: where the key is used, e.g. "billing server".</span></label>
+            <label for="key-name">
+              Name{" "}
+              <span class="hint" id="key-name-hint">
+                Optional: where the key is used, e.g. "billing server".
+              </span>
+            </label>
             <input type="text" id="key-name" name="name" maxlength="100" aria-describedby="key-name-hint" />
             <FieldError id="name-error" message={props.errors?.name} />
           </div>
-          <div><button type="submit">Create key</button></div>
+          <div>
+            <button type="submit">Create key</button>
+          </div>
         </form>
       </section>
     </>

@@ -47,32 +47,55 @@ export function ReceiverGuide() {
     <section class="panel" aria-labelledby="guide-heading">
       <h2 id="guide-heading">Receiver guide</h2>
       <p>
-        Every delivery is an HTTPS POST of the platform's event body, unchanged, with these headers: <code>webhook-id</code> (the delivery id, the same on every retry), <code>webhook-timestamp</code> and <code>webhook-signature</code> (Standard Webhooks, HMAC-SHA256 over <code>id.timestamp.body</code>).
+        Every delivery is an HTTPS POST of the platform's event body, unchanged, with these headers:{" "}
+        <code>webhook-id</code> (the delivery id, the same on every retry), <code>webhook-timestamp</code> and{" "}
+        <code>webhook-signature</code> (Standard Webhooks, HMAC-SHA256 over <code>id.timestamp.body</code>).
       </p>
       <ul>
         <li>
-          <strong>Verify <code>webhook-signature</code></strong> with a Standard Webhooks library and the signing secret, over the raw body. After a rotation the header carries two signatures for 24 hours; the libraries accept either. <code>X-Upstream-Signature-256</code> is only useful for bring-your-own numbers; rely on <code>webhook-signature</code>.
+          <strong>
+            Verify <code>webhook-signature</code>
+          </strong>{" "}
+          with a Standard Webhooks library and the signing secret, over the raw body. After a rotation the header
+          carries two signatures for 24 hours; the libraries accept either. <code>X-Upstream-Signature-256</code> is
+          only useful for bring-your-own numbers; rely on <code>webhook-signature</code>.
         </li>
         <li>
-          <strong>Skip <code>proxy_test</code> events.</strong> Send test sends a <code>messages</code> event with <code>"proxy_test": true</code> and a message id starting <code>wamid.proxy_test.</code>; production handlers must not act on it.
+          <strong>
+            Skip <code>proxy_test</code> events.
+          </strong>{" "}
+          Send test sends a <code>messages</code> event with <code>"proxy_test": true</code> and a message id starting{" "}
+          <code>wamid.proxy_test.</code>; production handlers must not act on it.
         </li>
         <li>
-          <strong>Skip duplicate <code>webhook-id</code>s.</strong> A delivery is retried with the same id when your answer was lost or slow, so remember the ids you handled. A replay gets a new id, so also de-duplicate on the message ids inside (<code>messages[].id</code>) where it matters.
+          <strong>
+            Skip duplicate <code>webhook-id</code>s.
+          </strong>{" "}
+          A delivery is retried with the same id when your answer was lost or slow, so remember the ids you handled. A
+          replay gets a new id, so also de-duplicate on the message ids inside (<code>messages[].id</code>) where it
+          matters.
         </li>
         <li>
-          <strong>Answer 2xx within 10 seconds</strong> and do slow work afterwards. Other answers and time-outs are retried for about 20 hours (8 attempts); redirects are not followed. Answering <strong>410</strong> disables the endpoint at once.
+          <strong>Answer 2xx within 10 seconds</strong> and do slow work afterwards. Other answers and time-outs are
+          retried for about 20 hours (8 attempts); redirects are not followed. Answering <strong>410</strong> disables
+          the endpoint at once.
         </li>
         <li>
-          <strong>Check what you got.</strong> A batched event can hold changes for other fields or numbers: look at <code>changes[].field</code> and <code>value.metadata.phone_number_id</code>. Order is best effort.
+          <strong>Check what you got.</strong> A batched event can hold changes for other fields or numbers: look at{" "}
+          <code>changes[].field</code> and <code>value.metadata.phone_number_id</code>. Order is best effort.
         </li>
       </ul>
       <details>
         <summary>Node.js example</summary>
-        <pre><code>{escapeHtml(NODE_EXAMPLE)}</code></pre>
+        <pre>
+          <code>{escapeHtml(NODE_EXAMPLE)}</code>
+        </pre>
       </details>
       <details>
         <summary>Python example</summary>
-        <pre><code>{escapeHtml(PYTHON_EXAMPLE)}</code></pre>
+        <pre>
+          <code>{escapeHtml(PYTHON_EXAMPLE)}</code>
+        </pre>
       </details>
     </section>
   );

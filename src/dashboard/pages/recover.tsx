@@ -21,18 +21,45 @@ export function RecoverSection(props: { endpointId: string; recovery: RecoverySh
   const r = props.recovery;
   const running = r?.status === "running";
   return (
-    <section class="panel" id="recover" aria-labelledby="recover-heading"
-      hx-get={running ? base : undefined} hx-trigger={running ? "every 1s" : undefined} hx-swap="outerHTML" hx-select="#recover">
+    <section
+      class="panel"
+      id="recover"
+      aria-labelledby="recover-heading"
+      hx-get={running ? base : undefined}
+      hx-trigger={running ? "every 1s" : undefined}
+      hx-swap="outerHTML"
+      hx-select="#recover"
+    >
       <h2 id="recover-heading">Recover parked deliveries</h2>
-      <p>Replays every parked delivery of this endpoint created since the time you give, each as a new delivery. Deliveries replayed before are not replayed again; payloads already deleted are skipped.</p>
-      {r ? <p role="status" aria-live="polite" safe>{progressText(r)}</p> : ""}
-      {r ? <p class="small muted">Started <Time at={r.started_at} now={props.now} /> for deliveries since <Time at={r.since} now={props.now} none={SINCE_UNREADABLE} />.</p> : ""}
+      <p>
+        Replays every parked delivery of this endpoint created since the time you give, each as a new delivery.
+        Deliveries replayed before are not replayed again; payloads already deleted are skipped.
+      </p>
+      {r ? (
+        <p role="status" aria-live="polite" safe>
+          {progressText(r)}
+        </p>
+      ) : (
+        ""
+      )}
+      {r ? (
+        <p class="small muted">
+          Started <Time at={r.started_at} now={props.now} /> for deliveries since{" "}
+          <Time at={r.since} now={props.now} none={SINCE_UNREADABLE} />.
+        </p>
+      ) : (
+        ""
+      )}
       <form method="post" action={base} class="row">
         <div>
           <label for="recover-since">Since (UTC)</label>
           <input id="recover-since" name="since" type="datetime-local" required />
         </div>
-        <div class="filter-submit"><button type="submit" disabled={running}>Replay parked deliveries</button></div>
+        <div class="filter-submit">
+          <button type="submit" disabled={running}>
+            Replay parked deliveries
+          </button>
+        </div>
       </form>
     </section>
   );

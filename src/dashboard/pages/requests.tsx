@@ -49,47 +49,121 @@ export function RequestsPage(props: {
   return (
     <>
       <h1>Requests</h1>
-      <p class="lead">Every call your keys made through the proxy, newest first, kept for your retention window. Paste a request id (<span class="mono">X-Proxy-Request-Id</span>, or <span class="mono">trace_id</span> of an error) to see one call.</p>
-      <form method="get" action="/dashboard/requests/lookup" class="panel row" role="search" aria-label="Find a request by id">
+      <p class="lead">
+        Every call your keys made through the proxy, newest first, kept for your retention window. Paste a request id (
+        <span class="mono">X-Proxy-Request-Id</span>, or <span class="mono">trace_id</span> of an error) to see one
+        call.
+      </p>
+      <form
+        method="get"
+        action="/dashboard/requests/lookup"
+        class="panel row"
+        role="search"
+        aria-label="Find a request by id"
+      >
         <div class="grow">
           <label for="lookup-id">Request id</label>
           <input id="lookup-id" name="id" type="search" class="mono" placeholder="req_…" maxlength="200" required />
         </div>
-        <div class="filter-submit"><button type="submit">Find</button></div>
+        <div class="filter-submit">
+          <button type="submit">Find</button>
+        </div>
       </form>
-      {props.notFound ? <p class="panel error-text" role="alert">No call <span class="mono" safe>{props.notFound}</span> in your log: check the id, or it may be past your retention window.</p> : ""}
-      <form method="get" action="/dashboard/messages/lookup" class="panel row" role="search" aria-label="Find a message's timeline">
+      {props.notFound ? (
+        <p class="panel error-text" role="alert">
+          No call{" "}
+          <span class="mono" safe>
+            {props.notFound}
+          </span>{" "}
+          in your log: check the id, or it may be past your retention window.
+        </p>
+      ) : (
+        ""
+      )}
+      <form
+        method="get"
+        action="/dashboard/messages/lookup"
+        class="panel row"
+        role="search"
+        aria-label="Find a message's timeline"
+      >
         <div class="grow">
           <label for="lookup-message">Message id</label>
-          <input id="lookup-message" name="id" type="search" class="mono" placeholder="wamid.…" maxlength="300" required />
+          <input
+            id="lookup-message"
+            name="id"
+            type="search"
+            class="mono"
+            placeholder="wamid.…"
+            maxlength="300"
+            required
+          />
         </div>
-        <div class="filter-submit"><button type="submit">Show timeline</button></div>
+        <div class="filter-submit">
+          <button type="submit">Show timeline</button>
+        </div>
       </form>
-      {props.messageNotFound ? <p class="panel error-text" role="alert">No call or webhook event of yours mentions <span class="mono" safe>{props.messageNotFound}</span> (it may be past your retention window).</p> : ""}
+      {props.messageNotFound ? (
+        <p class="panel error-text" role="alert">
+          No call or webhook event of yours mentions{" "}
+          <span class="mono" safe>
+            {props.messageNotFound}
+          </span>{" "}
+          (it may be past your retention window).
+        </p>
+      ) : (
+        ""
+      )}
       <form method="get" action="/dashboard/requests" class="panel row" role="search" aria-label="Filter requests">
         <div>
           <label for="filter-number">Number</label>
           <select id="filter-number" name="number">
-            <option value="" selected={!f.number}>All numbers</option>
-            {props.numbers.map((n) => <option value={n} selected={f.number === n} safe>{n}</option>)}
+            <option value="" selected={!f.number}>
+              All numbers
+            </option>
+            {props.numbers.map((n) => (
+              <option value={n} selected={f.number === n} safe>
+                {n}
+              </option>
+            ))}
           </select>
         </div>
         <div>
           <label for="filter-status">Status</label>
           <select id="filter-status" name="status">
-            <option value="" selected={!f.status}>Any</option>
-            {(["2xx", "4xx", "5xx"] as const).map((s) => <option value={s} selected={f.status === s}>{s}</option>)}
+            <option value="" selected={!f.status}>
+              Any
+            </option>
+            {(["2xx", "4xx", "5xx"] as const).map((s) => (
+              <option value={s} selected={f.status === s}>
+                {s}
+              </option>
+            ))}
           </select>
         </div>
         <div>
           <label for="filter-code">Error code</label>
-          <input id="filter-code" name="error_code" inputmode="numeric" pattern="[0-9]*" maxlength="10" value={f.error_code ?? ""} placeholder="e.g. 1006 or 131047" />
+          <input
+            id="filter-code"
+            name="error_code"
+            inputmode="numeric"
+            pattern="[0-9]*"
+            maxlength="10"
+            value={f.error_code ?? ""}
+            placeholder="e.g. 1006 or 131047"
+          />
         </div>
         <div>
           <label for="filter-key">API key</label>
           <select id="filter-key" name="api_key_id">
-            <option value="" selected={!f.api_key_id}>All keys</option>
-            {props.keys.map((k) => <option value={k.id} selected={f.api_key_id === k.id} safe>{k.label}</option>)}
+            <option value="" selected={!f.api_key_id}>
+              All keys
+            </option>
+            {props.keys.map((k) => (
+              <option value={k.id} selected={f.api_key_id === k.id} safe>
+                {k.label}
+              </option>
+            ))}
           </select>
         </div>
         <div>
@@ -100,33 +174,60 @@ export function RequestsPage(props: {
           <label for="filter-to">To (UTC)</label>
           <input id="filter-to" name="to" type="datetime-local" value={f.to ?? ""} />
         </div>
-        <div class="filter-submit"><button type="submit">Filter</button></div>
+        <div class="filter-submit">
+          <button type="submit">Filter</button>
+        </div>
       </form>
-      {props.requests.length === 0
-        ? <p class="panel">No calls{filtered ? " match this filter" : " yet"}.</p>
-        : <div class="table-wrap">
-            <table class="cards">
-              <caption class="visually-hidden">Requests</caption>
-              <thead>
-                <tr><th scope="col">Time</th><th scope="col">Call</th><th scope="col">Number or WABA</th><th scope="col">Outcome</th><th scope="col">Key</th><th scope="col" class="num">Upstream</th></tr>
-              </thead>
-              <tbody>
-                {props.requests.map((r) => (
-                  <tr>
-                    <td data-label="Time"><Time at={r.at} now={props.now} /></td>
-                    <td data-label="Call" class="break">
-                      <a href={requestPath(r.id)} class="mono" safe>{r.id}</a>
-                      <div class="small" safe>{r.route ?? r.method}</div>
-                    </td>
-                    <td data-label="Number or WABA" class="mono small" safe>{r.phone_number_id ?? r.waba_id ?? ""}</td>
-                    <td data-label="Outcome"><Badge tone={statusTone(r.status)} text={outcome(r)} /></td>
-                    <td data-label="Key" class="small" safe>{keyName(r)}</td>
-                    <td data-label="Upstream" class="num small">{r.upstream_ms === null ? <span class="muted">not asked</span> : escapeHtml(`${r.upstream_ms} ms`)}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>}
+      {props.requests.length === 0 ? (
+        <p class="panel">No calls{filtered ? " match this filter" : " yet"}.</p>
+      ) : (
+        <div class="table-wrap">
+          <table class="cards">
+            <caption class="visually-hidden">Requests</caption>
+            <thead>
+              <tr>
+                <th scope="col">Time</th>
+                <th scope="col">Call</th>
+                <th scope="col">Number or WABA</th>
+                <th scope="col">Outcome</th>
+                <th scope="col">Key</th>
+                <th scope="col" class="num">
+                  Upstream
+                </th>
+              </tr>
+            </thead>
+            <tbody>
+              {props.requests.map((r) => (
+                <tr>
+                  <td data-label="Time">
+                    <Time at={r.at} now={props.now} />
+                  </td>
+                  <td data-label="Call" class="break">
+                    <a href={requestPath(r.id)} class="mono" safe>
+                      {r.id}
+                    </a>
+                    <div class="small" safe>
+                      {r.route ?? r.method}
+                    </div>
+                  </td>
+                  <td data-label="Number or WABA" class="mono small" safe>
+                    {r.phone_number_id ?? r.waba_id ?? ""}
+                  </td>
+                  <td data-label="Outcome">
+                    <Badge tone={statusTone(r.status)} text={outcome(r)} />
+                  </td>
+                  <td data-label="Key" class="small" safe>
+                    {keyName(r)}
+                  </td>
+                  <td data-label="Upstream" class="num small">
+                    {r.upstream_ms === null ? <span class="muted">not asked</span> : escapeHtml(`${r.upstream_ms} ms`)}
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
       <Pager firstPage={props.firstPage} nextCursor={props.nextCursor} link={pageLink} />
     </>
   );
@@ -136,18 +237,43 @@ export function RequestsPage(props: {
 export function RequestPage(props: { request: RequestRow; now: number }) {
   const r = props.request;
   const row = (label: string, value: string | number | null, mono = false) => (
-    <><dt>{escapeHtml(label)}</dt><dd class={mono ? "mono break" : undefined}>{value === null ? <span class="muted">none</span> : escapeHtml(String(value))}</dd></>
+    <>
+      <dt>{escapeHtml(label)}</dt>
+      <dd class={mono ? "mono break" : undefined}>
+        {value === null ? <span class="muted">none</span> : escapeHtml(String(value))}
+      </dd>
+    </>
   );
   return (
     <>
-      <p><a href="/dashboard/requests">← All requests</a></p>
-      <h1>Request <span class="mono" safe>{r.id}</span></h1>
+      <p>
+        <a href="/dashboard/requests">← All requests</a>
+      </p>
+      <h1>
+        Request{" "}
+        <span class="mono" safe>
+          {r.id}
+        </span>
+      </h1>
       <section class="panel" aria-labelledby="outcome-heading">
-        <h2 id="outcome-heading"><Badge tone={statusTone(r.status)} text={outcome(r)} /></h2>
-        {r.explanation ? <p data-explanation safe>{r.explanation}</p> : r.status >= 400 ? <p class="muted">The platform's answer went back to the caller unchanged; its message says more.</p> : ""}
+        <h2 id="outcome-heading">
+          <Badge tone={statusTone(r.status)} text={outcome(r)} />
+        </h2>
+        {r.explanation ? (
+          <p data-explanation safe>
+            {r.explanation}
+          </p>
+        ) : r.status >= 400 ? (
+          <p class="muted">The platform's answer went back to the caller unchanged; its message says more.</p>
+        ) : (
+          ""
+        )}
       </section>
       <dl class="panel facts">
-        <dt>Time</dt><dd><Time at={r.at} now={props.now} /></dd>
+        <dt>Time</dt>
+        <dd>
+          <Time at={r.at} now={props.now} />
+        </dd>
         {row("Call", r.route ?? r.method)}
         {row("Number", r.phone_number_id, true)}
         {row("WABA", r.waba_id, true)}
@@ -160,7 +286,16 @@ export function RequestPage(props: { request: RequestRow; now: number }) {
         {row("Upstream latency (ms)", r.upstream_ms)}
         {row("Request bytes", r.request_bytes)}
         {row("Response bytes", r.response_bytes)}
-        <dt>Message id</dt><dd class="mono break">{r.message_id === null ? <span class="muted">none</span> : <a href={`/dashboard/messages/${encodeURIComponent(r.message_id)}`} safe>{r.message_id}</a>}</dd>
+        <dt>Message id</dt>
+        <dd class="mono break">
+          {r.message_id === null ? (
+            <span class="muted">none</span>
+          ) : (
+            <a href={`/dashboard/messages/${encodeURIComponent(r.message_id)}`} safe>
+              {r.message_id}
+            </a>
+          )}
+        </dd>
       </dl>
     </>
   );

@@ -5,7 +5,12 @@ export function SettingsPage(props: { retention: Retention; flash?: JSX.Element 
   const option = (value: Retention, title: string, hint: string) => (
     <label class="choice">
       <input type="radio" name="retention" value={value} checked={props.retention === value} />
-      <span><strong safe>{title}</strong> <span class="hint" safe>{hint}</span></span>
+      <span>
+        <strong safe>{title}</strong>{" "}
+        <span class="hint" safe>
+          {hint}
+        </span>
+      </span>
     </label>
   );
   return (
@@ -14,14 +19,19 @@ export function SettingsPage(props: { retention: Retention; flash?: JSX.Element 
       {flash}
       <section class="panel" aria-labelledby="retention-heading">
         <h2 id="retention-heading">Delivery retention</h2>
-        <p class="small">How long webhook deliveries, their attempts and payloads are kept. A delivery can be replayed only while it is kept.</p>
+        <p class="small">
+          How long webhook deliveries, their attempts and payloads are kept. A delivery can be replayed only while it is
+          kept.
+        </p>
         <form method="post" action="/dashboard/settings" class="stack">
           <fieldset>
             <legend>Keep deliveries for</legend>
             {option("24h", "24 hours", "less stored data")}
             {option("7d", "7 days", "more time to replay after an outage")}
           </fieldset>
-          <div><button type="submit">Save</button></div>
+          <div>
+            <button type="submit">Save</button>
+          </div>
         </form>
       </section>
     </>

@@ -6,21 +6,51 @@ export function SignInPage(props: { next: string; email?: string; error?: string
   return (
     <BarePage title="Sign in">
       <h1>Sign in to Switchboard</h1>
-      {props.signedOut ? <Notice tone="ok"><p>You are signed out.</p></Notice> : ""}
-      {props.error ? <Notice tone="bad" id="sign-in-error"><p safe>{props.error}</p></Notice> : ""}
+      {props.signedOut ? (
+        <Notice tone="ok">
+          <p>You are signed out.</p>
+        </Notice>
+      ) : (
+        ""
+      )}
+      {props.error ? (
+        <Notice tone="bad" id="sign-in-error">
+          <p safe>{props.error}</p>
+        </Notice>
+      ) : (
+        ""
+      )}
       <div class="panel">
         <form method="post" action="/dashboard/sign-in" class="stack">
           <input type="hidden" name="next" value={props.next} />
           <div>
             <label for="email">Email</label>
-            <input type="email" id="email" name="email" required autocomplete="username" maxlength="320" value={props.email}
-              autofocus aria-describedby={props.error ? "sign-in-error" : undefined} />
+            <input
+              type="email"
+              id="email"
+              name="email"
+              required
+              autocomplete="username"
+              maxlength="320"
+              value={props.email}
+              autofocus
+              aria-describedby={props.error ? "sign-in-error" : undefined}
+            />
           </div>
           <div>
             <label for="password">Password</label>
-            <input type="password" id="password" name="password" required autocomplete="current-password" maxlength="200" />
+            <input
+              type="password"
+              id="password"
+              name="password"
+              required
+              autocomplete="current-password"
+              maxlength="200"
+            />
           </div>
-          <div><button type="submit">Sign in</button></div>
+          <div>
+            <button type="submit">Sign in</button>
+          </div>
         </form>
       </div>
       <p class="muted small">{escapeHtml("Logins are created by the people who run this service.")}</p>

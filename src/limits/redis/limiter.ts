@@ -88,17 +88,24 @@ export class RedisLimiter implements RateLimiter {
     const started = performance.now();
     this.pending.push(started);
     const client = this.client;
-    this.connected.then(() => this.decide(client, batch.map((w) => w.spec))).then(
-      (decisions) => {
-        this.settled(client, started);
-        batch.forEach((w, i) => w.resolve(decisions[i]!));
-      },
-      (error: unknown) => {
-        this.settled(client, started);
-        this.coolOff(this.options.clock.now());
-        for (const w of batch) w.reject(error);
-      },
-    );
+    this.connected
+      .then(() =>
+        this.decide(
+          client,
+          batch.map((w) => w.spec),
+        ),
+      )
+      .then(
+        (decisions) => {
+          this.settled(client, started);
+          batch.forEach((w, i) => w.resolve(decisions[i]!));
+        },
+        (error: unknown) => {
+          this.settled(client, started);
+          this.coolOff(this.options.clock.now());
+          for (const w of batch) w.reject(error);
+        },
+      );
   }
 
   private settled(client: RedisClient, started: number): void {
@@ -126,8 +133,19 @@ export class RedisLimiter implements RateLimiter {
       answer = (await client.send("EVAL", [script, ...args])) as number[];
     }
     return specs.map((spec, i) => {
-      const [allowed, remaining, reset, retryAfter] = answer.slice(4 * i, 4 * i + 4).map(Number) as [number, number, number, number];
-      return { allowed: allowed === 1, limit: spec.capacity, remaining, resetSeconds: reset, retryAfterSeconds: retryAfter < 0 ? null : retryAfter };
+      const [allowed, remaining, reset, retryAfter] = answer.slice(4 * i, 4 * i + 4).map(Number) as [
+        number,
+        number,
+        number,
+        number,
+      ];
+      return {
+        allowed: allowed === 1,
+        limit: spec.capacity,
+        remaining,
+        resetSeconds: reset,
+        retryAfterSeconds: retryAfter < 0 ? null : retryAfter,
+      };
     });
   }
 

@@ -41,7 +41,10 @@ export class ChangeFeed {
   private scheduled = false;
   private closed = false;
 
-  constructor(private readonly db: PgDb, private readonly onError: (error: unknown) => void) {}
+  constructor(
+    private readonly db: PgDb,
+    private readonly onError: (error: unknown) => void,
+  ) {}
 
   private get client(): SQL {
     return this.db.$client;
@@ -53,11 +56,15 @@ export class ChangeFeed {
 
   /** Listens, then loads every cache; notifications that arrive meanwhile are applied after. */
   async start(): Promise<void> {
-    this.subscription = await this.client.listen(CHANNEL, (payload) => this.notified(payload), () => {
-      // After a reconnect: what changed while it was down was not told.
-      if (this.listening) void this.serially(() => this.catchUp()).catch(this.onError);
-      this.listening = true;
-    });
+    this.subscription = await this.client.listen(
+      CHANNEL,
+      (payload) => this.notified(payload),
+      () => {
+        // After a reconnect: what changed while it was down was not told.
+        if (this.listening) void this.serially(() => this.catchUp()).catch(this.onError);
+        this.listening = true;
+      },
+    );
     await this.serially(() => this.loadAll());
   }
 
@@ -79,8 +86,11 @@ export class ChangeFeed {
    * when it commits, never when it rolls back.
    */
   async record(tx: Tx, kind: ChangeKind, ids: string[]): Promise<void> {
-    await tx.raw.unsafe(`WITH s AS (UPDATE changes SET seq = seq + 1 WHERE id = 1 RETURNING seq)
-      SELECT pg_notify('${CHANNEL}', json_build_object('seq', s.seq, 'kind', $1::text, 'ids', $2::text[])::text) FROM s`, [kind, ids]);
+    await tx.raw.unsafe(
+      `WITH s AS (UPDATE changes SET seq = seq + 1 WHERE id = 1 RETURNING seq)
+      SELECT pg_notify('${CHANNEL}', json_build_object('seq', s.seq, 'kind', $1::text, 'ids', $2::text[])::text) FROM s`,
+      [kind, ids],
+    );
   }
 
   /**
@@ -124,7 +134,10 @@ export class ChangeFeed {
   }
 
   private async applyPending(): Promise<void> {
-    const batch = this.pending.splice(0).filter((c) => c.seq > this.seen).sort((a, b) => a.seq - b.seq);
+    const batch = this.pending
+      .splice(0)
+      .filter((c) => c.seq > this.seen)
+      .sort((a, b) => a.seq - b.seq);
     if (batch.length === 0) return;
     if (batch.some((c, i) => c.seq !== this.seen + 1 + i)) return this.loadAll();
     const byKind = new Map<ChangeKind, Set<string>>();

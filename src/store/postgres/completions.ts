@@ -1,51 +1,45 @@
 import type { SQL } from "bun";
-import { LAST_SUCCESS_RESOLUTION_MS, type EndpointChange, type EndpointEffect, type FailureRules, type WebhookStore } from "../webhooks.ts";
+import { hourCounts } from "../delivery-rows.ts";
+import { failureChange, noChange, type FailingHealth } from "../endpoint-health.ts";
+import {
+  LAST_SUCCESS_RESOLUTION_MS,
+  type Completion,
+  type EndpointChange,
+  type EndpointEffect,
+  type FailureRules,
+} from "../queue.ts";
 
-export type CompletionInput = Parameters<WebhookStore["completeAttempt"]>[0];
 type Tx = Pick<SQL, "unsafe">;
 
-const HOUR = 3_600_000;
-const hourOf = (at: number) => Math.floor(at / HOUR) * HOUR;
-
 /** The health columns of an endpoint, as completions change them (SPEC 3.1). */
-interface Health {
-  consecutiveFailures: number;
-  lastSuccessAt: number | null;
-  warnedAt: number | null;
-  enabled: boolean;
+interface Health extends FailingHealth {
   disabledReason: string | null;
   updatedAt: number;
 }
 
 /** What one attempt's outcome does to its endpoint's health, exactly as SQLite applies it one at a time. */
 function applyEffect(health: Health, effect: EndpointEffect, now: number, rules: FailureRules): EndpointChange {
-  const change: EndpointChange = { consecutiveFailures: 0, warned: false, disabled: null };
   if (effect === "success") {
-    if (health.consecutiveFailures !== 0 || health.warnedAt !== null || health.lastSuccessAt === null
-      || health.lastSuccessAt <= now - LAST_SUCCESS_RESOLUTION_MS) {
+    if (
+      health.consecutiveFailures !== 0 ||
+      health.warnedAt !== null ||
+      health.lastSuccessAt === null ||
+      health.lastSuccessAt <= now - LAST_SUCCESS_RESOLUTION_MS
+    ) {
       Object.assign(health, { consecutiveFailures: 0, lastSuccessAt: now, warnedAt: null });
     }
-    return change;
+    return noChange();
   }
-  if (effect !== "failure" && effect !== "gone") return change;
+  if (effect === "none") return noChange();
   health.consecutiveFailures++;
-  change.consecutiveFailures = health.consecutiveFailures;
-  if (!health.enabled) return change;
-  if (effect === "gone") {
-    change.disabled = "gone";
-  } else {
-    const quietSince = now - rules.quietMs - LAST_SUCCESS_RESOLUTION_MS;
-    const count = health.consecutiveFailures;
-    if (count >= rules.disableAt && (health.lastSuccessAt === null || health.lastSuccessAt <= quietSince)) change.disabled = "consecutive_failures";
-    else if (count >= rules.warnAt && health.warnedAt === null) change.warned = true;
-  }
+  const change = failureChange(health, effect, now, rules);
   if (change.disabled) Object.assign(health, { enabled: false, disabledReason: change.disabled, updatedAt: now });
   if (change.warned) health.warnedAt = now;
   return change;
 }
 
 /** Whether the batch needs more than its one statement (recordCompletions' steps 2 and 3), and so a transaction. */
-export function needsTransaction(inputs: CompletionInput[]): boolean {
+export function needsTransaction(inputs: Completion[]): boolean {
   return inputs.some((c) => c.deletePayload || c.effect === "failure" || c.effect === "gone");
 }
 
@@ -59,20 +53,26 @@ export function needsTransaction(inputs: CompletionInput[]): boolean {
  *    other in a cycle) and their completions applied in order, as SQLite applies them.
  * Returns each input's EndpointChange, and the endpoints it disabled.
  */
-export async function recordCompletions(tx: Tx, inputs: CompletionInput[]): Promise<{ changes: EndpointChange[]; disabled: string[] }> {
-  const changes = inputs.map((): EndpointChange => ({ consecutiveFailures: 0, warned: false, disabled: null }));
+export async function recordCompletions(
+  tx: Tx,
+  inputs: Completion[],
+): Promise<{ changes: EndpointChange[]; disabled: string[] }> {
+  const changes = inputs.map(noChange);
   // Per endpoint, its completions that touch its health, in batch order.
-  const byEndpoint = new Map<string, { c: CompletionInput; i: number }[]>();
+  const byEndpoint = new Map<string, { c: Completion; i: number }[]>();
   inputs.forEach((c, i) => {
     if (c.effect === "none") return;
     const list = byEndpoint.get(c.endpointId) ?? [];
     list.push({ c, i });
     byEndpoint.set(c.endpointId, list);
   });
-  const failing = new Set([...byEndpoint].filter(([, list]) => list.some(({ c }) => c.effect !== "success")).map(([id]) => id));
+  const failing = new Set(
+    [...byEndpoint].filter(([, list]) => list.some(({ c }) => c.effect !== "success")).map(([id]) => id),
+  );
   const successes = inputs.filter((c) => c.effect === "success" && !failing.has(c.endpointId));
   const hours = hourRows(inputs);
-  const appliedRows = await tx.unsafe(`WITH u AS (
+  const appliedRows = (await tx.unsafe(
+    `WITH u AS (
       SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::int[], $5::bigint[], $6::text[], $7::bool[], $8::bigint[])
         AS u(id, lease_id, status, attempted, next, reason, drop_payload, now)
     ), done AS (
@@ -103,34 +103,48 @@ export async function recordCompletions(tx: Tx, inputs: CompletionInput[]): Prom
       WHERE e.id = x.endpoint_id AND (e.consecutive_failures <> 0 OR e.warned_at IS NOT NULL OR e.last_success_at IS NULL
         OR e.last_success_at <= x.at - ${LAST_SUCCESS_RESOLUTION_MS})
     )
-    SELECT id, lease_id FROM done`, [
-    inputs.map((c) => c.deliveryId),
-    inputs.map((c) => c.leaseId),
-    inputs.map((c) => c.next.status),
-    inputs.map((c) => (c.attempt ? 1 : 0)),
-    inputs.map((c) => (c.next.status === "pending" ? c.next.nextAttemptAt : null)),
-    inputs.map((c) => (c.next.status === "parked" ? c.next.reason : null)),
-    inputs.map((c) => c.deletePayload),
-    inputs.map((c) => c.now),
-    ...attemptColumns(inputs),
-    hours.map((h) => h.deliveryId), hours.map((h) => h.leaseId), hours.map((h) => h.hour),
-    hours.map((h) => h.succeeded), hours.map((h) => h.failed), hours.map((h) => h.parked),
-    successes.map((c) => c.deliveryId), successes.map((c) => c.leaseId), successes.map((c) => c.now),
-  ]) as { id: string; lease_id: string }[];
+    SELECT id, lease_id FROM done`,
+    [
+      inputs.map((c) => c.deliveryId),
+      inputs.map((c) => c.leaseId),
+      inputs.map((c) => c.next.status),
+      inputs.map((c) => (c.attempt ? 1 : 0)),
+      inputs.map((c) => (c.next.status === "pending" ? c.next.nextAttemptAt : null)),
+      inputs.map((c) => (c.next.status === "parked" ? c.next.reason : null)),
+      inputs.map((c) => c.deletePayload),
+      inputs.map((c) => c.now),
+      ...attemptColumns(inputs),
+      hours.map((h) => h.deliveryId),
+      hours.map((h) => h.leaseId),
+      hours.map((h) => h.hour),
+      hours.map((h) => h.succeeded),
+      hours.map((h) => h.failed),
+      hours.map((h) => h.parked),
+      successes.map((c) => c.deliveryId),
+      successes.map((c) => c.leaseId),
+      successes.map((c) => c.now),
+    ],
+  )) as { id: string; lease_id: string }[];
   const applied = new Set(appliedRows.map((row) => `${row.id} ${row.lease_id}`));
   // A delivery that went while its attempt ran, or whose lease another claim holds now, gets
   // nothing recorded, and changes no endpoint.
-  const isApplied = (c: CompletionInput) => applied.has(`${c.deliveryId} ${c.leaseId}`);
+  const isApplied = (c: Completion) => applied.has(`${c.deliveryId} ${c.leaseId}`);
 
   const dropping = inputs.filter((c) => c.deletePayload && isApplied(c)).map((c) => c.deliveryId);
   if (dropping.length > 0) {
-    await tx.unsafe(`UPDATE events SET body = NULL WHERE id IN (SELECT event_id FROM deliveries WHERE id = ANY($1::text[]))
-      AND NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.event_id = events.id AND d.status = 'pending')`, [dropping]);
+    await tx.unsafe(
+      `UPDATE events SET body = NULL WHERE id IN (SELECT event_id FROM deliveries WHERE id = ANY($1::text[]))
+      AND NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.event_id = events.id AND d.status = 'pending')`,
+      [dropping],
+    );
   }
   const disabled: string[] = [];
   if (failing.size === 0) return { changes, disabled };
-  const healthRows = await tx.unsafe(`SELECT id, consecutive_failures, last_success_at, warned_at, enabled, disabled_reason, updated_at
-    FROM endpoints WHERE id = ANY($1::text[]) ORDER BY id FOR NO KEY UPDATE`, [[...failing].sort()]) as Record<string, unknown>[];
+  const healthRows = (await tx.unsafe(
+    `SELECT id, consecutive_failures, last_success_at, warned_at, enabled, disabled_reason, updated_at
+    FROM endpoints WHERE id = ANY($1::text[]) ORDER BY id FOR NO KEY UPDATE`,
+    [[...failing].sort()],
+  )) as Record<string, unknown>[];
   const updated: (Health & { id: string })[] = [];
   for (const row of healthRows) {
     const health: Health & { id: string } = {
@@ -142,49 +156,51 @@ export async function recordCompletions(tx: Tx, inputs: CompletionInput[]): Prom
       disabledReason: row.disabled_reason as string | null,
       updatedAt: Number(row.updated_at),
     };
-    for (const { c, i } of byEndpoint.get(health.id)!) if (isApplied(c)) changes[i] = applyEffect(health, c.effect, c.now, c.rules);
+    for (const { c, i } of byEndpoint.get(health.id) ?? [])
+      if (isApplied(c)) changes[i] = applyEffect(health, c.effect, c.now, c.rules);
     if (!health.enabled && row.enabled) disabled.push(health.id);
     updated.push(health);
   }
   if (updated.length === 0) return { changes, disabled };
-  await tx.unsafe(`UPDATE endpoints e SET consecutive_failures = u.failures, last_success_at = u.last_success, warned_at = u.warned,
+  await tx.unsafe(
+    `UPDATE endpoints e SET consecutive_failures = u.failures, last_success_at = u.last_success, warned_at = u.warned,
       enabled = u.enabled, disabled_reason = u.reason, updated_at = u.updated
     FROM unnest($1::text[], $2::int[], $3::bigint[], $4::bigint[], $5::bool[], $6::text[], $7::bigint[])
       AS u(id, failures, last_success, warned, enabled, reason, updated)
-    WHERE e.id = u.id`, [
-    updated.map((h) => h.id), updated.map((h) => h.consecutiveFailures), updated.map((h) => h.lastSuccessAt), updated.map((h) => h.warnedAt),
-    updated.map((h) => h.enabled), updated.map((h) => h.disabledReason), updated.map((h) => h.updatedAt),
-  ]);
+    WHERE e.id = u.id`,
+    [
+      updated.map((h) => h.id),
+      updated.map((h) => h.consecutiveFailures),
+      updated.map((h) => h.lastSuccessAt),
+      updated.map((h) => h.warnedAt),
+      updated.map((h) => h.enabled),
+      updated.map((h) => h.disabledReason),
+      updated.map((h) => h.updatedAt),
+    ],
+  );
   return { changes, disabled };
 }
 
 /** The attempt rows' columns, for the completions that made an attempt. */
-function attemptColumns(inputs: CompletionInput[]): unknown[][] {
-  const made = inputs.filter((c) => c.attempt !== null);
+function attemptColumns(inputs: Completion[]): unknown[][] {
+  const made = inputs.flatMap(({ deliveryId, leaseId, attempt }) =>
+    attempt ? [{ deliveryId, leaseId, ...attempt }] : [],
+  );
   return [
-    made.map((c) => c.deliveryId),
-    made.map((c) => c.leaseId),
-    made.map((c) => c.attempt!.number),
-    made.map((c) => c.attempt!.at),
-    made.map((c) => c.attempt!.statusCode),
-    made.map((c) => c.attempt!.error),
-    made.map((c) => c.attempt!.responseExcerpt),
-    made.map((c) => c.attempt!.durationMs),
+    made.map((a) => a.deliveryId),
+    made.map((a) => a.leaseId),
+    made.map((a) => a.number),
+    made.map((a) => a.at),
+    made.map((a) => a.statusCode),
+    made.map((a) => a.error),
+    made.map((a) => a.responseExcerpt),
+    made.map((a) => a.durationMs),
   ];
 }
 
-/**
- * What each completion adds to its endpoint's hourly counters: its attempt, succeeded or failed, in
- * the hour it started; its delivery, if parked, in the hour it parked. Summed per endpoint and hour
- * by the statement, over the completions it applied.
- */
-function hourRows(inputs: CompletionInput[]) {
-  const rows: { deliveryId: string; leaseId: string; hour: number; succeeded: number; failed: number; parked: number }[] = [];
-  for (const c of inputs) {
-    const row = { deliveryId: c.deliveryId, leaseId: c.leaseId };
-    // An attempt's effect is "success" exactly when classify() found a 2xx.
-    if (c.attempt) rows.push({ ...row, hour: hourOf(c.attempt.at), succeeded: c.effect === "success" ? 1 : 0, failed: c.effect === "success" ? 0 : 1, parked: 0 });
-    if (c.next.status === "parked") rows.push({ ...row, hour: hourOf(c.now), succeeded: 0, failed: 0, parked: 1 });
-  }
-  return rows;
+/** The completions' hourly counts (see hourCounts), each with its delivery and lease: summed by the statement over those it applied. */
+function hourRows(inputs: Completion[]) {
+  return inputs.flatMap((c) =>
+    hourCounts(c).map((counts) => ({ deliveryId: c.deliveryId, leaseId: c.leaseId, ...counts })),
+  );
 }

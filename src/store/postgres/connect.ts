@@ -38,5 +38,21 @@ export interface Tx {
 
 /** Runs `work` in one transaction (committed when it resolves, rolled back when it throws). */
 export function transaction<T>(db: PgDb, work: (tx: Tx) => Promise<T>): Promise<T> {
-  return db.$client.begin((raw) => work({ raw: raw as unknown as SQL, orm: drizzle({ client: raw as unknown as SQL }) })) as Promise<T>;
+  return db.$client.begin((raw) =>
+    work({ raw: raw as unknown as SQL, orm: drizzle({ client: raw as unknown as SQL }) }),
+  ) as Promise<T>;
+}
+
+/** SQLSTATEs of a transaction that lost a race with another (deadlock, serialization) and may simply run again. */
+const RETRYABLE = new Set(["40P01", "40001"]);
+
+/** Runs `work` (a transaction) again when it lost a race, up to 5 times; anything else is thrown. */
+export async function retried<T>(work: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await work();
+    } catch (error) {
+      if (attempt >= 5 || !RETRYABLE.has((error as { errno?: string }).errno ?? "")) throw error;
+    }
+  }
 }

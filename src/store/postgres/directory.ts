@@ -15,14 +15,21 @@ import { accounts, apiKeys, numbers, wabas } from "./schema.ts";
  * cache from the row the database returned; other instances read the row again when told.
  */
 export class PgDirectory extends CachedDirectory implements Directory, FedCache {
-  constructor(private readonly db: PgDb, private readonly sealer: Sealer, private readonly feed: ChangeFeed) {
+  constructor(
+    private readonly db: PgDb,
+    private readonly sealer: Sealer,
+    private readonly feed: ChangeFeed,
+  ) {
     super();
     feed.register(this, ["account", "api_key", "waba", "number"]);
   }
 
   async loadAll(): Promise<void> {
     const [accountRows, keyRows, wabaRows, numberRows] = await Promise.all([
-      this.db.select().from(accounts), this.db.select().from(apiKeys), this.db.select().from(wabas), this.db.select().from(numbers),
+      this.db.select().from(accounts),
+      this.db.select().from(apiKeys),
+      this.db.select().from(wabas),
+      this.db.select().from(numbers),
     ]);
     this.clearCache();
     for (const row of accountRows) this.cacheAccount(row);
@@ -70,7 +77,12 @@ export class PgDirectory extends CachedDirectory implements Directory, FedCache 
    * Commits `write` with its change record, then puts what it returned in the cache, in the feed's
    * order: a reload of an older change that was under way cannot overwrite it.
    */
-  private async write<T>(kind: ChangeKind, id: string, write: (tx: Tx["orm"]) => Promise<T | undefined>, cache: (row: T) => void): Promise<T | undefined> {
+  private async write<T>(
+    kind: ChangeKind,
+    id: string,
+    write: (tx: Tx["orm"]) => Promise<T | undefined>,
+    cache: (row: T) => void,
+  ): Promise<T | undefined> {
     const row = await transaction(this.db, async (tx) => {
       const written = await write(tx.orm);
       if (written !== undefined) await this.feed.record(tx, kind, [id]);
@@ -85,51 +97,97 @@ export class PgDirectory extends CachedDirectory implements Directory, FedCache 
   }
 
   async createAccount(account: Account) {
-    const row = await this.write("account", account.id, async (tx) => (await tx.insert(accounts).values(account).returning())[0], (r) => this.cacheAccount(r));
+    const row = await this.write(
+      "account",
+      account.id,
+      async (tx) => (await tx.insert(accounts).values(account).returning())[0],
+      (r) => this.cacheAccount(r),
+    );
     return { ...row! };
   }
   async updateAccount(id: string, given: Partial<Omit<Account, "id" | "createdAt">>) {
     const patch = defined(given);
-    const row = await this.write("account", id, async (tx) => Object.keys(patch).length === 0
-      ? (await tx.select().from(accounts).where(eq(accounts.id, id)))[0]
-      : (await tx.update(accounts).set(patch).where(eq(accounts.id, id)).returning())[0], (r) => this.cacheAccount(r));
+    const row = await this.write(
+      "account",
+      id,
+      async (tx) =>
+        Object.keys(patch).length === 0
+          ? (await tx.select().from(accounts).where(eq(accounts.id, id)))[0]
+          : (await tx.update(accounts).set(patch).where(eq(accounts.id, id)).returning())[0],
+      (r) => this.cacheAccount(r),
+    );
     return row && { ...row };
   }
 
   async createApiKey(key: ApiKey) {
-    const row = await this.write("api_key", key.id, async (tx) => (await tx.insert(apiKeys).values(key).returning())[0], (r) => this.cacheKey(r));
+    const row = await this.write(
+      "api_key",
+      key.id,
+      async (tx) => (await tx.insert(apiKeys).values(key).returning())[0],
+      (r) => this.cacheKey(r),
+    );
     return { ...row! };
   }
   async revokeApiKey(id: string, at: number) {
     const current = this.apiKey(id);
     if (current?.revokedAt != null) return { ...current };
-    const row = await this.write("api_key", id, async (tx) => {
-      // Revoked once: a second revocation (here or on another instance) keeps the first time.
-      const [revoked] = await tx.update(apiKeys).set({ revokedAt: at }).where(and(eq(apiKeys.id, id), isNull(apiKeys.revokedAt))).returning();
-      return revoked ?? (await tx.select().from(apiKeys).where(eq(apiKeys.id, id)))[0];
-    }, (r) => this.cacheKey(r));
+    const row = await this.write(
+      "api_key",
+      id,
+      async (tx) => {
+        // Revoked once: a second revocation (here or on another instance) keeps the first time.
+        const [revoked] = await tx
+          .update(apiKeys)
+          .set({ revokedAt: at })
+          .where(and(eq(apiKeys.id, id), isNull(apiKeys.revokedAt)))
+          .returning();
+        return revoked ?? (await tx.select().from(apiKeys).where(eq(apiKeys.id, id)))[0];
+      },
+      (r) => this.cacheKey(r),
+    );
     return row && { ...row };
   }
 
   async createWaba(waba: Waba) {
-    const row = await this.write("waba", waba.wabaId, async (tx) => (await tx.insert(wabas).values(sealWaba(waba, this.sealer)).onConflictDoNothing().returning())[0],
-      (r) => this.cacheWaba(this.toWaba(r)));
+    const row = await this.write(
+      "waba",
+      waba.wabaId,
+      async (tx) => (await tx.insert(wabas).values(sealWaba(waba, this.sealer)).onConflictDoNothing().returning())[0],
+      (r) => this.cacheWaba(this.toWaba(r)),
+    );
     return row ? { ...waba } : null;
   }
   async updateWaba(wabaId: string, patch: WabaPatch) {
     const set: Partial<typeof wabas.$inferInsert> = { updatedAt: patch.updatedAt };
     if (patch.status !== undefined) set.status = patch.status;
     if (patch.accessToken !== undefined) set.accessTokenEnc = this.sealer.seal(patch.accessToken);
-    if (patch.appSecret !== undefined) set.appSecretEnc = patch.appSecret === null ? null : this.sealer.seal(patch.appSecret);
-    Object.assign(set, defined({ causeCode: patch.causeCode, causeMessage: patch.causeMessage, causeAt: patch.causeAt, causeRequestId: patch.causeRequestId }));
-    const row = await this.write("waba", wabaId, async (tx) => (await tx.update(wabas).set(set).where(eq(wabas.wabaId, wabaId)).returning())[0],
-      (r) => this.cacheWaba(this.toWaba(r)));
+    if (patch.appSecret !== undefined)
+      set.appSecretEnc = patch.appSecret === null ? null : this.sealer.seal(patch.appSecret);
+    Object.assign(
+      set,
+      defined({
+        causeCode: patch.causeCode,
+        causeMessage: patch.causeMessage,
+        causeAt: patch.causeAt,
+        causeRequestId: patch.causeRequestId,
+      }),
+    );
+    const row = await this.write(
+      "waba",
+      wabaId,
+      async (tx) => (await tx.update(wabas).set(set).where(eq(wabas.wabaId, wabaId)).returning())[0],
+      (r) => this.cacheWaba(this.toWaba(r)),
+    );
     return row && this.toWaba(row);
   }
 
   async createNumber(number: PhoneNumber) {
-    const row = await this.write("number", number.phoneNumberId, async (tx) => (await tx.insert(numbers).values(number).onConflictDoNothing().returning())[0],
-      (r) => this.cacheNumber(r));
+    const row = await this.write(
+      "number",
+      number.phoneNumberId,
+      async (tx) => (await tx.insert(numbers).values(number).onConflictDoNothing().returning())[0],
+      (r) => this.cacheNumber(r),
+    );
     return row ? { ...row } : null;
   }
   async updateNumber(
@@ -137,8 +195,13 @@ export class PgDirectory extends CachedDirectory implements Directory, FedCache 
     given: Partial<Omit<PhoneNumber, "phoneNumberId" | "accountId" | "wabaId" | "createdAt">> & { updatedAt: number },
   ) {
     const patch = defined(given);
-    const row = await this.write("number", phoneNumberId, async (tx) => (await tx.update(numbers).set(patch).where(eq(numbers.phoneNumberId, phoneNumberId)).returning())[0],
-      (r) => this.cacheNumber(r));
+    const row = await this.write(
+      "number",
+      phoneNumberId,
+      async (tx) =>
+        (await tx.update(numbers).set(patch).where(eq(numbers.phoneNumberId, phoneNumberId)).returning())[0],
+      (r) => this.cacheNumber(r),
+    );
     return row && { ...row };
   }
 
@@ -148,14 +211,25 @@ export class PgDirectory extends CachedDirectory implements Directory, FedCache 
       written = await transaction(this.db, async (tx) => {
         // Absent rows are inserted first, so that the check reads, locked, whichever row won.
         await tx.orm.insert(wabas).values(sealWaba(waba, this.sealer)).onConflictDoNothing();
-        const created = (await tx.orm.insert(numbers).values(number).onConflictDoNothing().returning({ id: numbers.phoneNumberId })).length > 0;
+        const created =
+          (await tx.orm.insert(numbers).values(number).onConflictDoNothing().returning({ id: numbers.phoneNumberId }))
+            .length > 0;
         const [stored] = await tx.orm.select().from(wabas).where(eq(wabas.wabaId, waba.wabaId)).for("update");
-        const [numberRow] = await tx.orm.select().from(numbers).where(eq(numbers.phoneNumberId, number.phoneNumberId)).for("update");
+        const [numberRow] = await tx.orm
+          .select()
+          .from(numbers)
+          .where(eq(numbers.phoneNumberId, number.phoneNumberId))
+          .for("update");
         const refused = connectRefusal(waba.accountId, waba.wabaId, waba.appSecret !== null, {
-          waba: { accountId: stored!.accountId, byo: stored!.appSecretEnc !== null }, number: numberRow,
+          waba: { accountId: stored!.accountId, byo: stored!.appSecretEnc !== null },
+          number: numberRow,
         });
         if (refused) throw new NotConnected(refused);
-        const [wabaRow] = await tx.orm.update(wabas).set(reconnectedWaba(waba, this.sealer)).where(eq(wabas.wabaId, waba.wabaId)).returning();
+        const [wabaRow] = await tx.orm
+          .update(wabas)
+          .set(reconnectedWaba(waba, this.sealer))
+          .where(eq(wabas.wabaId, waba.wabaId))
+          .returning();
         await this.feed.record(tx, "waba", [waba.wabaId]);
         if (created) await this.feed.record(tx, "number", [number.phoneNumberId]);
         return { wabaRow: wabaRow!, numberRow: numberRow!, created };

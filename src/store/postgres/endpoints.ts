@@ -1,19 +1,20 @@
 import { asc, eq, inArray } from "drizzle-orm";
 import type { Sealer } from "../../crypto/sealer.ts";
-import { EndpointOpener } from "../sealed-rows.ts";
-import type { DeliveryEndpoint, Endpoint, EndpointPatch, EndpointTarget } from "../webhooks.ts";
+import type { DeliveryEndpoint, Endpoint, EndpointPatch, EndpointStore, EndpointTarget } from "../endpoints.ts";
+import { EndpointOpener, sealEndpoint, sealEndpointPatch } from "../sealed-rows.ts";
 import type { ChangeFeed, ChangeKind, FedCache } from "./changes.ts";
 import { transaction, type PgDb, type Tx } from "./connect.ts";
+import { DELETE_BATCH, type PgDeletions } from "./deletions.ts";
 import { endpoints } from "./schema.ts";
 
 type Row = typeof endpoints.$inferSelect;
 
 /**
  * Webhook endpoints, with what ingress matches (targets, read synchronously on every event) and
- * what an attempt reads (deliveryEndpoint) kept in memory and equal to the database on every
- * instance through the change feed, like the directory.
+ * what an attempt reads (forDelivery) kept in memory and equal to the database on every instance
+ * through the change feed, like the directory.
  */
-export class PgEndpoints implements FedCache {
+export class PgEndpoints implements EndpointStore, FedCache {
   private readonly targetsById = new Map<string, EndpointTarget & { accountId: string; createdAt: number }>();
   private targetsByAccount = new Map<string, EndpointTarget[]>();
   private readonly deliveryEndpoints = new Map<string, DeliveryEndpoint>();
@@ -21,15 +22,26 @@ export class PgEndpoints implements FedCache {
   private generation = 0;
   private readonly opener: EndpointOpener;
 
-  constructor(private readonly db: PgDb, private readonly sealer: Sealer, private readonly feed: ChangeFeed) {
+  constructor(
+    private readonly db: PgDb,
+    private readonly sealer: Sealer,
+    private readonly feed: ChangeFeed,
+    private readonly deletions: PgDeletions,
+  ) {
     this.opener = new EndpointOpener(sealer);
     feed.register(this, ["endpoint"]);
   }
 
   async loadAll(): Promise<void> {
-    const rows = await this.db.select({
-      id: endpoints.id, accountId: endpoints.accountId, fields: endpoints.fields, phoneNumberId: endpoints.phoneNumberId, createdAt: endpoints.createdAt,
-    }).from(endpoints);
+    const rows = await this.db
+      .select({
+        id: endpoints.id,
+        accountId: endpoints.accountId,
+        fields: endpoints.fields,
+        phoneNumberId: endpoints.phoneNumberId,
+        createdAt: endpoints.createdAt,
+      })
+      .from(endpoints);
     this.targetsById.clear();
     for (const row of rows) this.targetsById.set(row.id, row);
     this.targetsByAccount.clear();
@@ -44,7 +56,13 @@ export class PgEndpoints implements FedCache {
   }
 
   private remember(row: Row): void {
-    this.targetsById.set(row.id, { id: row.id, accountId: row.accountId, fields: row.fields, phoneNumberId: row.phoneNumberId, createdAt: row.createdAt });
+    this.targetsById.set(row.id, {
+      id: row.id,
+      accountId: row.accountId,
+      fields: row.fields,
+      phoneNumberId: row.phoneNumberId,
+      createdAt: row.createdAt,
+    });
     this.targetsByAccount.delete(row.accountId);
   }
 
@@ -71,12 +89,10 @@ export class PgEndpoints implements FedCache {
   }
 
   async create(endpoint: Endpoint): Promise<Endpoint> {
-    const { secret, previousSecret, ...rest } = endpoint;
-    await this.write(endpoint.id, async (tx) => (await tx.insert(endpoints).values({
-      ...rest,
-      secretEnc: this.sealer.seal(secret),
-      previousSecretEnc: previousSecret === null ? null : this.sealer.seal(previousSecret),
-    }).returning())[0]);
+    await this.write(
+      endpoint.id,
+      async (tx) => (await tx.insert(endpoints).values(sealEndpoint(endpoint, this.sealer)).returning())[0],
+    );
     return { ...endpoint };
   }
 
@@ -86,7 +102,11 @@ export class PgEndpoints implements FedCache {
   }
 
   async ofAccount(accountId: string): Promise<Endpoint[]> {
-    const rows = await this.db.select().from(endpoints).where(eq(endpoints.accountId, accountId)).orderBy(asc(endpoints.createdAt), asc(endpoints.id));
+    const rows = await this.db
+      .select()
+      .from(endpoints)
+      .where(eq(endpoints.accountId, accountId))
+      .orderBy(asc(endpoints.createdAt), asc(endpoints.id));
     return rows.map((row) => this.opener.endpoint(row));
   }
 
@@ -103,8 +123,12 @@ export class PgEndpoints implements FedCache {
     return list;
   }
 
+  async forDelivery(id: string): Promise<DeliveryEndpoint | undefined> {
+    return (await this.forDeliveries([id])).get(id);
+  }
+
   /** Endpoints as attempts read them, from memory; those not there are read in one statement. */
-  async forDelivery(ids: string[]): Promise<Map<string, DeliveryEndpoint>> {
+  async forDeliveries(ids: string[]): Promise<Map<string, DeliveryEndpoint>> {
     const found = new Map<string, DeliveryEndpoint>();
     const missing: string[] = [];
     for (const id of new Set(ids)) {
@@ -124,23 +148,38 @@ export class PgEndpoints implements FedCache {
   }
 
   async update(id: string, patch: EndpointPatch): Promise<Endpoint | undefined> {
-    const { secret, previousSecret, ...rest } = patch;
-    const set: Partial<typeof endpoints.$inferInsert> = Object.fromEntries(Object.entries(rest).filter(([, v]) => v !== undefined));
-    if (secret !== undefined) set.secretEnc = this.sealer.seal(secret);
-    if (previousSecret !== undefined) set.previousSecretEnc = previousSecret === null ? null : this.sealer.seal(previousSecret);
-    const row = await this.write(id, async (tx) => (await tx.update(endpoints).set(set).where(eq(endpoints.id, id)).returning())[0]);
+    const set = sealEndpointPatch(patch, this.sealer);
+    const row = await this.write(
+      id,
+      async (tx) => (await tx.update(endpoints).set(set).where(eq(endpoints.id, id)).returning())[0],
+    );
     return row ? this.opener.endpoint(row) : undefined;
   }
 
-  /** Stops sending to it (an attempt starting now finds it disabled and parks) before its deliveries go. */
-  async stopSending(id: string): Promise<void> {
-    await this.write(id, async (tx) => (await tx.update(endpoints).set({ enabled: false }).where(eq(endpoints.id, id)).returning())[0]);
-  }
-
-  /** Deletes the row in `tx` (its remaining deliveries go by cascade); true when it existed. */
-  async delete(id: string, tx: Tx): Promise<boolean> {
-    const gone = (await tx.orm.delete(endpoints).where(eq(endpoints.id, id)).returning({ id: endpoints.id })).length > 0;
-    if (gone) await this.feed.record(tx, "endpoint", [id]);
+  async delete(id: string): Promise<boolean> {
+    // Nothing more is sent to it meanwhile: an attempt starting now finds it disabled and parks.
+    await this.write(
+      id,
+      async (tx) => (await tx.update(endpoints).set({ enabled: false }).where(eq(endpoints.id, id)).returning())[0],
+    );
+    // Its deliveries in batches, so that no transaction grows with the endpoint's history.
+    const batch = `SELECT id FROM deliveries WHERE endpoint_id = $1 LIMIT ${DELETE_BATCH}`;
+    while ((await this.deletions.batch(batch, [id]))?.deliveries === DELETE_BATCH);
+    // Those stored since go with it (cascade); so do the events no other delivery needs.
+    const gone = await transaction(this.db, async (tx) => {
+      const events = (await tx.raw.unsafe("SELECT DISTINCT event_id FROM deliveries WHERE endpoint_id = $1", [id])) as {
+        event_id: string;
+      }[];
+      const deleted =
+        (await tx.orm.delete(endpoints).where(eq(endpoints.id, id)).returning({ id: endpoints.id })).length > 0;
+      if (deleted) await this.feed.record(tx, "endpoint", [id]);
+      await this.deletions.dropOrphanEvents(
+        tx.raw,
+        events.map((row) => row.event_id),
+      );
+      return deleted;
+    });
+    await this.changed([id]);
     return gone;
   }
 

@@ -10,7 +10,12 @@ export class PgNotifications implements NotificationStore {
     await this.db.insert(notifications).values(notification);
   }
   async list(accountId: string, limit = 100) {
-    return this.db.select().from(notifications).where(eq(notifications.accountId, accountId)).orderBy(desc(notifications.createdAt)).limit(limit);
+    return this.db
+      .select()
+      .from(notifications)
+      .where(eq(notifications.accountId, accountId))
+      .orderBy(desc(notifications.createdAt))
+      .limit(limit);
   }
   async markEmailed(id: string, at: number) {
     await this.db.update(notifications).set({ emailedAt: at }).where(eq(notifications.id, id));

@@ -1,8 +1,23 @@
 import { and, desc, eq, isNull, lte, or, sql, type SQL } from "drizzle-orm";
 import type { Sealer } from "../../crypto/sealer.ts";
-import { expiryConditions, fromOnboardingRow, NO_SEALED_SECRETS, onboardingWhere, runColumns, toOnboardingRow } from "../onboarding-rows.ts";
 import {
-  createPlan, live, overCap, type CreateOptions, type Created, type Onboarding, type OnboardingFilter, type OnboardingStore, type Preflight,
+  expiryConditions,
+  fromOnboardingRow,
+  NO_SEALED_SECRETS,
+  onboardingWhere,
+  runColumns,
+  toOnboardingRow,
+} from "../onboarding-rows.ts";
+import {
+  createPlan,
+  live,
+  overCap,
+  type CreateOptions,
+  type Created,
+  type Onboarding,
+  type OnboardingFilter,
+  type OnboardingStore,
+  type Preflight,
   type SyncRequest,
 } from "../onboardings.ts";
 import { transaction, type PgDb } from "./connect.ts";
@@ -11,10 +26,16 @@ import { onboardings } from "./schema.ts";
 const where = onboardingWhere(onboardings);
 
 export class PgOnboardings implements OnboardingStore {
-  constructor(private readonly db: PgDb, private readonly sealer: Sealer) {}
+  constructor(
+    private readonly db: PgDb,
+    private readonly sealer: Sealer,
+  ) {}
 
   private async read(condition: SQL | undefined, now: number): Promise<Onboarding[]> {
-    const rows = await this.db.select().from(onboardings).where(and(condition, expiryConditions(onboardings, now).notGone))
+    const rows = await this.db
+      .select()
+      .from(onboardings)
+      .where(and(condition, expiryConditions(onboardings, now).notGone))
       .orderBy(desc(onboardings.updatedAt), desc(onboardings.id));
     return rows.map((row) => live(fromOnboardingRow(row, this.sealer), now)!);
   }
@@ -47,19 +68,33 @@ export class PgOnboardings implements OnboardingStore {
       let stored: typeof onboardings.$inferSelect | undefined;
       // A row that conflicted and is gone when read (deleted meanwhile): insert again.
       for (;;) {
-        if ((await orm.insert(onboardings).values(row).onConflictDoNothing().returning({ id: onboardings.id })).length > 0) break;
-        [stored] = await orm.select().from(onboardings).where(eq(onboardings.phoneNumberId, onboarding.phoneNumberId)).for("update");
+        if (
+          (await orm.insert(onboardings).values(row).onConflictDoNothing().returning({ id: onboardings.id })).length > 0
+        )
+          break;
+        [stored] = await orm
+          .select()
+          .from(onboardings)
+          .where(eq(onboardings.phoneNumberId, onboarding.phoneNumberId))
+          .for("update");
         if (stored) break;
       }
       const plan = createPlan(stored && fromOnboardingRow(stored, this.sealer), onboarding, options);
       if (typeof plan !== "string") return plan;
-      const [{ unfinished }] = await orm.select({ unfinished: sql<number>`count(*)::int` }).from(onboardings).where(and(
-        where.unfinished(onboarding.accountId), expiryConditions(onboardings, options.now).notGone,
-        // The one just inserted is not yet counted against its own cap.
-        sql`${onboardings.id} <> ${onboarding.id}`,
-      )) as [{ unfinished: number }];
+      const [{ unfinished }] = (await orm
+        .select({ unfinished: sql<number>`count(*)::int` })
+        .from(onboardings)
+        .where(
+          and(
+            where.unfinished(onboarding.accountId),
+            expiryConditions(onboardings, options.now).notGone,
+            // The one just inserted is not yet counted against its own cap.
+            sql`${onboardings.id} <> ${onboarding.id}`,
+          ),
+        )) as [{ unfinished: number }];
       if (overCap(onboarding, options, unfinished)) throw new Refused({ refused: "too_many" });
-      if (plan === "replace") await orm.update(onboardings).set(row).where(eq(onboardings.phoneNumberId, onboarding.phoneNumberId));
+      if (plan === "replace")
+        await orm.update(onboardings).set(row).where(eq(onboardings.phoneNumberId, onboarding.phoneNumberId));
       return { onboarding };
     }).catch((error: unknown) => {
       if (error instanceof Refused) return error.created;
@@ -68,26 +103,48 @@ export class PgOnboardings implements OnboardingStore {
   }
 
   async claim(id: string, accountId: string, now: number, until: number) {
-    const [row] = await this.db.update(onboardings).set({ leaseUntil: until })
-      .where(and(eq(onboardings.id, id), eq(onboardings.accountId, accountId), or(isNull(onboardings.leaseUntil), lte(onboardings.leaseUntil, now)))).returning();
+    const [row] = await this.db
+      .update(onboardings)
+      .set({ leaseUntil: until })
+      .where(
+        and(
+          eq(onboardings.id, id),
+          eq(onboardings.accountId, accountId),
+          or(isNull(onboardings.leaseUntil), lte(onboardings.leaseUntil, now)),
+        ),
+      )
+      .returning();
     return row && fromOnboardingRow(row, this.sealer);
   }
 
   async saveRun(onboarding: Onboarding, heldUntil: number) {
-    const done = await this.db.update(onboardings).set(runColumns(onboarding, this.sealer))
-      .where(and(eq(onboardings.id, onboarding.id), eq(onboardings.leaseUntil, heldUntil))).returning({ id: onboardings.id });
+    const done = await this.db
+      .update(onboardings)
+      .set(runColumns(onboarding, this.sealer))
+      .where(and(eq(onboardings.id, onboarding.id), eq(onboardings.leaseUntil, heldUntil)))
+      .returning({ id: onboardings.id });
     return done.length > 0;
   }
 
   // One key of the JSON object set in place, so that two fields' writes never undo each other. The
   // value goes as text first: Bun.sql would send a string bound straight to jsonb as a JSON string.
   async recordPreflight(id: string, field: string, preflight: Preflight, at: number) {
-    await this.db.update(onboardings).set({ preflights: sql`(${onboardings.preflights}::jsonb || jsonb_build_object(${field}::text, ${JSON.stringify(preflight)}::text::jsonb))::text`, updatedAt: at })
+    await this.db
+      .update(onboardings)
+      .set({
+        preflights: sql`(${onboardings.preflights}::jsonb || jsonb_build_object(${field}::text, ${JSON.stringify(preflight)}::text::jsonb))::text`,
+        updatedAt: at,
+      })
       .where(eq(onboardings.id, id));
   }
 
   async recordSync(id: string, syncType: string, sync: SyncRequest, at: number) {
-    await this.db.update(onboardings).set({ syncs: sql`(${onboardings.syncs}::jsonb || jsonb_build_object(${syncType}::text, ${JSON.stringify(sync)}::text::jsonb))::text`, updatedAt: at })
+    await this.db
+      .update(onboardings)
+      .set({
+        syncs: sql`(${onboardings.syncs}::jsonb || jsonb_build_object(${syncType}::text, ${JSON.stringify(sync)}::text::jsonb))::text`,
+        updatedAt: at,
+      })
       .where(eq(onboardings.id, id));
   }
 
@@ -100,7 +157,11 @@ export class PgOnboardings implements OnboardingStore {
     const { deleting, dropping } = expiryConditions(onboardings, now);
     return transaction(this.db, async ({ orm }) => {
       const deleted = await orm.delete(onboardings).where(deleting).returning({ id: onboardings.id });
-      const dropped = await orm.update(onboardings).set(NO_SEALED_SECRETS).where(dropping).returning({ id: onboardings.id });
+      const dropped = await orm
+        .update(onboardings)
+        .set(NO_SEALED_SECRETS)
+        .where(dropping)
+        .returning({ id: onboardings.id });
       return deleted.length + dropped.length;
     });
   }

@@ -1,5 +1,5 @@
 import { and, desc, eq, lt } from "drizzle-orm";
-import { fromRecoveryRow, theRunningOne, toRecoveryRow } from "../recovery-rows.ts";
+import { fromRecoveryRow, startAnswer, theRunningOne, toRecoveryRow } from "../recovery-rows.ts";
 import type { Recovery, RecoveryStore } from "../recoveries.ts";
 import type { PgDb } from "./connect.ts";
 import { recoveries } from "./schema.ts";
@@ -8,8 +8,8 @@ export class PgRecoveries implements RecoveryStore {
   constructor(private readonly db: PgDb) {}
 
   async start(recovery: Recovery) {
-    const row = (await this.db.insert(recoveries).values(toRecoveryRow(recovery)).onConflictDoUpdate(theRunningOne(recoveries)).returning())[0]!;
-    return { recovery: fromRecoveryRow(row), started: row.id === recovery.id };
+    const insert = this.db.insert(recoveries).values(toRecoveryRow(recovery));
+    return startAnswer(await insert.onConflictDoUpdate(theRunningOne(recoveries)).returning(), recovery);
   }
 
   async get(id: string) {
@@ -18,20 +18,31 @@ export class PgRecoveries implements RecoveryStore {
   }
 
   async latest(endpointId: string) {
-    const [row] = await this.db.select().from(recoveries).where(eq(recoveries.endpointId, endpointId)).orderBy(desc(recoveries.startedAt)).limit(1);
+    const [row] = await this.db
+      .select()
+      .from(recoveries)
+      .where(eq(recoveries.endpointId, endpointId))
+      .orderBy(desc(recoveries.startedAt))
+      .limit(1);
     return row && fromRecoveryRow(row);
   }
 
   async progress(id: string, expectedUpdatedAt: number, patch: Parameters<RecoveryStore["progress"]>[2]) {
     const { cursor, ...rest } = patch;
-    const done = await this.db.update(recoveries).set({ ...rest, cursorAt: cursor?.createdAt ?? null, cursorId: cursor?.id ?? null })
-      .where(and(eq(recoveries.id, id), eq(recoveries.updatedAt, expectedUpdatedAt), eq(recoveries.status, "running"))).returning();
+    const done = await this.db
+      .update(recoveries)
+      .set({ ...rest, cursorAt: cursor?.createdAt ?? null, cursorId: cursor?.id ?? null })
+      .where(and(eq(recoveries.id, id), eq(recoveries.updatedAt, expectedUpdatedAt), eq(recoveries.status, "running")))
+      .returning();
     return done.length > 0;
   }
 
   async takeOver(id: string, staleBefore: number, now: number) {
-    const [row] = await this.db.update(recoveries).set({ updatedAt: now })
-      .where(and(eq(recoveries.id, id), eq(recoveries.status, "running"), lt(recoveries.updatedAt, staleBefore))).returning();
+    const [row] = await this.db
+      .update(recoveries)
+      .set({ updatedAt: now })
+      .where(and(eq(recoveries.id, id), eq(recoveries.status, "running"), lt(recoveries.updatedAt, staleBefore)))
+      .returning();
     return row && fromRecoveryRow(row);
   }
 }

@@ -1,6 +1,16 @@
 import { sql } from "drizzle-orm";
 import {
-  bigint, bigserial, boolean, customType, doublePrecision, index, integer, pgTable, primaryKey, text, uniqueIndex,
+  bigint,
+  bigserial,
+  boolean,
+  customType,
+  doublePrecision,
+  index,
+  integer,
+  pgTable,
+  primaryKey,
+  text,
+  uniqueIndex,
 } from "drizzle-orm/pg-core";
 
 // The tables of src/store/sqlite/schema.ts, for the scale-out mode. Times are Unix epoch
@@ -25,89 +35,133 @@ export const accounts = pgTable("accounts", {
   createdAt: epochMs("created_at").notNull(),
 });
 
-export const users = pgTable("users", {
-  id: text("id").primaryKey(),
-  accountId: text("account_id").notNull().references(() => accounts.id, { onDelete: "cascade" }),
-  email: text("email").notNull(),
-  passwordHash: text("password_hash").notNull(),
-  createdAt: epochMs("created_at").notNull(),
-}, (t) => [uniqueIndex("users_email").on(t.email)]);
+export const users = pgTable(
+  "users",
+  {
+    id: text("id").primaryKey(),
+    accountId: text("account_id")
+      .notNull()
+      .references(() => accounts.id, { onDelete: "cascade" }),
+    email: text("email").notNull(),
+    passwordHash: text("password_hash").notNull(),
+    createdAt: epochMs("created_at").notNull(),
+  },
+  (t) => [uniqueIndex("users_email").on(t.email)],
+);
 
-export const sessions = pgTable("sessions", {
-  // sha256 of the cookie value: a stolen database does not yield live sessions.
-  tokenHash: text("token_hash").primaryKey(),
-  userId: text("user_id").notNull().references(() => users.id, { onDelete: "cascade" }),
-  accountId: text("account_id").notNull().references(() => accounts.id, { onDelete: "cascade" }),
-  createdAt: epochMs("created_at").notNull(),
-  expiresAt: epochMs("expires_at").notNull(),
-}, (t) => [index("sessions_expires").on(t.expiresAt)]);
+export const sessions = pgTable(
+  "sessions",
+  {
+    // sha256 of the cookie value: a stolen database does not yield live sessions.
+    tokenHash: text("token_hash").primaryKey(),
+    userId: text("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
+    accountId: text("account_id")
+      .notNull()
+      .references(() => accounts.id, { onDelete: "cascade" }),
+    createdAt: epochMs("created_at").notNull(),
+    expiresAt: epochMs("expires_at").notNull(),
+  },
+  (t) => [index("sessions_expires").on(t.expiresAt)],
+);
 
-export const apiKeys = pgTable("api_keys", {
-  id: text("id").primaryKey(),
-  accountId: text("account_id").notNull().references(() => accounts.id, { onDelete: "cascade" }),
-  mode: text("mode", { enum: ["live", "test"] }).notNull(),
-  name: text("name"),
-  prefix: text("prefix").notNull(),
-  keyHash: text("key_hash").notNull(),
-  createdAt: epochMs("created_at").notNull(),
-  revokedAt: epochMs("revoked_at"),
-}, (t) => [uniqueIndex("api_keys_hash").on(t.keyHash), index("api_keys_account").on(t.accountId)]);
+export const apiKeys = pgTable(
+  "api_keys",
+  {
+    id: text("id").primaryKey(),
+    accountId: text("account_id")
+      .notNull()
+      .references(() => accounts.id, { onDelete: "cascade" }),
+    mode: text("mode", { enum: ["live", "test"] }).notNull(),
+    name: text("name"),
+    prefix: text("prefix").notNull(),
+    keyHash: text("key_hash").notNull(),
+    createdAt: epochMs("created_at").notNull(),
+    revokedAt: epochMs("revoked_at"),
+  },
+  (t) => [uniqueIndex("api_keys_hash").on(t.keyHash), index("api_keys_account").on(t.accountId)],
+);
 
-export const wabas = pgTable("wabas", {
-  wabaId: text("waba_id").primaryKey(),
-  accountId: text("account_id").notNull().references(() => accounts.id, { onDelete: "cascade" }),
-  accessTokenEnc: text("access_token_enc").notNull(),
-  appSecretEnc: text("app_secret_enc"),
-  status: text("status", { enum: ["connected", "disconnected", "token_revoked"] }).notNull(),
-  createdAt: epochMs("created_at").notNull(),
-  causeCode: integer("cause_code"),
-  causeMessage: text("cause_message"),
-  causeAt: epochMs("cause_at"),
-  causeRequestId: text("cause_request_id"),
-  updatedAt: epochMs("updated_at").notNull(),
-}, (t) => [index("wabas_account").on(t.accountId)]);
+export const wabas = pgTable(
+  "wabas",
+  {
+    wabaId: text("waba_id").primaryKey(),
+    accountId: text("account_id")
+      .notNull()
+      .references(() => accounts.id, { onDelete: "cascade" }),
+    accessTokenEnc: text("access_token_enc").notNull(),
+    appSecretEnc: text("app_secret_enc"),
+    status: text("status", { enum: ["connected", "disconnected", "token_revoked"] }).notNull(),
+    createdAt: epochMs("created_at").notNull(),
+    causeCode: integer("cause_code"),
+    causeMessage: text("cause_message"),
+    causeAt: epochMs("cause_at"),
+    causeRequestId: text("cause_request_id"),
+    updatedAt: epochMs("updated_at").notNull(),
+  },
+  (t) => [index("wabas_account").on(t.accountId)],
+);
 
-export const numbers = pgTable("numbers", {
-  phoneNumberId: text("phone_number_id").primaryKey(),
-  accountId: text("account_id").notNull().references(() => accounts.id, { onDelete: "cascade" }),
-  wabaId: text("waba_id").notNull().references(() => wabas.wabaId, { onDelete: "cascade" }),
-  kind: text("kind", { enum: ["sandbox", "byo", "embedded", "coexistence"] }).notNull(),
-  status: text("status", { enum: ["connected", "disconnected", "restricted", "flagged", "not_registered"] }).notNull(),
-  throughputLevel: text("throughput_level", { enum: ["STANDARD", "HIGH"] }).notNull(),
-  displayPhoneNumber: text("display_phone_number"),
-  verifiedName: text("verified_name"),
-  syncedAt: epochMs("synced_at"),
-  syncError: text("sync_error"),
-  createdAt: epochMs("created_at").notNull(),
-  causeCode: integer("cause_code"),
-  causeMessage: text("cause_message"),
-  causeAt: epochMs("cause_at"),
-  causeRequestId: text("cause_request_id"),
-  updatedAt: epochMs("updated_at").notNull(),
-}, (t) => [index("numbers_account").on(t.accountId), index("numbers_waba").on(t.wabaId)]);
+export const numbers = pgTable(
+  "numbers",
+  {
+    phoneNumberId: text("phone_number_id").primaryKey(),
+    accountId: text("account_id")
+      .notNull()
+      .references(() => accounts.id, { onDelete: "cascade" }),
+    wabaId: text("waba_id")
+      .notNull()
+      .references(() => wabas.wabaId, { onDelete: "cascade" }),
+    kind: text("kind", { enum: ["sandbox", "byo", "embedded", "coexistence"] }).notNull(),
+    status: text("status", {
+      enum: ["connected", "disconnected", "restricted", "flagged", "not_registered"],
+    }).notNull(),
+    throughputLevel: text("throughput_level", { enum: ["STANDARD", "HIGH"] }).notNull(),
+    displayPhoneNumber: text("display_phone_number"),
+    verifiedName: text("verified_name"),
+    syncedAt: epochMs("synced_at"),
+    syncError: text("sync_error"),
+    createdAt: epochMs("created_at").notNull(),
+    causeCode: integer("cause_code"),
+    causeMessage: text("cause_message"),
+    causeAt: epochMs("cause_at"),
+    causeRequestId: text("cause_request_id"),
+    updatedAt: epochMs("updated_at").notNull(),
+  },
+  (t) => [index("numbers_account").on(t.accountId), index("numbers_waba").on(t.wabaId)],
+);
 
-export const endpoints = pgTable("endpoints", {
-  id: text("id").primaryKey(),
-  accountId: text("account_id").notNull().references(() => accounts.id, { onDelete: "cascade" }),
-  url: text("url").notNull(),
-  fields: text("fields").array().notNull(),
-  phoneNumberId: text("phone_number_id"),
-  secretEnc: text("secret_enc").notNull(),
-  previousSecretEnc: text("previous_secret_enc"),
-  previousSecretExpiresAt: epochMs("previous_secret_expires_at"),
-  enabled: boolean("enabled").notNull(),
-  disabledReason: text("disabled_reason", { enum: ["consecutive_failures", "gone"] }),
-  consecutiveFailures: integer("consecutive_failures").notNull().default(0),
-  lastSuccessAt: epochMs("last_success_at"),
-  warnedAt: epochMs("warned_at"),
-  createdAt: epochMs("created_at").notNull(),
-  updatedAt: epochMs("updated_at").notNull(),
-}, (t) => [index("endpoints_account").on(t.accountId)]);
+export const endpoints = pgTable(
+  "endpoints",
+  {
+    id: text("id").primaryKey(),
+    accountId: text("account_id")
+      .notNull()
+      .references(() => accounts.id, { onDelete: "cascade" }),
+    url: text("url").notNull(),
+    fields: text("fields").array().notNull(),
+    phoneNumberId: text("phone_number_id"),
+    secretEnc: text("secret_enc").notNull(),
+    previousSecretEnc: text("previous_secret_enc"),
+    previousSecretExpiresAt: epochMs("previous_secret_expires_at"),
+    enabled: boolean("enabled").notNull(),
+    disabledReason: text("disabled_reason", { enum: ["consecutive_failures", "gone"] }),
+    consecutiveFailures: integer("consecutive_failures").notNull().default(0),
+    lastSuccessAt: epochMs("last_success_at"),
+    warnedAt: epochMs("warned_at"),
+    createdAt: epochMs("created_at").notNull(),
+    updatedAt: epochMs("updated_at").notNull(),
+  },
+  (t) => [index("endpoints_account").on(t.accountId)],
+);
 
 // One row per account per upstream event: the body that account's endpoints receive.
 export const events = pgTable("events", {
   id: text("id").primaryKey(),
-  accountId: text("account_id").notNull().references(() => accounts.id, { onDelete: "cascade" }),
+  accountId: text("account_id")
+    .notNull()
+    .references(() => accounts.id, { onDelete: "cascade" }),
   receivedAt: epochMs("received_at").notNull(),
   // Null once the payload is deleted (history payloads, retention).
   body: bytea("body"),
@@ -116,72 +170,102 @@ export const events = pgTable("events", {
   isTest: boolean("is_test").notNull().default(false),
 });
 
-export const deliveries = pgTable("deliveries", {
-  // Sent as webhook-id; identical on every retry.
-  id: text("id").primaryKey(),
-  accountId: text("account_id").notNull().references(() => accounts.id, { onDelete: "cascade" }),
-  endpointId: text("endpoint_id").notNull().references(() => endpoints.id, { onDelete: "cascade" }),
-  eventId: text("event_id").notNull().references(() => events.id, { onDelete: "cascade" }),
-  status: text("status", { enum: ["pending", "succeeded", "parked"] }).notNull(),
-  attemptCount: integer("attempt_count").notNull().default(0),
-  // While leased: the lease's end, so that a lease that runs out leaves the delivery due.
-  nextAttemptAt: epochMs("next_attempt_at"),
-  // Set while an instance holds the delivery; a lease is live while lease_until is in the future.
-  leaseUntil: epochMs("lease_until"),
-  // The claim that holds (or last held) the lease: an attempt's record is kept only under it.
-  leaseId: text("lease_id"),
-  replayOf: text("replay_of"),
-  parkedReason: text("parked_reason", { enum: ["attempts_exhausted", "gone", "endpoint_disabled", "payload_missing"] }),
-  payloadDeleted: boolean("payload_deleted").notNull().default(false),
-  createdAt: epochMs("created_at").notNull(),
-  updatedAt: epochMs("updated_at").notNull(),
-}, (t) => [
-  // An endpoint's oldest pending work (the claim); leased ones sort at their lease's end. The id
-  // breaks ties in the claim's order, so a claim reads its few rows in index order: without it,
-  // every claim sorted the endpoint's whole backlog (27 ms for 6,400 due, bench/RESULTS.md).
-  index("deliveries_due").on(t.endpointId, t.nextAttemptAt, t.id).where(sql`${t.status} = 'pending'`),
-  // Live leases per endpoint, counted by every claim against the per-endpoint cap.
-  index("deliveries_lease").on(t.endpointId, t.leaseUntil).where(sql`${t.leaseUntil} IS NOT NULL`),
-  // Dropping a history payload, purging events, and the foreign keys' cascades.
-  index("deliveries_event").on(t.eventId),
-  // The dashboard's lists (newest first, per endpoint), the retention purge, and the cascade.
-  index("deliveries_endpoint_created").on(t.endpointId, t.createdAt, t.id),
-  // The lists filtered by status, for the statuses most deliveries never keep long.
-  index("deliveries_parked").on(t.endpointId, t.createdAt, t.id).where(sql`${t.status} = 'parked'`),
-  // A delivery's replays: a bulk recover replays nothing twice.
-  index("deliveries_replay_of").on(t.replayOf).where(sql`${t.replayOf} IS NOT NULL`),
-  index("deliveries_pending").on(t.endpointId, t.createdAt, t.id).where(sql`${t.status} = 'pending'`),
-]);
+export const deliveries = pgTable(
+  "deliveries",
+  {
+    // Sent as webhook-id; identical on every retry.
+    id: text("id").primaryKey(),
+    accountId: text("account_id")
+      .notNull()
+      .references(() => accounts.id, { onDelete: "cascade" }),
+    endpointId: text("endpoint_id")
+      .notNull()
+      .references(() => endpoints.id, { onDelete: "cascade" }),
+    eventId: text("event_id")
+      .notNull()
+      .references(() => events.id, { onDelete: "cascade" }),
+    status: text("status", { enum: ["pending", "succeeded", "parked"] }).notNull(),
+    attemptCount: integer("attempt_count").notNull().default(0),
+    // While leased: the lease's end, so that a lease that runs out leaves the delivery due.
+    nextAttemptAt: epochMs("next_attempt_at"),
+    // Set while an instance holds the delivery; a lease is live while lease_until is in the future.
+    leaseUntil: epochMs("lease_until"),
+    // The claim that holds (or last held) the lease: an attempt's record is kept only under it.
+    leaseId: text("lease_id"),
+    replayOf: text("replay_of"),
+    parkedReason: text("parked_reason", {
+      enum: ["attempts_exhausted", "gone", "endpoint_disabled", "payload_missing"],
+    }),
+    payloadDeleted: boolean("payload_deleted").notNull().default(false),
+    createdAt: epochMs("created_at").notNull(),
+    updatedAt: epochMs("updated_at").notNull(),
+  },
+  (t) => [
+    // An endpoint's oldest pending work (the claim); leased ones sort at their lease's end. The id
+    // breaks ties in the claim's order, so a claim reads its few rows in index order: without it,
+    // every claim sorted the endpoint's whole backlog (27 ms for 6,400 due, bench/RESULTS.md).
+    index("deliveries_due").on(t.endpointId, t.nextAttemptAt, t.id).where(sql`${t.status} = 'pending'`),
+    // Live leases per endpoint, counted by every claim against the per-endpoint cap.
+    index("deliveries_lease").on(t.endpointId, t.leaseUntil).where(sql`${t.leaseUntil} IS NOT NULL`),
+    // Dropping a history payload, purging events, and the foreign keys' cascades.
+    index("deliveries_event").on(t.eventId),
+    // The dashboard's lists (newest first, per endpoint), the retention purge, and the cascade.
+    index("deliveries_endpoint_created").on(t.endpointId, t.createdAt, t.id),
+    // The lists filtered by status, for the statuses most deliveries never keep long.
+    index("deliveries_parked").on(t.endpointId, t.createdAt, t.id).where(sql`${t.status} = 'parked'`),
+    // A delivery's replays: a bulk recover replays nothing twice.
+    index("deliveries_replay_of").on(t.replayOf).where(sql`${t.replayOf} IS NOT NULL`),
+    index("deliveries_pending").on(t.endpointId, t.createdAt, t.id).where(sql`${t.status} = 'pending'`),
+  ],
+);
 
-export const attempts = pgTable("attempts", {
-  id: bigserial("id", { mode: "number" }).primaryKey(),
-  deliveryId: text("delivery_id").notNull().references(() => deliveries.id, { onDelete: "cascade" }),
-  number: integer("number").notNull(),
-  at: epochMs("at").notNull(),
-  statusCode: integer("status_code"),
-  error: text("error"),
-  responseExcerpt: text("response_excerpt"),
-  durationMs: integer("duration_ms").notNull(),
-}, (t) => [index("attempts_delivery").on(t.deliveryId)]);
+export const attempts = pgTable(
+  "attempts",
+  {
+    id: bigserial("id", { mode: "number" }).primaryKey(),
+    deliveryId: text("delivery_id")
+      .notNull()
+      .references(() => deliveries.id, { onDelete: "cascade" }),
+    number: integer("number").notNull(),
+    at: epochMs("at").notNull(),
+    statusCode: integer("status_code"),
+    error: text("error"),
+    responseExcerpt: text("response_excerpt"),
+    durationMs: integer("duration_ms").notNull(),
+  },
+  (t) => [index("attempts_delivery").on(t.deliveryId)],
+);
 
 /** An endpoint's hourly chart, kept up by the commits that record attempts (see SQLite's). */
-export const endpointHours = pgTable("endpoint_hours", {
-  endpointId: text("endpoint_id").notNull().references(() => endpoints.id, { onDelete: "cascade" }),
-  hour: epochMs("hour").notNull(),
-  succeeded: integer("succeeded").notNull().default(0),
-  failed: integer("failed").notNull().default(0),
-  parked: integer("parked").notNull().default(0),
-}, (t) => [primaryKey({ columns: [t.endpointId, t.hour] })]);
+export const endpointHours = pgTable(
+  "endpoint_hours",
+  {
+    endpointId: text("endpoint_id")
+      .notNull()
+      .references(() => endpoints.id, { onDelete: "cascade" }),
+    hour: epochMs("hour").notNull(),
+    succeeded: integer("succeeded").notNull().default(0),
+    failed: integer("failed").notNull().default(0),
+    parked: integer("parked").notNull().default(0),
+  },
+  (t) => [primaryKey({ columns: [t.endpointId, t.hour] })],
+);
 
-export const notifications = pgTable("notifications", {
-  id: text("id").primaryKey(),
-  accountId: text("account_id").notNull().references(() => accounts.id, { onDelete: "cascade" }),
-  kind: text("kind").notNull(),
-  subject: text("subject").notNull(),
-  body: text("body").notNull(),
-  emailedAt: epochMs("emailed_at"),
-  createdAt: epochMs("created_at").notNull(),
-}, (t) => [index("notifications_account").on(t.accountId, t.createdAt)]);
+export const notifications = pgTable(
+  "notifications",
+  {
+    id: text("id").primaryKey(),
+    accountId: text("account_id")
+      .notNull()
+      .references(() => accounts.id, { onDelete: "cascade" }),
+    kind: text("kind").notNull(),
+    subject: text("subject").notNull(),
+    body: text("body").notNull(),
+    emailedAt: epochMs("emailed_at"),
+    createdAt: epochMs("created_at").notNull(),
+  },
+  (t) => [index("notifications_account").on(t.accountId, t.createdAt)],
+);
 
 export const rateBuckets = pgTable("rate_buckets", {
   key: text("key").primaryKey(),
@@ -206,96 +290,125 @@ export const changes = pgTable("changes", {
 });
 
 /** The request log of proxied calls (src/store/requests.ts), newest first per account. */
-export const requestLog = pgTable("request_log", {
-  id: text("id").primaryKey(),
-  accountId: text("account_id").notNull().references(() => accounts.id, { onDelete: "cascade" }),
-  at: epochMs("at").notNull(),
-  apiKeyId: text("api_key_id").notNull(),
-  method: text("method").notNull(),
-  route: text("route"),
-  phoneNumberId: text("phone_number_id"),
-  wabaId: text("waba_id"),
-  status: integer("status").notNull(),
-  errorCode: integer("error_code"),
-  upstreamStatus: integer("upstream_status"),
-  upstreamErrorCode: integer("upstream_error_code"),
-  upstreamErrorSubcode: integer("upstream_error_subcode"),
-  upstreamMs: doublePrecision("upstream_ms"),
-  requestBytes: bigint("request_bytes", { mode: "number" }),
-  responseBytes: bigint("response_bytes", { mode: "number" }),
-  messageId: text("message_id"),
-}, (t) => [
-  index("request_log_account").on(t.accountId, t.at, t.id),
-  index("request_log_message").on(t.messageId),
-]);
+export const requestLog = pgTable(
+  "request_log",
+  {
+    id: text("id").primaryKey(),
+    accountId: text("account_id")
+      .notNull()
+      .references(() => accounts.id, { onDelete: "cascade" }),
+    at: epochMs("at").notNull(),
+    apiKeyId: text("api_key_id").notNull(),
+    method: text("method").notNull(),
+    route: text("route"),
+    phoneNumberId: text("phone_number_id"),
+    wabaId: text("waba_id"),
+    status: integer("status").notNull(),
+    errorCode: integer("error_code"),
+    upstreamStatus: integer("upstream_status"),
+    upstreamErrorCode: integer("upstream_error_code"),
+    upstreamErrorSubcode: integer("upstream_error_subcode"),
+    upstreamMs: doublePrecision("upstream_ms"),
+    requestBytes: bigint("request_bytes", { mode: "number" }),
+    responseBytes: bigint("response_bytes", { mode: "number" }),
+    messageId: text("message_id"),
+  },
+  (t) => [index("request_log_account").on(t.accountId, t.at, t.id), index("request_log_message").on(t.messageId)],
+);
 
 /** Calls per hour per number (or WABA), by what happened: forwarded by row, errors by code. */
-export const usageHours = pgTable("usage_hours", {
-  accountId: text("account_id").notNull().references(() => accounts.id, { onDelete: "cascade" }),
-  targetId: text("target_id").notNull(),
-  hour: epochMs("hour").notNull(),
-  kind: text("kind", { enum: ["forwarded", "upstream_error", "refused"] }).notNull(),
-  label: text("label").notNull(),
-  count: integer("count").notNull(),
-}, (t) => [primaryKey({ columns: [t.accountId, t.hour, t.targetId, t.kind, t.label] })]);
+export const usageHours = pgTable(
+  "usage_hours",
+  {
+    accountId: text("account_id")
+      .notNull()
+      .references(() => accounts.id, { onDelete: "cascade" }),
+    targetId: text("target_id").notNull(),
+    hour: epochMs("hour").notNull(),
+    kind: text("kind", { enum: ["forwarded", "upstream_error", "refused"] }).notNull(),
+    label: text("label").notNull(),
+    count: integer("count").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.accountId, t.hour, t.targetId, t.kind, t.label] })],
+);
 
 /** The message ids each stored event mentions (a message's timeline); they go with their event. */
-export const eventMessages = pgTable("event_messages", {
-  seq: bigserial("seq", { mode: "number" }).primaryKey(),
-  eventId: text("event_id").notNull().references(() => events.id, { onDelete: "cascade" }),
-  accountId: text("account_id").notNull(),
-  messageId: text("message_id").notNull(),
-  phoneNumberId: text("phone_number_id"),
-  kind: text("kind", { enum: ["status", "inbound"] }).notNull(),
-  status: text("status"),
-  errorCode: integer("error_code"),
-  receivedAt: epochMs("received_at").notNull(),
-}, (t) => [index("event_messages_message").on(t.accountId, t.messageId), index("event_messages_event").on(t.eventId)]);
+export const eventMessages = pgTable(
+  "event_messages",
+  {
+    seq: bigserial("seq", { mode: "number" }).primaryKey(),
+    eventId: text("event_id")
+      .notNull()
+      .references(() => events.id, { onDelete: "cascade" }),
+    accountId: text("account_id").notNull(),
+    messageId: text("message_id").notNull(),
+    phoneNumberId: text("phone_number_id"),
+    kind: text("kind", { enum: ["status", "inbound"] }).notNull(),
+    status: text("status"),
+    errorCode: integer("error_code"),
+    receivedAt: epochMs("received_at").notNull(),
+  },
+  (t) => [index("event_messages_message").on(t.accountId, t.messageId), index("event_messages_event").on(t.eventId)],
+);
 
 /** Bulk recovers of an endpoint's parked deliveries (src/store/recoveries.ts); one running per endpoint. */
-export const recoveries = pgTable("recoveries", {
-  id: text("id").primaryKey(),
-  accountId: text("account_id").notNull().references(() => accounts.id, { onDelete: "cascade" }),
-  endpointId: text("endpoint_id").notNull().references(() => endpoints.id, { onDelete: "cascade" }),
-  since: epochMs("since").notNull(),
-  until: epochMs("until").notNull(),
-  status: text("status", { enum: ["running", "done"] }).notNull(),
-  found: integer("found").notNull(),
-  replayed: integer("replayed").notNull(),
-  skippedExpired: integer("skipped_expired").notNull(),
-  skippedReplayed: integer("skipped_replayed").notNull(),
-  cursorAt: epochMs("cursor_at"),
-  cursorId: text("cursor_id"),
-  startedAt: epochMs("started_at").notNull(),
-  updatedAt: epochMs("updated_at").notNull(),
-}, (t) => [
-  uniqueIndex("recoveries_running").on(t.endpointId).where(sql`${t.status} = 'running'`),
-  index("recoveries_endpoint").on(t.endpointId, t.startedAt),
-]);
+export const recoveries = pgTable(
+  "recoveries",
+  {
+    id: text("id").primaryKey(),
+    accountId: text("account_id")
+      .notNull()
+      .references(() => accounts.id, { onDelete: "cascade" }),
+    endpointId: text("endpoint_id")
+      .notNull()
+      .references(() => endpoints.id, { onDelete: "cascade" }),
+    since: epochMs("since").notNull(),
+    until: epochMs("until").notNull(),
+    status: text("status", { enum: ["running", "done"] }).notNull(),
+    found: integer("found").notNull(),
+    replayed: integer("replayed").notNull(),
+    skippedExpired: integer("skipped_expired").notNull(),
+    skippedReplayed: integer("skipped_replayed").notNull(),
+    cursorAt: epochMs("cursor_at"),
+    cursorId: text("cursor_id"),
+    startedAt: epochMs("started_at").notNull(),
+    updatedAt: epochMs("updated_at").notNull(),
+  },
+  (t) => [
+    uniqueIndex("recoveries_running").on(t.endpointId).where(sql`${t.status} = 'running'`),
+    index("recoveries_endpoint").on(t.endpointId, t.startedAt),
+  ],
+);
 
 /** Numbers' onboardings through Embedded Signup and their coexistence syncs (src/store/onboardings.ts); one per number. */
-export const onboardings = pgTable("onboardings", {
-  id: text("id").primaryKey(),
-  accountId: text("account_id").notNull().references(() => accounts.id, { onDelete: "cascade" }),
-  phoneNumberId: text("phone_number_id").notNull(),
-  wabaId: text("waba_id").notNull(),
-  kind: text("kind", { enum: ["embedded", "coexistence"] }).notNull(),
-  codeEnc: text("code_enc"),
-  /** SHA-256 of the last code, kept once the code is spent or dropped: the same code sent twice is a repeat. */
-  codeHash: text("code_hash"),
-  accessTokenEnc: text("access_token_enc"),
-  pinEnc: text("pin_enc"),
-  steps: text("steps").notNull(),
-  preflights: text("preflights").notNull(),
-  syncs: text("syncs").notNull(),
-  finishedAt: epochMs("finished_at"),
-  leaseUntil: epochMs("lease_until"),
-  /** When a run not finished stops holding its number and its secrets are dropped; null: none pending. */
-  expiresAt: epochMs("expires_at"),
-  createdAt: epochMs("created_at").notNull(),
-  updatedAt: epochMs("updated_at").notNull(),
-}, (t) => [
-  uniqueIndex("onboardings_number").on(t.phoneNumberId),
-  index("onboardings_account").on(t.accountId),
-  index("onboardings_expires").on(t.expiresAt).where(sql`${t.expiresAt} IS NOT NULL`),
-]);
+export const onboardings = pgTable(
+  "onboardings",
+  {
+    id: text("id").primaryKey(),
+    accountId: text("account_id")
+      .notNull()
+      .references(() => accounts.id, { onDelete: "cascade" }),
+    phoneNumberId: text("phone_number_id").notNull(),
+    wabaId: text("waba_id").notNull(),
+    kind: text("kind", { enum: ["embedded", "coexistence"] }).notNull(),
+    codeEnc: text("code_enc"),
+    /** SHA-256 of the last code, kept once the code is spent or dropped: the same code sent twice is a repeat. */
+    codeHash: text("code_hash"),
+    accessTokenEnc: text("access_token_enc"),
+    pinEnc: text("pin_enc"),
+    steps: text("steps").notNull(),
+    preflights: text("preflights").notNull(),
+    syncs: text("syncs").notNull(),
+    finishedAt: epochMs("finished_at"),
+    leaseUntil: epochMs("lease_until"),
+    /** When a run not finished stops holding its number and its secrets are dropped; null: none pending. */
+    expiresAt: epochMs("expires_at"),
+    createdAt: epochMs("created_at").notNull(),
+    updatedAt: epochMs("updated_at").notNull(),
+  },
+  (t) => [
+    uniqueIndex("onboardings_number").on(t.phoneNumberId),
+    index("onboardings_account").on(t.accountId),
+    index("onboardings_expires").on(t.expiresAt).where(sql`${t.expiresAt} IS NOT NULL`),
+  ],
+);

@@ -3,15 +3,19 @@ import type { Store } from "../store.ts";
 import { PgBuckets } from "./buckets.ts";
 import { ChangeFeed } from "./changes.ts";
 import { connect, type PgDb } from "./connect.ts";
+import { PgDeletions } from "./deletions.ts";
 import { PgDirectory } from "./directory.ts";
+import { PgEndpoints } from "./endpoints.ts";
+import { PgHistory } from "./history.ts";
 import { applyMigrations } from "./migrate.ts";
 import { PgNotifications } from "./notifications.ts";
 import { PgOnboardings } from "./onboardings.ts";
+import { PgQueue } from "./queue.ts";
 import { PgRecoveries } from "./recoveries.ts";
 import { PgRequestLog } from "./requests.ts";
+import { PgRetention } from "./retention.ts";
 import { unavailableAsStoreError } from "./unavailable.ts";
 import { PgSessions, PgUsers } from "./users.ts";
-import { PgWebhooks } from "./webhooks.ts";
 
 export interface PgStore extends Store {
   /** For capabilities whose PostgreSQL implementation lives beside their own code. */
@@ -39,9 +43,11 @@ export async function openPostgresStore(url: string, sealer: Sealer, options: Pg
     await applyMigrations(db.$client);
     const feed = new ChangeFeed(db, options.onError ?? (() => {}));
     const directory = new PgDirectory(db, sealer, feed);
-    const webhooks = new PgWebhooks(db, sealer, feed);
+    const deletions = new PgDeletions(db.$client);
+    const endpoints = new PgEndpoints(db, sealer, feed, deletions);
+    const queue = new PgQueue(db, endpoints, feed);
     await feed.start();
-    await webhooks.start();
+    await queue.start();
     let closed = false;
     return {
       db,
@@ -53,16 +59,22 @@ export async function openPostgresStore(url: string, sealer: Sealer, options: Pg
       recoveries: unavailableAsStoreError(new PgRecoveries(db)),
       onboardings: unavailableAsStoreError(new PgOnboardings(db, sealer)),
       buckets: unavailableAsStoreError(new PgBuckets(db)),
-      webhooks: unavailableAsStoreError(webhooks),
+      endpoints: unavailableAsStoreError(endpoints),
+      queue: unavailableAsStoreError(queue),
+      history: unavailableAsStoreError(new PgHistory(db, endpoints)),
+      retention: unavailableAsStoreError(new PgRetention(db.$client, deletions)),
       async healthy() {
-        const answer = db.$client.unsafe("SELECT 1 AS ok").then((rows) => rows.length === 1, () => false);
+        const answer = db.$client.unsafe("SELECT 1 AS ok").then(
+          (rows) => rows.length === 1,
+          () => false,
+        );
         const late = new Promise<false>((resolve) => setTimeout(() => resolve(false), HEALTH_TIMEOUT_MS).unref());
         return Promise.race([answer, late]);
       },
       async close() {
         if (closed) return;
         closed = true;
-        await webhooks.close();
+        await queue.close();
         await feed.close();
         await db.$client.close();
       },

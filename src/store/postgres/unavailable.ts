@@ -2,8 +2,12 @@ import { StoreUnavailableError } from "../errors.ts";
 
 /** Bun's own codes for a connection that could not be made or was lost. */
 const LOST_CONNECTION = new Set([
-  "ERR_POSTGRES_CONNECTION_CLOSED", "ERR_POSTGRES_CONNECTION_FAILED", "ERR_POSTGRES_CONNECTION_REFUSED",
-  "ERR_POSTGRES_CONNECTION_TIMEOUT", "ERR_POSTGRES_IDLE_TIMEOUT", "ERR_POSTGRES_LIFETIME_TIMEOUT",
+  "ERR_POSTGRES_CONNECTION_CLOSED",
+  "ERR_POSTGRES_CONNECTION_FAILED",
+  "ERR_POSTGRES_CONNECTION_REFUSED",
+  "ERR_POSTGRES_CONNECTION_TIMEOUT",
+  "ERR_POSTGRES_IDLE_TIMEOUT",
+  "ERR_POSTGRES_LIFETIME_TIMEOUT",
 ]);
 
 /**
@@ -37,10 +41,15 @@ function translated(error: unknown): unknown {
  */
 export function unavailableAsStoreError<T extends object>(target: T): T {
   const methods = new Map<string, (...args: unknown[]) => unknown>();
-  for (let proto = Object.getPrototypeOf(target); proto && proto !== Object.prototype; proto = Object.getPrototypeOf(proto)) {
+  for (
+    let proto = Object.getPrototypeOf(target);
+    proto && proto !== Object.prototype;
+    proto = Object.getPrototypeOf(proto)
+  ) {
     for (const [name, descriptor] of Object.entries(Object.getOwnPropertyDescriptors(proto))) {
       // Methods only (not getters), the most derived class's first.
-      if (name !== "constructor" && typeof descriptor.value === "function" && !methods.has(name)) methods.set(name, descriptor.value);
+      if (name !== "constructor" && typeof descriptor.value === "function" && !methods.has(name))
+        methods.set(name, descriptor.value);
     }
   }
   for (const [name, method] of methods) {

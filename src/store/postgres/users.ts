@@ -25,7 +25,10 @@ export class PgUsers implements UserStore {
     await this.db
       .insert(signInFailures)
       .values({ email: email.toLowerCase(), count: 1, lastAt: at })
-      .onConflictDoUpdate({ target: signInFailures.email, set: { count: sql`${signInFailures.count} + 1`, lastAt: at } });
+      .onConflictDoUpdate({
+        target: signInFailures.email,
+        set: { count: sql`${signInFailures.count} + 1`, lastAt: at },
+      });
   }
   async clearFailures(email: string) {
     await this.db.delete(signInFailures).where(eq(signInFailures.email, email.toLowerCase()));
@@ -34,7 +37,12 @@ export class PgUsers implements UserStore {
     await this.db.update(users).set({ passwordHash }).where(eq(users.id, id));
   }
   async purgeFailures(before: number) {
-    return (await this.db.delete(signInFailures).where(lt(signInFailures.lastAt, before)).returning({ email: signInFailures.email })).length;
+    return (
+      await this.db
+        .delete(signInFailures)
+        .where(lt(signInFailures.lastAt, before))
+        .returning({ email: signInFailures.email })
+    ).length;
   }
 }
 
@@ -50,6 +58,8 @@ export class PgSessions implements SessionStore {
     await this.db.delete(sessions).where(eq(sessions.tokenHash, tokenHash));
   }
   async purgeExpired(now: number) {
-    return (await this.db.delete(sessions).where(lte(sessions.expiresAt, now)).returning({ tokenHash: sessions.tokenHash })).length;
+    return (
+      await this.db.delete(sessions).where(lte(sessions.expiresAt, now)).returning({ tokenHash: sessions.tokenHash })
+    ).length;
   }
 }

@@ -14,8 +14,15 @@ export class SqliteBuckets implements BucketStore {
   constructor(private readonly db: Db) {
     this.upsert = db
       .insert(rateBuckets)
-      .values({ key: sql.placeholder("key"), tokens: sql.placeholder("tokens"), updatedAt: sql.placeholder("updatedAt") })
-      .onConflictDoUpdate({ target: rateBuckets.key, set: { tokens: sql`excluded.tokens`, updatedAt: sql`excluded.updated_at` } })
+      .values({
+        key: sql.placeholder("key"),
+        tokens: sql.placeholder("tokens"),
+        updatedAt: sql.placeholder("updatedAt"),
+      })
+      .onConflictDoUpdate({
+        target: rateBuckets.key,
+        set: { tokens: sql`excluded.tokens`, updatedAt: sql`excluded.updated_at` },
+      })
       .prepare();
   }
 

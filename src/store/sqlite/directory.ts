@@ -17,7 +17,10 @@ export class SqliteDirectory extends CachedDirectory implements Directory {
   /** SQLite's data_version changes only when another connection commits: the CLI beside a running server. */
   private seenVersion = -1;
 
-  constructor(private readonly db: Db, private readonly sealer: Sealer) {
+  constructor(
+    private readonly db: Db,
+    private readonly sealer: Sealer,
+  ) {
     super();
     this.load();
   }
@@ -88,9 +91,19 @@ export class SqliteDirectory extends CachedDirectory implements Directory {
     const row: Partial<typeof wabas.$inferInsert> = { updatedAt: patch.updatedAt };
     if (patch.status !== undefined) row.status = patch.status;
     if (patch.accessToken !== undefined) row.accessTokenEnc = this.sealer.seal(patch.accessToken);
-    if (patch.appSecret !== undefined) row.appSecretEnc = patch.appSecret === null ? null : this.sealer.seal(patch.appSecret);
-    const cause: Partial<StatusCause> = defined({ causeCode: patch.causeCode, causeMessage: patch.causeMessage, causeAt: patch.causeAt, causeRequestId: patch.causeRequestId });
-    this.db.update(wabas).set({ ...row, ...cause }).where(eq(wabas.wabaId, wabaId)).run();
+    if (patch.appSecret !== undefined)
+      row.appSecretEnc = patch.appSecret === null ? null : this.sealer.seal(patch.appSecret);
+    const cause: Partial<StatusCause> = defined({
+      causeCode: patch.causeCode,
+      causeMessage: patch.causeMessage,
+      causeAt: patch.causeAt,
+      causeRequestId: patch.causeRequestId,
+    });
+    this.db
+      .update(wabas)
+      .set({ ...row, ...cause })
+      .where(eq(wabas.wabaId, wabaId))
+      .run();
     const next: Waba = {
       ...current,
       ...cause,
@@ -124,18 +137,26 @@ export class SqliteDirectory extends CachedDirectory implements Directory {
   // Immediate: the write lock is taken before the reads, so another process (the CLI) cannot
   // change the rows between the check and the write.
   async connect(waba: Waba, number: PhoneNumber): Promise<Connected> {
-    const written = this.db.transaction((tx): { refused: Refusal } | { wabaRow: typeof wabas.$inferSelect; numberRow: PhoneNumber; created: boolean } => {
-      const stored = tx.select().from(wabas).where(eq(wabas.wabaId, waba.wabaId)).get();
-      const storedNumber = tx.select().from(numbers).where(eq(numbers.phoneNumberId, number.phoneNumberId)).get();
-      const refused = connectRefusal(waba.accountId, waba.wabaId, waba.appSecret !== null, {
-        waba: stored && { accountId: stored.accountId, byo: stored.appSecretEnc !== null }, number: storedNumber,
-      });
-      if (refused) return { refused };
-      if (stored) tx.update(wabas).set(reconnectedWaba(waba, this.sealer)).where(eq(wabas.wabaId, waba.wabaId)).run();
-      else tx.insert(wabas).values(sealWaba(waba, this.sealer)).run();
-      if (!storedNumber) tx.insert(numbers).values(number).run();
-      return { wabaRow: tx.select().from(wabas).where(eq(wabas.wabaId, waba.wabaId)).get()!, numberRow: storedNumber ?? number, created: !storedNumber };
-    }, { behavior: "immediate" });
+    const written = this.db.transaction(
+      (tx): { refused: Refusal } | { wabaRow: typeof wabas.$inferSelect; numberRow: PhoneNumber; created: boolean } => {
+        const stored = tx.select().from(wabas).where(eq(wabas.wabaId, waba.wabaId)).get();
+        const storedNumber = tx.select().from(numbers).where(eq(numbers.phoneNumberId, number.phoneNumberId)).get();
+        const refused = connectRefusal(waba.accountId, waba.wabaId, waba.appSecret !== null, {
+          waba: stored && { accountId: stored.accountId, byo: stored.appSecretEnc !== null },
+          number: storedNumber,
+        });
+        if (refused) return { refused };
+        if (stored) tx.update(wabas).set(reconnectedWaba(waba, this.sealer)).where(eq(wabas.wabaId, waba.wabaId)).run();
+        else tx.insert(wabas).values(sealWaba(waba, this.sealer)).run();
+        if (!storedNumber) tx.insert(numbers).values(number).run();
+        return {
+          wabaRow: tx.select().from(wabas).where(eq(wabas.wabaId, waba.wabaId)).get()!,
+          numberRow: storedNumber ?? number,
+          created: !storedNumber,
+        };
+      },
+      { behavior: "immediate" },
+    );
     if ("refused" in written) return written;
     this.cacheWaba(this.toWaba(written.wabaRow));
     this.cacheNumber({ ...written.numberRow });

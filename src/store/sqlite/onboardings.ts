@@ -1,8 +1,23 @@
 import { and, desc, eq, isNull, lte, or, sql, type SQL } from "drizzle-orm";
 import type { Sealer } from "../../crypto/sealer.ts";
-import { expiryConditions, fromOnboardingRow, NO_SEALED_SECRETS, onboardingWhere, runColumns, toOnboardingRow } from "../onboarding-rows.ts";
 import {
-  createPlan, live, overCap, type CreateOptions, type Created, type Onboarding, type OnboardingFilter, type OnboardingStore, type Preflight,
+  expiryConditions,
+  fromOnboardingRow,
+  NO_SEALED_SECRETS,
+  onboardingWhere,
+  runColumns,
+  toOnboardingRow,
+} from "../onboarding-rows.ts";
+import {
+  createPlan,
+  live,
+  overCap,
+  type CreateOptions,
+  type Created,
+  type Onboarding,
+  type OnboardingFilter,
+  type OnboardingStore,
+  type Preflight,
   type SyncRequest,
 } from "../onboardings.ts";
 import type { Db } from "./open.ts";
@@ -11,11 +26,18 @@ import { onboardings } from "./schema.ts";
 const where = onboardingWhere(onboardings);
 
 export class SqliteOnboardings implements OnboardingStore {
-  constructor(private readonly db: Db, private readonly sealer: Sealer) {}
+  constructor(
+    private readonly db: Db,
+    private readonly sealer: Sealer,
+  ) {}
 
   private read(condition: SQL | undefined, now: number): Onboarding[] {
-    return this.db.select().from(onboardings).where(and(condition, expiryConditions(onboardings, now).notGone))
-      .orderBy(desc(onboardings.updatedAt), desc(onboardings.id)).all()
+    return this.db
+      .select()
+      .from(onboardings)
+      .where(and(condition, expiryConditions(onboardings, now).notGone))
+      .orderBy(desc(onboardings.updatedAt), desc(onboardings.id))
+      .all()
       .map((row) => live(fromOnboardingRow(row, this.sealer), now)!);
   }
 
@@ -38,41 +60,78 @@ export class SqliteOnboardings implements OnboardingStore {
   // Immediate: the write lock is taken before the read, so another process (the CLI) cannot
   // change the row between the two.
   async create(onboarding: Onboarding, options: CreateOptions): Promise<Created> {
-    return this.db.transaction((tx) => {
-      const stored = tx.select().from(onboardings).where(eq(onboardings.phoneNumberId, onboarding.phoneNumberId)).get();
-      const plan = createPlan(stored && fromOnboardingRow(stored, this.sealer), onboarding, options);
-      if (typeof plan !== "string") return plan;
-      const [{ unfinished }] = tx.select({ unfinished: sql<number>`count(*)` }).from(onboardings)
-        .where(and(where.unfinished(onboarding.accountId), expiryConditions(onboardings, options.now).notGone)).all() as [{ unfinished: number }];
-      if (overCap(onboarding, options, unfinished)) return { refused: "too_many" as const };
-      const row = toOnboardingRow(onboarding, this.sealer);
-      if (plan === "replace") tx.update(onboardings).set(row).where(eq(onboardings.phoneNumberId, onboarding.phoneNumberId)).run();
-      else tx.insert(onboardings).values(row).run();
-      return { onboarding };
-    }, { behavior: "immediate" });
+    return this.db.transaction(
+      (tx) => {
+        const stored = tx
+          .select()
+          .from(onboardings)
+          .where(eq(onboardings.phoneNumberId, onboarding.phoneNumberId))
+          .get();
+        const plan = createPlan(stored && fromOnboardingRow(stored, this.sealer), onboarding, options);
+        if (typeof plan !== "string") return plan;
+        const [{ unfinished }] = tx
+          .select({ unfinished: sql<number>`count(*)` })
+          .from(onboardings)
+          .where(and(where.unfinished(onboarding.accountId), expiryConditions(onboardings, options.now).notGone))
+          .all() as [{ unfinished: number }];
+        if (overCap(onboarding, options, unfinished)) return { refused: "too_many" as const };
+        const row = toOnboardingRow(onboarding, this.sealer);
+        if (plan === "replace")
+          tx.update(onboardings).set(row).where(eq(onboardings.phoneNumberId, onboarding.phoneNumberId)).run();
+        else tx.insert(onboardings).values(row).run();
+        return { onboarding };
+      },
+      { behavior: "immediate" },
+    );
   }
 
   async claim(id: string, accountId: string, now: number, until: number) {
-    const [row] = this.db.update(onboardings).set({ leaseUntil: until })
-      .where(and(eq(onboardings.id, id), eq(onboardings.accountId, accountId), or(isNull(onboardings.leaseUntil), lte(onboardings.leaseUntil, now)))).returning().all();
+    const [row] = this.db
+      .update(onboardings)
+      .set({ leaseUntil: until })
+      .where(
+        and(
+          eq(onboardings.id, id),
+          eq(onboardings.accountId, accountId),
+          or(isNull(onboardings.leaseUntil), lte(onboardings.leaseUntil, now)),
+        ),
+      )
+      .returning()
+      .all();
     return row && fromOnboardingRow(row, this.sealer);
   }
 
   async saveRun(onboarding: Onboarding, heldUntil: number) {
-    const done = this.db.update(onboardings).set(runColumns(onboarding, this.sealer))
-      .where(and(eq(onboardings.id, onboarding.id), eq(onboardings.leaseUntil, heldUntil))).returning({ id: onboardings.id }).all();
+    const done = this.db
+      .update(onboardings)
+      .set(runColumns(onboarding, this.sealer))
+      .where(and(eq(onboardings.id, onboarding.id), eq(onboardings.leaseUntil, heldUntil)))
+      .returning({ id: onboardings.id })
+      .all();
     return done.length > 0;
   }
 
   // One key of the JSON object set in place, so that two fields' writes never undo each other.
   async recordPreflight(id: string, field: string, preflight: Preflight, at: number) {
-    this.db.update(onboardings).set({ preflights: sql`json_set(${onboardings.preflights}, ${`$."${field}"`}, json(${JSON.stringify(preflight)}))`, updatedAt: at })
-      .where(eq(onboardings.id, id)).run();
+    this.db
+      .update(onboardings)
+      .set({
+        preflights: sql`json_set(${onboardings.preflights}, ${`$."${field}"`}, json(${JSON.stringify(preflight)}))`,
+        updatedAt: at,
+      })
+      .where(eq(onboardings.id, id))
+      .run();
   }
 
   async recordSync(id: string, syncType: string, sync: SyncRequest, at: number) {
-    this.db.update(onboardings).set({ syncs: sql`json_set(${onboardings.syncs}, ${`$."${syncType}"`}, json(${JSON.stringify(sync)}))`, updatedAt: at })
-      .where(eq(onboardings.id, id)).run();
+    this.db
+      .update(onboardings)
+      .set({
+        syncs: sql`json_set(${onboardings.syncs}, ${`$."${syncType}"`}, json(${JSON.stringify(sync)}))`,
+        updatedAt: at,
+      })
+      .where(eq(onboardings.id, id))
+      .run();
   }
 
   async delete(id: string) {
@@ -84,7 +143,12 @@ export class SqliteOnboardings implements OnboardingStore {
     const { deleting, dropping } = expiryConditions(onboardings, now);
     return this.db.transaction((tx) => {
       const deleted = tx.delete(onboardings).where(deleting).returning({ id: onboardings.id }).all();
-      const dropped = tx.update(onboardings).set(NO_SEALED_SECRETS).where(dropping).returning({ id: onboardings.id }).all();
+      const dropped = tx
+        .update(onboardings)
+        .set(NO_SEALED_SECRETS)
+        .where(dropping)
+        .returning({ id: onboardings.id })
+        .all();
       return deleted.length + dropped.length;
     });
   }

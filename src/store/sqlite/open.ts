@@ -1,5 +1,6 @@
-import { Database } from "bun:sqlite";
+import { Database, type Statement } from "bun:sqlite";
 import { drizzle, type BunSQLiteDatabase } from "drizzle-orm/bun-sqlite";
+import type { Row } from "../delivery-rows.ts";
 import * as schema from "./schema.ts";
 import { applyMigrations } from "./migrate.ts";
 
@@ -19,4 +20,15 @@ export function openDatabase(path: string): { db: Db; sqlite: Database } {
   const db = drizzle(sqlite, { schema });
   applyMigrations(db);
   return { db, sqlite };
+}
+
+/** What a statement's named parameters take (the connection is strict: named without their `$`). */
+export type Params = Record<string, string | number | bigint | boolean | null | Uint8Array>;
+
+/**
+ * Prepares `text` once on the connection, typed by the rows it returns and the parameters it
+ * takes. The queue's hot paths run so, as plain SQL: several times faster than the query builder.
+ */
+export function statement<R = Row, P extends Params = Params>(sqlite: Database, text: string): Statement<R, [P]> {
+  return sqlite.prepare<R, [P]>(text);
 }

@@ -1,5 +1,5 @@
 import { and, desc, eq, lt } from "drizzle-orm";
-import { fromRecoveryRow, theRunningOne, toRecoveryRow } from "../recovery-rows.ts";
+import { fromRecoveryRow, startAnswer, theRunningOne, toRecoveryRow } from "../recovery-rows.ts";
 import type { Recovery, RecoveryStore } from "../recoveries.ts";
 import type { Db } from "./open.ts";
 import { recoveries } from "./schema.ts";
@@ -8,8 +8,8 @@ export class SqliteRecoveries implements RecoveryStore {
   constructor(private readonly db: Db) {}
 
   async start(recovery: Recovery) {
-    const row = this.db.insert(recoveries).values(toRecoveryRow(recovery)).onConflictDoUpdate(theRunningOne(recoveries)).returning().get()!;
-    return { recovery: fromRecoveryRow(row), started: row.id === recovery.id };
+    const insert = this.db.insert(recoveries).values(toRecoveryRow(recovery));
+    return startAnswer(insert.onConflictDoUpdate(theRunningOne(recoveries)).returning().all(), recovery);
   }
 
   async get(id: string) {
@@ -18,20 +18,34 @@ export class SqliteRecoveries implements RecoveryStore {
   }
 
   async latest(endpointId: string) {
-    const row = this.db.select().from(recoveries).where(eq(recoveries.endpointId, endpointId)).orderBy(desc(recoveries.startedAt)).limit(1).get();
+    const row = this.db
+      .select()
+      .from(recoveries)
+      .where(eq(recoveries.endpointId, endpointId))
+      .orderBy(desc(recoveries.startedAt))
+      .limit(1)
+      .get();
     return row && fromRecoveryRow(row);
   }
 
   async progress(id: string, expectedUpdatedAt: number, patch: Parameters<RecoveryStore["progress"]>[2]) {
     const { cursor, ...rest } = patch;
-    const done = this.db.update(recoveries).set({ ...rest, cursorAt: cursor?.createdAt ?? null, cursorId: cursor?.id ?? null })
-      .where(and(eq(recoveries.id, id), eq(recoveries.updatedAt, expectedUpdatedAt), eq(recoveries.status, "running"))).returning().all();
+    const done = this.db
+      .update(recoveries)
+      .set({ ...rest, cursorAt: cursor?.createdAt ?? null, cursorId: cursor?.id ?? null })
+      .where(and(eq(recoveries.id, id), eq(recoveries.updatedAt, expectedUpdatedAt), eq(recoveries.status, "running")))
+      .returning()
+      .all();
     return done.length > 0;
   }
 
   async takeOver(id: string, staleBefore: number, now: number) {
-    const [row] = this.db.update(recoveries).set({ updatedAt: now })
-      .where(and(eq(recoveries.id, id), eq(recoveries.status, "running"), lt(recoveries.updatedAt, staleBefore))).returning().all();
+    const [row] = this.db
+      .update(recoveries)
+      .set({ updatedAt: now })
+      .where(and(eq(recoveries.id, id), eq(recoveries.status, "running"), lt(recoveries.updatedAt, staleBefore)))
+      .returning()
+      .all();
     return row && fromRecoveryRow(row);
   }
 }

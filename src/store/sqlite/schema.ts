@@ -13,91 +13,135 @@ export const accounts = sqliteTable("accounts", {
   createdAt: integer("created_at").notNull(),
 });
 
-export const users = sqliteTable("users", {
-  id: text("id").primaryKey(),
-  accountId: text("account_id").notNull().references(() => accounts.id, { onDelete: "cascade" }),
-  email: text("email").notNull(),
-  passwordHash: text("password_hash").notNull(),
-  createdAt: integer("created_at").notNull(),
-}, (t) => [uniqueIndex("users_email").on(t.email)]);
+export const users = sqliteTable(
+  "users",
+  {
+    id: text("id").primaryKey(),
+    accountId: text("account_id")
+      .notNull()
+      .references(() => accounts.id, { onDelete: "cascade" }),
+    email: text("email").notNull(),
+    passwordHash: text("password_hash").notNull(),
+    createdAt: integer("created_at").notNull(),
+  },
+  (t) => [uniqueIndex("users_email").on(t.email)],
+);
 
-export const sessions = sqliteTable("sessions", {
-  // sha256 of the cookie value: a stolen database does not yield live sessions.
-  tokenHash: text("token_hash").primaryKey(),
-  userId: text("user_id").notNull().references(() => users.id, { onDelete: "cascade" }),
-  accountId: text("account_id").notNull().references(() => accounts.id, { onDelete: "cascade" }),
-  createdAt: integer("created_at").notNull(),
-  expiresAt: integer("expires_at").notNull(),
-}, (t) => [index("sessions_expires").on(t.expiresAt)]);
+export const sessions = sqliteTable(
+  "sessions",
+  {
+    // sha256 of the cookie value: a stolen database does not yield live sessions.
+    tokenHash: text("token_hash").primaryKey(),
+    userId: text("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
+    accountId: text("account_id")
+      .notNull()
+      .references(() => accounts.id, { onDelete: "cascade" }),
+    createdAt: integer("created_at").notNull(),
+    expiresAt: integer("expires_at").notNull(),
+  },
+  (t) => [index("sessions_expires").on(t.expiresAt)],
+);
 
-export const apiKeys = sqliteTable("api_keys", {
-  id: text("id").primaryKey(),
-  accountId: text("account_id").notNull().references(() => accounts.id, { onDelete: "cascade" }),
-  mode: text("mode", { enum: ["live", "test"] }).notNull(),
-  name: text("name"),
-  // First characters of the key, enough to recognise it in a list; the rest exists only as a hash.
-  prefix: text("prefix").notNull(),
-  keyHash: text("key_hash").notNull(),
-  createdAt: integer("created_at").notNull(),
-  revokedAt: integer("revoked_at"),
-}, (t) => [uniqueIndex("api_keys_hash").on(t.keyHash), index("api_keys_account").on(t.accountId)]);
+export const apiKeys = sqliteTable(
+  "api_keys",
+  {
+    id: text("id").primaryKey(),
+    accountId: text("account_id")
+      .notNull()
+      .references(() => accounts.id, { onDelete: "cascade" }),
+    mode: text("mode", { enum: ["live", "test"] }).notNull(),
+    name: text("name"),
+    // First characters of the key, enough to recognise it in a list; the rest exists only as a hash.
+    prefix: text("prefix").notNull(),
+    keyHash: text("key_hash").notNull(),
+    createdAt: integer("created_at").notNull(),
+    revokedAt: integer("revoked_at"),
+  },
+  (t) => [uniqueIndex("api_keys_hash").on(t.keyHash), index("api_keys_account").on(t.accountId)],
+);
 
-export const wabas = sqliteTable("wabas", {
-  wabaId: text("waba_id").primaryKey(),
-  accountId: text("account_id").notNull().references(() => accounts.id, { onDelete: "cascade" }),
-  accessTokenEnc: text("access_token_enc").notNull(),
-  appSecretEnc: text("app_secret_enc"),
-  status: text("status", { enum: ["connected", "disconnected", "token_revoked"] }).notNull(),
-  createdAt: integer("created_at").notNull(),
-  causeCode: integer("cause_code"),
-  causeMessage: text("cause_message"),
-  causeAt: integer("cause_at"),
-  causeRequestId: text("cause_request_id"),
-  updatedAt: integer("updated_at").notNull(),
-}, (t) => [index("wabas_account").on(t.accountId)]);
+export const wabas = sqliteTable(
+  "wabas",
+  {
+    wabaId: text("waba_id").primaryKey(),
+    accountId: text("account_id")
+      .notNull()
+      .references(() => accounts.id, { onDelete: "cascade" }),
+    accessTokenEnc: text("access_token_enc").notNull(),
+    appSecretEnc: text("app_secret_enc"),
+    status: text("status", { enum: ["connected", "disconnected", "token_revoked"] }).notNull(),
+    createdAt: integer("created_at").notNull(),
+    causeCode: integer("cause_code"),
+    causeMessage: text("cause_message"),
+    causeAt: integer("cause_at"),
+    causeRequestId: text("cause_request_id"),
+    updatedAt: integer("updated_at").notNull(),
+  },
+  (t) => [index("wabas_account").on(t.accountId)],
+);
 
-export const numbers = sqliteTable("numbers", {
-  phoneNumberId: text("phone_number_id").primaryKey(),
-  accountId: text("account_id").notNull().references(() => accounts.id, { onDelete: "cascade" }),
-  wabaId: text("waba_id").notNull().references(() => wabas.wabaId, { onDelete: "cascade" }),
-  kind: text("kind", { enum: ["sandbox", "byo", "embedded", "coexistence"] }).notNull(),
-  status: text("status", { enum: ["connected", "disconnected", "restricted", "flagged", "not_registered"] }).notNull(),
-  throughputLevel: text("throughput_level", { enum: ["STANDARD", "HIGH"] }).notNull(),
-  displayPhoneNumber: text("display_phone_number"),
-  verifiedName: text("verified_name"),
-  syncedAt: integer("synced_at"),
-  syncError: text("sync_error"),
-  createdAt: integer("created_at").notNull(),
-  causeCode: integer("cause_code"),
-  causeMessage: text("cause_message"),
-  causeAt: integer("cause_at"),
-  causeRequestId: text("cause_request_id"),
-  updatedAt: integer("updated_at").notNull(),
-}, (t) => [index("numbers_account").on(t.accountId), index("numbers_waba").on(t.wabaId)]);
+export const numbers = sqliteTable(
+  "numbers",
+  {
+    phoneNumberId: text("phone_number_id").primaryKey(),
+    accountId: text("account_id")
+      .notNull()
+      .references(() => accounts.id, { onDelete: "cascade" }),
+    wabaId: text("waba_id")
+      .notNull()
+      .references(() => wabas.wabaId, { onDelete: "cascade" }),
+    kind: text("kind", { enum: ["sandbox", "byo", "embedded", "coexistence"] }).notNull(),
+    status: text("status", {
+      enum: ["connected", "disconnected", "restricted", "flagged", "not_registered"],
+    }).notNull(),
+    throughputLevel: text("throughput_level", { enum: ["STANDARD", "HIGH"] }).notNull(),
+    displayPhoneNumber: text("display_phone_number"),
+    verifiedName: text("verified_name"),
+    syncedAt: integer("synced_at"),
+    syncError: text("sync_error"),
+    createdAt: integer("created_at").notNull(),
+    causeCode: integer("cause_code"),
+    causeMessage: text("cause_message"),
+    causeAt: integer("cause_at"),
+    causeRequestId: text("cause_request_id"),
+    updatedAt: integer("updated_at").notNull(),
+  },
+  (t) => [index("numbers_account").on(t.accountId), index("numbers_waba").on(t.wabaId)],
+);
 
-export const endpoints = sqliteTable("endpoints", {
-  id: text("id").primaryKey(),
-  accountId: text("account_id").notNull().references(() => accounts.id, { onDelete: "cascade" }),
-  url: text("url").notNull(),
-  fields: text("fields", { mode: "json" }).$type<string[]>().notNull(),
-  phoneNumberId: text("phone_number_id"),
-  secretEnc: text("secret_enc").notNull(),
-  // Kept for the 24-hour overlap after a rotation, then ignored.
-  previousSecretEnc: text("previous_secret_enc"),
-  previousSecretExpiresAt: integer("previous_secret_expires_at"),
-  enabled: integer("enabled", { mode: "boolean" }).notNull(),
-  disabledReason: text("disabled_reason", { enum: ["consecutive_failures", "gone"] }),
-  consecutiveFailures: integer("consecutive_failures").notNull().default(0),
-  lastSuccessAt: integer("last_success_at"),
-  warnedAt: integer("warned_at"),
-  createdAt: integer("created_at").notNull(),
-  updatedAt: integer("updated_at").notNull(),
-}, (t) => [index("endpoints_account").on(t.accountId)]);
+export const endpoints = sqliteTable(
+  "endpoints",
+  {
+    id: text("id").primaryKey(),
+    accountId: text("account_id")
+      .notNull()
+      .references(() => accounts.id, { onDelete: "cascade" }),
+    url: text("url").notNull(),
+    fields: text("fields", { mode: "json" }).$type<string[]>().notNull(),
+    phoneNumberId: text("phone_number_id"),
+    secretEnc: text("secret_enc").notNull(),
+    // Kept for the 24-hour overlap after a rotation, then ignored.
+    previousSecretEnc: text("previous_secret_enc"),
+    previousSecretExpiresAt: integer("previous_secret_expires_at"),
+    enabled: integer("enabled", { mode: "boolean" }).notNull(),
+    disabledReason: text("disabled_reason", { enum: ["consecutive_failures", "gone"] }),
+    consecutiveFailures: integer("consecutive_failures").notNull().default(0),
+    lastSuccessAt: integer("last_success_at"),
+    warnedAt: integer("warned_at"),
+    createdAt: integer("created_at").notNull(),
+    updatedAt: integer("updated_at").notNull(),
+  },
+  (t) => [index("endpoints_account").on(t.accountId)],
+);
 
 // One row per account per upstream event: the body that account's endpoints receive.
 export const events = sqliteTable("events", {
   id: text("id").primaryKey(),
-  accountId: text("account_id").notNull().references(() => accounts.id, { onDelete: "cascade" }),
+  accountId: text("account_id")
+    .notNull()
+    .references(() => accounts.id, { onDelete: "cascade" }),
   receivedAt: integer("received_at").notNull(),
   // Null once the payload is deleted (history payloads, retention).
   body: blob("body", { mode: "buffer" }),
@@ -110,64 +154,86 @@ export const events = sqliteTable("events", {
 // last of them (retention purge, endpoint deletion). An index per account would be written in
 // one more place per account at every commit of the queue.
 
-export const deliveries = sqliteTable("deliveries", {
-  // Sent as webhook-id; identical on every retry.
-  id: text("id").primaryKey(),
-  accountId: text("account_id").notNull().references(() => accounts.id, { onDelete: "cascade" }),
-  endpointId: text("endpoint_id").notNull().references(() => endpoints.id, { onDelete: "cascade" }),
-  eventId: text("event_id").notNull().references(() => events.id, { onDelete: "cascade" }),
-  status: text("status", { enum: ["pending", "succeeded", "parked"] }).notNull(),
-  attemptCount: integer("attempt_count").notNull().default(0),
-  nextAttemptAt: integer("next_attempt_at"),
-  // A claim that expires: a delivery claimed by a process that died is attempted again.
-  leaseUntil: integer("lease_until"),
-  // The claim that holds (or last held) the lease: an attempt's record is kept only under it.
-  leaseId: text("lease_id"),
-  replayOf: text("replay_of"),
-  parkedReason: text("parked_reason", { enum: ["attempts_exhausted", "gone", "endpoint_disabled", "payload_missing"] }),
-  // Set when this delivery's `history` payload was deleted on success or park: its replay is 410.
-  payloadDeleted: integer("payload_deleted", { mode: "boolean" }).notNull().default(false),
-  createdAt: integer("created_at").notNull(),
-  updatedAt: integer("updated_at").notNull(),
-}, (t) => [
-  // Every index is written by the queue's commits, so there are only as many as the queries need.
-  // The two queue indexes are partial, so the backlog and live leases are all they hold.
-  // The claim's look-up of an endpoint's oldest due work. Leased deliveries are not in it: most are
-  // stored leased (ingress starts them at once) and succeed, so the commits that store and end them
-  // write no page of it.
-  index("deliveries_due").on(t.endpointId, t.nextAttemptAt).where(sql`${t.status} = 'pending' AND ${t.leaseUntil} IS NULL`),
-  // Live leases: counting them per endpoint, finding those that ran out, the pending count.
-  index("deliveries_lease").on(t.leaseUntil).where(sql`${t.leaseUntil} IS NOT NULL`),
-  // Dropping a history payload, purging events, and the foreign keys' cascades.
-  index("deliveries_event").on(t.eventId),
-  // The dashboard's lists (newest first), the retention purge, and the endpoint's cascade. None by
-  // account: an account's list merges its endpoints' (SqliteWebhooks.deliveries), since each index
-  // adds a page per account to every commit of the queue. Accounts are never deleted.
-  index("deliveries_endpoint_created").on(t.endpointId, t.createdAt),
-  // The lists filtered by status, newest first, for the two statuses most deliveries never have:
-  // through the index above they read every delivery of the endpoint to find a page of them.
-  // Neither is written while a delivery goes from ingress to success on its first attempt. Pending
-  // deliveries that are leased are not in the second; the list reads them from deliveries_lease.
-  index("deliveries_parked").on(t.endpointId, t.createdAt).where(sql`${t.status} = 'parked'`),
-  // A delivery's replays: a bulk recover replays nothing twice.
-  index("deliveries_replay_of").on(t.replayOf).where(sql`${t.replayOf} IS NOT NULL`),
-  index("deliveries_waiting").on(t.endpointId, t.createdAt).where(sql`${t.status} = 'pending' AND ${t.leaseUntil} IS NULL`),
-]);
+export const deliveries = sqliteTable(
+  "deliveries",
+  {
+    // Sent as webhook-id; identical on every retry.
+    id: text("id").primaryKey(),
+    accountId: text("account_id")
+      .notNull()
+      .references(() => accounts.id, { onDelete: "cascade" }),
+    endpointId: text("endpoint_id")
+      .notNull()
+      .references(() => endpoints.id, { onDelete: "cascade" }),
+    eventId: text("event_id")
+      .notNull()
+      .references(() => events.id, { onDelete: "cascade" }),
+    status: text("status", { enum: ["pending", "succeeded", "parked"] }).notNull(),
+    attemptCount: integer("attempt_count").notNull().default(0),
+    nextAttemptAt: integer("next_attempt_at"),
+    // A claim that expires: a delivery claimed by a process that died is attempted again.
+    leaseUntil: integer("lease_until"),
+    // The claim that holds (or last held) the lease: an attempt's record is kept only under it.
+    leaseId: text("lease_id"),
+    replayOf: text("replay_of"),
+    parkedReason: text("parked_reason", {
+      enum: ["attempts_exhausted", "gone", "endpoint_disabled", "payload_missing"],
+    }),
+    // Set when this delivery's `history` payload was deleted on success or park: its replay is 410.
+    payloadDeleted: integer("payload_deleted", { mode: "boolean" }).notNull().default(false),
+    createdAt: integer("created_at").notNull(),
+    updatedAt: integer("updated_at").notNull(),
+  },
+  (t) => [
+    // Every index is written by the queue's commits, so there are only as many as the queries need.
+    // The two queue indexes are partial, so the backlog and live leases are all they hold.
+    // The claim's look-up of an endpoint's oldest due work. Leased deliveries are not in it: most are
+    // stored leased (ingress starts them at once) and succeed, so the commits that store and end them
+    // write no page of it.
+    index("deliveries_due")
+      .on(t.endpointId, t.nextAttemptAt)
+      .where(sql`${t.status} = 'pending' AND ${t.leaseUntil} IS NULL`),
+    // Live leases: counting them per endpoint, finding those that ran out, the pending count.
+    index("deliveries_lease").on(t.leaseUntil).where(sql`${t.leaseUntil} IS NOT NULL`),
+    // Dropping a history payload, purging events, and the foreign keys' cascades.
+    index("deliveries_event").on(t.eventId),
+    // The dashboard's lists (newest first), the retention purge, and the endpoint's cascade. None by
+    // account: an account's list merges its endpoints' (SqliteHistory.deliveries), since each index
+    // adds a page per account to every commit of the queue. Accounts are never deleted.
+    index("deliveries_endpoint_created").on(t.endpointId, t.createdAt),
+    // The lists filtered by status, newest first, for the two statuses most deliveries never have:
+    // through the index above they read every delivery of the endpoint to find a page of them.
+    // Neither is written while a delivery goes from ingress to success on its first attempt. Pending
+    // deliveries that are leased are not in the second; the list reads them from deliveries_lease.
+    index("deliveries_parked").on(t.endpointId, t.createdAt).where(sql`${t.status} = 'parked'`),
+    // A delivery's replays: a bulk recover replays nothing twice.
+    index("deliveries_replay_of").on(t.replayOf).where(sql`${t.replayOf} IS NOT NULL`),
+    index("deliveries_waiting")
+      .on(t.endpointId, t.createdAt)
+      .where(sql`${t.status} = 'pending' AND ${t.leaseUntil} IS NULL`),
+  ],
+);
 
-export const attempts = sqliteTable("attempts", {
-  // A plain rowid: AUTOINCREMENT would also write sqlite_sequence on every attempt.
-  id: integer("id").primaryKey(),
-  deliveryId: text("delivery_id").notNull().references(() => deliveries.id, { onDelete: "cascade" }),
-  number: integer("number").notNull(),
-  at: integer("at").notNull(),
-  statusCode: integer("status_code"),
-  error: text("error"),
-  responseExcerpt: text("response_excerpt"),
-  durationMs: integer("duration_ms").notNull(),
-}, (t) => [
-  // A delivery's attempts, and its cascade.
-  index("attempts_delivery").on(t.deliveryId),
-]);
+export const attempts = sqliteTable(
+  "attempts",
+  {
+    // A plain rowid: AUTOINCREMENT would also write sqlite_sequence on every attempt.
+    id: integer("id").primaryKey(),
+    deliveryId: text("delivery_id")
+      .notNull()
+      .references(() => deliveries.id, { onDelete: "cascade" }),
+    number: integer("number").notNull(),
+    at: integer("at").notNull(),
+    statusCode: integer("status_code"),
+    error: text("error"),
+    responseExcerpt: text("response_excerpt"),
+    durationMs: integer("duration_ms").notNull(),
+  },
+  (t) => [
+    // A delivery's attempts, and its cascade.
+    index("attempts_delivery").on(t.deliveryId),
+  ],
+);
 
 /**
  * An endpoint's hourly chart (GET /api/endpoints/{id}/stats): attempts that succeeded or failed,
@@ -177,24 +243,36 @@ export const attempts = sqliteTable("attempts", {
  * bench/webhooks/stats.ts).
  * Purged with the account's retention, as the deliveries are.
  */
-export const endpointHours = sqliteTable("endpoint_hours", {
-  endpointId: text("endpoint_id").notNull().references(() => endpoints.id, { onDelete: "cascade" }),
-  // Start of the hour, epoch ms.
-  hour: integer("hour").notNull(),
-  succeeded: integer("succeeded").notNull().default(0),
-  failed: integer("failed").notNull().default(0),
-  parked: integer("parked").notNull().default(0),
-}, (t) => [primaryKey({ columns: [t.endpointId, t.hour] })]);
+export const endpointHours = sqliteTable(
+  "endpoint_hours",
+  {
+    endpointId: text("endpoint_id")
+      .notNull()
+      .references(() => endpoints.id, { onDelete: "cascade" }),
+    // Start of the hour, epoch ms.
+    hour: integer("hour").notNull(),
+    succeeded: integer("succeeded").notNull().default(0),
+    failed: integer("failed").notNull().default(0),
+    parked: integer("parked").notNull().default(0),
+  },
+  (t) => [primaryKey({ columns: [t.endpointId, t.hour] })],
+);
 
-export const notifications = sqliteTable("notifications", {
-  id: text("id").primaryKey(),
-  accountId: text("account_id").notNull().references(() => accounts.id, { onDelete: "cascade" }),
-  kind: text("kind").notNull(),
-  subject: text("subject").notNull(),
-  body: text("body").notNull(),
-  emailedAt: integer("emailed_at"),
-  createdAt: integer("created_at").notNull(),
-}, (t) => [index("notifications_account").on(t.accountId, t.createdAt)]);
+export const notifications = sqliteTable(
+  "notifications",
+  {
+    id: text("id").primaryKey(),
+    accountId: text("account_id")
+      .notNull()
+      .references(() => accounts.id, { onDelete: "cascade" }),
+    kind: text("kind").notNull(),
+    subject: text("subject").notNull(),
+    body: text("body").notNull(),
+    emailedAt: integer("emailed_at"),
+    createdAt: integer("created_at").notNull(),
+  },
+  (t) => [index("notifications_account").on(t.accountId, t.createdAt)],
+);
 
 export const rateBuckets = sqliteTable("rate_buckets", {
   key: text("key").primaryKey(),
@@ -214,96 +292,125 @@ export const meta = sqliteTable("meta", {
 });
 
 /** The request log of proxied calls (src/store/requests.ts), newest first per account. */
-export const requestLog = sqliteTable("request_log", {
-  id: text("id").primaryKey(),
-  accountId: text("account_id").notNull().references(() => accounts.id, { onDelete: "cascade" }),
-  at: integer("at").notNull(),
-  apiKeyId: text("api_key_id").notNull(),
-  method: text("method").notNull(),
-  route: text("route"),
-  phoneNumberId: text("phone_number_id"),
-  wabaId: text("waba_id"),
-  status: integer("status").notNull(),
-  errorCode: integer("error_code"),
-  upstreamStatus: integer("upstream_status"),
-  upstreamErrorCode: integer("upstream_error_code"),
-  upstreamErrorSubcode: integer("upstream_error_subcode"),
-  upstreamMs: real("upstream_ms"),
-  requestBytes: integer("request_bytes"),
-  responseBytes: integer("response_bytes"),
-  messageId: text("message_id"),
-}, (t) => [
-  index("request_log_account").on(t.accountId, t.at, t.id),
-  index("request_log_message").on(t.messageId),
-]);
+export const requestLog = sqliteTable(
+  "request_log",
+  {
+    id: text("id").primaryKey(),
+    accountId: text("account_id")
+      .notNull()
+      .references(() => accounts.id, { onDelete: "cascade" }),
+    at: integer("at").notNull(),
+    apiKeyId: text("api_key_id").notNull(),
+    method: text("method").notNull(),
+    route: text("route"),
+    phoneNumberId: text("phone_number_id"),
+    wabaId: text("waba_id"),
+    status: integer("status").notNull(),
+    errorCode: integer("error_code"),
+    upstreamStatus: integer("upstream_status"),
+    upstreamErrorCode: integer("upstream_error_code"),
+    upstreamErrorSubcode: integer("upstream_error_subcode"),
+    upstreamMs: real("upstream_ms"),
+    requestBytes: integer("request_bytes"),
+    responseBytes: integer("response_bytes"),
+    messageId: text("message_id"),
+  },
+  (t) => [index("request_log_account").on(t.accountId, t.at, t.id), index("request_log_message").on(t.messageId)],
+);
 
 /** Calls per hour per number (or WABA), by what happened: forwarded by row, errors by code. */
-export const usageHours = sqliteTable("usage_hours", {
-  accountId: text("account_id").notNull().references(() => accounts.id, { onDelete: "cascade" }),
-  targetId: text("target_id").notNull(),
-  hour: integer("hour").notNull(),
-  kind: text("kind", { enum: ["forwarded", "upstream_error", "refused"] }).notNull(),
-  label: text("label").notNull(),
-  count: integer("count").notNull(),
-}, (t) => [primaryKey({ columns: [t.accountId, t.hour, t.targetId, t.kind, t.label] })]);
+export const usageHours = sqliteTable(
+  "usage_hours",
+  {
+    accountId: text("account_id")
+      .notNull()
+      .references(() => accounts.id, { onDelete: "cascade" }),
+    targetId: text("target_id").notNull(),
+    hour: integer("hour").notNull(),
+    kind: text("kind", { enum: ["forwarded", "upstream_error", "refused"] }).notNull(),
+    label: text("label").notNull(),
+    count: integer("count").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.accountId, t.hour, t.targetId, t.kind, t.label] })],
+);
 
 /** The message ids each stored event mentions (a message's timeline); they go with their event. */
-export const eventMessages = sqliteTable("event_messages", {
-  seq: integer("seq").primaryKey({ autoIncrement: true }),
-  eventId: text("event_id").notNull().references(() => events.id, { onDelete: "cascade" }),
-  accountId: text("account_id").notNull(),
-  messageId: text("message_id").notNull(),
-  phoneNumberId: text("phone_number_id"),
-  kind: text("kind", { enum: ["status", "inbound"] }).notNull(),
-  status: text("status"),
-  errorCode: integer("error_code"),
-  receivedAt: integer("received_at").notNull(),
-}, (t) => [index("event_messages_message").on(t.accountId, t.messageId), index("event_messages_event").on(t.eventId)]);
+export const eventMessages = sqliteTable(
+  "event_messages",
+  {
+    seq: integer("seq").primaryKey({ autoIncrement: true }),
+    eventId: text("event_id")
+      .notNull()
+      .references(() => events.id, { onDelete: "cascade" }),
+    accountId: text("account_id").notNull(),
+    messageId: text("message_id").notNull(),
+    phoneNumberId: text("phone_number_id"),
+    kind: text("kind", { enum: ["status", "inbound"] }).notNull(),
+    status: text("status"),
+    errorCode: integer("error_code"),
+    receivedAt: integer("received_at").notNull(),
+  },
+  (t) => [index("event_messages_message").on(t.accountId, t.messageId), index("event_messages_event").on(t.eventId)],
+);
 
 /** Bulk recovers of an endpoint's parked deliveries (src/store/recoveries.ts); one running per endpoint. */
-export const recoveries = sqliteTable("recoveries", {
-  id: text("id").primaryKey(),
-  accountId: text("account_id").notNull().references(() => accounts.id, { onDelete: "cascade" }),
-  endpointId: text("endpoint_id").notNull().references(() => endpoints.id, { onDelete: "cascade" }),
-  since: integer("since").notNull(),
-  until: integer("until").notNull(),
-  status: text("status", { enum: ["running", "done"] }).notNull(),
-  found: integer("found").notNull(),
-  replayed: integer("replayed").notNull(),
-  skippedExpired: integer("skipped_expired").notNull(),
-  skippedReplayed: integer("skipped_replayed").notNull(),
-  cursorAt: integer("cursor_at"),
-  cursorId: text("cursor_id"),
-  startedAt: integer("started_at").notNull(),
-  updatedAt: integer("updated_at").notNull(),
-}, (t) => [
-  uniqueIndex("recoveries_running").on(t.endpointId).where(sql`${t.status} = 'running'`),
-  index("recoveries_endpoint").on(t.endpointId, t.startedAt),
-]);
+export const recoveries = sqliteTable(
+  "recoveries",
+  {
+    id: text("id").primaryKey(),
+    accountId: text("account_id")
+      .notNull()
+      .references(() => accounts.id, { onDelete: "cascade" }),
+    endpointId: text("endpoint_id")
+      .notNull()
+      .references(() => endpoints.id, { onDelete: "cascade" }),
+    since: integer("since").notNull(),
+    until: integer("until").notNull(),
+    status: text("status", { enum: ["running", "done"] }).notNull(),
+    found: integer("found").notNull(),
+    replayed: integer("replayed").notNull(),
+    skippedExpired: integer("skipped_expired").notNull(),
+    skippedReplayed: integer("skipped_replayed").notNull(),
+    cursorAt: integer("cursor_at"),
+    cursorId: text("cursor_id"),
+    startedAt: integer("started_at").notNull(),
+    updatedAt: integer("updated_at").notNull(),
+  },
+  (t) => [
+    uniqueIndex("recoveries_running").on(t.endpointId).where(sql`${t.status} = 'running'`),
+    index("recoveries_endpoint").on(t.endpointId, t.startedAt),
+  ],
+);
 
 /** Numbers' onboardings through Embedded Signup and their coexistence syncs (src/store/onboardings.ts); one per number. */
-export const onboardings = sqliteTable("onboardings", {
-  id: text("id").primaryKey(),
-  accountId: text("account_id").notNull().references(() => accounts.id, { onDelete: "cascade" }),
-  phoneNumberId: text("phone_number_id").notNull(),
-  wabaId: text("waba_id").notNull(),
-  kind: text("kind", { enum: ["embedded", "coexistence"] }).notNull(),
-  codeEnc: text("code_enc"),
-  /** SHA-256 of the last code, kept once the code is spent or dropped: the same code sent twice is a repeat. */
-  codeHash: text("code_hash"),
-  accessTokenEnc: text("access_token_enc"),
-  pinEnc: text("pin_enc"),
-  steps: text("steps").notNull(),
-  preflights: text("preflights").notNull(),
-  syncs: text("syncs").notNull(),
-  finishedAt: integer("finished_at"),
-  leaseUntil: integer("lease_until"),
-  /** When a run not finished stops holding its number and its secrets are dropped; null: none pending. */
-  expiresAt: integer("expires_at"),
-  createdAt: integer("created_at").notNull(),
-  updatedAt: integer("updated_at").notNull(),
-}, (t) => [
-  uniqueIndex("onboardings_number").on(t.phoneNumberId),
-  index("onboardings_account").on(t.accountId),
-  index("onboardings_expires").on(t.expiresAt).where(sql`${t.expiresAt} IS NOT NULL`),
-]);
+export const onboardings = sqliteTable(
+  "onboardings",
+  {
+    id: text("id").primaryKey(),
+    accountId: text("account_id")
+      .notNull()
+      .references(() => accounts.id, { onDelete: "cascade" }),
+    phoneNumberId: text("phone_number_id").notNull(),
+    wabaId: text("waba_id").notNull(),
+    kind: text("kind", { enum: ["embedded", "coexistence"] }).notNull(),
+    codeEnc: text("code_enc"),
+    /** SHA-256 of the last code, kept once the code is spent or dropped: the same code sent twice is a repeat. */
+    codeHash: text("code_hash"),
+    accessTokenEnc: text("access_token_enc"),
+    pinEnc: text("pin_enc"),
+    steps: text("steps").notNull(),
+    preflights: text("preflights").notNull(),
+    syncs: text("syncs").notNull(),
+    finishedAt: integer("finished_at"),
+    leaseUntil: integer("lease_until"),
+    /** When a run not finished stops holding its number and its secrets are dropped; null: none pending. */
+    expiresAt: integer("expires_at"),
+    createdAt: integer("created_at").notNull(),
+    updatedAt: integer("updated_at").notNull(),
+  },
+  (t) => [
+    uniqueIndex("onboardings_number").on(t.phoneNumberId),
+    index("onboardings_account").on(t.accountId),
+    index("onboardings_expires").on(t.expiresAt).where(sql`${t.expiresAt} IS NOT NULL`),
+  ],
+);

@@ -4,16 +4,20 @@ import type { Sealer } from "../../crypto/sealer.ts";
 import type { Store } from "../store.ts";
 import { SqliteBuckets } from "./buckets.ts";
 import { startCheckpointer, type BackgroundCheckpoints } from "./checkpointer.ts";
+import { SqliteDeletions } from "./deletions.ts";
 import { SqliteDirectory } from "./directory.ts";
+import { SqliteEndpoints } from "./endpoints.ts";
+import { SqliteHistory } from "./history.ts";
 import { SqliteNotifications } from "./notifications.ts";
 import { SqliteOnboardings } from "./onboardings.ts";
+import { SqliteQueue } from "./queue.ts";
 import { SqliteRecoveries } from "./recoveries.ts";
 import { SqliteRequestLog } from "./requests.ts";
+import { SqliteRetention } from "./retention.ts";
 import { openDatabase, type Db } from "./open.ts";
 import { takeServerLock } from "./server-lock.ts";
 import { SqliteSessions, SqliteUsers } from "./users.ts";
 import { sharedSync, timedSync, walFileSync, type FileSync } from "./wal-sync.ts";
-import { SqliteWebhooks } from "./webhooks.ts";
 
 export interface SqliteStore extends Store {
   /** For capabilities whose SQLite implementation lives beside their own code. */
@@ -48,11 +52,14 @@ export function openSqliteStore(path: string, sealer: Sealer, options: SqliteSto
     throw error;
   }
   const { db, sqlite } = opened;
-  const checkpointer = options.backgroundCheckpoints && onDisk ? startCheckpointer(sqlite, path, options.backgroundCheckpoints) : null;
+  const checkpointer =
+    options.backgroundCheckpoints && onDisk ? startCheckpointer(sqlite, path, options.backgroundCheckpoints) : null;
   const ownSync = onDisk && !options.syncWal ? walFileSync(path) : null;
   const untimed = options.syncWal ?? ownSync;
   const syncWal = untimed && options.onWalSync ? timedSync(untimed, options.onWalSync) : untimed;
   const durable = syncWal ? sharedSync(syncWal) : () => Promise.resolve();
+  const deletions = new SqliteDeletions(sqlite);
+  const endpoints = new SqliteEndpoints(db, sqlite, sealer, deletions);
   return {
     db,
     directory: new SqliteDirectory(db, sealer),
@@ -63,7 +70,10 @@ export function openSqliteStore(path: string, sealer: Sealer, options: SqliteSto
     recoveries: new SqliteRecoveries(db),
     onboardings: new SqliteOnboardings(db, sealer),
     buckets: new SqliteBuckets(db),
-    webhooks: new SqliteWebhooks(db, sqlite, sealer, durable),
+    endpoints,
+    queue: new SqliteQueue(sqlite, endpoints, durable),
+    history: new SqliteHistory(sqlite, endpoints),
+    retention: new SqliteRetention(sqlite, deletions),
     async healthy() {
       try {
         return sqlite.query("SELECT 1 AS ok").get() !== null;

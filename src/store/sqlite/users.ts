@@ -25,7 +25,10 @@ export class SqliteUsers implements UserStore {
     this.db
       .insert(signInFailures)
       .values({ email: key, count: 1, lastAt: at })
-      .onConflictDoUpdate({ target: signInFailures.email, set: { count: sql`${signInFailures.count} + 1`, lastAt: at } })
+      .onConflictDoUpdate({
+        target: signInFailures.email,
+        set: { count: sql`${signInFailures.count} + 1`, lastAt: at },
+      })
       .run();
   }
   async clearFailures(email: string) {
@@ -35,7 +38,11 @@ export class SqliteUsers implements UserStore {
     this.db.update(users).set({ passwordHash }).where(eq(users.id, id)).run();
   }
   async purgeFailures(before: number) {
-    return this.db.delete(signInFailures).where(lt(signInFailures.lastAt, before)).returning({ email: signInFailures.email }).all().length;
+    return this.db
+      .delete(signInFailures)
+      .where(lt(signInFailures.lastAt, before))
+      .returning({ email: signInFailures.email })
+      .all().length;
   }
 }
 
@@ -51,6 +58,10 @@ export class SqliteSessions implements SessionStore {
     this.db.delete(sessions).where(eq(sessions.tokenHash, tokenHash)).run();
   }
   async purgeExpired(now: number) {
-    return this.db.delete(sessions).where(lte(sessions.expiresAt, now)).returning({ tokenHash: sessions.tokenHash }).all().length;
+    return this.db
+      .delete(sessions)
+      .where(lte(sessions.expiresAt, now))
+      .returning({ tokenHash: sessions.tokenHash })
+      .all().length;
   }
 }

@@ -16,16 +16,17 @@ export type FileSync = () => Promise<void>;
  */
 export function walFileSync(databasePath: string): FileSync & { close(): void } {
   let fd: number | null = null;
-  const sync = () => new Promise<void>((resolve, reject) => {
-    try {
-      // Opened at the first sync: SQLite creates the WAL when it first needs it, and deletes it
-      // only when the last connection closes, so the store's own keeps this descriptor's file.
-      fd ??= openSync(`${databasePath}-wal`, "r");
-    } catch (error) {
-      return reject(error);
-    }
-    fdatasync(fd, (error) => (error ? reject(error) : resolve()));
-  });
+  const sync = () =>
+    new Promise<void>((resolve, reject) => {
+      try {
+        // Opened at the first sync: SQLite creates the WAL when it first needs it, and deletes it
+        // only when the last connection closes, so the store's own keeps this descriptor's file.
+        fd ??= openSync(`${databasePath}-wal`, "r");
+      } catch (error) {
+        return reject(error);
+      }
+      fdatasync(fd, (error) => (error ? reject(error) : resolve()));
+    });
   return Object.assign(sync, {
     close() {
       if (fd !== null) closeSync(fd);
@@ -66,10 +67,12 @@ export function sharedSync(sync: FileSync): () => Promise<void> {
     if (next) return next;
     if (!running) return start();
     // Whether the running sync succeeds or fails, the next one is what these callers wait for.
-    const after = running.catch(() => undefined).then(() => {
-      next = null;
-      return start();
-    });
+    const after = running
+      .catch(() => undefined)
+      .then(() => {
+        next = null;
+        return start();
+      });
     next = after;
     return after;
   };
