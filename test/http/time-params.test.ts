@@ -1,4 +1,5 @@
 import { beforeAll, describe, expect, test } from "bun:test";
+import { newRecovery } from "../../src/store/recoveries.ts";
 import { testBackend } from "../support/backend.ts";
 import { admin } from "../support/harness.ts";
 import { appWithAccount } from "../webhooks/support.ts";
@@ -61,21 +62,11 @@ describe("time parameters", () => {
     const endpoint = (await my.a.endpoint("http://127.0.0.1:9/old")).id;
     const now = my.app.deps.clock.now();
     for (const [i, since] of stored.entries()) {
-      await my.app.deps.store.recoveries.start({
-        id: `rcv_old_${i}`,
-        accountId: my.a.id,
-        endpointId: endpoint,
-        since: Number(since),
-        until: now,
-        status: "done",
-        found: 0,
-        replayed: 0,
-        skippedExpired: 0,
-        skippedReplayed: 0,
-        cursor: null,
-        startedAt: now + i,
-        updatedAt: now + i,
-      });
+      const stale = newRecovery(
+        { id: `rcv_old_${i}`, accountId: my.a.id, endpointId: endpoint, since: Number(since) },
+        now + i,
+      );
+      await my.app.deps.store.recoveries.start({ ...stale, status: "done" });
       const latest = await my.a.api("GET", `/api/endpoints/${endpoint}/recover`);
       expect(latest.status).toBe(200);
       expect(latest.body).toMatchObject({ id: `rcv_old_${i}`, since: null, status: "done" });
