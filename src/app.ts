@@ -1,6 +1,9 @@
 import { Elysia } from "elysia";
 import { accountApiRoutes } from "./account-api/routes.ts";
 import { adminRoutes } from "./admin/routes.ts";
+import { backupsOf } from "./backup/backups.ts";
+import { backupRoutes } from "./backup/routes.ts";
+import { scheduledBackups } from "./backup/schedule.ts";
 import { sessionRoutes } from "./auth/session-routes.ts";
 import { dashboardRoutes } from "./dashboard/routes.ts";
 import { apiDocs } from "./http/api-docs.ts";
@@ -46,10 +49,13 @@ export function createApp(deps: Deps) {
   const requestLog =
     deps.config.requestLog &&
     new RequestLog(
-      { store: deps.store.requests, metrics: deps.metrics, logger: deps.logger },
+      { store: deps.store.requests, clock: deps.clock, metrics: deps.metrics, logger: deps.logger },
       deps.config.requestLog.buffer,
     );
   if (requestLog) workers.push(requestLog.worker());
+  const backups = backupsOf(deps);
+  const backupWorker = backups && scheduledBackups(backups, deps.config.backup.schedule, deps.clock, deps.logger);
+  if (backupWorker) workers.push(backupWorker);
   const proxy = createProxy(deps, deps.limits.limiter, requestLog);
   // Set once the app exists: the proxy's native route hands non-proxied paths back to Elysia.
   let elysia: (request: Request) => Response | Promise<Response> = () => new Response(null, { status: 503 });
@@ -71,8 +77,9 @@ export function createApp(deps: Deps) {
     .use(controlCharacterGuard())
     .use(caughtUpDirectory(deps))
     .use(apiDocs())
-    .use(opsRoutes(deps))
+    .use(opsRoutes(deps, () => backupWorker?.report() ?? {}))
     .use(adminRoutes(deps))
+    .use(backupRoutes(deps, backups))
     .use(sessionRoutes(deps))
     .use(webhooks.routes)
     .use(accountApiRoutes(deps))
@@ -90,6 +97,8 @@ export function createApp(deps: Deps) {
     relay: { urlRules: webhooks.urlRules, dispatcher: webhooks.dispatcher },
     /** The request log's buffer (null when REQUEST_LOG=0); tests flush it instead of waiting a second. */
     requestLog,
+    /** Scheduled backups (null without a SQLite file); tests run its tick instead of waiting for the clock's second. */
+    backups: backupWorker,
     /** Idempotent; Elysia's own onStop hooks are not awaited, so the workers are stopped here. */
     shutdown(): Promise<void> {
       stopping ??= (async () => {

@@ -5,26 +5,21 @@
  *   switchboard simulate           a local stand-in of the upstream platform
  *   switchboard admin <noun> <verb> the operator API on the command line (prints JSON)
  *   switchboard migrate --from --to  move a SQLite deployment to PostgreSQL
+ *   switchboard backup / restore    a verified backup of the SQLite file, and back
  *   switchboard healthcheck         exit 0 when the local server's /healthz answers 200 (for containers)
  */
 import { parseArgs } from "node:util";
-import { createApp } from "./app.ts";
-import { adminUsage, runAdminCommand, UsageError } from "./cli/admin-commands.ts";
-import { MIGRATE_USAGE, parseMigrateArgs } from "./cli/migrate-args.ts";
-import { progressBar } from "./cli/progress-bar.ts";
-import { parseSimulateArgs, SIMULATE_USAGE } from "./cli/simulate-args.ts";
-import { moveToPostgres, TargetNotEmptyError } from "./move/move.ts";
-import { UncopyableRowError } from "./move/rows.ts";
+import type { App } from "./app.ts";
 import { ConfigError, DEV_APP_SECRET, parseConfig, platformSetting, type Config } from "./config/config.ts";
-import { demoBanner, seedDemo } from "./demo/seed.ts";
-import { demoSignupEnv, signupAppId, startDemoStack } from "./demo/stack.ts";
 import { SealError } from "./crypto/sealer.ts";
 import { DatabaseInUseError } from "./store/sqlite/server-lock.ts";
 import { AppError, errorEnvelope } from "./errors/catalog.ts";
 import { createLogger, type Logger } from "./observability/logger.ts";
 import type { Deps } from "./runtime/deps.ts";
 import { systemDeps, type ServerOptions } from "./runtime/system-deps.ts";
-import { startSimulator } from "./simulator/server.ts";
+
+// Each command imports what only it uses when it runs (the server never loads the CLI, the
+// simulator or the move to PostgreSQL): start-up time is what a module costs to load (bench/startup).
 
 const USAGE = `Usage:
   switchboard serve [--dev|--demo]   start the service (--dev: DEV_MODE=1; --demo: also the upstream
@@ -32,6 +27,8 @@ const USAGE = `Usage:
   switchboard simulate [flags]       a local stand-in of the upstream platform; --help for its flags
   switchboard admin <noun> <verb>    operator commands; 'switchboard admin help' lists them
   switchboard migrate --from file:… --to postgres://…   move a SQLite deployment to PostgreSQL
+  switchboard backup [--to DIR|s3://bucket/prefix]      a verified backup of the SQLite database, while it serves
+  switchboard restore --from PATH|s3://… [--to file:…]  restore one; --help for what it checks
   switchboard healthcheck            exit 0 when the server on PORT answers /healthz with 200
 Configuration comes from the environment; see README.md.`;
 
@@ -50,8 +47,12 @@ function loadConfig(env: Record<string, string | undefined>): Config {
   }
 }
 
-/** See BackgroundCheckpoints.workerUrl: resolved here, where the compiled binary keeps src/'s layout. */
-const CHECKPOINT_WORKER = new URL("./store/sqlite/checkpoint-worker.ts", import.meta.url).href;
+/** The server's threads' entries (see BackgroundCheckpoints.workerUrl): resolved here, where the compiled binary keeps src/'s layout. */
+const WORKERS = {
+  checkpointWorker: new URL("./store/sqlite/checkpoint-worker.ts", import.meta.url).href,
+  requestLogWorker: new URL("./store/sqlite/request-log-worker.ts", import.meta.url).href,
+  snapshotWorker: new URL("./backup/snapshot-worker.ts", import.meta.url).href,
+};
 
 /** Errors that mean the database file cannot be made or opened where DATABASE_URL points. */
 const CANNOT_OPEN =
@@ -66,7 +67,7 @@ function databaseName(config: Config): string {
 
 async function openDeps(config: Config, logger: Logger, server?: ServerOptions): Promise<Deps> {
   try {
-    return await systemDeps(config, logger, server);
+    return { ...(await systemDeps(config, logger, server)), snapshotWorkerUrl: WORKERS.snapshotWorker };
   } catch (error) {
     if (error instanceof SealError) configurationError(`ENCRYPTION_KEY: ${error.message}`);
     if (error instanceof DatabaseInUseError) configurationError(`DATABASE_URL: ${error.message}`);
@@ -78,7 +79,7 @@ async function openDeps(config: Config, logger: Logger, server?: ServerOptions):
   }
 }
 
-function listen(app: ReturnType<typeof createApp>, config: Config): void {
+function listen(app: App, config: Config): void {
   try {
     // Bun shares a port between servers by default: a second server started on the same port would
     // quietly take some of this one's connections.
@@ -97,12 +98,18 @@ async function serve(argv: string[]): Promise<void> {
   let config = loadConfig(env);
   const appUrl = `http://${config.host === "0.0.0.0" || config.host === "::" ? "127.0.0.1" : config.host}:${config.port}`;
   // The demo's simulator must be up before the config is final: it is the upstream.
-  const signupApp = { id: signupAppId(env), secret: config.appSecret };
-  const demo = values.demo
-    ? startDemoStack({ appUrl, names: config.platform, signupApp, print: (line) => console.log(line) })
-    : null;
-  if (demo) config = loadConfig({ ...env, UPSTREAM_URL: demo.sim.url, ...demoSignupEnv(env, demo.sim) });
-  const deps = await openDeps(config, createLogger(config.logLevel), { checkpointWorker: CHECKPOINT_WORKER });
+  const stack = values.demo ? await import("./demo/stack.ts") : null;
+  const demo = stack?.startDemoStack({
+    appUrl,
+    names: config.platform,
+    signupApp: { id: stack.signupAppId(env), secret: config.appSecret },
+    print: (line) => console.log(line),
+  });
+  if (stack && demo) config = loadConfig({ ...env, UPSTREAM_URL: demo.sim.url, ...stack.demoSignupEnv(env, demo.sim) });
+  const [deps, { createApp }] = await Promise.all([
+    openDeps(config, createLogger(config.logLevel), WORKERS),
+    import("./app.ts"),
+  ]);
   const app = createApp(deps);
   listen(app, config);
   deps.logger.info("listening", {
@@ -115,6 +122,7 @@ async function serve(argv: string[]): Promise<void> {
   if (config.devMode)
     deps.logger.warn("DEV_MODE=1: webhook URLs may use http:// and loopback; never run production like this");
   if (demo) {
+    const { demoBanner, seedDemo } = await import("./demo/seed.ts");
     const credentials = await seedDemo({ ...deps, urlRules: app.relay.urlRules }, demo.sim, demo.receiver.url);
     demo.receiver.setSecret(credentials.endpointSecret);
     console.log(
@@ -145,16 +153,13 @@ async function serve(argv: string[]): Promise<void> {
 }
 
 async function admin(argv: string[]): Promise<void> {
+  const { adminUsage, runAdminCommand, UsageError } = await import("./cli/admin-commands.ts");
   if (argv.length === 0 || argv[0] === "help" || argv.includes("--help")) {
     console.log(adminUsage());
     return;
   }
   const config = loadConfig(process.env);
-  // Standard output carries the command's JSON; log lines go to standard error.
-  const deps = await openDeps(
-    config,
-    createLogger(config.logLevel, (line) => process.stderr.write(line + "\n")),
-  );
+  const deps = await openDeps(config, stderrLogger(config));
   try {
     console.log(JSON.stringify(await runAdminCommand(deps, argv), null, 2));
   } catch (error) {
@@ -173,6 +178,13 @@ async function admin(argv: string[]): Promise<void> {
 }
 
 async function simulate(argv: string[]): Promise<void> {
+  const [{ UsageError }, { parseSimulateArgs, SIMULATE_USAGE }, { startSimulator }, { signupAppId }] =
+    await Promise.all([
+      import("./cli/admin-commands.ts"),
+      import("./cli/simulate-args.ts"),
+      import("./simulator/server.ts"),
+      import("./demo/stack.ts"),
+    ]);
   if (argv.includes("--help")) {
     console.log(SIMULATE_USAGE);
     return;
@@ -218,7 +230,27 @@ async function simulate(argv: string[]): Promise<void> {
     process.once(signal, () => void sim.stop().then(() => process.exit(0)));
 }
 
+/** One line per table, its rows aligned: what migrate copied, what restore restored. */
+function printCounts(counts: Record<string, number>): void {
+  const width = Math.max(...Object.keys(counts).map((name) => name.length));
+  for (const [table, rows] of Object.entries(counts))
+    console.log(`  ${table.padEnd(width)}  ${rows.toLocaleString("en")}`);
+}
+
 async function migrate(argv: string[]): Promise<void> {
+  const [
+    { UsageError },
+    { MIGRATE_USAGE, parseMigrateArgs },
+    { progressBar },
+    { moveToPostgres, TargetNotEmptyError },
+    { UncopyableRowError },
+  ] = await Promise.all([
+    import("./cli/admin-commands.ts"),
+    import("./cli/migrate-args.ts"),
+    import("./cli/progress-bar.ts"),
+    import("./move/move.ts"),
+    import("./move/rows.ts"),
+  ]);
   if (argv.includes("--help")) {
     console.log(MIGRATE_USAGE);
     return;
@@ -235,10 +267,8 @@ async function migrate(argv: string[]): Promise<void> {
   try {
     const counts = await moveToPostgres(args.sqlitePath, args.postgresUrl, bar);
     bar.finish();
-    const width = Math.max(...Object.keys(counts).map((name) => name.length));
     console.log("copied:");
-    for (const [table, rows] of Object.entries(counts))
-      console.log(`  ${table.padEnd(width)}  ${rows.toLocaleString("en")}`);
+    printCounts(counts);
   } catch (error) {
     bar.finish();
     if (error instanceof DatabaseInUseError) console.error(`switchboard: migrate: ${error.message}; stop it first`);
@@ -250,6 +280,117 @@ async function migrate(argv: string[]): Promise<void> {
       process.exit(2);
     } else console.error(`switchboard: migrate failed, nothing was copied: ${(error as Error).message}`);
     process.exit(1);
+  }
+}
+
+/** Standard output carries a command's JSON or report; log lines go to standard error. */
+const stderrLogger = (config: Config) => createLogger(config.logLevel, (line) => process.stderr.write(line + "\n"));
+
+/** A command line or setting that cannot be used: one line, exit 2. */
+function usageFailure(command: string, usage: string, error: unknown): never {
+  // By name: the CLI's module is loaded only by the commands that use it.
+  if (error instanceof Error && error.name === "UsageError") console.error(`switchboard: ${error.message}\n\n${usage}`);
+  else if (error instanceof ConfigError) console.error(`switchboard: ${command}: ${error.message}`);
+  else throw error;
+  process.exit(2);
+}
+
+async function backup(argv: string[]): Promise<void> {
+  const [
+    { backupSource, createBackups },
+    { BACKUP_USAGE, parseBackupArgs },
+    { parseBackupLocation, requireS3Keys },
+    { createMetrics },
+    { systemClock },
+  ] = await Promise.all([
+    import("./backup/backups.ts"),
+    import("./cli/backup-args.ts"),
+    import("./config/backup-config.ts"),
+    import("./observability/metrics.ts"),
+    import("./runtime/clock.ts"),
+  ]);
+  if (argv.includes("--help")) return console.log(BACKUP_USAGE);
+  const config = loadConfig(process.env);
+  if (backupSource(config) === null) {
+    const how = "pg_dump for a snapshot, WAL archiving for point-in-time recovery (PITR)";
+    console.error(
+      `switchboard: backup: DATABASE_URL is not a SQLite file; back up PostgreSQL with its own tools: ${how}`,
+    );
+    process.exit(2);
+  }
+  let to = config.backup.to;
+  try {
+    const args = parseBackupArgs(argv);
+    if (args.to !== null) to = parseBackupLocation("--to", args.to);
+    if (to.kind === "s3") requireS3Keys(config.backup.s3);
+  } catch (error) {
+    usageFailure("backup", BACKUP_USAGE, error);
+  }
+  const deps = {
+    config,
+    clock: systemClock,
+    logger: stderrLogger(config),
+    metrics: createMetrics(),
+    snapshotWorkerUrl: WORKERS.snapshotWorker,
+  };
+  const backups = createBackups(deps, to);
+  try {
+    console.log(JSON.stringify(await backups.create(), null, 2));
+  } catch (error) {
+    if (!(error instanceof AppError)) throw error;
+    console.error(`switchboard: backup: ${error.message}`);
+    process.exit(1);
+  }
+}
+
+async function restoreCommand(argv: string[]): Promise<void> {
+  const [
+    { backupSource },
+    { restore, RestoreRefused },
+    { parseRestoreArgs, RESTORE_USAGE },
+    { createSealer },
+    { devEncryptionKey },
+    { cryptoRandom },
+  ] = await Promise.all([
+    import("./backup/backups.ts"),
+    import("./backup/restore.ts"),
+    import("./cli/backup-args.ts"),
+    import("./crypto/sealer.ts"),
+    import("./config/dev-key.ts"),
+    import("./runtime/random.ts"),
+  ]);
+  if (argv.includes("--help")) return console.log(RESTORE_USAGE);
+  let args;
+  try {
+    args = parseRestoreArgs(argv);
+  } catch (error) {
+    usageFailure("restore", RESTORE_USAGE, error);
+  }
+  const config = loadConfig(args.to === null ? process.env : { ...process.env, DATABASE_URL: args.to });
+  const path = backupSource(config);
+  if (path === null) {
+    console.error(
+      "switchboard: restore refused: DATABASE_URL is not a SQLite file; pass --to file:… (PostgreSQL: pg_restore)",
+    );
+    process.exit(2);
+  }
+  const sealer = createSealer(config.encryptionKey ?? devEncryptionKey(config.database, cryptoRandom), cryptoRandom);
+  try {
+    const { manifest, schemaVersion } = await restore({
+      from: args.from,
+      to: path,
+      force: args.force,
+      sealer,
+      s3: config.backup.s3,
+    });
+    const from = manifest.schema_version;
+    const migrated = schemaVersion === from ? "" : `, migrated from schema ${from} to ${schemaVersion}`;
+    console.log(`restored ${manifest.name} (taken ${manifest.at}, schema ${from}${migrated}) into ${path}:`);
+    printCounts(manifest.counts);
+  } catch (error) {
+    if (error instanceof RestoreRefused) console.error(`switchboard: restore refused: ${error.message}`);
+    else console.error(`switchboard: restore failed, the database was not changed: ${(error as Error).message}`);
+    process.exit(error instanceof RestoreRefused ? 2 : 1);
   }
 }
 
@@ -276,6 +417,12 @@ switch (command ?? "serve") {
     break;
   case "migrate":
     await migrate(rest);
+    break;
+  case "backup":
+    await backup(rest);
+    break;
+  case "restore":
+    await restoreCommand(rest);
     break;
   case "healthcheck":
     await healthcheck();

@@ -1,12 +1,14 @@
 /**
  * Row (q) of the proxy bench is Switchboard with REQUEST_LOG=0; row (d) keeps the log (the
- * default). This reads row (d)'s database for the log's disk use: pages in use (not the file's
- * size, which free pages and the WAL blur) and the records written, taken before and after.
+ * default). This reads row (d)'s request log (its own file beside the database) for the log's disk
+ * use: pages in use (not the file's size, which free pages and the WAL blur) and the records
+ * written, taken before and after.
  */
 import { Database } from "bun:sqlite";
+import { requestLogPath } from "../../src/store/sqlite/request-log-file.ts";
 
 export function logFootprint(dbPath: string): { bytes: number; records: number } {
-  const db = new Database(dbPath, { readonly: true });
+  const db = new Database(requestLogPath(dbPath), { readonly: true });
   try {
     const pages = db
       .query<{ n: number }, []>(

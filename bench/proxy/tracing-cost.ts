@@ -3,15 +3,18 @@
  * What tracing adds to one proxied call, without the noise of a whole load test: the CPU this
  * process spends making a call's spans (ProxyCallTrace, exactly as the proxy drives it) and
  * exporting them with the real OTLP/HTTP exporter to the collector stand-in (bench/proxy/collector.ts,
- * its own process), per call, at several sampling ratios. Compare with the proxy's own CPU per
- * call in run.ts's row (d).
+ * its own process), per call, at several sampling ratios, with each span detail (OTEL_SPAN_DETAIL:
+ * `call`, one span a call, and `full`, four). Compare with the proxy's own CPU per call in
+ * run.ts's row (d).
  *
  *   bun bench/proxy/tracing-cost.ts        (CALLS=200000 RATE=10000 by default)
  */
 import { resolve } from "node:path";
-import { createTracing } from "../../src/observability/tracing.ts";
+import { createTracing } from "../../src/observability/tracing-sdk.ts";
 import { proxyCallTracer } from "../../src/proxy/call-trace.ts";
-import type { Route } from "../../src/proxy/allow-list.ts";
+import { allowList } from "../../src/proxy/allow-list.ts";
+import { platformNames } from "../../src/platform/names.ts";
+import { SPAN_DETAILS, type SpanDetail } from "../../src/config/config.ts";
 
 const ROOT = resolve(import.meta.dir, "../..");
 const CALLS = Number(process.env.CALLS ?? 200_000);
@@ -44,14 +47,14 @@ const request = new Request("http://127.0.0.1:8080/v21.0/100000000000001/message
   method: "POST",
   headers: { authorization: "Bearer px_live_x", "content-type": "application/json" },
 });
-const route: Route = { method: "POST", edge: "messages", id: "number", bucket: "number", timeout: "default" };
+const route = allowList(platformNames())[0]!;
 const decision = { allowed: true, limit: 80, remaining: 79, resetSeconds: 1, retryAfterSeconds: null };
 
 /**
- * Makes `calls` calls' spans at this ratio (null: tracing off, the pacing alone) and exports
- * them; the CPU it took, in µs per call.
+ * Makes `calls` calls' spans at this ratio (null: tracing off, the pacing alone) and detail, and
+ * exports them; the CPU it took, in µs per call.
  */
-async function run(ratio: number | null, calls: number): Promise<number> {
+async function run(ratio: number | null, calls: number, detail: SpanDetail = "call"): Promise<number> {
   const tracing =
     ratio === null
       ? undefined
@@ -60,6 +63,7 @@ async function run(ratio: number | null, calls: number): Promise<number> {
           serviceName: "bench",
           sampler: "parentbased_traceidratio",
           ratio,
+          detail,
         });
   const start = proxyCallTracer(tracing, "http://127.0.0.1:9000");
   const before = process.cpuUsage();
@@ -84,14 +88,16 @@ try {
   await run(null, 20_000);
   const off = await run(null, CALLS);
   console.log(`tracing off: ${off.toFixed(2)} µs per call (the loop and its pacing alone)`);
-  for (const ratio of [0, 0.01, 0.1, 1]) {
-    await run(ratio, 20_000); // warm-up
-    const before = ((await (await fetch(`${collectorUrl}/stats`)).json()) as { spans: number }).spans;
-    const us = await run(ratio, CALLS);
-    const spans = ((await (await fetch(`${collectorUrl}/stats`)).json()) as { spans: number }).spans - before;
-    console.log(
-      `sampled at ${ratio}: +${(us - off).toFixed(2)} µs per call; the collector received ${(spans / CALLS).toFixed(2)} spans per call`,
-    );
+  for (const detail of SPAN_DETAILS) {
+    for (const ratio of [0, 0.01, 0.1, 1]) {
+      await run(ratio, 20_000, detail); // warm-up
+      const before = ((await (await fetch(`${collectorUrl}/stats`)).json()) as { spans: number }).spans;
+      const us = await run(ratio, CALLS, detail);
+      const spans = ((await (await fetch(`${collectorUrl}/stats`)).json()) as { spans: number }).spans - before;
+      console.log(
+        `span detail ${detail}, sampled at ${ratio}: +${(us - off).toFixed(2)} µs per call; the collector received ${(spans / CALLS).toFixed(2)} spans per call`,
+      );
+    }
   }
 } finally {
   collector.kill();

@@ -19,9 +19,14 @@
  * PHASES may also name "outage": the receiver answers 503 for OUTAGE_MS (1,000 by default) while
  * events come at RATE for SECONDS; reports how long after the outage every delivery had arrived
  * (the failed ones are retried 5 s later, beside the new traffic) and the ack latency meanwhile.
+ * PHASES may also name "mixed" (issue 30): RATE events/s for SECONDS alone, then the same while wrk
+ * drives the same server's proxy flat out (message sends to a fake upstream, bench/proxy/upstream.ts,
+ * over NUMBERS numbers, with the request log on as by default); reports the ack latency of both, and
+ * the second's p99 against the first's (target <= 1.5: the log no longer competes for the writer
+ * that ingress waits for). Needs `wrk`.
  * Before all, WARMUP seconds (10 by default) of events at RATE bring the server to its steady state.
  * Run: bun bench/webhooks/run.ts   (env RATE, SECONDS, ACCOUNTS, CONCURRENCY, WARMUP override the defaults;
- * PHASES lists the phases to run, e.g. PHASES=reference,steady; the default is all three; DB_DIR
+ * PHASES lists the phases to run, e.g. PHASES=reference,steady; the default is reference, steady and flat; DB_DIR
  * is where the temporary database goes)
  */
 import { mkdtempSync, rmSync } from "node:fs";
@@ -42,6 +47,7 @@ import {
   startReceiver,
   waitReady,
 } from "./load.ts";
+import { seedProxyLoad, wrk } from "../proxy/wrk.ts";
 
 const RATE = Number(process.env.RATE ?? 1000);
 const SECONDS = Number(process.env.SECONDS ?? 10);
@@ -49,6 +55,8 @@ const ACCOUNTS = Number(process.env.ACCOUNTS ?? 5);
 const CONCURRENCY = Number(process.env.CONCURRENCY ?? 64);
 const WARMUP = Number(process.env.WARMUP ?? 10);
 const OUTAGE_MS = Number(process.env.OUTAGE_MS ?? 1000);
+const NUMBERS = Number(process.env.NUMBERS ?? 1000);
+const PHASES = (process.env.PHASES ?? "reference,steady,flat").split(",");
 const ROOT = join(import.meta.dir, "..", "..");
 
 // DB_DIR puts the database on another file system (e.g. /dev/shm, to see what the disk costs).
@@ -110,6 +118,15 @@ async function stealMeter() {
 }
 const port = freePort();
 const base = `http://127.0.0.1:${port}`;
+// The mixed phase's proxied calls go to the proxy bench's fake upstream.
+const upstreamPort = freePort();
+const upstream = PHASES.includes("mixed")
+  ? Bun.spawn([process.execPath, join(ROOT, "bench/proxy/upstream.ts")], {
+      env: { PORT: String(upstreamPort) },
+      stdout: "ignore",
+      stderr: "inherit",
+    })
+  : null;
 // SERVER_FLAGS (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof") go to the server's bun.
 const serverFlags = (process.env.SERVER_FLAGS ?? "").split(" ").filter(Boolean);
 const server = Bun.spawn([process.execPath, ...serverFlags, join(ROOT, "src/main.ts"), "serve"], {
@@ -128,7 +145,7 @@ const server = Bun.spawn([process.execPath, ...serverFlags, join(ROOT, "src/main
     ADMIN_TOKEN: BENCH_ADMIN,
     ENCRYPTION_KEY: Buffer.alloc(32, 3).toString("base64"),
     DEV_MODE: "1",
-    UPSTREAM_URL: "http://127.0.0.1:9",
+    UPSTREAM_URL: `http://127.0.0.1:${upstream ? upstreamPort : 9}`,
     // Per-request info lines would measure the terminal, not the relay.
     LOG_LEVEL: "warn",
     // JavaScriptCore's own switches (e.g. BUN_JSC_logGC=1) reach the server, to see its collector.
@@ -269,6 +286,37 @@ async function outage(): Promise<void> {
   console.log(await cpu());
 }
 
+/** Ingress's acks at RATE alone, then beside the proxy served flat out (see PHASES "mixed"). */
+async function mixed(script: string): Promise<void> {
+  const total = RATE * SECONDS;
+  const atRate = async (first: number) => {
+    const arrivedBefore = await arrivedCount();
+    const { acks } = await openLoop(first);
+    await waitArrivals(arrivedBefore + total * ACCOUNTS, 60_000);
+    return acks;
+  };
+  const p99 = (acks: { sent: number; acked: number }[]) =>
+    pct(
+      acks.map((a) => a.acked - a.sent).sort((a, b) => a - b),
+      99,
+    );
+  const alone = await atRate(70_000_000);
+  // wrk starts first and ends after the events: they all meet a proxy at full speed.
+  const proxy = wrk(base, script, SECONDS + 3);
+  await Bun.sleep(1_500);
+  const beside = await atRate(71_000_000);
+  const proxied = await proxy;
+  console.log(
+    `mixed: ${total} events at ${RATE}/s, ${ACCOUNTS} accounts each, alone and then while the proxy served flat out (request log on)`,
+  );
+  console.log(ackLine("ack, the relay alone", alone));
+  console.log(ackLine("ack, beside the proxy", beside));
+  console.log(`  p99 beside / alone       ${(p99(beside) / p99(alone)).toFixed(2)}   (target <= 1.5)`);
+  console.log(
+    `  the proxy meanwhile      ${proxied.rps.toFixed(0)} req/s, p99 ${fmt(proxied.p99)}${proxied.errors ? `; ${proxied.errors}` : ""}`,
+  );
+}
+
 async function flatOut(): Promise<void> {
   const arrivedBefore = await arrivedCount();
   let delivered = 0;
@@ -298,14 +346,20 @@ try {
     await waitArrivals(arrivedBefore + RATE * WARMUP * ACCOUNTS, 60_000);
   }
   await Bun.sleep(500);
-  const phases = (process.env.PHASES ?? "reference,steady,flat").split(",");
-  if (phases.includes("reference")) await reference();
-  if (phases.includes("steady")) await steady();
-  if (phases.includes("flat")) await flatOut();
-  if (phases.includes("outage")) await outage();
+  const proxyScript = join(dir, "load.lua");
+  if (PHASES.includes("mixed")) {
+    await seedProxyLoad(base, BENCH_ADMIN, NUMBERS, proxyScript);
+    await wrk(base, proxyScript, 2); // the proxy's warm-up
+  }
+  if (PHASES.includes("reference")) await reference();
+  if (PHASES.includes("steady")) await steady();
+  if (PHASES.includes("flat")) await flatOut();
+  if (PHASES.includes("outage")) await outage();
+  if (PHASES.includes("mixed")) await mixed(proxyScript);
 } finally {
   server.kill();
   await server.exited;
   receiverProc.kill();
+  upstream?.kill();
   rmSync(dir, { recursive: true, force: true });
 }

@@ -4,11 +4,12 @@ import { parseArgs } from "node:util";
 import * as ops from "../admin/operations.ts";
 import * as s from "../admin/schemas.ts";
 import { accountView, apiKeyView, numberView, userView, wabaView } from "../admin/views.ts";
+import { createBackups } from "../backup/backups.ts";
 import { AppError } from "../errors/catalog.ts";
 import { deleteOnboarding, listOnboardings, onboardingQuery, onboardingView } from "../onboarding/operator.ts";
 import { usage, usageQuery, usageView } from "../requests/queries.ts";
 
-type OpDeps = Parameters<typeof ops.createAccount>[0];
+type OpDeps = Parameters<typeof ops.createAccount>[0] & Parameters<typeof createBackups>[0];
 
 /** One `switchboard admin <noun> <verb>` command: its positional ids, its flags' schema and what it runs. */
 interface Command {
@@ -155,10 +156,26 @@ export const ADMIN_COMMANDS: Command[] = [
     summary: "ONBOARDING_ID (its number is free for other accounts again)",
     run: async (d, [id]) => onboardingView(await deleteOnboarding(d, id!)),
   }),
+  command({
+    noun: "backups",
+    verb: "list",
+    ids: [],
+    summary: "(the verified backups at BACKUP_TO, newest first)",
+    run: async (d) => ({ data: await createBackups(d).list() }),
+  }),
+  command({
+    noun: "backups",
+    verb: "create",
+    ids: [],
+    summary: "(a backup to BACKUP_TO now, as switchboard backup; prints its manifest)",
+    run: (d) => createBackups(d).create(),
+  }),
 ];
 
 /** A command line that does not fit any command: the caller prints it with the usage and exits 2. */
-export class UsageError extends Error {}
+export class UsageError extends Error {
+  override name = "UsageError";
+}
 
 export function adminUsage(): string {
   return [

@@ -1,5 +1,6 @@
 import { isIP } from "node:net";
 import { PLATFORM_WORD, platformNames, type PlatformNames } from "../platform/names.ts";
+import { backupConfig, DEFAULT_BACKUP_KEEP, type BackupConfig } from "./backup-config.ts";
 import { parseDuration } from "./duration.ts";
 
 /** Where state lives: one SQLite file (":memory:" allowed in tests), or PostgreSQL for the scale-out mode (CONTRACT 6). */
@@ -42,6 +43,8 @@ export interface Config {
   readonly requestLog: { readonly buffer: number } | null;
   /** Embedded Signup on the Numbers page (EMBEDDED_SIGNUP_*): null when off. */
   readonly embeddedSignup: EmbeddedSignupConfig | null;
+  /** Backups of the SQLite file (BACKUP_*, S3_*; CONTRACT 7). */
+  readonly backup: BackupConfig;
 }
 
 export interface EmbeddedSignupConfig {
@@ -78,12 +81,17 @@ export const SAMPLERS = [
 ] as const;
 export type SamplerName = (typeof SAMPLERS)[number];
 
+/** OTEL_SPAN_DETAIL's values: one span per proxied call (`call`), or also its steps as children (`full`). */
+export const SPAN_DETAILS = ["call", "full"] as const;
+export type SpanDetail = (typeof SPAN_DETAILS)[number];
+
 export interface TracingConfig {
   readonly url: string;
   readonly serviceName: string;
   readonly sampler: SamplerName;
   /** The share of traces kept by the ratio samplers, 0 to 1. */
   readonly ratio: number;
+  readonly detail: SpanDetail;
 }
 
 export class ConfigError extends Error {
@@ -243,6 +251,7 @@ function mail(smtpUrl: string | null, from: string | null): Config["mail"] {
  * traces go to its /v1/traces, as the OpenTelemetry specification says for this variable.
  * OTEL_TRACES_SAMPLER and OTEL_TRACES_SAMPLER_ARG choose which traces are kept, as that
  * specification names them; by default every one (a caller's "not sampled" is honoured).
+ * OTEL_SPAN_DETAIL (ours) asks for a proxied call's steps as spans of their own.
  */
 function tracing(env: Env): Config["tracing"] {
   const endpoint = text(env, "OTEL_EXPORTER_OTLP_ENDPOINT");
@@ -255,11 +264,15 @@ function tracing(env: Env): Config["tracing"] {
   const ratio = arg === null ? 1 : Number(arg);
   if (arg !== null && (!/^\d*\.?\d+$/.test(arg) || ratio > 1))
     throw new ConfigError("OTEL_TRACES_SAMPLER_ARG", `must be a ratio from 0 to 1, got "${arg}"`);
+  const detail = text(env, "OTEL_SPAN_DETAIL") ?? "call";
+  if (!(SPAN_DETAILS as readonly string[]).includes(detail))
+    throw new ConfigError("OTEL_SPAN_DETAIL", `must be call or full, got "${detail}"`);
   return Object.freeze({
     url: `${endpoint.replace(/\/+$/, "")}/v1/traces`,
     serviceName: text(env, "OTEL_SERVICE_NAME") ?? "switchboard",
     sampler: sampler as SamplerName,
     ratio,
+    detail: detail as SpanDetail,
   });
 }
 
@@ -362,5 +375,10 @@ export function parseConfig(env: Env): Config {
       ? Object.freeze({ buffer: integer(env, "REQUEST_LOG_BUFFER", 10_000, 100, 1_000_000) })
       : null,
     embeddedSignup: embeddedSignup(env),
+    backup: backupConfig(env, db, {
+      schedule: text(env, "BACKUP_SCHEDULE"),
+      to: text(env, "BACKUP_TO"),
+      keep: integer(env, "BACKUP_KEEP", DEFAULT_BACKUP_KEEP, 1, 10_000),
+    }),
   });
 }

@@ -210,6 +210,25 @@ export const ERRORS = {
     code: "too_many_attempts",
     message: "Too many failed sign-ins; try again later.",
   },
+  backup_running: {
+    status: 409,
+    type: "ConflictException",
+    code: "backup_running",
+    message: "A backup is being taken; try again when it is done.",
+  },
+  backup_unsupported: {
+    status: 409,
+    type: "ConflictException",
+    code: "backup_unsupported",
+    message:
+      "Backups are taken of the SQLite database; back up PostgreSQL with its own tools (pg_dump, point-in-time recovery).",
+  },
+  backup_failed: {
+    status: 500,
+    type: "InternalException",
+    code: "backup_failed",
+    message: "The backup failed; nothing was kept.",
+  },
   internal: { status: 500, type: "InternalException", code: "internal", message: "Internal error." },
   unavailable: {
     status: 503,

@@ -1,6 +1,8 @@
 import type { Database } from "bun:sqlite";
 import type { SQL } from "bun";
 import { openDatabase } from "../store/sqlite/open.ts";
+import { openRequestLogFile, requestLogPath } from "../store/sqlite/request-log-file.ts";
+import { moveOldLog } from "../store/sqlite/request-log-move.ts";
 import { takeServerLock } from "../store/sqlite/server-lock.ts";
 import { connect } from "../store/postgres/connect.ts";
 import { applyMigrations } from "../store/postgres/migrate.ts";
@@ -49,11 +51,11 @@ export class TargetNotEmptyError extends Error {
 }
 
 /**
- * Copies a whole SQLite deployment into PostgreSQL (CONTRACT 6): every table both have, in ONE
- * transaction, so a move that fails leaves the target empty and can simply be run again. The SQLite
- * file is first brought up to this build's schema, as a start of this build would, and its server
- * lock is held throughout (DatabaseInUseError while a server runs on it). Returns the rows copied
- * per table.
+ * Copies a whole SQLite deployment into PostgreSQL (CONTRACT 6): every table both have, of the
+ * main file and of the request log's file beside it, in ONE transaction, so a move that fails leaves
+ * the target empty and can simply be run again. The files are first brought up to this build's
+ * schema, as a start of this build would, and the main file's server lock is held throughout
+ * (DatabaseInUseError while a server runs on it). Returns the rows copied per table.
  */
 export async function moveToPostgres(
   sqlitePath: string,
@@ -61,37 +63,40 @@ export async function moveToPostgres(
   progress: MoveProgress,
 ): Promise<Record<string, number>> {
   const lock = takeServerLock(sqlitePath);
-  const { sqlite } = (() => {
-    try {
-      return openDatabase(sqlitePath);
-    } catch (error) {
-      lock.release();
-      throw error;
-    }
-  })();
+  const files: Database[] = [];
+  try {
+    files.push(openDatabase(sqlitePath).sqlite);
+    files.push(openRequestLogFile(requestLogPath(sqlitePath)));
+    moveOldLog(files[1]!, sqlitePath);
+  } catch (error) {
+    for (const file of files) file.close();
+    lock.release();
+    throw error;
+  }
   const pg = connect(postgresUrl, { max: 2 }).$client;
   try {
     await applyMigrations(pg);
-    const tables = await planTables(sqlite, pg);
+    const tables: (TablePlan & { file: Database })[] = [];
+    for (const file of files) for (const plan of await planTables(file, pg)) tables.push({ ...plan, file });
     const nonEmpty: string[] = [];
     for (const table of tables) {
       if ((await pg.unsafe(`SELECT EXISTS (SELECT 1 FROM "${table.name}") AS any`))[0].any) nonEmpty.push(table.name);
     }
     if (nonEmpty.length > 0) throw new TargetNotEmptyError(nonEmpty);
     const counts = Object.fromEntries(
-      tables.map((t) => [t.name, (sqlite.query(`SELECT COUNT(*) AS n FROM "${t.name}"`).get() as { n: number }).n]),
+      tables.map((t) => [t.name, (t.file.query(`SELECT COUNT(*) AS n FROM "${t.name}"`).get() as { n: number }).n]),
     );
     progress.planned(tables.map((t) => ({ name: t.name, rows: counts[t.name]! })));
     await pg.begin(async (tx) => {
       for (const table of tables) {
-        await copyTable(sqlite, tx as unknown as SQL, table, (n) => progress.copied(table.name, n));
+        await copyTable(table.file, tx as unknown as SQL, table, (n) => progress.copied(table.name, n));
         progress.finished(table.name);
       }
     });
     return counts;
   } finally {
     await pg.close();
-    sqlite.close();
+    for (const file of files) file.close();
     lock.release();
   }
 }

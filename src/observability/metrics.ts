@@ -66,6 +66,11 @@ export function createMetrics() {
       help: "Request log records dropped because the buffer was full or a write failed; the calls themselves were served.",
       registers: [registry],
     }),
+    requestLogWriterRestarts: new Counter({
+      name: "switchboard_request_log_writer_restarts_total",
+      help: "Times the request log's writer (on SQLite, its thread) died and was started again; the batches it had not written went to the new one.",
+      registers: [registry],
+    }),
     rateLimitFailOpen: new Counter({
       name: "switchboard_rate_limit_fail_open_total",
       help: "Proxied calls let through unlimited because the rate limiter failed (SPEC 8.1), by reason: error, slow (over 50 ms) or unavailable (its server is away).",
@@ -76,6 +81,27 @@ export function createMetrics() {
       name: "switchboard_delivery_attempts_total",
       help: "Webhook delivery attempts, by outcome.",
       labelNames: ["outcome"] as const,
+      registers: [registry],
+    }),
+    backupLastSuccess: new Gauge({
+      name: "switchboard_backup_last_success_timestamp_seconds",
+      help: "When the newest verified backup's snapshot was taken (Unix time); absent until one is known.",
+      registers: [registry],
+    }),
+    backupLastBytes: new Gauge({
+      name: "switchboard_backup_last_size_bytes",
+      help: "The stored (compressed) size of the newest verified backup.",
+      registers: [registry],
+    }),
+    backupLastDuration: new Gauge({
+      name: "switchboard_backup_last_duration_seconds",
+      help: "How long the newest backup this process took lasted, from its start until it was verified and stored.",
+      registers: [registry],
+    }),
+    backupFailures: new Counter({
+      name: "switchboard_backup_failures_total",
+      help: "Backups that failed, by stage: snapshot, verify, upload, or prune (deleting backups past BACKUP_KEEP, after a new one counted).",
+      labelNames: ["stage"] as const,
       registers: [registry],
     }),
     deliveriesPending: new Gauge({

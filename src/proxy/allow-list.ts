@@ -9,7 +9,7 @@ export type IdKind = "number" | "waba" | "media";
 export type BucketKind = "number" | "waba";
 export type TimeoutKind = "default" | "media";
 
-export interface Route {
+interface Row {
   readonly method: "GET" | "POST" | "PUT" | "DELETE";
   readonly edge: string | null;
   readonly id: IdKind;
@@ -17,20 +17,36 @@ export interface Route {
   readonly timeout: TimeoutKind;
 }
 
+/** A row with its names, made once: traces and the request log name every call by them. */
+export interface Route extends Row {
+  /** The route template, e.g. `/{version}/{phone_number_id}/messages`. */
+  readonly template: string;
+  /** Method and template, e.g. `POST /{version}/{phone_number_id}/messages`: the request log's and usage's label. */
+  readonly label: string;
+}
+
+const named = (row: Row): Route => {
+  const template = `/{version}/{${row.id === "number" ? "phone_number" : row.id}_id}${row.edge === null ? "" : `/${row.edge}`}`;
+  return { ...row, template, label: `${row.method} ${template}` };
+};
+
 /** The rows, with the business-profile edge in the platform's own word (PLATFORM_NAME). */
-export const allowList = (names: PlatformNames): readonly Route[] => [
-  { method: "POST", edge: "messages", id: "number", bucket: "number", timeout: "default" },
-  { method: "PUT", edge: "messages", id: "number", bucket: "number", timeout: "default" },
-  { method: "POST", edge: "media", id: "number", bucket: "number", timeout: "media" },
-  // A number read comes before a media read: a GET on one of the account's numbers is a number read.
-  { method: "GET", edge: null, id: "number", bucket: "waba", timeout: "default" },
-  { method: "GET", edge: null, id: "media", bucket: "waba", timeout: "media" },
-  { method: "DELETE", edge: null, id: "media", bucket: "waba", timeout: "media" },
-  { method: "GET", edge: "message_templates", id: "waba", bucket: "waba", timeout: "default" },
-  { method: "POST", edge: "message_templates", id: "waba", bucket: "waba", timeout: "default" },
-  { method: "DELETE", edge: "message_templates", id: "waba", bucket: "waba", timeout: "default" },
-  { method: "GET", edge: names.businessProfileEdge, id: "number", bucket: "waba", timeout: "default" },
-];
+export const allowList = (names: PlatformNames): readonly Route[] =>
+  (
+    [
+      { method: "POST", edge: "messages", id: "number", bucket: "number", timeout: "default" },
+      { method: "PUT", edge: "messages", id: "number", bucket: "number", timeout: "default" },
+      { method: "POST", edge: "media", id: "number", bucket: "number", timeout: "media" },
+      // A number read comes before a media read: a GET on one of the account's numbers is a number read.
+      { method: "GET", edge: null, id: "number", bucket: "waba", timeout: "default" },
+      { method: "GET", edge: null, id: "media", bucket: "waba", timeout: "media" },
+      { method: "DELETE", edge: null, id: "media", bucket: "waba", timeout: "media" },
+      { method: "GET", edge: "message_templates", id: "waba", bucket: "waba", timeout: "default" },
+      { method: "POST", edge: "message_templates", id: "waba", bucket: "waba", timeout: "default" },
+      { method: "DELETE", edge: "message_templates", id: "waba", bucket: "waba", timeout: "default" },
+      { method: "GET", edge: names.businessProfileEdge, id: "number", bucket: "waba", timeout: "default" },
+    ] as const satisfies Row[]
+  ).map(named);
 
 /** The query parameter that scopes media calls to a number (SPEC 4.1). */
 export const MEDIA_SCOPE_PARAM = "phone_number_id";

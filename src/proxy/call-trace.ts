@@ -14,10 +14,6 @@ import type { Decision } from "../limits/token-bucket.ts";
 import { epochNow, under, type Tracing } from "../observability/tracing.ts";
 import type { Route } from "./allow-list.ts";
 
-/** The allow-list row as a route template, e.g. `/{version}/{phone_number_id}/messages`. */
-export const routeTemplate = (route: Route) =>
-  `/{version}/{${route.id === "number" ? "phone_number" : route.id}_id}${route.edge === null ? "" : `/${route.edge}`}`;
-
 /** The attribute naming the request id (SPEC 7.1's `trace_id`, sent back as X-Proxy-Request-Id). */
 export const ATTR_REQUEST_ID = "switchboard.request_id";
 
@@ -56,8 +52,9 @@ export interface CallOutcome {
 
 /**
  * The spans of one proxied call: the call itself (a server span, child of the caller's
- * `traceparent`), and as its children the checks of SPEC 7.3 steps 1-7, the rate-limit decision
- * and the upstream request. The pipeline only notes the moments its steps end (two calls); the
+ * `traceparent`) with what its checks (SPEC 7.3 steps 1-7), the rate-limit decision and the
+ * upstream request found; with span detail `full`, those three as its children instead. The
+ * pipeline only notes the moments its steps end (two calls); the
  * spans are made when the answer is ready, with those times, so a call costs no span objects until
  * then. Each span ends when the caller's answer, or upstream's, has its headers: bodies stream on.
  */
@@ -107,10 +104,14 @@ export class ProxyCallTrace {
     return span;
   }
 
-  /** Makes and ends the call's spans. */
+  /**
+   * Makes and ends the call's span; with span detail `full`, its steps' spans too. With `call` (the
+   * default) what they found goes on the call's span, the fewest attributes that say it (each costs
+   * the SDK and the export): upstream's URL is UPSTREAM_URL and the call's own path.
+   */
   end(status: number, outcome: CallOutcome): void {
     const ended = epochNow();
-    const route = this.route === null ? null : routeTemplate(this.route);
+    const route = this.route?.template ?? null;
     const call = this.span(
       route === null ? this.method : `${this.method} ${route}`,
       this.parent,
@@ -120,50 +121,69 @@ export class ProxyCallTrace {
     );
     // Not sampled: its children would not be either.
     if (!call.isRecording()) return;
-    call.setAttributes({
+    const attributes: Attributes = {
       [ATTR_HTTP_REQUEST_METHOD]: this.method,
       [ATTR_URL_PATH]: this.path,
       [ATTR_HTTP_RESPONSE_STATUS_CODE]: status,
       [ATTR_REQUEST_ID]: this.requestId,
-    });
-    if (route !== null) call.setAttribute(ATTR_HTTP_ROUTE, route);
-    if (outcome.code !== null) call.setAttribute("switchboard.error.code", outcome.code);
-    if (outcome.error !== null) call.setAttribute("switchboard.error.name", outcome.error);
-    if (status >= 500) call.setAttribute(ATTR_ERROR_TYPE, String(status)).setStatus({ code: SpanStatusCode.ERROR });
-    const parent = under(call);
-
-    const checksEnd = this.checksEnd || ended;
-    this.span(
-      "proxy checks",
-      parent,
-      this.started,
-      this.checksEnd === 0 ? { "switchboard.check.failed": outcome.error ?? "unexpected" } : null,
-    ).end(checksEnd);
-    if (this.decision !== null) {
-      this.span("rate limit", parent, checksEnd, {
-        "switchboard.ratelimit.bucket": this.bucket!,
-        "switchboard.ratelimit.allowed": this.decision.allowed,
-        "switchboard.ratelimit.limit": this.decision.limit,
-        "switchboard.ratelimit.remaining": this.decision.remaining,
-      }).end(this.limitEnd);
-      if (this.decision.allowed) this.upstreamSpan(parent, ended, status, outcome);
+    };
+    if (route !== null) attributes[ATTR_HTTP_ROUTE] = route;
+    if (outcome.code !== null) attributes["switchboard.error.code"] = outcome.code;
+    if (outcome.error !== null) attributes["switchboard.error.name"] = outcome.error;
+    if (status >= 500) {
+      attributes[ATTR_ERROR_TYPE] = String(status);
+      call.setStatus({ code: SpanStatusCode.ERROR });
     }
+    const failed = this.checksEnd === 0 ? { "switchboard.check.failed": outcome.error ?? "unexpected" } : null;
+    const limit = this.decision && {
+      "switchboard.ratelimit.bucket": this.bucket!,
+      "switchboard.ratelimit.allowed": this.decision.allowed,
+      "switchboard.ratelimit.limit": this.decision.limit,
+      "switchboard.ratelimit.remaining": this.decision.remaining,
+    };
+    const forwarded = this.decision?.allowed === true;
+    if (this.tracing.detail === "full") {
+      this.children(call, ended, status, outcome, failed, limit, forwarded);
+    } else {
+      Object.assign(attributes, failed, limit);
+      if (forwarded) {
+        attributes["switchboard.upstream.duration_ms"] = Math.round((ended - this.limitEnd) * 1000) / 1000;
+        // Our error here means upstream did not answer (time-out, unreachable) or the body was cut off.
+        if (outcome.code === null) attributes["switchboard.upstream.status_code"] = status;
+        else attributes["switchboard.upstream.error"] = outcome.error ?? "unexpected";
+      }
+    }
+    call.setAttributes(attributes);
     call.end(ended);
   }
 
-  /** Step 9. The query is left out of the URL: it carries our appsecret_proof. */
-  private upstreamSpan(parent: Context, ended: number, status: number, outcome: CallOutcome): void {
+  /** OTEL_SPAN_DETAIL=full: the checks of steps 1-7, the rate limit of step 8 and the upstream request of step 9, as the call's children. */
+  private children(
+    call: Span,
+    ended: number,
+    status: number,
+    outcome: CallOutcome,
+    failed: Attributes | null,
+    limit: Attributes | null,
+    forwarded: boolean,
+  ): void {
+    const parent = under(call);
+    const checksEnd = this.checksEnd || ended;
+    this.span("proxy checks", parent, this.started, failed).end(checksEnd);
+    if (limit === null) return;
+    this.span("rate limit", parent, checksEnd, limit).end(this.limitEnd);
+    if (!forwarded) return;
     const attributes: Attributes = {
       [ATTR_HTTP_REQUEST_METHOD]: this.method,
+      // Without the query: it carries our appsecret_proof.
       [ATTR_URL_FULL]: `${this.upstream.url}${this.path}`,
       [ATTR_SERVER_ADDRESS]: this.upstream.host,
       [ATTR_SERVER_PORT]: this.upstream.port,
     };
-    // Our error here means upstream did not answer (time-out, unreachable) or the body was cut off.
     if (outcome.code === null) attributes[ATTR_HTTP_RESPONSE_STATUS_CODE] = status;
     else attributes[ATTR_ERROR_TYPE] = outcome.error ?? "unexpected";
-    const span = this.span(this.method, parent, this.limitEnd, attributes, SpanKind.CLIENT);
-    if (outcome.code !== null || status >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
-    span.end(ended);
+    const upstream = this.span(this.method, parent, this.limitEnd, attributes, SpanKind.CLIENT);
+    if (outcome.code !== null || status >= 500) upstream.setStatus({ code: SpanStatusCode.ERROR });
+    upstream.end(ended);
   }
 }

@@ -4,7 +4,7 @@ import { rateLimitStep } from "../limits/fail-open.ts";
 import type { RateLimiter } from "../limits/limiter.ts";
 import { numberBucket, wabaBucket } from "../limits/policy.ts";
 import type { Deps } from "../runtime/deps.ts";
-import { idSource } from "../runtime/random.ts";
+import { timeOrderedIdSource } from "../runtime/random.ts";
 import { MAX_BODY_BYTES } from "./body-limit.ts";
 import { authenticate, billingError, connectionError, resolveTarget, testKeyRefused, type Target } from "./checks.ts";
 import { proxyCallTracer, type CallOutcome, type ProxyCallTrace } from "./call-trace.ts";
@@ -16,14 +16,15 @@ import { ProofCache } from "./proof-cache.ts";
 import { upstreamQuery } from "./query.ts";
 import { applyEffect } from "../numbers/state-change.ts";
 import {
+  finishRecord,
+  hasCaller,
   messageIdIn,
-  noFacts,
   noteUpstreamError,
-  recordOf,
-  upstreamErrorIn,
-  type CallFacts,
+  noteUpstreamLatency,
+  startRecord,
 } from "../requests/capture.ts";
 import type { RequestLog } from "../requests/log.ts";
+import type { RequestRecord } from "../store/requests.ts";
 import { effectOf } from "./side-effects.ts";
 
 export type ProxyDeps = Pick<
@@ -72,7 +73,8 @@ export function createProxy(deps: ProxyDeps, limiter: RateLimiter, requestLog: R
   const { config, store, logger, metrics } = deps;
   const directory = store.directory;
   const proofs = new ProofCache(config.appSecret);
-  const nextRequestId = idSource(deps.random, "req", 20);
+  // Time-ordered: the request log's rows are keyed by them, and fill its index at one end.
+  const nextRequestId = timeOrderedIdSource(deps.random, "req", 20);
   const count = outcomeCounter(metrics);
   const logAll = config.logLevel === "debug";
   const startTrace = proxyCallTracer(deps.tracing, config.upstreamUrl);
@@ -85,7 +87,7 @@ export function createProxy(deps: ProxyDeps, limiter: RateLimiter, requestLog: R
     { path, query }: RawTarget,
     requestId: string,
     outcome: CallOutcome,
-    facts: CallFacts,
+    record: RequestRecord,
     trace?: ProxyCallTrace,
   ): Promise<Response> {
     const fail = (name: ErrorName, headers?: Record<string, string>) => {
@@ -98,14 +100,15 @@ export function createProxy(deps: ProxyDeps, limiter: RateLimiter, requestLog: R
     if (!match) return fail("unknown_route");
     const key = authenticate(directory, request.headers.get("authorization")); //     2. API key
     if (!key) return fail("invalid_api_key");
-    facts.key = key;
+    record.accountId = key.accountId;
+    record.apiKeyId = key.id;
     const billing = billingError(directory.account(key.accountId)); //                  3. billing
     if (billing) return fail(billing);
     const target = resolveTarget(directory, match, key.accountId); //                   4. allow-list and ownership
     if (!target) return fail("unknown_route");
-    facts.route = target.route;
-    facts.phoneNumberId = target.number?.phoneNumberId ?? null;
-    facts.wabaId = target.waba.wabaId;
+    record.route = target.route.label;
+    record.phoneNumberId = target.number?.phoneNumberId ?? null;
+    record.wabaId = target.waba.wabaId;
     if (testKeyRefused(directory, key, target)) return fail("test_key_on_live_number"); // 5. test key
     const unusable = connectionError(target); //                                         6. number and WABA state
     if (unusable) return fail(unusable);
@@ -127,15 +130,15 @@ export function createProxy(deps: ProxyDeps, limiter: RateLimiter, requestLog: R
       headers,
       fail,
       onHeaders: (ms) => {
-        facts.upstreamMs = ms;
+        noteUpstreamLatency(record, ms);
         metrics.upstreamLatency.observe(ms / 1000);
       },
       onSuccessBody:
         requestLog && target.route.edge === "messages" && target.route.method === "POST"
-          ? (bytes) => (facts.messageId = messageIdIn(bytes))
+          ? (bytes) => (record.messageId = messageIdIn(bytes))
           : undefined,
       onErrorBody(bytes) {
-        if (requestLog) noteUpstreamError(facts, upstreamErrorIn(bytes));
+        if (requestLog) noteUpstreamError(record, bytes);
         const effect = effectOf(bytes, target);
         // After the caller's answer has gone out: the state write must not hold it back.
         if (effect)
@@ -150,15 +153,15 @@ export function createProxy(deps: ProxyDeps, limiter: RateLimiter, requestLog: R
 
   /** `target` is the request's raw target when the caller has already read it. */
   return async function handle(request: Request, target: RawTarget = rawTarget(request.url)): Promise<Response> {
-    const requestId = nextRequestId();
+    const at = deps.clock.now();
+    const requestId = nextRequestId(at);
     const started = performance.now();
     const outcome: CallOutcome = { code: null, error: null };
-    const facts = noFacts();
-    const at = requestLog ? deps.clock.now() : 0;
+    const record = startRecord(requestId, at, request.method);
     const trace = startTrace?.(request, target.path, requestId);
     let response: Response;
     try {
-      response = await pipeline(request, target, requestId, outcome, facts, trace);
+      response = await pipeline(request, target, requestId, outcome, record, trace);
     } catch (error) {
       logger.error("proxy failed", { request_id: requestId, error });
       response = errorResponse("upstream_unreachable", requestId);
@@ -167,17 +170,14 @@ export function createProxy(deps: ProxyDeps, limiter: RateLimiter, requestLog: R
     }
     trace?.end(response.status, outcome);
     count(outcome.code, response.status);
-    if (requestLog && facts.key) {
-      facts.record = recordOf({
-        requestId,
-        at,
-        method: request.method,
-        facts: { ...facts, key: facts.key },
+    if (requestLog && hasCaller(record)) {
+      finishRecord(
+        record,
         response,
-        ourCode: typeof outcome.code === "number" ? outcome.code : null,
-        requestLength: request.headers.get("content-length"),
-      });
-      requestLog.add(facts.record);
+        typeof outcome.code === "number" ? outcome.code : null,
+        request.headers.get("content-length"),
+      );
+      requestLog.add(record);
     }
     // Every failure is logged; successes only at debug: a JSON line per call costs about a tenth of
     // the proxy's throughput, and the metrics count them anyway.

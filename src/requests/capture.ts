@@ -1,110 +1,114 @@
-import type { Route } from "../proxy/allow-list.ts";
-import { routeTemplate } from "../proxy/call-trace.ts";
 import type { RequestRecord } from "../store/requests.ts";
 
 /** The largest successful send answer read for its message id (a send's answer is about 150 bytes). */
 export const MESSAGE_ID_SCAN_BYTES = 8 * 1024;
 
 /**
- * What the pipeline learns of a call as it runs, for its request log record: filled step by step,
- * turned into a record once the caller has its answer. `key` is set once the caller is known:
- * calls refused before that belong to no account and are not logged.
+ * A proxied call's request log record, made when the call starts and filled in by the pipeline as
+ * it learns (the key, the allow-list row, upstream's answer): the only object the log adds to a
+ * call. `apiKeyId` stays empty until the caller is known: calls refused before that belong to no
+ * account and are not logged. Every field is set here, so that every record has one shape.
  */
-export interface CallFacts {
-  key: { id: string; accountId: string } | null;
-  route: Route | null;
-  phoneNumberId: string | null;
-  wabaId: string | null;
-  upstreamMs: number | null;
-  messageId: string | null;
-  /** Set (after the caller's answer) from an upstream error body of at most 64 KB. */
-  upstreamError: { code: number | null; subcode: number | null } | null;
-  /** The record, once made: an upstream error body that passes after it fills it in. */
-  record?: RequestRecord;
+export function startRecord(id: string, at: number, method: string): RequestRecord {
+  return {
+    id,
+    accountId: "",
+    at,
+    apiKeyId: "",
+    method,
+    route: null,
+    phoneNumberId: null,
+    wabaId: null,
+    status: 0,
+    errorCode: null,
+    upstreamStatus: null,
+    upstreamErrorCode: null,
+    upstreamErrorSubcode: null,
+    upstreamMs: null,
+    requestBytes: null,
+    responseBytes: null,
+    messageId: null,
+  };
 }
 
-/** An upstream error body has passed: its code goes on the call's record (made by then, or about to be). */
-export function noteUpstreamError(
-  facts: CallFacts,
-  error: { code: number | null; subcode: number | null } | null,
-): void {
-  facts.upstreamError = error;
-  if (facts.record && error) {
-    facts.record.upstreamErrorCode = error.code;
-    facts.record.upstreamErrorSubcode = error.subcode;
-  }
-}
-
-export const noFacts = (): CallFacts => ({
-  key: null,
-  route: null,
-  phoneNumberId: null,
-  wabaId: null,
-  upstreamMs: null,
-  messageId: null,
-  upstreamError: null,
-});
-
-/** The allow-list row as the log names it, e.g. "POST /{version}/{phone_number_id}/messages". */
-export const routeLabel = (route: Route) => `${route.method} ${routeTemplate(route)}`;
-
-const WAMID = /"id"\s*:\s*"(wamid\.[^"\\]{1,200})"/;
-const text = new TextDecoder();
-
-/** The message id in a send's answer, read from a copy of its bytes (the caller gets them untouched). */
-export function messageIdIn(bytes: Uint8Array): string | null {
-  return WAMID.exec(text.decode(bytes))?.[1] ?? null;
-}
-
-/** `error.code` and `error.error_subcode` of an upstream error body, if it is JSON with them. */
-export function upstreamErrorIn(bytes: Uint8Array): { code: number | null; subcode: number | null } | null {
-  try {
-    const error = (JSON.parse(text.decode(bytes)) as { error?: { code?: unknown; error_subcode?: unknown } } | null)
-      ?.error;
-    if (!error) return null;
-    return {
-      code: typeof error.code === "number" ? error.code : null,
-      subcode: typeof error.error_subcode === "number" ? error.error_subcode : null,
-    };
-  } catch {
-    return null;
-  }
-}
+/** Whether the call's caller was known (only then is its record logged). */
+export const hasCaller = (record: RequestRecord) => record.apiKeyId !== "";
 
 const size = (value: string | null) => (value === null || !/^\d+$/.test(value) ? null : Number(value));
 
 /**
- * The record of a call the caller has its answer to: our error code (null when upstream
- * answered), upstream's status when it did. The upstream error's code is filled in later, when its
- * body has passed (the record is still in the buffer then: it is written a second or so after).
+ * The rest of a call's record once the caller has its answer: our error code (null when upstream
+ * answered), upstream's status when it did. An upstream error's code comes later, when its body
+ * has passed (noteUpstreamError: the record is still in the log's buffer then).
  */
-export function recordOf(input: {
-  requestId: string;
-  at: number;
-  method: string;
-  facts: CallFacts & { key: NonNullable<CallFacts["key"]> };
-  response: Response;
-  ourCode: number | null;
-  requestLength: string | null;
-}): RequestRecord {
-  const { facts, response } = input;
-  return {
-    id: input.requestId,
-    accountId: facts.key.accountId,
-    at: input.at,
-    apiKeyId: facts.key.id,
-    method: input.method,
-    route: facts.route && routeLabel(facts.route),
-    phoneNumberId: facts.phoneNumberId,
-    wabaId: facts.wabaId,
-    status: response.status,
-    errorCode: input.ourCode,
-    upstreamStatus: input.ourCode === null ? response.status : null,
-    upstreamErrorCode: facts.upstreamError?.code ?? null,
-    upstreamErrorSubcode: facts.upstreamError?.subcode ?? null,
-    upstreamMs: facts.upstreamMs === null ? null : Math.round(facts.upstreamMs * 100) / 100,
-    requestBytes: size(input.requestLength),
-    responseBytes: size(response.headers.get("content-length")),
-    messageId: facts.messageId,
-  };
+export function finishRecord(
+  record: RequestRecord,
+  response: Response,
+  ourCode: number | null,
+  requestLength: string | null,
+): void {
+  record.status = response.status;
+  record.errorCode = ourCode;
+  record.upstreamStatus = ourCode === null ? response.status : null;
+  record.requestBytes = size(requestLength);
+  record.responseBytes = size(response.headers.get("content-length"));
+}
+
+/** Until upstream's response headers arrived, to the hundredth of a millisecond. */
+export function noteUpstreamLatency(record: RequestRecord, ms: number): void {
+  record.upstreamMs = Math.round(ms * 100) / 100;
+}
+
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const MAX_ID = 200;
+const VALUE_START = new TextEncoder().encode('"wamid.');
+const KEY = new TextEncoder().encode('"id"');
+const isSpace = (byte: number | undefined) => byte === 0x20 || byte === 0x0a || byte === 0x0d || byte === 0x09;
+const text = new TextDecoder();
+
+/** Whether `"id"`, a colon and any white space come right before `at`. */
+function idKeyBefore(bytes: Uint8Array, at: number): boolean {
+  let i = at - 1;
+  while (isSpace(bytes[i])) i--;
+  if (bytes[i] !== 0x3a) return false;
+  i--;
+  while (isSpace(bytes[i])) i--;
+  for (let k = KEY.length - 1; k >= 0; k--, i--) if (bytes[i] !== KEY[k]) return false;
+  return true;
+}
+
+/**
+ * The message id in a send's answer (`"id": "wamid.…"`), found by scanning its bytes: nothing of
+ * the answer is decoded or parsed but the id itself (the caller gets the bytes untouched).
+ */
+export function messageIdIn(bytes: Uint8Array): string | null {
+  next: for (let at = bytes.indexOf(QUOTE); at !== -1; at = bytes.indexOf(QUOTE, at + 1)) {
+    for (let k = 1; k < VALUE_START.length; k++) if (bytes[at + k] !== VALUE_START[k]) continue next;
+    if (!idKeyBefore(bytes, at)) continue;
+    // After `wamid.`: 1 to MAX_ID characters up to the closing quote, none of them an escape.
+    const first = at + VALUE_START.length;
+    const last = first + MAX_ID;
+    let end = first;
+    while (end <= last && end < bytes.length && bytes[end] !== QUOTE && bytes[end] !== BACKSLASH) end++;
+    if (end === first || end > last || bytes[end] !== QUOTE) continue;
+    return text.decode(bytes.subarray(at + 1, end));
+  }
+  return null;
+}
+
+/**
+ * An upstream error body has passed: its `error.code` and `error.error_subcode`, if it is JSON with
+ * them, go on the call's record (an error answer is read whole, at most 64 KB, after the caller's).
+ */
+export function noteUpstreamError(record: RequestRecord, bytes: Uint8Array): void {
+  let error: { code?: unknown; error_subcode?: unknown } | undefined;
+  try {
+    error = (JSON.parse(text.decode(bytes)) as { error?: typeof error } | null)?.error;
+  } catch {
+    return;
+  }
+  if (!error) return;
+  record.upstreamErrorCode = typeof error.code === "number" ? error.code : null;
+  record.upstreamErrorSubcode = typeof error.error_subcode === "number" ? error.error_subcode : null;
 }

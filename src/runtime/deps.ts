@@ -25,6 +25,11 @@ export interface Deps {
   metrics: Metrics;
   /** OpenTelemetry traces; absent when OTEL_EXPORTER_OTLP_ENDPOINT is not set, and then no span is made. */
   tracing?: Tracing;
+  /**
+   * The backup snapshot thread's entry (src/backup/snapshot-worker.ts), resolved by main.ts as the
+   * checkpoint thread's is (see BackgroundCheckpoints.workerUrl); from source it defaults to the file itself.
+   */
+  snapshotWorkerUrl?: string;
 }
 
 /** Background work a capability runs while the server is up (scheduler ticks, coalesced writes). */

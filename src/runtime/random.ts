@@ -70,11 +70,8 @@ export function timeOrderedId(random: Random, prefix: string, now: number, lengt
   return `${prefix}_${time}${encode(random.bytes(length - TIME_DIGITS))}`;
 }
 
-/**
- * Ids like randomId's, drawing random bytes in batches: for ids minted on every proxied request.
- * A batch is encoded into one string at once; each id is then a slice of it (no per-character work).
- */
-export function idSource(random: Random, prefix: string, length = 16, batch = 256): () => string {
+/** Random base-36 text drawn from `random` in batches of `batch` pieces, `length` characters a piece. */
+function randomPieces(random: Random, length: number, batch: number): () => string {
   let pool = "";
   let at = 0;
   return () => {
@@ -83,6 +80,33 @@ export function idSource(random: Random, prefix: string, length = 16, batch = 25
       at = 0;
     }
     at += length;
-    return `${prefix}_${pool.slice(at - length, at)}`;
+    return pool.slice(at - length, at);
+  };
+}
+
+/**
+ * Ids like randomId's, drawing random bytes in batches: for ids minted at a high rate.
+ * A batch is encoded into one string at once; each id is then a slice of it (no per-character work).
+ */
+export function idSource(random: Random, prefix: string, length = 16, batch = 256): () => string {
+  const piece = randomPieces(random, length, batch);
+  return () => `${prefix}_${piece()}`;
+}
+
+/**
+ * timeOrderedId's ids drawn as idSource's, for ids minted on every proxied request (the request
+ * log's rows are keyed by them). The time part is made once per millisecond.
+ */
+export function timeOrderedIdSource(random: Random, prefix: string, length = 20, batch = 256): (now: number) => string {
+  const piece = randomPieces(random, length - TIME_DIGITS, batch);
+  let last = -1;
+  let head = "";
+  return (now) => {
+    const ms = Math.max(0, Math.floor(now));
+    if (ms !== last) {
+      last = ms;
+      head = `${prefix}_${ms.toString(36).padStart(TIME_DIGITS, "0")}`;
+    }
+    return head + piece();
   };
 }

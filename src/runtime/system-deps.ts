@@ -4,7 +4,6 @@ import { createSealer } from "../crypto/sealer.ts";
 import { openLimits } from "../limits/open.ts";
 import type { Logger } from "../observability/logger.ts";
 import { createMetrics } from "../observability/metrics.ts";
-import { createTracing } from "../observability/tracing.ts";
 import { openStore } from "../store/open.ts";
 import { systemClock } from "./clock.ts";
 import type { Deps } from "./deps.ts";
@@ -15,6 +14,8 @@ import { systemResolver } from "./resolver.ts";
 export interface ServerOptions {
   /** The background checkpoint thread's entry (see BackgroundCheckpoints.workerUrl). */
   checkpointWorker: string;
+  /** The request log's writer thread's entry (see RequestLogThread). */
+  requestLogWorker: string;
 }
 
 /**
@@ -31,6 +32,7 @@ export async function systemDeps(config: Config, logger: Logger, server?: Server
         onError: (message: string) =>
           logger.error("background WAL checkpoints failed; SQLite checkpoints as it commits", { error: message }),
       },
+      requestLogWorker: server.requestLogWorker,
     },
     onWalSync: (seconds) => metrics.walSync.observe(seconds),
     onError: (error) => logger.error("reading another instance's change failed; the next refresh reloads", { error }),
@@ -38,14 +40,17 @@ export async function systemDeps(config: Config, logger: Logger, server?: Server
   return {
     config,
     store,
-    limits: openLimits(config, { clock: systemClock, logger, buckets: store.buckets }),
+    limits: await openLimits(config, { clock: systemClock, logger, buckets: store.buckets }),
     clock: systemClock,
     random: cryptoRandom,
     resolver: systemResolver,
     fetch: (input, init) => fetch(input, init),
     logger,
     metrics,
-    // Only a server makes spans (the CLI beside it makes none).
-    tracing: server === undefined || config.tracing === null ? undefined : createTracing(config.tracing),
+    // Only a server makes spans (the CLI beside it makes none); the SDK is loaded only then.
+    tracing:
+      server === undefined || config.tracing === null
+        ? undefined
+        : (await import("../observability/tracing-sdk.ts")).createTracing(config.tracing),
   };
 }

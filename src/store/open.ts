@@ -1,30 +1,34 @@
 import type { Config } from "../config/config.ts";
 import type { Sealer } from "../crypto/sealer.ts";
-import { openPostgresStore } from "./postgres/store.ts";
 import type { BackgroundCheckpoints } from "./sqlite/checkpointer.ts";
-import { openSqliteStore } from "./sqlite/store.ts";
 import type { Store } from "./store.ts";
 
 export interface OpenStoreOptions {
   /** The store is a server's (not the CLI's): it holds the file's lock and checkpoints in the background. */
-  server?: { backgroundCheckpoints: BackgroundCheckpoints };
+  server?: { backgroundCheckpoints: BackgroundCheckpoints; requestLogWorker: string };
   /** Told how long each flush of the SQLite WAL took, in seconds. */
   onWalSync?: (seconds: number) => void;
   /** Told of a failure in the background (PostgreSQL: another instance's change that could not be read). */
   onError?: (error: unknown) => void;
 }
 
-/** The one place a backend is chosen: by the scheme of DATABASE_URL (CONTRACT 2). */
+/**
+ * The one place a backend is chosen: by the scheme of DATABASE_URL (CONTRACT 2). Only the chosen
+ * backend's modules are loaded (the PostgreSQL client costs start-up time a SQLite server never needs).
+ */
 export async function openStore(config: Config, sealer: Sealer, options: OpenStoreOptions = {}): Promise<Store> {
   const database = config.database;
   switch (database.kind) {
     case "sqlite":
-      return openSqliteStore(database.path, sealer, {
+      return (await import("./sqlite/store.ts")).openSqliteStore(database.path, sealer, {
         backgroundCheckpoints: options.server?.backgroundCheckpoints,
         serving: options.server !== undefined,
+        requestLogWorker: options.server?.requestLogWorker,
         onWalSync: options.onWalSync,
       });
     case "postgres":
-      return openPostgresStore(database.url, sealer, { onError: options.onError });
+      return (await import("./postgres/store.ts")).openPostgresStore(database.url, sealer, {
+        onError: options.onError,
+      });
   }
 }

@@ -1,5 +1,3 @@
-import type { Retention } from "./types.ts";
-
 /**
  * One proxied call of an account, as its request log keeps it (issue 19): what was asked, who
  * asked (the key's id, never the key), what we answered, and what upstream answered when it was
@@ -57,20 +55,64 @@ export interface RequestFilter {
   before?: { at: number; id: string };
 }
 
-/** The request log's storage: appended in batches, off the proxy's path. */
+/** What the log keeps: each account's records from `before` on, and usage counts from `usageBefore` on. */
+export interface LogRetention {
+  accounts: { accountId: string; before: number }[];
+  usageBefore: number;
+}
+
+/**
+ * The request log's storage, a store of its own: on SQLite a database file beside the main one,
+ * written by a thread of its own; on PostgreSQL tables written on a connection of their own. Either
+ * way a batch of the log never waits for, nor holds, what the webhook relay writes.
+ */
 export interface RequestLogStore {
-  /** One batch of records and the usage counts they add, in one transaction. */
-  append(records: RequestRecord[], usage: UsageCount[]): Promise<void>;
+  /**
+   * Writes one batch of records and the usage counts they add, in one transaction, resolving once
+   * it is committed. A record already written (a batch sent again) is neither written nor counted again.
+   */
+  append(records: RequestRecord[]): Promise<void>;
   list(accountId: string, filter: RequestFilter, limit: number): Promise<RequestRecord[]>;
   get(accountId: string, id: string): Promise<RequestRecord | undefined>;
   /** The call(s) upstream gave this message id. */
   byMessageId(accountId: string, messageId: string): Promise<RequestRecord[]>;
   /** Usage counts of the hours in [from, to), of one account or of all. */
   usage(accountId: string | null, from: number, to: number): Promise<UsageCount[]>;
-  /** Drops records past their account's retention, and usage counts older than `usageBefore`. */
-  purge(
-    now: number,
-    retentionMs: Record<Retention, number>,
-    usageBefore: number,
-  ): Promise<{ requests: number; usage: number }>;
+  /** Drops what `retention` no longer keeps, a bounded batch per statement. */
+  purge(retention: LogRetention): Promise<{ requests: number; usage: number }>;
+  /**
+   * `listener` is told of the writer's troubles that no batch's outcome tells: it died and was
+   * started again (SQLite: its thread; the batches it had not written go to the new one), or its
+   * own background work failed. One listener; a second replaces the first.
+   */
+  onWriterTrouble(listener: (trouble: WriterTrouble) => void): void;
+}
+
+export interface WriterTrouble {
+  error: string;
+  /** True when the writer died and a new one took over. */
+  restarted: boolean;
+}
+
+const HOUR = 3_600_000;
+
+/** The usage counts records add: per account, number (or WABA) and hour, by outcome. */
+export function usageOf(records: Iterable<RequestRecord>): UsageCount[] {
+  const counts = new Map<string, UsageCount>();
+  for (const r of records) {
+    const targetId = r.phoneNumberId ?? r.wabaId;
+    if (targetId === null) continue;
+    const [kind, label]: [UsageCount["kind"], string] =
+      r.errorCode !== null
+        ? ["refused", String(r.errorCode)]
+        : r.upstreamErrorCode !== null || (r.upstreamStatus ?? 0) >= 400
+          ? ["upstream_error", String(r.upstreamErrorCode ?? `http_${r.upstreamStatus}`)]
+          : ["forwarded", r.route ?? r.method];
+    const hour = Math.floor(r.at / HOUR) * HOUR;
+    const key = `${r.accountId}\u0000${targetId}\u0000${hour}\u0000${kind}\u0000${label}`;
+    const count = counts.get(key);
+    if (count) count.count++;
+    else counts.set(key, { accountId: r.accountId, targetId, hour, kind, label, count: 1 });
+  }
+  return [...counts.values()];
 }

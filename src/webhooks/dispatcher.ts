@@ -2,6 +2,7 @@ import { setImmediate as nextTurn } from "node:timers/promises";
 import type { SpanContext } from "@opentelemetry/api";
 import type { Deps, Worker } from "../runtime/deps.ts";
 import { idSource } from "../runtime/random.ts";
+import { logRetention } from "../requests/log.ts";
 import type { Retention } from "../store/types.ts";
 import type { ClaimedDelivery, NewDelivery, NewEvent } from "../store/queue.ts";
 import { runAttempt, type AttemptDeps } from "./attempt.ts";
@@ -45,7 +46,7 @@ export type DispatcherDeps = AttemptDeps & Pick<Deps, "random">;
  * Runs the durable queue: starts deliveries from their endpoint's line, fresh ones and due ones
  * leased from the store in batches, never more than GLOBAL_IN_FLIGHT attempts at once nor
  * PER_ENDPOINT_IN_FLIGHT to one endpoint. It is woken at once when deliveries are queued, and the
- * clock's tick each second (croner, see Clock.everySecond) picks up due retries and expired leases
+ * clock's tick each second (see Clock.everySecond) picks up due retries and expired leases
  * and purges deliveries past their retention.
  */
 export class Dispatcher implements Worker {
@@ -413,7 +414,9 @@ export class Dispatcher implements Worker {
       if (removed.deliveries + removed.events > 0) this.deps.logger.info("webhook retention purge", removed);
       // One retention pass for all an account keeps: its request log too (SPEC 2.8), and usage
       // counts past USAGE_KEPT_MS.
-      const logged = await this.deps.store.requests.purge(now, RETENTION_MS, now - USAGE_KEPT_MS);
+      const logged = await this.deps.store.requests.purge(
+        logRetention(this.deps.store.directory.accounts(), now, RETENTION_MS, USAGE_KEPT_MS),
+      );
       if (logged.requests + logged.usage > 0) this.deps.logger.info("request log retention purge", logged);
       this.deps.metrics.deliveriesPending.set(await this.deps.store.queue.pendingCount());
     } catch (error) {

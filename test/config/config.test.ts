@@ -101,13 +101,14 @@ describe("parseConfig", () => {
     expect(parseConfig({ ...base, MAIL_FROM: "alerts@example.com" }).mail).toBeNull();
   });
 
-  test("traces are off unless OTEL_EXPORTER_OTLP_ENDPOINT is set; then they go to its /v1/traces", () => {
+  test("traces are off unless OTEL_EXPORTER_OTLP_ENDPOINT is set; then they go to its /v1/traces, one span per call unless OTEL_SPAN_DETAIL=full", () => {
     expect(parseConfig(base).tracing).toBeNull();
     expect(parseConfig({ ...base, OTEL_EXPORTER_OTLP_ENDPOINT: "http://collector:4318" }).tracing).toEqual({
       url: "http://collector:4318/v1/traces",
       serviceName: "switchboard",
       sampler: "parentbased_always_on",
       ratio: 1,
+      detail: "call",
     });
     expect(
       parseConfig({
@@ -116,12 +117,14 @@ describe("parseConfig", () => {
         OTEL_SERVICE_NAME: "gateway-eu",
         OTEL_TRACES_SAMPLER: "parentbased_traceidratio",
         OTEL_TRACES_SAMPLER_ARG: "0.25",
+        OTEL_SPAN_DETAIL: "full",
       }).tracing,
     ).toEqual({
       url: "https://otel.example.com/otlp/v1/traces",
       serviceName: "gateway-eu",
       sampler: "parentbased_traceidratio",
       ratio: 0.25,
+      detail: "full",
     });
   });
 
@@ -235,6 +238,7 @@ describe("parseConfig", () => {
       { ...base, OTEL_EXPORTER_OTLP_ENDPOINT: "http://c:4318", OTEL_TRACES_SAMPLER_ARG: "10%" },
       "OTEL_TRACES_SAMPLER_ARG",
     ],
+    [{ ...base, OTEL_EXPORTER_OTLP_ENDPOINT: "http://c:4318", OTEL_SPAN_DETAIL: "all" }, "OTEL_SPAN_DETAIL"],
   ])("a bad value names its variable: %j", (env, variable) => {
     const error = errorOf(env as Record<string, string>);
     expect(error.variable).toBe(variable);

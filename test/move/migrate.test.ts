@@ -68,6 +68,21 @@ test("switchboard migrate moves a SQLite deployment into an empty PostgreSQL dat
     status: "parked",
     payload_available: true,
   });
+  // A proxied call in the request log (its own file beside the database) and its usage count.
+  const logged = await fetch(`${old.url}/v21.0/${a.numbers[0]}/messages`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+    body: JSON.stringify({
+      messaging_product: "chat",
+      to: "15551234567",
+      type: "text",
+      text: { body: "before the move" },
+    }),
+  });
+  expect(logged.status).toBe(200);
+  const {
+    messages: [{ id: wamid }],
+  } = (await logged.json()) as { messages: [{ id: string }] };
   await old.stop();
   await before.store.close();
 
@@ -96,6 +111,8 @@ test("switchboard migrate moves a SQLite deployment into an empty PostgreSQL dat
     ["events", 2],
     ["deliveries", 2],
     ["attempts", 2],
+    ["request_log", 1],
+    ["usage_hours", 1],
   ] as const) {
     expect(moved.stdout).toMatch(new RegExp(`^  ${table} +${rows}$`, "m"));
   }
@@ -149,6 +166,9 @@ test("switchboard migrate moves a SQLite deployment into an empty PostgreSQL dat
   // The parked delivery, with its payload, replays from PostgreSQL.
   // The user signs in with the same password.
   const movedAccount = await signedIn(url, a.user);
+  expect(
+    (await movedAccount.api("GET", `/api/requests/${logged.headers.get("x-proxy-request-id")}`)).body,
+  ).toMatchObject({ status: 200, message_id: wamid });
   expect((await movedAccount.api("GET", `/api/deliveries/${parked}`)).body).toMatchObject({
     status: "parked",
     attempts: [{ status_code: 410 }],

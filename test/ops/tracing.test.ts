@@ -1,6 +1,8 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { join } from "node:path";
-import { createTracing, type Tracing } from "../../src/observability/tracing.ts";
+import type { SpanDetail } from "../../src/config/config.ts";
+import type { Tracing } from "../../src/observability/tracing.ts";
+import { createTracing } from "../../src/observability/tracing-sdk.ts";
 import { otlpReceiver, type ReceivedSpan } from "../support/otlp-receiver.ts";
 import { freePort, MAIN, processEnv, ROOT, waitForOk } from "../support/process.ts";
 import { hubSignature } from "../../src/webhooks/hub-signature.ts";
@@ -18,15 +20,19 @@ const CLIENT = 3;
 const ERROR = 2;
 
 /** An OTLP/HTTP receiver on loopback and the tracing that exports to it, as OTEL_EXPORTER_OTLP_ENDPOINT would set it up. */
-function collector() {
+function collector(detail: SpanDetail = "call") {
   const receiver = otlpReceiver();
-  const tracing: Tracing = createTracing({ url: `${receiver.endpoint}/v1/traces`, serviceName: "switchboard-test" });
+  const tracing: Tracing = createTracing({
+    url: `${receiver.endpoint}/v1/traces`,
+    serviceName: "switchboard-test",
+    detail,
+  });
   cleanups.push(receiver.stop);
   return { receiver, tracing };
 }
 
-async function tracedWorld() {
-  const { receiver, tracing } = collector();
+async function tracedWorld(detail?: SpanDetail) {
+  const { receiver, tracing } = collector(detail);
   const world: World = await startWorld({ deps: { tracing } });
   cleanups.push(() => world.stop());
   return { receiver, tracing, world };
@@ -48,9 +54,72 @@ const childrenOf = (spans: ReceivedSpan[], parent: ReceivedSpan) =>
 const byName = (spans: ReceivedSpan[], name: string) => spans.find((s) => s.name === name)!;
 const nanos = (value: string) => BigInt(value);
 
-describe("OpenTelemetry traces of proxied calls", () => {
-  test("a call is a server span under the caller's traceparent; the checks, the rate limit and the upstream call are its children; traceparent does not go upstream", async () => {
+describe("OpenTelemetry traces of proxied calls (OTEL_SPAN_DETAIL=call, the default)", () => {
+  test("a call is one server span under the caller's traceparent, with what the checks, the rate limit and upstream said; traceparent does not go upstream", async () => {
     const { receiver, tracing, world } = await tracedWorld();
+    const biz = await world.business();
+    const r = await send(world, biz, { traceparent });
+    expect(r.status).toBe(200);
+    await tracing.shutdown();
+
+    expect(receiver.spans).toHaveLength(1);
+    const [call] = receiver.spans;
+    expect(call!).toMatchObject({
+      kind: SERVER,
+      name: "POST /{version}/{phone_number_id}/messages",
+      traceId: CALLER_TRACE,
+      parentSpanId: CALLER_SPAN,
+    });
+    expect(call!.attributes).toMatchObject({
+      "switchboard.request_id": r.headers.get("x-proxy-request-id")!,
+      "http.request.method": "POST",
+      "http.route": "/{version}/{phone_number_id}/messages",
+      "url.path": `/v21.0/${biz.phoneNumberId}/messages`,
+      "http.response.status_code": 200,
+      "switchboard.ratelimit.bucket": `number:${biz.phoneNumberId}`,
+      "switchboard.ratelimit.allowed": true,
+      "switchboard.ratelimit.limit": 80,
+      "switchboard.ratelimit.remaining": 79,
+      "switchboard.upstream.status_code": 200,
+    });
+    const duration = Number(call!.attributes["switchboard.upstream.duration_ms"]);
+    expect(duration).toBeGreaterThan(0);
+    expect(duration).toBeLessThanOrEqual(Number(nanos(call!.endTimeUnixNano) - nanos(call!.startTimeUnixNano)) / 1e6);
+    expect(call!.attributes["switchboard.check.failed"]).toBeUndefined();
+    expect(JSON.stringify(receiver.spans)).not.toContain("appsecret_proof");
+    expect(world.sim.requests.at(-1)!.headers.traceparent).toBeUndefined();
+  });
+
+  test("a refused call names the failed check; a call upstream dropped is an error with upstream's error, and nothing else is made", async () => {
+    const { receiver, tracing, world } = await tracedWorld();
+    const biz = await world.business();
+    expect((await send(world, { ...biz, liveKey: "px_live_not-a-key-of-anyone-here-000000" })).status).toBe(401);
+    world.sim.fault(biz.phoneNumberId, { drop: true }, 1);
+    expect((await send(world, biz)).status).toBe(502);
+    await tracing.shutdown();
+
+    expect(receiver.spans).toHaveLength(2);
+    const refused = receiver.spans.find((s) => s.attributes["http.response.status_code"] === 401)!;
+    expect(refused.name).toBe("POST");
+    expect(refused.attributes).toMatchObject({
+      "switchboard.check.failed": "invalid_api_key",
+      "switchboard.error.code": 1001,
+    });
+    expect(Object.keys(refused.attributes).filter((k) => /ratelimit|upstream/.test(k))).toEqual([]);
+    const dropped = receiver.spans.find((s) => s.attributes["http.response.status_code"] === 502)!;
+    expect(dropped.status.code).toBe(ERROR);
+    expect(dropped.attributes).toMatchObject({
+      "error.type": "502",
+      "switchboard.error.code": 1007,
+      "switchboard.upstream.error": "upstream_unreachable",
+    });
+    expect(dropped.attributes["switchboard.upstream.status_code"]).toBeUndefined();
+  });
+});
+
+describe("OpenTelemetry traces of proxied calls (OTEL_SPAN_DETAIL=full)", () => {
+  test("a call is a server span under the caller's traceparent; the checks, the rate limit and the upstream call are its children; traceparent does not go upstream", async () => {
+    const { receiver, tracing, world } = await tracedWorld("full");
     const biz = await world.business();
     const r = await send(world, biz, { traceparent, tracestate: "vendor=1" });
     expect(r.status).toBe(200);
@@ -106,7 +175,7 @@ describe("OpenTelemetry traces of proxied calls", () => {
   });
 
   test("a refused call is a trace of its own without a traceparent: the failed check is named, and nothing was limited or sent", async () => {
-    const { receiver, tracing, world } = await tracedWorld();
+    const { receiver, tracing, world } = await tracedWorld("full");
     const biz = await world.business();
     const r = await send(world, { ...biz, liveKey: "px_live_not-a-key-of-anyone-here-000000" });
     expect(r.status).toBe(401);
@@ -127,7 +196,7 @@ describe("OpenTelemetry traces of proxied calls", () => {
   });
 
   test("an upstream that drops the connection: 502, and the upstream span and the call are errors", async () => {
-    const { receiver, tracing, world } = await tracedWorld();
+    const { receiver, tracing, world } = await tracedWorld("full");
     const biz = await world.business();
     world.sim.fault(biz.phoneNumberId, { drop: true }, 1);
     const r = await send(world, biz, { traceparent });
@@ -164,8 +233,8 @@ describe("sampling (OTEL_TRACES_SAMPLER)", () => {
     expect((await send(world, biz, { traceparent: `00-${CALLER_TRACE}-${CALLER_SPAN}-00` })).status).toBe(200); // caller: not sampled
     expect((await send(world, biz, { traceparent })).status).toBe(200);
     await tracing.shutdown();
-    expect(receiver.spans).toHaveLength(4);
-    expect(new Set(receiver.spans.map((s) => s.traceId))).toEqual(new Set([CALLER_TRACE]));
+    expect(receiver.spans).toHaveLength(1);
+    expect(receiver.spans[0]!.traceId).toBe(CALLER_TRACE);
   });
 });
 

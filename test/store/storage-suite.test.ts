@@ -7,6 +7,8 @@ import { NO_CAUSE, type Waba } from "../../src/store/types.ts";
 import { afterEach, describe, expect, test } from "bun:test";
 import type { Onboarding } from "../../src/store/onboardings.ts";
 import { newRecovery } from "../../src/store/recoveries.ts";
+import { timeOrderedId } from "../../src/runtime/random.ts";
+import type { RequestRecord } from "../../src/store/requests.ts";
 import type { Store } from "../../src/store/store.ts";
 import { LAST_SUCCESS_RESOLUTION_MS, type Completion } from "../../src/store/queue.ts";
 import { newDeliveryId, newEventId } from "../../src/webhooks/ids.ts";
@@ -565,6 +567,79 @@ describe("a message's events", () => {
     expect(found.map((e) => e.deliveries.map((d) => d.id))).toEqual([[ids[0]!], [ids[1]!]]);
     expect(await q.store.history.messageEvents("acc_other", "wamid.suite")).toEqual([]);
     expect(await q.store.history.messageEvents("acc_suite", "wamid.none")).toEqual([]);
+  });
+});
+
+describe("the request log", () => {
+  const record = (id: string, accountId: string, at: number, extra: Partial<RequestRecord> = {}): RequestRecord => ({
+    id,
+    accountId,
+    at,
+    apiKeyId: "key_1",
+    method: "POST",
+    route: "POST /{version}/{phone_number_id}/messages",
+    phoneNumberId: "2001",
+    wabaId: "1001",
+    status: 200,
+    errorCode: null,
+    upstreamStatus: 200,
+    upstreamErrorCode: null,
+    upstreamErrorSubcode: null,
+    upstreamMs: 1.25,
+    requestBytes: 90,
+    responseBytes: 150,
+    messageId: null,
+    ...extra,
+  });
+
+  test("batches are written with their usage counts; a batch written again adds nothing; each account's records are its own", async () => {
+    const deps = await fresh();
+    const log = deps.store.requests;
+    const t = deps.clock.now();
+    const batch = [
+      record(timeOrderedId(deps.random, "req", t, 20), "acc_a", t, { messageId: "wamid.a" }),
+      record(timeOrderedId(deps.random, "req", t + 1, 20), "acc_a", t + 1, {
+        status: 429,
+        errorCode: 1006,
+        upstreamStatus: null,
+      }),
+      record(timeOrderedId(deps.random, "req", t + 2, 20), "acc_b", t + 2),
+    ];
+    await log.append(batch);
+    await log.append(batch);
+    expect((await log.list("acc_a", {}, 10)).map((r) => r.id)).toEqual([batch[1]!.id, batch[0]!.id]);
+    expect(await log.get("acc_a", batch[0]!.id)).toEqual(batch[0]!);
+    expect(await log.get("acc_b", batch[0]!.id)).toBeUndefined();
+    expect(await log.byMessageId("acc_a", "wamid.a")).toEqual([batch[0]!]);
+    expect(await log.byMessageId("acc_b", "wamid.a")).toEqual([]);
+    const hour = Math.floor(t / HOUR) * HOUR;
+    expect((await log.usage("acc_a", hour, hour + HOUR)).map((u) => [u.kind, u.label, u.count])).toEqual([
+      ["forwarded", "POST /{version}/{phone_number_id}/messages", 1],
+      ["refused", "1006", 1],
+    ]);
+    expect(await log.usage(null, hour, hour + HOUR)).toHaveLength(3);
+  });
+
+  test("the purge keeps each account's records for its own cut-off, and usage counts from theirs", async () => {
+    const deps = await fresh();
+    const log = deps.store.requests;
+    const t = deps.clock.now();
+    const at = (account: string, when: number) => record(timeOrderedId(deps.random, "req", when, 20), account, when);
+    const old = [at("acc_day", t - 25 * HOUR), at("acc_week", t - 25 * HOUR), at("acc_week", t - 8 * 24 * HOUR)];
+    const recent = [at("acc_day", t - HOUR), at("acc_week", t - HOUR)];
+    await log.append([...old, ...recent]);
+    const removed = await log.purge({
+      accounts: [
+        { accountId: "acc_day", before: t - 24 * HOUR },
+        { accountId: "acc_week", before: t - 7 * 24 * HOUR },
+      ],
+      usageBefore: t - 2 * 24 * HOUR,
+    });
+    // The week-old call's usage hour went with it; the 25-hour-old ones' hours are kept.
+    expect(removed).toEqual({ requests: 2, usage: 1 });
+    expect((await log.list("acc_day", {}, 10)).map((r) => r.id)).toEqual([recent[0]!.id]);
+    expect((await log.list("acc_week", {}, 10)).map((r) => r.id)).toEqual([recent[1]!.id, old[1]!.id]);
+    expect(await log.usage(null, 0, t + HOUR)).toHaveLength(4);
   });
 });
 

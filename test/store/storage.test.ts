@@ -12,10 +12,11 @@ import { openSqliteStore } from "../../src/store/sqlite/store.ts";
 import { embeddedMigrations } from "../../db/migrations.gen.ts";
 import { sqliteTestDeps, tempDir } from "../support/harness.ts";
 import { databaseBefore } from "../support/old-database.ts";
+import { eventually } from "../support/eventually.ts";
 
 const cleanups: (() => unknown)[] = [];
 afterEach(async () => {
-  for (const cleanup of cleanups.splice(0)) await cleanup();
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
 async function fresh() {
@@ -109,6 +110,81 @@ describe("migrations", () => {
       embeddedMigrations.length,
     );
     db.close();
+  });
+});
+
+describe("the request log's own file", () => {
+  const HOUR = 3_600_000;
+  const route = "POST /{version}/{phone_number_id}/messages";
+  const sealer = createSealer(new Uint8Array(32).fill(1), cryptoRandom);
+  const tables = (path: string) => {
+    const db = new Database(path, { readonly: true });
+    const names = db
+      .query<{ name: string }, []>("SELECT name FROM sqlite_master WHERE type = 'table'")
+      .all()
+      .map((r) => r.name);
+    db.close();
+    return names;
+  };
+  const oldRecord = (
+    id: string,
+  ) => `INSERT INTO moved_request_log (id, account_id, at, api_key_id, method, route, phone_number_id, waba_id, status,
+    error_code, upstream_status, upstream_error_code, upstream_error_subcode, upstream_ms, request_bytes, response_bytes, message_id)
+    VALUES ('${id}', 'acc_old', ${HOUR + 5}, 'key_1', 'POST', '${route}', '555', '444', 200, NULL, 200, NULL, NULL, 12.5, 100, 150, 'wamid.old')`;
+  const usage = [
+    { accountId: "acc_old", targetId: "555", hour: HOUR, kind: "forwarded" as const, label: route, count: 7 },
+  ];
+
+  /** A server's store on `path`, once the older release's records have left the main file. */
+  async function moved(path: string) {
+    const store = openSqliteStore(path, sealer, { serving: true });
+    cleanups.push(() => store.close());
+    // Its usage counts moved before the store opened; its records move on the writer thread.
+    expect(await store.requests.usage("acc_old", 0, 2 * HOUR)).toEqual(usage);
+    expect(await eventually(async () => tables(path).includes("moved_request_log"), false, 10_000)).toBe(false);
+    return store;
+  }
+
+  test("an older database's log and usage counts move into the file beside it, the records after the start, and leave the main file", async () => {
+    const dir = tempDir();
+    cleanups.push(dir.cleanup);
+    const path = join(dir.path, "db.sqlite");
+    const old = databaseBefore(path, "0012_request_log_moved");
+    old.run(
+      "INSERT INTO accounts (id, name, email, billing_status, retention, created_at) VALUES ('acc_old', 'Old', 'o@example.com', 'active', '7d', 1)",
+    );
+    old.exec("ALTER TABLE request_log RENAME TO moved_request_log");
+    // More than a step of the move (5,000 records).
+    old.transaction(() => {
+      for (let i = 0; i < 12_000; i++) old.run(oldRecord(`req_${String(i).padStart(20, "0")}`));
+    })();
+    old.exec("ALTER TABLE moved_request_log RENAME TO request_log");
+    old.run(`INSERT INTO usage_hours VALUES ('acc_old', '555', ${HOUR}, 'forwarded', '${route}', 7)`);
+    old.close();
+
+    const store = await moved(path);
+    expect(await store.requests.get("acc_old", `req_${"0".repeat(20)}`)).toMatchObject({
+      at: HOUR + 5,
+      upstreamMs: 12.5,
+      messageId: "wamid.old",
+    });
+    expect(await store.requests.list("acc_old", {}, 200)).toHaveLength(200);
+    expect(await store.requests.byMessageId("acc_old", "wamid.old")).toHaveLength(12_000);
+    await store.close();
+    expect(tables(path).filter((name) => /request_log|usage_hours/.test(name))).toEqual([]);
+    expect(tables(join(dir.path, "db-requests.sqlite"))).toEqual(["request_log", "usage_hours"]);
+
+    // A move cut short after its copies (the old tables still there) is done again: nothing counted twice.
+    const main = new Database(path);
+    main.run("CREATE TABLE moved_usage_hours (account_id, target_id, hour, kind, label, count)");
+    main.run(`INSERT INTO moved_usage_hours VALUES ('acc_old', '555', ${HOUR}, 'forwarded', '${route}', 7)`);
+    main.run(`CREATE TABLE moved_request_log (id TEXT PRIMARY KEY, account_id, at, api_key_id, method, route, phone_number_id, waba_id, status,
+      error_code, upstream_status, upstream_error_code, upstream_error_subcode, upstream_ms, request_bytes, response_bytes, message_id)`);
+    main.run(oldRecord(`req_${"0".repeat(20)}`));
+    main.close();
+    const again = await moved(path);
+    expect(await again.requests.byMessageId("acc_old", "wamid.old")).toHaveLength(12_000);
+    expect(tables(path)).not.toContain("moved_usage_hours");
   });
 });
 

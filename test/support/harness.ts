@@ -72,7 +72,7 @@ async function depsOn(database: TestDatabase, options: TestDepsOptions): Promise
   const deps = {
     config,
     store,
-    limits: openLimits(config, { clock, logger, buckets: store.buckets }),
+    limits: await openLimits(config, { clock, logger, buckets: store.buckets }),
     clock,
     random,
     resolver: staticResolver({}),
@@ -90,7 +90,7 @@ async function depsOn(database: TestDatabase, options: TestDepsOptions): Promise
     async reopenStore() {
       await deps.store.close();
       deps.store = await database.open(config, sealer, options.store);
-      deps.limits = openLimits(config, { clock: deps.clock, logger: deps.logger, buckets: deps.store.buckets });
+      deps.limits = await openLimits(config, { clock: deps.clock, logger: deps.logger, buckets: deps.store.buckets });
     },
     async cleanup() {
       for (const other of others) await other.close();

@@ -1,26 +1,50 @@
+import type { SQL } from "bun";
 import { and, desc, eq, gte, lt } from "drizzle-orm";
 import { requestConditions } from "../request-filter.ts";
-import type { RequestFilter, RequestLogStore, RequestRecord, UsageCount } from "../requests.ts";
-import type { Retention } from "../types.ts";
-import type { PgDb } from "./connect.ts";
+import {
+  usageOf,
+  type LogRetention,
+  type RequestFilter,
+  type RequestLogStore,
+  type RequestRecord,
+} from "../requests.ts";
+import { connect, type PgDb } from "./connect.ts";
 import { requestLog, usageHours } from "./schema.ts";
 
 /** Rows deleted per statement by the purge, so that no transaction grows with the log. */
 const PURGE_BATCH = 5_000;
 
+/**
+ * The request log in the shared database, read on the pool like everything else, but written on
+ * a connection of its own (opened with the first batch): a batch never waits for, nor holds, one
+ * of the pool's connections, which the delivery queue's claims and ingress's commits use.
+ */
 export class PgRequestLog implements RequestLogStore {
-  constructor(private readonly db: PgDb) {}
+  private writer: SQL | null = null;
 
-  /** One statement per table whatever the batch's size: columns as arrays, unnested (as the queue's enqueue does). */
-  async append(records: RequestRecord[], usage: UsageCount[]) {
+  constructor(
+    private readonly db: PgDb,
+    private readonly url: string,
+  ) {}
+
+  private connection(): SQL {
+    this.writer ??= connect(this.url, { max: 1 }).$client;
+    return this.writer;
+  }
+
+  /**
+   * One statement per table whatever the batch's size: columns as arrays, unnested (as the queue's
+   * enqueue does). Usage counts only the records the insert added (a batch sent again adds none).
+   */
+  async append(records: RequestRecord[]) {
     const column = <K extends keyof RequestRecord>(k: K) => records.map((r) => r[k]);
-    await this.db.$client.begin(async (tx) => {
-      await tx.unsafe(
+    await this.connection().begin(async (tx) => {
+      const added = (await tx.unsafe(
         `INSERT INTO request_log (id, account_id, at, api_key_id, method, route, phone_number_id, waba_id, status, error_code,
           upstream_status, upstream_error_code, upstream_error_subcode, upstream_ms, request_bytes, response_bytes, message_id)
         SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::int[], $10::int[],
           $11::int[], $12::int[], $13::int[], $14::float8[], $15::bigint[], $16::bigint[], $17::text[])
-        ON CONFLICT (id) DO NOTHING`,
+        ON CONFLICT (id) DO NOTHING RETURNING id`,
         [
           column("id"),
           column("accountId"),
@@ -40,7 +64,9 @@ export class PgRequestLog implements RequestLogStore {
           column("responseBytes"),
           column("messageId"),
         ],
-      );
+      )) as { id: string }[];
+      const ids = new Set(added.map((row) => row.id));
+      const usage = usageOf(ids.size === records.length ? records : records.filter((r) => ids.has(r.id)));
       if (usage.length > 0) {
         await tx.unsafe(
           `INSERT INTO usage_hours (account_id, target_id, hour, kind, label, count)
@@ -73,7 +99,7 @@ export class PgRequestLog implements RequestLogStore {
       await this.db
         .select()
         .from(requestLog)
-        .where(and(eq(requestLog.accountId, accountId), eq(requestLog.id, id)))
+        .where(and(eq(requestLog.id, id), eq(requestLog.accountId, accountId)))
     )[0];
   }
 
@@ -93,19 +119,33 @@ export class PgRequestLog implements RequestLogStore {
       .orderBy(usageHours.hour, usageHours.targetId, usageHours.kind, usageHours.label);
   }
 
-  async purge(now: number, retentionMs: Record<Retention, number>, usageBefore: number) {
-    let requests = 0;
-    for (let n = PURGE_BATCH; n === PURGE_BATCH; requests += n) {
-      const gone = await this.db.$client.unsafe(
-        `DELETE FROM request_log WHERE id IN (SELECT r.id FROM request_log r JOIN accounts a ON a.id = r.account_id
-        WHERE r.at < $1 - CASE a.retention WHEN '7d' THEN $2::bigint ELSE $3::bigint END LIMIT ${PURGE_BATCH})`,
-        [now, retentionMs["7d"], retentionMs["24h"]],
-      );
-      n = gone.count;
-    }
-    const usage = (
-      await this.db.delete(usageHours).where(lt(usageHours.hour, usageBefore)).returning({ hour: usageHours.hour })
-    ).length;
+  /** On the log's own connection too: each account's cut-off, every account at once, a batch per statement. */
+  async purge(retention: LogRetention) {
+    const sql = this.connection();
+    const ids = retention.accounts.map((a) => a.accountId);
+    const befores = retention.accounts.map((a) => a.before);
+    const deleted = async (statement: string, params: unknown[]) => {
+      let total = 0;
+      for (let n = PURGE_BATCH; n === PURGE_BATCH; total += n) n = (await sql.unsafe(statement, params)).count;
+      return total;
+    };
+    const requests = await deleted(
+      `DELETE FROM request_log WHERE id IN (SELECT r.id FROM request_log r
+      JOIN unnest($1::text[], $2::bigint[]) AS c(account_id, before) ON r.account_id = c.account_id AND r.at < c.before LIMIT ${PURGE_BATCH})`,
+      [ids, befores],
+    );
+    const usage = await deleted(
+      `DELETE FROM usage_hours WHERE ctid IN (SELECT u.ctid FROM usage_hours u
+      WHERE u.account_id = ANY($1::text[]) AND u.hour < $2 LIMIT ${PURGE_BATCH})`,
+      [ids, retention.usageBefore],
+    );
     return { requests, usage };
+  }
+
+  /** PostgreSQL's client connects again by itself: a failed batch is its caller's to count. */
+  onWriterTrouble() {}
+
+  async close() {
+    await this.writer?.close();
   }
 }

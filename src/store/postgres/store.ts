@@ -46,6 +46,7 @@ export async function openPostgresStore(url: string, sealer: Sealer, options: Pg
     const deletions = new PgDeletions(db.$client);
     const endpoints = new PgEndpoints(db, sealer, feed, deletions);
     const queue = new PgQueue(db, endpoints, feed);
+    const requests = new PgRequestLog(db, url);
     await feed.start();
     await queue.start();
     let closed = false;
@@ -55,7 +56,7 @@ export async function openPostgresStore(url: string, sealer: Sealer, options: Pg
       users: unavailableAsStoreError(new PgUsers(db)),
       sessions: unavailableAsStoreError(new PgSessions(db)),
       notifications: unavailableAsStoreError(new PgNotifications(db)),
-      requests: unavailableAsStoreError(new PgRequestLog(db)),
+      requests: unavailableAsStoreError(requests),
       recoveries: unavailableAsStoreError(new PgRecoveries(db)),
       onboardings: unavailableAsStoreError(new PgOnboardings(db, sealer)),
       buckets: unavailableAsStoreError(new PgBuckets(db)),
@@ -76,6 +77,7 @@ export async function openPostgresStore(url: string, sealer: Sealer, options: Pg
         closed = true;
         await queue.close();
         await feed.close();
+        await requests.close();
         await db.$client.close();
       },
     };

@@ -291,49 +291,6 @@ export const meta = sqliteTable("meta", {
   value: text("value").notNull().default(sql`''`),
 });
 
-/** The request log of proxied calls (src/store/requests.ts), newest first per account. */
-export const requestLog = sqliteTable(
-  "request_log",
-  {
-    id: text("id").primaryKey(),
-    accountId: text("account_id")
-      .notNull()
-      .references(() => accounts.id, { onDelete: "cascade" }),
-    at: integer("at").notNull(),
-    apiKeyId: text("api_key_id").notNull(),
-    method: text("method").notNull(),
-    route: text("route"),
-    phoneNumberId: text("phone_number_id"),
-    wabaId: text("waba_id"),
-    status: integer("status").notNull(),
-    errorCode: integer("error_code"),
-    upstreamStatus: integer("upstream_status"),
-    upstreamErrorCode: integer("upstream_error_code"),
-    upstreamErrorSubcode: integer("upstream_error_subcode"),
-    upstreamMs: real("upstream_ms"),
-    requestBytes: integer("request_bytes"),
-    responseBytes: integer("response_bytes"),
-    messageId: text("message_id"),
-  },
-  (t) => [index("request_log_account").on(t.accountId, t.at, t.id), index("request_log_message").on(t.messageId)],
-);
-
-/** Calls per hour per number (or WABA), by what happened: forwarded by row, errors by code. */
-export const usageHours = sqliteTable(
-  "usage_hours",
-  {
-    accountId: text("account_id")
-      .notNull()
-      .references(() => accounts.id, { onDelete: "cascade" }),
-    targetId: text("target_id").notNull(),
-    hour: integer("hour").notNull(),
-    kind: text("kind", { enum: ["forwarded", "upstream_error", "refused"] }).notNull(),
-    label: text("label").notNull(),
-    count: integer("count").notNull(),
-  },
-  (t) => [primaryKey({ columns: [t.accountId, t.hour, t.targetId, t.kind, t.label] })],
-);
-
 /** The message ids each stored event mentions (a message's timeline); they go with their event. */
 export const eventMessages = sqliteTable(
   "event_messages",

@@ -22,7 +22,17 @@ const lockPathOf = (databasePath: string) => `${databasePath}-lock`;
  * same process. The CLI beside a running server does not take it.
  */
 export function takeServerLock(databasePath: string): { release(): void } {
-  const lock = new Database(lockPathOf(databasePath), { create: true });
+  const lock = holdFileLock(lockPathOf(databasePath));
+  if (lock === null) throw new DatabaseInUseError(databasePath);
+  return lock;
+}
+
+/**
+ * SQLite's exclusive lock on the file at `path` (created if need be), held until `release()`; null
+ * when another connection holds it, in this process or another. See takeServerLock.
+ */
+export function holdFileLock(path: string): { release(): void } | null {
+  const lock = new Database(path, { create: true });
   try {
     lock.exec("PRAGMA busy_timeout = 0");
     // The lock stays after the transaction ends, until the connection closes.
@@ -32,7 +42,7 @@ export function takeServerLock(databasePath: string): { release(): void } {
     lock.exec("COMMIT");
   } catch (error) {
     lock.close();
-    if ((error as { code?: unknown }).code === "SQLITE_BUSY") throw new DatabaseInUseError(databasePath);
+    if ((error as { code?: unknown }).code === "SQLITE_BUSY") return null;
     throw error;
   }
   return { release: () => lock.close() };

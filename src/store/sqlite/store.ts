@@ -1,5 +1,6 @@
-import { mkdirSync } from "node:fs";
-import { dirname } from "node:path";
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
 import type { Sealer } from "../../crypto/sealer.ts";
 import type { Store } from "../store.ts";
 import { SqliteBuckets } from "./buckets.ts";
@@ -12,6 +13,8 @@ import { SqliteNotifications } from "./notifications.ts";
 import { SqliteOnboardings } from "./onboardings.ts";
 import { SqliteQueue } from "./queue.ts";
 import { SqliteRecoveries } from "./recoveries.ts";
+import { openRequestLogFile, requestLogPath } from "./request-log-file.ts";
+import { moveOldUsage } from "./request-log-move.ts";
 import { SqliteRequestLog } from "./requests.ts";
 import { SqliteRetention } from "./retention.ts";
 import { openDatabase, type Db } from "./open.ts";
@@ -22,7 +25,11 @@ import { sharedSync, timedSync, walFileSync, type FileSync } from "./wal-sync.ts
 export interface SqliteStore extends Store {
   /** For capabilities whose SQLite implementation lives beside their own code. */
   readonly db: Db;
+  readonly requests: SqliteRequestLog;
 }
+
+/** request-log-worker.ts from this source tree; the compiled binary's is resolved in src/main.ts. */
+const REQUEST_LOG_WORKER = new URL("./request-log-worker.ts", import.meta.url).href;
 
 export interface SqliteStoreOptions {
   /** Checkpoint the WAL from a background thread (the server; see checkpointer.ts). */
@@ -36,6 +43,8 @@ export interface SqliteStoreOptions {
    * DatabaseInUseError when another server holds it (see server-lock.ts).
    */
   serving?: boolean;
+  /** The request log's writer thread's entry (see RequestLogThread); this source tree's by default. */
+  requestLogWorker?: string;
 }
 
 export function openSqliteStore(path: string, sealer: Sealer, options: SqliteStoreOptions = {}): SqliteStore {
@@ -52,6 +61,31 @@ export function openSqliteStore(path: string, sealer: Sealer, options: SqliteSto
     throw error;
   }
   const { db, sqlite } = opened;
+  // A database in memory keeps its log in a temporary file: the writer thread needs a file to open.
+  const scratch = onDisk ? null : mkdtempSync(join(tmpdir(), "switchboard-"));
+  const logPath = scratch ? join(scratch, "requests.db") : requestLogPath(path);
+  let logFile: ReturnType<typeof openRequestLogFile>;
+  try {
+    logFile = openRequestLogFile(logPath);
+    if (onDisk) moveOldUsage(logFile, path);
+  } catch (error) {
+    sqlite.close();
+    lock?.release();
+    throw error;
+  }
+  const requests = new SqliteRequestLog(
+    logFile,
+    { path: logPath, mainPath: onDisk ? path : null },
+    options.requestLogWorker ?? REQUEST_LOG_WORKER,
+  );
+  // An older release's records move into the log's file on its writer thread: a server starts it
+  // now. With none (every new database: migration 0012 renames the empty table) the table goes here,
+  // on this connection: the thread's drop, a write on another connection to this file, could make
+  // a transaction of this thread that read first fail with SQLITE_BUSY_SNAPSHOT.
+  if (onDisk && sqlite.query("SELECT 1 FROM sqlite_master WHERE name = 'moved_request_log'").get()) {
+    if (!sqlite.query("SELECT 1 FROM moved_request_log LIMIT 1").get()) sqlite.run("DROP TABLE moved_request_log");
+    else if (options.serving) requests.thread.start();
+  }
   const checkpointer =
     options.backgroundCheckpoints && onDisk ? startCheckpointer(sqlite, path, options.backgroundCheckpoints) : null;
   const ownSync = onDisk && !options.syncWal ? walFileSync(path) : null;
@@ -66,7 +100,7 @@ export function openSqliteStore(path: string, sealer: Sealer, options: SqliteSto
     users: new SqliteUsers(db),
     sessions: new SqliteSessions(db),
     notifications: new SqliteNotifications(db),
-    requests: new SqliteRequestLog(db),
+    requests,
     recoveries: new SqliteRecoveries(db),
     onboardings: new SqliteOnboardings(db, sealer),
     buckets: new SqliteBuckets(db),
@@ -82,10 +116,14 @@ export function openSqliteStore(path: string, sealer: Sealer, options: SqliteSto
       }
     },
     async close() {
+      // The main file first, synchronously (a caller may open it again at once); the log's thread
+      // then writes what it was handed, on its own file.
       checkpointer?.stop();
       ownSync?.close();
       sqlite.close();
       lock?.release();
+      await requests.close();
+      if (scratch) rmSync(scratch, { recursive: true, force: true });
     },
   };
 }

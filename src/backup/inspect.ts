@@ -1,0 +1,100 @@
+import { Database } from "bun:sqlite";
+import { SealError, type Sealer } from "../crypto/sealer.ts";
+
+/** What a database file holds, as a backup's manifest records it. */
+export interface DatabaseFacts {
+  /** How many migrations were applied to it (drizzle's migrator records one row per migration). */
+  schemaVersion: number;
+  /** Rows per table: every table but SQLite's own and the migrations' bookkeeping. */
+  counts: Record<string, number>;
+}
+
+/** How many migrations the database has had (drizzle's migrator records one row for each). */
+export const schemaVersionOf = (db: Database): number => count(db, "SELECT COUNT(*) AS n FROM __drizzle_migrations");
+
+/** A database file that is not a sound Switchboard database; the message says why, in words. */
+export class DamagedDatabaseError extends Error {}
+
+const count = (db: Database, sql: string): number => db.query<{ n: number }, []>(sql).get()!.n;
+
+/** The tables counted in a manifest (so a table a later release adds is counted without a change here). */
+export function dataTables(db: Database): string[] {
+  const tables = db
+    .query<{ name: string }, []>("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
+    .all();
+  return tables.map((row) => row.name).filter((name) => !name.startsWith("sqlite_") && !name.startsWith("__drizzle"));
+}
+
+export function countRows(db: Database): Record<string, number> {
+  return Object.fromEntries(dataTables(db).map((table) => [table, count(db, `SELECT COUNT(*) AS n FROM "${table}"`)]));
+}
+
+function readOnly(path: string): Database {
+  try {
+    return new Database(path, { readonly: true, strict: true });
+  } catch (error) {
+    throw new DamagedDatabaseError(`cannot be opened as a SQLite database: ${(error as Error).message}`);
+  }
+}
+
+/**
+ * Checks a database file the way a backup is verified before it counts: SQLite's integrity check
+ * (every page, index and constraint), then which migrations it has and how many rows each table
+ * holds. Throws DamagedDatabaseError with the first problems found.
+ */
+export function inspectDatabase(path: string): DatabaseFacts {
+  const db = readOnly(path);
+  try {
+    let problems: string[];
+    try {
+      // Its lines may hold line breaks of their own; a refusal is one line.
+      const rows = db.query<{ integrity_check: string }, []>("PRAGMA integrity_check(5)").all();
+      problems = rows.map((row) => row.integrity_check.replace(/\s+/g, " ").trim());
+    } catch (error) {
+      throw new DamagedDatabaseError(
+        `fails SQLite's integrity check: ${(error as Error).message.replace(/\s+/g, " ")}`,
+      );
+    }
+    if (problems.join() !== "ok") {
+      throw new DamagedDatabaseError(`fails SQLite's integrity check: ${problems.join("; ")}`);
+    }
+    if (count(db, "SELECT COUNT(*) AS n FROM sqlite_master WHERE name = '__drizzle_migrations'") === 0) {
+      throw new DamagedDatabaseError("is a SQLite database but not a Switchboard one (it has no migrations table)");
+    }
+    return { schemaVersion: schemaVersionOf(db), counts: countRows(db) };
+  } finally {
+    db.close();
+  }
+}
+
+/**
+ * Opens every sealed secret in the file (the `…_enc` columns: upstream tokens, app secrets, signing
+ * secrets, signup codes) with `sealer`. Throws SealError naming the first column it cannot open:
+ * the file was written under another ENCRYPTION_KEY. Returns how many it opened.
+ */
+export function openSealedSecrets(path: string, sealer: Sealer): number {
+  const db = readOnly(path);
+  try {
+    let opened = 0;
+    for (const table of dataTables(db)) {
+      const columns = db.query<{ name: string }, []>(`SELECT name FROM pragma_table_info('${table}')`).all();
+      for (const { name: column } of columns.filter((c) => c.name.endsWith("_enc"))) {
+        const values = db.query<{ v: string }, []>(
+          `SELECT "${column}" AS v FROM "${table}" WHERE "${column}" IS NOT NULL`,
+        );
+        for (const row of values.iterate()) {
+          try {
+            sealer.open(row.v);
+          } catch (error) {
+            if (error instanceof SealError) throw new SealError(`${table}.${column}: ${error.message}`);
+            throw error;
+          }
+          opened++;
+        }
+      }
+    }
+    return opened;
+  } finally {
+    db.close();
+  }
+}

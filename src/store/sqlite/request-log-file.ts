@@ -1,0 +1,81 @@
+import { Database } from "bun:sqlite";
+import { basename, dirname, extname, join } from "node:path";
+import { WAL_SIZE_LIMIT_BYTES } from "./checkpointer.ts";
+
+/**
+ * The request log's own SQLite file, beside the main database (`switchboard.db` →
+ * `switchboard-requests.db`), with its own write-ahead log and its own writer (a thread of its
+ * own, request-log-thread.ts): a batch of the log never holds the main file's writer, which
+ * ingress's acknowledgements and the delivery queue wait for.
+ */
+export function requestLogPath(mainPath: string): string {
+  const extension = extname(mainPath);
+  return join(dirname(mainPath), `${basename(mainPath, extension)}-requests${extension}`);
+}
+
+/**
+ * The log's schema, one entry per version (PRAGMA user_version counts those applied). Written by
+ * hand: drizzle-kit cannot declare WITHOUT ROWID, and its table rebuilds would drop it. The
+ * columns are those of request-log-schema.ts, which the reads use.
+ *
+ * Rows are keyed by the request id, which starts with the call's time (timeOrderedIdSource), in a
+ * table WITHOUT ROWID: the rows themselves are the primary key's B-tree, filled at its end. One
+ * index serves the Requests page (an account's calls by time) and the lookups (the request id is
+ * the key); message ids are indexed only where there is one (sends).
+ */
+const SCHEMA: string[] = [
+  `CREATE TABLE request_log (
+    id TEXT PRIMARY KEY NOT NULL,
+    account_id TEXT NOT NULL,
+    at INTEGER NOT NULL,
+    api_key_id TEXT NOT NULL,
+    method TEXT NOT NULL,
+    route TEXT,
+    phone_number_id TEXT,
+    waba_id TEXT,
+    status INTEGER NOT NULL,
+    error_code INTEGER,
+    upstream_status INTEGER,
+    upstream_error_code INTEGER,
+    upstream_error_subcode INTEGER,
+    upstream_ms REAL,
+    request_bytes INTEGER,
+    response_bytes INTEGER,
+    message_id TEXT
+  ) WITHOUT ROWID;
+  CREATE INDEX request_log_account ON request_log (account_id, at);
+  CREATE INDEX request_log_message ON request_log (message_id) WHERE message_id IS NOT NULL;
+  CREATE TABLE usage_hours (
+    account_id TEXT NOT NULL,
+    target_id TEXT NOT NULL,
+    hour INTEGER NOT NULL,
+    kind TEXT NOT NULL,
+    label TEXT NOT NULL,
+    count INTEGER NOT NULL,
+    PRIMARY KEY (account_id, hour, target_id, kind, label)
+  ) WITHOUT ROWID;`,
+];
+
+/** Opens (creating if needed) the log's file in WAL mode and brings its schema up to date. */
+export function openRequestLogFile(path: string): Database {
+  const db = new Database(path, { create: true, strict: true });
+  try {
+    db.exec("PRAGMA journal_mode = WAL");
+    db.exec("PRAGMA synchronous = NORMAL");
+    // The two threads' connections (and the CLI's) wait for each other's brief writes.
+    db.exec("PRAGMA busy_timeout = 5000");
+    db.exec("PRAGMA temp_store = MEMORY");
+    db.exec(`PRAGMA journal_size_limit = ${WAL_SIZE_LIMIT_BYTES}`);
+    const version = () => db.query<{ user_version: number }, []>("PRAGMA user_version").get()!.user_version;
+    if (version() < SCHEMA.length) {
+      db.transaction(() => {
+        // Read again under the write lock: another process may have just done it.
+        for (let v = version(); v < SCHEMA.length; v++) db.exec(`${SCHEMA[v]}; PRAGMA user_version = ${v + 1}`);
+      }).immediate();
+    }
+    return db;
+  } catch (error) {
+    db.close();
+    throw error;
+  }
+}

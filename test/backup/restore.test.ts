@@ -1,0 +1,209 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { Database } from "bun:sqlite";
+import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, truncateSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { zstdCompressSync, zstdDecompressSync } from "node:zlib";
+import { onSqlite } from "../support/backend.ts";
+import { sqliteTestDeps, startApp, tempDir } from "../support/harness.ts";
+import { databaseBefore } from "../support/old-database.ts";
+import { processEnv, runMain } from "../support/process.ts";
+import { embeddedMigrations } from "../../db/migrations.gen.ts";
+import { takeServerLock } from "../../src/store/sqlite/server-lock.ts";
+import { relayAccount } from "../webhooks/support.ts";
+import { filesIn } from "./support.ts";
+
+type Manifest = {
+  name: string;
+  at: string;
+  bytes: number;
+  sha256: string;
+  schema_version: number;
+  counts: Record<string, number>;
+};
+
+const dir = tempDir();
+let deployment: Awaited<ReturnType<typeof sqliteTestDeps>>;
+let backupPath: string;
+let manifest: Manifest;
+/** The environment of the CLI beside the deployment (its DATABASE_URL, ENCRYPTION_KEY, BACKUP_TO). */
+let env: Record<string, string>;
+
+/** A restore into `to` (a path); the environment's ENCRYPTION_KEY unless `key` says otherwise. */
+const restore = (from: string, to: string, extra: string[] = [], key?: string) =>
+  runMain(["restore", "--from", from, "--to", `file:${to}`, ...extra], key ? { ...env, ENCRYPTION_KEY: key } : env);
+
+/** A copy of the backup and its manifest in a directory of their own, to damage. */
+function copyOfBackup(label: string): string {
+  const copyDir = join(dir.path, label);
+  mkdirSync(copyDir, { recursive: true });
+  const copy = join(copyDir, manifest.name);
+  copyFileSync(backupPath, copy);
+  copyFileSync(`${backupPath}.json`, `${copy}.json`);
+  return copy;
+}
+
+/** What a refused restore must have left: no database, no scratch file (only the lock file a server would make too). */
+function nothingWritten(target: string): void {
+  expect(existsSync(target)).toBe(false);
+  const base = target.slice(target.lastIndexOf("/") + 1);
+  expect(filesIn(join(target, "..")).filter((name) => name.startsWith(base) && name !== `${base}-lock`)).toEqual([]);
+}
+
+function expectRefused(result: { code: number; stdout: string; stderr: string }, reason: string): void {
+  expect(result.code).toBe(2);
+  expect(result.stdout).toBe("");
+  const lines = result.stderr.trim().split("\n");
+  expect(lines).toHaveLength(1);
+  expect(lines[0]).toStartWith("switchboard: restore refused: ");
+  expect(lines[0]).toContain(reason);
+}
+
+beforeAll(async () => {
+  if (!onSqlite) return;
+  // A deployment with sealed secrets: a WABA's upstream token, an endpoint's signing secret.
+  deployment = await sqliteTestDeps({ env: { DEV_MODE: "1" } });
+  const server = startApp(deployment);
+  const account = await relayAccount(server.url);
+  await account.endpoint("http://127.0.0.1:9/hook");
+  await server.stop();
+  env = processEnv(deployment.dbPath, { BACKUP_TO: join(dir.path, "backups") });
+  const taken = await runMain(["backup"], env);
+  expect(taken.code).toBe(0);
+  manifest = JSON.parse(taken.stdout);
+  backupPath = join(dir.path, "backups", manifest.name);
+});
+
+afterAll(async () => {
+  await deployment?.cleanup();
+  dir.cleanup();
+});
+
+describe.skipIf(!onSqlite)("switchboard restore (CONTRACT 7)", () => {
+  test("restores into a new file and prints what it restored", async () => {
+    const target = join(dir.path, "restored", "switchboard.db");
+    const result = await restore(backupPath, target);
+    expect(result.stderr).toBe("");
+    expect(result.code).toBe(0);
+    expect(result.stdout.split("\n")[0]).toBe(
+      `restored ${manifest.name} (taken ${manifest.at}, schema ${manifest.schema_version}) into ${target}:`,
+    );
+    expect(result.stdout).toMatch(/^ {2}accounts +1$/m);
+    expect(result.stdout).toMatch(/^ {2}endpoints +1$/m);
+    expect(filesIn(join(target, ".."))).toEqual(["switchboard.db", "switchboard.db-lock"]);
+    const restored = new Database(target, { readonly: true });
+    const rows = (table: string) => (restored.query(`SELECT COUNT(*) AS n FROM ${table}`).get() as { n: number }).n;
+    expect([rows("accounts"), rows("wabas"), rows("numbers"), rows("endpoints"), rows("users")]).toEqual([
+      1, 1, 1, 1, 1,
+    ]);
+    restored.close();
+  });
+
+  test("a backup with bytes flipped is refused with its reason, before anything is written", async () => {
+    const copy = copyOfBackup("flipped");
+    const bytes = readFileSync(copy);
+    for (let i = 0; i < 16; i++) bytes[Math.floor(bytes.length / 2) + i]! ^= 0xff;
+    writeFileSync(copy, bytes);
+    const target = join(dir.path, "flipped", "target.db");
+    expectRefused(await restore(copy, target), "the backup's sha256 does not match its manifest: the file is damaged");
+    nothingWritten(target);
+  });
+
+  test("a truncated backup is refused with its reason", async () => {
+    const copy = copyOfBackup("truncated");
+    truncateSync(copy, Math.floor(manifest.bytes / 2));
+    const target = join(dir.path, "truncated", "target.db");
+    expectRefused(
+      await restore(copy, target),
+      `the backup is ${Math.floor(manifest.bytes / 2)} bytes where its manifest says ${manifest.bytes}: it is truncated or damaged`,
+    );
+    nothingWritten(target);
+  });
+
+  test("a backup whose manifest matches but whose database is damaged fails the integrity check", async () => {
+    const copy = copyOfBackup("damaged");
+    const database = zstdDecompressSync(readFileSync(copy));
+    // A page in the middle of the file (not the header) overwritten.
+    const pageSize = database.readUInt16BE(16);
+    database.fill(0xa5, pageSize * 3 + 100, pageSize * 4);
+    const packed = zstdCompressSync(database);
+    writeFileSync(copy, packed);
+    const sha256 = new Bun.CryptoHasher("sha256").update(packed).digest("hex");
+    writeFileSync(`${copy}.json`, JSON.stringify({ ...manifest, bytes: packed.length, sha256 }));
+    const target = join(dir.path, "damaged", "target.db");
+    expectRefused(await restore(copy, target), "the backup's database fails SQLite's integrity check");
+    nothingWritten(target);
+  });
+
+  test("a wrong ENCRYPTION_KEY is refused in words before anything is written, even with --force over a deployment", async () => {
+    const otherKey = Buffer.alloc(32, 9).toString("base64");
+    const target = join(dir.path, "wrong-key", "target.db");
+    mkdirSync(join(dir.path, "wrong-key"), { recursive: true });
+    expectRefused(
+      await restore(backupPath, target, [], otherKey),
+      "ENCRYPTION_KEY does not open the backup's sealed secrets (endpoints.secret_enc: a stored secret cannot be decrypted",
+    );
+    nothingWritten(target);
+
+    // Over an existing deployment with --force: it stays exactly as it was.
+    const existing = join(dir.path, "wrong-key", "existing.db");
+    expect((await restore(backupPath, existing)).code).toBe(0);
+    const before = new Bun.CryptoHasher("sha256").update(readFileSync(existing)).digest("hex");
+    const refused = await restore(backupPath, existing, ["--force"], otherKey);
+    expectRefused(refused, "set the ENCRYPTION_KEY of the server the backup was taken from");
+    expect(new Bun.CryptoHasher("sha256").update(readFileSync(existing)).digest("hex")).toBe(before);
+  });
+
+  test("a database that holds data is refused unless --force; one a server holds, even with --force", async () => {
+    const target = join(dir.path, "occupied", "switchboard.db");
+    expect((await restore(backupPath, target)).code).toBe(0);
+    expectRefused(await restore(backupPath, target), `${target} already holds data (accounts: 1, `);
+    expect((await restore(backupPath, target, ["--force"])).code).toBe(0);
+
+    const lock = takeServerLock(target);
+    try {
+      expectRefused(
+        await restore(backupPath, target, ["--force"]),
+        `${target} is in use by another switchboard server`,
+      );
+    } finally {
+      lock.release();
+    }
+  });
+
+  test("a backup without its manifest, or a PostgreSQL target, is refused", async () => {
+    const copy = copyOfBackup("alone");
+    rmSync(`${copy}.json`);
+    expectRefused(
+      await restore(copy, join(dir.path, "alone", "t.db")),
+      `no manifest ${manifest.name}.json beside ${copy}`,
+    );
+    const postgres = await runMain(["restore", "--from", backupPath, "--to", "postgres://x@127.0.0.1/db"], env);
+    expect(postgres.code).toBe(2);
+    expect(postgres.stderr).toContain("--to must name the SQLite file to restore into");
+  });
+
+  test("a backup of an older schema is brought up to this build's migrations", async () => {
+    const old = join(dir.path, "old", "switchboard.db");
+    mkdirSync(join(dir.path, "old"), { recursive: true });
+    const db = databaseBefore(old, "0010_onboardings");
+    db.run(
+      "INSERT INTO accounts (id, name, email, billing_status, retention, created_at) VALUES ('acc_old', 'Old', 'o@example.com', 'active', '24h', 1)",
+    );
+    db.close();
+    const oldEnv = processEnv(old, { BACKUP_TO: join(dir.path, "old", "backups") });
+    const taken = await runMain(["backup"], oldEnv);
+    expect(taken.code).toBe(0);
+    const oldManifest = JSON.parse(taken.stdout) as Manifest;
+    expect(oldManifest.schema_version).toBe(10);
+    expect(oldManifest.name).toMatch(/-v10\.db\.zst$/);
+
+    const target = join(dir.path, "old", "restored.db");
+    const result = await restore(join(dir.path, "old", "backups", oldManifest.name), target);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain(`schema 10, migrated from schema 10 to ${embeddedMigrations.length})`);
+    const restored = new Database(target, { readonly: true });
+    expect(restored.query("SELECT name FROM accounts").all()).toEqual([{ name: "Old" }]);
+    expect(restored.query("SELECT COUNT(*) AS n FROM onboardings").get()).toEqual({ n: 0 });
+    restored.close();
+  });
+});

@@ -1,0 +1,131 @@
+import { readdirSync } from "node:fs";
+import S3rver from "s3rver";
+import { openDatabase } from "../../src/store/sqlite/open.ts";
+import { freePort, MAIN, ROOT, waitForOk } from "../support/process.ts";
+import { tempDir } from "../support/temp-dir.ts";
+
+/** s3rver's own keys: it checks every request's signature with them. */
+const S3_KEYS = { S3_ACCESS_KEY_ID: "S3RVER", S3_SECRET_ACCESS_KEY: "S3RVER", S3_REGION: "us-east-1" };
+
+export interface LocalS3 {
+  bucket: string;
+  /** The standard variables that point the service at it. */
+  env: Record<string, string>;
+  /** While on, uploads of backup files (not of manifests) are refused as an S3 store refuses a PUT (403). */
+  refuseUploads(on: boolean): void;
+  /** The keys under the bucket, as S3 lists them. */
+  keys(): Promise<string[]>;
+  stop(): Promise<void>;
+}
+
+/**
+ * A local S3-compatible server (s3rver, on its own directory) with one bucket, behind a pass-through
+ * front on another port that can refuse uploads: the requests are forwarded as signed, Host and all.
+ */
+export async function startS3(bucket = "backups"): Promise<LocalS3> {
+  const dir = tempDir("switchboard-s3-");
+  const server = new S3rver({
+    port: 0,
+    address: "127.0.0.1",
+    silent: true,
+    directory: dir.path,
+    configureBuckets: [{ name: bucket }],
+  });
+  const { port } = await server.run();
+  let refusing = false;
+  const front = Bun.serve({
+    port: 0,
+    hostname: "127.0.0.1",
+    async fetch(request) {
+      const url = new URL(request.url);
+      if (refusing && (request.method === "PUT" || request.method === "POST") && /\.db\.zst$/.test(url.pathname)) {
+        const xml = `<?xml version="1.0" encoding="UTF-8"?><Error><Code>AccessDenied</Code><Message>Access Denied</Message></Error>`;
+        return new Response(xml, { status: 403, headers: { "content-type": "application/xml" } });
+      }
+      const body = request.method === "GET" || request.method === "HEAD" ? undefined : await request.arrayBuffer();
+      return fetch(`http://127.0.0.1:${port}${url.pathname}${url.search}`, {
+        method: request.method,
+        headers: request.headers,
+        body,
+        redirect: "manual",
+        decompress: false,
+      } as RequestInit);
+    },
+  });
+  const endpoint = `http://127.0.0.1:${front.port}`;
+  const client = new Bun.S3Client({
+    bucket,
+    endpoint,
+    accessKeyId: "S3RVER",
+    secretAccessKey: "S3RVER",
+    region: "us-east-1",
+  });
+  return {
+    bucket,
+    env: { ...S3_KEYS, S3_ENDPOINT: endpoint },
+    refuseUploads(on) {
+      refusing = on;
+    },
+    async keys() {
+      return ((await client.list()).contents ?? []).map((object) => object.key).sort();
+    },
+    async stop() {
+      front.stop(true);
+      await server.close();
+      dir.cleanup();
+    },
+  };
+}
+
+/** Makes the database file at `path` (this build's schema) about `megabytes` larger, with rows no purge deletes. */
+export function padDatabase(path: string, megabytes: number): void {
+  const { sqlite } = openDatabase(path);
+  const insert = sqlite.prepare("INSERT INTO meta (key, value) VALUES (?, ?)");
+  const rows = megabytes * 256;
+  sqlite.transaction(() => {
+    for (let i = 0; i < rows; i++)
+      insert.run(`padding-${i}`, Buffer.from(crypto.getRandomValues(new Uint8Array(3000))).toString("base64"));
+  })();
+  sqlite.exec("PRAGMA wal_checkpoint(TRUNCATE)");
+  sqlite.close();
+}
+
+/** The file names in a directory, sorted; none when it does not exist. */
+export function filesIn(dir: string): string[] {
+  try {
+    return readdirSync(dir).sort();
+  } catch {
+    return [];
+  }
+}
+
+/** What a backup's name looks like (src/backup/names.ts); a file named so must be a whole, verified backup. */
+export const BACKUP_FILE = /^switchboard-\d{8}T\d{6}Z-v\d+(-\d+)?\.db\.zst(\.json)?$/;
+
+/** Waits, boundedly, until `ready` holds (a file appears, a delivery arrives). */
+export async function until(ready: () => boolean, what: string, ms = 30_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!ready()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await Bun.sleep(1);
+  }
+}
+
+/** `switchboard serve` in a process of its own with `env` (processEnv's), on a free port; resolves once /healthz answers. */
+export async function serverProcess(env: Record<string, string>) {
+  const port = freePort();
+  const proc = Bun.spawn([process.execPath, MAIN, "serve"], {
+    cwd: ROOT,
+    env: { ...env, PORT: String(port), HOST: "127.0.0.1" },
+    stdout: "ignore",
+    stderr: "inherit",
+  });
+  const url = `http://127.0.0.1:${port}`;
+  try {
+    await waitForOk(`${url}/healthz`);
+  } catch (error) {
+    proc.kill("SIGKILL");
+    throw error;
+  }
+  return { proc, url };
+}
