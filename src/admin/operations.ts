@@ -104,10 +104,11 @@ export function getWaba(deps: OpDeps, wabaId: string): Waba {
 
 export async function createWaba(deps: OpDeps, accountId: string, input: CreateWabaInput): Promise<Waba> {
   getAccount(deps, accountId);
-  if (deps.store.directory.waba(input.waba_id))
-    throw new AppError("conflict", `WABA ${input.waba_id} is already connected.`);
+  const taken = () => new AppError("conflict", `WABA ${input.waba_id} is already connected.`);
+  // Checked first to answer without a write; the insert decides when two requests create one id at once.
+  if (deps.store.directory.waba(input.waba_id)) throw taken();
   const now = deps.clock.now();
-  return deps.store.directory.createWaba({
+  const waba = await deps.store.directory.createWaba({
     ...NO_CAUSE,
     wabaId: input.waba_id,
     accountId,
@@ -117,6 +118,8 @@ export async function createWaba(deps: OpDeps, accountId: string, input: CreateW
     createdAt: now,
     updatedAt: now,
   });
+  if (!waba) throw taken();
+  return waba;
 }
 
 export async function updateWaba(deps: OpDeps, wabaId: string, input: UpdateWabaInput): Promise<Waba> {
@@ -225,11 +228,10 @@ export async function createNumber(
       `WABA ${input.waba_id} is not connected to account ${accountId}; add it first.`,
     );
   }
-  if (deps.store.directory.number(input.phone_number_id)) {
-    throw new AppError("conflict", `Number ${input.phone_number_id} is already connected.`);
-  }
+  const taken = () => new AppError("conflict", `Number ${input.phone_number_id} is already connected.`);
+  if (deps.store.directory.number(input.phone_number_id)) throw taken();
   assertPlanRoom(deps, account);
-  await deps.store.directory.createNumber(newNumber(accountId, input, deps.clock.now()));
+  if (!(await deps.store.directory.createNumber(newNumber(accountId, input, deps.clock.now())))) throw taken();
   return details ? applySync(deps, input.phone_number_id, details) : syncNumber(deps, input.phone_number_id);
 }
 

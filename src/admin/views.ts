@@ -1,8 +1,14 @@
+import { MAX_TIME_MS } from "../http/time-param.ts";
 import type { Account, ApiKey, PhoneNumber, User, Waba } from "../store/types.ts";
 
 /** The JSON shapes the operator and dashboard APIs answer with (snake_case, never a secret). */
 
-export const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
+/**
+ * A stored time in ISO 8601, or null for none. A time no date holds (a recover's `since` stored
+ * before times were checked, issue 26) is null too: toISOString would throw, and answer 500.
+ */
+export const iso = (ms: number | null) =>
+  ms === null || !(Math.abs(ms) <= MAX_TIME_MS) ? null : new Date(ms).toISOString();
 
 export const accountView = (a: Account) => ({
   id: a.id,

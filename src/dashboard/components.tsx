@@ -1,4 +1,5 @@
 import { escapeHtml, type Children } from "@kitajs/html";
+import { iso } from "../admin/views.ts";
 import { formatTime, relativeTime } from "./format.ts";
 
 export type Tone = "ok" | "warn" | "bad" | "plain";
@@ -19,12 +20,21 @@ export function Badge(props: { tone: Tone; text: string }) {
   );
 }
 
-/** A time as text, with the exact instant for machines and a "5 min ago" beside it. */
-export function Time(props: { at: number | string | null; now: number; relative?: boolean }) {
-  if (props.at === null) return <span class="muted">never</span>;
-  const ms = typeof props.at === "number" ? props.at : Date.parse(props.at);
+/**
+ * A time as text, with the exact instant for machines and a "5 min ago" beside it; `none` (or
+ * "never") for no time, or one no date holds.
+ */
+export function Time(props: { at: number | string | null; now: number; relative?: boolean; none?: string }) {
+  const ms = typeof props.at === "string" ? Date.parse(props.at) : props.at;
+  const at = ms === null ? null : iso(ms);
+  if (ms === null || at === null)
+    return (
+      <span class="muted" safe>
+        {props.none ?? "never"}
+      </span>
+    );
   return (
-    <time datetime={new Date(ms).toISOString()}>
+    <time datetime={at}>
       {escapeHtml(formatTime(ms))}
       {props.relative === false ? "" : <span class="muted small"> ({escapeHtml(relativeTime(ms, props.now))})</span>}
     </time>

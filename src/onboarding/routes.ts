@@ -1,5 +1,6 @@
 import { Elysia, t } from "elysia";
 import { requireSession } from "../auth/session-routes.ts";
+import { optionalBody } from "../http/optional-body.ts";
 import type { Deps } from "../runtime/deps.ts";
 import type { RelayHandle } from "../dashboard/webhook-pages.tsx";
 import { coexistenceView, preflightBody, runPreflight, startSync, startSyncBody } from "./coexistence.ts";
@@ -38,10 +39,10 @@ export function onboardingRoutes(deps: Deps, relay: RelayHandle) {
     )
     .post(
       "/signups/:id/retry",
-      async ({ accountId, params, body }) => signupView(await retrySignup(queued, accountId, params.id, body ?? {})),
+      async ({ accountId, params, body }) => signupView(await retrySignup(queued, accountId, params.id, body)),
       {
         params: idParams,
-        body: t.Optional(retryBody),
+        ...optionalBody(retryBody),
         detail: { ...tag, summary: "Runs a failed signup again from the step that failed (optionally with a new PIN)" },
       },
     )

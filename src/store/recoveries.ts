@@ -26,6 +26,22 @@ export interface Recovery {
   updatedAt: number;
 }
 
+/** A recover as it starts at `now`: running, nothing found yet, for what was parked until now. */
+export function newRecovery(job: Pick<Recovery, "id" | "accountId" | "endpointId" | "since">, now: number): Recovery {
+  return {
+    ...job,
+    until: now,
+    status: "running",
+    found: 0,
+    replayed: 0,
+    skippedExpired: 0,
+    skippedReplayed: 0,
+    cursor: null,
+    startedAt: now,
+    updatedAt: now,
+  };
+}
+
 export interface RecoveryStore {
   /**
    * Starts a recovery unless one is running for the endpoint: returns the one that runs (the new

@@ -75,13 +75,15 @@ export interface Directory {
 
   waba(wabaId: string): Waba | undefined;
   wabas(accountId: string): Waba[];
-  createWaba(waba: Waba): Promise<Waba>;
+  /** Null when a WABA with this id is stored already (two creations at once: one wins). */
+  createWaba(waba: Waba): Promise<Waba | null>;
   updateWaba(wabaId: string, patch: WabaPatch): Promise<Waba | undefined>;
 
   number(phoneNumberId: string): PhoneNumber | undefined;
   numbers(accountId: string): PhoneNumber[];
   numbersOfWaba(wabaId: string): PhoneNumber[];
-  createNumber(number: PhoneNumber): Promise<PhoneNumber>;
+  /** Null when a number with this id is stored already (two creations at once: one wins). */
+  createNumber(number: PhoneNumber): Promise<PhoneNumber | null>;
   updateNumber(
     phoneNumberId: string,
     patch: Partial<Omit<PhoneNumber, "phoneNumberId" | "accountId" | "wabaId" | "createdAt">> & { updatedAt: number },

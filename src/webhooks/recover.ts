@@ -3,7 +3,7 @@ import { iso } from "../admin/views.ts";
 import { timeParam } from "../http/time-param.ts";
 import type { Deps } from "../runtime/deps.ts";
 import { randomId } from "../runtime/random.ts";
-import type { Recovery } from "../store/recoveries.ts";
+import { newRecovery, type Recovery } from "../store/recoveries.ts";
 import type { NewDelivery } from "../store/queue.ts";
 import { mustEndpoint, type QueueDeps } from "./endpoints.ts";
 import { newDeliveryId } from "./ids.ts";
@@ -33,21 +33,9 @@ export async function startRecover(
   if (from === undefined)
     throw new AppError("invalid_request", "since is required: an ISO 8601 time such as 2026-11-24T10:00:00Z.");
   const now = deps.clock.now();
-  const { recovery, started } = await deps.store.recoveries.start({
-    id: randomId(deps.random, "rcv"),
-    accountId,
-    endpointId,
-    since: from,
-    until: now,
-    status: "running",
-    found: 0,
-    replayed: 0,
-    skippedExpired: 0,
-    skippedReplayed: 0,
-    cursor: null,
-    startedAt: now,
-    updatedAt: now,
-  });
+  const { recovery, started } = await deps.store.recoveries.start(
+    newRecovery({ id: randomId(deps.random, "rcv"), accountId, endpointId, since: from }, now),
+  );
   const runnable = started ? recovery : await deps.store.recoveries.takeOver(recovery.id, now - RECOVER_STALE_MS, now);
   if (runnable)
     void runRecover(deps, runnable).catch((error: unknown) =>

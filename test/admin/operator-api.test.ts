@@ -331,6 +331,25 @@ describe("WABAs", () => {
     await expectError(await admin(url, "PATCH", "/admin/wabas/9999", { status: "connected" }), 404, "not_found");
     await expectError(await admin(url, "GET", "/admin/wabas/9999"), 404, "not_found");
   });
+  test("one WABA id connected eight times at once, to two accounts: one 201 and its token kept, the others 409 conflict (not a 500 from the unique index)", async () => {
+    const accounts = [await newAccount(), await newAccount()];
+    const answers = await Promise.all(
+      Array.from({ length: 8 }, (_, i) =>
+        admin(url, "POST", `/admin/accounts/${accounts[i % 2]}/wabas`, {
+          waba_id: "1001",
+          access_token: `EAAG-token-${i}`,
+        }),
+      ),
+    );
+    expect(answers.map((r) => r.status).sort()).toEqual([201, 409, 409, 409, 409, 409, 409, 409]);
+    const winner = answers.findIndex((r) => r.status === 201);
+    for (const r of answers.filter((r) => r.status === 409))
+      expect(await expectError(r, 409, "conflict")).toBe("WABA 1001 is already connected.");
+    expect(deps.store.directory.waba("1001")).toMatchObject({
+      accountId: accounts[winner % 2],
+      accessToken: `EAAG-token-${winner}`,
+    });
+  });
 });
 
 describe("numbers", () => {
@@ -425,5 +444,24 @@ describe("numbers", () => {
     await expectError(await admin(url, "PATCH", "/admin/numbers/9999", { status: "connected" }), 404, "not_found");
     await expectError(await admin(url, "POST", "/admin/numbers/9999/sync"), 404, "not_found");
     await expectError(await admin(url, "GET", "/admin/numbers/9999"), 404, "not_found");
+  });
+  test("one number connected eight times at once, to two accounts: one 201, the others 409 conflict (not a 500 from the unique index)", async () => {
+    const accounts = [await newAccount(), await newAccount()];
+    await newWaba(accounts[0]!, "1001");
+    await newWaba(accounts[1]!, "1002");
+    const answers = await Promise.all(
+      Array.from({ length: 8 }, (_, i) =>
+        admin(url, "POST", `/admin/accounts/${accounts[i % 2]}/numbers`, {
+          phone_number_id: "2001",
+          waba_id: i % 2 ? "1002" : "1001",
+          kind: "byo",
+        }),
+      ),
+    );
+    expect(answers.map((r) => r.status).sort()).toEqual([201, 409, 409, 409, 409, 409, 409, 409]);
+    const winner = answers.findIndex((r) => r.status === 201);
+    for (const r of answers.filter((r) => r.status === 409))
+      expect(await expectError(r, 409, "conflict")).toBe("Number 2001 is already connected.");
+    expect(deps.store.directory.number("2001")).toMatchObject({ accountId: accounts[winner % 2] });
   });
 });

@@ -1,4 +1,6 @@
 import { beforeAll, describe, expect, test } from "bun:test";
+import { newRecovery } from "../../src/store/recoveries.ts";
+import { testBackend } from "../support/backend.ts";
 import { admin } from "../support/harness.ts";
 import { appWithAccount } from "../webhooks/support.ts";
 
@@ -52,5 +54,30 @@ describe("time parameters", () => {
     expect(latest.body).toBeNull();
     expect((await my.a.api("GET", `/api/endpoints/${endpointId}`)).status).toBe(200);
     expect(await my.a.page(`/dashboard/endpoints/${endpointId}`)).toContain("Recover");
+  });
+
+  test("a recover stored before times were checked, since a time past the range, reads as no time: its API and pages answer", async () => {
+    // PostgreSQL's bigint holds the first millisecond past the range; SQLite also kept the far one (as a REAL).
+    const stored = testBackend() === "sqlite" ? [JUST_PAST, FAR] : [JUST_PAST];
+    const endpoint = (await my.a.endpoint("http://127.0.0.1:9/old")).id;
+    const now = my.app.deps.clock.now();
+    for (const [i, since] of stored.entries()) {
+      const stale = newRecovery(
+        { id: `rcv_old_${i}`, accountId: my.a.id, endpointId: endpoint, since: Number(since) },
+        now + i,
+      );
+      await my.app.deps.store.recoveries.start({ ...stale, status: "done" });
+      const latest = await my.a.api("GET", `/api/endpoints/${endpoint}/recover`);
+      expect(latest.status).toBe(200);
+      expect(latest.body).toMatchObject({ id: `rcv_old_${i}`, since: null, status: "done" });
+      for (const path of [`/dashboard/endpoints/${endpoint}`, `/dashboard/endpoints/${endpoint}/recover`]) {
+        const page = await fetch(`${my.app.url}${path}`, { headers: { cookie: my.a.sessionCookie() } });
+        expect(page.status).toBe(200);
+        const text = await page.text();
+        expect(
+          text.includes('for deliveries since <span class="muted">a time past the last date there is</span>'),
+        ).toBe(true);
+      }
+    }
   });
 });

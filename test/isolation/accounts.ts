@@ -20,8 +20,8 @@ export interface Seeded {
  * The simulator (with Embedded Signup and webhooks back to ingress) and Switchboard, started once
  * for a whole file; `receivers` are stopped with it.
  */
-export async function isolationWorld() {
-  const t = await signupWorld();
+export async function isolationWorld(options: Parameters<typeof signupWorld>[0] = {}) {
+  const t = await signupWorld(options);
   const receivers: Receiver[] = [];
   const hook = (respond?: Parameters<typeof receiver>[0]) => {
     const r = receiver(respond);

@@ -130,6 +130,59 @@ test("a failure at each step says which and why; each retry resumes at the faile
   expect((await acme.api("GET", `/api/signups/${view.id}`)).body).toEqual(view);
 });
 
+test("a retry's body is optional, but when there is one it is a JSON object of the retry's fields, else 400 and nothing runs", async () => {
+  t = await signupWorld();
+  const acme = await t.account();
+  const popup = t.sim.signUp();
+  t.sim.fault("oauth", { error: 100, message: "Temporary OAuth failure." }, 1);
+  const failed = (
+    await acme.api("POST", "/api/signups", {
+      code: popup.code,
+      waba_id: popup.wabaId,
+      phone_number_id: popup.phoneNumberId,
+      pin: "135790",
+    })
+  ).body;
+  expect(failed.status).toBe("failed");
+  const retry = (body?: string) =>
+    fetch(`${t.url}/api/signups/${failed.id}/retry`, {
+      method: "POST",
+      body,
+      headers: {
+        cookie: acme.cookie(),
+        origin: t.url,
+        ...(body === undefined ? {} : { "content-type": "application/json" }),
+      },
+    });
+  for (const body of [
+    '{"pin":',
+    "[]",
+    '["123456"]',
+    "1",
+    "null",
+    '"123456"',
+    "true",
+    '{"pin":"12"}',
+    '{"pin":"123456","code":"x"}',
+  ]) {
+    const r = await retry(body);
+    const answer = (await r.json()) as { error?: { code: string; message: string } };
+    expect({ body, status: r.status, code: answer.error?.code }).toEqual({
+      body,
+      status: 400,
+      code: "invalid_request",
+    });
+    expect(answer.error!.message).not.toBe("");
+  }
+  expect(oauthCalls()).toBe(1);
+  expect((await acme.api("GET", `/api/signups/${failed.id}`)).body).toEqual(failed);
+  // No body at all, or an empty one, is a retry without a new PIN.
+  const empty = await retry("");
+  expect(empty.status).toBe(200);
+  expect(((await empty.json()) as { status: string }).status).toBe("done");
+  expect((await retry()).status).toBe(200);
+});
+
 test("a coexistence number skips registration (it stays on the business app); signing it up again resumes the same onboarding", async () => {
   t = await signupWorld();
   const acme = await t.account();

@@ -1,10 +1,12 @@
 // The storage seam's promises (src/store/store.ts and the interfaces it names), one suite for every
-import { NO_CAUSE } from "../../src/store/types.ts";
+import { newNumber } from "../../src/admin/operations.ts";
+import { NO_CAUSE, type Waba } from "../../src/store/types.ts";
 // backend: it runs on the one SWITCHBOARD_TEST_BACKEND names, and `.ci/run` runs it on each.
 // Tests of one backend's own machinery are beside it (webhook-store.test.ts and storage.test.ts
 // for SQLite's, postgres.test.ts for PostgreSQL's).
 import { afterEach, describe, expect, test } from "bun:test";
 import type { Onboarding } from "../../src/store/onboardings.ts";
+import { newRecovery } from "../../src/store/recoveries.ts";
 import { timeOrderedId } from "../../src/runtime/random.ts";
 import type { RequestRecord } from "../../src/store/requests.ts";
 import type { Store } from "../../src/store/store.ts";
@@ -92,6 +94,22 @@ async function attemptAt(q: Queue, at: number, status: number, result: Pick<Comp
   };
 }
 
+/** WABA 1001 of `accountId`, connected at `t`. */
+const wabaAt = (t: number, accountId: string, accessToken: string, appSecret: string | null = null): Waba => ({
+  ...NO_CAUSE,
+  wabaId: "1001",
+  accountId,
+  accessToken,
+  appSecret,
+  status: "connected",
+  createdAt: t,
+  updatedAt: t,
+});
+
+/** A number of `wabaId`, connected at `t`, its details not read yet. */
+const numberAt = (t: number, accountId: string, phoneNumberId: string, wabaId = "1001") =>
+  newNumber(accountId, { phone_number_id: phoneNumberId, waba_id: wabaId, kind: "embedded" }, t);
+
 describe("the directory", () => {
   test("is written through: every write is read back at once, and a second store over the database has it after refresh()", async () => {
     const deps = await fresh();
@@ -111,31 +129,8 @@ describe("the directory", () => {
       createdAt: t,
       revokedAt: null,
     });
-    await directory.createWaba({
-      ...NO_CAUSE,
-      wabaId: "1001",
-      accountId: "acc_dir",
-      accessToken: "tok",
-      appSecret: null,
-      status: "connected",
-      createdAt: t,
-      updatedAt: t,
-    });
-    await directory.createNumber({
-      ...NO_CAUSE,
-      phoneNumberId: "2001",
-      accountId: "acc_dir",
-      wabaId: "1001",
-      kind: "embedded",
-      status: "connected",
-      throughputLevel: "STANDARD",
-      displayPhoneNumber: null,
-      verifiedName: null,
-      syncedAt: null,
-      syncError: null,
-      createdAt: t,
-      updatedAt: t,
-    });
+    await directory.createWaba(wabaAt(t, "acc_dir", "tok"));
+    await directory.createNumber(numberAt(t, "acc_dir", "2001"));
     expect(directory.apiKeyByHash("hash_1")?.id).toBe("key_1");
     expect(directory.numbersOfWaba("1001").map((n) => n.phoneNumberId)).toEqual(["2001"]);
 
@@ -187,6 +182,26 @@ describe("the directory", () => {
   });
 });
 
+describe("the directory's creates", () => {
+  test("a WABA or number id another store has stored since this one read is not created: null, and the stored one is unchanged", async () => {
+    const deps = await fresh();
+    const t = deps.clock.now();
+    await account(deps.store, "acc_a", t);
+    await account(deps.store, "acc_b", t);
+    const other = await deps.anotherStore();
+    expect(await deps.store.directory.createWaba(wabaAt(t, "acc_a", "tok_a"))).toMatchObject({ accountId: "acc_a" });
+    expect(await deps.store.directory.createNumber(numberAt(t, "acc_a", "2001"))).toMatchObject({ accountId: "acc_a" });
+    // `other` may not have heard of them yet: the insert itself refuses.
+    expect(await other.directory.createWaba(wabaAt(t, "acc_b", "tok_b"))).toBeNull();
+    expect(await other.directory.createNumber(numberAt(t, "acc_b", "2001"))).toBeNull();
+    for (const directory of [deps.store.directory, other.directory]) {
+      await directory.refresh();
+      expect(directory.waba("1001")).toMatchObject({ accountId: "acc_a", accessToken: "tok_a" });
+      expect(directory.number("2001")).toMatchObject({ accountId: "acc_a" });
+    }
+  });
+});
+
 describe("the directory's connect", () => {
   test("one transaction: what is absent is inserted, the account's own WABA takes the new token; another's WABA or number refuses and nothing is written", async () => {
     const deps = await fresh();
@@ -194,31 +209,10 @@ describe("the directory's connect", () => {
     const t = deps.clock.now();
     await account(deps.store, "acc_a", t);
     await account(deps.store, "acc_b", t);
-    const waba = (accountId: string, accessToken: string, appSecret: string | null = null) => ({
-      ...NO_CAUSE,
-      wabaId: "1001",
-      accountId,
-      accessToken,
-      appSecret,
-      status: "connected" as const,
-      createdAt: t,
-      updatedAt: t,
-    });
-    const number = (accountId: string, phoneNumberId: string, wabaId = "1001") => ({
-      ...NO_CAUSE,
-      phoneNumberId,
-      accountId,
-      wabaId,
-      kind: "embedded" as const,
-      status: "connected" as const,
-      throughputLevel: "STANDARD" as const,
-      displayPhoneNumber: null,
-      verifiedName: null,
-      syncedAt: null,
-      syncError: null,
-      createdAt: t,
-      updatedAt: t,
-    });
+    const waba = (accountId: string, accessToken: string, appSecret: string | null = null) =>
+      wabaAt(t, accountId, accessToken, appSecret);
+    const number = (accountId: string, phoneNumberId: string, wabaId = "1001") =>
+      numberAt(t, accountId, phoneNumberId, wabaId);
     const first = await directory.connect(waba("acc_a", "tok-a"), number("acc_a", "2001"));
     expect(first).toMatchObject({
       created: true,
@@ -264,23 +258,13 @@ describe("the directory's connect", () => {
 });
 
 describe("bulk recovers", () => {
+  /** A new recover of the queue's endpoint, as it starts. */
+  const newJob = (q: Queue, id: string) =>
+    newRecovery({ id, accountId: "acc_suite", endpointId: q.endpoint.id, since: q.t - HOUR }, q.t);
+
   test("one runs per endpoint; progress is fenced on the heartbeat; a stale one is taken over", async () => {
     const q = await queue();
-    const job = {
-      id: "rcv_1",
-      accountId: "acc_suite",
-      endpointId: q.endpoint.id,
-      since: q.t - HOUR,
-      until: q.t,
-      status: "running" as const,
-      found: 0,
-      replayed: 0,
-      skippedExpired: 0,
-      skippedReplayed: 0,
-      cursor: null,
-      startedAt: q.t,
-      updatedAt: q.t,
-    };
+    const job = newJob(q, "rcv_1");
     const recoveries = q.deps.store.recoveries;
     expect((await recoveries.start(job)).started).toBe(true);
     const second = await recoveries.start({ ...job, id: "rcv_2" });
@@ -307,6 +291,32 @@ describe("bulk recovers", () => {
     expect(await recoveries.progress("rcv_1", q.t + 10, { ...step, status: "done", updatedAt: q.t + 11 })).toBe(true);
     expect((await recoveries.start({ ...job, id: "rcv_3", startedAt: q.t + 20 })).started).toBe(true);
     expect((await recoveries.latest(q.endpoint.id))?.id).toBe("rcv_3");
+  });
+  test("a start while another store finishes the running one answers each time: the new one started, or the one running", async () => {
+    const q = await queue();
+    const other = await q.deps.anotherStore();
+    const job = (id: string) => newJob(q, id);
+    const done = {
+      found: 0,
+      replayed: 0,
+      skippedExpired: 0,
+      skippedReplayed: 0,
+      cursor: null,
+      status: "done" as const,
+      updatedAt: q.t + 1,
+    };
+    for (let round = 0; round < 200; round++) {
+      const running = `rcv_${round}_a`;
+      expect((await other.recoveries.start(job(running))).started).toBe(true);
+      // The finish lands before, between or after the start's statements.
+      const [answer] = await Promise.all([
+        q.deps.store.recoveries.start(job(`rcv_${round}_b`)),
+        other.recoveries.progress(running, q.t, done),
+      ]);
+      expect(answer.recovery.id).toBe(answer.started ? `rcv_${round}_b` : running);
+      if (answer.started) expect(await q.deps.store.recoveries.progress(answer.recovery.id, q.t, done)).toBe(true);
+    }
+    expect((await q.deps.store.recoveries.latest(q.endpoint.id))?.status).toBe("done");
   });
 });
 

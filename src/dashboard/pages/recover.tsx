@@ -3,6 +3,9 @@ import { Time } from "../components.tsx";
 
 export type RecoveryShape = ReturnType<typeof recoveryView>;
 
+/** A recover's `since` is null only when stored before times were checked, past the range of dates (issue 26). */
+const SINCE_UNREADABLE = "a time past the last date there is";
+
 /** Progress of a recover in words. */
 function progressText(r: RecoveryShape): string {
   const verb = r.status === "running" ? "Recovering" : "Recovered";
@@ -41,7 +44,8 @@ export function RecoverSection(props: { endpointId: string; recovery: RecoverySh
       )}
       {r ? (
         <p class="small muted">
-          Started <Time at={r.started_at} now={props.now} /> for deliveries since <Time at={r.since} now={props.now} />.
+          Started <Time at={r.started_at} now={props.now} /> for deliveries since{" "}
+          <Time at={r.since} now={props.now} none={SINCE_UNREADABLE} />.
         </p>
       ) : (
         ""

@@ -1,5 +1,5 @@
 import { and, desc, eq, lt } from "drizzle-orm";
-import { fromRecoveryRow, toRecoveryRow } from "../recovery-rows.ts";
+import { fromRecoveryRow, startAnswer, theRunningOne, toRecoveryRow } from "../recovery-rows.ts";
 import type { Recovery, RecoveryStore } from "../recoveries.ts";
 import type { PgDb } from "./connect.ts";
 import { recoveries } from "./schema.ts";
@@ -8,14 +8,8 @@ export class PgRecoveries implements RecoveryStore {
   constructor(private readonly db: PgDb) {}
 
   async start(recovery: Recovery) {
-    // The partial unique index lets one run per endpoint: a second start finds the first.
-    const inserted = await this.db.insert(recoveries).values(toRecoveryRow(recovery)).onConflictDoNothing().returning();
-    if (inserted.length > 0) return { recovery, started: true };
-    const [running] = await this.db
-      .select()
-      .from(recoveries)
-      .where(and(eq(recoveries.endpointId, recovery.endpointId), eq(recoveries.status, "running")));
-    return { recovery: fromRecoveryRow(running!), started: false };
+    const insert = this.db.insert(recoveries).values(toRecoveryRow(recovery));
+    return startAnswer(await insert.onConflictDoUpdate(theRunningOne(recoveries)).returning(), recovery);
   }
 
   async get(id: string) {

@@ -80,7 +80,8 @@ export class SqliteDirectory extends CachedDirectory implements Directory {
   }
 
   async createWaba(waba: Waba) {
-    this.db.insert(wabas).values(sealWaba(waba, this.sealer)).run();
+    // Another process (the CLI beside a running server) may have stored it since the cache was read.
+    if (!this.db.insert(wabas).values(sealWaba(waba, this.sealer)).onConflictDoNothing().returning().get()) return null;
     this.cacheWaba({ ...waba });
     return { ...waba };
   }
@@ -116,7 +117,7 @@ export class SqliteDirectory extends CachedDirectory implements Directory {
   }
 
   async createNumber(number: PhoneNumber) {
-    this.db.insert(numbers).values(number).run();
+    if (!this.db.insert(numbers).values(number).onConflictDoNothing().returning().get()) return null;
     this.cacheNumber({ ...number });
     return { ...number };
   }

@@ -1,5 +1,5 @@
 import { and, desc, eq, lt } from "drizzle-orm";
-import { fromRecoveryRow, toRecoveryRow } from "../recovery-rows.ts";
+import { fromRecoveryRow, startAnswer, theRunningOne, toRecoveryRow } from "../recovery-rows.ts";
 import type { Recovery, RecoveryStore } from "../recoveries.ts";
 import type { Db } from "./open.ts";
 import { recoveries } from "./schema.ts";
@@ -8,15 +8,8 @@ export class SqliteRecoveries implements RecoveryStore {
   constructor(private readonly db: Db) {}
 
   async start(recovery: Recovery) {
-    // The partial unique index lets one run per endpoint: a second start finds the first.
-    const inserted = this.db.insert(recoveries).values(toRecoveryRow(recovery)).onConflictDoNothing().returning().all();
-    if (inserted.length > 0) return { recovery, started: true };
-    const running = this.db
-      .select()
-      .from(recoveries)
-      .where(and(eq(recoveries.endpointId, recovery.endpointId), eq(recoveries.status, "running")))
-      .get();
-    return { recovery: fromRecoveryRow(running!), started: false };
+    const insert = this.db.insert(recoveries).values(toRecoveryRow(recovery));
+    return startAnswer(insert.onConflictDoUpdate(theRunningOne(recoveries)).returning().all(), recovery);
   }
 
   async get(id: string) {
