@@ -1,7 +1,7 @@
 import { Elysia, t } from "elysia";
-import { createApiKey, revokeApiKey } from "../admin/operations.ts";
-import { createApiKeyBody } from "../admin/schemas.ts";
-import { apiKeyView } from "../admin/views.ts";
+import { createApiKey, revokeApiKey } from "../accounts/operations.ts";
+import { createApiKeyBody } from "../accounts/schemas.ts";
+import { apiKeyView } from "../accounts/views.ts";
 import { requireSession } from "../auth/session-routes.ts";
 import { connectByoNumber, connectNumberBody, resyncNumber } from "../numbers/connect.ts";
 import type { Deps } from "../runtime/deps.ts";

@@ -1,4 +1,4 @@
-import { iso, numberView } from "../admin/views.ts";
+import { iso, numberView } from "../accounts/views.ts";
 import { causeText, numberCondition, numberRateLimit } from "../numbers/condition.ts";
 import type { Config } from "../config/config.ts";
 import type { Directory } from "../store/store.ts";

@@ -1,13 +1,13 @@
 import { Elysia, t } from "elysia";
 import { checkAdminToken } from "../auth/admin-guard.ts";
 import type { Deps } from "../runtime/deps.ts";
-import * as ops from "./operations.ts";
-import * as s from "./schemas.ts";
-import { accountView, apiKeyView, numberView, userView, wabaView } from "./views.ts";
+import * as ops from "../accounts/operations.ts";
+import * as s from "../accounts/schemas.ts";
+import { accountView, apiKeyView, numberView, userView, wabaView } from "../accounts/views.ts";
 import { usage, usageQuery, usageView } from "../requests/queries.ts";
 import { deleteOnboarding, listOnboardings, onboardingQuery, onboardingView } from "../onboarding/operator.ts";
 
-/** The operator API (CONTRACT 3): thin routes over admin/operations.ts. */
+/** The operator API (CONTRACT 3): thin routes over accounts/operations.ts. */
 export function adminRoutes(deps: Deps) {
   const detail = { tags: ["Operator API"], security: [{ adminToken: [] }] };
   return (

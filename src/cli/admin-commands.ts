@@ -1,9 +1,9 @@
 import type { TSchema } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
 import { parseArgs } from "node:util";
-import * as ops from "../admin/operations.ts";
-import * as s from "../admin/schemas.ts";
-import { accountView, apiKeyView, numberView, userView, wabaView } from "../admin/views.ts";
+import * as ops from "../accounts/operations.ts";
+import * as s from "../accounts/schemas.ts";
+import { accountView, apiKeyView, numberView, userView, wabaView } from "../accounts/views.ts";
 import { createBackups } from "../backup/backups.ts";
 import { AppError } from "../errors/catalog.ts";
 import { deleteOnboarding, listOnboardings, onboardingQuery, onboardingView } from "../onboarding/operator.ts";

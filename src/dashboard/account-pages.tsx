@@ -1,7 +1,7 @@
 import { Elysia, t } from "elysia";
 import { accountNumberView } from "../account-api/views.ts";
-import { createApiKey, revokeApiKey, updateAccount } from "../admin/operations.ts";
-import { createAccountBody, createApiKeyBody } from "../admin/schemas.ts";
+import { createApiKey, revokeApiKey, updateAccount } from "../accounts/operations.ts";
+import { createAccountBody, createApiKeyBody } from "../accounts/schemas.ts";
 import { AppError } from "../errors/catalog.ts";
 import { connectByoNumber, connectNumberBody, resyncNumber } from "../numbers/connect.ts";
 import { signupBody, signupView, startSignup } from "../onboarding/signup.ts";

@@ -1,4 +1,4 @@
-import * as ops from "../admin/operations.ts";
+import * as ops from "../accounts/operations.ts";
 import type { Deps } from "../runtime/deps.ts";
 import type { Simulator } from "../simulator/server.ts";
 import { numericId } from "../simulator/world.ts";

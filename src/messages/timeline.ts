@@ -1,5 +1,5 @@
 import { AppError } from "../errors/catalog.ts";
-import { iso } from "../admin/views.ts";
+import { iso } from "../accounts/views.ts";
 import { requestView } from "../requests/queries.ts";
 import type { Deps } from "../runtime/deps.ts";
 import { attemptView, deliveryView } from "../webhooks/views.ts";

@@ -1,6 +1,6 @@
 import { t } from "elysia";
-import { applySync, assertPlanRoom, getAccount, newNumber, syncNumber } from "../admin/operations.ts";
-import { createNumberBody, createWabaBody } from "../admin/schemas.ts";
+import { applySync, assertPlanRoom, getAccount, newNumber, syncNumber } from "../accounts/operations.ts";
+import { createNumberBody, createWabaBody } from "../accounts/schemas.ts";
 import { AppError } from "../errors/catalog.ts";
 import type { Deps } from "../runtime/deps.ts";
 import { connectRefusal, type Refusal } from "../store/ownership.ts";

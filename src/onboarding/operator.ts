@@ -1,6 +1,6 @@
 import { t } from "elysia";
-import { getAccount } from "../admin/operations.ts";
-import { iso } from "../admin/views.ts";
+import { getAccount } from "../accounts/operations.ts";
+import { iso } from "../accounts/views.ts";
 import { AppError } from "../errors/catalog.ts";
 import type { Deps, Worker } from "../runtime/deps.ts";
 import { intervalWorker } from "../runtime/interval-worker.ts";

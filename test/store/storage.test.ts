@@ -3,7 +3,7 @@ import { NO_CAUSE } from "../../src/store/types.ts";
 import { afterEach, describe, expect, test } from "bun:test";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import * as ops from "../../src/admin/operations.ts";
+import * as ops from "../../src/accounts/operations.ts";
 import { apiKeyMode, hashApiKey } from "../../src/crypto/api-key.ts";
 import { createSealer, SealError } from "../../src/crypto/sealer.ts";
 import { cryptoRandom } from "../../src/runtime/random.ts";

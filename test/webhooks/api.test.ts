@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { join } from "node:path";
-import { createAccount, createNumber, createWaba } from "../../src/admin/operations.ts";
+import { createAccount, createNumber, createWaba } from "../../src/accounts/operations.ts";
 import { staticResolver } from "../../src/runtime/resolver.ts";
 import { createEndpoint } from "../../src/webhooks/endpoints.ts";
 import { EVENT_FIELDS } from "../../src/webhooks/fields.ts";
