@@ -1,4 +1,4 @@
-import { displayPrefix, generateApiKey, hashApiKey } from "../crypto/api-key.ts";
+import { displayPrefix, generateApiKey, hashApiKey } from "./api-key.ts";
 import { AppError } from "../errors/catalog.ts";
 import { applyEffect, effectOfFault } from "../numbers/state-change.ts";
 import { fetchNumberDetails, type SyncResult } from "../numbers/sync.ts";

@@ -4,7 +4,7 @@ import { afterEach, describe, expect, test } from "bun:test";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import * as ops from "../../src/accounts/operations.ts";
-import { apiKeyMode, hashApiKey } from "../../src/crypto/api-key.ts";
+import { apiKeyMode, hashApiKey } from "../../src/accounts/api-key.ts";
 import { createSealer, SealError } from "../../src/crypto/sealer.ts";
 import { cryptoRandom } from "../../src/runtime/random.ts";
 import { DatabaseInUseError, takeServerLock } from "../../src/store/sqlite/server-lock.ts";
