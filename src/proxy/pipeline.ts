@@ -22,7 +22,7 @@ import {
   noteUpstreamError,
   noteUpstreamLatency,
   startRecord,
-} from "../requests/capture.ts";
+} from "./capture.ts";
 import type { RequestLog } from "../requests/log.ts";
 import type { RequestRecord } from "../store/requests.ts";
 import { effectOf } from "./side-effects.ts";
