@@ -13,7 +13,7 @@ import { requestBodies } from "./http/request-body.ts";
 import { caughtUpDirectory } from "./http/caught-up.ts";
 import { requestContext } from "./http/request-context.ts";
 import { opsRoutes } from "./observability/routes.ts";
-import type { Deps, Worker } from "./runtime/deps.ts";
+import type { Deps, Worker } from "./deps.ts";
 import { intervalWorker } from "./runtime/interval-worker.ts";
 import { createProxy } from "./proxy/pipeline.ts";
 import { RequestLog } from "./requests/log.ts";

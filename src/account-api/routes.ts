@@ -4,7 +4,7 @@ import { createApiKeyBody } from "../accounts/schemas.ts";
 import { apiKeyView } from "../accounts/views.ts";
 import { requireSession } from "../auth/session-routes.ts";
 import { connectByoNumber, connectNumberBody, resyncNumber } from "../numbers/connect.ts";
-import type { Deps } from "../runtime/deps.ts";
+import type { Deps } from "../deps.ts";
 import { accountNumberView, notificationView } from "./views.ts";
 
 /**

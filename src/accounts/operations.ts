@@ -2,7 +2,7 @@ import { displayPrefix, generateApiKey, hashApiKey } from "./api-key.ts";
 import { AppError } from "../errors/catalog.ts";
 import { applyEffect, effectOfFault } from "../numbers/state-change.ts";
 import { fetchNumberDetails, type SyncResult } from "../numbers/sync.ts";
-import type { Deps } from "../runtime/deps.ts";
+import type { Deps } from "../deps.ts";
 import { randomId } from "../runtime/random.ts";
 import { NO_CAUSE, type Account, type ApiKey, type PhoneNumber, type User, type Waba } from "../store/types.ts";
 import type {

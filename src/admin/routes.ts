@@ -1,6 +1,6 @@
 import { Elysia, t } from "elysia";
 import { checkAdminToken } from "../auth/admin-guard.ts";
-import type { Deps } from "../runtime/deps.ts";
+import type { Deps } from "../deps.ts";
 import * as ops from "../accounts/operations.ts";
 import * as s from "../accounts/schemas.ts";
 import { accountView, apiKeyView, numberView, userView, wabaView } from "../accounts/views.ts";

@@ -7,7 +7,7 @@ import { connectByoNumber, connectNumberBody, resyncNumber } from "../numbers/co
 import { signupBody, signupView, startSignup } from "../onboarding/signup.ts";
 import { signupHeaders, signupSettings } from "./onboarding-pages.tsx";
 import type { RelayHandle } from "./webhook-pages.tsx";
-import type { Deps } from "../runtime/deps.ts";
+import type { Deps } from "../deps.ts";
 import { Notice } from "./components.tsx";
 import { formFields, readForm } from "./form.ts";
 import { guarded, page, type Viewer } from "./guard.tsx";

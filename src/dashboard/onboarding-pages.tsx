@@ -5,7 +5,7 @@ import { AppError } from "../errors/catalog.ts";
 import { accountNumber } from "../numbers/connect.ts";
 import { coexistenceView, preflightBody, runPreflight, startSync, startSyncBody } from "../onboarding/coexistence.ts";
 import { accountOnboarding, retryBody, retrySignup, signupView } from "../onboarding/signup.ts";
-import type { Deps } from "../runtime/deps.ts";
+import type { Deps } from "../deps.ts";
 import { Notice } from "./components.tsx";
 import { formFields, readForm } from "./form.ts";
 import { guarded, page, type Viewer } from "./guard.tsx";

@@ -1,5 +1,5 @@
 import { Elysia } from "elysia";
-import type { Deps } from "../runtime/deps.ts";
+import type { Deps } from "../deps.ts";
 import { accountPages } from "./account-pages.tsx";
 import { assetRoutes } from "./assets/routes.ts";
 import { guarded, page } from "./guard.tsx";

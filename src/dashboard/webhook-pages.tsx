@@ -1,7 +1,7 @@
 import { Elysia } from "elysia";
 import { AppError } from "../errors/catalog.ts";
 import type { UrlRules } from "../net/url-rules.ts";
-import type { Deps } from "../runtime/deps.ts";
+import type { Deps } from "../deps.ts";
 import type { PhoneNumber } from "../store/types.ts";
 import type { DeliveryStatus } from "../store/history.ts";
 import type { DeliveryQueue } from "../store/queue.ts";

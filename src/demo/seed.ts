@@ -1,5 +1,5 @@
 import * as ops from "../accounts/operations.ts";
-import type { Deps } from "../runtime/deps.ts";
+import type { Deps } from "../deps.ts";
 import type { Simulator } from "../simulator/server.ts";
 import { numericId } from "../simulator/world.ts";
 import type { PhoneNumber } from "../store/types.ts";

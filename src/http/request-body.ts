@@ -1,6 +1,6 @@
 import { Elysia } from "elysia";
 import { AppError, type ErrorName } from "../errors/catalog.ts";
-import type { Deps } from "../runtime/deps.ts";
+import type { Deps } from "../deps.ts";
 import { MAX_EVENT_BYTES } from "../webhooks/ingress.ts";
 import { MAX_JSON_DEPTH, nestsDeeperThan } from "./json-depth.ts";
 import { rawTarget } from "./raw-target.ts";

@@ -2,7 +2,7 @@ import { t } from "elysia";
 import { applySync, assertPlanRoom, getAccount, newNumber, syncNumber } from "../accounts/operations.ts";
 import { createNumberBody, createWabaBody } from "../accounts/schemas.ts";
 import { AppError } from "../errors/catalog.ts";
-import type { Deps } from "../runtime/deps.ts";
+import type { Deps } from "../deps.ts";
 import { connectRefusal, type Refusal } from "../store/ownership.ts";
 import { NO_CAUSE, type NumberKind, type PhoneNumber, type Waba } from "../store/types.ts";
 import { fetchNumberDetails, type SyncResult } from "./sync.ts";

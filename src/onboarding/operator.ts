@@ -2,7 +2,7 @@ import { t } from "elysia";
 import { getAccount } from "../accounts/operations.ts";
 import { iso } from "../accounts/views.ts";
 import { AppError } from "../errors/catalog.ts";
-import type { Deps, Worker } from "../runtime/deps.ts";
+import type { Deps, Worker } from "../deps.ts";
 import { intervalWorker } from "../runtime/interval-worker.ts";
 import { live, type Onboarding } from "../store/onboardings.ts";
 import { signupView } from "./signup.ts";

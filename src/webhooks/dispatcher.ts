@@ -1,6 +1,6 @@
 import { setImmediate as nextTurn } from "node:timers/promises";
 import type { SpanContext } from "@opentelemetry/api";
-import type { Deps, Worker } from "../runtime/deps.ts";
+import type { Deps, Worker } from "../deps.ts";
 import { idSource } from "../runtime/random.ts";
 import { logRetention } from "../requests/log.ts";
 import type { Retention } from "../store/types.ts";

@@ -4,7 +4,7 @@ import type { Config } from "../config/config.ts";
 import { canonicalAddresses } from "../net/address-policy.ts";
 import { urlChecker, type UrlRules } from "../net/url-rules.ts";
 import { createNotifier } from "../notify/notifier.ts";
-import type { Deps } from "../runtime/deps.ts";
+import type { Deps } from "../deps.ts";
 import { Dispatcher } from "./dispatcher.ts";
 import { ingressRoutes, webhookApiRoutes } from "./routes.ts";
 

@@ -1,12 +1,12 @@
-import type { Config } from "../config/config.ts";
-import type { Limits } from "../limits/limiter.ts";
-import type { Logger } from "../observability/logger.ts";
-import type { Metrics } from "../observability/metrics.ts";
-import type { Tracing } from "../observability/tracing.ts";
-import type { Store } from "../store/store.ts";
-import type { Clock } from "./clock.ts";
-import type { Random } from "./random.ts";
-import type { Resolver } from "./resolver.ts";
+import type { Config } from "./config/config.ts";
+import type { Limits } from "./limits/limiter.ts";
+import type { Logger } from "./observability/logger.ts";
+import type { Metrics } from "./observability/metrics.ts";
+import type { Tracing } from "./observability/tracing.ts";
+import type { Store } from "./store/store.ts";
+import type { Clock } from "./runtime/clock.ts";
+import type { Random } from "./runtime/random.ts";
+import type { Resolver } from "./runtime/resolver.ts";
 
 /** The fetch the service uses to talk outward (upstream platform, webhook receivers). */
 export type Fetch = (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
