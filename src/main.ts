@@ -356,7 +356,7 @@ async function restoreCommand(argv: string[]): Promise<void> {
     import("./backup/restore.ts"),
     import("./cli/backup-args.ts"),
     import("./crypto/sealer.ts"),
-    import("./config/dev-key.ts"),
+    import("./crypto/dev-key.ts"),
     import("./runtime/random.ts"),
   ]);
   if (argv.includes("--help")) return console.log(RESTORE_USAGE);

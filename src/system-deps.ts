@@ -1,5 +1,5 @@
 import type { Config } from "./config/config.ts";
-import { devEncryptionKey } from "./config/dev-key.ts";
+import { devEncryptionKey } from "./crypto/dev-key.ts";
 import { createSealer } from "./crypto/sealer.ts";
 import { openLimits } from "./limits/open.ts";
 import type { Logger } from "./observability/logger.ts";
