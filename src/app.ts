@@ -12,7 +12,7 @@ import { controlCharacterGuard } from "./http/control-chars.ts";
 import { requestBodies } from "./http/request-body.ts";
 import { caughtUpDirectory } from "./http/caught-up.ts";
 import { requestContext } from "./http/request-context.ts";
-import { opsRoutes } from "./observability/routes.ts";
+import { opsRoutes } from "./http/ops-routes.ts";
 import type { Deps, Worker } from "./deps.ts";
 import { intervalWorker } from "./runtime/interval-worker.ts";
 import { createProxy } from "./proxy/pipeline.ts";
