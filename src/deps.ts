@@ -5,11 +5,9 @@ import type { Metrics } from "./observability/metrics.ts";
 import type { Tracing } from "./observability/tracing.ts";
 import type { Store } from "./store/store.ts";
 import type { Clock } from "./runtime/clock.ts";
+import type { Fetch } from "./runtime/fetch.ts";
 import type { Random } from "./runtime/random.ts";
 import type { Resolver } from "./runtime/resolver.ts";
-
-/** The fetch the service uses to talk outward (upstream platform, webhook receivers). */
-export type Fetch = (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
 
 /** Everything createApp needs from the outside world; tests pass their own. */
 export interface Deps {
@@ -30,11 +28,4 @@ export interface Deps {
    * checkpoint thread's is (see BackgroundCheckpoints.workerUrl); from source it defaults to the file itself.
    */
   snapshotWorkerUrl?: string;
-}
-
-/** Background work a capability runs while the server is up (scheduler ticks, coalesced writes). */
-export interface Worker {
-  start(): void;
-  /** Finishes in-flight work and flushes state; called after the server stops accepting. */
-  stop(): Promise<void>;
 }

@@ -1,5 +1,5 @@
 import type { ErrorName } from "../errors/catalog.ts";
-import type { Fetch } from "../deps.ts";
+import type { Fetch } from "../runtime/fetch.ts";
 import { countedBody, MAX_BODY_BYTES } from "./body-limit.ts";
 import { keepResponseHeaders, PASSED_REQUEST_HEADERS } from "./headers.ts";
 import { MESSAGE_ID_SCAN_BYTES } from "./capture.ts";

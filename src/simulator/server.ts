@@ -4,7 +4,7 @@ import { FaultTable, type Fault } from "./faults.ts";
 import { answer, type AcceptedMessage, type Answer, type SmbSyncType } from "./handlers.ts";
 import { recordRequest, type RecordedRequest } from "./recorder.ts";
 import { upstreamErrorBody } from "./upstream-errors.ts";
-import type { Fetch } from "../deps.ts";
+import type { Fetch } from "../runtime/fetch.ts";
 import { platformNames, type PlatformNames } from "../platform/names.ts";
 import { controlRoute } from "./control.ts";
 import {

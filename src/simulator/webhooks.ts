@@ -1,5 +1,5 @@
 import type { PlatformNames } from "../platform/names.ts";
-import type { Fetch } from "../deps.ts";
+import type { Fetch } from "../runtime/fetch.ts";
 import { hubSignature } from "../webhooks/hub-signature.ts";
 import type { AcceptedMessage, SmbSyncType } from "./handlers.ts";
 import type { SimWorld } from "./world.ts";
