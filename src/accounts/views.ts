@@ -1,8 +1,7 @@
+import { iso } from "../http/iso-time.ts";
 import type { Account, ApiKey, PhoneNumber, User, Waba } from "../store/types.ts";
 
 /** The JSON shapes the operator and dashboard APIs answer with (snake_case, never a secret). */
-
-export const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 
 export const accountView = (a: Account) => ({
   id: a.id,

@@ -1,5 +1,5 @@
 import { AppError } from "../errors/catalog.ts";
-import { iso } from "../accounts/views.ts";
+import { iso } from "../http/iso-time.ts";
 import { requestView } from "../requests/queries.ts";
 import type { Deps } from "../deps.ts";
 import { attemptView, deliveryView } from "../webhooks/views.ts";

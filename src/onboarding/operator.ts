@@ -1,6 +1,6 @@
 import { t } from "elysia";
 import { getAccount } from "../accounts/operations.ts";
-import { iso } from "../accounts/views.ts";
+import { iso } from "../http/iso-time.ts";
 import { AppError } from "../errors/catalog.ts";
 import type { Deps } from "../deps.ts";
 import type { Worker } from "../runtime/worker.ts";

@@ -1,7 +1,7 @@
 import { t } from "elysia";
 import { createHash } from "node:crypto";
 import { assertPlanRoom, getAccount } from "../accounts/operations.ts";
-import { iso } from "../accounts/views.ts";
+import { iso } from "../http/iso-time.ts";
 import type { EmbeddedSignupConfig } from "../config/config.ts";
 import { AppError } from "../errors/catalog.ts";
 import { rateLimitStep } from "../limits/fail-open.ts";

@@ -1,5 +1,5 @@
 import { t } from "elysia";
-import { iso } from "../accounts/views.ts";
+import { iso } from "../http/iso-time.ts";
 import { AppError } from "../errors/catalog.ts";
 import { decodeCursor, encodeCursor } from "../http/cursor.ts";
 import { timeParam } from "../http/time-param.ts";

@@ -1,5 +1,5 @@
 import { AppError } from "../errors/catalog.ts";
-import { iso } from "../accounts/views.ts";
+import { iso } from "../http/iso-time.ts";
 import { timeParam } from "../http/time-param.ts";
 import type { Deps } from "../deps.ts";
 import { randomId } from "../runtime/random.ts";
