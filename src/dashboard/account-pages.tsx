@@ -6,7 +6,7 @@ import { AppError } from "../errors/catalog.ts";
 import { connectByoNumber, connectNumberBody, resyncNumber } from "../numbers/connect.ts";
 import { signupBody, signupView, startSignup } from "../onboarding/signup.ts";
 import { signupHeaders, signupSettings } from "./onboarding-pages.tsx";
-import type { RelayHandle } from "./webhook-pages.tsx";
+import type { RelayHandle } from "../webhooks/relay.ts";
 import type { Deps } from "../deps.ts";
 import { Notice } from "./components.tsx";
 import { formFields, readForm } from "./form.ts";

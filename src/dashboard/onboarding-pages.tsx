@@ -13,7 +13,7 @@ import { contentSecurityPolicy } from "../http/security-headers.ts";
 import { htmlResponse, seeOther } from "./http.ts";
 import { CoexistencePage } from "./pages/coexistence.tsx";
 import { SignupPage, type SignupSettings } from "./pages/signup.tsx";
-import type { RelayHandle } from "./webhook-pages.tsx";
+import type { RelayHandle } from "../webhooks/relay.ts";
 
 /** The Numbers page's signup settings, when Embedded Signup is on. */
 export function signupSettings(config: Config): SignupSettings | undefined {
