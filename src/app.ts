@@ -21,6 +21,7 @@ import { RequestLog } from "./requests/log.ts";
 import { requestRoutes } from "./requests/routes.ts";
 import { messageRoutes } from "./messages/routes.ts";
 import { proxyRoute } from "./proxy/plugin.ts";
+import { MAX_EVENT_BYTES } from "./webhooks/ingress.ts";
 import { webhookRelay } from "./webhooks/relay.ts";
 import { signupSweeper } from "./onboarding/operator.ts";
 import { onboardingRoutes } from "./onboarding/routes.ts";
@@ -74,7 +75,7 @@ export function createApp(deps: Deps) {
     .use(requestContext(deps))
     // Generic input guards, in this order, for every route: see each one's file.
     .use(browserApiGuard("/api/"))
-    .use(requestBodies(deps))
+    .use(requestBodies(deps, MAX_EVENT_BYTES))
     .use(controlCharacterGuard())
     .use(caughtUpDirectory(deps))
     .use(apiDocs())
