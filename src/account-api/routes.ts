@@ -1,5 +1,5 @@
 import { Elysia, t } from "elysia";
-import { createApiKey, revokeApiKey } from "../accounts/operations.ts";
+import { createApiKey, revokeApiKey } from "../accounts/keys.ts";
 import { createApiKeyBody } from "../accounts/schemas.ts";
 import { apiKeyView } from "../accounts/views.ts";
 import { requireSession } from "../auth/session-routes.ts";

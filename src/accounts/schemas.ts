@@ -2,14 +2,16 @@ import { Type } from "@sinclair/typebox";
 import { t } from "elysia";
 import { MAX_INTEGER_COLUMN } from "../http/whole-number.ts";
 
-/** Request bodies of the operator API (CONTRACT 3); the CLI validates its flags against the same schemas. */
+/**
+ * Request bodies of the operator API on accounts, users and keys (CONTRACT 3); the CLI validates
+ * its flags against the same schemas.
+ */
 
 const billingStatus = t.Union([t.Literal("active"), t.Literal("none"), t.Literal("overdue"), t.Literal("suspended")]);
 const retention = t.Union([t.Literal("24h"), t.Literal("7d")]);
 // TypeBox's own integer, not Elysia's t.Integer: that one also takes a numeric string, and its
 // coercion walks a body that is a JSON string character by character (6 s for 1 MB).
 const maxNumbers = t.Union([Type.Integer({ minimum: 0, maximum: MAX_INTEGER_COLUMN }), t.Null()]);
-const id = (description: string) => t.String({ minLength: 1, maxLength: 64, pattern: "^[0-9A-Za-z_-]+$", description });
 
 export const createAccountBody = t.Object(
   {
@@ -40,52 +42,7 @@ export const createApiKeyBody = t.Object(
   { additionalProperties: false },
 );
 
-export const createWabaBody = t.Object(
-  {
-    waba_id: id("the upstream WABA id"),
-    access_token: t.String({ minLength: 1, maxLength: 4096 }),
-    app_secret: t.Optional(t.String({ minLength: 1, maxLength: 256 })),
-  },
-  { additionalProperties: false },
-);
-
-export const updateWabaBody = t.Object(
-  {
-    status: t.Optional(t.Union([t.Literal("connected"), t.Literal("disconnected"), t.Literal("token_revoked")])),
-    access_token: t.Optional(t.String({ minLength: 1, maxLength: 4096 })),
-  },
-  { additionalProperties: false },
-);
-
-export const createNumberBody = t.Object(
-  {
-    phone_number_id: id("the upstream phone number id"),
-    waba_id: id("the WABA the number belongs to"),
-    kind: t.Union([t.Literal("sandbox"), t.Literal("byo"), t.Literal("embedded"), t.Literal("coexistence")]),
-  },
-  { additionalProperties: false },
-);
-
-export const updateNumberBody = t.Object(
-  {
-    status: t.Optional(
-      t.Union([
-        t.Literal("connected"),
-        t.Literal("disconnected"),
-        t.Literal("restricted"),
-        t.Literal("flagged"),
-        t.Literal("not_registered"),
-      ]),
-    ),
-  },
-  { additionalProperties: false },
-);
-
 export type CreateAccountInput = typeof createAccountBody.static;
 export type UpdateAccountInput = typeof updateAccountBody.static;
 export type CreateUserInput = typeof createUserBody.static;
 export type CreateApiKeyInput = typeof createApiKeyBody.static;
-export type CreateWabaInput = typeof createWabaBody.static;
-export type UpdateWabaInput = typeof updateWabaBody.static;
-export type CreateNumberInput = typeof createNumberBody.static;
-export type UpdateNumberInput = typeof updateNumberBody.static;

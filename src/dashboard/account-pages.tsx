@@ -1,6 +1,7 @@
 import { Elysia, t } from "elysia";
 import { accountNumberView } from "../account-api/views.ts";
-import { createApiKey, revokeApiKey, updateAccount } from "../accounts/operations.ts";
+import { updateAccount } from "../accounts/accounts.ts";
+import { createApiKey, revokeApiKey } from "../accounts/keys.ts";
 import { createAccountBody, createApiKeyBody } from "../accounts/schemas.ts";
 import { AppError } from "../errors/catalog.ts";
 import { connectByoNumber, connectNumberBody, resyncNumber } from "../numbers/connect.ts";

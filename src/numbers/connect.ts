@@ -1,6 +1,7 @@
 import { t } from "elysia";
-import { applySync, assertPlanRoom, getAccount, newNumber, syncNumber } from "../accounts/operations.ts";
-import { createNumberBody, createWabaBody } from "../accounts/schemas.ts";
+import { getAccount } from "../accounts/accounts.ts";
+import { applySync, assertPlanRoom, newNumber, syncNumber } from "./numbers.ts";
+import { createNumberBody, createWabaBody } from "./schemas.ts";
 import { AppError } from "../errors/catalog.ts";
 import type { Deps } from "../deps.ts";
 import { connectRefusal, type Refusal } from "../store/ownership.ts";

@@ -1,5 +1,5 @@
 import { t } from "elysia";
-import { getAccount } from "../accounts/operations.ts";
+import { getAccount } from "../accounts/accounts.ts";
 import { iso } from "../http/iso-time.ts";
 import { AppError } from "../errors/catalog.ts";
 import type { Deps } from "../deps.ts";

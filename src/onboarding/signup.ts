@@ -1,6 +1,7 @@
 import { t } from "elysia";
 import { createHash } from "node:crypto";
-import { assertPlanRoom, getAccount } from "../accounts/operations.ts";
+import { getAccount } from "../accounts/accounts.ts";
+import { assertPlanRoom } from "../numbers/numbers.ts";
 import { iso } from "../http/iso-time.ts";
 import type { EmbeddedSignupConfig } from "../config/config.ts";
 import { AppError } from "../errors/catalog.ts";

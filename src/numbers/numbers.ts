@@ -1,136 +1,19 @@
-import { displayPrefix, generateApiKey, hashApiKey } from "./api-key.ts";
+import { getAccount } from "../accounts/accounts.ts";
 import { AppError } from "../errors/catalog.ts";
-import { applyEffect, effectOfFault } from "../numbers/state-change.ts";
-import { fetchNumberDetails, type SyncResult } from "../numbers/sync.ts";
 import type { Deps } from "../deps.ts";
-import { randomId } from "../runtime/random.ts";
-import { NO_CAUSE, type Account, type ApiKey, type PhoneNumber, type User, type Waba } from "../store/types.ts";
-import type {
-  CreateAccountInput,
-  CreateApiKeyInput,
-  CreateNumberInput,
-  CreateUserInput,
-  CreateWabaInput,
-  UpdateAccountInput,
-  UpdateNumberInput,
-  UpdateWabaInput,
-} from "./schemas.ts";
+import { NO_CAUSE, type Account, type PhoneNumber } from "../store/types.ts";
+import type { CreateNumberInput, UpdateNumberInput } from "./schemas.ts";
+import { applyEffect, effectOfFault } from "./state-change.ts";
+import { fetchNumberDetails, type SyncResult } from "./sync.ts";
+import { getWaba } from "./wabas.ts";
 
 /**
- * The operator's operations (CONTRACT 3) as plain functions: the HTTP routes and the CLI both call
- * these, so the two can never disagree.
+ * An account's numbers, as plain functions the operator API, the CLI, the dashboard and the
+ * signup steps call: connecting one, reading its details from upstream, changing its state.
  */
-type OpDeps = Pick<Deps, "store" | "clock" | "random" | "config" | "fetch" | "logger">;
+type NumberDeps = Pick<Deps, "store" | "clock" | "config" | "fetch" | "logger">;
 
-export function getAccount(deps: Pick<OpDeps, "store">, id: string): Account {
-  const account = deps.store.directory.account(id);
-  if (!account) throw new AppError("not_found", `No account ${id}.`);
-  return account;
-}
-
-export async function createAccount(deps: OpDeps, input: CreateAccountInput): Promise<Account> {
-  return deps.store.directory.createAccount({
-    id: randomId(deps.random, "acc"),
-    name: input.name,
-    email: input.email,
-    billingStatus: input.billing_status ?? "active",
-    retention: input.retention ?? "24h",
-    maxNumbers: input.max_numbers ?? null,
-    createdAt: deps.clock.now(),
-  });
-}
-
-export async function updateAccount(deps: OpDeps, id: string, input: UpdateAccountInput): Promise<Account> {
-  getAccount(deps, id);
-  const patch: Partial<Account> = {};
-  if (input.name !== undefined) patch.name = input.name;
-  if (input.email !== undefined) patch.email = input.email;
-  if (input.billing_status !== undefined) patch.billingStatus = input.billing_status;
-  if (input.retention !== undefined) patch.retention = input.retention;
-  if (input.max_numbers !== undefined) patch.maxNumbers = input.max_numbers;
-  return (await deps.store.directory.updateAccount(id, patch))!;
-}
-
-export async function createUser(deps: OpDeps, accountId: string, input: CreateUserInput): Promise<User> {
-  getAccount(deps, accountId);
-  const taken = () => new AppError("conflict", `A dashboard user with email ${input.email} already exists.`);
-  // Checked first to spare the hash; the insert decides when two requests create the same email at once.
-  if (await deps.store.users.byEmail(input.email)) throw taken();
-  const user = await deps.store.users.create({
-    id: randomId(deps.random, "usr"),
-    accountId,
-    email: input.email,
-    passwordHash: await Bun.password.hash(input.password, { algorithm: "argon2id" }),
-    createdAt: deps.clock.now(),
-  });
-  if (!user) throw taken();
-  return user;
-}
-
-/** Creates a key; the plain key is returned only here and never stored. */
-export async function createApiKey(
-  deps: OpDeps,
-  accountId: string,
-  input: CreateApiKeyInput,
-): Promise<{ key: string; record: ApiKey }> {
-  getAccount(deps, accountId);
-  const key = generateApiKey(deps.random, input.mode);
-  const record = await deps.store.directory.createApiKey({
-    id: randomId(deps.random, "key"),
-    accountId,
-    mode: input.mode,
-    name: input.name ?? null,
-    prefix: displayPrefix(key),
-    keyHash: hashApiKey(key),
-    createdAt: deps.clock.now(),
-    revokedAt: null,
-  });
-  return { key, record };
-}
-
-/** Revokes a key; `accountId` scopes the look-up for the dashboard, where other accounts' keys are 404. */
-export async function revokeApiKey(deps: OpDeps, id: string, accountId?: string): Promise<ApiKey> {
-  const key = deps.store.directory.apiKey(id);
-  if (!key || (accountId !== undefined && key.accountId !== accountId))
-    throw new AppError("not_found", `No API key ${id}.`);
-  return (await deps.store.directory.revokeApiKey(id, deps.clock.now()))!;
-}
-
-export function getWaba(deps: OpDeps, wabaId: string): Waba {
-  const waba = deps.store.directory.waba(wabaId);
-  if (!waba) throw new AppError("not_found", `No WABA ${wabaId}.`);
-  return waba;
-}
-
-export async function createWaba(deps: OpDeps, accountId: string, input: CreateWabaInput): Promise<Waba> {
-  getAccount(deps, accountId);
-  if (deps.store.directory.waba(input.waba_id))
-    throw new AppError("conflict", `WABA ${input.waba_id} is already connected.`);
-  const now = deps.clock.now();
-  return deps.store.directory.createWaba({
-    ...NO_CAUSE,
-    wabaId: input.waba_id,
-    accountId,
-    accessToken: input.access_token,
-    appSecret: input.app_secret ?? null,
-    status: "connected",
-    createdAt: now,
-    updatedAt: now,
-  });
-}
-
-export async function updateWaba(deps: OpDeps, wabaId: string, input: UpdateWabaInput): Promise<Waba> {
-  getWaba(deps, wabaId);
-  return (await deps.store.directory.updateWaba(wabaId, {
-    status: input.status,
-    // A state set by hand has no upstream cause; a new token alone leaves the state as it is.
-    ...(input.status !== undefined ? NO_CAUSE : {}),
-    accessToken: input.access_token,
-    updatedAt: deps.clock.now(),
-  }))!;
-}
-
-export function getNumber(deps: OpDeps, phoneNumberId: string): PhoneNumber {
+export function getNumber(deps: NumberDeps, phoneNumberId: string): PhoneNumber {
   const number = deps.store.directory.number(phoneNumberId);
   if (!number) throw new AppError("not_found", `No number ${phoneNumberId}.`);
   return number;
@@ -141,7 +24,7 @@ export function getNumber(deps: OpDeps, phoneNumberId: string): PhoneNumber {
  * why. `check`: the read is also a check of its condition ("Check again", see applySync).
  */
 export async function syncNumber(
-  deps: OpDeps,
+  deps: NumberDeps,
   phoneNumberId: string,
   options: { check?: boolean } = {},
 ): Promise<PhoneNumber> {
@@ -159,7 +42,7 @@ export async function syncNumber(
  * is not such a check: it only fills in the details.
  */
 export async function applySync(
-  deps: OpDeps,
+  deps: NumberDeps,
   phoneNumberId: string,
   result: SyncResult,
   { check = false }: { check?: boolean } = {},
@@ -200,7 +83,7 @@ export async function applySync(
 const UPSTREAM_SET = new Set<PhoneNumber["status"]>(["restricted", "flagged", "not_registered"]);
 
 /** 409 plan_limit when the account already uses every number its plan allows (disconnected ones do not count). */
-export function assertPlanRoom(deps: OpDeps, account: Account): void {
+export function assertPlanRoom(deps: NumberDeps, account: Account): void {
   const connected = deps.store.directory.numbers(account.id).filter((n) => n.status !== "disconnected").length;
   if (account.maxNumbers !== null && connected >= account.maxNumbers) {
     throw new AppError("plan_limit", `The account's plan allows ${account.maxNumbers} number(s).`);
@@ -212,7 +95,7 @@ export function assertPlanRoom(deps: OpDeps, account: Account): void {
  * (`details`), so upstream is asked once.
  */
 export async function createNumber(
-  deps: OpDeps,
+  deps: NumberDeps,
   accountId: string,
   input: CreateNumberInput,
   details?: SyncResult,
@@ -253,7 +136,7 @@ export function newNumber(accountId: string, input: CreateNumberInput, now: numb
 }
 
 export async function updateNumber(
-  deps: OpDeps,
+  deps: NumberDeps,
   phoneNumberId: string,
   input: UpdateNumberInput,
 ): Promise<PhoneNumber> {
