@@ -12,14 +12,16 @@ import { controlCharacterGuard } from "./http/control-chars.ts";
 import { requestBodies } from "./http/request-body.ts";
 import { caughtUpDirectory } from "./http/caught-up.ts";
 import { requestContext } from "./http/request-context.ts";
-import { opsRoutes } from "./observability/routes.ts";
-import type { Deps, Worker } from "./runtime/deps.ts";
+import { opsRoutes } from "./http/ops-routes.ts";
+import type { Deps } from "./deps.ts";
+import type { Worker } from "./runtime/worker.ts";
 import { intervalWorker } from "./runtime/interval-worker.ts";
 import { createProxy } from "./proxy/pipeline.ts";
 import { RequestLog } from "./requests/log.ts";
 import { requestRoutes } from "./requests/routes.ts";
 import { messageRoutes } from "./messages/routes.ts";
 import { proxyRoute } from "./proxy/plugin.ts";
+import { MAX_EVENT_BYTES } from "./webhooks/ingress.ts";
 import { webhookRelay } from "./webhooks/relay.ts";
 import { signupSweeper } from "./onboarding/operator.ts";
 import { onboardingRoutes } from "./onboarding/routes.ts";
@@ -73,7 +75,7 @@ export function createApp(deps: Deps) {
     .use(requestContext(deps))
     // Generic input guards, in this order, for every route: see each one's file.
     .use(browserApiGuard("/api/"))
-    .use(requestBodies(deps))
+    .use(requestBodies(deps, MAX_EVENT_BYTES))
     .use(controlCharacterGuard())
     .use(caughtUpDirectory(deps))
     .use(apiDocs())

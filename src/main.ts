@@ -15,8 +15,8 @@ import { SealError } from "./crypto/sealer.ts";
 import { DatabaseInUseError } from "./store/sqlite/server-lock.ts";
 import { AppError, errorEnvelope } from "./errors/catalog.ts";
 import { createLogger, type Logger } from "./observability/logger.ts";
-import type { Deps } from "./runtime/deps.ts";
-import { systemDeps, type ServerOptions } from "./runtime/system-deps.ts";
+import type { Deps } from "./deps.ts";
+import { systemDeps, type ServerOptions } from "./system-deps.ts";
 
 // Each command imports what only it uses when it runs (the server never loads the CLI, the
 // simulator or the move to PostgreSQL): start-up time is what a module costs to load (bench/startup).
@@ -356,7 +356,7 @@ async function restoreCommand(argv: string[]): Promise<void> {
     import("./backup/restore.ts"),
     import("./cli/backup-args.ts"),
     import("./crypto/sealer.ts"),
-    import("./config/dev-key.ts"),
+    import("./crypto/dev-key.ts"),
     import("./runtime/random.ts"),
   ]);
   if (argv.includes("--help")) return console.log(RESTORE_USAGE);

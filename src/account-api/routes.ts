@@ -1,10 +1,10 @@
 import { Elysia, t } from "elysia";
-import { createApiKey, revokeApiKey } from "../admin/operations.ts";
-import { createApiKeyBody } from "../admin/schemas.ts";
-import { apiKeyView } from "../admin/views.ts";
+import { createApiKey, revokeApiKey } from "../accounts/keys.ts";
+import { createApiKeyBody } from "../accounts/schemas.ts";
+import { apiKeyView } from "../accounts/views.ts";
 import { requireSession } from "../auth/session-routes.ts";
 import { connectByoNumber, connectNumberBody, resyncNumber } from "../numbers/connect.ts";
-import type { Deps } from "../runtime/deps.ts";
+import type { Deps } from "../deps.ts";
 import { accountNumberView, notificationView } from "./views.ts";
 
 /**

@@ -1,4 +1,5 @@
-import { iso, numberView } from "../admin/views.ts";
+import { iso } from "../http/iso-time.ts";
+import { numberView } from "../numbers/views.ts";
 import { causeText, numberCondition, numberRateLimit } from "../numbers/condition.ts";
 import type { Config } from "../config/config.ts";
 import type { Directory } from "../store/store.ts";

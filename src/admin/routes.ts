@@ -1,13 +1,18 @@
 import { Elysia, t } from "elysia";
 import { checkAdminToken } from "../auth/admin-guard.ts";
-import type { Deps } from "../runtime/deps.ts";
-import * as ops from "./operations.ts";
-import * as s from "./schemas.ts";
-import { accountView, apiKeyView, numberView, userView, wabaView } from "./views.ts";
+import type { Deps } from "../deps.ts";
+import { createAccount, createUser, getAccount, updateAccount } from "../accounts/accounts.ts";
+import { createApiKey, revokeApiKey } from "../accounts/keys.ts";
+import { createAccountBody, createApiKeyBody, createUserBody, updateAccountBody } from "../accounts/schemas.ts";
+import { accountView, apiKeyView, userView } from "../accounts/views.ts";
+import { createNumber, getNumber, syncNumber, updateNumber } from "../numbers/numbers.ts";
+import { createNumberBody, createWabaBody, updateNumberBody, updateWabaBody } from "../numbers/schemas.ts";
+import { numberView, wabaView } from "../numbers/views.ts";
+import { createWaba, getWaba, updateWaba } from "../numbers/wabas.ts";
 import { usage, usageQuery, usageView } from "../requests/queries.ts";
 import { deleteOnboarding, listOnboardings, onboardingQuery, onboardingView } from "../onboarding/operator.ts";
 
-/** The operator API (CONTRACT 3): thin routes over admin/operations.ts. */
+/** The operator API (CONTRACT 3): thin routes over the accounts/ and numbers/ operations. */
 export function adminRoutes(deps: Deps) {
   const detail = { tags: ["Operator API"], security: [{ adminToken: [] }] };
   return (
@@ -17,7 +22,7 @@ export function adminRoutes(deps: Deps) {
       .get(
         "/usage",
         async ({ query }) => {
-          if (query.account_id) ops.getAccount(deps, query.account_id);
+          if (query.account_id) getAccount(deps, query.account_id);
           return { data: (await usage(deps, query.account_id || null, query.from, query.to)).map(usageView) };
         },
         {
@@ -33,42 +38,42 @@ export function adminRoutes(deps: Deps) {
         "/accounts",
         async ({ body, set }) => {
           set.status = 201;
-          return accountView(await ops.createAccount(deps, body));
+          return accountView(await createAccount(deps, body));
         },
-        { body: s.createAccountBody, detail: { ...detail, summary: "Create an account" } },
+        { body: createAccountBody, detail: { ...detail, summary: "Create an account" } },
       )
-      .get("/accounts/:id", ({ params }) => accountView(ops.getAccount(deps, params.id)), {
+      .get("/accounts/:id", ({ params }) => accountView(getAccount(deps, params.id)), {
         detail: { ...detail, summary: "Read an account" },
       })
-      .patch("/accounts/:id", async ({ params, body }) => accountView(await ops.updateAccount(deps, params.id, body)), {
-        body: s.updateAccountBody,
+      .patch("/accounts/:id", async ({ params, body }) => accountView(await updateAccount(deps, params.id, body)), {
+        body: updateAccountBody,
         detail: { ...detail, summary: "Change an account's name, email, billing state, retention or plan allowance" },
       })
       .post(
         "/accounts/:id/users",
         async ({ params, body, set }) => {
-          const user = await ops.createUser(deps, params.id, body);
+          const user = await createUser(deps, params.id, body);
           set.status = 201;
           return userView(user);
         },
-        { body: s.createUserBody, detail: { ...detail, summary: "Create a dashboard login for an account" } },
+        { body: createUserBody, detail: { ...detail, summary: "Create a dashboard login for an account" } },
       )
       .post(
         "/accounts/:id/api-keys",
         async ({ params, body, set }) => {
-          const { key, record } = await ops.createApiKey(deps, params.id, body);
+          const { key, record } = await createApiKey(deps, params.id, body);
           set.status = 201;
           return { ...apiKeyView(record), key };
         },
         {
-          body: s.createApiKeyBody,
+          body: createApiKeyBody,
           detail: { ...detail, summary: "Create an API key (the key is shown only in this answer)" },
         },
       )
       .delete(
         "/api-keys/:id",
         async ({ params, set }) => {
-          await ops.revokeApiKey(deps, params.id);
+          await revokeApiKey(deps, params.id);
           set.status = 204;
         },
         { detail: { ...detail, summary: "Revoke an API key" } },
@@ -77,46 +82,42 @@ export function adminRoutes(deps: Deps) {
         "/accounts/:id/wabas",
         async ({ params, body, set }) => {
           set.status = 201;
-          return wabaView(await ops.createWaba(deps, params.id, body));
+          return wabaView(await createWaba(deps, params.id, body));
         },
-        { body: s.createWabaBody, detail: { ...detail, summary: "Connect a WABA with its upstream access token" } },
+        { body: createWabaBody, detail: { ...detail, summary: "Connect a WABA with its upstream access token" } },
       )
-      .get("/wabas/:waba_id", ({ params }) => wabaView(ops.getWaba(deps, params.waba_id)), {
+      .get("/wabas/:waba_id", ({ params }) => wabaView(getWaba(deps, params.waba_id)), {
         detail: { ...detail, summary: "Read a WABA's connection state" },
       })
-      .patch(
-        "/wabas/:waba_id",
-        async ({ params, body }) => wabaView(await ops.updateWaba(deps, params.waba_id, body)),
-        {
-          body: s.updateWabaBody,
-          detail: { ...detail, summary: "Change a WABA's state or access token" },
-        },
-      )
+      .patch("/wabas/:waba_id", async ({ params, body }) => wabaView(await updateWaba(deps, params.waba_id, body)), {
+        body: updateWabaBody,
+        detail: { ...detail, summary: "Change a WABA's state or access token" },
+      })
       .post(
         "/accounts/:id/numbers",
         async ({ params, body, set }) => {
           set.status = 201;
-          return numberView(await ops.createNumber(deps, params.id, body));
+          return numberView(await createNumber(deps, params.id, body));
         },
         {
-          body: s.createNumberBody,
+          body: createNumberBody,
           detail: { ...detail, summary: "Connect a number; its details are synced from upstream" },
         },
       )
-      .get("/numbers/:phone_number_id", ({ params }) => numberView(ops.getNumber(deps, params.phone_number_id)), {
+      .get("/numbers/:phone_number_id", ({ params }) => numberView(getNumber(deps, params.phone_number_id)), {
         detail: { ...detail, summary: "Read a number's state and throughput level" },
       })
       .patch(
         "/numbers/:phone_number_id",
-        async ({ params, body }) => numberView(await ops.updateNumber(deps, params.phone_number_id, body)),
+        async ({ params, body }) => numberView(await updateNumber(deps, params.phone_number_id, body)),
         {
-          body: s.updateNumberBody,
+          body: updateNumberBody,
           detail: { ...detail, summary: "Change a number's connection state" },
         },
       )
       .post(
         "/numbers/:phone_number_id/sync",
-        async ({ params }) => numberView(await ops.syncNumber(deps, params.phone_number_id, { check: true })),
+        async ({ params }) => numberView(await syncNumber(deps, params.phone_number_id, { check: true })),
         {
           detail: { ...detail, summary: "Re-read a number's details from upstream" },
         },
@@ -140,7 +141,7 @@ export function adminRoutes(deps: Deps) {
       .get(
         "/accounts/:id/numbers",
         ({ params }) => {
-          ops.getAccount(deps, params.id);
+          getAccount(deps, params.id);
           return { data: deps.store.directory.numbers(params.id).map(numberView) };
         },
         { params: t.Object({ id: t.String() }), detail: { ...detail, summary: "List an account's numbers" } },

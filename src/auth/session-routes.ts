@@ -1,6 +1,6 @@
 import { Elysia, t } from "elysia";
 import { AppError } from "../errors/catalog.ts";
-import type { Deps } from "../runtime/deps.ts";
+import type { Deps } from "../deps.ts";
 import { findSession, SESSION_COOKIE, SESSION_TTL_MS, signIn, signOut } from "./session.ts";
 
 export function readCookie(header: string | null, name: string): string | undefined {

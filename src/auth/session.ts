@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import { AppError } from "../errors/catalog.ts";
-import type { Deps } from "../runtime/deps.ts";
+import type { Deps } from "../deps.ts";
 import type { Session } from "../store/types.ts";
 
 export const SESSION_COOKIE = "sb_session";

@@ -9,7 +9,8 @@ import { holdFileLock } from "../store/sqlite/server-lock.ts";
 import { newestFirst, parseManifest, type Manifest } from "./manifest.ts";
 import { backupOfManifest, isBackupName, manifestName, newBackupName } from "./names.ts";
 import { BackupStageError, type BackupStage } from "./snapshot.ts";
-import { openTarget, type StoredFile } from "./target.ts";
+import { openTarget } from "./open-target.ts";
+import type { StoredFile } from "./target.ts";
 import { artifactOnThread } from "./thread.ts";
 
 export interface BackupDeps {

@@ -13,7 +13,7 @@ import { decompressFile, fileDigest, PRIVATE_FILE, syncToDisk } from "./codec.ts
 import { countRows, DamagedDatabaseError, inspectDatabase, openSealedSecrets, schemaVersionOf } from "./inspect.ts";
 import { parseManifest, type Manifest } from "./manifest.ts";
 import { manifestName } from "./names.ts";
-import { openTarget } from "./target.ts";
+import { openTarget } from "./open-target.ts";
 
 /** A restore that will not go ahead; the message says why in one line, and nothing was written. */
 export class RestoreRefused extends Error {}

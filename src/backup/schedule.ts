@@ -2,7 +2,7 @@ import { Cron } from "croner";
 import { AppError } from "../errors/catalog.ts";
 import type { Logger } from "../observability/logger.ts";
 import type { Clock } from "../runtime/clock.ts";
-import type { Worker } from "../runtime/deps.ts";
+import type { Worker } from "../runtime/worker.ts";
 import type { Backups } from "./backups.ts";
 
 /**

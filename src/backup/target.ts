@@ -1,7 +1,3 @@
-import type { BackupLocation, S3Settings } from "../config/backup-config.ts";
-import { directoryTarget } from "./directory-target.ts";
-import { s3Target } from "./s3-target.ts";
-
 /** A stored file's bytes, and how many there are. */
 export interface StoredFile {
   size: number;
@@ -25,13 +21,4 @@ export interface BackupTarget {
   remove(name: string): Promise<void>;
   /** Removes what an interrupted put left behind (never under a backup's name). */
   sweep(): Promise<void>;
-}
-
-export function openTarget(location: BackupLocation, s3: S3Settings): BackupTarget {
-  switch (location.kind) {
-    case "directory":
-      return directoryTarget(location.path);
-    case "s3":
-      return s3Target(location, s3);
-  }
 }

@@ -1,15 +1,40 @@
 import type { TSchema } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
 import { parseArgs } from "node:util";
-import * as ops from "../admin/operations.ts";
-import * as s from "../admin/schemas.ts";
-import { accountView, apiKeyView, numberView, userView, wabaView } from "../admin/views.ts";
+import { createAccount, createUser, getAccount, updateAccount } from "../accounts/accounts.ts";
+import { createApiKey, revokeApiKey } from "../accounts/keys.ts";
+import {
+  createAccountBody,
+  type CreateAccountInput,
+  createApiKeyBody,
+  type CreateApiKeyInput,
+  createUserBody,
+  type CreateUserInput,
+  updateAccountBody,
+  type UpdateAccountInput,
+} from "../accounts/schemas.ts";
+import { accountView, apiKeyView, userView } from "../accounts/views.ts";
+import { createNumber, getNumber, syncNumber, updateNumber } from "../numbers/numbers.ts";
+import {
+  createNumberBody,
+  type CreateNumberInput,
+  createWabaBody,
+  type CreateWabaInput,
+  updateNumberBody,
+  type UpdateNumberInput,
+  updateWabaBody,
+  type UpdateWabaInput,
+} from "../numbers/schemas.ts";
+import { numberView, wabaView } from "../numbers/views.ts";
+import { createWaba, getWaba, updateWaba } from "../numbers/wabas.ts";
 import { createBackups } from "../backup/backups.ts";
 import { AppError } from "../errors/catalog.ts";
 import { deleteOnboarding, listOnboardings, onboardingQuery, onboardingView } from "../onboarding/operator.ts";
 import { usage, usageQuery, usageView } from "../requests/queries.ts";
 
-type OpDeps = Parameters<typeof ops.createAccount>[0] & Parameters<typeof createBackups>[0];
+type OpDeps = Parameters<typeof createAccount>[0] &
+  Parameters<typeof createNumber>[0] &
+  Parameters<typeof createBackups>[0];
 
 /** One `switchboard admin <noun> <verb>` command: its positional ids, its flags' schema and what it runs. */
 interface Command {
@@ -27,45 +52,45 @@ const command = <B>(
 
 /** The operator API of CONTRACT 3, on the command line; every command prints the JSON the HTTP call answers. */
 export const ADMIN_COMMANDS: Command[] = [
-  command<s.CreateAccountInput>({
+  command<CreateAccountInput>({
     noun: "accounts",
     verb: "create",
     ids: [],
-    schema: s.createAccountBody,
+    schema: createAccountBody,
     summary: "--name N --email E [--billing-status S] [--retention 24h|7d] [--max-numbers N|null]",
-    run: async (d, _, b) => accountView(await ops.createAccount(d, b)),
+    run: async (d, _, b) => accountView(await createAccount(d, b)),
   }),
-  command<s.UpdateAccountInput>({
+  command<UpdateAccountInput>({
     noun: "accounts",
     verb: "update",
     ids: ["account_id"],
-    schema: s.updateAccountBody,
+    schema: updateAccountBody,
     summary: "ACCOUNT_ID [any flag of create]",
-    run: async (d, [id], b) => accountView(await ops.updateAccount(d, id!, b)),
+    run: async (d, [id], b) => accountView(await updateAccount(d, id!, b)),
   }),
   command({
     noun: "accounts",
     verb: "get",
     ids: ["account_id"],
     summary: "ACCOUNT_ID",
-    run: (d, [id]) => accountView(ops.getAccount(d, id!)),
+    run: (d, [id]) => accountView(getAccount(d, id!)),
   }),
-  command<s.CreateUserInput>({
+  command<CreateUserInput>({
     noun: "users",
     verb: "create",
     ids: ["account_id"],
-    schema: s.createUserBody,
+    schema: createUserBody,
     summary: "ACCOUNT_ID --email E --password P",
-    run: async (d, [id], b) => userView(await ops.createUser(d, id!, b)),
+    run: async (d, [id], b) => userView(await createUser(d, id!, b)),
   }),
-  command<s.CreateApiKeyInput>({
+  command<CreateApiKeyInput>({
     noun: "api-keys",
     verb: "create",
     ids: ["account_id"],
-    schema: s.createApiKeyBody,
+    schema: createApiKeyBody,
     summary: "ACCOUNT_ID --mode live|test [--name N]",
     run: async (d, [id], b) => {
-      const { key, record } = await ops.createApiKey(d, id!, b);
+      const { key, record } = await createApiKey(d, id!, b);
       return { ...apiKeyView(record), key };
     },
   }),
@@ -74,53 +99,53 @@ export const ADMIN_COMMANDS: Command[] = [
     verb: "revoke",
     ids: ["key_id"],
     summary: "KEY_ID",
-    run: async (d, [id]) => apiKeyView(await ops.revokeApiKey(d, id!)),
+    run: async (d, [id]) => apiKeyView(await revokeApiKey(d, id!)),
   }),
-  command<s.CreateWabaInput>({
+  command<CreateWabaInput>({
     noun: "wabas",
     verb: "create",
     ids: ["account_id"],
-    schema: s.createWabaBody,
+    schema: createWabaBody,
     summary: "ACCOUNT_ID --waba-id W --access-token T [--app-secret S]",
-    run: async (d, [id], b) => wabaView(await ops.createWaba(d, id!, b)),
+    run: async (d, [id], b) => wabaView(await createWaba(d, id!, b)),
   }),
-  command<s.UpdateWabaInput>({
+  command<UpdateWabaInput>({
     noun: "wabas",
     verb: "update",
     ids: ["waba_id"],
-    schema: s.updateWabaBody,
+    schema: updateWabaBody,
     summary: "WABA_ID [--status connected|disconnected|token_revoked] [--access-token T]",
-    run: async (d, [id], b) => wabaView(await ops.updateWaba(d, id!, b)),
+    run: async (d, [id], b) => wabaView(await updateWaba(d, id!, b)),
   }),
   command({
     noun: "wabas",
     verb: "get",
     ids: ["waba_id"],
     summary: "WABA_ID",
-    run: (d, [id]) => wabaView(ops.getWaba(d, id!)),
+    run: (d, [id]) => wabaView(getWaba(d, id!)),
   }),
-  command<s.CreateNumberInput>({
+  command<CreateNumberInput>({
     noun: "numbers",
     verb: "create",
     ids: ["account_id"],
-    schema: s.createNumberBody,
+    schema: createNumberBody,
     summary: "ACCOUNT_ID --phone-number-id P --waba-id W --kind sandbox|byo|embedded|coexistence",
-    run: async (d, [id], b) => numberView(await ops.createNumber(d, id!, b)),
+    run: async (d, [id], b) => numberView(await createNumber(d, id!, b)),
   }),
-  command<s.UpdateNumberInput>({
+  command<UpdateNumberInput>({
     noun: "numbers",
     verb: "update",
     ids: ["phone_number_id"],
-    schema: s.updateNumberBody,
+    schema: updateNumberBody,
     summary: "PHONE_NUMBER_ID --status connected|disconnected|restricted|flagged|not_registered",
-    run: async (d, [id], b) => numberView(await ops.updateNumber(d, id!, b)),
+    run: async (d, [id], b) => numberView(await updateNumber(d, id!, b)),
   }),
   command({
     noun: "numbers",
     verb: "get",
     ids: ["phone_number_id"],
     summary: "PHONE_NUMBER_ID",
-    run: (d, [id]) => numberView(ops.getNumber(d, id!)),
+    run: (d, [id]) => numberView(getNumber(d, id!)),
   }),
   command<typeof usageQuery.static>({
     noun: "usage",
@@ -130,7 +155,7 @@ export const ADMIN_COMMANDS: Command[] = [
     summary:
       "--from T [--to T] [--account-id A] (calls per hour per number: forwarded by row, errors by code; ISO times)",
     run: async (d, _, b) => {
-      if (b.account_id) ops.getAccount(d, b.account_id);
+      if (b.account_id) getAccount(d, b.account_id);
       return { data: (await usage(d, b.account_id || null, b.from, b.to)).map(usageView) };
     },
   }),
@@ -139,7 +164,7 @@ export const ADMIN_COMMANDS: Command[] = [
     verb: "sync",
     ids: ["phone_number_id"],
     summary: "PHONE_NUMBER_ID (re-read details from upstream)",
-    run: async (d, [id]) => numberView(await ops.syncNumber(d, id!, { check: true })),
+    run: async (d, [id]) => numberView(await syncNumber(d, id!, { check: true })),
   }),
   command<typeof onboardingQuery.static>({
     noun: "onboardings",

@@ -1,5 +1,5 @@
 import { escapeHtml, type Children } from "@kitajs/html";
-import { iso } from "../admin/views.ts";
+import { iso } from "../http/iso-time.ts";
 import { formatTime, relativeTime } from "./format.ts";
 
 export type Tone = "ok" | "warn" | "bad" | "plain";

@@ -3,7 +3,7 @@ import { sessionToken } from "../auth/session-routes.ts";
 import { findSession } from "../auth/session.ts";
 import { checkOrigin } from "../http/browser-guard.ts";
 import { AppError } from "../errors/catalog.ts";
-import type { Deps } from "../runtime/deps.ts";
+import type { Deps } from "../deps.ts";
 import type { Account } from "../store/types.ts";
 import { Notice } from "./components.tsx";
 import { htmlResponse, isHtmx, seeOther } from "./http.ts";

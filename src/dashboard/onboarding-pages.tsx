@@ -5,14 +5,15 @@ import { AppError } from "../errors/catalog.ts";
 import { accountNumber } from "../numbers/connect.ts";
 import { coexistenceView, preflightBody, runPreflight, startSync, startSyncBody } from "../onboarding/coexistence.ts";
 import { accountOnboarding, retryBody, retrySignup, signupView } from "../onboarding/signup.ts";
-import type { Deps } from "../runtime/deps.ts";
+import type { Deps } from "../deps.ts";
 import { Notice } from "./components.tsx";
 import { formFields, readForm } from "./form.ts";
 import { guarded, page, type Viewer } from "./guard.tsx";
-import { contentSecurityPolicy, htmlResponse, seeOther } from "./http.ts";
+import { contentSecurityPolicy } from "../http/security-headers.ts";
+import { htmlResponse, seeOther } from "./http.ts";
 import { CoexistencePage } from "./pages/coexistence.tsx";
 import { SignupPage, type SignupSettings } from "./pages/signup.tsx";
-import type { RelayHandle } from "./webhook-pages.tsx";
+import type { RelayHandle } from "../webhooks/relay.ts";
 
 /** The Numbers page's signup settings, when Embedded Signup is on. */
 export function signupSettings(config: Config): SignupSettings | undefined {

@@ -1,7 +1,7 @@
 import { Elysia } from "elysia";
 import { AppError } from "../errors/catalog.ts";
 import { getRequest, listRequests, requestView, type RequestQuery } from "../requests/queries.ts";
-import type { Deps } from "../runtime/deps.ts";
+import type { Deps } from "../deps.ts";
 import { utcField } from "./format.ts";
 import { guarded, page, type Viewer } from "./guard.tsx";
 import { htmlResponse, seeOther } from "./http.ts";

@@ -1,5 +1,5 @@
 import { Elysia } from "elysia";
-import type { Deps } from "../runtime/deps.ts";
+import type { Deps } from "../deps.ts";
 import { accountPages } from "./account-pages.tsx";
 import { assetRoutes } from "./assets/routes.ts";
 import { guarded, page } from "./guard.tsx";
@@ -8,7 +8,8 @@ import { NotFound } from "./pages/not-found.tsx";
 import { onboardingPages } from "./onboarding-pages.tsx";
 import { requestPages } from "./request-pages.tsx";
 import { signInRoutes } from "./sign-in-routes.ts";
-import { webhookPages, type RelayHandle } from "./webhook-pages.tsx";
+import type { RelayHandle } from "../webhooks/relay.ts";
+import { webhookPages } from "./webhook-pages.tsx";
 
 /** The web dashboard at /dashboard: server-rendered pages over the dashboard API's plain functions. */
 export function dashboardRoutes(deps: Deps, relay: RelayHandle) {

@@ -3,7 +3,7 @@ import { clearedSessionCookie, sessionCookie, sessionToken } from "../auth/sessi
 import { findSession, signIn, signOut } from "../auth/session.ts";
 import { checkOrigin } from "../http/browser-guard.ts";
 import { AppError } from "../errors/catalog.ts";
-import type { Deps } from "../runtime/deps.ts";
+import type { Deps } from "../deps.ts";
 import { formFields } from "./form.ts";
 import { htmlResponse, safeNext, seeOther } from "./http.ts";
 import { SignInPage } from "./pages/sign-in.tsx";

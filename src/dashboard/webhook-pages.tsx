@@ -1,16 +1,15 @@
 import { Elysia } from "elysia";
 import { AppError } from "../errors/catalog.ts";
-import type { UrlRules } from "../net/url-rules.ts";
-import type { Deps } from "../runtime/deps.ts";
+import type { Deps } from "../deps.ts";
 import type { PhoneNumber } from "../store/types.ts";
 import type { DeliveryStatus } from "../store/history.ts";
-import type { DeliveryQueue } from "../store/queue.ts";
 import * as deliveries from "../webhooks/deliveries.ts";
 import * as endpoints from "../webhooks/endpoints.ts";
 import { latestRecover, recoveryView, startRecover } from "../webhooks/recover.ts";
 import { EVENT_FIELDS } from "../webhooks/fields.ts";
 import { createEndpointBody } from "../webhooks/schemas.ts";
 import { attemptView, deliveryView, endpointView, statsView } from "../webhooks/views.ts";
+import type { RelayHandle } from "../webhooks/relay.ts";
 import { Notice } from "./components.tsx";
 import { utcField } from "./format.ts";
 import { formFields, readForm } from "./form.ts";
@@ -26,12 +25,6 @@ import {
   type EndpointFormValues,
   type ShownSecret,
 } from "./pages/endpoints.tsx";
-
-/** What the pages need from the running relay: its URL rules and its queue (the dispatcher). */
-export interface RelayHandle {
-  urlRules: UrlRules;
-  dispatcher: Pick<DeliveryQueue, "enqueue">;
-}
 
 /** Rows per page of the deliveries list. */
 const PAGE_SIZE = 25;

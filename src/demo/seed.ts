@@ -1,5 +1,8 @@
-import * as ops from "../admin/operations.ts";
-import type { Deps } from "../runtime/deps.ts";
+import { createAccount, createUser } from "../accounts/accounts.ts";
+import { createApiKey, revokeApiKey } from "../accounts/keys.ts";
+import { createNumber } from "../numbers/numbers.ts";
+import { createWaba } from "../numbers/wabas.ts";
+import type { Deps } from "../deps.ts";
 import type { Simulator } from "../simulator/server.ts";
 import { numericId } from "../simulator/world.ts";
 import type { PhoneNumber } from "../store/types.ts";
@@ -35,17 +38,17 @@ export async function seedDemo(deps: SeedDeps, sim: Simulator, receiverUrl: stri
   const { directory } = deps.store;
   const account =
     directory.accounts().find((a) => a.email === DEMO_EMAIL) ??
-    (await ops.createAccount(deps, { name: "Demo business", email: DEMO_EMAIL }));
+    (await createAccount(deps, { name: "Demo business", email: DEMO_EMAIL }));
 
   const password = Buffer.from(deps.random.bytes(12)).toString("base64url");
   const user = await deps.store.users.byEmail(DEMO_EMAIL);
   if (user)
     await deps.store.users.setPasswordHash(user.id, await Bun.password.hash(password, { algorithm: "argon2id" }));
-  else await ops.createUser(deps, account.id, { email: DEMO_EMAIL, password });
+  else await createUser(deps, account.id, { email: DEMO_EMAIL, password });
 
   const waba =
     directory.wabas(account.id)[0] ??
-    (await ops.createWaba(deps, account.id, {
+    (await createWaba(deps, account.id, {
       waba_id: numericId(deps.random),
       access_token: `EAAGdemo${numericId(deps.random, 24)}`,
     }));
@@ -63,17 +66,17 @@ export async function seedDemo(deps: SeedDeps, sim: Simulator, receiverUrl: stri
     }
     const phoneNumberId = numericId(deps.random);
     sim.addNumber(waba.wabaId, { phoneNumberId, verifiedName: kind === "sandbox" ? "Demo Sandbox" : "Demo Business" });
-    return ops.createNumber(deps, account.id, { phone_number_id: phoneNumberId, waba_id: waba.wabaId, kind });
+    return createNumber(deps, account.id, { phone_number_id: phoneNumberId, waba_id: waba.wabaId, kind });
   };
   const number = await numberOfKind("embedded");
   const sandbox = await numberOfKind("sandbox");
 
   for (const key of directory.apiKeys(account.id)) {
     if (key.revokedAt === null && key.name !== null && DEMO_KEY_NAMES.includes(key.name))
-      await ops.revokeApiKey(deps, key.id);
+      await revokeApiKey(deps, key.id);
   }
-  const live = await ops.createApiKey(deps, account.id, { mode: "live", name: "demo live" });
-  const test = await ops.createApiKey(deps, account.id, { mode: "test", name: "demo test" });
+  const live = await createApiKey(deps, account.id, { mode: "live", name: "demo live" });
+  const test = await createApiKey(deps, account.id, { mode: "test", name: "demo test" });
 
   const existing = (await deps.store.endpoints.ofAccount(account.id))[0];
   let endpointId: string;

@@ -8,7 +8,7 @@ import { Elysia } from "elysia";
 import scalarBundlePath from "../../node_modules/@scalar/api-reference/dist/browser/standalone.js" with {
   type: "file",
 };
-import { contentSecurityPolicy, SECURITY_HEADERS } from "../dashboard/http.ts";
+import { contentSecurityPolicy, SECURITY_HEADERS } from "./security-headers.ts";
 
 /** The npm package's version (package.json pins it exactly); checked to render this service's document in headless Chromium. */
 export const SCALAR_VERSION = "1.72.1";

@@ -1,7 +1,6 @@
 import { Elysia } from "elysia";
 import { AppError, type ErrorName } from "../errors/catalog.ts";
-import type { Deps } from "../runtime/deps.ts";
-import { MAX_EVENT_BYTES } from "../webhooks/ingress.ts";
+import type { Deps } from "../deps.ts";
 import { MAX_JSON_DEPTH, nestsDeeperThan } from "./json-depth.ts";
 import { rawTarget } from "./raw-target.ts";
 import { routeGroup } from "./request-context.ts";
@@ -18,7 +17,6 @@ interface BodyRule {
   json: boolean;
 }
 
-const UPSTREAM_EVENTS: BodyRule = { max: MAX_EVENT_BYTES, tooLarge: "event_too_large", chunked: true, json: false };
 // Their clients (browsers, the dashboard's script, curl and HTTP libraries given a JSON text) declare the length.
 const API_BODIES: BodyRule = { max: API_BODY_LIMIT, tooLarge: "body_too_large", chunked: false, json: true };
 
@@ -64,9 +62,10 @@ async function readWithin(body: ReadableStream<Uint8Array>, max: number, ms: num
 /**
  * Every body outside the proxy is read here, whole, before any route sees it (the server itself
  * caps no body, see app.ts):
- * - under its size limit: 10 MB for upstream's events, counted as they arrive; 1 MB for the rest,
- *   declared (a larger declared length is 413 before anything is read, an undeclared one 411), so
- *   that a large post to a route open to anyone, such as POST /api/session, is never held;
+ * - under its size limit: `maxEventBytes` for upstream's events (10 MB, webhooks/ingress.ts),
+ *   counted as they arrive; 1 MB for the rest, declared (a larger declared length is 413 before
+ *   anything is read, an undeclared one 411), so that a large post to a route open to anyone,
+ *   such as POST /api/session, is never held;
  * - under the body deadline (REQUEST_BODY_TIMEOUT_MS from the headers' arrival): a body that
  *   trickles in is 408 and its connection closed, rather than holding it for as long as its
  *   sender likes;
@@ -74,8 +73,9 @@ async function readWithin(body: ReadableStream<Uint8Array>, max: number, ms: num
  * The route then gets the request with its body in memory. Proxied calls never reach Elysia and
  * stream under their own limits.
  */
-export function requestBodies(deps: Pick<Deps, "config" | "metrics">) {
+export function requestBodies(deps: Pick<Deps, "config" | "metrics">, maxEventBytes: number) {
   const ms = deps.config.requestBodyTimeoutMs;
+  const upstreamEvents: BodyRule = { max: maxEventBytes, tooLarge: "event_too_large", chunked: true, json: false };
   return new Elysia({ name: "request-bodies" }).onRequest(async (context) => {
     const request = context.request;
     const declared = request.headers.get("content-length");
@@ -83,7 +83,7 @@ export function requestBodies(deps: Pick<Deps, "config" | "metrics">) {
     const group = routeGroup(rawTarget(request.url).path);
     if (group === "proxy") return;
     if (!request.body) throw new AppError("body_not_expected");
-    const rule = group === "webhooks" ? UPSTREAM_EVENTS : API_BODIES;
+    const rule = group === "webhooks" ? upstreamEvents : API_BODIES;
     if (declared === null && !rule.chunked) throw new AppError("length_required");
     if (declared !== null && Number(declared) > rule.max) throw new AppError(rule.tooLarge);
     const read = await readWithin(request.body, rule.max, ms);

@@ -1,5 +1,5 @@
 import type { Clock } from "../runtime/clock.ts";
-import type { Worker } from "../runtime/deps.ts";
+import type { Worker } from "../runtime/worker.ts";
 import type { BucketState } from "../store/types.ts";
 import { take, type BucketSpec, type Decision, type Tokens } from "./token-bucket.ts";
 

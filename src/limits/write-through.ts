@@ -1,5 +1,5 @@
 import type { Logger } from "../observability/logger.ts";
-import type { Worker } from "../runtime/deps.ts";
+import type { Worker } from "../runtime/worker.ts";
 import { intervalWorker } from "../runtime/interval-worker.ts";
 import type { Clock } from "../runtime/clock.ts";
 import type { BucketStore } from "../store/store.ts";

@@ -1,6 +1,6 @@
 import { Elysia, t } from "elysia";
 import { requireSession } from "../auth/session-routes.ts";
-import type { Deps } from "../runtime/deps.ts";
+import type { Deps } from "../deps.ts";
 import { messageTimeline } from "./timeline.ts";
 
 /** A message's timeline by its id (`wamid…`): thin route over timeline.ts. */

@@ -1,7 +1,7 @@
 import { AppError } from "../errors/catalog.ts";
-import { iso } from "../admin/views.ts";
+import { iso } from "../http/iso-time.ts";
 import { requestView } from "../requests/queries.ts";
-import type { Deps } from "../runtime/deps.ts";
+import type { Deps } from "../deps.ts";
 import { attemptView, deliveryView } from "../webhooks/views.ts";
 
 /**

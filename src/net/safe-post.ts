@@ -1,4 +1,4 @@
-import type { Fetch } from "../runtime/deps.ts";
+import type { Fetch } from "../runtime/fetch.ts";
 import type { Resolver } from "../runtime/resolver.ts";
 import { blockedReason } from "./address-policy.ts";
 import { formatIp, parseIp } from "./ip.ts";

@@ -1,5 +1,5 @@
 import type { Transporter } from "nodemailer";
-import type { Deps } from "../runtime/deps.ts";
+import type { Deps } from "../deps.ts";
 import { randomId } from "../runtime/random.ts";
 
 export interface Notifier {

@@ -1,8 +1,9 @@
 import { t } from "elysia";
-import { applySync, assertPlanRoom, getAccount, newNumber, syncNumber } from "../admin/operations.ts";
-import { createNumberBody, createWabaBody } from "../admin/schemas.ts";
+import { getAccount } from "../accounts/accounts.ts";
+import { applySync, assertPlanRoom, newNumber, syncNumber } from "./numbers.ts";
+import { createNumberBody, createWabaBody } from "./schemas.ts";
 import { AppError } from "../errors/catalog.ts";
-import type { Deps } from "../runtime/deps.ts";
+import type { Deps } from "../deps.ts";
 import { connectRefusal, type Refusal } from "../store/ownership.ts";
 import { NO_CAUSE, type NumberKind, type PhoneNumber, type Waba } from "../store/types.ts";
 import { fetchNumberDetails, type SyncResult } from "./sync.ts";

@@ -1,6 +1,6 @@
 import type { Config } from "../config/config.ts";
 import { appsecretProof } from "../crypto/appsecret-proof.ts";
-import type { Fetch } from "../runtime/deps.ts";
+import type { Fetch } from "../runtime/fetch.ts";
 import { upstreamFault, type UpstreamFault } from "./state-change.ts";
 
 /** A call of the service's own to upstream: its JSON answer, or why it failed in words with the platform's error when it gave one. */

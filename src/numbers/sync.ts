@@ -1,5 +1,5 @@
 import type { Config } from "../config/config.ts";
-import type { Fetch } from "../runtime/deps.ts";
+import type { Fetch } from "../runtime/fetch.ts";
 import { graphCall } from "./graph-call.ts";
 import type { UpstreamFault } from "./state-change.ts";
 import type { PhoneNumber, ThroughputLevel, Waba } from "../store/types.ts";

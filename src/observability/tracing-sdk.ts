@@ -17,7 +17,7 @@ import packageJson from "../../package.json" with { type: "json" };
 import type { SamplerName, SpanDetail } from "../config/config.ts";
 import type { Tracing } from "./tracing.ts";
 
-// The official SDK behind Tracing: imported only when traces are on (src/runtime/system-deps.ts).
+// The official SDK behind Tracing: imported only when traces are on (src/system-deps.ts).
 
 export interface TracingOptions {
   /** Where spans go (the collector's /v1/traces); ignored when `exporter` is given. */

@@ -1,5 +1,5 @@
 import { t } from "elysia";
-import { iso } from "../admin/views.ts";
+import { iso } from "../http/iso-time.ts";
 import { AppError } from "../errors/catalog.ts";
 import { graphCall } from "../numbers/graph-call.ts";
 import { accountNumber } from "../numbers/connect.ts";

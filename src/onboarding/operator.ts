@@ -1,8 +1,9 @@
 import { t } from "elysia";
-import { getAccount } from "../admin/operations.ts";
-import { iso } from "../admin/views.ts";
+import { getAccount } from "../accounts/accounts.ts";
+import { iso } from "../http/iso-time.ts";
 import { AppError } from "../errors/catalog.ts";
-import type { Deps, Worker } from "../runtime/deps.ts";
+import type { Deps } from "../deps.ts";
+import type { Worker } from "../runtime/worker.ts";
 import { intervalWorker } from "../runtime/interval-worker.ts";
 import { live, type Onboarding } from "../store/onboardings.ts";
 import { signupView } from "./signup.ts";

@@ -1,8 +1,8 @@
 import { Elysia, t } from "elysia";
 import { requireSession } from "../auth/session-routes.ts";
 import { optionalBody } from "../http/optional-body.ts";
-import type { Deps } from "../runtime/deps.ts";
-import type { RelayHandle } from "../dashboard/webhook-pages.tsx";
+import type { Deps } from "../deps.ts";
+import type { RelayHandle } from "../webhooks/relay.ts";
 import { coexistenceView, preflightBody, runPreflight, startSync, startSyncBody } from "./coexistence.ts";
 import { accountOnboarding, retryBody, retrySignup, signupBody, signupView, startSignup } from "./signup.ts";
 

@@ -1,7 +1,8 @@
 import { t } from "elysia";
 import { createHash } from "node:crypto";
-import { assertPlanRoom, getAccount } from "../admin/operations.ts";
-import { iso } from "../admin/views.ts";
+import { getAccount } from "../accounts/accounts.ts";
+import { assertPlanRoom } from "../numbers/numbers.ts";
+import { iso } from "../http/iso-time.ts";
 import type { EmbeddedSignupConfig } from "../config/config.ts";
 import { AppError } from "../errors/catalog.ts";
 import { rateLimitStep } from "../limits/fail-open.ts";

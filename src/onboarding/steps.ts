@@ -1,7 +1,7 @@
 import { connectNumber } from "../numbers/connect.ts";
 import { graphCall, type GraphResult } from "../numbers/graph-call.ts";
 import { fetchNumberDetails, type SyncResult } from "../numbers/sync.ts";
-import type { Deps } from "../runtime/deps.ts";
+import type { Deps } from "../deps.ts";
 import { NO_SECRETS, type Onboarding, type StepName, type StepOutcome } from "../store/onboardings.ts";
 import { AppError } from "../errors/catalog.ts";
 

@@ -1,4 +1,4 @@
-import { apiKeyMode, hashApiKey } from "../crypto/api-key.ts";
+import { apiKeyMode, hashApiKey } from "../accounts/api-key.ts";
 import type { ErrorName } from "../errors/catalog.ts";
 import type { Directory } from "../store/store.ts";
 import type { Account, ApiKey, PhoneNumber, Waba } from "../store/types.ts";

@@ -1,8 +1,8 @@
 import type { ErrorName } from "../errors/catalog.ts";
-import type { Fetch } from "../runtime/deps.ts";
+import type { Fetch } from "../runtime/fetch.ts";
 import { countedBody, MAX_BODY_BYTES } from "./body-limit.ts";
 import { keepResponseHeaders, PASSED_REQUEST_HEADERS } from "./headers.ts";
-import { MESSAGE_ID_SCAN_BYTES } from "../requests/capture.ts";
+import { MESSAGE_ID_SCAN_BYTES } from "./capture.ts";
 import { INSPECT_LIMIT, inspectedBody } from "./side-effects.ts";
 
 export interface Exchange {

@@ -3,7 +3,7 @@ import { rawTarget, type RawTarget } from "../http/raw-target.ts";
 import { rateLimitStep } from "../limits/fail-open.ts";
 import type { RateLimiter } from "../limits/limiter.ts";
 import { numberBucket, wabaBucket } from "../limits/policy.ts";
-import type { Deps } from "../runtime/deps.ts";
+import type { Deps } from "../deps.ts";
 import { timeOrderedIdSource } from "../runtime/random.ts";
 import { MAX_BODY_BYTES } from "./body-limit.ts";
 import { authenticate, billingError, connectionError, resolveTarget, testKeyRefused, type Target } from "./checks.ts";
@@ -22,7 +22,7 @@ import {
   noteUpstreamError,
   noteUpstreamLatency,
   startRecord,
-} from "../requests/capture.ts";
+} from "./capture.ts";
 import type { RequestLog } from "../requests/log.ts";
 import type { RequestRecord } from "../store/requests.ts";
 import { effectOf } from "./side-effects.ts";

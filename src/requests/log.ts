@@ -1,6 +1,6 @@
 import type { Logger } from "../observability/logger.ts";
 import type { Metrics } from "../observability/metrics.ts";
-import type { Worker } from "../runtime/deps.ts";
+import type { Worker } from "../runtime/worker.ts";
 import type { Clock } from "../runtime/clock.ts";
 import type { Account, Retention } from "../store/types.ts";
 import type { LogRetention, RequestLogStore, RequestRecord } from "../store/requests.ts";

@@ -1,10 +1,10 @@
 import { t } from "elysia";
-import { iso } from "../admin/views.ts";
+import { iso } from "../http/iso-time.ts";
 import { AppError } from "../errors/catalog.ts";
 import { decodeCursor, encodeCursor } from "../http/cursor.ts";
 import { timeParam } from "../http/time-param.ts";
 import { MAX_INTEGER_COLUMN, wholeNumber } from "../http/whole-number.ts";
-import type { Deps } from "../runtime/deps.ts";
+import type { Deps } from "../deps.ts";
 import { HOUR, hourOf } from "../store/hours.ts";
 import type { RequestFilter, RequestRecord, UsageCount } from "../store/requests.ts";
 import { explainCall } from "./explain.ts";

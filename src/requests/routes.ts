@@ -1,6 +1,6 @@
 import { Elysia, t } from "elysia";
 import { requireSession } from "../auth/session-routes.ts";
-import type { Deps } from "../runtime/deps.ts";
+import type { Deps } from "../deps.ts";
 import { getRequest, listRequests, requestQuery, requestView } from "./queries.ts";
 
 /** The account's request log (issue 19): thin routes over queries.ts. */

@@ -1,5 +1,5 @@
 import type { Logger } from "../observability/logger.ts";
-import type { Worker } from "./deps.ts";
+import type { Worker } from "./worker.ts";
 
 /**
  * Runs `task` every `ms` while the server is up, and once more at stop (so pending state is

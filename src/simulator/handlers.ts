@@ -1,42 +1,8 @@
-import type { Random } from "../runtime/random.ts";
-import type { RecordedRequest } from "./recorder.ts";
 import type { PlatformNames } from "../platform/names.ts";
+import { SMB_SYNC_TYPES, type Answer, type CallContext } from "./call.ts";
 import { postMessage } from "./messages.ts";
 import { upstreamErrorBody, type UpstreamErrorCode } from "./upstream-errors.ts";
-import { newMessageId, numericId, type SimWorld } from "./world.ts";
-
-/** A message the simulator accepted: what a later status webhook (sent, delivered, read) is about. */
-export interface AcceptedMessage {
-  messageId: string;
-  wabaId: string;
-  phoneNumberId: string;
-  to: string;
-  type: string;
-}
-
-export interface CallContext {
-  world: SimWorld;
-  /** The platform's words this simulator speaks (PLATFORM_NAME). */
-  names: PlatformNames;
-  random: Random;
-  request: RecordedRequest;
-  params: URLSearchParams;
-  id: string;
-  edge: string | null;
-  baseUrl: string;
-  traceId: string;
-  accepted(message: AcceptedMessage): void;
-  /** A coexistence sync the platform accepted: its webhooks follow. */
-  syncRequested(sync: { phoneNumberId: string; syncType: SmbSyncType }): void;
-}
-
-export const SMB_SYNC_TYPES = ["smb_app_state_sync", "history"] as const;
-export type SmbSyncType = (typeof SMB_SYNC_TYPES)[number];
-
-export interface Answer {
-  status: number;
-  body: unknown;
-}
+import { newMessageId, numericId } from "./world.ts";
 
 const ok = (body: unknown): Answer => ({ status: 200, body });
 const fail = (ctx: CallContext, code: UpstreamErrorCode, message?: string): Answer =>

@@ -1,4 +1,4 @@
-import type { Answer, CallContext } from "./handlers.ts";
+import type { Answer, CallContext } from "./call.ts";
 import { upstreamErrorBody, type UpstreamErrorCode } from "./upstream-errors.ts";
 
 /**

@@ -1,10 +1,11 @@
 import { randomId, cryptoRandom, type Random } from "../runtime/random.ts";
 import { checkCredentials } from "./auth.ts";
 import { FaultTable, type Fault } from "./faults.ts";
-import { answer, type AcceptedMessage, type Answer, type SmbSyncType } from "./handlers.ts";
+import type { AcceptedMessage, Answer, SmbSyncType } from "./call.ts";
+import { answer } from "./handlers.ts";
 import { recordRequest, type RecordedRequest } from "./recorder.ts";
 import { upstreamErrorBody } from "./upstream-errors.ts";
-import type { Fetch } from "../runtime/deps.ts";
+import type { Fetch } from "../runtime/fetch.ts";
 import { platformNames, type PlatformNames } from "../platform/names.ts";
 import { controlRoute } from "./control.ts";
 import {

@@ -1,7 +1,7 @@
 import type { PlatformNames } from "../platform/names.ts";
-import type { Fetch } from "../runtime/deps.ts";
+import type { Fetch } from "../runtime/fetch.ts";
 import { hubSignature } from "../webhooks/hub-signature.ts";
-import type { AcceptedMessage, SmbSyncType } from "./handlers.ts";
+import type { AcceptedMessage, SmbSyncType } from "./call.ts";
 import type { SimWorld } from "./world.ts";
 
 /** The statuses a sent message goes through, in order, as the platform reports them. */

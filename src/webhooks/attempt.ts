@@ -1,7 +1,7 @@
 import type { SpanContext } from "@opentelemetry/api";
 import { safePost, type SafePostOptions } from "../net/safe-post.ts";
 import type { Notifier } from "../notify/notifier.ts";
-import type { Deps } from "../runtime/deps.ts";
+import type { Deps } from "../deps.ts";
 import type { DeliveryEndpoint } from "../store/endpoints.ts";
 import type { ClaimedDelivery, Completion, DeliveryNext, EndpointChange } from "../store/queue.ts";
 import { HISTORY_FIELD } from "./fields.ts";

@@ -1,6 +1,7 @@
 import { setImmediate as nextTurn } from "node:timers/promises";
 import type { SpanContext } from "@opentelemetry/api";
-import type { Deps, Worker } from "../runtime/deps.ts";
+import type { Deps } from "../deps.ts";
+import type { Worker } from "../runtime/worker.ts";
 import { idSource } from "../runtime/random.ts";
 import { logRetention } from "../requests/log.ts";
 import type { Retention } from "../store/types.ts";

@@ -1,6 +1,6 @@
 import { checkWebhookUrl, type UrlRules } from "../net/url-rules.ts";
 import { AppError } from "../errors/catalog.ts";
-import type { Deps } from "../runtime/deps.ts";
+import type { Deps } from "../deps.ts";
 import { randomId } from "../runtime/random.ts";
 import type { PhoneNumber } from "../store/types.ts";
 import type { Endpoint, EndpointPatch } from "../store/endpoints.ts";

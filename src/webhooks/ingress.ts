@@ -1,5 +1,5 @@
 import type { SpanContext } from "@opentelemetry/api";
-import type { Deps } from "../runtime/deps.ts";
+import type { Deps } from "../deps.ts";
 import type { Waba } from "../store/types.ts";
 import type { EndpointTarget } from "../store/endpoints.ts";
 import type { NewDelivery, NewEvent } from "../store/queue.ts";

@@ -1,7 +1,7 @@
 import { AppError } from "../errors/catalog.ts";
-import { iso } from "../admin/views.ts";
+import { iso } from "../http/iso-time.ts";
 import { timeParam } from "../http/time-param.ts";
-import type { Deps } from "../runtime/deps.ts";
+import type { Deps } from "../deps.ts";
 import { randomId } from "../runtime/random.ts";
 import { newRecovery, type Recovery } from "../store/recoveries.ts";
 import type { NewDelivery } from "../store/queue.ts";

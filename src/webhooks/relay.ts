@@ -4,7 +4,8 @@ import type { Config } from "../config/config.ts";
 import { canonicalAddresses } from "../net/address-policy.ts";
 import { urlChecker, type UrlRules } from "../net/url-rules.ts";
 import { createNotifier } from "../notify/notifier.ts";
-import type { Deps } from "../runtime/deps.ts";
+import type { Deps } from "../deps.ts";
+import type { DeliveryQueue } from "../store/queue.ts";
 import { Dispatcher } from "./dispatcher.ts";
 import { ingressRoutes, webhookApiRoutes } from "./routes.ts";
 
@@ -13,6 +14,12 @@ export interface RelayOptions {
   allowLoopback?: boolean;
   /** An extra CA the delivery client trusts (tests); certificate verification is never turned off. */
   ca?: string;
+}
+
+/** What pages beside the relay (the dashboard's, onboarding's) need of it: its URL rules and its queue (the dispatcher). */
+export interface RelayHandle {
+  urlRules: UrlRules;
+  dispatcher: Pick<DeliveryQueue, "enqueue">;
 }
 
 /** Every address of this machine's interfaces, and the listen address when it is a specific one. */

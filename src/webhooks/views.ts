@@ -1,4 +1,4 @@
-import { iso } from "../admin/views.ts";
+import { iso } from "../http/iso-time.ts";
 import type { Endpoint } from "../store/endpoints.ts";
 import type { Attempt, Delivery, HourlyStats } from "../store/history.ts";
 

@@ -1,4 +1,4 @@
-import type { Deps } from "../../src/runtime/deps.ts";
+import type { Deps } from "../../src/deps.ts";
 import { TEST_APP_SECRET } from "../support/harness.ts";
 import { startWorld, type World } from "../support/world.ts";
 import { createAccount, signInCookie, type TestAccount } from "../dashboard/support.ts";

@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { appsecretProof } from "../../src/crypto/appsecret-proof.ts";
 import { seededRandom } from "../../src/runtime/random.ts";
-import type { AcceptedMessage } from "../../src/simulator/handlers.ts";
+import type { AcceptedMessage } from "../../src/simulator/call.ts";
 import { startSimulator, type Simulator } from "../../src/simulator/server.ts";
 
 const SECRET = "app-secret";

@@ -3,7 +3,7 @@ import { NO_CAUSE } from "../../src/store/types.ts";
 // (CONTRACT 6), migrations once, and faults. Run in the PostgreSQL pass of `.ci/run`.
 import { afterEach, describe, expect, test } from "bun:test";
 import { embeddedMigrations } from "../../db/postgres.gen.ts";
-import { hashApiKey } from "../../src/crypto/api-key.ts";
+import { hashApiKey } from "../../src/accounts/api-key.ts";
 import { createSealer } from "../../src/crypto/sealer.ts";
 import { cryptoRandom } from "../../src/runtime/random.ts";
 import { StoreUnavailableError } from "../../src/store/errors.ts";

@@ -1,5 +1,5 @@
 // The storage seam's promises (src/store/store.ts and the interfaces it names), one suite for every
-import { newNumber } from "../../src/admin/operations.ts";
+import { newNumber } from "../../src/numbers/numbers.ts";
 import { NO_CAUSE, type Waba } from "../../src/store/types.ts";
 // backend: it runs on the one SWITCHBOARD_TEST_BACKEND names, and `.ci/run` runs it on each.
 // Tests of one backend's own machinery are beside it (webhook-store.test.ts and storage.test.ts

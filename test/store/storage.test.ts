@@ -3,8 +3,10 @@ import { NO_CAUSE } from "../../src/store/types.ts";
 import { afterEach, describe, expect, test } from "bun:test";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import * as ops from "../../src/admin/operations.ts";
-import { apiKeyMode, hashApiKey } from "../../src/crypto/api-key.ts";
+import { createAccount, createUser } from "../../src/accounts/accounts.ts";
+import { createApiKey } from "../../src/accounts/keys.ts";
+import { createWaba, updateWaba } from "../../src/numbers/wabas.ts";
+import { apiKeyMode, hashApiKey } from "../../src/accounts/api-key.ts";
 import { createSealer, SealError } from "../../src/crypto/sealer.ts";
 import { cryptoRandom } from "../../src/runtime/random.ts";
 import { DatabaseInUseError, takeServerLock } from "../../src/store/sqlite/server-lock.ts";
@@ -236,8 +238,8 @@ describe("the server lock", () => {
 describe("API keys", () => {
   test("only a SHA-256 hash of the key is stored, and the key is found by that hash", async () => {
     const deps = await fresh();
-    const account = await ops.createAccount(deps, { name: "A", email: "a@example.com" });
-    const { key, record } = await ops.createApiKey(deps, account.id, { mode: "live" });
+    const account = await createAccount(deps, { name: "A", email: "a@example.com" });
+    const { key, record } = await createApiKey(deps, account.id, { mode: "live" });
     expect(apiKeyMode(key)).toBe("live");
     expect(record.keyHash).toBe(hashApiKey(key));
     expect(deps.store.directory.apiKeyByHash(hashApiKey(key))?.id).toBe(record.id);
@@ -263,12 +265,12 @@ describe("API keys", () => {
 describe("encryption at rest", () => {
   test("upstream tokens, BYO app secrets and password never appear in the database file", async () => {
     const deps = await fresh();
-    const account = await ops.createAccount(deps, { name: "A", email: "a@example.com" });
+    const account = await createAccount(deps, { name: "A", email: "a@example.com" });
     const token = "EAAGtoken-" + "t".repeat(40);
     const appSecret = "byo-app-secret-" + "s".repeat(20);
-    await ops.createWaba(deps, account.id, { waba_id: "1001", access_token: token, app_secret: appSecret });
-    await ops.updateWaba(deps, "1001", { access_token: `${token}-rotated` });
-    await ops.createUser(deps, account.id, { email: "u@example.com", password: "hunter2hunter2" });
+    await createWaba(deps, account.id, { waba_id: "1001", access_token: token, app_secret: appSecret });
+    await updateWaba(deps, "1001", { access_token: `${token}-rotated` });
+    await createUser(deps, account.id, { email: "u@example.com", password: "hunter2hunter2" });
     expect(deps.store.directory.waba("1001")?.accessToken).toBe(`${token}-rotated`);
     deps.store.close();
     const raw = rawBytes(deps.dbPath);

@@ -5,7 +5,7 @@ import { openLimits } from "../../src/limits/open.ts";
 import { memoryLogger } from "../../src/observability/logger.ts";
 import { createMetrics } from "../../src/observability/metrics.ts";
 import { ManualClock } from "../../src/runtime/clock.ts";
-import type { Deps } from "../../src/runtime/deps.ts";
+import type { Deps } from "../../src/deps.ts";
 import { cryptoRandom } from "../../src/runtime/random.ts";
 import { staticResolver } from "../../src/runtime/resolver.ts";
 import type { SqliteStore, SqliteStoreOptions } from "../../src/store/sqlite/store.ts";

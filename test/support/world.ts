@@ -1,6 +1,6 @@
 import { afterEach, beforeEach } from "bun:test";
 import type { App } from "../../src/app.ts";
-import type { Deps } from "../../src/runtime/deps.ts";
+import type { Deps } from "../../src/deps.ts";
 import { cryptoRandom } from "../../src/runtime/random.ts";
 import { startSimulator, type Simulator, type SimulatorOptions } from "../../src/simulator/server.ts";
 import { numericId, type ThroughputLevel } from "../../src/simulator/world.ts";

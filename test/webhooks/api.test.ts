@@ -1,6 +1,8 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { join } from "node:path";
-import { createAccount, createNumber, createWaba } from "../../src/admin/operations.ts";
+import { createAccount } from "../../src/accounts/accounts.ts";
+import { createNumber } from "../../src/numbers/numbers.ts";
+import { createWaba } from "../../src/numbers/wabas.ts";
 import { staticResolver } from "../../src/runtime/resolver.ts";
 import { createEndpoint } from "../../src/webhooks/endpoints.ts";
 import { EVENT_FIELDS } from "../../src/webhooks/fields.ts";

@@ -1,5 +1,5 @@
 import { afterEach, expect, test } from "bun:test";
-import { createAccount } from "../../src/admin/operations.ts";
+import { createAccount } from "../../src/accounts/accounts.ts";
 import type { SqliteStoreOptions } from "../../src/store/sqlite/store.ts";
 import { sqliteTestDeps } from "../support/harness.ts";
 import { manualSync, settledFlags } from "../support/manual-sync.ts";

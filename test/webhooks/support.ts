@@ -1,6 +1,6 @@
 import { afterAll, beforeAll } from "bun:test";
 import { hubSignature } from "../../src/webhooks/hub-signature.ts";
-import type { Deps } from "../../src/runtime/deps.ts";
+import type { Deps } from "../../src/deps.ts";
 import type { SqliteStoreOptions } from "../../src/store/sqlite/store.ts";
 import { admin, startApp, TEST_APP_SECRET, testDeps, type TestDeps } from "../support/harness.ts";
 

@@ -1,6 +1,6 @@
 import { Elysia } from "elysia";
 import htmxPath from "htmx.org/dist/htmx.min.js" with { type: "file" };
-import { SECURITY_HEADERS } from "../http.ts";
+import { SECURITY_HEADERS } from "../../http/security-headers.ts";
 import cssPath from "./dashboard.css" with { type: "file" };
 import faviconPath from "./favicon.svg" with { type: "file" };
 import scriptPath from "./dashboard.js" with { type: "file" };

@@ -1,5 +1,5 @@
 import { expect, test } from "bun:test";
-import { messageIdIn } from "../../src/requests/capture.ts";
+import { messageIdIn } from "../../src/proxy/capture.ts";
 import { seededRandom } from "../../src/runtime/random.ts";
 
 // A send's message id is found by scanning the answer's bytes (issue 30): it must find exactly what

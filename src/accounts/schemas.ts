@@ -1,24 +1,19 @@
 import { literals } from "../http/literals.ts";
 import { Type } from "@sinclair/typebox";
 import { t } from "elysia";
-import {
-  BILLING_STATUSES,
-  KEY_MODES,
-  NUMBER_KINDS,
-  NUMBER_STATUSES,
-  RETENTIONS,
-  WABA_STATUSES,
-} from "../store/vocabulary.ts";
+import { BILLING_STATUSES, KEY_MODES, RETENTIONS } from "../store/vocabulary.ts";
 import { MAX_INTEGER_COLUMN } from "../http/whole-number.ts";
 
-/** Request bodies of the operator API (CONTRACT 3); the CLI validates its flags against the same schemas. */
+/**
+ * Request bodies of the operator API on accounts, users and keys (CONTRACT 3); the CLI validates
+ * its flags against the same schemas.
+ */
 
 const billingStatus = literals(BILLING_STATUSES);
 const retention = literals(RETENTIONS);
 // TypeBox's own integer, not Elysia's t.Integer: that one also takes a numeric string, and its
 // coercion walks a body that is a JSON string character by character (6 s for 1 MB).
 const maxNumbers = t.Union([Type.Integer({ minimum: 0, maximum: MAX_INTEGER_COLUMN }), t.Null()]);
-const id = (description: string) => t.String({ minLength: 1, maxLength: 64, pattern: "^[0-9A-Za-z_-]+$", description });
 
 export const createAccountBody = t.Object(
   {
@@ -49,44 +44,7 @@ export const createApiKeyBody = t.Object(
   { additionalProperties: false },
 );
 
-export const createWabaBody = t.Object(
-  {
-    waba_id: id("the upstream WABA id"),
-    access_token: t.String({ minLength: 1, maxLength: 4096 }),
-    app_secret: t.Optional(t.String({ minLength: 1, maxLength: 256 })),
-  },
-  { additionalProperties: false },
-);
-
-export const updateWabaBody = t.Object(
-  {
-    status: t.Optional(literals(WABA_STATUSES)),
-    access_token: t.Optional(t.String({ minLength: 1, maxLength: 4096 })),
-  },
-  { additionalProperties: false },
-);
-
-export const createNumberBody = t.Object(
-  {
-    phone_number_id: id("the upstream phone number id"),
-    waba_id: id("the WABA the number belongs to"),
-    kind: literals(NUMBER_KINDS),
-  },
-  { additionalProperties: false },
-);
-
-export const updateNumberBody = t.Object(
-  {
-    status: t.Optional(literals(NUMBER_STATUSES)),
-  },
-  { additionalProperties: false },
-);
-
 export type CreateAccountInput = typeof createAccountBody.static;
 export type UpdateAccountInput = typeof updateAccountBody.static;
 export type CreateUserInput = typeof createUserBody.static;
 export type CreateApiKeyInput = typeof createApiKeyBody.static;
-export type CreateWabaInput = typeof createWabaBody.static;
-export type UpdateWabaInput = typeof updateWabaBody.static;
-export type CreateNumberInput = typeof createNumberBody.static;
-export type UpdateNumberInput = typeof updateNumberBody.static;

@@ -1,14 +1,14 @@
-import type { Config } from "../config/config.ts";
-import { devEncryptionKey } from "../config/dev-key.ts";
-import { createSealer } from "../crypto/sealer.ts";
-import { openLimits } from "../limits/open.ts";
-import type { Logger } from "../observability/logger.ts";
-import { createMetrics } from "../observability/metrics.ts";
-import { openStore } from "../store/open.ts";
-import { systemClock } from "./clock.ts";
+import type { Config } from "./config/config.ts";
+import { devEncryptionKey } from "./crypto/dev-key.ts";
+import { createSealer } from "./crypto/sealer.ts";
+import { openLimits } from "./limits/open.ts";
+import type { Logger } from "./observability/logger.ts";
+import { createMetrics } from "./observability/metrics.ts";
+import { openStore } from "./store/open.ts";
+import { systemClock } from "./runtime/clock.ts";
 import type { Deps } from "./deps.ts";
-import { cryptoRandom } from "./random.ts";
-import { systemResolver } from "./resolver.ts";
+import { cryptoRandom } from "./runtime/random.ts";
+import { systemResolver } from "./runtime/resolver.ts";
 
 /** What only a server does with its database (the CLI beside it does neither). */
 export interface ServerOptions {
@@ -51,6 +51,6 @@ export async function systemDeps(config: Config, logger: Logger, server?: Server
     tracing:
       server === undefined || config.tracing === null
         ? undefined
-        : (await import("../observability/tracing-sdk.ts")).createTracing(config.tracing),
+        : (await import("./observability/tracing-sdk.ts")).createTracing(config.tracing),
   };
 }

@@ -1,7 +1,7 @@
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import type { Random } from "../runtime/random.ts";
-import type { DatabaseConfig } from "./config.ts";
+import type { DatabaseConfig } from "../config/config.ts";
 
 /**
  * In DEV_MODE without ENCRYPTION_KEY, secrets are sealed with a key kept beside the SQLite file

@@ -1,6 +1,6 @@
 import { Elysia } from "elysia";
 import type { Store } from "../store/store.ts";
-import type { Metrics } from "./metrics.ts";
+import type { Metrics } from "../observability/metrics.ts";
 
 /**
  * /healthz (the database answers) and /metrics (Prometheus text). `report` adds what the operator

@@ -1,0 +1,56 @@
+import { AppError } from "../errors/catalog.ts";
+import type { Deps } from "../deps.ts";
+import { randomId } from "../runtime/random.ts";
+import type { Account, User } from "../store/types.ts";
+import type { CreateAccountInput, CreateUserInput, UpdateAccountInput } from "./schemas.ts";
+
+/**
+ * The operator's operations on accounts and their dashboard users (CONTRACT 3) as plain functions:
+ * the operator API, the CLI and the dashboard all call these, so they can never disagree.
+ */
+type AccountDeps = Pick<Deps, "store" | "clock" | "random">;
+
+export function getAccount(deps: Pick<AccountDeps, "store">, id: string): Account {
+  const account = deps.store.directory.account(id);
+  if (!account) throw new AppError("not_found", `No account ${id}.`);
+  return account;
+}
+
+export async function createAccount(deps: AccountDeps, input: CreateAccountInput): Promise<Account> {
+  return deps.store.directory.createAccount({
+    id: randomId(deps.random, "acc"),
+    name: input.name,
+    email: input.email,
+    billingStatus: input.billing_status ?? "active",
+    retention: input.retention ?? "24h",
+    maxNumbers: input.max_numbers ?? null,
+    createdAt: deps.clock.now(),
+  });
+}
+
+export async function updateAccount(deps: AccountDeps, id: string, input: UpdateAccountInput): Promise<Account> {
+  getAccount(deps, id);
+  const patch: Partial<Account> = {};
+  if (input.name !== undefined) patch.name = input.name;
+  if (input.email !== undefined) patch.email = input.email;
+  if (input.billing_status !== undefined) patch.billingStatus = input.billing_status;
+  if (input.retention !== undefined) patch.retention = input.retention;
+  if (input.max_numbers !== undefined) patch.maxNumbers = input.max_numbers;
+  return (await deps.store.directory.updateAccount(id, patch))!;
+}
+
+export async function createUser(deps: AccountDeps, accountId: string, input: CreateUserInput): Promise<User> {
+  getAccount(deps, accountId);
+  const taken = () => new AppError("conflict", `A dashboard user with email ${input.email} already exists.`);
+  // Checked first to spare the hash; the insert decides when two requests create the same email at once.
+  if (await deps.store.users.byEmail(input.email)) throw taken();
+  const user = await deps.store.users.create({
+    id: randomId(deps.random, "usr"),
+    accountId,
+    email: input.email,
+    passwordHash: await Bun.password.hash(input.password, { algorithm: "argon2id" }),
+    createdAt: deps.clock.now(),
+  });
+  if (!user) throw taken();
+  return user;
+}

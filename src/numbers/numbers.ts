@@ -1,0 +1,148 @@
+import { getAccount } from "../accounts/accounts.ts";
+import { AppError } from "../errors/catalog.ts";
+import type { Deps } from "../deps.ts";
+import { NO_CAUSE, type Account, type PhoneNumber } from "../store/types.ts";
+import type { CreateNumberInput, UpdateNumberInput } from "./schemas.ts";
+import { applyEffect, effectOfFault } from "./state-change.ts";
+import { fetchNumberDetails, type SyncResult } from "./sync.ts";
+import { getWaba } from "./wabas.ts";
+
+/**
+ * An account's numbers, as plain functions the operator API, the CLI, the dashboard and the
+ * signup steps call: connecting one, reading its details from upstream, changing its state.
+ */
+type NumberDeps = Pick<Deps, "store" | "clock" | "config" | "fetch" | "logger">;
+
+export function getNumber(deps: NumberDeps, phoneNumberId: string): PhoneNumber {
+  const number = deps.store.directory.number(phoneNumberId);
+  if (!number) throw new AppError("not_found", `No number ${phoneNumberId}.`);
+  return number;
+}
+
+/**
+ * Re-reads a number's details from upstream; on failure the number keeps its level and records
+ * why. `check`: the read is also a check of its condition ("Check again", see applySync).
+ */
+export async function syncNumber(
+  deps: NumberDeps,
+  phoneNumberId: string,
+  options: { check?: boolean } = {},
+): Promise<PhoneNumber> {
+  const number = getNumber(deps, phoneNumberId);
+  return applySync(deps, phoneNumberId, await fetchNumberDetails(deps, number, getWaba(deps, number.wabaId)), options);
+}
+
+/**
+ * Stores what a read of the number's details from upstream gave: its details, or why it failed.
+ * With `check` (someone asked to check the number again) the read is also a check of its
+ * condition (SPEC 3.3), made with the WABA's token: an upstream error that sets a state sets it
+ * here too, with its cause (no request id: no proxied call got it); a good read shows the token
+ * works and the platform serves the number again, so a revoked token's WABA and a restricted,
+ * flagged or unregistered number are connected again. The read when a number is first connected
+ * is not such a check: it only fills in the details.
+ */
+export async function applySync(
+  deps: NumberDeps,
+  phoneNumberId: string,
+  result: SyncResult,
+  { check = false }: { check?: boolean } = {},
+): Promise<PhoneNumber> {
+  const now = deps.clock.now();
+  const number = getNumber(deps, phoneNumberId);
+  if (!result.ok) {
+    deps.logger.warn("number sync failed", { phone_number_id: phoneNumberId, reason: result.reason });
+    const effect =
+      check && result.fault
+        ? effectOfFault(result.fault, { idKind: "number", wabaId: number.wabaId, phoneNumberId })
+        : null;
+    if (effect)
+      await applyEffect({ directory: deps.store.directory, clock: deps.clock, logger: deps.logger }, effect, null);
+    return (await deps.store.directory.updateNumber(phoneNumberId, { syncError: result.reason, updatedAt: now }))!;
+  }
+  if (!check)
+    return (await deps.store.directory.updateNumber(phoneNumberId, {
+      ...result.details,
+      syncedAt: now,
+      syncError: null,
+      updatedAt: now,
+    }))!;
+  if (deps.store.directory.waba(number.wabaId)?.status === "token_revoked") {
+    await deps.store.directory.updateWaba(number.wabaId, { status: "connected", ...NO_CAUSE, updatedAt: now });
+  }
+  const restored = UPSTREAM_SET.has(number.status) ? { status: "connected" as const, ...NO_CAUSE } : {};
+  return (await deps.store.directory.updateNumber(phoneNumberId, {
+    ...result.details,
+    ...restored,
+    syncedAt: now,
+    syncError: null,
+    updatedAt: now,
+  }))!;
+}
+
+/** The number states only upstream sets (SPEC 3.3), which a good read of the number ends. */
+const UPSTREAM_SET = new Set<PhoneNumber["status"]>(["restricted", "flagged", "not_registered"]);
+
+/** 409 plan_limit when the account already uses every number its plan allows (disconnected ones do not count). */
+export function assertPlanRoom(deps: NumberDeps, account: Account): void {
+  const connected = deps.store.directory.numbers(account.id).filter((n) => n.status !== "disconnected").length;
+  if (account.maxNumbers !== null && connected >= account.maxNumbers) {
+    throw new AppError("plan_limit", `The account's plan allows ${account.maxNumbers} number(s).`);
+  }
+}
+
+/**
+ * Connects a number and reads its details from upstream, unless the caller has just read them
+ * (`details`), so upstream is asked once.
+ */
+export async function createNumber(
+  deps: NumberDeps,
+  accountId: string,
+  input: CreateNumberInput,
+  details?: SyncResult,
+): Promise<PhoneNumber> {
+  const account = getAccount(deps, accountId);
+  const waba = deps.store.directory.waba(input.waba_id);
+  if (!waba || waba.accountId !== accountId) {
+    throw new AppError(
+      "invalid_request",
+      `WABA ${input.waba_id} is not connected to account ${accountId}; add it first.`,
+    );
+  }
+  const taken = () => new AppError("conflict", `Number ${input.phone_number_id} is already connected.`);
+  if (deps.store.directory.number(input.phone_number_id)) throw taken();
+  assertPlanRoom(deps, account);
+  if (!(await deps.store.directory.createNumber(newNumber(accountId, input, deps.clock.now())))) throw taken();
+  return details ? applySync(deps, input.phone_number_id, details) : syncNumber(deps, input.phone_number_id);
+}
+
+/** A number as first stored: connected, at the standard level until its details are read. */
+export function newNumber(accountId: string, input: CreateNumberInput, now: number): PhoneNumber {
+  return {
+    ...NO_CAUSE,
+    phoneNumberId: input.phone_number_id,
+    accountId,
+    wabaId: input.waba_id,
+    kind: input.kind,
+    status: "connected",
+    throughputLevel: "STANDARD",
+    displayPhoneNumber: null,
+    verifiedName: null,
+    syncedAt: null,
+    syncError: null,
+    createdAt: now,
+    updatedAt: now,
+  };
+}
+
+export async function updateNumber(
+  deps: NumberDeps,
+  phoneNumberId: string,
+  input: UpdateNumberInput,
+): Promise<PhoneNumber> {
+  getNumber(deps, phoneNumberId);
+  return (await deps.store.directory.updateNumber(phoneNumberId, {
+    status: input.status,
+    ...(input.status !== undefined ? NO_CAUSE : {}),
+    updatedAt: deps.clock.now(),
+  }))!;
+}
