@@ -541,10 +541,10 @@ describe("replay, history payloads and retention (SPEC 6.6, 2.8, 3.2)", () => {
       )[0];
     expect(await count()).toEqual({ d: 1, a: 1, e: 1 });
     app.deps.clock.advance(24 * HOUR - MINUTE);
-    await app.tick();
+    await app.purge();
     expect(await count()).toEqual({ d: 1, a: 1, e: 1 });
     app.deps.clock.advance(2 * MINUTE);
-    await app.tick();
+    await app.purge();
     expect(await count()).toEqual({ d: 0, a: 0, e: 0 });
 
     expect((await a.api("PATCH", "/api/settings", { retention: "7d" })).body).toEqual({ retention: "7d" });
@@ -552,10 +552,10 @@ describe("replay, history payloads and retention (SPEC 6.6, 2.8, 3.2)", () => {
     await send();
     await app.tick();
     app.deps.clock.advance(6 * 24 * HOUR);
-    await app.tick();
+    await app.purge();
     expect(await count()).toEqual({ d: 1, a: 1, e: 1 });
     app.deps.clock.advance(24 * HOUR + MINUTE);
-    await app.tick();
+    await app.purge();
     expect(await count()).toEqual({ d: 0, a: 0, e: 0 });
   });
 });
