@@ -2,8 +2,6 @@ import { setImmediate as nextTurn } from "node:timers/promises";
 import type { SpanContext } from "@opentelemetry/api";
 import type { Deps, Worker } from "../runtime/deps.ts";
 import { idSource } from "../runtime/random.ts";
-import { logRetention } from "../requests/log.ts";
-import type { Retention } from "../store/types.ts";
 import type { ClaimedDelivery, NewDelivery, NewEvent } from "../store/queue.ts";
 import { runAttempt, type AttemptDeps } from "./attempt.ts";
 import { MAX_EVENT_BYTES } from "./ingress.ts";
@@ -21,10 +19,8 @@ const CLAIM_BATCH = 64;
 const LEASE_MARGIN_MS = 60_000;
 /** How long a lined delivery may wait for a slot: the lease margin, less some slack. */
 const LINE_WAIT_MS = 50_000;
-export const RETENTION_MS: Record<Retention, number> = { "24h": 24 * 3_600_000, "7d": 7 * 24 * 3_600_000 };
-/** Hourly usage counts outlive the log they come from: long enough to bill a month and compare it with the last. */
-export const USAGE_KEPT_MS = 62 * 24 * 3_600_000;
-const PURGE_EVERY_MS = 60_000;
+/** How often, by the injected clock, the pending deliveries are counted for the metrics. */
+const COUNT_PENDING_EVERY_MS = 60_000;
 
 /**
  * A delivery leased to this process (stored so by enqueue, or claimed from the store), waiting in
@@ -46,8 +42,8 @@ export type DispatcherDeps = AttemptDeps & Pick<Deps, "random">;
  * Runs the durable queue: starts deliveries from their endpoint's line, fresh ones and due ones
  * leased from the store in batches, never more than GLOBAL_IN_FLIGHT attempts at once nor
  * PER_ENDPOINT_IN_FLIGHT to one endpoint. It is woken at once when deliveries are queued, and the
- * clock's tick each second (see Clock.everySecond) picks up due retries and expired leases
- * and purges deliveries past their retention.
+ * clock's tick each second (see Clock.everySecond) picks up due retries and expired leases.
+ * (Deliveries past their retention are purged by src/retention/.)
  */
 export class Dispatcher implements Worker {
   private inFlight = new Set<Promise<void>>();
@@ -73,7 +69,7 @@ export class Dispatcher implements Worker {
   private pumping: Promise<void> | null = null;
   private pumpAgain = false;
   private ticker: { stop(): void } | null = null;
-  private lastPurge = -Infinity;
+  private lastCount = -Infinity;
   private stopped = false;
   private wakeScheduled = false;
   private stopListening: (() => void) | null = null;
@@ -371,15 +367,15 @@ export class Dispatcher implements Worker {
     }
   }
 
-  /** What the clock's tick does each second: a purge once a minute (by the injected clock), then a wake. */
+  /** What the clock's tick does each second: the pending count once a minute (by the injected clock), then a wake. */
   private async onTick(): Promise<void> {
     const now = this.deps.clock.now();
     // The claim skips endpoints without room; their due retries are claimed once room frees.
     for (const id of new Set([...this.leased.keys(), ...this.lines.keys()]))
       if (this.roomOf(id) <= 0) this.backlog.add(id);
-    if (now - this.lastPurge >= PURGE_EVERY_MS) {
-      this.lastPurge = now;
-      await this.purge();
+    if (now - this.lastCount >= COUNT_PENDING_EVERY_MS) {
+      this.lastCount = now;
+      await this.countPending();
     }
     this.wake();
   }
@@ -407,20 +403,11 @@ export class Dispatcher implements Worker {
     }
   }
 
-  async purge(): Promise<void> {
+  private async countPending(): Promise<void> {
     try {
-      const now = this.deps.clock.now();
-      const removed = await this.deps.store.retention.purgeWebhookHistory(now, RETENTION_MS);
-      if (removed.deliveries + removed.events > 0) this.deps.logger.info("webhook retention purge", removed);
-      // One retention pass for all an account keeps: its request log too (SPEC 2.8), and usage
-      // counts past USAGE_KEPT_MS.
-      const logged = await this.deps.store.requests.purge(
-        logRetention(this.deps.store.directory.accounts(), now, RETENTION_MS, USAGE_KEPT_MS),
-      );
-      if (logged.requests + logged.usage > 0) this.deps.logger.info("request log retention purge", logged);
       this.deps.metrics.deliveriesPending.set(await this.deps.store.queue.pendingCount());
     } catch (error) {
-      this.deps.logger.error("webhook retention purge failed", { error });
+      this.deps.logger.error("counting pending deliveries failed", { error });
     }
   }
 
