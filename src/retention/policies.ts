@@ -1,4 +1,4 @@
-import { FAILURE_MEMORY_MS } from "../auth/session.ts";
+import { FAILURE_MEMORY_MS, SESSION_TTL_MS } from "../auth/session.ts";
 import type { LogCutoff } from "../store/requests.ts";
 import type { Store } from "../store/store.ts";
 import type { Retention } from "../store/types.ts";
@@ -77,7 +77,7 @@ export const RETENTION_POLICIES: readonly RetentionPolicy[] = [
   },
   {
     name: "sessions",
-    deletes: "Dashboard sessions",
+    deletes: `Dashboard sessions, ${SESSION_TTL_MS / HOUR} hours after their sign-in`,
     window: "expiry",
     batch: 1_000,
     purge: (store, { now }, batch) => store.retention.purgeSessions(now, batch),
@@ -92,7 +92,7 @@ export const RETENTION_POLICIES: readonly RetentionPolicy[] = [
   {
     name: "onboardings",
     deletes:
-      "Embedded Signup onboardings never finished (the number is free again), and the sealed code, token and PIN of a finished one's later run",
+      "Embedded Signup onboardings never finished, `EMBEDDED_SIGNUP_EXPIRY` after their code came (the number is free again), and the sealed code, token and PIN of a finished one's later run",
     window: "expiry",
     batch: 100,
     purge: (store, { now }, batch) => store.retention.purgeOnboardings(now, batch),
