@@ -1,9 +1,9 @@
 import type { Onboarding } from "../../src/store/onboardings.ts";
 import type { Recovery } from "../../src/store/recoveries.ts";
-import type { RequestRecord } from "../../src/store/requests.ts";
 import type { Retention } from "../../src/store/types.ts";
 import type { TestDeps } from "../support/harness.ts";
 import { deliveryRow, endpointRow, eventRow } from "../support/queue-rows.ts";
+import { onboardingRow, requestRecord as record } from "../support/store-rows.ts";
 
 export const HOUR = 3_600_000;
 export const DAY = 24 * HOUR;
@@ -18,47 +18,6 @@ export const SEEDED_REMOVALS = {
   onboardings: 2,
   recoveries: 1,
 };
-
-const record = (id: string, accountId: string, at: number): RequestRecord => ({
-  id,
-  accountId,
-  at,
-  apiKeyId: "key_1",
-  method: "POST",
-  route: "POST /{version}/{phone_number_id}/messages",
-  phoneNumberId: "2001",
-  wabaId: "1001",
-  status: 200,
-  errorCode: null,
-  upstreamStatus: 200,
-  upstreamErrorCode: null,
-  upstreamErrorSubcode: null,
-  upstreamMs: 1,
-  requestBytes: 10,
-  responseBytes: 10,
-  messageId: null,
-});
-
-const onboarding = (id: string, accountId: string, now: number, patch: Partial<Onboarding>): Onboarding => ({
-  id,
-  accountId,
-  phoneNumberId: `pn_${id}`,
-  wabaId: "waba_1",
-  kind: "embedded",
-  code: "AQ-code",
-  codeHash: `hash-${id}`,
-  accessToken: null,
-  pin: "123456",
-  steps: {},
-  preflights: {},
-  syncs: {},
-  finishedAt: null,
-  leaseUntil: null,
-  expiresAt: now,
-  createdAt: now - HOUR,
-  updatedAt: now - HOUR,
-  ...patch,
-});
 
 const recovery = (id: string, accountId: string, endpointId: string, patch: Partial<Recovery>): Recovery => ({
   id,
@@ -141,10 +100,19 @@ export async function seed(deps: TestDeps, now: number): Promise<void> {
 
   // Onboardings until their expiry: an unfinished one is deleted, a finished one's lapsed run loses its secrets.
   const options = { now: now - HOUR, numberIsTheirs: false };
-  await store.onboardings.create(onboarding("sgn_1", "acc_day", now, {}), options);
-  await store.onboardings.create(onboarding("keep_sgn_2", "acc_day", now + 1, {}), options);
+  const onboarding = (id: string, expiresAt: number, patch: Partial<Onboarding> = {}) =>
+    onboardingRow(now - HOUR, {
+      id,
+      accountId: "acc_day",
+      phoneNumberId: `pn_${id}`,
+      codeHash: `hash-${id}`,
+      expiresAt,
+      ...patch,
+    });
+  await store.onboardings.create(onboarding("sgn_1", now), options);
+  await store.onboardings.create(onboarding("keep_sgn_2", now + 1), options);
   await store.onboardings.create(
-    onboarding("keep_sgn_3", "acc_day", now, { finishedAt: now - 2 * HOUR, accessToken: "EAAG-rerun" }),
+    onboarding("keep_sgn_3", now, { finishedAt: now - 2 * HOUR, accessToken: "EAAG-rerun" }),
     options,
   );
 

@@ -6,13 +6,13 @@ import { NO_CAUSE } from "../../src/store/types.ts";
 import { afterEach, describe, expect, test } from "bun:test";
 import type { Onboarding } from "../../src/store/onboardings.ts";
 import { timeOrderedId } from "../../src/runtime/random.ts";
-import type { RequestRecord } from "../../src/store/requests.ts";
 import type { Store } from "../../src/store/store.ts";
 import { LAST_SUCCESS_RESOLUTION_MS, type Completion } from "../../src/store/queue.ts";
 import { newDeliveryId, newEventId } from "../../src/webhooks/ids.ts";
 import { FAILURE_RULES } from "../../src/webhooks/outcome.ts";
 import { testDeps, type TestDeps } from "../support/harness.ts";
 import { deliveryRow, endpointRow, eventRow, firstAttempt } from "../support/queue-rows.ts";
+import { onboardingRow, requestRecord as record } from "../support/store-rows.ts";
 
 const cleanups: (() => unknown)[] = [];
 afterEach(async () => {
@@ -312,26 +312,7 @@ describe("bulk recovers", () => {
 
 describe("onboardings", () => {
   const HOUR_LATER = (q: Queue) => q.t + HOUR;
-  const onboarding = (q: Queue, overrides: Partial<Onboarding> = {}): Onboarding => ({
-    id: "sgn_1",
-    accountId: "acc_suite",
-    phoneNumberId: "pn_1",
-    wabaId: "waba_1",
-    kind: "embedded",
-    code: "AQ-code",
-    codeHash: "hash-1",
-    accessToken: null,
-    pin: "123456",
-    steps: {},
-    preflights: {},
-    syncs: {},
-    finishedAt: null,
-    leaseUntil: null,
-    expiresAt: HOUR_LATER(q),
-    createdAt: q.t,
-    updatedAt: q.t,
-    ...overrides,
-  });
+  const onboarding = (q: Queue, overrides: Partial<Onboarding> = {}) => onboardingRow(q.t, overrides);
 
   test("one per number; one run at a time, its writes fenced on its lease; pre-flights and syncs merge beside a run; secrets sealed", async () => {
     const q = await queue();
@@ -562,27 +543,6 @@ describe("a message's events", () => {
 });
 
 describe("the request log", () => {
-  const record = (id: string, accountId: string, at: number, extra: Partial<RequestRecord> = {}): RequestRecord => ({
-    id,
-    accountId,
-    at,
-    apiKeyId: "key_1",
-    method: "POST",
-    route: "POST /{version}/{phone_number_id}/messages",
-    phoneNumberId: "2001",
-    wabaId: "1001",
-    status: 200,
-    errorCode: null,
-    upstreamStatus: 200,
-    upstreamErrorCode: null,
-    upstreamErrorSubcode: null,
-    upstreamMs: 1.25,
-    requestBytes: 90,
-    responseBytes: 150,
-    messageId: null,
-    ...extra,
-  });
-
   test("batches are written with their usage counts; a batch written again adds nothing; each account's records are its own", async () => {
     const deps = await fresh();
     const log = deps.store.requests;
