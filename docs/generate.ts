@@ -13,6 +13,7 @@ import { LIMITS } from "../src/limits/policy.ts";
 import { BLOCKED_IPV4, BLOCKED_IPV6 } from "../src/net/address-policy.ts";
 import { createMetrics } from "../src/observability/metrics.ts";
 import { platformNames } from "../src/platform/names.ts";
+import { RETENTION_POLICIES, type Window } from "../src/retention/policies.ts";
 import { allowList, MEDIA_SCOPE_PARAM, type Route } from "../src/proxy/allow-list.ts";
 import { EVENT_FIELDS } from "../src/webhooks/fields.ts";
 
@@ -177,6 +178,22 @@ function metricsTable(): string {
   return table(["Metric", "Type", "Labels", "What it counts"], rows);
 }
 
+/** How long a window keeps, in words. */
+function kept(window: Window): string {
+  if (window === "account") return "the account's retention: 24 hours, or 7 days once set";
+  if (window === "expiry") return "until it expires";
+  const [n, unit] = window % 86_400_000 === 0 ? [window / 86_400_000, "day"] : [window / 3_600_000, "hour"];
+  return `${n} ${unit}${n === 1 ? "" : "s"}`;
+}
+
+/** One row per retention policy of src/retention/policies.ts, in the order a run takes them. */
+function retentionTable(): string {
+  return table(
+    ["Policy", "What it deletes", "Kept", "Rows per batch"],
+    RETENTION_POLICIES.map((p) => [`\`${p.name}\``, p.deletes, kept(p.window), p.batch.toLocaleString("en")]),
+  );
+}
+
 /** The configuration reference, one row per setting of src/config/settings.ts. */
 function settingsTable(): string {
   const rows = (Object.entries(SETTINGS) as [string, Setting<unknown>][]).map(([name, s]) => {
@@ -195,6 +212,7 @@ export const SECTIONS: Record<string, { file: string; render(): string }> = {
   "event-fields": { file: "webhooks.md", render: fieldTable },
   "blocked-ranges": { file: "webhooks.md", render: blockedTable },
   metrics: { file: "operations.md", render: metricsTable },
+  retention: { file: "operations.md", render: retentionTable },
   settings: { file: "configuration.md", render: settingsTable },
   "readme-settings": { file: "../README.md", render: settingsTable },
 };

@@ -15,6 +15,7 @@ import { requestContext } from "./http/request-context.ts";
 import { opsRoutes } from "./http/ops-routes.ts";
 import type { Deps } from "./deps.ts";
 import type { Worker } from "./runtime/worker.ts";
+import { RetentionWorker } from "./retention/worker.ts";
 import { intervalWorker } from "./runtime/interval-worker.ts";
 import { createProxy } from "./proxy/pipeline.ts";
 import { RequestLog } from "./requests/log.ts";
@@ -23,7 +24,6 @@ import { messageRoutes } from "./messages/routes.ts";
 import { proxyRoute } from "./proxy/plugin.ts";
 import { MAX_EVENT_BYTES } from "./webhooks/ingress.ts";
 import { webhookRelay } from "./webhooks/relay.ts";
-import { signupSweeper } from "./onboarding/operator.ts";
 import { onboardingRoutes } from "./onboarding/routes.ts";
 
 /**
@@ -41,12 +41,13 @@ const MAX_REQUEST_BODY = Number.MAX_SAFE_INTEGER;
  */
 export function createApp(deps: Deps) {
   const webhooks = webhookRelay(deps);
+  const retention = new RetentionWorker(deps);
   const workers: Worker[] = [
     webhooks.dispatcher,
     deps.limits.worker,
     // The CLI (or another instance) may change accounts, keys or numbers while the server runs.
     intervalWorker("directory refresh", 1000, () => deps.store.directory.refresh(), deps.logger),
-    signupSweeper(deps),
+    retention,
   ];
   const requestLog =
     deps.config.requestLog &&
@@ -99,6 +100,8 @@ export function createApp(deps: Deps) {
     relay: { urlRules: webhooks.urlRules, dispatcher: webhooks.dispatcher },
     /** The request log's buffer (null when REQUEST_LOG=0); tests flush it instead of waiting a second. */
     requestLog,
+    /** The retention purges (src/retention/); tests run them instead of waiting for the clock's minute. */
+    retention,
     /** Scheduled backups (null without a SQLite file); tests run its tick instead of waiting for the clock's second. */
     backups: backupWorker,
     /** Idempotent; Elysia's own onStop hooks are not awaited, so the workers are stopped here. */

@@ -1,8 +1,8 @@
 /**
  * What the pending-deliveries gauge (refreshed once a minute) costs the server's thread during a
  * long outage: BACKLOG due deliveries waiting in the store, then one pendingCount() as the
- * dispatcher's purge makes it. Reports how long it took and the longest the event loop went
- * without running a 1 ms timer meanwhile.
+ * dispatcher's tick makes it once a minute. Reports how long it took and the longest the event
+ * loop went without running a 1 ms timer meanwhile.
  * Run: bun bench/webhooks/pending.ts   (env BACKLOG, 1,000,000 by default)
  */
 import type { NewDelivery, NewEvent } from "../../src/store/queue.ts";

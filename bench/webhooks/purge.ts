@@ -1,11 +1,12 @@
 /**
  * What deleting deliveries in bulk costs the server's thread: DELIVERIES delivered deliveries of
- * one endpoint, all past its account's 24-hour retention, purged by one call as the dispatcher's
- * tick makes it; then as many recent ones of another endpoint, deleted with the endpoint. Reports
+ * one endpoint, all past its account's 24-hour retention, purged by the webhook history's retention
+ * policy as the retention worker runs it; then as many recent ones of another endpoint, deleted with the endpoint. Reports
  * how long each took, and the longest the event loop went without running a 1 ms timer meanwhile
  * (what a request arriving then would wait for at most).
  * Run: bun bench/webhooks/purge.ts   (env DELIVERIES, 100,000 by default)
  */
+import { cutOf, RETENTION_POLICIES } from "../../src/retention/policies.ts";
 import type { NewDelivery, NewEvent } from "../../src/store/queue.ts";
 import { benchStore, eventAndDelivery, recordSuccess, stallDuring, type BenchEndpoint } from "./store-fixture.ts";
 
@@ -43,11 +44,14 @@ async function timed(work: () => Promise<unknown>): Promise<string> {
   return `${ms.toFixed(0)} ms (${((ms * 1000) / DELIVERIES).toFixed(1)} µs per delivery); longest event-loop stall ${longestStallMs.toFixed(1)} ms`;
 }
 
+const history = RETENTION_POLICIES.find((p) => p.name === "webhook_history");
+if (!history) throw new Error("no webhook_history policy");
+const purge = () =>
+  history.purge(bench.store, cutOf(history.window, now, bench.store.directory.accounts()), history.batch);
+
 await deliver(expiring, now - 2 * DAY);
 await deliver(deleted, now - DELIVERIES);
-console.log(
-  `purge of ${DELIVERIES} expired deliveries: ${await timed(() => bench.store.retention.purgeWebhookHistory(now, { "24h": DAY, "7d": 7 * DAY }))}`,
-);
+console.log(`purge of ${DELIVERIES} expired deliveries: ${await timed(purge)}`);
 console.log(
   `deletion of an endpoint with ${DELIVERIES} deliveries: ${await timed(() => bench.store.endpoints.delete(deleted.id))}`,
 );

@@ -104,6 +104,25 @@ export function createMetrics() {
       labelNames: ["stage"] as const,
       registers: [registry],
     }),
+    retentionRemoved: new Counter({
+      name: "switchboard_retention_removed_rows_total",
+      help: "Rows the retention purge deleted, by policy (webhook_history counts deliveries and events; attempts go with their delivery).",
+      labelNames: ["policy"] as const,
+      registers: [registry],
+    }),
+    retentionSeconds: new Histogram({
+      name: "switchboard_retention_seconds",
+      help: "How long each run of a retention policy took, by policy.",
+      labelNames: ["policy"] as const,
+      buckets: [0.001, 0.005, 0.025, 0.1, 0.5, 2.5, 10, 60, 300],
+      registers: [registry],
+    }),
+    retentionFailures: new Counter({
+      name: "switchboard_retention_failures_total",
+      help: "Runs of a retention policy that failed (logged; the others ran, and the next run tries it again), by policy.",
+      labelNames: ["policy"] as const,
+      registers: [registry],
+    }),
     deliveriesPending: new Gauge({
       name: "switchboard_deliveries_pending",
       help: "Deliveries waiting for an attempt or a retry.",

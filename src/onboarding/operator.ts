@@ -3,12 +3,10 @@ import { getAccount } from "../accounts/accounts.ts";
 import { iso } from "../http/iso-time.ts";
 import { AppError } from "../errors/catalog.ts";
 import type { Deps } from "../deps.ts";
-import type { Worker } from "../runtime/worker.ts";
-import { intervalWorker } from "../runtime/interval-worker.ts";
 import { live, type Onboarding } from "../store/onboardings.ts";
 import { signupView } from "./signup.ts";
 
-/** The operator's Embedded Signup records (issue 26): list, delete, and the sweep of expired ones. */
+/** The operator's Embedded Signup records (issue 26): list and delete (expired ones are purged by src/retention/). */
 
 type OperatorDeps = Pick<Deps, "store" | "clock">;
 
@@ -38,15 +36,4 @@ export async function deleteOnboarding(deps: OperatorDeps, id: string): Promise<
   const o = deleted && live(deleted, deps.clock.now());
   if (!o) throw new AppError("not_found", `No onboarding ${id}.`);
   return o;
-}
-
-/**
- * How often expired signups are purged. Look-ups pass over them at once; this bounds how long
- * their sealed code, token and PIN stay on disk.
- */
-export const SWEEP_EVERY_MS = 60_000;
-
-export function signupSweeper(deps: Pick<Deps, "store" | "clock" | "logger">): Worker {
-  const sweep = () => deps.store.onboardings.purgeExpired(deps.clock.now());
-  return intervalWorker("signup expiry sweep", SWEEP_EVERY_MS, sweep, deps.logger);
 }

@@ -2,8 +2,7 @@ import type { Logger } from "../observability/logger.ts";
 import type { Metrics } from "../observability/metrics.ts";
 import type { Worker } from "../runtime/worker.ts";
 import type { Clock } from "../runtime/clock.ts";
-import type { Account, Retention } from "../store/types.ts";
-import type { LogRetention, RequestLogStore, RequestRecord } from "../store/requests.ts";
+import type { RequestLogStore, RequestRecord } from "../store/requests.ts";
 
 /** A batch is handed to the store as soon as this many records wait, not only once a second. */
 export const BATCH = 500;
@@ -79,17 +78,4 @@ export class RequestLog {
       },
     };
   }
-}
-
-/** What the log keeps at `now`: each account's records for its retention, usage counts for `usageKeptMs`. */
-export function logRetention(
-  accounts: Account[],
-  now: number,
-  retentionMs: Record<Retention, number>,
-  usageKeptMs: number,
-): LogRetention {
-  return {
-    accounts: accounts.map((account) => ({ accountId: account.id, before: now - retentionMs[account.retention] })),
-    usageBefore: now - usageKeptMs,
-  };
 }

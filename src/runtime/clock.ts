@@ -43,16 +43,22 @@ export const systemClock: Clock = {
 
 /**
  * A clock that stands still until told to move. Its seconds never start on their own, so a
- * scheduled run happens only when the test makes it (the dispatcher's `tick()`), never in the
- * middle of what a test measures.
+ * scheduled run happens only when the test makes it (`second()`, or the dispatcher's `tick()`),
+ * never in the middle of what a test measures.
  */
 export class ManualClock implements Clock {
+  private readonly runs = new Set<() => void | Promise<void>>();
   constructor(private current: number = Date.UTC(2026, 0, 1)) {}
   now(): number {
     return this.current;
   }
-  everySecond(): { stop(): void } {
-    return { stop() {} };
+  everySecond(run: () => void | Promise<void>): { stop(): void } {
+    this.runs.add(run);
+    return { stop: () => this.runs.delete(run) };
+  }
+  /** Starts a second: runs what everySecond scheduled, as the system clock does at each, and waits for it. */
+  async second(): Promise<void> {
+    await Promise.all([...this.runs].map(async (run) => run()));
   }
   advance(ms: number): void {
     this.current += ms;

@@ -156,9 +156,4 @@ export interface OnboardingStore {
   recordSync(id: string, syncType: string, sync: SyncRequest, at: number): Promise<void>;
   /** Deletes one (the operator's call); returns it as it was, or undefined when there is none. */
   delete(id: string): Promise<Onboarding | undefined>;
-  /**
-   * The sweep: deletes unfinished onboardings expired at `now`, and drops the code, token and PIN of
-   * finished ones whose later run expired; returns how many it changed.
-   */
-  purgeExpired(now: number): Promise<number>;
 }

@@ -56,10 +56,10 @@ export interface RequestFilter {
   before?: { at: number; id: string };
 }
 
-/** What the log keeps: each account's records from `before` on, and usage counts from `usageBefore` on. */
-export interface LogRetention {
-  accounts: { accountId: string; before: number }[];
-  usageBefore: number;
+/** Where the purge cuts an account's part of the log: what is older than `before` goes. */
+export interface LogCutoff {
+  accountId: string;
+  before: number;
 }
 
 /**
@@ -79,8 +79,13 @@ export interface RequestLogStore {
   byMessageId(accountId: string, messageId: string): Promise<RequestRecord[]>;
   /** Usage counts of the hours in [from, to), of one account or of all. */
   usage(accountId: string | null, from: number, to: number): Promise<UsageCount[]>;
-  /** Drops what `retention` no longer keeps, a bounded batch per statement. */
-  purge(retention: LogRetention): Promise<{ requests: number; usage: number }>;
+  /**
+   * Deletes each account's records from before its cut-off, at most `batch` rows per statement
+   * (src/store/retention.ts says how purges behave); returns how many.
+   */
+  purgeRecords(cutoffs: LogCutoff[], batch: number): Promise<number>;
+  /** Deletes each account's usage counts of hours before its cut-off, likewise. */
+  purgeUsage(cutoffs: LogCutoff[], batch: number): Promise<number>;
   /**
    * `listener` is told of the writer's troubles that no batch's outcome tells: it died and was
    * started again (SQLite: its thread; the batches it had not written go to the new one), or its

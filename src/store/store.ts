@@ -117,16 +117,12 @@ export interface UserStore {
   failures(email: string): Promise<{ count: number; lastAt: number } | undefined>;
   recordFailure(email: string, at: number): Promise<void>;
   clearFailures(email: string): Promise<void>;
-  /** Forgets failure records whose last failure is before `before`; returns how many. */
-  purgeFailures(before: number): Promise<number>;
 }
 
 export interface SessionStore {
   create(session: Session): Promise<void>;
   find(tokenHash: string): Promise<Session | undefined>;
   delete(tokenHash: string): Promise<void>;
-  /** Deletes sessions whose expiry is at or before `now`; returns how many. */
-  purgeExpired(now: number): Promise<number>;
 }
 
 export interface NotificationStore {

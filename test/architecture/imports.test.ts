@@ -23,7 +23,10 @@ const LAYERS: { modules: string[]; what: string }[] = [
   { modules: ["deps.ts"], what: "the injected parts createApp is given; each capability takes a slice of them" },
   { modules: ["http", "notify"], what: "the plumbing every route shares (guards, time and JSON formats); notices" },
   { modules: ["auth", "accounts"], what: "sessions and the operator's token; accounts, their users and API keys" },
-  { modules: ["numbers", "requests", "backup"], what: "WABAs and numbers; the request log; backups" },
+  {
+    modules: ["numbers", "requests", "backup", "retention"],
+    what: "WABAs and numbers; the request log; backups; retention",
+  },
   { modules: ["proxy"], what: "the proxied API: its checks (key, billing, number, limits), forwarding" },
   { modules: ["webhooks"], what: "the webhook relay: ingress, endpoints, the delivery queue's dispatcher" },
   { modules: ["messages", "onboarding", "simulator"], what: "capabilities over the relay; the fake upstream" },

@@ -103,6 +103,8 @@ export async function dashboardWorld(env: Record<string, string> = {}) {
     url: app.url,
     /** The running relay: `relay.dispatcher.tick()` attempts what is due and waits until idle. */
     relay: app.app.decorator.webhookRelay,
+    /** Runs the retention purges now (the server runs them once a minute). */
+    purge: () => app.app.retention.run(),
     async close() {
       await app.stop();
       upstream.stop();

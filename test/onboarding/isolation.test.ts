@@ -1,5 +1,4 @@
 import { afterEach, expect, test } from "bun:test";
-import { signupSweeper } from "../../src/onboarding/operator.ts";
 import type { ManualClock } from "../../src/runtime/clock.ts";
 import type { SignedUp } from "../../src/simulator/signup.ts";
 import { admin, TEST_APP_SECRET } from "../support/harness.ts";
@@ -194,8 +193,8 @@ test("item 2: a signup past the code exchange holds its number for an hour only;
   // Expired: gone for its account too, and the number free.
   expect((await a.api("GET", `/api/signups/${id}`)).status).toBe(404);
   expect((await a.api("POST", `/api/signups/${id}/retry`, {})).status).toBe(404);
-  // The sweep (here its last run, as at shutdown) deletes it with its sealed code, token and PIN.
-  await signupSweeper(t.world.deps).stop();
+  // The retention purge deletes it with its sealed code, token and PIN.
+  await t.world.app().retention.run();
   expect(await rows(popup.phoneNumberId)).toEqual([]);
   const done = await b.api("POST", "/api/signups", body(again));
   expect(done.body.status).toBe("done");

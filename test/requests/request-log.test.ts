@@ -236,10 +236,10 @@ describe("GET /api/requests", () => {
     ).toHaveLength(0);
 
     world.deps.clock.advance(23 * HOUR);
-    await world.app().relay.dispatcher.purge();
+    await world.app().retention.run();
     expect((await t.api(`/api/requests/${id}`)).status).toBe(200);
     world.deps.clock.advance(2 * HOUR);
-    await world.app().relay.dispatcher.purge();
+    await world.app().retention.run();
     expect((await t.api(`/api/requests/${id}`)).status).toBe(404);
   });
 

@@ -183,11 +183,11 @@ describe.skipIf(testBackend() !== "postgres")("PostgreSQL: several instances on 
     const retention = { "24h": 24 * 3_600_000, "7d": 7 * 24 * 3_600_000 };
     const later = t + 30 * 3_600_000;
     const [a, b] = await Promise.all([
-      deps.store.retention.purgeWebhookHistory(later, retention),
-      other.retention.purgeWebhookHistory(later, retention),
+      deps.store.retention.purgeWebhookHistory(later, retention, 1_000),
+      other.retention.purgeWebhookHistory(later, retention, 1_000),
     ]);
-    // One may find the other purging and stop; the tick a minute later purges what is left.
-    const rest = await deps.store.retention.purgeWebhookHistory(later, retention);
+    // One may find the other purging and stop; the next run, a minute later, purges what is left.
+    const rest = await deps.store.retention.purgeWebhookHistory(later, retention, 1_000);
     expect(a.deliveries + b.deliveries + rest.deliveries).toBe(3_000);
     expect(a.events + b.events + rest.events).toBe(1_500);
     expect(await deps.query("SELECT (SELECT COUNT(*) FROM deliveries) + (SELECT COUNT(*) FROM events) AS n")).toEqual([

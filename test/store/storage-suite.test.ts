@@ -8,13 +8,13 @@ import { afterEach, describe, expect, test } from "bun:test";
 import type { Onboarding } from "../../src/store/onboardings.ts";
 import { newRecovery } from "../../src/store/recoveries.ts";
 import { timeOrderedId } from "../../src/runtime/random.ts";
-import type { RequestRecord } from "../../src/store/requests.ts";
 import type { Store } from "../../src/store/store.ts";
 import { LAST_SUCCESS_RESOLUTION_MS, type Completion } from "../../src/store/queue.ts";
 import { newDeliveryId, newEventId } from "../../src/webhooks/ids.ts";
 import { FAILURE_RULES } from "../../src/webhooks/outcome.ts";
 import { testDeps, type TestDeps } from "../support/harness.ts";
 import { deliveryRow, endpointRow, eventRow, firstAttempt } from "../support/queue-rows.ts";
+import { onboardingRow, requestRecord as record } from "../support/store-rows.ts";
 
 const cleanups: (() => unknown)[] = [];
 afterEach(async () => {
@@ -322,26 +322,7 @@ describe("bulk recovers", () => {
 
 describe("onboardings", () => {
   const HOUR_LATER = (q: Queue) => q.t + HOUR;
-  const onboarding = (q: Queue, overrides: Partial<Onboarding> = {}): Onboarding => ({
-    id: "sgn_1",
-    accountId: "acc_suite",
-    phoneNumberId: "pn_1",
-    wabaId: "waba_1",
-    kind: "embedded",
-    code: "AQ-code",
-    codeHash: "hash-1",
-    accessToken: null,
-    pin: "123456",
-    steps: {},
-    preflights: {},
-    syncs: {},
-    finishedAt: null,
-    leaseUntil: null,
-    expiresAt: HOUR_LATER(q),
-    createdAt: q.t,
-    updatedAt: q.t,
-    ...overrides,
-  });
+  const onboarding = (q: Queue, overrides: Partial<Onboarding> = {}) => onboardingRow(q.t, overrides);
 
   test("one per number; one run at a time, its writes fenced on its lease; pre-flights and syncs merge beside a run; secrets sealed", async () => {
     const q = await queue();
@@ -484,9 +465,10 @@ describe("onboardings", () => {
     expect("onboarding" in (await capped(5, HOUR_LATER(q)))).toBe(true);
   });
 
-  test("expiry: look-ups pass over an expired unfinished one and the sweep deletes it; a finished one's lapsed run keeps its record, not its secrets", async () => {
+  test("expiry: look-ups pass over an expired unfinished one and the purge deletes it; a finished one's lapsed run keeps its record, not its secrets", async () => {
     const q = await queue();
     const onboardings = q.deps.store.onboardings;
+    const purge = (now: number) => q.deps.store.retention.purgeOnboardings(now, 100);
     await onboardings.create(onboarding(q), { now: q.t, numberIsTheirs: false });
     const later = onboarding(q, {
       id: "sgn_2",
@@ -496,7 +478,7 @@ describe("onboardings", () => {
       expiresAt: q.t + 2 * HOUR,
     });
     await onboardings.create(later, { now: q.t, numberIsTheirs: false });
-    expect(await onboardings.purgeExpired(HOUR_LATER(q) - 1)).toBe(0);
+    expect(await purge(HOUR_LATER(q) - 1)).toBe(0);
     expect((await onboardings.list({}, HOUR_LATER(q) - 1)).map((o) => o.id).sort()).toEqual(["sgn_1", "sgn_2"]);
 
     const now = HOUR_LATER(q);
@@ -504,13 +486,13 @@ describe("onboardings", () => {
     expect(await onboardings.byNumber("acc_suite", "pn_1", now)).toBeUndefined();
     expect(await onboardings.unfinished("acc_suite", now)).toEqual([]);
     expect((await onboardings.list({ accountId: "acc_suite" }, now)).map((o) => o.id)).toEqual(["sgn_2"]);
-    expect(await onboardings.purgeExpired(now)).toBe(1);
+    expect(await purge(now)).toBe(1);
     expect(await q.deps.query("SELECT id FROM onboardings WHERE id = 'sgn_1'")).toEqual([]);
 
     const lapsed = q.t + 2 * HOUR;
     expect(await onboardings.get("sgn_2", lapsed)).toEqual({ ...later, code: null, accessToken: null, pin: null });
-    expect(await onboardings.purgeExpired(lapsed)).toBe(1);
-    expect(await onboardings.purgeExpired(lapsed)).toBe(0);
+    expect(await purge(lapsed)).toBe(1);
+    expect(await purge(lapsed)).toBe(0);
     expect(
       await q.deps.query("SELECT code_enc, access_token_enc, pin_enc, expires_at FROM onboardings WHERE id = 'sgn_2'"),
     ).toEqual([{ code_enc: null, access_token_enc: null, pin_enc: null, expires_at: lapsed }]);
@@ -571,27 +553,6 @@ describe("a message's events", () => {
 });
 
 describe("the request log", () => {
-  const record = (id: string, accountId: string, at: number, extra: Partial<RequestRecord> = {}): RequestRecord => ({
-    id,
-    accountId,
-    at,
-    apiKeyId: "key_1",
-    method: "POST",
-    route: "POST /{version}/{phone_number_id}/messages",
-    phoneNumberId: "2001",
-    wabaId: "1001",
-    status: 200,
-    errorCode: null,
-    upstreamStatus: 200,
-    upstreamErrorCode: null,
-    upstreamErrorSubcode: null,
-    upstreamMs: 1.25,
-    requestBytes: 90,
-    responseBytes: 150,
-    messageId: null,
-    ...extra,
-  });
-
   test("batches are written with their usage counts; a batch written again adds nothing; each account's records are its own", async () => {
     const deps = await fresh();
     const log = deps.store.requests;
@@ -620,7 +581,7 @@ describe("the request log", () => {
     expect(await log.usage(null, hour, hour + HOUR)).toHaveLength(3);
   });
 
-  test("the purge keeps each account's records for its own cut-off, and usage counts from theirs", async () => {
+  test("the purges keep each account's records and usage counts from its own cut-off, in batches", async () => {
     const deps = await fresh();
     const log = deps.store.requests;
     const t = deps.clock.now();
@@ -628,15 +589,15 @@ describe("the request log", () => {
     const old = [at("acc_day", t - 25 * HOUR), at("acc_week", t - 25 * HOUR), at("acc_week", t - 8 * 24 * HOUR)];
     const recent = [at("acc_day", t - HOUR), at("acc_week", t - HOUR)];
     await log.append([...old, ...recent]);
-    const removed = await log.purge({
-      accounts: [
-        { accountId: "acc_day", before: t - 24 * HOUR },
-        { accountId: "acc_week", before: t - 7 * 24 * HOUR },
-      ],
-      usageBefore: t - 2 * 24 * HOUR,
-    });
+    const cutoffs = (dayAgo: number, weekAgo: number) => [
+      { accountId: "acc_day", before: t - dayAgo },
+      { accountId: "acc_week", before: t - weekAgo },
+    ];
+    // A batch of one: every row still goes, a statement at a time.
+    expect(await log.purgeRecords(cutoffs(24 * HOUR, 7 * 24 * HOUR), 1)).toBe(2);
+    expect(await log.purgeRecords(cutoffs(24 * HOUR, 7 * 24 * HOUR), 1)).toBe(0);
     // The week-old call's usage hour went with it; the 25-hour-old ones' hours are kept.
-    expect(removed).toEqual({ requests: 2, usage: 1 });
+    expect(await log.purgeUsage(cutoffs(2 * 24 * HOUR, 2 * 24 * HOUR), 1)).toBe(1);
     expect((await log.list("acc_day", {}, 10)).map((r) => r.id)).toEqual([recent[0]!.id]);
     expect((await log.list("acc_week", {}, 10)).map((r) => r.id)).toEqual([recent[1]!.id, old[1]!.id]);
     expect(await log.usage(null, 0, t + HOUR)).toHaveLength(4);
@@ -993,13 +954,13 @@ describe("history", () => {
       [0, 1, 1],
       [0, 0, 0],
     ]);
-    await q.store.retention.purgeWebhookHistory(start + 25 * HOUR - 1, RETENTION);
+    await q.store.retention.purgeWebhookHistory(start + 25 * HOUR - 1, RETENTION, 100);
     expect(await counts(start + 2 * HOUR)).toEqual([
       [1, 1, 0],
       [0, 1, 1],
       [0, 0, 0],
     ]);
-    await q.store.retention.purgeWebhookHistory(start + 25 * HOUR, RETENTION);
+    await q.store.retention.purgeWebhookHistory(start + 25 * HOUR, RETENTION, 100);
     expect(await counts(start + 2 * HOUR)).toEqual([
       [0, 0, 0],
       [0, 1, 1],
@@ -1016,20 +977,95 @@ describe("history", () => {
     for (let i = 0; i < 3; i++) await attemptAt(q, q.t + i, 200, succeeded);
     const event = eventRow(newEventId(q.deps.random, q.t), week.id, q.t);
     await q.store.queue.enqueue([event], [deliveryRow(newDeliveryId(q.deps.random, q.t), event, kept.id, q.t)]);
-    expect(await q.store.retention.purgeWebhookHistory(q.t + 24 * HOUR, RETENTION)).toEqual({
+    expect(await q.store.retention.purgeWebhookHistory(q.t + 24 * HOUR, RETENTION, 100)).toEqual({
       deliveries: 0,
       events: 0,
     });
-    expect(await q.store.retention.purgeWebhookHistory(q.t + 25 * HOUR, RETENTION)).toEqual({
+    // Batches of two: the third delivery goes in a second one.
+    expect(await q.store.retention.purgeWebhookHistory(q.t + 25 * HOUR, RETENTION, 2)).toEqual({
       deliveries: 3,
       events: 3,
     });
     expect(await q.deps.query("SELECT COUNT(*) AS n FROM attempts")).toEqual([{ n: 0 }]);
     expect(await q.store.queue.pendingCount()).toBe(1);
-    expect(await q.store.retention.purgeWebhookHistory(q.t + 8 * 24 * HOUR, RETENTION)).toEqual({
+    expect(await q.store.retention.purgeWebhookHistory(q.t + 8 * 24 * HOUR, RETENTION, 100)).toEqual({
       deliveries: 1,
       events: 1,
     });
     expect(await q.store.queue.pendingCount()).toBe(0);
+  });
+});
+
+describe("retention purges", () => {
+  test("sessions go at their expiry, a batch at a time; the live ones stay", async () => {
+    const q = await queue();
+    const { store } = q.deps;
+    await store.users.create({
+      id: "usr_1",
+      accountId: "acc_suite",
+      email: "u@example.com",
+      passwordHash: "x",
+      createdAt: q.t,
+    });
+    const session = (tokenHash: string, expiresAt: number) =>
+      store.sessions.create({ tokenHash, userId: "usr_1", accountId: "acc_suite", createdAt: q.t, expiresAt });
+    for (const [hash, at] of [
+      ["s1", q.t],
+      ["s2", q.t],
+      ["s3", q.t + 1],
+    ] as const)
+      await session(hash, at);
+    expect(await store.retention.purgeSessions(q.t - 1, 1)).toBe(0);
+    expect(await store.retention.purgeSessions(q.t, 1)).toBe(2);
+    expect(await store.sessions.find("s1")).toBeUndefined();
+    expect(await store.sessions.find("s3")).toMatchObject({ expiresAt: q.t + 1 });
+    expect(await store.retention.purgeSessions(q.t, 1)).toBe(0);
+  });
+
+  test("failed sign-ins are forgotten once their last failure is before the cut-off, whatever their count", async () => {
+    const q = await queue();
+    const { users, retention } = q.deps.store;
+    for (let i = 0; i < 3; i++) await users.recordFailure("old@example.com", q.t - 10 + i);
+    await users.recordFailure("other@example.com", q.t - 5);
+    await users.recordFailure("recent@example.com", q.t);
+    expect(await retention.purgeSignInFailures(q.t - 8, 1)).toBe(0);
+    expect(await retention.purgeSignInFailures(q.t - 7, 1)).toBe(1);
+    expect(await users.failures("old@example.com")).toBeUndefined();
+    expect(await users.failures("other@example.com")).toEqual({ count: 1, lastAt: q.t - 5 });
+    expect(await retention.purgeSignInFailures(q.t, 1)).toBe(1);
+    expect(await users.failures("recent@example.com")).toEqual({ count: 1, lastAt: q.t });
+  });
+
+  test("finished recovers go after their account's retention, counted from their last progress; a running one stays", async () => {
+    const q = await queue();
+    const { store } = q.deps;
+    await account(store, "acc_week", q.t);
+    await store.directory.updateAccount("acc_week", { retention: "7d" });
+    await store.endpoints.create(endpointRow("ep_week", "acc_week", q.t));
+    const job = (id: string, accountId: string, endpointId: string, status: "running" | "done") => ({
+      id,
+      accountId,
+      endpointId,
+      since: q.t - HOUR,
+      until: q.t,
+      status,
+      found: 0,
+      replayed: 0,
+      skippedExpired: 0,
+      skippedReplayed: 0,
+      cursor: null,
+      startedAt: q.t - 1,
+      updatedAt: q.t,
+    });
+    // One finished recover per endpoint is stored before a new one may start there.
+    await store.recoveries.start(job("rcv_day", "acc_suite", q.endpoint.id, "done"));
+    await store.recoveries.start(job("rcv_running", "acc_suite", q.endpoint.id, "running"));
+    await store.recoveries.start(job("rcv_week", "acc_week", "ep_week", "done"));
+    const ids = async () => (await q.deps.query("SELECT id FROM recoveries ORDER BY id")).map((r) => r.id);
+    expect(await store.retention.purgeRecoveries(q.t + 24 * HOUR, RETENTION, 1)).toBe(0);
+    expect(await store.retention.purgeRecoveries(q.t + 24 * HOUR + 1, RETENTION, 1)).toBe(1);
+    expect(await ids()).toEqual(["rcv_running", "rcv_week"]);
+    expect(await store.retention.purgeRecoveries(q.t + 30 * 24 * HOUR, RETENTION, 1)).toBe(1);
+    expect(await ids()).toEqual(["rcv_running"]);
   });
 });

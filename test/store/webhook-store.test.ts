@@ -143,7 +143,11 @@ describe("long deletions in the SQLite store work in batches, letting the event 
   test("the retention purge", async () => {
     const { store, at, rowsLeft } = await withDelivered(250);
     const { result, turns } = await turnsDuring(() =>
-      store.retention.purgeWebhookHistory(at + 25 * 3_600_000, { "24h": 24 * 3_600_000, "7d": 7 * 24 * 3_600_000 }),
+      store.retention.purgeWebhookHistory(
+        at + 25 * 3_600_000,
+        { "24h": 24 * 3_600_000, "7d": 7 * 24 * 3_600_000 },
+        100,
+      ),
     );
     expect(result).toEqual({ deliveries: 250, events: 250 });
     // Batches of 100, 100 and 50: the other work ran between them.

@@ -312,7 +312,7 @@ describe("concurrency (SPEC 6.5)", () => {
     app.relay.dispatcher.wake();
     await Bun.sleep(20);
     expect(slow.received).toHaveLength(10);
-    // 10 in flight; a sole worker (SQLite) holds the other 15 in the endpoint's line, leased to
+    // 10 in flight; a sole worker (SQLite) holds the other 15 in the endpoint's buffer, leased to
     // this process. On a shared queue (PostgreSQL) a lease is a request in flight, counted across
     // every instance: the other 15 wait in the store.
     const leased = (await app.deps.query("SELECT COUNT(*) AS n FROM deliveries WHERE lease_until IS NOT NULL"))[0]!;
@@ -328,7 +328,7 @@ describe("concurrency (SPEC 6.5)", () => {
   });
 });
 
-describe("the endpoint's line", () => {
+describe("the endpoint's buffer", () => {
   test("fresh deliveries that find the endpoint's slots full wait in its line: no claim takes them, and they are signed with the endpoint as it is when they start", async () => {
     app = await relayApp();
     const held: (() => void)[] = [];
@@ -344,8 +344,8 @@ describe("the endpoint's line", () => {
       await Bun.sleep(1);
     }
     const taken = await Promise.all(claims.mock.results.map((call) => call.value as Promise<unknown[]>));
-    // A sole worker lines them: the scheduler's own tick may have claimed meanwhile, but never found
-    // anything to take. On a shared queue (PostgreSQL) nothing is lined: claims take them as slots free.
+    // A sole worker buffers them: the scheduler's own tick may have claimed meanwhile, but never found
+    // anything to take. On a shared queue (PostgreSQL) nothing is buffered: claims take them as slots free.
     if (app.deps.store.queue.soleWorker) for (const claimed of taken) expect(claimed).toEqual([]);
     else expect(taken.flat().length).toBe(12);
     const verifies = (secret: string, got: (typeof rx.received)[number]) => {
@@ -393,7 +393,7 @@ describe("the endpoint's line", () => {
 });
 
 describe("a backlog in the store", () => {
-  test("is claimed into the endpoint's line a round at a time, not one delivery per freed slot, and all of it is delivered", async () => {
+  test("is claimed into the endpoint's buffer a round at a time, not one delivery per released slot, and all of it is delivered", async () => {
     app = await relayApp();
     const held: (() => void)[] = [];
     const { a, rx, ep } = await oneEndpoint(
@@ -412,7 +412,7 @@ describe("a backlog in the store", () => {
     while (rx.received.length < 10) await Bun.sleep(5);
     const count = async (where: string) =>
       (await app.deps.query(`SELECT COUNT(*) AS n FROM deliveries WHERE ${where}`))[0]!.n;
-    // A sole worker's one claim took what the line holds: 10 in flight and 50 waiting, all leased.
+    // A sole worker's one claim took what the buffer holds: 10 in flight and 50 waiting, all leased.
     // A shared queue leases only the 10 in flight.
     const sole = app.deps.store.queue.soleWorker;
     expect(await count("lease_until IS NOT NULL")).toBe(sole ? 60 : 10);
@@ -423,7 +423,7 @@ describe("a backlog in the store", () => {
     await drained;
     expect(await count("status = 'succeeded'")).toBe(150);
     const taken = await Promise.all(claims.mock.results.map((call) => call.value as Promise<unknown[]>));
-    // The first claim took 60; each later one took a round of 10 as the line ran down.
+    // The first claim took 60; each later one took a round of 10 as the buffer ran down.
     if (sole) expect(taken.filter((claimed) => claimed.length > 0).length).toBeLessThanOrEqual(10);
     // On a shared queue no claim ever took more than the endpoint's 10.
     else expect(Math.max(...taken.map((claimed) => claimed.length))).toBeLessThanOrEqual(10);
@@ -541,10 +541,10 @@ describe("replay, history payloads and retention (SPEC 6.6, 2.8, 3.2)", () => {
       )[0];
     expect(await count()).toEqual({ d: 1, a: 1, e: 1 });
     app.deps.clock.advance(24 * HOUR - MINUTE);
-    await app.tick();
+    await app.purge();
     expect(await count()).toEqual({ d: 1, a: 1, e: 1 });
     app.deps.clock.advance(2 * MINUTE);
-    await app.tick();
+    await app.purge();
     expect(await count()).toEqual({ d: 0, a: 0, e: 0 });
 
     expect((await a.api("PATCH", "/api/settings", { retention: "7d" })).body).toEqual({ retention: "7d" });
@@ -552,10 +552,10 @@ describe("replay, history payloads and retention (SPEC 6.6, 2.8, 3.2)", () => {
     await send();
     await app.tick();
     app.deps.clock.advance(6 * 24 * HOUR);
-    await app.tick();
+    await app.purge();
     expect(await count()).toEqual({ d: 1, a: 1, e: 1 });
     app.deps.clock.advance(24 * HOUR + MINUTE);
-    await app.tick();
+    await app.purge();
     expect(await count()).toEqual({ d: 0, a: 0, e: 0 });
   });
 });

@@ -155,7 +155,7 @@ describe.skipIf(!onSqlite)("durable before the 200 (CONTRACT 5)", () => {
 
   test("waiting for the queue to be idle while an event waits for the disk lets the event loop turn, and ends once it is delivered", async () => {
     const { disk, answer, rx } = await eventAwaitingSync();
-    // Its delivery is lined, waiting for the commit; nothing else is going on.
+    // Its delivery is buffered, waiting for the commit; nothing else is going on.
     const idle = app.relay.dispatcher.drain();
     const done = settledFlags([idle]);
     // These turns never came while drain() looped on settled promises: a sync could not end either.

@@ -168,6 +168,8 @@ export async function relayApp(
     post: (body: string | Uint8Array<ArrayBuffer>, secret?: string | null) => postUpstream(server.url, body, secret),
     /** Runs the scheduler's tick and waits until the queue is idle. */
     tick: () => relay.dispatcher.tick(),
+    /** Runs the retention purges now (the server runs them once a minute). */
+    purge: () => server.app.retention.run(),
     async close() {
       await server.stop();
       for (const r of receivers) r.stop();

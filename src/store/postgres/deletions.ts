@@ -4,7 +4,7 @@ import { retried } from "./connect.ts";
 /** What a deletion of deliveries removed: the deliveries (with their attempts) and the events they left orphaned. */
 export type Removed = { deliveries: number; events: number };
 
-/** Deliveries deleted per transaction by the purge and by an endpoint's deletion. */
+/** Deliveries deleted per transaction by an endpoint's deletion (the retention purge's batch is its policy's). */
 export const DELETE_BATCH = 1_000;
 
 /** pg_try_advisory_xact_lock's keys: the claim's (per endpoint, in its SQL function) and the purge's. */
@@ -16,7 +16,7 @@ export class PgDeletions {
   constructor(private readonly sql: SQL) {}
 
   /**
-   * Deletes the deliveries `select` picks (at most DELETE_BATCH; with their attempts, by cascade)
+   * Deletes the deliveries `select` picks (a bounded batch, by its LIMIT; with their attempts, by cascade)
    * and then the events no delivery refers to any more, in one transaction; null when `exclusive`
    * and another instance holds the purge's lock.
    */

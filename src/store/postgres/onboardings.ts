@@ -152,19 +152,6 @@ export class PgOnboardings implements OnboardingStore {
     const [row] = await this.db.delete(onboardings).where(eq(onboardings.id, id)).returning();
     return row && fromOnboardingRow(row, this.sealer);
   }
-
-  async purgeExpired(now: number) {
-    const { deleting, dropping } = expiryConditions(onboardings, now);
-    return transaction(this.db, async ({ orm }) => {
-      const deleted = await orm.delete(onboardings).where(deleting).returning({ id: onboardings.id });
-      const dropped = await orm
-        .update(onboardings)
-        .set(NO_SEALED_SECRETS)
-        .where(dropping)
-        .returning({ id: onboardings.id });
-      return deleted.length + dropped.length;
-    });
-  }
 }
 
 /** A refusal found inside create's transaction: thrown to roll back what it inserted. */

@@ -1,18 +1,10 @@
 import type { SQL } from "bun";
 import { and, desc, eq, gte, lt } from "drizzle-orm";
 import { requestConditions } from "../request-filter.ts";
-import {
-  usageOf,
-  type LogRetention,
-  type RequestFilter,
-  type RequestLogStore,
-  type RequestRecord,
-} from "../requests.ts";
+import { inBatches } from "../batches.ts";
+import { usageOf, type LogCutoff, type RequestFilter, type RequestLogStore, type RequestRecord } from "../requests.ts";
 import { connect, type PgDb } from "./connect.ts";
 import { requestLog, usageHours } from "./schema.ts";
-
-/** Rows deleted per statement by the purge, so that no transaction grows with the log. */
-const PURGE_BATCH = 5_000;
 
 /**
  * The request log in the shared database, read on the pool like everything else, but written on
@@ -120,26 +112,21 @@ export class PgRequestLog implements RequestLogStore {
   }
 
   /** On the log's own connection too: each account's cut-off, every account at once, a batch per statement. */
-  async purge(retention: LogRetention) {
+  private purge(table: "request_log" | "usage_hours", time: "at" | "hour", cutoffs: LogCutoff[], batch: number) {
     const sql = this.connection();
-    const ids = retention.accounts.map((a) => a.accountId);
-    const befores = retention.accounts.map((a) => a.before);
-    const deleted = async (statement: string, params: unknown[]) => {
-      let total = 0;
-      for (let n = PURGE_BATCH; n === PURGE_BATCH; total += n) n = (await sql.unsafe(statement, params)).count;
-      return total;
-    };
-    const requests = await deleted(
-      `DELETE FROM request_log WHERE id IN (SELECT r.id FROM request_log r
-      JOIN unnest($1::text[], $2::bigint[]) AS c(account_id, before) ON r.account_id = c.account_id AND r.at < c.before LIMIT ${PURGE_BATCH})`,
-      [ids, befores],
-    );
-    const usage = await deleted(
-      `DELETE FROM usage_hours WHERE ctid IN (SELECT u.ctid FROM usage_hours u
-      WHERE u.account_id = ANY($1::text[]) AND u.hour < $2 LIMIT ${PURGE_BATCH})`,
-      [ids, retention.usageBefore],
-    );
-    return { requests, usage };
+    const params = [cutoffs.map((c) => c.accountId), cutoffs.map((c) => c.before), batch];
+    const statement = `DELETE FROM ${table} WHERE ctid = ANY(ARRAY(SELECT t.ctid FROM ${table} t
+      JOIN unnest($1::text[], $2::bigint[]) AS c(account_id, before) ON t.account_id = c.account_id AND t.${time} < c.before
+      LIMIT $3))`;
+    return inBatches(batch, async () => (await sql.unsafe(statement, params)).count);
+  }
+
+  purgeRecords(cutoffs: LogCutoff[], batch: number) {
+    return this.purge("request_log", "at", cutoffs, batch);
+  }
+
+  purgeUsage(cutoffs: LogCutoff[], batch: number) {
+    return this.purge("usage_hours", "hour", cutoffs, batch);
   }
 
   /** PostgreSQL's client connects again by itself: a failed batch is its caller's to count. */

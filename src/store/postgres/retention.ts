@@ -1,41 +1,95 @@
-import type { SQL } from "bun";
+import { inArray, type SQL } from "drizzle-orm";
+import { inBatches } from "../batches.ts";
 import { HOUR } from "../hours.ts";
+import { expiryConditions, NO_SEALED_SECRETS } from "../onboarding-rows.ts";
 import type { RetentionStore } from "../retention.ts";
 import type { Retention } from "../types.ts";
-import { DELETE_BATCH, type PgDeletions } from "./deletions.ts";
+import type { PgDb } from "./connect.ts";
+import type { PgDeletions } from "./deletions.ts";
+import { onboardings } from "./schema.ts";
 
+/** When a row of an account (`a`) expires: its time must be at least this ($1 now, $2 a day's retention, $3 a week's). */
+const EXPIRY = "$1::bigint - CASE a.retention WHEN '7d' THEN $3::bigint ELSE $2::bigint END";
+
+/**
+ * Every statement is idempotent, so instances that purge at once each delete what is left; only
+ * the webhook history's batches take a lock (see purgeWebhookHistory).
+ */
 export class PgRetention implements RetentionStore {
   constructor(
-    private readonly sql: SQL,
+    private readonly db: PgDb,
     private readonly deletions: PgDeletions,
   ) {}
+
+  /** Rows `statement` deleted, run until a run deletes fewer than `batch` ($n: the last parameter). */
+  private deleted(statement: string, params: unknown[], batch: number): Promise<number> {
+    return inBatches(batch, async () => (await this.db.$client.unsafe(statement, [...params, batch])).count);
+  }
 
   /**
    * In batches, each its own short transaction under an advisory lock: when every instance runs
    * it, one purges and the others find the lock taken and stop.
    */
-  async purgeWebhookHistory(now: number, retentionMs: Record<Retention, number>) {
-    const removed = { deliveries: 0, events: 0 };
-    const expiry = "$1::bigint - CASE a.retention WHEN '7d' THEN $3::bigint ELSE $2::bigint END";
+  async purgeWebhookHistory(now: number, retentionMs: Record<Retention, number>, batch: number) {
     const params = [now, retentionMs["24h"], retentionMs["7d"]];
-    for (;;) {
-      const batch = await this.deletions.batch(
+    let events = 0;
+    const deliveries = await inBatches(batch, async () => {
+      const removed = await this.deletions.batch(
         `SELECT d.id FROM accounts a JOIN endpoints p ON p.account_id = a.id
-        JOIN deliveries d ON d.endpoint_id = p.id WHERE d.created_at < ${expiry} LIMIT ${DELETE_BATCH}`,
-        params,
+        JOIN deliveries d ON d.endpoint_id = p.id WHERE d.created_at < ${EXPIRY} LIMIT $4`,
+        [...params, batch],
         true,
       );
-      if (batch === null) return removed;
-      removed.deliveries += batch.deliveries;
-      removed.events += batch.events;
-      if (batch.deliveries < DELETE_BATCH) break;
-    }
+      events += removed?.events ?? 0;
+      return removed?.deliveries ?? 0;
+    });
     // An hour goes once all of it is past the account's retention.
-    await this.sql.unsafe(
+    await this.db.$client.unsafe(
       `DELETE FROM endpoint_hours h USING endpoints p, accounts a
-      WHERE h.endpoint_id = p.id AND p.account_id = a.id AND h.hour + ${HOUR} <= ${expiry}`,
+      WHERE h.endpoint_id = p.id AND p.account_id = a.id AND h.hour + ${HOUR} <= ${EXPIRY}`,
       params,
     );
-    return removed;
+    return { deliveries, events };
+  }
+
+  purgeSessions(now: number, batch: number) {
+    return this.deleted(
+      "DELETE FROM sessions WHERE token_hash IN (SELECT token_hash FROM sessions WHERE expires_at <= $1 LIMIT $2)",
+      [now],
+      batch,
+    );
+  }
+
+  purgeSignInFailures(before: number, batch: number) {
+    return this.deleted(
+      "DELETE FROM sign_in_failures WHERE email IN (SELECT email FROM sign_in_failures WHERE last_at < $1 LIMIT $2)",
+      [before],
+      batch,
+    );
+  }
+
+  async purgeOnboardings(now: number, batch: number) {
+    const { deleting, dropping } = expiryConditions(onboardings, now);
+    const some = (where: SQL | undefined) =>
+      inArray(onboardings.id, this.db.select({ id: onboardings.id }).from(onboardings).where(where).limit(batch));
+    const changed = async (rows: Promise<unknown[]>) => (await rows).length;
+    const deleted = await inBatches(batch, () =>
+      changed(this.db.delete(onboardings).where(some(deleting)).returning({ id: onboardings.id })),
+    );
+    const dropped = await inBatches(batch, () =>
+      changed(
+        this.db.update(onboardings).set(NO_SEALED_SECRETS).where(some(dropping)).returning({ id: onboardings.id }),
+      ),
+    );
+    return deleted + dropped;
+  }
+
+  purgeRecoveries(now: number, retentionMs: Record<Retention, number>, batch: number) {
+    return this.deleted(
+      `DELETE FROM recoveries WHERE id IN (SELECT r.id FROM accounts a JOIN recoveries r ON r.account_id = a.id
+      WHERE r.status = 'done' AND r.updated_at < ${EXPIRY} LIMIT $4)`,
+      [now, retentionMs["24h"], retentionMs["7d"]],
+      batch,
+    );
   }
 }

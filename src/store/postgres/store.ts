@@ -63,7 +63,7 @@ export async function openPostgresStore(url: string, sealer: Sealer, options: Pg
       endpoints: unavailableAsStoreError(endpoints),
       queue: unavailableAsStoreError(queue),
       history: unavailableAsStoreError(new PgHistory(db, endpoints)),
-      retention: unavailableAsStoreError(new PgRetention(db.$client, deletions)),
+      retention: unavailableAsStoreError(new PgRetention(db, deletions)),
       async healthy() {
         const answer = db.$client.unsafe("SELECT 1 AS ok").then(
           (rows) => rows.length === 1,

@@ -36,14 +36,6 @@ export class PgUsers implements UserStore {
   async setPasswordHash(id: string, passwordHash: string) {
     await this.db.update(users).set({ passwordHash }).where(eq(users.id, id));
   }
-  async purgeFailures(before: number) {
-    return (
-      await this.db
-        .delete(signInFailures)
-        .where(lt(signInFailures.lastAt, before))
-        .returning({ email: signInFailures.email })
-    ).length;
-  }
 }
 
 export class PgSessions implements SessionStore {
@@ -56,10 +48,5 @@ export class PgSessions implements SessionStore {
   }
   async delete(tokenHash: string) {
     await this.db.delete(sessions).where(eq(sessions.tokenHash, tokenHash));
-  }
-  async purgeExpired(now: number) {
-    return (
-      await this.db.delete(sessions).where(lte(sessions.expiresAt, now)).returning({ tokenHash: sessions.tokenHash })
-    ).length;
   }
 }

@@ -1,12 +1,15 @@
 import type { Database, Statement } from "bun:sqlite";
-import { setImmediate as nextTurn } from "node:timers/promises";
+import { inBatches } from "../batches.ts";
 import type { Row } from "../delivery-rows.ts";
 import { statement, type Params } from "./open.ts";
 
 /** What a deletion of deliveries removed: the deliveries (with their attempts) and the events they left orphaned. */
 export type Removed = { deliveries: number; events: number };
 
-/** Deliveries deleted per transaction: a few milliseconds of the server's thread (bench/webhooks/purge.ts). */
+/**
+ * Deliveries deleted per transaction by an endpoint's deletion: a few milliseconds of the server's
+ * thread (bench/webhooks/purge.ts). The retention purge's batch is its policy's (src/retention/).
+ */
 export const DELETE_BATCH = 100;
 
 /**
@@ -25,7 +28,7 @@ export class SqliteDeletions {
   }
 
   /**
-   * A transaction that deletes what `deleting` does (up to DELETE_BATCH deliveries, RETURNING
+   * A transaction that deletes what `deleting` does (a bounded batch of deliveries, RETURNING
    * their event_id), then the events it left orphaned.
    */
   batch<P extends Params>(deleting: Statement<{ event_id: string }, [P]>): (params: P) => Removed {
@@ -36,18 +39,18 @@ export class SqliteDeletions {
   }
 
   /**
-   * Runs `batch` until it deletes fewer than DELETE_BATCH deliveries, answering the requests that
-   * came meanwhile between batches. Returns what all removed.
+   * Runs `step` (at most `size` deliveries) until it deletes fewer than `size`, answering the
+   * requests that came meanwhile between steps. Returns what all removed.
    */
-  async inBatches(batch: () => Removed): Promise<Removed> {
+  async inBatches(size: number, step: () => Removed): Promise<Removed> {
     const removed = { deliveries: 0, events: 0 };
-    for (;;) {
-      const done = batch();
-      removed.deliveries += done.deliveries;
+    await inBatches(size, () => {
+      const done = step();
       removed.events += done.events;
-      if (done.deliveries < DELETE_BATCH) return removed;
-      await nextTurn();
-    }
+      removed.deliveries += done.deliveries;
+      return done.deliveries;
+    });
+    return removed;
   }
 
   /** Deletes those of these events that no delivery refers to any more; returns how many. */

@@ -128,7 +128,7 @@ export class SqliteEndpoints implements EndpointStore {
     this.forget(id);
     // Its deliveries first, in batches as the purge takes them: all in one transaction, a busy
     // endpoint's would hold the thread for seconds (8.5 us each).
-    await this.deletions.inBatches(() => this.deleteBatch({ endpoint: id }));
+    await this.deletions.inBatches(DELETE_BATCH, () => this.deleteBatch({ endpoint: id }));
     // Those stored since go with it (foreign key); so do the events no other delivery needs.
     const deleted = this.sqlite.transaction(() => {
       const events = this.stmt.events.all({ endpoint: id }).map((row) => row.event_id);

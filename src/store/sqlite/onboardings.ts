@@ -138,18 +138,4 @@ export class SqliteOnboardings implements OnboardingStore {
     const [row] = this.db.delete(onboardings).where(eq(onboardings.id, id)).returning().all();
     return row && fromOnboardingRow(row, this.sealer);
   }
-
-  async purgeExpired(now: number) {
-    const { deleting, dropping } = expiryConditions(onboardings, now);
-    return this.db.transaction((tx) => {
-      const deleted = tx.delete(onboardings).where(deleting).returning({ id: onboardings.id }).all();
-      const dropped = tx
-        .update(onboardings)
-        .set(NO_SEALED_SECRETS)
-        .where(dropping)
-        .returning({ id: onboardings.id })
-        .all();
-      return deleted.length + dropped.length;
-    });
-  }
 }

@@ -1,4 +1,5 @@
-import type { LogRetention, RequestRecord, WriterTrouble } from "../requests.ts";
+import type { LogCutoff, RequestRecord, WriterTrouble } from "../requests.ts";
+import type { LogTable } from "./request-log-writes.ts";
 
 /** The log's file, and the main database's (null in memory), where an older release's log may wait to be moved. */
 export interface LogFiles {
@@ -11,7 +12,7 @@ export type ToWriter =
   | ({ kind: "open" } & LogFiles)
   /** A batch of records as JSON text: one string crosses threads for a fraction of what cloning its objects costs. */
   | { kind: "write"; seq: number; records: string }
-  | { kind: "purge"; seq: number; retention: LogRetention }
+  | { kind: "purge"; seq: number; table: LogTable; cutoffs: LogCutoff[]; batch: number }
   | { kind: "close"; seq: number };
 
 /** An answer to a message; `seq` 0: a failure of the thread's own background work (the old log's move). */
@@ -69,8 +70,8 @@ export class RequestLogThread {
     return this.send({ kind: "write", seq: 0, records: JSON.stringify(records) }) as Promise<number>;
   }
 
-  purge(retention: LogRetention): Promise<{ requests: number; usage: number }> {
-    return this.send({ kind: "purge", seq: 0, retention }) as Promise<{ requests: number; usage: number }>;
+  purge(table: LogTable, cutoffs: LogCutoff[], batch: number): Promise<number> {
+    return this.send({ kind: "purge", seq: 0, table, cutoffs, batch }) as Promise<number>;
   }
 
   /** Waits for what was sent to be written, then ends the thread (it closes its connection first). */

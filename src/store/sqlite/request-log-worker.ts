@@ -54,7 +54,9 @@ self.onmessage = ({ data }: MessageEvent<ToWriter>) => {
   if (!writes) return answer({ seq: data.seq, error: failed ?? "the request log's file is closed" });
   try {
     const result =
-      data.kind === "write" ? writes.write(JSON.parse(data.records) as RequestRecord[]) : writes.purge(data.retention);
+      data.kind === "write"
+        ? writes.write(JSON.parse(data.records) as RequestRecord[])
+        : writes.purge(data.table, data.cutoffs, data.batch);
     answer({ seq: data.seq, result });
   } catch (error) {
     answer({ seq: data.seq, error: String(error) });

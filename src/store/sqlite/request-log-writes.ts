@@ -1,8 +1,8 @@
-import type { Database } from "bun:sqlite";
-import { usageOf, type LogRetention, type RequestRecord } from "../requests.ts";
+import type { Database, Statement } from "bun:sqlite";
+import { usageOf, type LogCutoff, type RequestRecord } from "../requests.ts";
 
-/** Rows deleted per statement by the purge. */
-const PURGE_BATCH = 5_000;
+/** The log's two tables, as a purge names them. */
+export type LogTable = "records" | "usage";
 
 /**
  * The log's writes, on the writer thread's own connection: a batch in one transaction of plain
@@ -18,10 +18,12 @@ export function requestLogWrites(db: Database) {
   const addUsage =
     db.prepare(`INSERT INTO usage_hours (account_id, target_id, hour, kind, label, count) VALUES (?, ?, ?, ?, ?, ?)
     ON CONFLICT (account_id, hour, target_id, kind, label) DO UPDATE SET count = count + excluded.count`);
-  const expired = db.prepare(`DELETE FROM request_log WHERE id IN
-    (SELECT id FROM request_log WHERE account_id = ? AND at < ? LIMIT ${PURGE_BATCH})`);
-  const expiredUsage = db.prepare(`DELETE FROM usage_hours WHERE (account_id, hour, target_id, kind, label) IN
-    (SELECT account_id, hour, target_id, kind, label FROM usage_hours WHERE account_id = ? AND hour < ? LIMIT ${PURGE_BATCH})`);
+  const expired: Record<LogTable, Statement<unknown, [string, number, number]>> = {
+    records: db.prepare(`DELETE FROM request_log WHERE id IN
+    (SELECT id FROM request_log WHERE account_id = ? AND at < ? LIMIT ?)`),
+    usage: db.prepare(`DELETE FROM usage_hours WHERE (account_id, hour, target_id, kind, label) IN
+    (SELECT account_id, hour, target_id, kind, label FROM usage_hours WHERE account_id = ? AND hour < ? LIMIT ?)`),
+  };
 
   const write = db.transaction((records: RequestRecord[]) => {
     const added: RequestRecord[] = [];
@@ -51,33 +53,30 @@ export function requestLogWrites(db: Database) {
     return added.length;
   });
 
-  /** One pass over every account, a bounded batch each, in one transaction; again while any had more. */
-  const purgePass = db.transaction((retention: LogRetention) => {
-    let requests = 0;
-    let usage = 0;
+  /** One pass over every account, a bounded batch each, in one transaction; `more` while any had more. */
+  const purgePass = db.transaction((table: LogTable, cutoffs: LogCutoff[], batch: number) => {
+    let removed = 0;
     let more = false;
-    for (const { accountId, before } of retention.accounts) {
-      const gone = expired.run(accountId, before).changes;
-      const goneUsage = expiredUsage.run(accountId, retention.usageBefore).changes;
-      requests += gone;
-      usage += goneUsage;
-      more ||= gone === PURGE_BATCH || goneUsage === PURGE_BATCH;
+    for (const { accountId, before } of cutoffs) {
+      const gone = expired[table].run(accountId, before, batch).changes;
+      removed += gone;
+      more ||= gone === batch;
     }
-    return { requests, usage, more };
+    return { removed, more };
   });
 
   return {
     /** Writes a batch; returns how many of its records were new. */
     write: (records: RequestRecord[]): number => write(records),
-    purge(retention: LogRetention): { requests: number; usage: number } {
-      const total = { requests: 0, usage: 0 };
+    /** Passes over the accounts while any had more to delete; returns the rows removed. */
+    purge(table: LogTable, cutoffs: LogCutoff[], batch: number): number {
+      let removed = 0;
       for (let more = true; more; ) {
-        const pass = purgePass(retention);
-        total.requests += pass.requests;
-        total.usage += pass.usage;
+        const pass = purgePass(table, cutoffs, batch);
+        removed += pass.removed;
         more = pass.more;
       }
-      return total;
+      return removed;
     },
   };
 }

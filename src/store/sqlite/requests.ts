@@ -2,7 +2,7 @@ import type { Database } from "bun:sqlite";
 import { and, desc, eq, gte, lt } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/bun-sqlite";
 import { requestConditions } from "../request-filter.ts";
-import type { LogRetention, RequestFilter, RequestLogStore, RequestRecord, WriterTrouble } from "../requests.ts";
+import type { LogCutoff, RequestFilter, RequestLogStore, RequestRecord, WriterTrouble } from "../requests.ts";
 import { requestLog, usageHours } from "./request-log-schema.ts";
 import { RequestLogThread, type LogFiles } from "./request-log-thread.ts";
 
@@ -63,8 +63,13 @@ export class SqliteRequestLog implements RequestLogStore {
       .all();
   }
 
-  purge(retention: LogRetention) {
-    return this.thread.purge(retention);
+  /** On the writer thread, which holds no request of the server's meanwhile. */
+  purgeRecords(cutoffs: LogCutoff[], batch: number) {
+    return this.thread.purge("records", cutoffs, batch);
+  }
+
+  purgeUsage(cutoffs: LogCutoff[], batch: number) {
+    return this.thread.purge("usage", cutoffs, batch);
   }
 
   onWriterTrouble(listener: (trouble: WriterTrouble) => void) {

@@ -1,21 +1,28 @@
-import type { Database } from "bun:sqlite";
+import { inArray, type SQL } from "drizzle-orm";
+import { inBatches } from "../batches.ts";
 import { HOUR } from "../hours.ts";
+import { expiryConditions, NO_SEALED_SECRETS } from "../onboarding-rows.ts";
 import type { RetentionStore } from "../retention.ts";
 import type { Retention } from "../types.ts";
-import { DELETE_BATCH, type Removed, type SqliteDeletions } from "./deletions.ts";
-import { statement } from "./open.ts";
+import type { Removed, SqliteDeletions } from "./deletions.ts";
+import { statement, type Db } from "./open.ts";
+import { onboardings } from "./schema.ts";
 
 type Window = { now: number; day: number; week: number };
+type Batch = { batch: number };
 
-function prepare(sqlite: Database) {
-  const expiry = "$now - CASE a.retention WHEN '7d' THEN $week ELSE $day END";
+/** When a row of an account (`a`) expires: its time must be at least this. */
+const EXPIRY = "$now - CASE a.retention WHEN '7d' THEN $week ELSE $day END";
+
+function prepare(db: Db) {
+  const sqlite = db.$client;
   return {
     // Endpoint by endpoint (CROSS JOIN keeps that order), so each reads only its expired range.
-    deliveries: statement<{ event_id: string }, Window>(
+    deliveries: statement<{ event_id: string }, Window & Batch>(
       sqlite,
       `DELETE FROM deliveries WHERE rowid IN (
       SELECT d.rowid FROM accounts a CROSS JOIN endpoints p ON p.account_id = a.id CROSS JOIN deliveries d ON d.endpoint_id = p.id
-      WHERE d.created_at < ${expiry} LIMIT ${DELETE_BATCH}) RETURNING event_id`,
+      WHERE d.created_at < ${EXPIRY} LIMIT $batch) RETURNING event_id`,
     ),
     // An hour goes once all of it is past the account's retention.
     hours: statement<unknown, Window>(
@@ -23,27 +30,72 @@ function prepare(sqlite: Database) {
       `DELETE FROM endpoint_hours WHERE (endpoint_id, hour) IN (
       SELECT h.endpoint_id, h.hour FROM accounts a CROSS JOIN endpoints p ON p.account_id = a.id
         CROSS JOIN endpoint_hours h ON h.endpoint_id = p.id
-      WHERE h.hour + ${HOUR} <= ${expiry})`,
+      WHERE h.hour + ${HOUR} <= ${EXPIRY})`,
+    ),
+    sessions: statement<unknown, { now: number } & Batch>(
+      sqlite,
+      `DELETE FROM sessions WHERE token_hash IN (
+      SELECT token_hash FROM sessions WHERE expires_at <= $now LIMIT $batch)`,
+    ),
+    failures: statement<unknown, { before: number } & Batch>(
+      sqlite,
+      `DELETE FROM sign_in_failures WHERE email IN (
+      SELECT email FROM sign_in_failures WHERE last_at < $before LIMIT $batch)`,
+    ),
+    recoveries: statement<unknown, Window & Batch>(
+      sqlite,
+      `DELETE FROM recoveries WHERE id IN (
+      SELECT r.id FROM accounts a CROSS JOIN recoveries r ON r.account_id = a.id
+      WHERE r.status = 'done' AND r.updated_at < ${EXPIRY} LIMIT $batch)`,
     ),
   };
 }
 
 export class SqliteRetention implements RetentionStore {
   private readonly stmt: ReturnType<typeof prepare>;
-  private readonly purgeBatch: (window: Window) => Removed;
+  private readonly purgeBatch: (params: Window & Batch) => Removed;
 
   constructor(
-    sqlite: Database,
+    private readonly db: Db,
     private readonly deletions: SqliteDeletions,
   ) {
-    this.stmt = prepare(sqlite);
+    this.stmt = prepare(db);
     this.purgeBatch = deletions.batch(this.stmt.deliveries);
   }
 
-  async purgeWebhookHistory(now: number, retentionMs: Record<Retention, number>) {
+  async purgeWebhookHistory(now: number, retentionMs: Record<Retention, number>, batch: number) {
     const window = { now, day: retentionMs["24h"], week: retentionMs["7d"] };
-    const removed = await this.deletions.inBatches(() => this.purgeBatch(window));
+    const removed = await this.deletions.inBatches(batch, () => this.purgeBatch({ ...window, batch }));
     this.stmt.hours.run(window);
     return removed;
+  }
+
+  purgeSessions(now: number, batch: number) {
+    return inBatches(batch, () => this.stmt.sessions.run({ now, batch }).changes);
+  }
+
+  purgeSignInFailures(before: number, batch: number) {
+    return inBatches(batch, () => this.stmt.failures.run({ before, batch }).changes);
+  }
+
+  async purgeOnboardings(now: number, batch: number) {
+    const { deleting, dropping } = expiryConditions(onboardings, now);
+    const some = (where: SQL | undefined) =>
+      inArray(onboardings.id, this.db.select({ id: onboardings.id }).from(onboardings).where(where).limit(batch));
+    const id = { id: onboardings.id };
+    const deleted = await inBatches(
+      batch,
+      () => this.db.delete(onboardings).where(some(deleting)).returning(id).all().length,
+    );
+    const dropped = await inBatches(
+      batch,
+      () => this.db.update(onboardings).set(NO_SEALED_SECRETS).where(some(dropping)).returning(id).all().length,
+    );
+    return deleted + dropped;
+  }
+
+  purgeRecoveries(now: number, retentionMs: Record<Retention, number>, batch: number) {
+    const window = { now, day: retentionMs["24h"], week: retentionMs["7d"], batch };
+    return inBatches(batch, () => this.stmt.recoveries.run(window).changes);
   }
 }

@@ -107,7 +107,7 @@ export function openSqliteStore(path: string, sealer: Sealer, options: SqliteSto
     endpoints,
     queue: new SqliteQueue(sqlite, endpoints, durable),
     history: new SqliteHistory(sqlite, endpoints),
-    retention: new SqliteRetention(sqlite, deletions),
+    retention: new SqliteRetention(db, deletions),
     async healthy() {
       try {
         return sqlite.query("SELECT 1 AS ok").get() !== null;

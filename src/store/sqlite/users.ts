@@ -37,13 +37,6 @@ export class SqliteUsers implements UserStore {
   async setPasswordHash(id: string, passwordHash: string) {
     this.db.update(users).set({ passwordHash }).where(eq(users.id, id)).run();
   }
-  async purgeFailures(before: number) {
-    return this.db
-      .delete(signInFailures)
-      .where(lt(signInFailures.lastAt, before))
-      .returning({ email: signInFailures.email })
-      .all().length;
-  }
 }
 
 export class SqliteSessions implements SessionStore {
@@ -56,12 +49,5 @@ export class SqliteSessions implements SessionStore {
   }
   async delete(tokenHash: string) {
     this.db.delete(sessions).where(eq(sessions.tokenHash, tokenHash)).run();
-  }
-  async purgeExpired(now: number) {
-    return this.db
-      .delete(sessions)
-      .where(lte(sessions.expiresAt, now))
-      .returning({ tokenHash: sessions.tokenHash })
-      .all().length;
   }
 }
