@@ -29,7 +29,7 @@ import { onboardingRoutes } from "./onboarding/routes.ts";
 /**
  * No cap of the server's own: a body over one is answered by Bun with a bare 413, before any check,
  * so a proxied call declaring more than it would get 413 without its envelope even with no API key
- * (SPEC 7.3 checks the key first). Each reader bounds its own body instead: the proxy 100 MB,
+ * (the key is checked first: docs/proxy.md#order-of-checks). Each reader bounds its own body instead: the proxy 100 MB,
  * counted as it streams; everything else is read by requestBodies: ingress 10 MB, the rest 1 MB.
  */
 const MAX_REQUEST_BODY = Number.MAX_SAFE_INTEGER;

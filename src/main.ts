@@ -32,7 +32,7 @@ const USAGE = `Usage:
   switchboard healthcheck            exit 0 when the server on PORT answers /healthz with 200
 Configuration comes from the environment; see README.md.`;
 
-/** Prints one line naming the variable behind a failed start and exits 2 (CONTRACT 2). */
+/** Prints one line naming the variable behind a failed start and exits 2 (docs/operations.md#configuration). */
 function configurationError(line: string): never {
   console.error(`switchboard: configuration error: ${line}`);
   process.exit(2);

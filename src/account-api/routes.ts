@@ -8,8 +8,8 @@ import type { Deps } from "../deps.ts";
 import { accountNumberView, notificationView } from "./views.ts";
 
 /**
- * The account's own numbers, API keys and notifications (CONTRACT 4): thin routes over the same
- * plain functions the operator API and the dashboard pages call, scoped to the session's account.
+ * The account's own numbers, API keys and notifications (docs/operations.md#the-dashboard-and-its-api): thin routes
+ * over the same plain functions the operator API and the dashboard pages call, scoped to the session's account.
  */
 export function accountApiRoutes(deps: Deps) {
   const detail = (summary: string) => ({ tags: ["Dashboard API"], summary });

@@ -5,7 +5,7 @@ import type { Account, User } from "../store/types.ts";
 import type { CreateAccountInput, CreateUserInput, UpdateAccountInput } from "./schemas.ts";
 
 /**
- * The operator's operations on accounts and their dashboard users (CONTRACT 3) as plain functions:
+ * The operator's operations on accounts and their dashboard users (docs/operations.md#provisioning) as plain functions:
  * the operator API, the CLI and the dashboard all call these, so they can never disagree.
  */
 type AccountDeps = Pick<Deps, "store" | "clock" | "random">;

@@ -5,7 +5,7 @@ import { BILLING_STATUSES, KEY_MODES, RETENTIONS } from "../store/vocabulary.ts"
 import { MAX_INTEGER_COLUMN } from "../http/whole-number.ts";
 
 /**
- * Request bodies of the operator API on accounts, users and keys (CONTRACT 3); the CLI validates
+ * Request bodies of the operator API on accounts, users and keys (docs/operations.md#provisioning); the CLI validates
  * its flags against the same schemas.
  */
 

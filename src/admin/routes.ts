@@ -12,7 +12,7 @@ import { createWaba, getWaba, updateWaba } from "../numbers/wabas.ts";
 import { usage, usageQuery, usageView } from "../requests/queries.ts";
 import { deleteOnboarding, listOnboardings, onboardingQuery, onboardingView } from "../onboarding/operator.ts";
 
-/** The operator API (CONTRACT 3): thin routes over the accounts/ and numbers/ operations. */
+/** The operator API (docs/operations.md#provisioning): thin routes over the accounts/ and numbers/ operations. */
 export function adminRoutes(deps: Deps) {
   const detail = { tags: ["Operator API"], security: [{ adminToken: [] }] };
   return (

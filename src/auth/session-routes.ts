@@ -26,7 +26,7 @@ export function sessionCookie(token: string, request: Request): string {
 
 export const clearedSessionCookie = `${SESSION_COOKIE}=; HttpOnly; SameSite=Strict; Path=/; Max-Age=0`;
 
-/** POST/DELETE /api/session (CONTRACT 4); every /api call's Origin and body type are checked by browserApiGuard (app.ts). */
+/** POST/DELETE /api/session (docs/operations.md#the-dashboard-and-its-api); every /api call's Origin and body type are checked by browserApiGuard (app.ts). */
 export function sessionRoutes(deps: Deps) {
   return new Elysia()
     .post(

@@ -37,7 +37,7 @@ export function backupSource(config: Config): string | null {
 }
 
 /**
- * Backups of the deployment's SQLite file (CONTRACT 7), one at a time: in this process a second
+ * Backups of the deployment's SQLite file (docs/operations.md#backups), one at a time: in this process a second
  * request while one runs is refused (backup_running), and across processes (the CLI beside the
  * server) a lock file beside the database does the same. Each backup is made and verified on a
  * thread of its own, stored under its name at the target with its manifest beside it, and only

@@ -4,7 +4,7 @@ import { sequenceInSecond } from "./names.ts";
 
 /**
  * What a verified backup holds, kept as JSON beside it (`<name>.json`) and printed by `switchboard
- * backup` (CONTRACT 7): `bytes` and `sha256` are the stored (compressed) file's, `counts` the rows
+ * backup` (docs/operations.md#backups): `bytes` and `sha256` are the stored (compressed) file's, `counts` the rows
  * of each table in the database it decompresses to.
  */
 export const manifestSchema = Type.Object({

@@ -93,7 +93,7 @@ async function fetchBackup(request: RestoreRequest, download: string): Promise<{
   return { manifest, local: download };
 }
 
-/** The checks of CONTRACT 7, in order; each refusal says what is wrong with the backup. */
+/** The checks of docs/operations.md#backups, in order; each refusal says what is wrong with the backup. */
 async function checkBackup(local: string, manifest: Manifest, decompressed: string, sealer: Sealer): Promise<void> {
   const stored = await fileDigest(local);
   if (stored.bytes !== manifest.bytes) {
@@ -129,7 +129,7 @@ async function checkBackup(local: string, manifest: Manifest, decompressed: stri
 }
 
 /**
- * `switchboard restore` (CONTRACT 7). Refuses, before writing anything, a target a server holds
+ * `switchboard restore` (docs/operations.md#backups). Refuses, before writing anything, a target a server holds
  * (its lock) or that holds data (unless `force`), and a backup whose size or sha256 differs from
  * its manifest, that does not decompress, fails SQLite's integrity check, comes from a newer
  * build, or whose sealed secrets ENCRYPTION_KEY does not open. Then brings the restored copy up to

@@ -4,7 +4,7 @@ import { AppError } from "../errors/catalog.ts";
 import type { Config } from "../config/config.ts";
 import type { Backups } from "./backups.ts";
 
-/** The operator API's backups (CONTRACT 7); backups is null where the database is not a SQLite file. */
+/** The operator API's backups (docs/operations.md#backups); backups is null where the database is not a SQLite file. */
 export function backupRoutes(deps: { config: Config }, backups: Backups | null) {
   const detail = { tags: ["Operator API"], security: [{ adminToken: [] }] };
   const available = (): Backups => {

@@ -50,7 +50,10 @@ const command = <B>(
   c: Omit<Command, "run"> & { run(deps: OpDeps, ids: string[], body: B): Promise<unknown> | unknown },
 ) => c as unknown as Command;
 
-/** The operator API of CONTRACT 3, on the command line; every command prints the JSON the HTTP call answers. */
+/**
+ * The operator API (docs/operations.md#provisioning), on the command line; every command prints the JSON the HTTP call
+ * answers.
+ */
 export const ADMIN_COMMANDS: Command[] = [
   command<CreateAccountInput>({
     noun: "accounts",

@@ -37,7 +37,7 @@ export interface Config {
   readonly logLevel: "debug" | "info" | "warn" | "error";
   /** OpenTelemetry traces: the OTLP/HTTP collector's traces URL, this service's name and which traces to keep; null: off. */
   readonly tracing: TracingConfig | null;
-  /** The platform's own words (PLATFORM_NAME), SPEC's neutral ones by default. */
+  /** The platform's own words (PLATFORM_NAME), the neutral ones by default. */
   readonly platform: PlatformNames;
   /** The request log of proxied calls (REQUEST_LOG, REQUEST_LOG_BUFFER): null when off. */
   readonly requestLog: { readonly buffer: number } | null;

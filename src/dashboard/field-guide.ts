@@ -1,4 +1,4 @@
-/** What each event field carries (SPEC 6.2), shown beside its checkbox. */
+/** What each event field carries (docs/webhooks.md#event-fields), shown beside its checkbox. */
 export const FIELD_GUIDE: Record<string, { carries: string; coexistenceOnly?: boolean }> = {
   messages: { carries: "Inbound messages and delivery statuses (value.statuses[])" },
   message_template_status_update: { carries: "A template was approved, rejected, paused or disabled" },

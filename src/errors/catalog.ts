@@ -1,9 +1,10 @@
 /**
- * Every error the service raises itself. Proxy errors (SPEC 7.2) carry numeric codes that are
- * never renumbered; the operator and dashboard APIs (CONTRACT 3, 4) use string codes.
+ * Every error the service raises itself. Proxy errors (docs/errors.md#proxy-errors) carry numeric codes that are
+ * never renumbered; the operator and dashboard APIs (docs/operations.md#provisioning,
+ * docs/operations.md#the-dashboard-and-its-api) use string codes.
  */
 export const ERRORS = {
-  // SPEC 7.2
+  // docs/errors.md#proxy-errors
   invalid_api_key: { status: 401, type: "ProxyAuthException", code: 1001, message: "Invalid or missing API key." },
   test_key_on_live_number: {
     status: 401,
@@ -56,7 +57,7 @@ export const ERRORS = {
   },
   upstream_timeout: { status: 503, type: "ProxyUpstreamException", code: 1007, message: "Upstream request timed out." },
 
-  // CONTRACT 3 and 4
+  // docs/operations.md#provisioning, docs/operations.md#the-dashboard-and-its-api
   unauthorized: {
     status: 401,
     type: "AuthException",
@@ -262,7 +263,7 @@ export interface ErrorEnvelope {
   error: { message: string; type: string; code: number | string; trace_id: string };
 }
 
-/** The one place the envelope of SPEC 7.1 is written. */
+/** The one place the envelope of docs/errors.md#the-envelope is written. */
 export function errorEnvelope(name: ErrorName, traceId: string, message?: string): ErrorEnvelope {
   const spec = ERRORS[name];
   return { error: { message: message ?? spec.message, type: spec.type, code: spec.code, trace_id: traceId } };

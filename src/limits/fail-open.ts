@@ -4,7 +4,7 @@ import type { Clock } from "../runtime/clock.ts";
 import { LimiterUnavailableError, type RateLimiter } from "./limiter.ts";
 import { failOpenDecision, type BucketSpec, type Decision } from "./token-bucket.ts";
 
-/** SPEC 8.1: a limiter that errors or takes longer than this lets the request through. */
+/** docs/proxy.md#when-the-limiter-fails: a limiter that errors or takes longer than this lets the request through. */
 export const FAIL_OPEN_AFTER_MS = 50;
 /** A limiter failing for every request is said so in the log once a minute, not once a request. */
 export const FAIL_OPEN_LOG_EVERY_MS = 60_000;
@@ -13,7 +13,7 @@ export const FAIL_OPEN_LOG_EVERY_MS = 60_000;
 export type FailOpenReason = "error" | "slow" | "unavailable";
 
 /**
- * The proxy's rate-limit step (SPEC 7.3 step 8): asks the limiter, failing open on an error or
+ * The proxy's rate-limit step (docs/proxy.md#order-of-checks step 8): asks the limiter, failing open on an error or
  * after 50 ms, each time counted in /metrics (switchboard_rate_limit_fail_open_total) and logged
  * at most once a minute. A synchronous answer (the in-memory limiter) is returned as is, so the
  * common path costs no promise and no timer.

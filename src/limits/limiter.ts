@@ -13,7 +13,7 @@ export interface RateLimiter {
 
 /**
  * A limiter that knows it cannot answer (its server is away): the request is let through at once
- * (SPEC 8.1 fail-open) and counted as such, without waiting for the 50 ms.
+ * (fail-open: docs/proxy.md#when-the-limiter-fails) and counted as such, without waiting for the 50 ms.
  */
 export class LimiterUnavailableError extends Error {
   constructor(message: string) {

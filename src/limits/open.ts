@@ -7,7 +7,7 @@ import { memoryLimits } from "./write-through.ts";
 
 /**
  * The one place the rate limiter is chosen: Redis when REDIS_URL is set with a postgres://
- * DATABASE_URL (the scale-out mode, CONTRACT 6), buckets in memory written through to the store
+ * DATABASE_URL (the scale-out mode, docs/operations.md#scale-out), buckets in memory written through to the store
  * otherwise (one process). The Redis client is loaded only in the scale-out mode.
  */
 export async function openLimits(

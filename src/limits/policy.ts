@@ -1,7 +1,7 @@
 import type { PhoneNumber } from "../store/types.ts";
 import type { BucketSpec } from "./token-bucket.ts";
 
-/** SPEC 8.1's bucket table. The service plan plays no part. */
+/** The bucket table (docs/proxy.md#rate-limits). The service plan plays no part. */
 export const LIMITS = {
   numberStandard: { capacity: 80, windowMs: 1000 },
   numberHigh: { capacity: 1000, windowMs: 1000 },
@@ -29,7 +29,7 @@ export function wabaBucket(wabaId: string): BucketSpec {
 
 /**
  * An account's Embedded Signup runs, starts and retries alike (issue 26): each may exchange a code
- * in the service app's name. Not SPEC 8.1's: EMBEDDED_SIGNUP_STARTS_PER_HOUR sets it.
+ * in the service app's name. Not a proxied call's limit: EMBEDDED_SIGNUP_STARTS_PER_HOUR sets it.
  */
 export function signupBucket(accountId: string, perHour: number): BucketSpec {
   return { key: `signup:${accountId}`, capacity: perHour, windowMs: 3_600_000 };

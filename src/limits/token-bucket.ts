@@ -1,5 +1,5 @@
 /**
- * Continuous-refill token buckets (SPEC 8.1) as plain arithmetic: `capacity` tokens, refilled at
+ * Continuous-refill token buckets (docs/proxy.md#rate-limits) as plain arithmetic: `capacity` tokens, refilled at
  * `capacity` per `windowMs`, so an idle bucket is full and can burst to its capacity.
  */
 export interface BucketSpec {
@@ -63,7 +63,10 @@ export function take(state: Tokens | undefined, spec: BucketSpec, now: number): 
   };
 }
 
-/** SPEC 8.1's answer when the limiter fails or is too slow: let the request through. */
+/**
+ * What the limiter answers when it fails or is too slow (docs/proxy.md#when-the-limiter-fails): let the request
+ * through.
+ */
 export function failOpenDecision(spec: BucketSpec): Decision {
   return { allowed: true, limit: spec.capacity, remaining: spec.capacity, resetSeconds: 0, retryAfterSeconds: null };
 }

@@ -51,7 +51,7 @@ export class TargetNotEmptyError extends Error {
 }
 
 /**
- * Copies a whole SQLite deployment into PostgreSQL (CONTRACT 6): every table both have, of the
+ * Copies a whole SQLite deployment into PostgreSQL (docs/operations.md#scale-out): every table both have, of the
  * main file and of the request log's file beside it, in ONE transaction, so a move that fails leaves
  * the target empty and can simply be run again. The files are first brought up to this build's
  * schema, as a start of this build would, and the main file's server lock is held throughout

@@ -1,6 +1,6 @@
 import { formatIp, parseIp, type IpAddress } from "./ip.ts";
 
-/** SPEC 6.7's blocked ranges, as data. */
+/** The blocked ranges of docs/webhooks.md#url-rules, as data. */
 export const BLOCKED_IPV4 = [
   "0.0.0.0/8",
   "10.0.0.0/8",
@@ -16,12 +16,12 @@ export const BLOCKED_IPV4 = [
 ] as const;
 export const BLOCKED_IPV6 = ["::/128", "::1/128", "fc00::/7", "fe80::/10", "ff00::/8"] as const;
 
-/** What DEV_MODE opens up (CONTRACT 2): loopback only. Every other range stays blocked. */
+/** What DEV_MODE opens up (docs/operations.md#configuration): loopback only. Every other range stays blocked. */
 const LOOPBACK = ["127.0.0.0/8", "::1/128"] as const;
 
 /**
  * IPv6 prefixes that carry an IPv4 address in their last 32 bits and reach it: IPv4-mapped
- * (SPEC 6.7), IPv4-compatible (deprecated, still routed by some stacks) and NAT64's well-known
+ * (docs/webhooks.md#url-rules), IPv4-compatible (deprecated, still routed by some stacks) and NAT64's well-known
  * prefix. Their embedded address is checked against the IPv4 list.
  */
 const EMBEDS_IPV4 = ["::ffff:0:0/96", "::/96", "64:ff9b::/96"] as const;

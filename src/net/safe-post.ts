@@ -4,7 +4,7 @@ import { blockedReason } from "./address-policy.ts";
 import { formatIp, parseIp } from "./ip.ts";
 import type { UrlChecker } from "./url-rules.ts";
 
-/** Only this much of a receiver's answer is read and kept (SPEC 6.5). */
+/** Only this much of a receiver's answer is read and kept (docs/webhooks.md#retries). */
 export const RESPONSE_EXCERPT_BYTES = 1024;
 
 export interface SafePostOptions {
@@ -68,7 +68,7 @@ async function readExcerpt(response: Response): Promise<string> {
 }
 
 /**
- * POSTs to a webhook URL without ever reaching a blocked address (SPEC 6.7). The name is resolved
+ * POSTs to a webhook URL without ever reaching a blocked address (docs/webhooks.md#url-rules). The name is resolved
  * once with the injected resolver; every answer must pass the address policy; then the request
  * goes to that checked address itself, with the hostname in `Host` and as TLS SNI and the name
  * the certificate is verified against. Bun's fetch would resolve a name again on its own, so it is

@@ -13,7 +13,7 @@ export interface UrlRules {
 export type UrlCheck = { ok: true; url: URL; address: string | null } | { ok: false; reason: string };
 
 /**
- * SPEC 6.7 rules 1 to 3, and rule 4 for IP literals (names are resolved and checked at each
+ * docs/webhooks.md#url-rules rules 1 to 3, and rule 4 for IP literals (names are resolved and checked at each
  * attempt). The URL parser already turns `0x7f.1`, `2130706433` and the like into a dotted quad;
  * the address check parses every spelling again itself rather than rely on that.
  */

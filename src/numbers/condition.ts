@@ -3,7 +3,7 @@ import type { NumberKind, PhoneNumber, StatusCause, Waba } from "../store/types.
 
 /**
  * A number's condition as its owner should read it: whether the proxy will forward calls for it,
- * why not (the same words as the 422 of SPEC 7.2) and what to do about it. The WABA's state comes
+ * why not (the same words as the 422 of docs/errors.md#proxy-errors) and what to do about it. The WABA's state comes
  * first because the proxy checks it first: a revoked token stops every number on the WABA.
  */
 export interface NumberCondition {
@@ -12,7 +12,10 @@ export interface NumberCondition {
   label: string;
   /** What the owner can do about it; null when nothing is needed. */
   action: string | null;
-  /** The upstream answer that set the state, as it happened (SPEC 3.3); null when none did (set by hand, or usable). */
+  /**
+   * The upstream answer that set the state, as it happened (docs/proxy.md#upstream-errors-that-change-a-state); null
+   * when none did (set by hand, or usable).
+   */
   cause: Cause | null;
 }
 
@@ -118,11 +121,11 @@ function conditionOf(number: PhoneNumber, waba: Waba | undefined, signup: boolea
   }
 }
 
-/** Requests per second of a number's own bucket (SPEC 8.1), as the proxy applies it. */
+/** Requests per second of a number's own bucket (docs/proxy.md#rate-limits), as the proxy applies it. */
 export const numberRateLimit = (number: Pick<PhoneNumber, "kind" | "throughputLevel">): number =>
   numberLimit(number).capacity;
 
-/** Requests per hour of a WABA's bucket (SPEC 8.1). */
+/** Requests per hour of a WABA's bucket (docs/proxy.md#rate-limits). */
 export const WABA_RATE_LIMIT_PER_HOUR = LIMITS.waba.capacity;
 
 export const KIND_NAMES: Record<NumberKind, string> = {

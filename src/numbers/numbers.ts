@@ -35,8 +35,8 @@ export async function syncNumber(
 /**
  * Stores what a read of the number's details from upstream gave: its details, or why it failed.
  * With `check` (someone asked to check the number again) the read is also a check of its
- * condition (SPEC 3.3), made with the WABA's token: an upstream error that sets a state sets it
- * here too, with its cause (no request id: no proxied call got it); a good read shows the token
+ * condition (docs/proxy.md#upstream-errors-that-change-a-state), made with the WABA's token: an upstream error that
+ * sets a state sets it here too, with its cause (no request id: no proxied call got it); a good read shows the token
  * works and the platform serves the number again, so a revoked token's WABA and a restricted,
  * flagged or unregistered number are connected again. The read when a number is first connected
  * is not such a check: it only fills in the details.
@@ -79,7 +79,10 @@ export async function applySync(
   }))!;
 }
 
-/** The number states only upstream sets (SPEC 3.3), which a good read of the number ends. */
+/**
+ * The number states only upstream sets (docs/proxy.md#upstream-errors-that-change-a-state), which a good read of the
+ * number ends.
+ */
 const UPSTREAM_SET = new Set<PhoneNumber["status"]>(["restricted", "flagged", "not_registered"]);
 
 /** 409 plan_limit when the account already uses every number its plan allows (disconnected ones do not count). */

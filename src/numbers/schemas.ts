@@ -3,7 +3,7 @@ import { literals } from "../http/literals.ts";
 import { NUMBER_KINDS, NUMBER_STATUSES, WABA_STATUSES } from "../store/vocabulary.ts";
 
 /**
- * Request bodies of the operator API on WABAs and numbers (CONTRACT 3); the CLI validates its
+ * Request bodies of the operator API on WABAs and numbers (docs/operations.md#provisioning); the CLI validates its
  * flags against the same schemas.
  */
 

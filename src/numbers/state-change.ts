@@ -4,11 +4,14 @@ import type { Directory } from "../store/store.ts";
 import type { NumberStatus } from "../store/types.ts";
 
 /*
- * SPEC 3.3: the upstream errors that change a WABA's or number's stored condition, whether a
- * proxied call or a sync of the number got them, and the record of each change with its cause.
+ * docs/proxy.md#upstream-errors-that-change-a-state: the upstream errors that change a WABA's or number's stored
+ * condition, whether a proxied call or a sync of the number got them, and the record of each change with its cause.
  */
 
-/** SPEC 3.3: upstream codes that change a number's state when the call was made at a number id. */
+/**
+ * docs/proxy.md#upstream-errors-that-change-a-state: upstream codes that change a number's state when the call was made
+ * at a number id.
+ */
 const NUMBER_CODES: Record<number, NumberStatus> = { 131031: "restricted", 133010: "not_registered", 368: "flagged" };
 
 /** The upstream error that changes a state, as its answer gave it. */
@@ -26,7 +29,10 @@ export function upstreamFault(body: unknown): UpstreamFault | null {
   return { code: error.code, message: typeof error.message === "string" ? error.message : "" };
 }
 
-/** The state change an upstream error calls for when it answered a call at `at` (SPEC 3.3), or null. */
+/**
+ * The state change an upstream error calls for when it answered a call at `at`
+ * (docs/proxy.md#upstream-errors-that-change-a-state), or null.
+ */
 export function effectOfFault(
   fault: UpstreamFault,
   at: { idKind: "number" | "waba" | "media"; wabaId: string; phoneNumberId: string | null },

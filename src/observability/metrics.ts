@@ -73,7 +73,7 @@ export function createMetrics() {
     }),
     rateLimitFailOpen: new Counter({
       name: "switchboard_rate_limit_fail_open_total",
-      help: "Proxied calls let through unlimited because the rate limiter failed (SPEC 8.1), by reason: error, slow (over 50 ms) or unavailable (its server is away).",
+      help: "Proxied calls let through unlimited because the rate limiter failed (docs/proxy.md#when-the-limiter-fails), by reason: error, slow (over 50 ms) or unavailable (its server is away).",
       labelNames: ["reason"] as const,
       registers: [registry],
     }),

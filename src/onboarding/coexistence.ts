@@ -13,8 +13,8 @@ import type { SignupDeps } from "./steps.ts";
  * The two one-time syncs of a coexistence number (issue 20): contacts and chat history from the
  * business app, which the platform allows once each, within 24 hours of onboarding. Their events
  * go to the endpoints subscribed to their fields, and history payloads are deleted as soon as a
- * delivery ends (SPEC 3.2): hence the pre-flight, the SPEC 6.3 test event sent to those endpoints
- * first, and the sync held back until one of them answered it 2xx.
+ * delivery ends (docs/webhooks.md#retention): hence the pre-flight, the test event (docs/webhooks.md#test-events) sent
+ * to those endpoints first, and the sync held back until one of them answered it 2xx.
  */
 export const SYNCS = [
   { type: "smb_app_state_sync", field: "smb_app_state_sync", label: "Contacts", what: "the business app's contacts" },
@@ -106,7 +106,7 @@ async function receivers(deps: SignupDeps, number: PhoneNumber, field: string) {
 }
 
 /**
- * Runs the pre-flight for a sync: one test event (SPEC 6.3) through the normal pipeline, retries
+ * Runs the pre-flight for a sync: one test event (docs/webhooks.md#test-events) through the normal pipeline, retries
  * included, with a delivery to each enabled endpoint subscribed to the sync's field.
  */
 export async function runPreflight(deps: CoexistenceDeps, accountId: string, phoneNumberId: string, type: SyncType) {

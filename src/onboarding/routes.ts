@@ -70,7 +70,7 @@ export function onboardingRoutes(deps: Deps, relay: RelayHandle) {
         detail: {
           ...tag,
           summary:
-            "Pre-flight (SPEC 6.3): sends the proxy_test event to each enabled endpoint subscribed to the sync's field; GET …/coexistence shows each endpoint's result as it comes",
+            "Pre-flight (docs/webhooks.md#test-events): sends the proxy_test event to each enabled endpoint subscribed to the sync's field; GET …/coexistence shows each endpoint's result as it comes",
         },
       },
     )

@@ -1,9 +1,9 @@
 /**
- * The upstream platform's own words. SPEC replaced its brand name with a neutral word, `chat`,
- * "used the same way throughout": in the product marker of bodies, the object name of webhook
+ * The upstream platform's own words. The repository writes a neutral word, `chat`, in place of the
+ * platform's own (docs/operations.md#the-platforms-words): in the product marker of bodies, the object name of webhook
  * events, the business-profile edge and the business-management usage type. The real platform
  * knows only its own word, so an operator in front of it sets PLATFORM_NAME to that word and every
- * place Switchboard writes or matches one of these follows it; the tests speak SPEC's word.
+ * place Switchboard writes or matches one of these follows it; the tests speak the neutral word.
  * Switchboard relays whatever upstream sends: these matter only where it matches a path or writes
  * such a body itself (the allow-list, test events, the simulator).
  */
@@ -20,7 +20,7 @@ export interface PlatformNames {
   readonly businessManagement: string;
 }
 
-/** SPEC's neutral word, the default. */
+/** The neutral word (docs/operations.md#the-platforms-words), the default. */
 export const NEUTRAL_WORD = "chat";
 
 /** The names for a platform word: lower-case letters, digits and `_`, as the platform's are. */

@@ -1,9 +1,10 @@
 import type { PlatformNames } from "../platform/names.ts";
 
 /**
- * SPEC 4.1 as data: the only calls the proxy forwards. A row names the method, the edge after the
- * id (null = the object itself), what the id must be, which bucket pays (SPEC 8.1) and which
- * upstream time-out applies (SPEC 4.3). Media rows are scoped by a required `phone_number_id`.
+ * docs/proxy.md#the-allow-list as data: the only calls the proxy forwards. A row names the method, the edge after the
+ * id (null = the object itself), what the id must be, which bucket pays (docs/proxy.md#rate-limits) and which
+ * upstream time-out applies (docs/proxy.md#time-outs-and-upstream-failures). Media rows are scoped by a required
+ * `phone_number_id`.
  */
 export type IdKind = "number" | "waba" | "media";
 export type BucketKind = "number" | "waba";
@@ -48,5 +49,5 @@ export const allowList = (names: PlatformNames): readonly Route[] =>
     ] as const satisfies Row[]
   ).map(named);
 
-/** The query parameter that scopes media calls to a number (SPEC 4.1). */
+/** The query parameter that scopes media calls to a number (docs/proxy.md#the-allow-list). */
 export const MEDIA_SCOPE_PARAM = "phone_number_id";

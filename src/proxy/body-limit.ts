@@ -1,4 +1,7 @@
-/** SPEC 7.2 / 8.2: the largest proxied request body. Read as 100 MiB, so any "100 MB" file fits. */
+/**
+ * docs/errors.md#proxy-errors, docs/proxy.md#limits: the largest proxied request body. Read as 100 MiB, so any "100 MB"
+ * file fits.
+ */
 export const MAX_BODY_BYTES = 100 * 1024 * 1024;
 
 /**

@@ -14,7 +14,7 @@ import type { Decision } from "../limits/token-bucket.ts";
 import { epochNow, under, type Tracing } from "../observability/tracing.ts";
 import type { Route } from "./allow-list.ts";
 
-/** The attribute naming the request id (SPEC 7.1's `trace_id`, sent back as X-Proxy-Request-Id). */
+/** The attribute naming the request id (`trace_id` of docs/errors.md#the-envelope, sent back as X-Proxy-Request-Id). */
 export const ATTR_REQUEST_ID = "switchboard.request_id";
 
 interface Upstream {
@@ -52,7 +52,7 @@ export interface CallOutcome {
 
 /**
  * The spans of one proxied call: the call itself (a server span, child of the caller's
- * `traceparent`) with what its checks (SPEC 7.3 steps 1-7), the rate-limit decision and the
+ * `traceparent`) with what its checks (docs/proxy.md#order-of-checks steps 1-7), the rate-limit decision and the
  * upstream request found; with span detail `full`, those three as its children instead. The
  * pipeline only notes the moments its steps end (two calls); the
  * spans are made when the answer is ready, with those times, so a call costs no span objects until

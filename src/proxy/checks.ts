@@ -5,7 +5,7 @@ import type { Account, ApiKey, PhoneNumber, Waba } from "../store/types.ts";
 import type { Route } from "./allow-list.ts";
 import type { Match } from "./match.ts";
 
-/** The checks of SPEC 7.3, steps 2 to 6, as plain functions over the in-memory directory. */
+/** The checks of docs/proxy.md#order-of-checks, steps 2 to 6, as plain functions over the in-memory directory. */
 
 /** What a request is about once ownership is settled. `number` is the number the call acts for, if any. */
 export interface Target {

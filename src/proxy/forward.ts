@@ -29,8 +29,8 @@ export interface Exchange {
 type AbortReason = "timeout" | "too_large";
 
 /**
- * Step 9 of SPEC 7.3: one upstream request, never retried. The answer streams back with only the
- * headers SPEC 4.3 lets through. Fetch must neither decompress (it would keep stale length and
+ * Step 9 of docs/proxy.md#order-of-checks: one upstream request, never retried. The answer streams back with only the
+ * headers passed back (docs/proxy.md#what-comes-back). Fetch must neither decompress (it would keep stale length and
  * encoding headers) nor follow redirects, and since no Accept-Encoding is sent, upstream never
  * compresses what the caller did not ask for.
  *
@@ -86,7 +86,7 @@ export async function forward(
     } as RequestInit);
   } catch {
     const reason = controller.signal.reason as unknown;
-    // SPEC 8.1: a 413 carries no RateLimit-* headers, even this late one.
+    // docs/proxy.md#rate-limit-headers: a 413 carries no RateLimit-* headers, even this late one.
     if (reason === "too_large") return exchange.fail("payload_too_large");
     return exchange.fail(reason === "timeout" ? "upstream_timeout" : "upstream_unreachable", exchange.headers);
   } finally {

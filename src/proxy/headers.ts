@@ -1,6 +1,6 @@
 import type { Decision } from "../limits/token-bucket.ts";
 
-/** Upstream response headers passed on to the caller (SPEC 4.3); every other one is dropped. */
+/** Upstream response headers passed on to the caller (docs/proxy.md#what-comes-back); every other one is dropped. */
 export const PASSED_RESPONSE_HEADERS = [
   "content-type",
   "content-length",
@@ -11,10 +11,13 @@ export const PASSED_RESPONSE_HEADERS = [
   "x-app-usage",
 ] as const;
 
-/** Of the caller's headers only these go upstream, unchanged (SPEC 4.3). */
+/** Of the caller's headers only these go upstream, unchanged (docs/proxy.md#what-goes-upstream). */
 export const PASSED_REQUEST_HEADERS = ["content-type", "accept"] as const;
 
-/** RateLimit-* (and Retry-After on a refusal) for a request that reached the rate-limit step (SPEC 8.1). */
+/**
+ * RateLimit-* (and Retry-After on a refusal) for a request that reached the rate-limit step
+ * (docs/proxy.md#rate-limit-headers).
+ */
 export function rateLimitHeaders(decision: Decision): Record<string, string> {
   const headers: Record<string, string> = {
     "ratelimit-limit": String(decision.limit),

@@ -23,7 +23,7 @@ function singleParam(rawQuery: string | null, name: string): string | null {
 }
 
 /**
- * Step 1 of SPEC 7.3 for an allow-list: a function that takes `/{version}/{id}` or
+ * Step 1 of docs/proxy.md#order-of-checks for an allow-list: a function that takes `/{version}/{id}` or
  * `/{version}/{id}/{edge}` with a method and edge on the list (and, for media calls, the scoping
  * parameter) to its rows. Pure; null means 404.
  */

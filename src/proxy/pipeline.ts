@@ -68,7 +68,7 @@ function outcomeCounter(metrics: ProxyDeps["metrics"]) {
 const bucketOf = (target: Target) =>
   target.route.bucket === "number" && target.number ? numberBucket(target.number) : wabaBucket(target.waba.wabaId);
 
-/** Builds the proxy: a function from a caller's request to the response it gets (SPEC 4, 5, 7, 8). */
+/** Builds the proxy: a function from a caller's request to the response it gets (docs/proxy.md). */
 export function createProxy(deps: ProxyDeps, limiter: RateLimiter, requestLog: RequestLog | null = null) {
   const { config, store, logger, metrics } = deps;
   const directory = store.directory;
@@ -81,7 +81,7 @@ export function createProxy(deps: ProxyDeps, limiter: RateLimiter, requestLog: R
   const decide = rateLimitStep(limiter, deps);
   const matchRoute = routeMatcher(allowList(config.platform));
 
-  /** SPEC 7.3: every check in order, stopping at the first failure. */
+  /** docs/proxy.md#order-of-checks: every check in order, stopping at the first failure. */
   async function pipeline(
     request: Request,
     { path, query }: RawTarget,

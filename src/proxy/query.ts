@@ -1,4 +1,4 @@
-/** Caller parameters that carry upstream credentials: never forwarded (SPEC 4.3, 5.3). */
+/** Caller parameters that carry upstream credentials: never forwarded (docs/proxy.md#what-goes-upstream). */
 const STRIPPED = new Set(["access_token", "appsecret_proof"]);
 
 /** A parameter's name as upstream will read it (percent-decoding, `+` as space). */

@@ -1,7 +1,10 @@
 import { effectOfFault, upstreamFault, type Effect, type UpstreamFault } from "../numbers/state-change.ts";
 import type { Target } from "./checks.ts";
 
-/** SPEC 7.5 / 8.2: only upstream JSON error bodies up to this size are examined. */
+/**
+ * docs/proxy.md#upstream-errors-that-change-a-state, docs/proxy.md#limits: only upstream JSON error bodies up to this
+ * size are examined.
+ */
 export const INSPECT_LIMIT = 64 * 1024;
 
 /** The state change an upstream error body calls for, or null (not JSON, no such code, wrong kind of call). */

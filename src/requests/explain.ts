@@ -1,12 +1,12 @@
 /**
  * What a logged call's error means and what to do, in words, for the Requests page's detail
- * (issue 19): our own codes (SPEC 7.2) and the upstream codes callers meet most. A code not listed
+ * (issue 19): our own codes (docs/errors.md#proxy-errors) and the upstream codes callers meet most. A code not listed
  * is shown with the platform's own message only.
  */
 const OURS: Record<number, string> = {
   1001: "Switchboard did not accept the API key: it is unknown or revoked, or a test key was used on a live number (test keys work only with sandbox numbers). Use a live key of this account.",
   1002: "The account's subscription is missing, overdue or suspended, so Switchboard forwards nothing. Settle it with your operator.",
-  1003: "The path, method or id is not one Switchboard forwards, or the number, WABA or media id does not belong to this account (SPEC 4.1).",
+  1003: "The path, method or id is not one Switchboard forwards, or the number, WABA or media id does not belong to this account.",
   1004: "The request body is over 100 MB. Send media of at most 100 MB.",
   1005: "The number or its WABA is not connected (revoked token, restricted, flagged, not registered or disconnected). The Numbers page says why and what to do.",
   1006: "The number's (or WABA's) rate limit was reached. Wait as long as Retry-After says, and spread sends over time or numbers.",

@@ -197,7 +197,7 @@ function smbAppData(ctx: CallContext): Answer {
 
 type Handler = (ctx: CallContext) => Answer | Promise<Answer>;
 
-/** The calls of SPEC 4.1, as the platform answers them. `null` edge = the object itself. */
+/** The calls of docs/proxy.md#the-allow-list, as the platform answers them. `null` edge = the object itself. */
 const calls = (names: PlatformNames): { method: string; edge: string | null; handler: Handler }[] => [
   { method: "POST", edge: "messages", handler: sendMessage },
   { method: "PUT", edge: "messages", handler: updateMessage },

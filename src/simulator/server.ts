@@ -34,7 +34,7 @@ export interface SimulatorOptions {
   webhooks?: SimulatorWebhooks;
   /** Epoch ms for webhook timestamps (default Date.now). */
   now?: () => number;
-  /** The platform's words to speak (PLATFORM_NAME; SPEC's neutral ones by default). */
+  /** The platform's words to speak (PLATFORM_NAME; the neutral ones by default). */
   names?: PlatformNames;
   /** The service's app: enables the Embedded Signup stand-in (SDK, popup, code exchange). */
   signupApp?: SignupApp;
@@ -115,7 +115,7 @@ function inTwoChunks(body: string | Uint8Array): ReadableStream<Uint8Array> {
 }
 
 /**
- * A local stand-in for the upstream platform's HTTP API (SPEC 4.1): realistic answers, the
+ * A local stand-in for the upstream platform's HTTP API (docs/proxy.md#the-allow-list): realistic answers, the
  * platform's credential checks, trace and usage headers, and faults on demand. It records every
  * request so tests can see exactly what Switchboard sent.
  */

@@ -2,7 +2,7 @@ import { NEUTRAL_WORD } from "../platform/names.ts";
 
 /**
  * The upstream platform's own error answers, as the simulator gives them. Status and wording follow
- * what the platform sends; only the codes matter to Switchboard (SPEC 3.3, 7.5).
+ * what the platform sends; only the codes matter to Switchboard (docs/proxy.md#upstream-errors-that-change-a-state).
  */
 export const UPSTREAM_ERRORS = {
   190: {

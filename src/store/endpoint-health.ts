@@ -16,7 +16,8 @@ export interface FailingHealth {
 
 /**
  * What a failed attempt (`gone`: its endpoint answered 410) does to its endpoint under `rules`
- * (SPEC 3.1): the same judgement on every backend, whether it counts the failure in SQL or in memory.
+ * (docs/webhooks.md#endpoint-health-and-disabling): the same judgement on every backend, whether it counts the failure
+ * in SQL or in memory.
  */
 export function failureChange(
   health: FailingHealth,

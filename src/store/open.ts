@@ -13,7 +13,7 @@ export interface OpenStoreOptions {
 }
 
 /**
- * The one place a backend is chosen: by the scheme of DATABASE_URL (CONTRACT 2). Only the chosen
+ * The one place a backend is chosen: by the scheme of DATABASE_URL (docs/operations.md#configuration). Only the chosen
  * backend's modules are loaded (the PostgreSQL client costs start-up time a SQLite server never needs).
  */
 export async function openStore(config: Config, sealer: Sealer, options: OpenStoreOptions = {}): Promise<Store> {

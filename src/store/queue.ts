@@ -66,7 +66,7 @@ export type DeliveryNext =
   | { status: "succeeded" }
   | { status: "parked"; reason: ParkedReason };
 
-/** How an attempt counts for its endpoint's health (SPEC 3.1). */
+/** How an attempt counts for its endpoint's health (docs/webhooks.md#endpoint-health-and-disabling). */
 export type EndpointEffect = "none" | "success" | "failure" | "gone";
 
 /**
@@ -77,7 +77,7 @@ export type EndpointEffect = "none" | "success" | "failure" | "gone";
  */
 export const LAST_SUCCESS_RESOLUTION_MS = 1_000;
 
-/** SPEC 3.1 thresholds, passed in as data. */
+/** docs/webhooks.md#endpoint-health-and-disabling thresholds, passed in as data. */
 export interface FailureRules {
   warnAt: number;
   disableAt: number;

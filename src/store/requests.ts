@@ -17,7 +17,7 @@ export interface RequestRecord {
   wabaId: string | null;
   /** The status the caller got. */
   status: number;
-  /** Our error's code when we answered (SPEC 7.2), else null. */
+  /** Our error's code when we answered (docs/errors.md#proxy-errors), else null. */
   errorCode: number | null;
   upstreamStatus: number | null;
   /** `error.code` and `error_subcode` of an upstream error answer. */

@@ -41,8 +41,8 @@ export interface ApiKey {
 }
 
 /**
- * Why a WABA or number left the connected state, as it happened (SPEC 3.3): the upstream error
- * code and message that set it, when, and the request id (X-Proxy-Request-Id) of the proxied call
+ * Why a WABA or number left the connected state, as it happened (docs/proxy.md#upstream-errors-that-change-a-state):
+ * the upstream error code and message that set it, when, and the request id (X-Proxy-Request-Id) of the proxied call
  * that got that answer, or null when no call did (a sync). All null while connected.
  */
 export interface StatusCause {

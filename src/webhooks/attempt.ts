@@ -20,7 +20,7 @@ export function signingSecrets(endpoint: DeliveryEndpoint, now: number): string[
   return previous ? [endpoint.secret, endpoint.previousSecret!] : [endpoint.secret];
 }
 
-/** SPEC 6.4 headers, signed afresh for this attempt. */
+/** docs/webhooks.md#the-request-and-its-signature headers, signed afresh for this attempt. */
 export function deliveryHeaders(claimed: ClaimedDelivery, body: Uint8Array, now: number): Record<string, string> {
   const id = claimed.delivery.id;
   const timestamp = Math.floor(now / 1000);
@@ -68,7 +68,7 @@ async function finish(deps: AttemptDeps, claimed: ClaimedDelivery, next: Deliver
     attempt: null,
     effect: "none",
     next,
-    // SPEC 3.2: a history payload goes as soon as its delivery succeeds or parks.
+    // docs/webhooks.md#retention: a history payload goes as soon as its delivery succeeds or parks.
     deletePayload: claimed.delivery.fields.includes(HISTORY_FIELD) && next.status !== "pending",
     now: deps.clock.now(),
     rules: FAILURE_RULES,

@@ -117,9 +117,9 @@ export async function getDelivery(
 }
 
 /**
- * SPEC 6.6: a new delivery of the same body to the same endpoint, with a new webhook-id and
+ * docs/webhooks.md#replay: a new delivery of the same body to the same endpoint, with a new webhook-id and
  * `replay_of`; 410 `payload_expired` once the payload is gone. Whatever the endpoint's state
- * (SPEC 3.2: a parked delivery whose payload exists is replayed): into a disabled endpoint the new
+ * (docs/webhooks.md#replay: a parked delivery whose payload exists is replayed): into a disabled endpoint the new
  * delivery parks when due, as every due delivery of a disabled endpoint does.
  */
 export async function replayDelivery(deps: DeliveryDeps & QueueDeps, accountId: string, id: string): Promise<Delivery> {

@@ -7,7 +7,7 @@ import type { ClaimedDelivery, NewDelivery, NewEvent } from "../store/queue.ts";
 import { runAttempt, type AttemptDeps } from "./attempt.ts";
 import { MAX_EVENT_BYTES } from "./ingress.ts";
 
-/** SPEC 6.5: up to 10 requests in flight to one endpoint. */
+/** docs/webhooks.md#at-least-once-and-in-no-fixed-order: up to 10 requests in flight to one endpoint. */
 export const PER_ENDPOINT_IN_FLIGHT = 10;
 /** Bounds sockets and memory whatever the number of endpoints. */
 export const GLOBAL_IN_FLIGHT = 256;
@@ -92,8 +92,8 @@ export class Dispatcher implements Worker {
    * How many deliveries an endpoint may have leased to this process, in flight or buffered. A sole
    * worker: the slots, plus as many rounds of them as can wait within BUFFER_WAIT_MS, since each
    * round ends within the time-out, so no buffered delivery's lease runs out before its attempt ends.
-   * On a shared queue the store counts every instance's leases against SPEC 6.5's 10 in flight, so
-   * a lease is a slot and nothing is buffered beyond them.
+   * On a shared queue the store counts every instance's leases against the 10 in flight of
+   * docs/webhooks.md#at-least-once-and-in-no-fixed-order, so a lease is a slot and nothing is buffered beyond them.
    */
   private get leasedPerEndpoint(): number {
     if (!this.deps.store.queue.soleWorker) return PER_ENDPOINT_IN_FLIGHT;

@@ -10,7 +10,7 @@ import { generateSecret } from "./signing.ts";
 import { newDeliveryId, newEventId } from "./ids.ts";
 import { testEventBody } from "./test-event.ts";
 
-/** SPEC 6.6: the old secret keeps signing for 24 hours after a rotation. */
+/** docs/webhooks.md#secret-rotation: the old secret keeps signing for 24 hours after a rotation. */
 export const ROTATION_OVERLAP_MS = 24 * 60 * 60 * 1000;
 const MAX_FIELDS = 40;
 
@@ -63,7 +63,8 @@ function checkNumber(deps: EndpointDeps, accountId: string, phoneNumberId: strin
   if (!number || number.accountId !== accountId) {
     throw new AppError("invalid_request", `phone_number_id ${phoneNumberId} is not a number of this account.`);
   }
-  // SPEC 2.7: a single connected number (one that later disconnects stays, and gets no events meanwhile).
+  // docs/webhooks.md#endpoints: a single connected number (one that later disconnects stays, and gets no events
+  // meanwhile).
   if (number.status !== "connected") {
     throw new AppError(
       "invalid_request",
@@ -75,7 +76,7 @@ function checkNumber(deps: EndpointDeps, accountId: string, phoneNumberId: strin
 
 const isLiveNumber = (n: PhoneNumber) => n.status === "connected" && n.kind !== "sandbox";
 
-/** SPEC 6.1: an account needs a live (not sandbox) connected number before it adds an endpoint. */
+/** docs/webhooks.md#endpoints: an account needs a live (not sandbox) connected number before it adds an endpoint. */
 function hasLiveNumber(deps: EndpointDeps, accountId: string): boolean {
   return deps.store.directory.numbers(accountId).some(isLiveNumber);
 }
@@ -129,7 +130,10 @@ export async function deleteEndpoint(deps: EndpointDeps, accountId: string, id: 
   await deps.store.endpoints.delete(id);
 }
 
-/** SPEC 3.1: Enable resets the failure count. Deliveries parked meanwhile stay parked (replay them). */
+/**
+ * docs/webhooks.md#endpoint-health-and-disabling: Enable resets the failure count. Deliveries parked meanwhile stay
+ * parked (replay them).
+ */
 export async function enableEndpoint(deps: EndpointDeps, accountId: string, id: string): Promise<Endpoint> {
   await mustEndpoint(deps, accountId, id);
   return (await deps.store.endpoints.update(id, {
@@ -160,7 +164,7 @@ export async function rotateSecret(
 }
 
 /**
- * Queues one SPEC 6.3 test event about `number` (Send test, a coexistence pre-flight) through the
+ * Queues one test event (docs/webhooks.md#test-events) about `number` (Send test, a coexistence pre-flight) through the
  * normal pipeline, retries included, with a delivery to each endpoint; returns the deliveries.
  */
 export async function queueTestEvent(
@@ -194,7 +198,10 @@ export async function queueTestEvent(
   return deliveries;
 }
 
-/** Send test (SPEC 6.1): a synthetic `messages` event queued through the normal pipeline, retries included. */
+/**
+ * Send test (docs/webhooks.md#test-events): a synthetic `messages` event queued through the normal pipeline, retries
+ * included.
+ */
 export async function sendTest(deps: EndpointDeps & QueueDeps, accountId: string, id: string): Promise<string> {
   const endpoint = await mustEndpoint(deps, accountId, id);
   const number =

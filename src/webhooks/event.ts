@@ -72,7 +72,7 @@ const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "obj
 const strictUtf8 = new TextDecoder("utf-8", { fatal: true });
 
 /**
- * Checks the SPEC 6.3 shape ({object, entry: [{id, changes: [{field, value}]}]}) with JSON.parse,
+ * Checks the docs/webhooks.md#the-payload shape ({object, entry: [{id, changes: [{field, value}]}]}) with JSON.parse,
  * and finds each entry's byte range with the scanner. The parsed values are only read, never
  * serialised again.
  */

@@ -1,4 +1,4 @@
-/** SPEC 6.2: the only event field names an endpoint may subscribe to. */
+/** docs/webhooks.md#event-fields: the only event field names an endpoint may subscribe to. */
 export const EVENT_FIELDS = [
   "messages",
   "message_template_status_update",
@@ -21,5 +21,7 @@ export type EventField = (typeof EVENT_FIELDS)[number];
 const KNOWN = new Set<string>(EVENT_FIELDS);
 export const isEventField = (name: string): name is EventField => KNOWN.has(name);
 
-/** Payloads carrying this field are deleted as soon as their delivery succeeds or parks (SPEC 3.2). */
+/**
+ * Payloads carrying this field are deleted as soon as their delivery succeeds or parks (docs/webhooks.md#retention).
+ */
 export const HISTORY_FIELD: EventField = "history";

@@ -5,5 +5,5 @@ import { timeOrderedId, type Random } from "../runtime/random.ts";
 
 export const newEventId = (random: Random, now: number) => timeOrderedId(random, "evt", now, 20);
 
-/** Sent as webhook-id (SPEC 6.4). */
+/** Sent as webhook-id (docs/webhooks.md#the-request-and-its-signature). */
 export const newDeliveryId = (random: Random, now: number) => timeOrderedId(random, "msg", now, 24);

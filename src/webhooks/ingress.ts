@@ -21,7 +21,7 @@ export type IngressResult =
   | { kind: "accepted"; events: number; deliveries: number }
   | { kind: "rejected"; error: "invalid_signature" | "invalid_event"; reason: string };
 
-/** Which entries a valid signature speaks for (CONTRACT 5). */
+/** Which entries a valid signature speaks for (docs/webhooks.md#intake). */
 type Trust = { all: true } | { all: false; appSecret: string };
 
 function trustOf(
@@ -56,8 +56,8 @@ export function matchingTargets(targets: EndpointTarget[], entries: EventEntry[]
 }
 
 /**
- * Checks, splits and stores one upstream event (CONTRACT 5, SPEC 6.3). Entries go to the account
- * owning their WABA; when every entry goes to one account the body is kept byte for byte with
+ * Checks, splits and stores one upstream event (docs/webhooks.md#intake, docs/webhooks.md#batches). Entries go to the
+ * account owning their WABA; when every entry goes to one account the body is kept byte for byte with
  * upstream's signature, otherwise each account gets a new wrapper around its own entries' bytes.
  * Every event and delivery is committed in one transaction before this resolves.
  */

@@ -1,19 +1,22 @@
 import type { PostOutcome } from "../net/safe-post.ts";
 import type { DeliveryNext, EndpointEffect, FailureRules } from "../store/queue.ts";
 
-/** What one delivery attempt came to (SPEC 6.5). */
+/** What one delivery attempt came to (docs/webhooks.md#retries). */
 export type AttemptOutcome =
   | { kind: "succeeded"; status: number; excerpt: string; durationMs: number }
   /** Any other status, 3xx included: redirects are never followed. */
   | { kind: "rejected"; status: number; excerpt: string; durationMs: number }
   /** 410: never retried; the endpoint is disabled. */
   | { kind: "gone"; status: 410; excerpt: string; durationMs: number }
-  /** The URL or a resolved address is not allowed (SPEC 6.7). */
+  /** The URL or a resolved address is not allowed (docs/webhooks.md#url-rules). */
   | { kind: "blocked"; error: string; durationMs: number }
   /** Time-out, DNS, connection or TLS failure. */
   | { kind: "failed"; error: string; durationMs: number };
 
-/** SPEC 3.1: warn at 20 consecutive failures; disable at 50 with no success in 24 hours. */
+/**
+ * docs/webhooks.md#endpoint-health-and-disabling: warn at 20 consecutive failures; disable at 50 with no success in 24
+ * hours.
+ */
 export const FAILURE_RULES: FailureRules = { warnAt: 20, disableAt: 50, quietMs: 24 * 60 * 60 * 1000 };
 
 export function classify(post: PostOutcome): AttemptOutcome {
@@ -26,7 +29,7 @@ export function classify(post: PostOutcome): AttemptOutcome {
 
 /**
  * The delivery's next state after attempt number `attempt` (1-based). `schedule` holds the waits
- * between attempts, so it allows `schedule.length + 1` attempts in all (SPEC 6.5).
+ * between attempts, so it allows `schedule.length + 1` attempts in all (docs/webhooks.md#retries).
  */
 export function afterAttempt(
   outcome: AttemptOutcome,

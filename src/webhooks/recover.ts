@@ -18,7 +18,7 @@ type RecoverDeps = Pick<Deps, "store" | "clock" | "random" | "logger"> & QueueDe
 /**
  * Bulk recover (issue 19): replays every parked delivery of an endpoint created since `since`
  * (and before the request), in the background, each as a new delivery with `replay_of`
- * (SPEC 6.6). A payload already gone is skipped and counted; a delivery replayed before is
+ * (docs/webhooks.md#replay). A payload already gone is skipped and counted; a delivery replayed before is
  * skipped and counted, so asking twice, or from two instances, replays nothing twice. Answers the
  * recover that runs: the new one, or the one already running for the endpoint.
  */

@@ -10,7 +10,7 @@ import { Dispatcher } from "./dispatcher.ts";
 import { ingressRoutes, webhookApiRoutes } from "./routes.ts";
 
 export interface RelayOptions {
-  /** Loopback receivers allowed; by default only in DEV_MODE (CONTRACT 2). */
+  /** Loopback receivers allowed; by default only in DEV_MODE (docs/operations.md#configuration). */
   allowLoopback?: boolean;
   /** An extra CA the delivery client trusts (tests); certificate verification is never turned off. */
   ca?: string;
@@ -30,7 +30,7 @@ function ownAddresses(config: Config): string[] {
 }
 
 /**
- * The webhook relay (SPEC 6): ingress, the dashboard's webhook API, and the delivery queue worker.
+ * The webhook relay (docs/webhooks.md): ingress, the dashboard's webhook API, and the delivery queue worker.
  * `dispatcher` is exposed (also as the `webhookRelay` decorator) so tests can drive its tick.
  */
 export function webhookRelay(deps: Deps, options: RelayOptions = {}) {
@@ -38,7 +38,7 @@ export function webhookRelay(deps: Deps, options: RelayOptions = {}) {
     allowHttp: deps.config.devMode,
     policy: {
       allowLoopback: options.allowLoopback ?? deps.config.devMode,
-      // The service's own addresses are never targets (SPEC 6.7).
+      // The service's own addresses are never targets (docs/webhooks.md#url-rules).
       selfAddresses: canonicalAddresses(ownAddresses(deps.config)),
     },
   };

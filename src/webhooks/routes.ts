@@ -14,7 +14,7 @@ import { ingressSpan, type IngressSpan } from "./traces.ts";
 import * as s from "./schemas.ts";
 import { attemptView, deliveryView, endpointView, statsView } from "./views.ts";
 
-/** CONTRACT 5: the subscription handshake and the event intake. */
+/** docs/webhooks.md#intake: the subscription handshake and the event intake. */
 export function ingressRoutes(deps: Deps, dispatcher: Dispatcher) {
   const ingressDeps = { ...deps, queue: dispatcher };
 
@@ -80,10 +80,16 @@ export function ingressRoutes(deps: Deps, dispatcher: Dispatcher) {
 
 const tag = { tags: ["Webhooks"] };
 
-/** The webhook part of the dashboard API (CONTRACT 4); thin routes over endpoints.ts and deliveries.ts. */
+/**
+ * The webhook part of the dashboard API (docs/operations.md#the-dashboard-and-its-api); thin routes over endpoints.ts
+ * and deliveries.ts.
+ */
 export function webhookApiRoutes(deps: Deps, endpointDeps: endpoints.EndpointDeps & endpoints.QueueDeps) {
   const open = new Elysia().get("/api/webhooks/fields", () => ({ fields: [...EVENT_FIELDS] }), {
-    detail: { ...tag, summary: "The event field names an endpoint accepts (SPEC 6.2); needs no login" },
+    detail: {
+      ...tag,
+      summary: "The event field names an endpoint accepts (docs/webhooks.md#event-fields); needs no login",
+    },
   });
   const idParams = t.Object({ id: t.String({ maxLength: 64 }) });
   const signedIn = new Elysia()

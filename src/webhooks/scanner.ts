@@ -10,7 +10,7 @@ import {
 } from "../http/json-bytes.ts";
 
 /**
- * Finds byte ranges in a raw JSON webhook body without re-encoding anything (SPEC 6.3): the raw
+ * Finds byte ranges in a raw JSON webhook body without re-encoding anything (docs/webhooks.md#the-payload): the raw
  * value of the top-level `object` member and of each element of the top-level `entry` array.
  * The caller has already checked that the text is valid JSON (JSON.parse), so this scanner only
  * tracks structure. It works on UTF-8 bytes: every byte of a multi-byte character is >= 0x80, so

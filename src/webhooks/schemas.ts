@@ -6,9 +6,10 @@ import { MAX_URL_LENGTH } from "../net/url-rules.ts";
 import { MAX_PAGE, MAX_STATS_HOURS } from "./deliveries.ts";
 
 /**
- * Request shapes of the webhook API (CONTRACT 4). Only the types are checked here: any string is
- * judged by the URL rules, and any list of strings against SPEC 6.2's names and count, so a bad
- * value gets 422 `invalid_url` or `invalid_fields` with its reason, not a generic 400.
+ * Request shapes of the webhook API (docs/operations.md#the-dashboard-and-its-api). Only the types are checked here:
+ * any string is judged by the URL rules, and any list of strings against the names and count of
+ * docs/webhooks.md#event-fields, so a bad value gets 422 `invalid_url` or `invalid_fields` with its reason, not a
+ * generic 400.
  */
 const url = t.String({ description: `https URL, at most ${MAX_URL_LENGTH} characters, no credentials` });
 const fields = t.Array(t.String(), { description: "1 to 40 names from GET /api/webhooks/fields" });
@@ -29,7 +30,7 @@ export const updateEndpointBody = t.Object(
   { additionalProperties: false },
 );
 
-// An empty endpoint_id or status (`?endpoint_id=&status=`, as CONTRACT 4 writes the call) filters nothing.
+// An empty endpoint_id or status (`?endpoint_id=&status=`, as a form or a script may send them) filters nothing.
 export const deliveryQuery = t.Object({
   endpoint_id: t.Optional(t.String({ maxLength: 64 })),
   status: t.Optional(t.Union([literals(DELIVERY_STATUSES), t.Literal("")])),

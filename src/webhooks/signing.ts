@@ -8,7 +8,10 @@ export function generateSecret(random: Random): string {
   return `${PREFIX}${Buffer.from(random.bytes(32)).toString("base64")}`;
 }
 
-/** `v1,<base64 HMAC-SHA256 of "<id>.<timestamp>.<body>">` for one secret (SPEC 6.4). */
+/**
+ * `v1,<base64 HMAC-SHA256 of "<id>.<timestamp>.<body>">` for one secret
+ * (docs/webhooks.md#the-request-and-its-signature).
+ */
 export function sign(secret: string, msgId: string, timestamp: number, body: Uint8Array): string {
   const key = Buffer.from(secret.startsWith(PREFIX) ? secret.slice(PREFIX.length) : secret, "base64");
   // Bun's own hasher: node:crypto's createHmac costs about twice as much per delivery.

@@ -1,8 +1,8 @@
 import type { PlatformNames } from "../platform/names.ts";
 
 /**
- * The synthetic event of Send test (SPEC 6.3; the SPEC names the same event for a coexistence
- * pre-flight check, which it does not describe further): a `messages` event
+ * The synthetic event of Send test (docs/webhooks.md#test-events; a coexistence
+ * pre-flight check sends the same event): a `messages` event
  * with top-level `"proxy_test": true`, a message id starting `wamid.proxy_test.` and a fixed text.
  */
 export const TEST_MESSAGE_TEXT =

@@ -2,7 +2,10 @@ import { iso } from "../http/iso-time.ts";
 import type { Endpoint } from "../store/endpoints.ts";
 import type { Attempt, Delivery, HourlyStats } from "../store/history.ts";
 
-/** The JSON shapes of the webhook API (CONTRACT 4): snake_case, ISO times, never a secret. */
+/**
+ * The JSON shapes of the webhook API (docs/operations.md#the-dashboard-and-its-api): snake_case, ISO times, never a
+ * secret.
+ */
 
 export const endpointView = (e: Endpoint) => ({
   id: e.id,

@@ -14,7 +14,7 @@ function errorOf(env: Record<string, string>): string {
   throw new Error("parseConfig accepted the environment");
 }
 
-describe("backup settings (CONTRACT 7)", () => {
+describe("backup settings (docs/operations.md#backups)", () => {
   test("defaults: no schedule, ./data/backups, the newest 7 kept", () => {
     expect(parseConfig(base).backup).toEqual({
       schedule: null,

@@ -78,7 +78,7 @@ afterAll(async () => {
   dir.cleanup();
 });
 
-describe.skipIf(!onSqlite)("switchboard restore (CONTRACT 7)", () => {
+describe.skipIf(!onSqlite)("switchboard restore (docs/operations.md#backups)", () => {
   test("restores into a new file and prints what it restored", async () => {
     const target = join(dir.path, "restored", "switchboard.db");
     const result = await restore(backupPath, target);

@@ -18,7 +18,7 @@ function errorOf(env: Record<string, string>): ConfigError {
 }
 
 describe("parseConfig", () => {
-  test("defaults follow CONTRACT 2", () => {
+  test("defaults follow the documented settings (docs/operations.md#configuration)", () => {
     const config = parseConfig(base);
     expect(config.port).toBe(8080);
     expect(config.host).toBe("0.0.0.0");
@@ -75,7 +75,7 @@ describe("parseConfig", () => {
     });
   });
 
-  test("the scale-out mode: a postgres:// DATABASE_URL with REDIS_URL, keys under REDIS_KEY_PREFIX (CONTRACT 6)", () => {
+  test("the scale-out mode: a postgres:// DATABASE_URL with REDIS_URL, keys under REDIS_KEY_PREFIX (docs/operations.md#scale-out)", () => {
     const scaled = parseConfig({
       ...base,
       DATABASE_URL: "postgres://sb:pw@db.internal:5432/switchboard",

@@ -12,8 +12,8 @@ import { freePort } from "../support/process.ts";
 import { startTcpProxy } from "../support/tcp-proxy.ts";
 import { bearer, startWorld } from "../support/world.ts";
 
-// The scale-out mode's buckets (SPEC 8.1, CONTRACT 6) against the real Redis on 127.0.0.1:6379.
-// Redis decides by its own clock, which a test cannot move: a bucket is frozen by storing its
+// The scale-out mode's buckets (docs/proxy.md#rate-limits, docs/operations.md#scale-out) against the real Redis on
+// 127.0.0.1:6379. Redis decides by its own clock, which a test cannot move: a bucket is frozen by storing its
 // state with a time ahead of Redis's (a bucket's time never goes back, so nothing refills until
 // then), or aged by storing a time behind it.
 
@@ -68,7 +68,7 @@ function memoryDecisions(spec: BucketSpec, tokens: number, n: number): Decision[
   return Array.from({ length: n }, () => memory.take(spec));
 }
 
-describe("Redis token buckets: SPEC 8.1 exactly, as the in-memory limiter decides", () => {
+describe("Redis token buckets: docs/proxy.md#rate-limits exactly, as the in-memory limiter decides", () => {
   test.each([
     ["standard", standard],
     ["HIGH", high],

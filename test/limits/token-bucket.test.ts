@@ -21,7 +21,7 @@ function burst(limiter: MemoryLimiter, spec: BucketSpec, n: number): Decision {
   return last!;
 }
 
-describe("SPEC 8.1 bucket table", () => {
+describe("docs/proxy.md#rate-limits bucket table", () => {
   test("capacities: standard 80/s, HIGH 1000/s, coexistence 20/s whatever its tier, WABA 5000/h", () => {
     expect(number()).toEqual({ key: "number:1", capacity: 80, windowMs: 1000 });
     expect(number({ throughputLevel: "HIGH" }).capacity).toBe(1000);
@@ -101,7 +101,7 @@ describe("token bucket arithmetic", () => {
   });
 });
 
-describe("fail-open (SPEC 8.1)", () => {
+describe("fail-open (docs/proxy.md#when-the-limiter-fails)", () => {
   const spec = number();
   const open = { allowed: true, limit: 80, remaining: 80, resetSeconds: 0, retryAfterSeconds: null };
   const step = (limiter: RateLimiter) => {

@@ -5,8 +5,8 @@ import { bearer, startWorld, type World } from "../support/world.ts";
 import { createAccount, signInCookie } from "../dashboard/support.ts";
 
 // Issue 20, item 3: a number or WABA that is not connected says why, as it happened: the upstream
-// error that set its state (SPEC 3.3), when, the request id of the call that got it, and what to
-// do; "Check again" re-reads the number upstream and connects it again once the platform serves it.
+// error that set its state (docs/proxy.md#upstream-errors-that-change-a-state), when, the request id of the call that
+// got it, and what to do; "Check again" re-reads the number upstream and connects it again once the platform serves it.
 
 let world: World;
 afterEach(() => world.stop());
@@ -78,7 +78,7 @@ describe("number health in words (GET /api/numbers)", () => {
       expect(await t.number()).toMatchObject({ usable: true, status_text: "Connected", cause: null });
       world.sim.fault(t.phoneNumberId, { error: code });
       const answer = await t.send();
-      // The caller gets the platform's own answer, unchanged (SPEC 3.3).
+      // The caller gets the platform's own answer, unchanged (docs/proxy.md#upstream-errors-that-change-a-state).
       expect(((await answer.json()) as { error: { code: number } }).error.code).toBe(code);
       const requestId = answer.headers.get("x-proxy-request-id")!;
 

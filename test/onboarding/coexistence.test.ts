@@ -6,7 +6,7 @@ import { receiver, type Receiver } from "../webhooks/support.ts";
 import { signupWorld, type SignupWorld } from "./support.ts";
 
 // Issue 20, item 2: a coexistence number's one-time syncs (contacts, chat history), each held back
-// until an endpoint that receives its field answered the pre-flight's test event (SPEC 6.3) with a
+// until an endpoint that receives its field answered the pre-flight's test event (docs/webhooks.md#test-events) with a
 // 2xx, unless the user insists; once each, within 24 hours of onboarding.
 
 let t: SignupWorld;

@@ -150,7 +150,7 @@ describe("OpenTelemetry traces of proxied calls (OTEL_SPAN_DETAIL=full)", () => 
     const checks = byName(children, "proxy checks");
     const limit = byName(children, "rate limit");
     const upstream = byName(children, "POST");
-    // In the order of SPEC 7.3.
+    // In the order of docs/proxy.md#order-of-checks.
     expect(nanos(checks.endTimeUnixNano)).toBeLessThanOrEqual(nanos(limit.startTimeUnixNano));
     expect(nanos(limit.endTimeUnixNano)).toBeLessThanOrEqual(nanos(upstream.startTimeUnixNano));
     expect(limit.attributes).toMatchObject({
@@ -168,7 +168,8 @@ describe("OpenTelemetry traces of proxied calls (OTEL_SPAN_DETAIL=full)", () => 
     // The query (our appsecret_proof) is not in any span.
     expect(JSON.stringify(receiver.spans)).not.toContain("appsecret_proof");
 
-    // SPEC 4.3: only Content-Type and Accept go upstream, so the caller's trace context does not.
+    // docs/proxy.md#what-goes-upstream: only Content-Type and Accept go upstream, so the caller's trace context does
+    // not.
     const sent = world.sim.requests.at(-1)!.headers;
     expect(sent.traceparent).toBeUndefined();
     expect(sent.tracestate).toBeUndefined();
@@ -268,7 +269,8 @@ describe("OpenTelemetry traces of the webhook relay", () => {
     expect(posted.status).toBe(200);
     await app.tick();
     expect(rx.received).toHaveLength(1);
-    // Receivers are not sent our trace context either: SPEC 6.4 lists the delivery's headers.
+    // Receivers are not sent our trace context either: docs/webhooks.md#the-request-and-its-signature lists the
+    // delivery's headers.
     expect(rx.received[0]!.headers.traceparent).toBeUndefined();
     await tracing.shutdown();
 

@@ -5,8 +5,8 @@ import { statusEvent } from "../../src/simulator/webhooks.ts";
 import { relayApp, type RelayApp } from "../webhooks/support.ts";
 import { bearer, startWorld, type World } from "../support/world.ts";
 
-// Issue 22: SPEC writes the platform's words neutrally ("chat"); PLATFORM_NAME gives the real
-// platform's own word, and every place Switchboard matches or writes one follows it.
+// Issue 22: the repository writes the platform's words neutrally ("chat", docs/operations.md#the-platforms-words);
+// PLATFORM_NAME gives the real platform's own word, and every place Switchboard matches or writes one follows it.
 
 const WORD = "whatsapp";
 let world: World | undefined;
@@ -23,7 +23,7 @@ async function expect404(response: Response) {
 }
 
 describe("PLATFORM_NAME", () => {
-  test("is SPEC's neutral word by default; a word that is not one is refused naming the variable", () => {
+  test("is the neutral word by default; a word that is not one is refused naming the variable", () => {
     const base = { APP_SECRET: "s", ENCRYPTION_KEY: Buffer.alloc(32, 1).toString("base64") };
     expect(parseConfig(base).platform).toEqual(platformNames("chat"));
     expect(parseConfig({ ...base, PLATFORM_NAME: WORD }).platform).toEqual({

@@ -13,7 +13,8 @@ import { startWorld, type Business, type World } from "../support/world.ts";
 // messages read with POST, as the platform documents; that row is driven by tests/proxy/routing),
 // and with ky 2 its base URL loses the version unless the version ends with "/" (ky resolves
 // "{id}/messages" against ".../v21.0" as a sibling path; the real platform then uses the app's
-// default version, while SPEC 4.2 refuses a path without one). So `graphVersion` is "v21.0/".
+// default version, while docs/proxy.md#requests-that-match-no-row refuses a path without one). So `graphVersion` is
+// "v21.0/".
 
 const WORD = "whatsapp";
 let world: World;
@@ -192,7 +193,8 @@ describe("a published client through Switchboard, every allow-listed row", () =>
       success: true,
     });
     expect(forwarded()).toMatchObject({ method: "DELETE", path: `/v21.0/${biz.wabaId}/message_templates` });
-    // A template the WABA does not have is the platform's own error, passed back unchanged (SPEC 4.3).
+    // A template the WABA does not have is the platform's own error, passed back unchanged
+    // (docs/proxy.md#what-comes-back).
     const gone = (await client.message
       .createMessage({ phoneNumberID: biz.phoneNumberId, to: "15550100", ...send } as never)
       .then(

@@ -17,7 +17,10 @@ const send = (key: string | null, phoneNumberId: string, init: RequestInit = {})
       init.body ?? JSON.stringify({ messaging_product: "chat", to: "15550100", type: "text", text: { body: "hi" } }),
   });
 
-/** Asserts one of our errors exactly (SPEC 7.1, 7.2) and that it carries no RateLimit headers unless told. */
+/**
+ * Asserts one of our errors exactly (docs/errors.md#the-envelope, docs/errors.md#proxy-errors) and that it carries no
+ * RateLimit headers unless told.
+ */
 async function expectError(
   r: Response,
   status: number,
@@ -60,7 +63,7 @@ async function drain(phoneNumberId: string, key: string): Promise<{ burst: Respo
   throw new Error("the number's bucket never ran out");
 }
 
-describe("SPEC 7.2: each error, with its exact status, type, code and message", () => {
+describe("docs/errors.md#proxy-errors: each error, with its exact status, type, code and message", () => {
   test("401: missing, malformed, unknown and revoked keys", async () => {
     const auth = ["ProxyAuthException", 1001, "Invalid or missing API key."] as const;
     await expectError(await send(null, t.biz.phoneNumberId), 401, ...auth);
@@ -176,7 +179,7 @@ describe("SPEC 7.2: each error, with its exact status, type, code and message", 
   });
 });
 
-describe("SPEC 7.3: a request failing two adjacent checks gets the earlier error", () => {
+describe("docs/proxy.md#order-of-checks: a request failing two adjacent checks gets the earlier error", () => {
   test("1 shape before 2 key", async () => {
     const r = await t.world.call(`/v21.0/${t.biz.phoneNumberId}/messages/x`, { method: "POST" });
     expect(r.status).toBe(404);

@@ -10,7 +10,7 @@ const t = useWorld();
 const messages = () => `/v21.0/${t.biz.phoneNumberId}/messages`;
 const last = () => t.world.sim.requests.at(-1)!;
 
-describe("SPEC 4.3: what is sent upstream", () => {
+describe("docs/proxy.md#what-goes-upstream: what is sent upstream", () => {
   test("the caller's key is replaced by the WABA's token; only Content-Type and Accept go along", async () => {
     const r = await t.world.call(messages(), {
       method: "POST",
@@ -90,7 +90,7 @@ describe("SPEC 4.3: what is sent upstream", () => {
   });
 });
 
-describe("SPEC 4.3: what comes back", () => {
+describe("docs/proxy.md#what-comes-back: what comes back", () => {
   test("upstream's status and body unchanged, only the listed headers, plus ours", async () => {
     const odd = '{"error" : {"message":"x",  "code":131047,"trace_id":"AbC"}}\n';
     t.world.sim.fault(t.biz.phoneNumberId, {
@@ -169,7 +169,7 @@ describe("SPEC 4.3: what comes back", () => {
   });
 });
 
-describe("SPEC 4.3 / 7.3: 100 MB bodies", () => {
+describe("docs/proxy.md#what-goes-upstream, docs/proxy.md#order-of-checks: 100 MB bodies", () => {
   const MB = 1024 * 1024;
   /** A chunked body of `total` bytes made of one reused 1 MB chunk: nothing here holds it whole. */
   function chunked(total: number): { stream: ReadableStream<Uint8Array>; sha256: string } {

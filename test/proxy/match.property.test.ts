@@ -20,7 +20,8 @@ function gen(random: Random) {
   return { int, pick, chars };
 }
 
-// SPEC 4.1 written out independently of the allow-list data, as "METHOD edge" (edge "" = the object).
+// docs/proxy.md#the-allow-list written out independently of the allow-list data, as "METHOD edge" (edge "" = the
+// object).
 const matchRoute = routeMatcher(allowList(platformNames()));
 const SPEC_ROWS = new Set([
   "POST messages",
@@ -50,7 +51,7 @@ const EDGES = [
 const NASTY = "/.%?#&=+ _-~:;@!$'()*,\u00e9\u0000\ud83d\ude00aZ09";
 
 describe("path matcher (property)", () => {
-  test("structured cases: accepted exactly when version, id, method and edge fit a SPEC row", () => {
+  test("structured cases: accepted exactly when version, id, method and edge fit a documented allow-list row", () => {
     const g = gen(seededRandom(20260101));
     for (let i = 0; i < 20_000; i++) {
       const goodVersion = g.int(4) > 0;

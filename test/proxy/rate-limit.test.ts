@@ -33,7 +33,7 @@ const burst = async (biz: Business, n: number, phoneNumberId = biz.phoneNumberId
 // These move the injected clock to refill buckets: the in-memory limiter's. On the PostgreSQL pass
 // the buckets are Redis's, which decides by its own clock; test/limits/redis-limiter.test.ts holds
 // the same rules for it, over HTTP too.
-describe.skipIf(!onSqlite)("SPEC 8.1 over HTTP", () => {
+describe.skipIf(!onSqlite)("docs/proxy.md#rate-limits over HTTP", () => {
   test("number bucket: headers on every allowed call, 429 past 80, refill with the clock", async () => {
     world = await startWorld();
     const biz = await world.business();
@@ -102,7 +102,7 @@ describe.skipIf(!onSqlite)("SPEC 8.1 over HTTP", () => {
     await world.restart();
     const r = await world.call(`/v21.0/${biz.wabaId}/message_templates`, { headers: bearer(biz.liveKey) });
     expect(limits(r)).toEqual({ status: 429, limit: "5000", remaining: "0", reset: "3600", retryAfter: "1" });
-    // The same message as a number's 429 (SPEC 7.2: "also when the WABA budget ran out").
+    // The same message as a number's 429 (docs/errors.md#proxy-errors: "also when the WABA budget ran out").
     expect(await r.json()).toEqual({
       error: {
         message: "Rate limit reached for this number.",

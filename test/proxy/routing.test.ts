@@ -18,7 +18,7 @@ async function expect404(response: Response) {
       trace_id: response.headers.get("x-proxy-request-id"),
     },
   });
-  // SPEC 8.1: a 404 never reached the rate-limit step.
+  // docs/proxy.md#rate-limits: a 404 never reached the rate-limit step.
   expect(response.headers.has("ratelimit-limit")).toBe(false);
   return body;
 }
@@ -37,7 +37,7 @@ async function upload(phoneNumberId: string): Promise<string> {
   return ((await r.json()) as { id: string }).id;
 }
 
-describe("SPEC 4.1: every allow-listed call is forwarded", () => {
+describe("docs/proxy.md#the-allow-list: every allow-listed call is forwarded", () => {
   test("POST /{number}/messages sends a message", async () => {
     const r = await t.world.call(`${V}/${t.biz.phoneNumberId}/messages`, {
       method: "POST",
@@ -123,7 +123,7 @@ describe("SPEC 4.1: every allow-listed call is forwarded", () => {
   });
 });
 
-describe("SPEC 4.2: unmatched requests get 404 ProxyRoutingException 1003", () => {
+describe("docs/proxy.md#requests-that-match-no-row: unmatched requests get 404 ProxyRoutingException 1003", () => {
   test("paths that are not /{version}/{id} or /{version}/{id}/{edge}, even without a key", async () => {
     for (const path of [
       "/",
@@ -170,8 +170,8 @@ describe("SPEC 4.2: unmatched requests get 404 ProxyRoutingException 1003", () =
     ];
     for (const [method, path] of cases)
       await expect404(await t.world.call(path, { method, headers: bearer(t.biz.liveKey) }));
-    // An edge or method no row has fails step 1, before the key (SPEC 7.3): the same 404 without any
-    // Authorization header. A WABA id where a number id belongs (or the reverse) is step 4, after it.
+    // An edge or method no row has fails step 1, before the key (docs/proxy.md#order-of-checks): the same 404 without
+    // any Authorization header. A WABA id where a number id belongs (or the reverse) is step 4, after it.
     const idKindOnly = new Set([cases[0]!, cases[6]!]);
     for (const [method, path] of cases.filter((c) => !idKindOnly.has(c)))
       await expect404(await t.world.call(path, { method }));

@@ -18,7 +18,7 @@ const wabaStatus = async () =>
   ((await (await admin(t.world.url, "GET", `/admin/wabas/${t.biz.wabaId}`)).json()) as { status: string }).status;
 const message = async (r: Response) => ((await r.json()) as { error: { message: string } }).error.message;
 
-describe("SPEC 3.3 / 7.5: upstream errors that change stored state", () => {
+describe("docs/proxy.md#upstream-errors-that-change-a-state: upstream errors that change stored state", () => {
   test("190 on a number call revokes the WABA's token: the caller sees upstream's answer, every number then gets 422", async () => {
     const second = await t.world.number(t.biz.accountId, t.biz.wabaId);
     t.world.sim.fault(t.biz.phoneNumberId, { error: 190 }, 1);
@@ -43,7 +43,7 @@ describe("SPEC 3.3 / 7.5: upstream errors that change stored state", () => {
     expect(await eventually(wabaStatus, "token_revoked")).toBe("token_revoked");
   });
 
-  test("190 on a call at a media id changes nothing (SPEC 3.3: number or WABA id)", async () => {
+  test("190 on a call at a media id changes nothing (docs/proxy.md#upstream-errors-that-change-a-state: number or WABA id)", async () => {
     const mediaId = "880000000000001";
     t.world.sim.fault(mediaId, { error: 190 }, 1);
     const r = await t.world.call(`/v21.0/${mediaId}?phone_number_id=${t.biz.phoneNumberId}`, {

@@ -28,7 +28,7 @@ async function expectUpstreamError(r: Response, status: 502 | 503) {
   expect(r.headers.get("ratelimit-limit")).toBe("80");
 }
 
-describe("time-outs (SPEC 4.3): 503, per route", () => {
+describe("time-outs (docs/proxy.md#time-outs-and-upstream-failures): 503, per route", () => {
   test("a slow answer on a message call times out after UPSTREAM_TIMEOUT_MS; once, never retried", async () => {
     const biz = await setup({ UPSTREAM_TIMEOUT_MS: "100", UPSTREAM_MEDIA_TIMEOUT_MS: "5000" });
     world.sim.fault(biz.phoneNumberId, { delayMs: 400 });
@@ -56,7 +56,7 @@ describe("time-outs (SPEC 4.3): 503, per route", () => {
   });
 });
 
-describe("connection failures (SPEC 4.3, 7.2): 502", () => {
+describe("connection failures (docs/proxy.md#time-outs-and-upstream-failures, docs/errors.md#proxy-errors): 502", () => {
   test("nothing listening upstream", async () => {
     const biz = await setup();
     await world.sim.stop();

@@ -26,7 +26,7 @@ const compose = Bun.YAML.parse(readFileSync(join(ROOT, "compose.yaml"), "utf8"))
 const instances = Object.keys(compose.services).filter((name) => name.startsWith("switchboard-"));
 
 describe("compose.yaml", () => {
-  test("PostgreSQL, Redis, two Switchboard instances sharing every variable CONTRACT 6 names, and nginx in front with deploy/nginx.conf", () => {
+  test("PostgreSQL, Redis, two Switchboard instances sharing every variable docs/operations.md#scale-out names, and nginx in front with deploy/nginx.conf", () => {
     expect(Object.keys(compose.services).sort()).toEqual(["lb", "postgres", "redis", "switchboard-1", "switchboard-2"]);
     const envs = instances.map((name) => compose.services[name]!.environment!);
     for (const env of envs) {
@@ -94,7 +94,7 @@ describe.skipIf(testBackend() !== "postgres" || nginx === null)("deploy/nginx.co
     cleanups.push(() => rx.stop());
     const account = await relayAccount(url);
     await account.endpoint(rx.url("/behind-nginx"));
-    // Both instances know the endpoint within a second (CONTRACT 6): probes through nginx until
+    // Both instances know the endpoint within a second (docs/operations.md#scale-out): probes through nginx until
     // one is delivered by each.
     await until(
       async () => {

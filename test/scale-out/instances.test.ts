@@ -8,7 +8,7 @@ import { freePort, MAIN, processEnv, ROOT, waitForOk } from "../support/process.
 import { eventBody, messageChange, postUpstream, relayAccount } from "../webhooks/support.ts";
 import { countingReceiver, scaleOut, until } from "./instances.ts";
 
-// CONTRACT 6 with real `switchboard serve` processes on one PostgreSQL database and one Redis
+// docs/operations.md#scale-out with real `switchboard serve` processes on one PostgreSQL database and one Redis
 // prefix: any number of instances behave exactly as one. Only on the PostgreSQL pass.
 
 const cleanups: (() => unknown)[] = [];
@@ -27,7 +27,7 @@ async function twoInstances(env: Record<string, string> = {}) {
 
 /**
  * An account made through the first instance, its WABA and numbers known to the simulator, with a
- * live key; resolves once every instance knows them (CONTRACT 6 gives that a second), checked
+ * live key; resolves once every instance knows them (docs/operations.md#scale-out gives that a second), checked
  * with a read of the number, which spends the WABA's bucket and not the number's.
  */
 async function business(sim: ReturnType<typeof startSimulator>, urls: string[], numbers = 1) {
@@ -170,7 +170,7 @@ describe.skipIf(testBackend() !== "postgres")("scale-out: two instances on one P
     const biz = await business(sim, [a.url, b.url], 2);
     await biz.endpoint(rx.url("/all"));
     await biz.endpoint(rx.url("/second-number"), ["messages"], biz.numbers[1]!);
-    // Made through a: b has them within a second (CONTRACT 6); its first events wait for that.
+    // Made through a: b has them within a second (docs/operations.md#scale-out); its first events wait for that.
     await until(
       async () => {
         await postUpstream(b.url, eventBody([{ id: biz.wabaId, changes: [messageChange(biz.numbers[1]!, "probe")] }]));

@@ -1,6 +1,6 @@
 // PostgreSQL's own promises, beyond the storage suite: several instances on one database
 import { NO_CAUSE } from "../../src/store/types.ts";
-// (CONTRACT 6), migrations once, and faults. Run in the PostgreSQL pass of `.ci/run`.
+// (docs/operations.md#scale-out), migrations once, and faults. Run in the PostgreSQL pass of `.ci/run`.
 import { afterEach, describe, expect, test } from "bun:test";
 import { embeddedMigrations } from "../../db/postgres.gen.ts";
 import { hashApiKey } from "../../src/accounts/api-key.ts";

@@ -159,7 +159,7 @@ describe("the directory", () => {
     // However the backend hears of another's changes, refresh() is the backstop that must find them.
     await directory.refresh();
     expect(directory.apiKeyByHash("hash_1")?.revokedAt).toBe(t + 1);
-    // A state and its cause (SPEC 3.3) travel together.
+    // A state and its cause (docs/proxy.md#upstream-errors-that-change-a-state) travel together.
     expect(directory.waba("1001")).toMatchObject({ status: "token_revoked", accessToken: "tok2", ...cause });
     expect(directory.number("2001")).toMatchObject({
       status: "flagged",
@@ -789,7 +789,7 @@ describe("leases", () => {
   });
 });
 
-describe("completions and endpoint health (SPEC 3.1)", () => {
+describe("completions and endpoint health (docs/webhooks.md#endpoint-health-and-disabling)", () => {
   test("a failure schedules the next attempt; 20 in a row warn once; 50 with no success in 24 hours disable; a success resets", async () => {
     const q = await queue();
     const { change: first } = await attemptAt(q, q.t, 500, failed(q.t));

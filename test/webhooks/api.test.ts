@@ -20,7 +20,7 @@ afterEach(async () => {
 });
 
 describe("GET /api/webhooks/fields", () => {
-  test("lists the 14 field names of SPEC 6.2 without a login", async () => {
+  test("lists the 14 field names of docs/webhooks.md#event-fields without a login", async () => {
     app = await relayApp();
     const response = await fetch(`${app.url}/api/webhooks/fields`);
     expect(response.status).toBe(200);
@@ -29,7 +29,7 @@ describe("GET /api/webhooks/fields", () => {
   });
 });
 
-describe("endpoints (CONTRACT 4)", () => {
+describe("endpoints (docs/operations.md#the-dashboard-and-its-api)", () => {
   test("create shows the secret once; read, list, update and delete never show it", async () => {
     app = await relayApp();
     const a = await app.account({ numbers: 2 });
@@ -105,7 +105,7 @@ describe("endpoints (CONTRACT 4)", () => {
       "invalid_request",
     );
     await bad({ url: "https://hooks.example.com/in", fields: ["messages"], secret: "mine" }, 400, "invalid_request");
-    // SPEC 2.7: limited to a single connected number.
+    // docs/webhooks.md#endpoints: limited to a single connected number.
     expect((await admin(app.url, "PATCH", `/admin/numbers/${a.numbers[1]}`, { status: "disconnected" })).status).toBe(
       200,
     );
@@ -203,7 +203,7 @@ describe("deliveries list, detail and stats", () => {
     expect(seen).toEqual(all.body.data.map((d: { id: string }) => d.id));
     const times = all.body.data.map((d: { created_at: string }) => d.created_at);
     expect([...times].sort().reverse()).toEqual(times);
-    // Empty parameters, as CONTRACT 4 writes the call, filter nothing.
+    // Empty parameters, as a form or a script may send them, filter nothing.
     const unfiltered = await a.api("GET", "/api/deliveries?endpoint_id=&status=&cursor=");
     expect(unfiltered.status).toBe(200);
     expect(unfiltered.body.data).toEqual((await a.api("GET", "/api/deliveries")).body.data);

@@ -28,7 +28,7 @@ async function oneEndpoint(respond?: (req: Request) => Response | Promise<Respon
   return { a, rx, ep, send };
 }
 
-describe("delivery request and signature (SPEC 6.4)", () => {
+describe("delivery request and signature (docs/webhooks.md#the-request-and-its-signature)", () => {
   test("every header as specified; the signature verifies with the standardwebhooks library", async () => {
     app = await relayApp();
     const { a, rx, ep, send } = await oneEndpoint();
@@ -75,7 +75,7 @@ describe("delivery request and signature (SPEC 6.4)", () => {
   });
 });
 
-describe("retries (SPEC 6.5, 3.2)", () => {
+describe("retries (docs/webhooks.md#retries, docs/webhooks.md#delivery-states)", () => {
   test("the full schedule without waiting: 8 attempts 5s, 1m, 5m, 30m, 2h, 6h, 12h apart, same webhook-id, signed afresh; the 8th failure parks", async () => {
     app = await relayApp();
     const { a, rx, send } = await oneEndpoint(() => new Response("down", { status: 503 }));
@@ -165,7 +165,7 @@ describe("retries (SPEC 6.5, 3.2)", () => {
   });
 });
 
-describe("endpoint health (SPEC 3.1)", () => {
+describe("endpoint health (docs/webhooks.md#endpoint-health-and-disabling)", () => {
   test("410 parks the delivery, disables the endpoint (gone) and emails; a disabled endpoint's due deliveries are parked; Enable resets", async () => {
     const smtp = smtpSink();
     stops.push(smtp.stop);
@@ -201,7 +201,7 @@ describe("endpoint health (SPEC 3.1)", () => {
       ["endpoint_disabled", 0],
       ["gone", 1],
     ]);
-    // A replay is made whatever the endpoint's state (SPEC 3.2); into a disabled one it parks when due.
+    // A replay is made whatever the endpoint's state (docs/webhooks.md#replay); into a disabled one it parks when due.
     const whileDisabled = await a.api("POST", `/api/deliveries/${first}/replay`);
     expect(whileDisabled.status).toBe(201);
     await app.tick();
@@ -287,7 +287,7 @@ describe("endpoint health (SPEC 3.1)", () => {
   });
 });
 
-describe("concurrency (SPEC 6.5)", () => {
+describe("concurrency (docs/webhooks.md#at-least-once-and-in-no-fixed-order)", () => {
   test("at most 10 requests in flight to one endpoint; another endpoint is not held up", async () => {
     app = await relayApp();
     app.deps.clock.set(Date.now());
@@ -430,7 +430,7 @@ describe("a backlog in the store", () => {
   });
 });
 
-describe("rotation overlap (SPEC 6.6)", () => {
+describe("rotation overlap (docs/webhooks.md#secret-rotation)", () => {
   test("for 24 hours after a rotation every delivery carries both signatures, then only the new one", async () => {
     app = await relayApp();
     const { a, rx, ep, send } = await oneEndpoint();
@@ -473,7 +473,7 @@ describe("rotation overlap (SPEC 6.6)", () => {
   });
 });
 
-describe("replay, history payloads and retention (SPEC 6.6, 2.8, 3.2)", () => {
+describe("replay, history payloads and retention (docs/webhooks.md#replay, docs/webhooks.md#retention)", () => {
   test("replay makes a new delivery with a new webhook-id and replay_of, carrying the same bytes", async () => {
     app = await relayApp();
     const { a, rx, send } = await oneEndpoint(() => new Response("", { status: 500 }));
@@ -560,7 +560,7 @@ describe("replay, history payloads and retention (SPEC 6.6, 2.8, 3.2)", () => {
   });
 });
 
-describe("Send test (SPEC 6.1, 6.3)", () => {
+describe("Send test (docs/webhooks.md#test-events)", () => {
   test("queues a proxy_test messages event through the normal pipeline, retries included", async () => {
     app = await relayApp();
     const { a, rx, ep } = await oneEndpoint(() => new Response("", { status: 500 }));

@@ -63,7 +63,7 @@ describe("byte-range scanner (unit)", () => {
     }
   });
 
-  test("shapes other than SPEC 6.3 are refused with a reason", () => {
+  test("shapes other than docs/webhooks.md#the-payload are refused with a reason", () => {
     for (const text of [
       "[]",
       "{}",
@@ -83,7 +83,7 @@ describe("byte-range scanner (unit)", () => {
 let app: RelayApp;
 afterEach(() => app?.close());
 
-describe("fan-out over HTTP (SPEC 6.3)", () => {
+describe("fan-out over HTTP (docs/webhooks.md#batches)", () => {
   test("fuzzed batches across three accounts: each gets exactly its own entries' bytes; a single-account body arrives byte for byte with upstream's signature", async () => {
     app = await relayApp();
     const accounts = await Promise.all([app.account(), app.account(), app.account()]);

@@ -18,7 +18,7 @@ const timedAcks = async (app: RelayApp) => {
   return metric.values.find((v) => v.metricName === "switchboard_webhook_ack_seconds_count")?.value ?? 0;
 };
 
-describe("subscription handshake (CONTRACT 5)", () => {
+describe("subscription handshake (docs/webhooks.md#intake)", () => {
   test("the right verify token gets the challenge back; anything else 403", async () => {
     app = await relayApp();
     const ok = await fetch(
@@ -140,7 +140,7 @@ describe("entries that are dropped", () => {
   });
 });
 
-describe.skipIf(!onSqlite)("durable before the 200 (CONTRACT 5)", () => {
+describe.skipIf(!onSqlite)("durable before the 200 (docs/webhooks.md#intake)", () => {
   /** An app whose WAL syncs the test finishes by hand, and an event posted to it whose commit is waiting for one. */
   async function eventAwaitingSync() {
     const disk = manualSync();
@@ -201,7 +201,7 @@ describe.skipIf(!onSqlite)("durable before the 200 (CONTRACT 5)", () => {
 });
 
 describe("bad bodies", () => {
-  test("not the SPEC 6.3 shape: 400, logged, nothing kept", async () => {
+  test("not the docs/webhooks.md#the-payload shape: 400, logged, nothing kept", async () => {
     app = await relayApp();
     for (const body of [
       "not json",

@@ -44,7 +44,7 @@ describe("IP literals in every spelling", () => {
   });
 });
 
-describe("blocked ranges (SPEC 6.7)", () => {
+describe("blocked ranges (docs/webhooks.md#url-rules)", () => {
   const blocked = [
     "0.1.2.3",
     "10.0.0.7",
@@ -211,7 +211,7 @@ async function options(
 
 const request = { headers: { "content-type": "application/json" }, body: new TextEncoder().encode("{}") };
 
-describe("the service's own addresses (SPEC 6.7)", () => {
+describe("the service's own addresses (docs/webhooks.md#url-rules)", () => {
   test("are the listen address (HOST) when it is a specific one, and every address of the machine's interfaces", async () => {
     const listening = await relayApp({ env: { DEV_MODE: "0", HOST: "8.8.4.4" } });
     stops.push(() => listening.close());

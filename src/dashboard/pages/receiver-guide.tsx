@@ -41,7 +41,7 @@ def handle(raw_body: bytes, headers: dict) -> int:
     queue_for_processing(headers["webhook-id"], event)
     return 204`;
 
-/** How to receive our deliveries safely (SPEC 6.3 to 6.6), shown on every endpoint's page. */
+/** How to receive our deliveries safely (docs/webhooks.md), shown on every endpoint's page. */
 export function ReceiverGuide() {
   return (
     <section class="panel" aria-labelledby="guide-heading">

@@ -1,4 +1,4 @@
--- SPEC 8.1 decisions on token buckets, atomically, by the Redis server's clock (the same
+-- Rate-limit decisions (docs/proxy.md#rate-limits) on token buckets, atomically, by the Redis server's clock (the same
 -- arithmetic as src/limits/token-bucket.ts), for every decision one instance gathered in one turn
 -- of its event loop. KEYS: the buckets, in the order decided (a key may come more than once: each
 -- decision sees the one before). ARGV: for each key, its capacity and refill window (ms); a key

@@ -25,16 +25,16 @@ interface Waiting {
 }
 
 /**
- * SPEC 8.1's buckets in Redis, shared by every instance (CONTRACT 6), computed on the Redis server
- * by its own clock, so instances' clocks never matter and a burst spread over them passes exactly a
+ * The buckets (docs/proxy.md#rate-limits) in Redis, shared by every instance (docs/operations.md#scale-out), computed
+ * on the Redis server by its own clock, so instances' clocks never matter and a burst spread over them passes exactly a
  * bucket's capacity. The decisions asked for in one turn of the event loop go to Redis together, as
  * one EVALSHA of bucket.lua: under load a round trip and a script call serve many proxied calls,
  * which is most of what a decision costs Redis and this process (bench/RESULTS.md, Scale-out).
  *
- * Redis going away must cost the proxy nothing (SPEC 8.1 fails open within 50 ms): the client
- * queues nothing while disconnected (a command fails at once), and once a command failed, or an
- * answer is 50 ms late (a stalled server or a black-holed connection, whose commands would pile
- * up), this limiter says it is unavailable for COOL_OFF_MS without sending anything, then tries
+ * Redis going away must cost the proxy nothing (the limiter fails open within 50 ms:
+ * docs/proxy.md#when-the-limiter-fails): the client queues nothing while disconnected (a command fails at once), and
+ * once a command failed, or an answer is 50 ms late (a stalled server or a black-holed connection, whose commands would
+ * pile up), this limiter says it is unavailable for COOL_OFF_MS without sending anything, then tries
  * again; a stalled connection is replaced. Bun's client reconnects by itself.
  */
 export class RedisLimiter implements RateLimiter {

@@ -22,7 +22,7 @@ export interface FedCache {
 type Change = { seq: number; kind: ChangeKind; ids: string[] };
 
 /**
- * Keeps in-memory caches equal to the database across instances (CONTRACT 6: a change holds on
+ * Keeps in-memory caches equal to the database across instances (docs/operations.md#scale-out: a change holds on
  * every instance within 1 s). Each change is committed together with a bump of the one-row
  * counter `changes.seq` and a pg_notify carrying the new number, the kind and the ids; every
  * instance LISTENs and reads those records again. The counter orders the changes (its row lock is

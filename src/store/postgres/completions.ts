@@ -11,7 +11,7 @@ import {
 
 type Tx = Pick<SQL, "unsafe">;
 
-/** The health columns of an endpoint, as completions change them (SPEC 3.1). */
+/** The health columns of an endpoint, as completions change them (docs/webhooks.md#endpoint-health-and-disabling). */
 interface Health extends FailingHealth {
   disabledReason: string | null;
   updatedAt: number;
