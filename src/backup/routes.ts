@@ -1,3 +1,4 @@
+import { optionalBody } from "../http/optional-body.ts";
 import { Elysia, t } from "elysia";
 import { checkAdminToken } from "../auth/admin-guard.ts";
 import { AppError } from "../errors/catalog.ts";
@@ -35,6 +36,8 @@ export function backupRoutes(deps: { config: Config }, backups: Backups | null) 
         return manifest;
       },
       {
+        // It takes no parameters: any body but none or `{}` is refused before a backup starts.
+        ...optionalBody(t.Object({}, { additionalProperties: false })),
         detail: {
           ...detail,
           summary:
