@@ -1,3 +1,4 @@
+import { endpointRow } from "../../test/support/queue-rows.ts";
 /**
  * A deployment's database grown to a given size before the backup bench starts its server: an
  * account whose endpoint has received many events, each delivered once (an event's body, its
@@ -27,23 +28,7 @@ export async function growDatabase(path: string, megabytes: number, key: Uint8Ar
     maxNumbers: null,
     createdAt: now,
   });
-  await store.endpoints.create({
-    id: endpointId,
-    accountId,
-    url: "https://receiver.example/history",
-    fields: ["messages"],
-    phoneNumberId: null,
-    secret: "whsec_c2VjcmV0c2VjcmV0c2VjcmV0c2VjcmV0",
-    previousSecret: null,
-    previousSecretExpiresAt: null,
-    enabled: true,
-    disabledReason: null,
-    consecutiveFailures: 0,
-    lastSuccessAt: null,
-    warnedAt: null,
-    createdAt: now,
-    updatedAt: now,
-  });
+  await store.endpoints.create({ ...endpointRow(endpointId, accountId, now), url: "https://receiver.example/history" });
   const sqlite = store.db.$client;
   const event = sqlite.prepare(
     "INSERT INTO events (id, account_id, received_at, body, upstream_signature, fields, is_test) VALUES (?, ?, ?, ?, NULL, '[\"messages\"]', 0)",

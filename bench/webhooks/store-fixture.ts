@@ -1,3 +1,4 @@
+import { endpointRow } from "../../test/support/queue-rows.ts";
 /**
  * What the store-level benchmarks (store.ts, claim.ts, commit-latency.ts, purge.ts, pending.ts)
  * share: a fresh SQLite store on a temporary file with one account and one `messages` endpoint per
@@ -55,20 +56,8 @@ export async function benchStore(
       createdAt: now,
     });
     await store.endpoints.create({
-      ...endpoint,
+      ...endpointRow(endpoint.id, endpoint.accountId, now),
       url: `https://receiver.example/${n}`,
-      fields: ["messages"],
-      phoneNumberId: null,
-      secret: "whsec_c2VjcmV0c2VjcmV0c2VjcmV0c2VjcmV0",
-      previousSecret: null,
-      previousSecretExpiresAt: null,
-      enabled: true,
-      disabledReason: null,
-      consecutiveFailures: 0,
-      lastSuccessAt: null,
-      warnedAt: null,
-      createdAt: now,
-      updatedAt: now,
     });
     endpoints.push(endpoint);
   }
