@@ -1,15 +1,22 @@
 import { and, desc, eq, lt } from "drizzle-orm";
 import { fromRecoveryRow, toRecoveryRow } from "../recovery-rows.ts";
+import type { AuditEntry } from "../audit.ts";
 import type { Recovery, RecoveryStore } from "../recoveries.ts";
+import { withAudit } from "./audit.ts";
 import type { PgDb } from "./connect.ts";
 import { recoveries } from "./schema.ts";
 
 export class PgRecoveries implements RecoveryStore {
   constructor(private readonly db: PgDb) {}
 
-  async start(recovery: Recovery) {
+  async start(recovery: Recovery, audit?: AuditEntry) {
     // The partial unique index lets one run per endpoint: a second start finds the first.
-    const inserted = await this.db.insert(recoveries).values(toRecoveryRow(recovery)).onConflictDoNothing().returning();
+    const inserted = await withAudit(
+      this.db,
+      audit,
+      (tx) => tx.insert(recoveries).values(toRecoveryRow(recovery)).onConflictDoNothing().returning(),
+      (rows) => rows.length > 0,
+    );
     if (inserted.length > 0) return { recovery, started: true };
     const [running] = await this.db
       .select()

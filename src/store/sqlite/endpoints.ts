@@ -1,8 +1,10 @@
 import type { Database } from "bun:sqlite";
 import { asc, eq, sql } from "drizzle-orm";
 import type { Sealer } from "../../crypto/sealer.ts";
+import type { AuditEntry } from "../audit.ts";
 import type { DeliveryEndpoint, Endpoint, EndpointPatch, EndpointStore, EndpointTarget } from "../endpoints.ts";
 import { EndpointOpener, sealEndpoint, sealEndpointPatch } from "../sealed-rows.ts";
+import type { AuditWriter } from "./audit.ts";
 import type { Removed, SqliteDeletions } from "./deletions.ts";
 import { DELETE_BATCH } from "./deletions.ts";
 import { statement, type Db } from "./open.ts";
@@ -49,6 +51,7 @@ export class SqliteEndpoints implements EndpointStore {
     private readonly sqlite: Database,
     private readonly sealer: Sealer,
     private readonly deletions: SqliteDeletions,
+    private readonly audit: AuditWriter,
   ) {
     this.stmt = prepare(db, sqlite);
     this.opener = new EndpointOpener(sealer);
@@ -61,9 +64,9 @@ export class SqliteEndpoints implements EndpointStore {
     this.deliveryEndpoints.delete(id);
   }
 
-  async create(endpoint: Endpoint) {
+  async create(endpoint: Endpoint, audit?: AuditEntry) {
     this.targetsByAccount.delete(endpoint.accountId);
-    this.db.insert(endpoints).values(sealEndpoint(endpoint, this.sealer)).run();
+    this.audit.audited(audit, () => this.db.insert(endpoints).values(sealEndpoint(endpoint, this.sealer)).run());
     return { ...endpoint };
   }
 
@@ -111,18 +114,23 @@ export class SqliteEndpoints implements EndpointStore {
     return this.forDeliveryNow(id);
   }
 
-  async update(id: string, patch: EndpointPatch) {
-    const changed = this.db
-      .update(endpoints)
-      .set(sealEndpointPatch(patch, this.sealer))
-      .where(eq(endpoints.id, id))
-      .returning()
-      .get();
+  async update(id: string, patch: EndpointPatch, audit?: AuditEntry) {
+    const changed = this.audit.audited(
+      audit,
+      () =>
+        this.db
+          .update(endpoints)
+          .set(sealEndpointPatch(patch, this.sealer))
+          .where(eq(endpoints.id, id))
+          .returning()
+          .get(),
+      (row) => row !== undefined,
+    );
     this.forget(id);
     return changed ? this.opener.endpoint(changed) : undefined;
   }
 
-  async delete(id: string) {
+  async delete(id: string, audit?: AuditEntry) {
     // Nothing more is sent to it meanwhile: an attempt starting now finds it disabled and parks.
     this.stmt.stopSending.run({ id });
     this.forget(id);
@@ -134,6 +142,7 @@ export class SqliteEndpoints implements EndpointStore {
       const events = this.stmt.events.all({ endpoint: id }).map((row) => row.event_id);
       const gone =
         this.db.delete(endpoints).where(eq(endpoints.id, id)).returning({ id: endpoints.id }).all().length > 0;
+      if (gone) this.audit.record(audit);
       this.deletions.dropOrphanEvents(events);
       return gone;
     })();

@@ -1,15 +1,24 @@
 import { and, desc, eq, lt } from "drizzle-orm";
 import { fromRecoveryRow, toRecoveryRow } from "../recovery-rows.ts";
+import type { AuditEntry } from "../audit.ts";
 import type { Recovery, RecoveryStore } from "../recoveries.ts";
+import type { AuditWriter } from "./audit.ts";
 import type { Db } from "./open.ts";
 import { recoveries } from "./schema.ts";
 
 export class SqliteRecoveries implements RecoveryStore {
-  constructor(private readonly db: Db) {}
+  constructor(
+    private readonly db: Db,
+    private readonly audit: AuditWriter,
+  ) {}
 
-  async start(recovery: Recovery) {
+  async start(recovery: Recovery, audit?: AuditEntry) {
     // The partial unique index lets one run per endpoint: a second start finds the first.
-    const inserted = this.db.insert(recoveries).values(toRecoveryRow(recovery)).onConflictDoNothing().returning().all();
+    const inserted = this.audit.audited(
+      audit,
+      () => this.db.insert(recoveries).values(toRecoveryRow(recovery)).onConflictDoNothing().returning().all(),
+      (rows) => rows.length > 0,
+    );
     if (inserted.length > 0) return { recovery, started: true };
     const running = this.db
       .select()

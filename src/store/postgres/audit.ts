@@ -1,0 +1,76 @@
+import { desc } from "drizzle-orm";
+import type { SQL } from "bun";
+import { auditConditions } from "../audit-filter.ts";
+import { auditRow, fromAuditRow, type AuditEntry, type AuditFilter, type AuditStore } from "../audit.ts";
+import { transaction, type PgDb, type Tx } from "./connect.ts";
+import { auditLog } from "./schema.ts";
+
+/** Rows deleted per statement by the purge, so that no transaction grows with the log. */
+const PURGE_BATCH = 5_000;
+
+/** Writes an entry in the transaction `tx` (nothing when none is given). */
+export async function recordAudit(tx: Pick<SQL, "unsafe">, entry: AuditEntry | undefined): Promise<void> {
+  if (!entry) return;
+  const r = auditRow(entry);
+  await tx.unsafe(
+    `INSERT INTO audit_log (id, at, actor_kind, actor_id, actor_email, action, object_kind, object_id, account_id, ip, changes)
+    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
+    [
+      r.id,
+      r.at,
+      r.actorKind,
+      r.actorId,
+      r.actorEmail,
+      r.action,
+      r.objectKind,
+      r.objectId,
+      r.accountId,
+      r.ip,
+      r.changes,
+    ],
+  );
+}
+
+/**
+ * Runs `write` with its entry in one transaction, the entry written only when `wrote` says the
+ * write changed something; with no entry, `write` runs alone (one statement, no transaction).
+ */
+export async function withAudit<T>(
+  db: PgDb,
+  entry: AuditEntry | undefined,
+  write: (orm: Pick<Tx["orm"], "insert" | "update" | "delete">) => Promise<T>,
+  wrote: (result: T) => boolean = () => true,
+): Promise<T> {
+  if (!entry) return write(db);
+  return transaction(db, async (tx) => {
+    const result = await write(tx.orm);
+    if (wrote(result)) await recordAudit(tx.raw, entry);
+    return result;
+  });
+}
+
+export class PgAudit implements AuditStore {
+  constructor(private readonly db: PgDb) {}
+
+  async list(filter: AuditFilter, limit: number) {
+    const rows = await this.db
+      .select()
+      .from(auditLog)
+      .where(auditConditions(auditLog, filter))
+      .orderBy(desc(auditLog.at), desc(auditLog.id))
+      .limit(limit);
+    return rows.map(fromAuditRow);
+  }
+
+  async purgeAudit(now: number, windowMs: number) {
+    let removed = 0;
+    for (let n = PURGE_BATCH; n === PURGE_BATCH; removed += n) {
+      const gone = await this.db.$client.unsafe(
+        `DELETE FROM audit_log WHERE id IN (SELECT id FROM audit_log WHERE at < $1 LIMIT ${PURGE_BATCH})`,
+        [now - windowMs],
+      );
+      n = gone.count;
+    }
+    return removed;
+  }
+}
