@@ -1,6 +1,7 @@
 import { Elysia } from "elysia";
 import { accountApiRoutes } from "./account-api/routes.ts";
 import { adminRoutes } from "./admin/routes.ts";
+import { activityRoutes } from "./audit/routes.ts";
 import { sessionRoutes } from "./auth/session-routes.ts";
 import { dashboardRoutes } from "./dashboard/routes.ts";
 import { apiDocs } from "./http/api-docs.ts";
@@ -77,6 +78,7 @@ export function createApp(deps: Deps) {
     .use(webhooks.routes)
     .use(accountApiRoutes(deps))
     .use(requestRoutes(deps))
+    .use(activityRoutes(deps))
     .use(messageRoutes(deps))
     .use(onboardingRoutes(deps, webhooks))
     .use(dashboardRoutes(deps, webhooks))

@@ -1,9 +1,13 @@
+import { changesOf } from "../audit/changes.ts";
+import { auditEntry, type AuditContext } from "../audit/entry.ts";
 import { displayPrefix, generateApiKey, hashApiKey } from "../crypto/api-key.ts";
 import { AppError } from "../errors/catalog.ts";
-import { applyEffect, effectOfFault } from "../numbers/state-change.ts";
+import { causeOf, effectOfFault, logEffect } from "../numbers/state-change.ts";
 import { fetchNumberDetails, type SyncResult } from "../numbers/sync.ts";
 import type { Deps } from "../runtime/deps.ts";
 import { randomId } from "../runtime/random.ts";
+import type { AuditAction } from "../store/audit.ts";
+import type { NumberPatch, WabaPatch } from "../store/store.ts";
 import { NO_CAUSE, type Account, type ApiKey, type PhoneNumber, type User, type Waba } from "../store/types.ts";
 import type {
   CreateAccountInput,
@@ -18,7 +22,8 @@ import type {
 
 /**
  * The operator's operations (CONTRACT 3) as plain functions: the HTTP routes and the CLI both call
- * these, so the two can never disagree.
+ * these, so the two can never disagree. Each change is made by someone (`by`), and the store
+ * writes its audit entry with it.
  */
 type OpDeps = Pick<Deps, "store" | "clock" | "random" | "config" | "fetch" | "logger">;
 
@@ -28,8 +33,8 @@ export function getAccount(deps: Pick<OpDeps, "store">, id: string): Account {
   return account;
 }
 
-export async function createAccount(deps: OpDeps, input: CreateAccountInput): Promise<Account> {
-  return deps.store.directory.createAccount({
+export async function createAccount(deps: OpDeps, input: CreateAccountInput, by: AuditContext): Promise<Account> {
+  const account: Account = {
     id: randomId(deps.random, "acc"),
     name: input.name,
     email: input.email,
@@ -37,32 +42,57 @@ export async function createAccount(deps: OpDeps, input: CreateAccountInput): Pr
     retention: input.retention ?? "24h",
     maxNumbers: input.max_numbers ?? null,
     createdAt: deps.clock.now(),
-  });
+  };
+  const object = { kind: "account", id: account.id };
+  return deps.store.directory.createAccount(
+    account,
+    auditEntry(deps, by, "account.create", object, account.id, changesOf(null, account)),
+  );
 }
 
-export async function updateAccount(deps: OpDeps, id: string, input: UpdateAccountInput): Promise<Account> {
-  getAccount(deps, id);
+/** Changes an account; `account.update` by the operator, `settings.update` by the account itself. */
+export async function updateAccount(
+  deps: OpDeps,
+  id: string,
+  input: UpdateAccountInput,
+  by: AuditContext,
+  action: Extract<AuditAction, "account.update" | "settings.update"> = "account.update",
+): Promise<Account> {
+  const account = getAccount(deps, id);
   const patch: Partial<Account> = {};
   if (input.name !== undefined) patch.name = input.name;
   if (input.email !== undefined) patch.email = input.email;
   if (input.billing_status !== undefined) patch.billingStatus = input.billing_status;
   if (input.retention !== undefined) patch.retention = input.retention;
   if (input.max_numbers !== undefined) patch.maxNumbers = input.max_numbers;
-  return (await deps.store.directory.updateAccount(id, patch))!;
+  const entry = auditEntry(deps, by, action, { kind: "account", id }, id, changesOf(account, patch));
+  return found(await deps.store.directory.updateAccount(id, patch, entry), `No account ${id}.`);
 }
 
-export async function createUser(deps: OpDeps, accountId: string, input: CreateUserInput): Promise<User> {
+export async function createUser(
+  deps: OpDeps,
+  accountId: string,
+  input: CreateUserInput,
+  by: AuditContext,
+): Promise<User> {
   getAccount(deps, accountId);
   const taken = () => new AppError("conflict", `A dashboard user with email ${input.email} already exists.`);
   // Checked first to spare the hash; the insert decides when two requests create the same email at once.
   if (await deps.store.users.byEmail(input.email)) throw taken();
-  const user = await deps.store.users.create({
-    id: randomId(deps.random, "usr"),
-    accountId,
-    email: input.email,
-    passwordHash: await Bun.password.hash(input.password, { algorithm: "argon2id" }),
-    createdAt: deps.clock.now(),
+  const id = randomId(deps.random, "usr");
+  const entry = auditEntry(deps, by, "user.create", { kind: "user", id }, accountId, {
+    email: [null, input.email.toLowerCase()],
   });
+  const user = await deps.store.users.create(
+    {
+      id,
+      accountId,
+      email: input.email,
+      passwordHash: await Bun.password.hash(input.password, { algorithm: "argon2id" }),
+      createdAt: deps.clock.now(),
+    },
+    entry,
+  );
   if (!user) throw taken();
   return user;
 }
@@ -72,10 +102,11 @@ export async function createApiKey(
   deps: OpDeps,
   accountId: string,
   input: CreateApiKeyInput,
+  by: AuditContext,
 ): Promise<{ key: string; record: ApiKey }> {
   getAccount(deps, accountId);
   const key = generateApiKey(deps.random, input.mode);
-  const record = await deps.store.directory.createApiKey({
+  const record: ApiKey = {
     id: randomId(deps.random, "key"),
     accountId,
     mode: input.mode,
@@ -84,16 +115,28 @@ export async function createApiKey(
     keyHash: hashApiKey(key),
     createdAt: deps.clock.now(),
     revokedAt: null,
-  });
-  return { key, record };
+  };
+  const { keyHash: _, ...shown } = record;
+  const entry = auditEntry(
+    deps,
+    by,
+    "api_key.create",
+    { kind: "api_key", id: record.id },
+    accountId,
+    changesOf(null, shown),
+  );
+  return { key, record: await deps.store.directory.createApiKey(record, entry) };
 }
 
 /** Revokes a key; `accountId` scopes the look-up for the dashboard, where other accounts' keys are 404. */
-export async function revokeApiKey(deps: OpDeps, id: string, accountId?: string): Promise<ApiKey> {
+export async function revokeApiKey(deps: OpDeps, id: string, by: AuditContext, accountId?: string): Promise<ApiKey> {
   const key = deps.store.directory.apiKey(id);
   if (!key || (accountId !== undefined && key.accountId !== accountId))
     throw new AppError("not_found", `No API key ${id}.`);
-  return (await deps.store.directory.revokeApiKey(id, deps.clock.now()))!;
+  const now = deps.clock.now();
+  const object = { kind: "api_key", id };
+  const entry = auditEntry(deps, by, "api_key.revoke", object, key.accountId, changesOf(key, { revokedAt: now }));
+  return found(await deps.store.directory.revokeApiKey(id, now, entry), `No API key ${id}.`);
 }
 
 export function getWaba(deps: OpDeps, wabaId: string): Waba {
@@ -102,12 +145,17 @@ export function getWaba(deps: OpDeps, wabaId: string): Waba {
   return waba;
 }
 
-export async function createWaba(deps: OpDeps, accountId: string, input: CreateWabaInput): Promise<Waba> {
+export async function createWaba(
+  deps: OpDeps,
+  accountId: string,
+  input: CreateWabaInput,
+  by: AuditContext,
+): Promise<Waba> {
   getAccount(deps, accountId);
   if (deps.store.directory.waba(input.waba_id))
     throw new AppError("conflict", `WABA ${input.waba_id} is already connected.`);
   const now = deps.clock.now();
-  return deps.store.directory.createWaba({
+  const waba: Waba = {
     ...NO_CAUSE,
     wabaId: input.waba_id,
     accountId,
@@ -116,18 +164,41 @@ export async function createWaba(deps: OpDeps, accountId: string, input: CreateW
     status: "connected",
     createdAt: now,
     updatedAt: now,
-  });
+  };
+  const object = { kind: "waba", id: waba.wabaId };
+  return deps.store.directory.createWaba(
+    waba,
+    auditEntry(deps, by, "waba.create", object, accountId, changesOf(null, waba)),
+  );
 }
 
-export async function updateWaba(deps: OpDeps, wabaId: string, input: UpdateWabaInput): Promise<Waba> {
-  getWaba(deps, wabaId);
-  return (await deps.store.directory.updateWaba(wabaId, {
+export async function updateWaba(
+  deps: OpDeps,
+  wabaId: string,
+  input: UpdateWabaInput,
+  by: AuditContext,
+): Promise<Waba> {
+  const patch: WabaPatch = {
     status: input.status,
     // A state set by hand has no upstream cause; a new token alone leaves the state as it is.
     ...(input.status !== undefined ? NO_CAUSE : {}),
     accessToken: input.access_token,
     updatedAt: deps.clock.now(),
-  }))!;
+  };
+  return changeWaba(deps, getWaba(deps, wabaId), patch, by);
+}
+
+/** A change of a WABA, recorded as `waba.update` when `by` is given. */
+async function changeWaba(deps: OpDeps, waba: Waba, patch: WabaPatch, by: AuditContext | undefined): Promise<Waba> {
+  const object = { kind: "waba", id: waba.wabaId };
+  const entry = by && auditEntry(deps, by, "waba.update", object, waba.accountId, changesOf(waba, patch));
+  return found(await deps.store.directory.updateWaba(waba.wabaId, patch, entry), `No WABA ${waba.wabaId}.`);
+}
+
+/** A record a write returned, or 404 when it went meanwhile (deleted by another request). */
+function found<T>(record: T | undefined, message: string): T {
+  if (record === undefined) throw new AppError("not_found", message);
+  return record;
 }
 
 export function getNumber(deps: OpDeps, phoneNumberId: string): PhoneNumber {
@@ -140,13 +211,15 @@ export function getNumber(deps: OpDeps, phoneNumberId: string): PhoneNumber {
  * Re-reads a number's details from upstream; on failure the number keeps its level and records
  * why. `check`: the read is also a check of its condition ("Check again", see applySync).
  */
-export async function syncNumber(
-  deps: OpDeps,
-  phoneNumberId: string,
-  options: { check?: boolean } = {},
-): Promise<PhoneNumber> {
+export async function syncNumber(deps: OpDeps, phoneNumberId: string, options: SyncOptions = {}): Promise<PhoneNumber> {
   const number = getNumber(deps, phoneNumberId);
   return applySync(deps, phoneNumberId, await fetchNumberDetails(deps, number, getWaba(deps, number.wabaId)), options);
+}
+
+/** `check`: the read checks the number's condition; `by`: who asked, recorded as `number.sync` (and `waba.update`). */
+export interface SyncOptions {
+  check?: boolean;
+  by?: AuditContext;
 }
 
 /**
@@ -156,44 +229,41 @@ export async function syncNumber(
  * here too, with its cause (no request id: no proxied call got it); a good read shows the token
  * works and the platform serves the number again, so a revoked token's WABA and a restricted,
  * flagged or unregistered number are connected again. The read when a number is first connected
- * is not such a check: it only fills in the details.
+ * is not such a check: it only fills in the details. The number is written once, with its entry
+ * when `by` is given; a WABA it changes, with its own.
  */
 export async function applySync(
   deps: OpDeps,
   phoneNumberId: string,
   result: SyncResult,
-  { check = false }: { check?: boolean } = {},
+  { check = false, by }: SyncOptions = {},
 ): Promise<PhoneNumber> {
   const now = deps.clock.now();
   const number = getNumber(deps, phoneNumberId);
+  const waba = deps.store.directory.waba(number.wabaId);
+  const patch: NumberPatch = { updatedAt: now };
   if (!result.ok) {
     deps.logger.warn("number sync failed", { phone_number_id: phoneNumberId, reason: result.reason });
+    patch.syncError = result.reason;
     const effect =
       check && result.fault
         ? effectOfFault(result.fault, { idKind: "number", wabaId: number.wabaId, phoneNumberId })
         : null;
-    if (effect)
-      await applyEffect({ directory: deps.store.directory, clock: deps.clock, logger: deps.logger }, effect, null);
-    return (await deps.store.directory.updateNumber(phoneNumberId, { syncError: result.reason, updatedAt: now }))!;
+    if (effect) {
+      logEffect(deps.logger, effect, null);
+      const cause = causeOf(effect.fault, now, null);
+      if (!("waba" in effect)) Object.assign(patch, { status: effect.status, ...cause });
+      else if (waba) await changeWaba(deps, waba, { status: "token_revoked", ...cause, updatedAt: now }, by);
+    }
+  } else {
+    Object.assign(patch, result.details, { syncedAt: now, syncError: null });
+    if (check && waba?.status === "token_revoked")
+      await changeWaba(deps, waba, { status: "connected", ...NO_CAUSE, updatedAt: now }, by);
+    if (check && UPSTREAM_SET.has(number.status)) Object.assign(patch, { status: "connected", ...NO_CAUSE });
   }
-  if (!check)
-    return (await deps.store.directory.updateNumber(phoneNumberId, {
-      ...result.details,
-      syncedAt: now,
-      syncError: null,
-      updatedAt: now,
-    }))!;
-  if (deps.store.directory.waba(number.wabaId)?.status === "token_revoked") {
-    await deps.store.directory.updateWaba(number.wabaId, { status: "connected", ...NO_CAUSE, updatedAt: now });
-  }
-  const restored = UPSTREAM_SET.has(number.status) ? { status: "connected" as const, ...NO_CAUSE } : {};
-  return (await deps.store.directory.updateNumber(phoneNumberId, {
-    ...result.details,
-    ...restored,
-    syncedAt: now,
-    syncError: null,
-    updatedAt: now,
-  }))!;
+  const object = { kind: "number", id: phoneNumberId };
+  const entry = by && auditEntry(deps, by, "number.sync", object, number.accountId, changesOf(number, patch));
+  return found(await deps.store.directory.updateNumber(phoneNumberId, patch, entry), `No number ${phoneNumberId}.`);
 }
 
 /** The number states only upstream sets (SPEC 3.3), which a good read of the number ends. */
@@ -215,6 +285,7 @@ export async function createNumber(
   deps: OpDeps,
   accountId: string,
   input: CreateNumberInput,
+  by: AuditContext,
   details?: SyncResult,
 ): Promise<PhoneNumber> {
   const account = getAccount(deps, accountId);
@@ -229,7 +300,13 @@ export async function createNumber(
     throw new AppError("conflict", `Number ${input.phone_number_id} is already connected.`);
   }
   assertPlanRoom(deps, account);
-  await deps.store.directory.createNumber(newNumber(accountId, input, deps.clock.now()));
+  const number = newNumber(accountId, input, deps.clock.now());
+  const object = { kind: "number", id: number.phoneNumberId };
+  await deps.store.directory.createNumber(
+    number,
+    auditEntry(deps, by, "number.create", object, accountId, changesOf(null, number)),
+  );
+  // Its details are part of connecting it: read now, with no entry of their own.
   return details ? applySync(deps, input.phone_number_id, details) : syncNumber(deps, input.phone_number_id);
 }
 
@@ -256,11 +333,15 @@ export async function updateNumber(
   deps: OpDeps,
   phoneNumberId: string,
   input: UpdateNumberInput,
+  by: AuditContext,
 ): Promise<PhoneNumber> {
-  getNumber(deps, phoneNumberId);
-  return (await deps.store.directory.updateNumber(phoneNumberId, {
+  const number = getNumber(deps, phoneNumberId);
+  const patch: NumberPatch = {
     status: input.status,
     ...(input.status !== undefined ? NO_CAUSE : {}),
     updatedAt: deps.clock.now(),
-  }))!;
+  };
+  const object = { kind: "number", id: phoneNumberId };
+  const entry = auditEntry(deps, by, "number.update", object, number.accountId, changesOf(number, patch));
+  return found(await deps.store.directory.updateNumber(phoneNumberId, patch, entry), `No number ${phoneNumberId}.`);
 }

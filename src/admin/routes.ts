@@ -1,5 +1,8 @@
 import { Elysia, t } from "elysia";
+import { byAdminToken } from "../audit/entry.ts";
+import { auditQuery, auditView, listAudit } from "../audit/queries.ts";
 import { checkAdminToken } from "../auth/admin-guard.ts";
+import { clientIp } from "../http/client-ip.ts";
 import type { Deps } from "../runtime/deps.ts";
 import * as ops from "./operations.ts";
 import * as s from "./schemas.ts";
@@ -14,6 +17,24 @@ export function adminRoutes(deps: Deps) {
     new Elysia({ prefix: "/admin" })
       // onTransform runs before body validation, so an unauthenticated caller learns nothing about the schema.
       .onTransform(({ request }) => checkAdminToken(deps.config.adminToken, request.headers.get("authorization")))
+      // Who makes the changes, for the audit log: the token's holder, from the request's address.
+      .derive(({ request, server }) => ({ by: byAdminToken(clientIp(server, request)) }))
+      .get(
+        "/audit",
+        async ({ query }) => {
+          if (query.account_id) ops.getAccount(deps, query.account_id);
+          const page = await listAudit(deps, query);
+          return { data: page.data.map(auditView), next_cursor: page.nextCursor };
+        },
+        {
+          query: auditQuery,
+          detail: {
+            ...detail,
+            summary:
+              "The audit log, newest first: every change through the operator API, the CLI, the console, the dashboard and its API, and the service's automatic disables; who, what, which object, when, from where, and the fields before → after (never a secret). Filter by account_id, action (or a kind: endpoint), actor (id or email), object_kind and object_id, from and to (ISO 8601); page with next_cursor",
+          },
+        },
+      )
       .get(
         "/usage",
         async ({ query }) => {
@@ -31,23 +52,27 @@ export function adminRoutes(deps: Deps) {
       )
       .post(
         "/accounts",
-        async ({ body, set }) => {
+        async ({ body, by, set }) => {
           set.status = 201;
-          return accountView(await ops.createAccount(deps, body));
+          return accountView(await ops.createAccount(deps, body, by));
         },
         { body: s.createAccountBody, detail: { ...detail, summary: "Create an account" } },
       )
       .get("/accounts/:id", ({ params }) => accountView(ops.getAccount(deps, params.id)), {
         detail: { ...detail, summary: "Read an account" },
       })
-      .patch("/accounts/:id", async ({ params, body }) => accountView(await ops.updateAccount(deps, params.id, body)), {
-        body: s.updateAccountBody,
-        detail: { ...detail, summary: "Change an account's name, email, billing state, retention or plan allowance" },
-      })
+      .patch(
+        "/accounts/:id",
+        async ({ params, body, by }) => accountView(await ops.updateAccount(deps, params.id, body, by)),
+        {
+          body: s.updateAccountBody,
+          detail: { ...detail, summary: "Change an account's name, email, billing state, retention or plan allowance" },
+        },
+      )
       .post(
         "/accounts/:id/users",
-        async ({ params, body, set }) => {
-          const user = await ops.createUser(deps, params.id, body);
+        async ({ params, body, by, set }) => {
+          const user = await ops.createUser(deps, params.id, body, by);
           set.status = 201;
           return userView(user);
         },
@@ -55,8 +80,8 @@ export function adminRoutes(deps: Deps) {
       )
       .post(
         "/accounts/:id/api-keys",
-        async ({ params, body, set }) => {
-          const { key, record } = await ops.createApiKey(deps, params.id, body);
+        async ({ params, body, by, set }) => {
+          const { key, record } = await ops.createApiKey(deps, params.id, body, by);
           set.status = 201;
           return { ...apiKeyView(record), key };
         },
@@ -67,17 +92,17 @@ export function adminRoutes(deps: Deps) {
       )
       .delete(
         "/api-keys/:id",
-        async ({ params, set }) => {
-          await ops.revokeApiKey(deps, params.id);
+        async ({ params, by, set }) => {
+          await ops.revokeApiKey(deps, params.id, by);
           set.status = 204;
         },
         { detail: { ...detail, summary: "Revoke an API key" } },
       )
       .post(
         "/accounts/:id/wabas",
-        async ({ params, body, set }) => {
+        async ({ params, body, by, set }) => {
           set.status = 201;
-          return wabaView(await ops.createWaba(deps, params.id, body));
+          return wabaView(await ops.createWaba(deps, params.id, body, by));
         },
         { body: s.createWabaBody, detail: { ...detail, summary: "Connect a WABA with its upstream access token" } },
       )
@@ -86,7 +111,7 @@ export function adminRoutes(deps: Deps) {
       })
       .patch(
         "/wabas/:waba_id",
-        async ({ params, body }) => wabaView(await ops.updateWaba(deps, params.waba_id, body)),
+        async ({ params, body, by }) => wabaView(await ops.updateWaba(deps, params.waba_id, body, by)),
         {
           body: s.updateWabaBody,
           detail: { ...detail, summary: "Change a WABA's state or access token" },
@@ -94,9 +119,9 @@ export function adminRoutes(deps: Deps) {
       )
       .post(
         "/accounts/:id/numbers",
-        async ({ params, body, set }) => {
+        async ({ params, body, by, set }) => {
           set.status = 201;
-          return numberView(await ops.createNumber(deps, params.id, body));
+          return numberView(await ops.createNumber(deps, params.id, body, by));
         },
         {
           body: s.createNumberBody,
@@ -108,7 +133,7 @@ export function adminRoutes(deps: Deps) {
       })
       .patch(
         "/numbers/:phone_number_id",
-        async ({ params, body }) => numberView(await ops.updateNumber(deps, params.phone_number_id, body)),
+        async ({ params, body, by }) => numberView(await ops.updateNumber(deps, params.phone_number_id, body, by)),
         {
           body: s.updateNumberBody,
           detail: { ...detail, summary: "Change a number's connection state" },
@@ -116,7 +141,7 @@ export function adminRoutes(deps: Deps) {
       )
       .post(
         "/numbers/:phone_number_id/sync",
-        async ({ params }) => numberView(await ops.syncNumber(deps, params.phone_number_id, { check: true })),
+        async ({ params, by }) => numberView(await ops.syncNumber(deps, params.phone_number_id, { check: true, by })),
         {
           detail: { ...detail, summary: "Re-read a number's details from upstream" },
         },
@@ -129,14 +154,18 @@ export function adminRoutes(deps: Deps) {
             "Embedded Signup records not expired, newest first, by account and number: each signup's steps, account and expiry (never its code, token or PIN)",
         },
       })
-      .delete("/onboardings/:id", async ({ params }) => onboardingView(await deleteOnboarding(deps, params.id)), {
-        params: t.Object({ id: t.String({ maxLength: 64 }) }),
-        detail: {
-          ...detail,
-          summary:
-            "Delete an Embedded Signup record (a stuck or unwanted signup): its number is free for other accounts again; answers the record as it was",
+      .delete(
+        "/onboardings/:id",
+        async ({ params, by }) => onboardingView(await deleteOnboarding(deps, params.id, by)),
+        {
+          params: t.Object({ id: t.String({ maxLength: 64 }) }),
+          detail: {
+            ...detail,
+            summary:
+              "Delete an Embedded Signup record (a stuck or unwanted signup): its number is free for other accounts again; answers the record as it was",
+          },
         },
-      })
+      )
       .get(
         "/accounts/:id/numbers",
         ({ params }) => {

@@ -1,5 +1,7 @@
 import { Elysia, t } from "elysia";
+import { byUser, type AuditContext } from "../audit/entry.ts";
 import { AppError } from "../errors/catalog.ts";
+import { clientIp } from "../http/client-ip.ts";
 import type { Deps } from "../runtime/deps.ts";
 import { findSession, SESSION_COOKIE, SESSION_TTL_MS, signIn, signOut } from "./session.ts";
 
@@ -31,8 +33,8 @@ export function sessionRoutes(deps: Deps) {
   return new Elysia()
     .post(
       "/api/session",
-      async ({ body, request, set }) => {
-        const { token } = await signIn(deps, body.email, body.password);
+      async ({ body, request, server, set }) => {
+        const { token } = await signIn(deps, body.email, body.password, clientIp(server, request));
         set.headers["set-cookie"] = sessionCookie(token, request);
         set.status = 204;
       },
@@ -43,8 +45,8 @@ export function sessionRoutes(deps: Deps) {
     )
     .delete(
       "/api/session",
-      async ({ request, set }) => {
-        await signOut(deps, sessionToken(request));
+      async ({ request, server, set }) => {
+        await signOut(deps, sessionToken(request), clientIp(server, request));
         set.headers["set-cookie"] = clearedSessionCookie;
         set.status = 204;
       },
@@ -54,12 +56,18 @@ export function sessionRoutes(deps: Deps) {
 
 /**
  * For dashboard API routes: resolves the session cookie to `accountId`, or answers 401.
- * Every /api route except sign-in and the field list goes through this.
+ * Every /api route except sign-in and the field list goes through this. `by()` is who is asking,
+ * for the audit log of a change (the user is read only by the routes that make one).
  */
 export function requireSession(deps: Deps) {
-  return new Elysia({ name: "require-session" }).resolve({ as: "scoped" }, async ({ request }) => {
+  return new Elysia({ name: "require-session" }).resolve({ as: "scoped" }, async ({ request, server }) => {
     const session = await findSession(deps, sessionToken(request));
     if (!session) throw new AppError("unauthorized", "Sign in first.");
-    return { accountId: session.accountId, userId: session.userId };
+    const by = async (): Promise<AuditContext> => {
+      const user = await deps.store.users.byId(session.userId);
+      if (!user) throw new AppError("unauthorized", "Sign in first.");
+      return byUser(user, clientIp(server, request));
+    };
+    return { accountId: session.accountId, userId: session.userId, by };
   });
 }

@@ -2,6 +2,8 @@ import type { TSchema } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
 import { parseArgs } from "node:util";
 import * as ops from "../admin/operations.ts";
+import { BY_CLI } from "../audit/entry.ts";
+import { auditQuery, auditView, listAudit } from "../audit/queries.ts";
 import * as s from "../admin/schemas.ts";
 import { accountView, apiKeyView, numberView, userView, wabaView } from "../admin/views.ts";
 import { AppError } from "../errors/catalog.ts";
@@ -32,7 +34,7 @@ export const ADMIN_COMMANDS: Command[] = [
     ids: [],
     schema: s.createAccountBody,
     summary: "--name N --email E [--billing-status S] [--retention 24h|7d] [--max-numbers N|null]",
-    run: async (d, _, b) => accountView(await ops.createAccount(d, b)),
+    run: async (d, _, b) => accountView(await ops.createAccount(d, b, BY_CLI)),
   }),
   command<s.UpdateAccountInput>({
     noun: "accounts",
@@ -40,7 +42,7 @@ export const ADMIN_COMMANDS: Command[] = [
     ids: ["account_id"],
     schema: s.updateAccountBody,
     summary: "ACCOUNT_ID [any flag of create]",
-    run: async (d, [id], b) => accountView(await ops.updateAccount(d, id!, b)),
+    run: async (d, [id], b) => accountView(await ops.updateAccount(d, id!, b, BY_CLI)),
   }),
   command({
     noun: "accounts",
@@ -55,7 +57,7 @@ export const ADMIN_COMMANDS: Command[] = [
     ids: ["account_id"],
     schema: s.createUserBody,
     summary: "ACCOUNT_ID --email E --password P",
-    run: async (d, [id], b) => userView(await ops.createUser(d, id!, b)),
+    run: async (d, [id], b) => userView(await ops.createUser(d, id!, b, BY_CLI)),
   }),
   command<s.CreateApiKeyInput>({
     noun: "api-keys",
@@ -64,7 +66,7 @@ export const ADMIN_COMMANDS: Command[] = [
     schema: s.createApiKeyBody,
     summary: "ACCOUNT_ID --mode live|test [--name N]",
     run: async (d, [id], b) => {
-      const { key, record } = await ops.createApiKey(d, id!, b);
+      const { key, record } = await ops.createApiKey(d, id!, b, BY_CLI);
       return { ...apiKeyView(record), key };
     },
   }),
@@ -73,7 +75,7 @@ export const ADMIN_COMMANDS: Command[] = [
     verb: "revoke",
     ids: ["key_id"],
     summary: "KEY_ID",
-    run: async (d, [id]) => apiKeyView(await ops.revokeApiKey(d, id!)),
+    run: async (d, [id]) => apiKeyView(await ops.revokeApiKey(d, id!, BY_CLI)),
   }),
   command<s.CreateWabaInput>({
     noun: "wabas",
@@ -81,7 +83,7 @@ export const ADMIN_COMMANDS: Command[] = [
     ids: ["account_id"],
     schema: s.createWabaBody,
     summary: "ACCOUNT_ID --waba-id W --access-token T [--app-secret S]",
-    run: async (d, [id], b) => wabaView(await ops.createWaba(d, id!, b)),
+    run: async (d, [id], b) => wabaView(await ops.createWaba(d, id!, b, BY_CLI)),
   }),
   command<s.UpdateWabaInput>({
     noun: "wabas",
@@ -89,7 +91,7 @@ export const ADMIN_COMMANDS: Command[] = [
     ids: ["waba_id"],
     schema: s.updateWabaBody,
     summary: "WABA_ID [--status connected|disconnected|token_revoked] [--access-token T]",
-    run: async (d, [id], b) => wabaView(await ops.updateWaba(d, id!, b)),
+    run: async (d, [id], b) => wabaView(await ops.updateWaba(d, id!, b, BY_CLI)),
   }),
   command({
     noun: "wabas",
@@ -104,7 +106,7 @@ export const ADMIN_COMMANDS: Command[] = [
     ids: ["account_id"],
     schema: s.createNumberBody,
     summary: "ACCOUNT_ID --phone-number-id P --waba-id W --kind sandbox|byo|embedded|coexistence",
-    run: async (d, [id], b) => numberView(await ops.createNumber(d, id!, b)),
+    run: async (d, [id], b) => numberView(await ops.createNumber(d, id!, b, BY_CLI)),
   }),
   command<s.UpdateNumberInput>({
     noun: "numbers",
@@ -112,7 +114,7 @@ export const ADMIN_COMMANDS: Command[] = [
     ids: ["phone_number_id"],
     schema: s.updateNumberBody,
     summary: "PHONE_NUMBER_ID --status connected|disconnected|restricted|flagged|not_registered",
-    run: async (d, [id], b) => numberView(await ops.updateNumber(d, id!, b)),
+    run: async (d, [id], b) => numberView(await ops.updateNumber(d, id!, b, BY_CLI)),
   }),
   command({
     noun: "numbers",
@@ -138,7 +140,7 @@ export const ADMIN_COMMANDS: Command[] = [
     verb: "sync",
     ids: ["phone_number_id"],
     summary: "PHONE_NUMBER_ID (re-read details from upstream)",
-    run: async (d, [id]) => numberView(await ops.syncNumber(d, id!, { check: true })),
+    run: async (d, [id]) => numberView(await ops.syncNumber(d, id!, { check: true, by: BY_CLI })),
   }),
   command<typeof onboardingQuery.static>({
     noun: "onboardings",
@@ -148,12 +150,25 @@ export const ADMIN_COMMANDS: Command[] = [
     summary: "[--account-id A] [--phone-number-id P] (Embedded Signup records, newest first)",
     run: async (d, _, b) => ({ data: (await listOnboardings(d, b)).map(onboardingView) }),
   }),
+  command<typeof auditQuery.static>({
+    noun: "audit",
+    verb: "list",
+    ids: [],
+    schema: auditQuery,
+    summary:
+      "[--account-id A] [--action A] [--actor ID|EMAIL] [--object-kind K] [--object-id O] [--from T] [--to T] [--cursor C] (the audit log, newest first)",
+    run: async (d, _, b) => {
+      if (b.account_id) ops.getAccount(d, b.account_id);
+      const page = await listAudit(d, b);
+      return { data: page.data.map(auditView), next_cursor: page.nextCursor };
+    },
+  }),
   command({
     noun: "onboardings",
     verb: "delete",
     ids: ["onboarding_id"],
     summary: "ONBOARDING_ID (its number is free for other accounts again)",
-    run: async (d, [id]) => onboardingView(await deleteOnboarding(d, id!)),
+    run: async (d, [id]) => onboardingView(await deleteOnboarding(d, id!, BY_CLI)),
   }),
 ];
 

@@ -42,6 +42,8 @@ export interface Config {
   readonly requestLog: { readonly buffer: number } | null;
   /** Embedded Signup on the Numbers page (EMBEDDED_SIGNUP_*): null when off. */
   readonly embeddedSignup: EmbeddedSignupConfig | null;
+  /** How long the audit log keeps an entry (AUDIT_RETENTION). */
+  readonly auditRetentionMs: number;
 }
 
 export interface EmbeddedSignupConfig {
@@ -315,6 +317,17 @@ function signupExpiry(raw: string | null): number {
   return ms;
 }
 
+const DAY_MS = 86_400_000;
+
+/** At least a day, at most ten years; 90 days by default. */
+function auditRetention(raw: string | null): number {
+  if (raw === null) return 90 * DAY_MS;
+  const ms = parseDuration(raw);
+  if (ms === null || ms < DAY_MS || ms > 3650 * DAY_MS)
+    throw new ConfigError("AUDIT_RETENTION", `must be a duration from 1d to 3650d, such as 90d, got "${raw}"`);
+  return ms;
+}
+
 /** PLATFORM_NAME, read alone too by `switchboard simulate`, which speaks the same words. */
 export function platformSetting(env: Env): PlatformNames {
   const raw = text(env, "PLATFORM_NAME");
@@ -362,5 +375,6 @@ export function parseConfig(env: Env): Config {
       ? Object.freeze({ buffer: integer(env, "REQUEST_LOG_BUFFER", 10_000, 100, 1_000_000) })
       : null,
     embeddedSignup: embeddedSignup(env),
+    auditRetentionMs: auditRetention(text(env, "AUDIT_RETENTION")),
   });
 }

@@ -2,6 +2,7 @@ import { Elysia } from "elysia";
 import { clearedSessionCookie, sessionCookie, sessionToken } from "../auth/session-routes.ts";
 import { findSession, signIn, signOut } from "../auth/session.ts";
 import { checkOrigin } from "../http/browser-guard.ts";
+import { clientIp } from "../http/client-ip.ts";
 import { AppError } from "../errors/catalog.ts";
 import type { Deps } from "../runtime/deps.ts";
 import { formFields } from "./form.ts";
@@ -27,12 +28,12 @@ export function signInRoutes(deps: Deps) {
     )
     .post(
       "/sign-in",
-      async ({ request, body }) => {
+      async ({ request, body, server }) => {
         const next = safeNext(text(body, "next"));
         const email = text(body, "email").trim().slice(0, 320);
         try {
           checkOrigin(request.method, request.headers.get("origin"), request.headers.get("host"));
-          const { token } = await signIn(deps, email, text(body, "password").slice(0, 200));
+          const { token } = await signIn(deps, email, text(body, "password").slice(0, 200), clientIp(server, request));
           return seeOther(next, { "set-cookie": sessionCookie(token, request) });
         } catch (error) {
           if (!(error instanceof AppError)) throw error;
@@ -43,13 +44,13 @@ export function signInRoutes(deps: Deps) {
     )
     .post(
       "/sign-out",
-      async ({ request }) => {
+      async ({ request, server }) => {
         try {
           checkOrigin(request.method, request.headers.get("origin"), request.headers.get("host"));
         } catch {
           return htmlResponse("Sign-out must come from the dashboard itself.", 403);
         }
-        await signOut(deps, sessionToken(request));
+        await signOut(deps, sessionToken(request), clientIp(server, request));
         return seeOther("/dashboard/sign-in?signed_out=1", { "set-cookie": clearedSessionCookie });
       },
       { detail: { hide: true } },

@@ -415,6 +415,9 @@ export class Dispatcher implements Worker {
       // counts past USAGE_KEPT_MS.
       const logged = await this.deps.store.requests.purge(now, RETENTION_MS, now - USAGE_KEPT_MS);
       if (logged.requests + logged.usage > 0) this.deps.logger.info("request log retention purge", logged);
+      // And the audit log, kept for its own window (AUDIT_RETENTION), whatever the accounts keep.
+      const audit = await this.deps.store.audit.purgeAudit(now, this.deps.config.auditRetentionMs);
+      if (audit > 0) this.deps.logger.info("audit log retention purge", { entries: audit });
       this.deps.metrics.deliveriesPending.set(await this.deps.store.queue.pendingCount());
     } catch (error) {
       this.deps.logger.error("webhook retention purge failed", { error });
