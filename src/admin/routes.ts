@@ -2,7 +2,7 @@ import { Elysia, t } from "elysia";
 import { byAdminToken } from "../audit/entry.ts";
 import { auditQuery, auditView, listAudit } from "../audit/queries.ts";
 import { checkAdminToken } from "../auth/admin-guard.ts";
-import { clientIp } from "../http/client-ip.ts";
+import { clientIp, type Arrived } from "../http/client-ip.ts";
 import type { Deps } from "../runtime/deps.ts";
 import * as ops from "./operations.ts";
 import * as s from "./schemas.ts";
@@ -18,7 +18,7 @@ export function adminRoutes(deps: Deps) {
       // onTransform runs before body validation, so an unauthenticated caller learns nothing about the schema.
       .onTransform(({ request }) => checkAdminToken(deps.config.adminToken, request.headers.get("authorization")))
       // Who makes the changes, for the audit log: the token's holder, from the request's address.
-      .derive(({ request, server }) => ({ by: byAdminToken(clientIp(server, request)) }))
+      .derive((context) => ({ by: byAdminToken(clientIp(context.server, (context as Arrived).arrived)) }))
       .get(
         "/audit",
         async ({ query }) => {

@@ -13,8 +13,8 @@ const SECRET_WORDS = new Set(["secret", "token", "password", "hash", "pin", "key
 const words = (field: string) => field.split(/(?=[A-Z])|_/).map((w) => w.toLowerCase());
 export const isSecret = (field: string) => field === "code" || SECRET_WORDS.has(words(field).at(-1) ?? "");
 
-/** Bookkeeping every write touches: not a change anyone made. */
-const UNRECORDED = new Set(["updatedAt", "createdAt"]);
+/** Bookkeeping every write touches, and what the entry names already (its object, its account). */
+const UNRECORDED = new Set(["updatedAt", "createdAt", "id", "accountId"]);
 
 /** A record's field as the API names it. */
 const apiName = (field: string) => words(field).join("_");

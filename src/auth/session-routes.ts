@@ -1,7 +1,7 @@
 import { Elysia, t } from "elysia";
 import { byUser, type AuditContext } from "../audit/entry.ts";
 import { AppError } from "../errors/catalog.ts";
-import { clientIp } from "../http/client-ip.ts";
+import { clientIp, type Arrived } from "../http/client-ip.ts";
 import type { Deps } from "../runtime/deps.ts";
 import { findSession, SESSION_COOKIE, SESSION_TTL_MS, signIn, signOut } from "./session.ts";
 
@@ -33,10 +33,12 @@ export function sessionRoutes(deps: Deps) {
   return new Elysia()
     .post(
       "/api/session",
-      async ({ body, request, server, set }) => {
-        const { token } = await signIn(deps, body.email, body.password, clientIp(server, request));
-        set.headers["set-cookie"] = sessionCookie(token, request);
-        set.status = 204;
+      async (context) => {
+        const { email, password } = context.body;
+        const ip = clientIp(context.server, (context as Arrived).arrived);
+        const { token } = await signIn(deps, email, password, ip);
+        context.set.headers["set-cookie"] = sessionCookie(token, context.request);
+        context.set.status = 204;
       },
       {
         body: t.Object({ email: t.String({ maxLength: 320 }), password: t.String({ maxLength: 200 }) }),
@@ -45,10 +47,10 @@ export function sessionRoutes(deps: Deps) {
     )
     .delete(
       "/api/session",
-      async ({ request, server, set }) => {
-        await signOut(deps, sessionToken(request), clientIp(server, request));
-        set.headers["set-cookie"] = clearedSessionCookie;
-        set.status = 204;
+      async (context) => {
+        await signOut(deps, sessionToken(context.request), clientIp(context.server, (context as Arrived).arrived));
+        context.set.headers["set-cookie"] = clearedSessionCookie;
+        context.set.status = 204;
       },
       { detail: { tags: ["Dashboard API"], summary: "Sign out" } },
     );
@@ -60,13 +62,14 @@ export function sessionRoutes(deps: Deps) {
  * for the audit log of a change (the user is read only by the routes that make one).
  */
 export function requireSession(deps: Deps) {
-  return new Elysia({ name: "require-session" }).resolve({ as: "scoped" }, async ({ request, server }) => {
-    const session = await findSession(deps, sessionToken(request));
+  return new Elysia({ name: "require-session" }).resolve({ as: "scoped" }, async (context) => {
+    const session = await findSession(deps, sessionToken(context.request));
+    const ip = clientIp(context.server, (context as Arrived).arrived);
     if (!session) throw new AppError("unauthorized", "Sign in first.");
     const by = async (): Promise<AuditContext> => {
       const user = await deps.store.users.byId(session.userId);
       if (!user) throw new AppError("unauthorized", "Sign in first.");
-      return byUser(user, clientIp(server, request));
+      return byUser(user, ip);
     };
     return { accountId: session.accountId, userId: session.userId, by };
   });

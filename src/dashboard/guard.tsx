@@ -4,7 +4,7 @@ import { byUser, type AuditContext } from "../audit/entry.ts";
 import { sessionToken } from "../auth/session-routes.ts";
 import { findSession } from "../auth/session.ts";
 import { checkOrigin } from "../http/browser-guard.ts";
-import { clientIp } from "../http/client-ip.ts";
+import { clientIp, type Arrived } from "../http/client-ip.ts";
 import { AppError } from "../errors/catalog.ts";
 import type { Deps } from "../runtime/deps.ts";
 import type { Account } from "../store/types.ts";
@@ -61,7 +61,7 @@ export function guarded(deps: Deps, handler: PageHandler) {
         accountId: account.id,
         account,
         userEmail: user.email,
-        by: byUser(user, clientIp(ctx.server, request)),
+        by: byUser(user, clientIp(ctx.server, (ctx as Arrived).arrived)),
       };
       const result = await handler(ctx, viewer);
       return typeof result === "string" ? htmlResponse(result) : result;
