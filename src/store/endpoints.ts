@@ -68,7 +68,7 @@ export interface EndpointStore {
   update(id: string, patch: EndpointPatch, audit?: AuditEntry): Promise<Endpoint | undefined>;
   /**
    * Deletes the endpoint with its deliveries and their attempts, and the events no other delivery
-   * needs; the entry goes with the endpoint's own row.
+   * needs. It stops sending to it first (one write, with the entry), then deletes in steps.
    */
   delete(id: string, audit?: AuditEntry): Promise<boolean>;
 }

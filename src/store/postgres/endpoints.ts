@@ -172,10 +172,13 @@ export class PgEndpoints implements EndpointStore, FedCache {
 
   async delete(id: string, audit?: AuditEntry): Promise<boolean> {
     // Nothing more is sent to it meanwhile: an attempt starting now finds it disabled and parks.
-    await this.write(
+    // This first write is the change that counts: the entry goes with it.
+    const stopped = await this.write(
       id,
       async (tx) => (await tx.update(endpoints).set({ enabled: false }).where(eq(endpoints.id, id)).returning())[0],
+      audit,
     );
+    if (!stopped) return false;
     // Its deliveries in batches, so that no transaction grows with the endpoint's history.
     const batch = `SELECT id FROM deliveries WHERE endpoint_id = $1 LIMIT ${DELETE_BATCH}`;
     while ((await this.deletions.batch(batch, [id]))?.deliveries === DELETE_BATCH);
@@ -186,10 +189,7 @@ export class PgEndpoints implements EndpointStore, FedCache {
       }[];
       const deleted =
         (await tx.orm.delete(endpoints).where(eq(endpoints.id, id)).returning({ id: endpoints.id })).length > 0;
-      if (deleted) {
-        await this.feed.record(tx, "endpoint", [id]);
-        await recordAudit(tx.raw, audit);
-      }
+      if (deleted) await this.feed.record(tx, "endpoint", [id]);
       await this.deletions.dropOrphanEvents(
         tx.raw,
         events.map((row) => row.event_id),

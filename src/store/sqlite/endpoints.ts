@@ -132,8 +132,14 @@ export class SqliteEndpoints implements EndpointStore {
 
   async delete(id: string, audit?: AuditEntry) {
     // Nothing more is sent to it meanwhile: an attempt starting now finds it disabled and parks.
-    this.stmt.stopSending.run({ id });
+    // This first write is the change that counts: the entry goes with it.
+    const stopped = this.audit.audited(
+      audit,
+      () => this.stmt.stopSending.run({ id }).changes,
+      (changes) => changes > 0,
+    );
     this.forget(id);
+    if (stopped === 0) return false;
     // Its deliveries first, in batches as the purge takes them: all in one transaction, a busy
     // endpoint's would hold the thread for seconds (8.5 us each).
     await this.deletions.inBatches(() => this.deleteBatch({ endpoint: id }));
@@ -142,7 +148,6 @@ export class SqliteEndpoints implements EndpointStore {
       const events = this.stmt.events.all({ endpoint: id }).map((row) => row.event_id);
       const gone =
         this.db.delete(endpoints).where(eq(endpoints.id, id)).returning({ id: endpoints.id }).all().length > 0;
-      if (gone) this.audit.record(audit);
       this.deletions.dropOrphanEvents(events);
       return gone;
     })();
