@@ -152,8 +152,8 @@ export async function createWaba(
   by: AuditContext,
 ): Promise<Waba> {
   getAccount(deps, accountId);
-  if (deps.store.directory.waba(input.waba_id))
-    throw new AppError("conflict", `WABA ${input.waba_id} is already connected.`);
+  const taken = () => new AppError("conflict", `WABA ${input.waba_id} is already connected.`);
+  if (deps.store.directory.waba(input.waba_id)) throw taken();
   const now = deps.clock.now();
   const waba: Waba = {
     ...NO_CAUSE,
@@ -166,10 +166,11 @@ export async function createWaba(
     updatedAt: now,
   };
   const object = { kind: "waba", id: waba.wabaId };
-  return deps.store.directory.createWaba(
-    waba,
-    auditEntry(deps, by, "waba.create", object, accountId, changesOf(null, waba)),
-  );
+  const entry = auditEntry(deps, by, "waba.create", object, accountId, changesOf(null, waba));
+  // The insert decides when two requests connect the same WABA at once.
+  const created = await deps.store.directory.createWaba(waba, entry);
+  if (!created) throw taken();
+  return created;
 }
 
 export async function updateWaba(
@@ -296,16 +297,14 @@ export async function createNumber(
       `WABA ${input.waba_id} is not connected to account ${accountId}; add it first.`,
     );
   }
-  if (deps.store.directory.number(input.phone_number_id)) {
-    throw new AppError("conflict", `Number ${input.phone_number_id} is already connected.`);
-  }
+  const taken = () => new AppError("conflict", `Number ${input.phone_number_id} is already connected.`);
+  if (deps.store.directory.number(input.phone_number_id)) throw taken();
   assertPlanRoom(deps, account);
   const number = newNumber(accountId, input, deps.clock.now());
   const object = { kind: "number", id: number.phoneNumberId };
-  await deps.store.directory.createNumber(
-    number,
-    auditEntry(deps, by, "number.create", object, accountId, changesOf(null, number)),
-  );
+  const entry = auditEntry(deps, by, "number.create", object, accountId, changesOf(null, number));
+  // The insert decides when two requests connect the same number at once.
+  if (!(await deps.store.directory.createNumber(number, entry))) throw taken();
   // Its details are part of connecting it: read now, with no entry of their own.
   return details ? applySync(deps, input.phone_number_id, details) : syncNumber(deps, input.phone_number_id);
 }

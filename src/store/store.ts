@@ -84,13 +84,15 @@ export interface Directory {
 
   waba(wabaId: string): Waba | undefined;
   wabas(accountId: string): Waba[];
-  createWaba(waba: Waba, audit?: AuditEntry): Promise<Waba>;
+  /** Null when a WABA has this id already (two creations at once: one wins; the other writes no entry). */
+  createWaba(waba: Waba, audit?: AuditEntry): Promise<Waba | null>;
   updateWaba(wabaId: string, patch: WabaPatch, audit?: AuditEntry): Promise<Waba | undefined>;
 
   number(phoneNumberId: string): PhoneNumber | undefined;
   numbers(accountId: string): PhoneNumber[];
   numbersOfWaba(wabaId: string): PhoneNumber[];
-  createNumber(number: PhoneNumber, audit?: AuditEntry): Promise<PhoneNumber>;
+  /** Null when a number has this id already (two creations at once: one wins; the other writes no entry). */
+  createNumber(number: PhoneNumber, audit?: AuditEntry): Promise<PhoneNumber | null>;
   updateNumber(phoneNumberId: string, patch: NumberPatch, audit?: AuditEntry): Promise<PhoneNumber | undefined>;
 
   /**

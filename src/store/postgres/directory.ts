@@ -163,14 +163,14 @@ export class PgDirectory extends CachedDirectory implements Directory, FedCache 
   }
 
   async createWaba(waba: Waba, audit?: AuditEntry) {
-    await this.write(
+    const row = await this.write(
       "waba",
       waba.wabaId,
-      async (tx) => (await tx.insert(wabas).values(sealWaba(waba, this.sealer)).returning())[0],
+      async (tx) => (await tx.insert(wabas).values(sealWaba(waba, this.sealer)).onConflictDoNothing().returning())[0],
       (r) => this.cacheWaba(this.toWaba(r)),
       audit,
     );
-    return { ...waba };
+    return row ? { ...waba } : null;
   }
   async updateWaba(wabaId: string, patch: WabaPatch, audit?: AuditEntry) {
     const set: Partial<typeof wabas.$inferInsert> = { updatedAt: patch.updatedAt };
@@ -201,11 +201,11 @@ export class PgDirectory extends CachedDirectory implements Directory, FedCache 
     const row = await this.write(
       "number",
       number.phoneNumberId,
-      async (tx) => (await tx.insert(numbers).values(number).returning())[0],
+      async (tx) => (await tx.insert(numbers).values(number).onConflictDoNothing().returning())[0],
       (r) => this.cacheNumber(r),
       audit,
     );
-    return { ...row! };
+    return row ? { ...row } : null;
   }
   async updateNumber(phoneNumberId: string, given: NumberPatch, audit?: AuditEntry) {
     const patch = defined(given);

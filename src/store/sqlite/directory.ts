@@ -85,7 +85,12 @@ export class SqliteDirectory extends CachedDirectory implements Directory {
   }
 
   async createWaba(waba: Waba, audit?: AuditEntry) {
-    this.audit.audited(audit, () => this.db.insert(wabas).values(sealWaba(waba, this.sealer)).run());
+    const inserted = this.audit.audited(
+      audit,
+      () => this.db.insert(wabas).values(sealWaba(waba, this.sealer)).onConflictDoNothing().returning().all(),
+      (rows) => rows.length > 0,
+    );
+    if (inserted.length === 0) return null;
     this.cacheWaba({ ...waba });
     return { ...waba };
   }
@@ -123,7 +128,12 @@ export class SqliteDirectory extends CachedDirectory implements Directory {
   }
 
   async createNumber(number: PhoneNumber, audit?: AuditEntry) {
-    this.audit.audited(audit, () => this.db.insert(numbers).values(number).run());
+    const inserted = this.audit.audited(
+      audit,
+      () => this.db.insert(numbers).values(number).onConflictDoNothing().returning().all(),
+      (rows) => rows.length > 0,
+    );
+    if (inserted.length === 0) return null;
     this.cacheNumber({ ...number });
     return { ...number };
   }
