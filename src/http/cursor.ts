@@ -12,7 +12,9 @@ export function decodeCursor(cursor: string): { at: number; id: string } {
   const text = Buffer.from(cursor, "base64url").toString("utf8");
   const dot = text.indexOf(".");
   const at = Number(text.slice(0, dot));
-  if (dot < 1 || !Number.isSafeInteger(at))
+  const id = text.slice(dot + 1);
+  // A made-up cursor may hide a control character (PostgreSQL's text cannot hold NUL): not one of ours.
+  if (dot < 1 || !Number.isSafeInteger(at) || /[\u0000-\u001f\u007f]/.test(id))
     throw new AppError("invalid_request", "cursor is not valid; use next_cursor of a previous page.");
-  return { at, id: text.slice(dot + 1) };
+  return { at, id };
 }

@@ -259,6 +259,10 @@ describe("GET /admin/audit", () => {
     expect((await call("GET", "/admin/audit?action=endpoint.explode")).status).toBe(400);
     expect((await call("GET", "/admin/audit?from=yesterday")).status).toBe(400);
     expect((await call("GET", "/admin/audit?cursor=bm9wZQ")).status).toBe(400);
+    // A made-up cursor hiding a NUL (which PostgreSQL's text cannot hold).
+    expect((await call("GET", `/admin/audit?cursor=${Buffer.from("1.\u0000x").toString("base64url")}`)).status).toBe(
+      400,
+    );
     expect((await fetch(`${world.url}/admin/audit`)).status).toBe(401);
   });
 
