@@ -2,7 +2,7 @@ import { eq, lt, lte, sql } from "drizzle-orm";
 import type { AuditEntry } from "../audit.ts";
 import type { SessionStore, UserStore } from "../store.ts";
 import type { Session, User } from "../types.ts";
-import { withAudit } from "./audit.ts";
+import { withAudit, withAuditStatement } from "./audit.ts";
 import type { PgDb } from "./connect.ts";
 import { sessions, signInFailures, users } from "./schema.ts";
 
@@ -29,15 +29,15 @@ export class PgUsers implements UserStore {
     return row ? { count: row.count, lastAt: row.lastAt } : undefined;
   }
   async recordFailure(email: string, at: number, audit?: AuditEntry) {
-    await withAudit(this.db, audit, (tx) =>
-      tx
-        .insert(signInFailures)
-        .values({ email: email.toLowerCase(), count: 1, lastAt: at })
-        .onConflictDoUpdate({
-          target: signInFailures.email,
-          set: { count: sql`${signInFailures.count} + 1`, lastAt: at },
-        }),
-    );
+    const change = this.db
+      .insert(signInFailures)
+      .values({ email: email.toLowerCase(), count: 1, lastAt: at })
+      .onConflictDoUpdate({
+        target: signInFailures.email,
+        set: { count: sql`${signInFailures.count} + 1`, lastAt: at },
+      })
+      .returning({ email: signInFailures.email });
+    await withAuditStatement(this.db, change, audit);
   }
   async clearFailures(email: string) {
     await this.db.delete(signInFailures).where(eq(signInFailures.email, email.toLowerCase()));
@@ -58,7 +58,8 @@ export class PgUsers implements UserStore {
 export class PgSessions implements SessionStore {
   constructor(private readonly db: PgDb) {}
   async create(session: Session, audit?: AuditEntry) {
-    await withAudit(this.db, audit, (tx) => tx.insert(sessions).values(session));
+    const change = this.db.insert(sessions).values(session).returning({ tokenHash: sessions.tokenHash });
+    await withAuditStatement(this.db, change, audit);
   }
   async find(tokenHash: string) {
     return (await this.db.select().from(sessions).where(eq(sessions.tokenHash, tokenHash)))[0];
