@@ -24,6 +24,7 @@ import type { Endpoint } from "../../src/store/endpoints.ts";
 import { openPostgresStore } from "../../src/store/postgres/store.ts";
 import { openSqliteStore } from "../../src/store/sqlite/store.ts";
 import type { Store } from "../../src/store/store.ts";
+import { endpointRow } from "../../test/support/queue-rows.ts";
 
 const ITERATIONS = Number(process.env.ITERATIONS ?? 2000);
 const POSTGRES = process.env.BENCH_POSTGRES_URL ?? "postgres://postgres@127.0.0.1:5432/test";
@@ -52,23 +53,7 @@ async function fixture(store: Store) {
     passwordHash: "x",
     createdAt: now,
   });
-  let endpoint: Endpoint = {
-    id: "ep_bench",
-    accountId: "acc_bench",
-    url: "https://receiver.example/a",
-    fields: ["messages"],
-    phoneNumberId: null,
-    secret: "whsec_c2VjcmV0c2VjcmV0c2VjcmV0c2VjcmV0",
-    previousSecret: null,
-    previousSecretExpiresAt: null,
-    enabled: true,
-    disabledReason: null,
-    consecutiveFailures: 0,
-    lastSuccessAt: null,
-    warnedAt: null,
-    createdAt: now,
-    updatedAt: now,
-  };
+  let endpoint: Endpoint = endpointRow("ep_bench", "acc_bench", now);
   await store.endpoints.create(endpoint);
 
   let n = 0;

@@ -21,7 +21,7 @@ import {
   type SyncRequest,
 } from "../onboardings.ts";
 import type { AuditEntry } from "../audit.ts";
-import { recordAudit, withAudit } from "./audit.ts";
+import { recordAudit, withAudit, withAuditStatement } from "./audit.ts";
 import { transaction, type PgDb } from "./connect.ts";
 import { onboardings } from "./schema.ts";
 
@@ -135,40 +135,34 @@ export class PgOnboardings implements OnboardingStore {
     return done.length > 0;
   }
 
-  // One key of the JSON object set in place, so that two fields' writes never undo each other. The
-  // value goes as text first: Bun.sql would send a string bound straight to jsonb as a JSON string.
   async recordPreflight(id: string, field: string, preflight: Preflight, at: number, audit?: AuditEntry) {
-    await withAudit(
-      this.db,
-      audit,
-      (tx) =>
-        tx
-          .update(onboardings)
-          .set({
-            preflights: sql`(${onboardings.preflights}::jsonb || jsonb_build_object(${field}::text, ${JSON.stringify(preflight)}::text::jsonb))::text`,
-            updatedAt: at,
-          })
-          .where(eq(onboardings.id, id))
-          .returning({ id: onboardings.id }),
-      (rows) => rows.length > 0,
-    );
+    await this.setKey(id, "preflights", field, preflight, at, audit);
   }
 
   async recordSync(id: string, syncType: string, sync: SyncRequest, at: number, audit?: AuditEntry) {
-    await withAudit(
-      this.db,
-      audit,
-      (tx) =>
-        tx
-          .update(onboardings)
-          .set({
-            syncs: sql`(${onboardings.syncs}::jsonb || jsonb_build_object(${syncType}::text, ${JSON.stringify(sync)}::text::jsonb))::text`,
-            updatedAt: at,
-          })
-          .where(eq(onboardings.id, id))
-          .returning({ id: onboardings.id }),
-      (rows) => rows.length > 0,
-    );
+    await this.setKey(id, "syncs", syncType, sync, at, audit);
+  }
+
+  /**
+   * One key of a JSON object column set in place, so that two keys' writes never undo each other,
+   * with its entry in the same statement. The value goes as text first: Bun.sql would send a
+   * string bound straight to jsonb as a JSON string.
+   */
+  private async setKey(
+    id: string,
+    column: "preflights" | "syncs",
+    key: string,
+    value: unknown,
+    at: number,
+    audit?: AuditEntry,
+  ) {
+    const merged = sql`(${onboardings[column]}::jsonb || jsonb_build_object(${key}::text, ${JSON.stringify(value)}::text::jsonb))::text`;
+    const change = this.db
+      .update(onboardings)
+      .set({ [column]: merged, updatedAt: at })
+      .where(eq(onboardings.id, id))
+      .returning({ id: onboardings.id });
+    await withAuditStatement(this.db, change, audit);
   }
 
   async delete(id: string, audit?: AuditEntry) {

@@ -120,34 +120,30 @@ export class SqliteOnboardings implements OnboardingStore {
     return done.length > 0;
   }
 
-  // One key of the JSON object set in place, so that two fields' writes never undo each other.
   async recordPreflight(id: string, field: string, preflight: Preflight, at: number, audit?: AuditEntry) {
-    this.audit.audited(
-      audit,
-      () =>
-        this.db
-          .update(onboardings)
-          .set({
-            preflights: sql`json_set(${onboardings.preflights}, ${`$."${field}"`}, json(${JSON.stringify(preflight)}))`,
-            updatedAt: at,
-          })
-          .where(eq(onboardings.id, id))
-          .returning({ id: onboardings.id })
-          .all(),
-      (rows) => rows.length > 0,
-    );
+    this.setKey(id, "preflights", field, preflight, at, audit);
   }
 
   async recordSync(id: string, syncType: string, sync: SyncRequest, at: number, audit?: AuditEntry) {
+    this.setKey(id, "syncs", syncType, sync, at, audit);
+  }
+
+  /** One key of a JSON object column set in place, so that two keys' writes never undo each other. */
+  private setKey(
+    id: string,
+    column: "preflights" | "syncs",
+    key: string,
+    value: unknown,
+    at: number,
+    audit?: AuditEntry,
+  ) {
+    const set = { [column]: sql`json_set(${onboardings[column]}, ${`$."${key}"`}, json(${JSON.stringify(value)}))` };
     this.audit.audited(
       audit,
       () =>
         this.db
           .update(onboardings)
-          .set({
-            syncs: sql`json_set(${onboardings.syncs}, ${`$."${syncType}"`}, json(${JSON.stringify(sync)}))`,
-            updatedAt: at,
-          })
+          .set({ ...set, updatedAt: at })
           .where(eq(onboardings.id, id))
           .returning({ id: onboardings.id })
           .all(),
