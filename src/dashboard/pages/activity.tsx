@@ -2,7 +2,7 @@ import { escapeHtml } from "@kitajs/html";
 import type { AuditView } from "../../audit/queries.ts";
 import { ACTION_WORDS, actorWords } from "../../audit/words.ts";
 import { AUDIT_ACTIONS } from "../../store/audit.ts";
-import { Pager, Time } from "../components.tsx";
+import { Pager, Time, TimeRangeAndFilter } from "../components.tsx";
 
 export interface ActivityFilter {
   action?: string;
@@ -82,17 +82,7 @@ export function ActivityPage(props: {
           <label for="filter-actor">Who (email or id)</label>
           <input id="filter-actor" name="actor" maxlength="320" value={f.actor ?? ""} placeholder="you@example.com" />
         </div>
-        <div>
-          <label for="filter-from">From (UTC)</label>
-          <input id="filter-from" name="from" type="datetime-local" value={f.from ?? ""} />
-        </div>
-        <div>
-          <label for="filter-to">To (UTC)</label>
-          <input id="filter-to" name="to" type="datetime-local" value={f.to ?? ""} />
-        </div>
-        <div class="filter-submit">
-          <button type="submit">Filter</button>
-        </div>
+        <TimeRangeAndFilter from={f.from} to={f.to} />
       </form>
       {props.entries.length === 0 ? (
         <p class="panel">No activity{filtered ? " matches this filter" : " yet"}.</p>
