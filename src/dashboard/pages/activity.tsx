@@ -80,7 +80,14 @@ export function ActivityPage(props: {
         </div>
         <div>
           <label for="filter-actor">Who (email or id)</label>
-          <input id="filter-actor" name="actor" maxlength="320" value={f.actor ?? ""} placeholder="you@example.com" />
+          <input
+            id="filter-actor"
+            name="actor"
+            type="text"
+            maxlength="320"
+            value={f.actor ?? ""}
+            placeholder="you@example.com"
+          />
         </div>
         <TimeRangeAndFilter from={f.from} to={f.to} />
       </form>
