@@ -177,15 +177,13 @@ async function seed(base: string): Promise<{ key: string; numbers: string[] }> {
   const numbers = Array.from({ length: NUMBERS }, (_, i) => String(100_000_000_000_000 + i));
   for (let i = 0; i < numbers.length; i += 25) {
     await Promise.all(
-      numbers
-        .slice(i, i + 25)
-        .map((id) =>
-          admin(base, "POST", `/admin/accounts/${account.id}/numbers`, {
-            phone_number_id: id,
-            waba_id: "900000000000001",
-            kind: "embedded",
-          }),
-        ),
+      numbers.slice(i, i + 25).map((id) =>
+        admin(base, "POST", `/admin/accounts/${account.id}/numbers`, {
+          phone_number_id: id,
+          waba_id: "900000000000001",
+          kind: "embedded",
+        }),
+      ),
     );
   }
   return { key, numbers };

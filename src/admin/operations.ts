@@ -1,3 +1,4 @@
+import { hashPassword } from "../auth/sign-in.ts";
 import { displayPrefix, generateApiKey, hashApiKey } from "../crypto/api-key.ts";
 import { AppError } from "../errors/catalog.ts";
 import { applyEffect, effectOfFault } from "../numbers/state-change.ts";
@@ -60,7 +61,7 @@ export async function createUser(deps: OpDeps, accountId: string, input: CreateU
     id: randomId(deps.random, "usr"),
     accountId,
     email: input.email,
-    passwordHash: await Bun.password.hash(input.password, { algorithm: "argon2id" }),
+    passwordHash: await hashPassword(input.password),
     createdAt: deps.clock.now(),
   });
   if (!user) throw taken();

@@ -1,19 +1,21 @@
 import { Elysia, t } from "elysia";
-import { checkAdminToken } from "../auth/admin-guard.ts";
 import type { Deps } from "../runtime/deps.ts";
 import * as ops from "./operations.ts";
 import * as s from "./schemas.ts";
 import { accountView, apiKeyView, numberView, userView, wabaView } from "./views.ts";
 import { usage, usageQuery, usageView } from "../requests/queries.ts";
+import { usageCsvResponse, usageReportQuery } from "../console/usage.ts";
+import { adminAccess } from "../operators/admin-access.ts";
 import { deleteOnboarding, listOnboardings, onboardingQuery, onboardingView } from "../onboarding/operator.ts";
 
-/** The operator API (CONTRACT 3): thin routes over admin/operations.ts. */
+/** The operator API (CONTRACT 3, 8): thin routes over admin/operations.ts. */
 export function adminRoutes(deps: Deps) {
   const detail = { tags: ["Operator API"], security: [{ adminToken: [] }] };
   return (
     new Elysia({ prefix: "/admin" })
-      // onTransform runs before body validation, so an unauthenticated caller learns nothing about the schema.
-      .onTransform(({ request }) => checkAdminToken(deps.config.adminToken, request.headers.get("authorization")))
+      // A transform hook runs before body validation, so an unauthenticated caller learns nothing about the schema.
+      // `actor`: who calls (ADMIN_TOKEN or a signed-in operator).
+      .derive(async ({ request }) => ({ actor: await adminAccess(deps, request) }))
       .get(
         "/usage",
         async ({ query }) => {
@@ -29,6 +31,14 @@ export function adminRoutes(deps: Deps) {
           },
         },
       )
+      .get("/usage.csv", ({ query }) => usageCsvResponse(deps, query), {
+        query: usageReportQuery,
+        detail: {
+          ...detail,
+          summary:
+            "Usage for billing as CSV: one row per account, number (or WABA), UTC day, kind and label; from (default: the start of this month) and to are ISO 8601 dates or times",
+        },
+      })
       .post(
         "/accounts",
         async ({ body, set }) => {

@@ -1,3 +1,4 @@
+import { hashPassword } from "../auth/sign-in.ts";
 import * as ops from "../admin/operations.ts";
 import type { Deps } from "../runtime/deps.ts";
 import type { Simulator } from "../simulator/server.ts";
@@ -39,8 +40,7 @@ export async function seedDemo(deps: SeedDeps, sim: Simulator, receiverUrl: stri
 
   const password = Buffer.from(deps.random.bytes(12)).toString("base64url");
   const user = await deps.store.users.byEmail(DEMO_EMAIL);
-  if (user)
-    await deps.store.users.setPasswordHash(user.id, await Bun.password.hash(password, { algorithm: "argon2id" }));
+  if (user) await deps.store.users.setPasswordHash(user.id, await hashPassword(password));
   else await ops.createUser(deps, account.id, { email: DEMO_EMAIL, password });
 
   const waba =

@@ -1,0 +1,58 @@
+import type { CallTotal, DailyUsage, DeliveryTotals, DisabledEndpoint } from "./overview.ts";
+
+type Row = Record<string, unknown>;
+
+const DAY_MS = 86_400_000;
+
+/**
+ * The overview's statements, the same text on both backends: `$1`… are positional on each, an
+ * endpoint's `enabled` is a truth value on each (SQLite's 0/1), and integer division floors on each.
+ */
+export const OVERVIEW_SQL = {
+  deliveriesSince: `SELECT coalesce(sum(succeeded), 0) AS succeeded, coalesce(sum(failed), 0) AS failed,
+    coalesce(sum(parked), 0) AS parked FROM endpoint_hours WHERE hour >= $1`,
+  failingEndpoints: "SELECT count(*) AS n FROM endpoints WHERE enabled AND consecutive_failures > 0",
+  disabledSince: `SELECT id, account_id, url, disabled_reason, updated_at FROM endpoints
+    WHERE NOT enabled AND updated_at >= $1 ORDER BY updated_at DESC, id LIMIT $2`,
+  callTotals: `SELECT account_id, kind, sum(count) AS count FROM usage_hours
+    WHERE hour >= $1 AND hour < $2 GROUP BY account_id, kind`,
+  usageByDay: (
+    oneAccount: boolean,
+  ) => `SELECT account_id, target_id, (hour / ${DAY_MS}) * ${DAY_MS} AS day, kind, label,
+    sum(count) AS count FROM usage_hours WHERE hour >= $1 AND hour < $2${oneAccount ? " AND account_id = $3" : ""}
+    GROUP BY account_id, day, target_id, kind, label ORDER BY account_id, day, target_id, kind, label`,
+};
+
+/** PostgreSQL's sums and counts come back as text (bigint). */
+const n = (value: unknown) => Number(value ?? 0);
+
+export const toDeliveryTotals = (row: Row | undefined): DeliveryTotals => ({
+  succeeded: n(row?.succeeded),
+  failed: n(row?.failed),
+  parked: n(row?.parked),
+});
+
+export const toDisabledEndpoint = (row: Row): DisabledEndpoint => ({
+  id: row.id as string,
+  accountId: row.account_id as string,
+  url: row.url as string,
+  disabledReason: row.disabled_reason as DisabledEndpoint["disabledReason"],
+  updatedAt: n(row.updated_at),
+});
+
+export const toCallTotal = (row: Row): CallTotal => ({
+  accountId: row.account_id as string,
+  kind: row.kind as CallTotal["kind"],
+  count: n(row.count),
+});
+
+export const toDailyUsage = (row: Row): DailyUsage => ({
+  accountId: row.account_id as string,
+  targetId: row.target_id as string,
+  day: n(row.day),
+  kind: row.kind as DailyUsage["kind"],
+  label: row.label as string,
+  count: n(row.count),
+});
+
+export const toCount = (row: Row | undefined | null): number => n(row?.n);

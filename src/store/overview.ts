@@ -1,0 +1,57 @@
+import type { DisabledReason } from "./endpoints.ts";
+import type { UsageCount } from "./requests.ts";
+
+/** An endpoint that is disabled, as the operator's overview lists it. */
+export interface DisabledEndpoint {
+  id: string;
+  accountId: string;
+  url: string;
+  disabledReason: DisabledReason | null;
+  /** Its last change: the disable, unless it was edited since. */
+  updatedAt: number;
+}
+
+/** Delivery work of every endpoint in the hours counted (the endpoints' hourly stats). */
+export interface DeliveryTotals {
+  succeeded: number;
+  failed: number;
+  parked: number;
+}
+
+/** Calls of one account of one kind (forwarded, upstream error, refused). */
+export interface CallTotal {
+  accountId: string;
+  kind: UsageCount["kind"];
+  count: number;
+}
+
+/** Usage counts summed over a UTC day: one row per account, number (or WABA), day, kind and label. */
+export interface DailyUsage {
+  accountId: string;
+  targetId: string;
+  /** Start of the UTC day, epoch ms. */
+  day: number;
+  kind: UsageCount["kind"];
+  label: string;
+  count: number;
+}
+
+/**
+ * Counts across every account, for the operator console (issue 29). None is on a request's path of
+ * the proxy or the relay; on SQLite each long count yields between chunks, as the queue's pending
+ * count does, so the server keeps answering while the console reads.
+ */
+export interface OverviewStore {
+  /** Events received at or after `since` (an upstream event counts once per account it went to). */
+  eventsSince(since: number): Promise<number>;
+  /** Attempts that succeeded or failed, and deliveries parked, in the hours that start at or after `since`. */
+  deliveriesSince(since: number): Promise<DeliveryTotals>;
+  /** Enabled endpoints whose last attempts failed (one failure or more since their last success). */
+  failingEndpoints(): Promise<number>;
+  /** Disabled endpoints last changed at or after `since`, newest first, at most `limit`. */
+  disabledSince(since: number, limit: number): Promise<DisabledEndpoint[]>;
+  /** Calls per account and kind in the hours that start in [from, to). */
+  callTotals(from: number, to: number): Promise<CallTotal[]>;
+  /** Usage per account, number, UTC day, kind and label in the hours that start in [from, to), of one account or all; ordered by account, day, number, kind, label. */
+  usageByDay(accountId: string | null, from: number, to: number): Promise<DailyUsage[]>;
+}

@@ -1,0 +1,40 @@
+import type { SQL } from "bun";
+import type { OverviewStore } from "../overview.ts";
+import {
+  OVERVIEW_SQL,
+  toCallTotal,
+  toCount,
+  toDailyUsage,
+  toDeliveryTotals,
+  toDisabledEndpoint,
+} from "../overview-sql.ts";
+
+type Row = Record<string, unknown>;
+
+export class PgOverview implements OverviewStore {
+  constructor(private readonly sql: SQL) {}
+
+  private async rows(text: string, params: unknown[]): Promise<Row[]> {
+    return (await this.sql.unsafe(text, params)) as Row[];
+  }
+
+  async eventsSince(since: number) {
+    return toCount((await this.rows("SELECT count(*) AS n FROM events WHERE received_at >= $1", [since]))[0]);
+  }
+  async deliveriesSince(since: number) {
+    return toDeliveryTotals((await this.rows(OVERVIEW_SQL.deliveriesSince, [since]))[0]);
+  }
+  async failingEndpoints() {
+    return toCount((await this.rows(OVERVIEW_SQL.failingEndpoints, []))[0]);
+  }
+  async disabledSince(since: number, limit: number) {
+    return (await this.rows(OVERVIEW_SQL.disabledSince, [since, limit])).map(toDisabledEndpoint);
+  }
+  async callTotals(from: number, to: number) {
+    return (await this.rows(OVERVIEW_SQL.callTotals, [from, to])).map(toCallTotal);
+  }
+  async usageByDay(accountId: string | null, from: number, to: number) {
+    const params = accountId === null ? [from, to] : [from, to, accountId];
+    return (await this.rows(OVERVIEW_SQL.usageByDay(accountId !== null), params)).map(toDailyUsage);
+  }
+}
