@@ -2,6 +2,7 @@ import { Elysia } from "elysia";
 import { accountApiRoutes } from "./account-api/routes.ts";
 import { adminRoutes } from "./admin/routes.ts";
 import { sessionRoutes } from "./auth/session-routes.ts";
+import { consoleRoutes } from "./console/routes.tsx";
 import { dashboardRoutes } from "./dashboard/routes.ts";
 import { apiDocs } from "./http/api-docs.ts";
 import { browserApiGuard } from "./http/browser-guard.ts";
@@ -10,6 +11,7 @@ import { requestBodies } from "./http/request-body.ts";
 import { caughtUpDirectory } from "./http/caught-up.ts";
 import { requestContext } from "./http/request-context.ts";
 import { opsRoutes } from "./observability/routes.ts";
+import { operatorSessionRoutes } from "./operators/routes.ts";
 import type { Deps, Worker } from "./runtime/deps.ts";
 import { intervalWorker } from "./runtime/interval-worker.ts";
 import { createProxy } from "./proxy/pipeline.ts";
@@ -67,6 +69,9 @@ export function createApp(deps: Deps) {
     .use(requestContext(deps))
     // Generic input guards, in this order, for every route: see each one's file.
     .use(browserApiGuard("/api/"))
+    // The operator console's JSON sign-in is an API like /api's; its pages post HTML forms.
+    .use(browserApiGuard("/operator/session"))
+    .use(browserApiGuard("/operator", { forms: true }))
     .use(requestBodies(deps))
     .use(controlCharacterGuard())
     .use(caughtUpDirectory(deps))
@@ -80,6 +85,8 @@ export function createApp(deps: Deps) {
     .use(messageRoutes(deps))
     .use(onboardingRoutes(deps, webhooks))
     .use(dashboardRoutes(deps, webhooks))
+    .use(operatorSessionRoutes(deps))
+    .use(consoleRoutes(deps))
     .onStart(() => {
       for (const worker of workers) worker.start();
     });

@@ -5,6 +5,7 @@ import * as ops from "../admin/operations.ts";
 import * as s from "../admin/schemas.ts";
 import { accountView, apiKeyView, numberView, userView, wabaView } from "../admin/views.ts";
 import { AppError } from "../errors/catalog.ts";
+import * as operators from "../operators/operations.ts";
 import { deleteOnboarding, listOnboardings, onboardingQuery, onboardingView } from "../onboarding/operator.ts";
 import { usage, usageQuery, usageView } from "../requests/queries.ts";
 
@@ -154,6 +155,36 @@ export const ADMIN_COMMANDS: Command[] = [
     ids: ["onboarding_id"],
     summary: "ONBOARDING_ID (its number is free for other accounts again)",
     run: async (d, [id]) => onboardingView(await deleteOnboarding(d, id!)),
+  }),
+  command<typeof operators.createOperatorBody.static>({
+    noun: "operators",
+    verb: "create",
+    ids: [],
+    schema: operators.createOperatorBody,
+    summary: "--email E --password P (a person who signs in to the operator console at /operator)",
+    run: async (d, _, b) => operators.operatorView(await operators.createOperator(d, b)),
+  }),
+  command({
+    noun: "operators",
+    verb: "list",
+    ids: [],
+    summary: "(every operator, oldest first)",
+    run: async (d) => ({ data: (await operators.listOperators(d)).map(operators.operatorView) }),
+  }),
+  command({
+    noun: "operators",
+    verb: "delete",
+    ids: ["operator"],
+    summary: "OPERATOR_ID|EMAIL (their sessions end)",
+    run: async (d, [id]) => operators.operatorView(await operators.deleteOperator(d, id!)),
+  }),
+  command<typeof operators.resetOperatorPasswordBody.static>({
+    noun: "operators",
+    verb: "reset-password",
+    ids: ["operator"],
+    schema: operators.resetOperatorPasswordBody,
+    summary: "OPERATOR_ID|EMAIL --password P (their sessions end)",
+    run: async (d, [id], b) => operators.operatorView(await operators.resetOperatorPassword(d, id!, b)),
   }),
 ];
 

@@ -94,3 +94,43 @@ export async function usageCsvResponse(deps: Pick<Deps, "store" | "clock">, quer
     },
   );
 }
+
+/** The Usage page's query: the report's, and whether to total per day or per month. */
+export const usagePageQuery = t.Object({
+  ...usageReportQuery.properties,
+  by: t.Optional(t.Union([t.Literal("day"), t.Literal("month"), t.Literal("")])),
+});
+
+/** Calls of one account's number (or WABA) in one day or month, by kind. */
+export interface UsageTotal {
+  accountId: string;
+  targetId: string;
+  /** 2026-01-31, or 2026-01 for a month. */
+  period: string;
+  forwarded: number;
+  upstreamErrors: number;
+  refused: number;
+}
+
+/** The report's rows totalled per account, number and day (or month), labels summed; by account, period, number. */
+export function usageTotals(rows: DailyUsage[], by: "day" | "month"): UsageTotal[] {
+  const totals = new Map<string, UsageTotal>();
+  for (const r of rows) {
+    const period = by === "month" ? dayText(r.day).slice(0, 7) : dayText(r.day);
+    const key = `${r.accountId}\u0000${period}\u0000${r.targetId}`;
+    let total = totals.get(key);
+    if (!total) {
+      total = { accountId: r.accountId, targetId: r.targetId, period, forwarded: 0, upstreamErrors: 0, refused: 0 };
+      totals.set(key, total);
+    }
+    if (r.kind === "forwarded") total.forwarded += r.count;
+    else if (r.kind === "upstream_error") total.upstreamErrors += r.count;
+    else total.refused += r.count;
+  }
+  return [...totals.values()].sort(
+    (a, b) =>
+      a.accountId.localeCompare(b.accountId) ||
+      a.period.localeCompare(b.period) ||
+      a.targetId.localeCompare(b.targetId),
+  );
+}

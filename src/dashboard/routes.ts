@@ -7,14 +7,14 @@ import { htmlResponse, seeOther } from "./http.ts";
 import { NotFound } from "./pages/not-found.tsx";
 import { onboardingPages } from "./onboarding-pages.tsx";
 import { requestPages } from "./request-pages.tsx";
-import { signInRoutes } from "./sign-in-routes.ts";
+import { dashboardDoor, signInRoutes } from "./sign-in-routes.ts";
 import { webhookPages, type RelayHandle } from "./webhook-pages.tsx";
 
 /** The web dashboard at /dashboard: server-rendered pages over the dashboard API's plain functions. */
 export function dashboardRoutes(deps: Deps, relay: RelayHandle) {
   return new Elysia({ prefix: "/dashboard" })
     .use(assetRoutes())
-    .use(signInRoutes(deps))
+    .use(signInRoutes(dashboardDoor(deps)))
     .get("", () => seeOther("/dashboard/endpoints"), { detail: { hide: true } })
     .get("/", () => seeOther("/dashboard/endpoints"), { detail: { hide: true } })
     .use(webhookPages(deps, relay))

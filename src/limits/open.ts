@@ -14,7 +14,7 @@ import { memoryLimits } from "./write-through.ts";
 export function openLimits(config: Config, deps: { clock: Clock; logger: Logger; buckets: BucketStore }): Limits {
   if (config.redis && config.database.kind === "postgres") {
     const limiter = new RedisLimiter({ url: config.redis.url, keyPrefix: config.redis.keyPrefix, clock: deps.clock });
-    return { limiter, worker: { start() {}, stop: async () => limiter.close() } };
+    return { limiter, worker: { start() {}, stop: async () => limiter.close() }, healthy: () => limiter.healthy() };
   }
   if (config.redis)
     deps.logger.warn("REDIS_URL is set but unused: rate limits are kept in this process with a SQLite DATABASE_URL");

@@ -39,7 +39,7 @@ export interface Cause {
   of: "waba" | "number";
 }
 
-function causeOf(entity: StatusCause, of: Cause["of"]): Cause | null {
+export function causeOf(entity: StatusCause, of: Cause["of"]): Cause | null {
   if (entity.causeCode === null || entity.causeAt === null) return null;
   return {
     code: entity.causeCode,

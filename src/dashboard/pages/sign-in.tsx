@@ -2,27 +2,21 @@ import { escapeHtml } from "@kitajs/html";
 import { Notice } from "../components.tsx";
 import { BarePage } from "../layout.tsx";
 
-/** Where the form posts and what it says: the dashboard's by default, the operator console's too. */
+/** Where the form posts and what it says (the dashboard's, or the operator console's). */
 export interface SignInWords {
   action: string;
   heading: string;
   footnote: string;
 }
 
-const DASHBOARD_SIGN_IN: SignInWords = {
-  action: "/dashboard/sign-in",
-  heading: "Sign in to Switchboard",
-  footnote: "Logins are created by the people who run this service.",
-};
-
 export function SignInPage(props: {
   next: string;
   email?: string;
   error?: string;
   signedOut?: boolean;
-  words?: SignInWords;
+  words: SignInWords;
 }) {
-  const words = props.words ?? DASHBOARD_SIGN_IN;
+  const { words } = props;
   return (
     <BarePage title="Sign in">
       <h1>{escapeHtml(words.heading)}</h1>

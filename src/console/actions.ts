@@ -1,0 +1,48 @@
+import * as ops from "../admin/operations.ts";
+import { AppError } from "../errors/catalog.ts";
+import type { Deps } from "../runtime/deps.ts";
+import type { Account, ApiKey, BillingStatus, PhoneNumber, User } from "../store/types.ts";
+import type { CreateAccountForm } from "./forms.ts";
+
+/**
+ * Every change the console makes, one function per action, each through the operator API's own
+ * operations (admin/operations.ts), so the console and the API behave alike.
+ */
+type ActionDeps = Parameters<typeof ops.createAccount>[0];
+
+/** A new account and its first dashboard login; the login's email is checked first, so a taken one creates nothing. */
+export async function createAccountWithUser(
+  deps: ActionDeps,
+  form: CreateAccountForm,
+): Promise<{ account: Account; user: User }> {
+  if (await deps.store.users.byEmail(form.user_email))
+    throw new AppError("conflict", `A dashboard user with email ${form.user_email} already exists.`);
+  const account = await ops.createAccount(deps, {
+    name: form.name,
+    email: form.email,
+    billing_status: form.billing_status,
+    retention: form.retention,
+  });
+  const user = await ops.createUser(deps, account.id, { email: form.user_email, password: form.user_password });
+  return { account, user };
+}
+
+export const addUser = (deps: ActionDeps, accountId: string, form: { email: string; password: string }) =>
+  ops.createUser(deps, accountId, form);
+
+export const setBillingStatus = (deps: ActionDeps, accountId: string, status: BillingStatus) =>
+  ops.updateAccount(deps, accountId, { billing_status: status });
+
+/** Revokes one of the account's keys; another account's key is 404, as an unknown one. */
+export function revokeKey(deps: ActionDeps, accountId: string, keyId: string): Promise<ApiKey> {
+  ops.getAccount(deps, accountId);
+  return ops.revokeApiKey(deps, keyId, accountId);
+}
+
+/** Check again (the operator API's sync): the number must be the account's, else 404 as an unknown one. */
+export async function checkNumber(deps: ActionDeps, accountId: string, phoneNumberId: string): Promise<PhoneNumber> {
+  ops.getAccount(deps, accountId);
+  const number = deps.store.directory.number(phoneNumberId);
+  if (!number || number.accountId !== accountId) throw new AppError("not_found", `No number ${phoneNumberId}.`);
+  return ops.syncNumber(deps, phoneNumberId, { check: true });
+}
