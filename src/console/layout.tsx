@@ -45,8 +45,8 @@ export function consoleErrorPage(error: AppError, operator: Operator | null, fra
     <Notice tone="bad">
       <p safe>{error.message}</p>
     </Notice>
-  ) as string;
-  if (fragment) return htmlResponse(message, error.status);
+  );
+  if (fragment) return htmlResponse(message as string, error.status);
   const body = operator ? (
     consolePage(
       operator,

@@ -43,7 +43,7 @@ function Facts(props: { detail: AccountDetail }) {
         <dt>Delivery history kept</dt>
         <dd>{a.retention === "7d" ? "7 days" : "24 hours"}</dd>
         <dt>Numbers allowed</dt>
-        <dd>{a.maxNumbers === null ? "No cap" : count(a.maxNumbers)}</dd>
+        <dd>{a.maxNumbers === null ? "No cap" : escapeHtml(count(a.maxNumbers))}</dd>
         <dt>Created</dt>
         <dd>
           <Time at={a.createdAt} now={now} />
@@ -152,7 +152,7 @@ function Wabas(props: { detail: AccountDetail }) {
                   )}
                 </td>
                 <td data-label="Numbers" class="num">
-                  {count(numbers.filter((n) => n.number.wabaId === w.wabaId).length)}
+                  {escapeHtml(count(numbers.filter((n) => n.number.wabaId === w.wabaId).length))}
                 </td>
               </tr>
             );
@@ -243,7 +243,7 @@ function SuccessRate(props: { e: EndpointHealth }) {
   return (
     <>
       <strong>{escapeHtml(share(e.successRate))}</strong>{" "}
-      <span class="small muted">of {count(e.succeeded + e.failed)} attempts</span>
+      <span class="small muted">of {escapeHtml(count(e.succeeded + e.failed))} attempts</span>
     </>
   );
 }
@@ -284,7 +284,7 @@ function Endpoints(props: { detail: AccountDetail }) {
                 )}
               </td>
               <td data-label="Failures" class="num">
-                {count(e.endpoint.consecutiveFailures)}
+                {escapeHtml(count(e.endpoint.consecutiveFailures))}
               </td>
               <td data-label="24 hours">
                 <SuccessRate e={e} />

@@ -1,3 +1,4 @@
+import { escapeHtml } from "@kitajs/html";
 import { Notice } from "../../dashboard/components.tsx";
 import type { AccountRow } from "../reports.ts";
 import { Choice, Field, type FormState } from "./fields.tsx";
@@ -45,18 +46,18 @@ function AccountsTable(props: { rows: AccountRow[]; search: string }) {
                 <BillingBadge status={r.account.billingStatus} />
               </td>
               <td data-label="Numbers" class="num">
-                {count(r.numbers)}
+                {escapeHtml(count(r.numbers))}
                 {r.unusableNumbers > 0 ? (
-                  <div class="small error-text">{count(r.unusableNumbers)} not connected</div>
+                  <div class="small error-text">{escapeHtml(count(r.unusableNumbers))} not connected</div>
                 ) : (
                   ""
                 )}
               </td>
               <td data-label="Active keys" class="num">
-                {count(r.activeKeys)}
+                {escapeHtml(count(r.activeKeys))}
               </td>
               <td data-label="Calls this month" class="num">
-                {count(r.callsThisMonth)}
+                {escapeHtml(count(r.callsThisMonth))}
               </td>
             </tr>
           ))}

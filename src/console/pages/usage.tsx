@@ -101,13 +101,13 @@ export function UsagePage(props: UsagePageProps) {
                   </td>
                   <td data-label={q.by === "month" ? "Month" : "Day"}>{escapeHtml(r.period)}</td>
                   <td data-label="Forwarded" class="num">
-                    {count(r.forwarded)}
+                    {escapeHtml(count(r.forwarded))}
                   </td>
                   <td data-label="Upstream errors" class="num">
-                    {count(r.upstreamErrors)}
+                    {escapeHtml(count(r.upstreamErrors))}
                   </td>
                   <td data-label="Refused" class="num">
-                    {count(r.refused)}
+                    {escapeHtml(count(r.refused))}
                   </td>
                 </tr>
               ))}
