@@ -204,7 +204,7 @@ describe("the overview's counts", () => {
         u("acc_b", "2001", day + 48 * HOUR, "forwarded", "GET /{phone_number_id}", 100),
       ],
     );
-    const sorted = (rows: { accountId: string; kind: string }[]) =>
+    const sorted = <T extends { accountId: string; kind: string }>(rows: T[]) =>
       [...rows].sort((a, b) => a.accountId.localeCompare(b.accountId) || a.kind.localeCompare(b.kind));
     expect(sorted(await store.overview.callTotals(day, day + 48 * HOUR))).toEqual([
       { accountId: "acc_a", kind: "forwarded", count: 7 },
