@@ -21,9 +21,14 @@ export async function operatorSignIn(
   email: string,
   password: string,
 ): Promise<{ token: string; operator: Operator }> {
-  const now = deps.clock.now();
-  await deps.store.operators.purgeExpiredSessions(now);
+  await deps.store.operators.purgeExpiredSessions(deps.clock.now());
   const operator = await checkPassword(deps.clock, deps.store.operators, email, password);
+  return { token: await openOperatorSession(deps, operator), operator };
+}
+
+/** A new session of an operator whose password was checked; returns the cookie value. */
+export async function openOperatorSession(deps: SessionDeps, operator: Operator): Promise<string> {
+  const now = deps.clock.now();
   const { token, tokenHash } = newSessionToken(deps.random);
   const session: OperatorSession = {
     tokenHash,
@@ -32,7 +37,7 @@ export async function operatorSignIn(
     expiresAt: now + SESSION_TTL_MS,
   };
   await deps.store.operators.createSession(session);
-  return { token, operator };
+  return token;
 }
 
 /** The operator signed in with a cookie value, or null (no session, expired, or the operator deleted). */
