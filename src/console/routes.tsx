@@ -37,7 +37,7 @@ function operatorDoor(deps: Deps): SignInDoor {
     words: {
       action: "/operator/sign-in",
       heading: "Switchboard operator console",
-      footnote: "Operators are created on the server: switchboard admin operators create --email … --password ….",
+      footnote: "Operators are created on the server with switchboard admin operators create.",
     },
     cookie: OPERATOR_COOKIE,
     signIn: async (email, password) => (await operatorSignIn(deps, email, password)).token,

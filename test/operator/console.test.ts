@@ -202,8 +202,8 @@ describe("accounts", () => {
       "+1 555 0102",
       "Connected",
       "Re-sync",
-      '100.0 %</strong> <span class="small muted">of 1 attempts',
-      '0.0 %</strong> <span class="small muted">of 1 attempts',
+      '100.0 %</strong> <span class="small muted">of 1 attempt<',
+      '0.0 %</strong> <span class="small muted">of 1 attempt<',
       "Disabled (410 Gone)",
     ])
       expect(page).toContain(part);
@@ -302,7 +302,7 @@ describe("overview", () => {
     expect(page).toContain("Number flagged");
     expect(page).toContain("+44 20 7946 0001");
     expect(page).toContain(testBackend() === "postgres" ? "PostgreSQL" : "SQLite");
-    expect(page).toContain(testBackend() === "postgres" ? "Redis (rate limits)" : "In this process");
+    expect(page).toContain(testBackend() === "postgres" ? "Redis (rate limits)" : "kept in this process");
     expect(page).not.toContain("Not answering");
     await admin(world.url, "PATCH", "/admin/numbers/2001", { status: "connected" });
   });

@@ -49,7 +49,7 @@ function Facts(props: { detail: AccountDetail }) {
           <Time at={a.createdAt} now={now} />
         </dd>
       </dl>
-      <form method="post" action={`${accountPath(a.id)}/billing`} class="row actions">
+      <form method="post" action={`${accountPath(a.id)}/billing`} class="row actions narrow">
         <Choice
           id="billing-status"
           name="billing_status"
@@ -78,14 +78,28 @@ function Users(props: { detail: AccountDetail; form?: FormState }) {
       {users.length === 0 ? (
         <p class="panel">No dashboard user yet.</p>
       ) : (
-        <ul class="panel plain">
-          {users.map((u) => (
-            <li>
-              <span safe>{u.email}</span> <span class="small muted">since</span>{" "}
-              <Time at={u.createdAt} now={now} relative={false} />
-            </li>
-          ))}
-        </ul>
+        <div class="table-wrap">
+          <table class="cards" aria-labelledby="users-heading">
+            <thead>
+              <tr>
+                <th scope="col">Email</th>
+                <th scope="col">Created</th>
+              </tr>
+            </thead>
+            <tbody>
+              {users.map((u) => (
+                <tr>
+                  <td data-label="Email" class="break" safe>
+                    {u.email}
+                  </td>
+                  <td data-label="Created">
+                    <Time at={u.createdAt} now={now} />
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
       )}
       <details class="panel" open={props.form ? true : undefined}>
         <summary>Add a user</summary>
@@ -243,7 +257,9 @@ function SuccessRate(props: { e: EndpointHealth }) {
   return (
     <>
       <strong>{escapeHtml(share(e.successRate))}</strong>{" "}
-      <span class="small muted">of {escapeHtml(count(e.succeeded + e.failed))} attempts</span>
+      <span class="small muted">
+        {escapeHtml(`of ${count(e.succeeded + e.failed)} attempt${e.succeeded + e.failed === 1 ? "" : "s"}`)}
+      </span>
     </>
   );
 }

@@ -56,7 +56,7 @@ function AccountsTable(props: { rows: AccountRow[]; search: string }) {
               <td data-label="Active keys" class="num">
                 {escapeHtml(count(r.activeKeys))}
               </td>
-              <td data-label="Calls this month" class="num">
+              <td data-label="This month" class="num">
                 {escapeHtml(count(r.callsThisMonth))}
               </td>
             </tr>

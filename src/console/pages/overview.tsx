@@ -4,9 +4,14 @@ import { disabledText } from "../../dashboard/pages/endpoints.tsx";
 import type { CallWindow, Overview } from "../reports.ts";
 import { accountPath, count, Health, NumberName, perMinute, share, Stat } from "./words.tsx";
 
-const hourText = (ms: number) => `${new Date(ms).toISOString().slice(11, 16)} UTC`;
+/** "09:00 UTC", with the date when it is not the day of `now`. */
+function sinceText(ms: number, now: number): string {
+  const iso = new Date(ms).toISOString();
+  const sameDay = iso.slice(0, 10) === new Date(now).toISOString().slice(0, 10);
+  return `${sameDay ? "" : `${iso.slice(0, 10)} `}${iso.slice(11, 16)} UTC`;
+}
 
-function Calls(props: { title: string; calls: CallWindow; id: string }) {
+function Calls(props: { title: string; calls: CallWindow; id: string; now: number }) {
   const c = props.calls;
   return (
     <section class="panel" aria-labelledby={props.id}>
@@ -15,7 +20,7 @@ function Calls(props: { title: string; calls: CallWindow; id: string }) {
         <Stat
           label="Calls per minute"
           value={perMinute(c.perMinute)}
-          note={`counted by the hour since ${hourText(c.since)}`}
+          note={`counted by the hour since ${sinceText(c.since, props.now)}`}
         />
         <Stat
           label="Upstream error rate"
@@ -37,8 +42,8 @@ export function OverviewPage(props: { o: Overview }) {
       <h1>Overview</h1>
       <p class="lead">Every account at a glance. Times are UTC.</p>
       <div class="columns">
-        <Calls title="Proxied calls, last hour" calls={o.calls.hour} id="calls-hour" />
-        <Calls title="Proxied calls, last 24 hours" calls={o.calls.day} id="calls-day" />
+        <Calls title="Proxied calls, last hour" calls={o.calls.hour} id="calls-hour" now={o.now} />
+        <Calls title="Proxied calls, last 24 hours" calls={o.calls.day} id="calls-day" now={o.now} />
       </div>
       <section class="panel" aria-labelledby="webhooks-heading">
         <h2 id="webhooks-heading">Webhooks</h2>
@@ -81,7 +86,7 @@ export function OverviewPage(props: { o: Overview }) {
               tone={o.redis.healthy ? "ok" : "bad"}
             />
           ) : (
-            <Stat label="Rate limits" value="In this process" note="one instance: no Redis" />
+            <Stat label="Rate limits" value="Local" note="kept in this process: one instance, no Redis" />
           )}
         </div>
       </section>

@@ -23,7 +23,8 @@ export function UsagePage(props: UsagePageProps) {
       <h1>Usage</h1>
       <p class="lead">
         Proxied calls per account and number, by UTC day or month: what an operator bills from. The CSV has one row per
-        account, number, day, kind (forwarded, upstream error, refused) and label (the route or error code).
+        account, number, day, kind (forwarded, upstream error, refused) and label (the route or error code). Days are
+        UTC; the Until day is not included.
       </p>
       <form method="get" action="/operator/usage" class="row filters">
         <Choice
@@ -37,11 +38,11 @@ export function UsagePage(props: UsagePageProps) {
           value={q.account_id ?? ""}
         />
         <div>
-          <label for="usage-from">From (UTC date)</label>
+          <label for="usage-from">From</label>
           <input type="date" id="usage-from" name="from" value={props.first} />
         </div>
         <div>
-          <label for="usage-to">Until (UTC date, not included)</label>
+          <label for="usage-to">Until</label>
           <input type="date" id="usage-to" name="to" value={q.to?.slice(0, 10)} />
         </div>
         <Choice
@@ -103,7 +104,7 @@ export function UsagePage(props: UsagePageProps) {
                   <td data-label="Forwarded" class="num">
                     {escapeHtml(count(r.forwarded))}
                   </td>
-                  <td data-label="Upstream errors" class="num">
+                  <td data-label="Errors" class="num">
                     {escapeHtml(count(r.upstreamErrors))}
                   </td>
                   <td data-label="Refused" class="num">

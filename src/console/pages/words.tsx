@@ -26,7 +26,10 @@ export const accountPath = (id: string) => `/operator/accounts/${encodeURICompon
 /** A number's name: its display number, or its id. */
 export const numberName = (n: NumberHealth["number"]) => n.displayPhoneNumber ?? n.phoneNumberId;
 
-/** A number's health in the dashboard's words: the state, why (the upstream answer that set it), and a failed sync. */
+/**
+ * A number's health in the dashboard's words: the state, why (the upstream answer that set it),
+ * and why the last check failed when no such answer says it already.
+ */
 export function Health(props: { health: NumberHealth }) {
   const { condition, cause, number } = props.health;
   return (
@@ -39,7 +42,7 @@ export function Health(props: { health: NumberHealth }) {
       ) : (
         ""
       )}
-      {number.syncError ? (
+      {number.syncError && !cause ? (
         <p class="small error-text">
           Last check failed: <span safe>{number.syncError}</span>
         </p>
