@@ -96,12 +96,11 @@ export async function overview(deps: ReportDeps): Promise<Overview> {
   const daySince = hourOf(now) - DAY;
   const end = hourOf(now) + HOUR;
   const { overview: o } = deps.store;
-  const [hourCalls, dayCalls, eventsHour, eventsDay, pending, day, failing, disabled, storageOk, redisOk] =
+  const [hourCalls, dayCalls, [eventsHour = 0, eventsDay = 0], pending, day, failing, disabled, storageOk, redisOk] =
     await Promise.all([
       o.callTotals(hourSince, end),
       o.callTotals(daySince, end),
-      o.eventsSince(now - HOUR),
-      o.eventsSince(now - DAY),
+      o.eventsSince([now - HOUR, now - DAY]),
       deps.store.queue.pendingCount(),
       o.deliveriesSince(daySince),
       o.failingEndpoints(),

@@ -9,6 +9,10 @@ const DAY_MS = 86_400_000;
  * endpoint's `enabled` is a truth value on each (SQLite's 0/1), and integer division floors on each.
  */
 export const OVERVIEW_SQL = {
+  /** One count per time, parameters $1… in order; `where` narrows the rows read further (SQLite's rowid range). */
+  eventsSince: (times: number, where = "") =>
+    `SELECT ${Array.from({ length: times }, (_, i) => `count(*) FILTER (WHERE received_at >= $${i + 1}) AS c${i}`).join(", ")}
+    FROM events${where ? ` WHERE ${where}` : ""}`,
   deliveriesSince: `SELECT coalesce(sum(succeeded), 0) AS succeeded, coalesce(sum(failed), 0) AS failed,
     coalesce(sum(parked), 0) AS parked FROM endpoint_hours WHERE hour >= $1`,
   failingEndpoints: "SELECT count(*) AS n FROM endpoints WHERE enabled AND consecutive_failures > 0",
@@ -56,3 +60,7 @@ export const toDailyUsage = (row: Row): DailyUsage => ({
 });
 
 export const toCount = (row: Row | undefined | null): number => n(row?.n);
+
+/** The counts of an eventsSince statement, in the order of its times. */
+export const toCounts = (row: Row | undefined | null, times: number): number[] =>
+  Array.from({ length: times }, (_, i) => n(row?.[`c${i}`]));

@@ -42,8 +42,11 @@ export interface DailyUsage {
  * count does, so the server keeps answering while the console reads.
  */
 export interface OverviewStore {
-  /** Events received at or after `since` (an upstream event counts once per account it went to). */
-  eventsSince(since: number): Promise<number>;
+  /**
+   * Events received at or after each of `times`, counted in one pass (an upstream event counts once
+   * per account it went to).
+   */
+  eventsSince(times: number[]): Promise<number[]>;
   /** Attempts that succeeded or failed, and deliveries parked, in the hours that start at or after `since`. */
   deliveriesSince(since: number): Promise<DeliveryTotals>;
   /** Enabled endpoints whose last attempts failed (one failure or more since their last success). */

@@ -4,6 +4,7 @@ import {
   OVERVIEW_SQL,
   toCallTotal,
   toCount,
+  toCounts,
   toDailyUsage,
   toDeliveryTotals,
   toDisabledEndpoint,
@@ -18,8 +19,9 @@ export class PgOverview implements OverviewStore {
     return (await this.sql.unsafe(text, params)) as Row[];
   }
 
-  async eventsSince(since: number) {
-    return toCount((await this.rows("SELECT count(*) AS n FROM events WHERE received_at >= $1", [since]))[0]);
+  async eventsSince(times: number[]) {
+    if (times.length === 0) return [];
+    return toCounts((await this.rows(OVERVIEW_SQL.eventsSince(times.length), times))[0], times.length);
   }
   async deliveriesSince(since: number) {
     return toDeliveryTotals((await this.rows(OVERVIEW_SQL.deliveriesSince, [since]))[0]);

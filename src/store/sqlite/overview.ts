@@ -5,6 +5,7 @@ import {
   OVERVIEW_SQL,
   toCallTotal,
   toCount,
+  toCounts,
   toDailyUsage,
   toDeliveryTotals,
   toDisabledEndpoint,
@@ -18,22 +19,23 @@ type Row = Record<string, unknown>;
 export class SqliteOverview implements OverviewStore {
   constructor(private readonly sqlite: Database) {}
 
-  async eventsSince(since: number) {
-    const range = this.sqlite.query<{ lo: number | null; hi: number | null }, []>(
-      "SELECT min(rowid) AS lo, max(rowid) AS hi FROM events",
+  async eventsSince(times: number[]) {
+    const range = this.sqlite
+      .query<{ lo: number | null; hi: number | null }, []>("SELECT min(rowid) AS lo, max(rowid) AS hi FROM events")
+      .get();
+    const counts = times.map(() => 0);
+    if (!range || range.lo === null || range.hi === null || times.length === 0) return counts;
+    const n = times.length;
+    const chunk = this.sqlite.query<Row, number[]>(
+      OVERVIEW_SQL.eventsSince(n, `rowid >= $${n + 1} AND rowid < $${n + 2} AND received_at >= $${n + 3}`),
     );
-    const chunk = this.sqlite.query<Row, [number, number, number]>(
-      "SELECT count(*) AS n FROM events WHERE rowid >= $1 AND rowid < $2 AND received_at >= $3",
-    );
-    const { lo, hi } = range.get() ?? { lo: null, hi: null };
-    let count = 0;
-    if (lo === null || hi === null) return 0;
-    for (let at = lo; at <= hi; at += EVENT_CHUNK) {
-      count += toCount(chunk.get(at, at + EVENT_CHUNK, since));
+    for (let at = range.lo; at <= range.hi; at += EVENT_CHUNK) {
+      const found = toCounts(chunk.get(...times, at, at + EVENT_CHUNK, Math.min(...times)), n);
+      for (let i = 0; i < n; i++) counts[i] = (counts[i] ?? 0) + (found[i] ?? 0);
       // Requests that came meanwhile are answered between chunks.
-      if (at + EVENT_CHUNK <= hi) await nextTurn();
+      if (at + EVENT_CHUNK <= range.hi) await nextTurn();
     }
-    return count;
+    return counts;
   }
   async deliveriesSince(since: number) {
     return toDeliveryTotals(this.sqlite.query<Row, [number]>(OVERVIEW_SQL.deliveriesSince).get(since) ?? undefined);
