@@ -42,6 +42,21 @@ export interface Config {
   readonly requestLog: { readonly buffer: number } | null;
   /** Embedded Signup on the Numbers page (EMBEDDED_SIGNUP_*): null when off. */
   readonly embeddedSignup: EmbeddedSignupConfig | null;
+  /** How instances know who is alive (INSTANCE_*; src/instances/). */
+  readonly instances: InstancesConfig;
+}
+
+export interface InstancesConfig {
+  /**
+   * What this instance's leases name as their holder, the same across its restarts (so that a
+   * restart takes back its own leases at once); null: the server derives it from the host name
+   * and PORT, which no two live servers on one machine share.
+   */
+  readonly id: string | null;
+  /** How often each instance beats. */
+  readonly heartbeatMs: number;
+  /** An instance whose beats stopped this long is taken for dead, and its leases are taken back. */
+  readonly deadAfterMs: number;
 }
 
 export interface EmbeddedSignupConfig {
@@ -327,6 +342,24 @@ export function platformSetting(env: Env): PlatformNames {
   return platformNames(raw);
 }
 
+/** An instance's id is shown by /healthz and /metrics and kept in the database: printable, and short. */
+const INSTANCE_ID = /^[\x21-\x7e]{1,200}$/;
+
+function instances(env: Env): InstancesConfig {
+  const id = text(env, "INSTANCE_ID");
+  if (id !== null && !INSTANCE_ID.test(id))
+    throw new ConfigError("INSTANCE_ID", "must be 1 to 200 printable ASCII characters, without spaces");
+  const heartbeatMs = integer(env, "INSTANCE_HEARTBEAT_MS", 1_000, 50, 10_000);
+  const deadAfterMs = integer(env, "INSTANCE_DEAD_AFTER_MS", 5_000, 150, 600_000);
+  // Fewer than three missed beats would take an instance that was only a little late for dead.
+  if (deadAfterMs < 3 * heartbeatMs)
+    throw new ConfigError(
+      "INSTANCE_DEAD_AFTER_MS",
+      `must be at least 3 × INSTANCE_HEARTBEAT_MS (${3 * heartbeatMs}), got ${deadAfterMs}`,
+    );
+  return Object.freeze({ id, heartbeatMs, deadAfterMs });
+}
+
 /** Reads the environment once into a frozen, typed configuration; throws ConfigError naming the variable. */
 export function parseConfig(env: Env): Config {
   const devMode = flag(env, "DEV_MODE");
@@ -362,5 +395,6 @@ export function parseConfig(env: Env): Config {
       ? Object.freeze({ buffer: integer(env, "REQUEST_LOG_BUFFER", 10_000, 100, 1_000_000) })
       : null,
     embeddedSignup: embeddedSignup(env),
+    instances: instances(env),
   });
 }

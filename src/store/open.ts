@@ -12,6 +12,8 @@ export interface OpenStoreOptions {
   onWalSync?: (seconds: number) => void;
   /** Told of a failure in the background (PostgreSQL: another instance's change that could not be read). */
   onError?: (error: unknown) => void;
+  /** The instance this process is (see InstanceStore.self). */
+  instance?: string;
 }
 
 /** The one place a backend is chosen: by the scheme of DATABASE_URL (CONTRACT 2). */
@@ -23,8 +25,9 @@ export async function openStore(config: Config, sealer: Sealer, options: OpenSto
         backgroundCheckpoints: options.server?.backgroundCheckpoints,
         serving: options.server !== undefined,
         onWalSync: options.onWalSync,
+        instance: options.instance,
       });
     case "postgres":
-      return openPostgresStore(database.url, sealer, { onError: options.onError });
+      return openPostgresStore(database.url, sealer, { onError: options.onError, instance: options.instance });
   }
 }

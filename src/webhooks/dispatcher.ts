@@ -76,6 +76,11 @@ export class Dispatcher implements Worker {
   private stopped = false;
   private wakeScheduled = false;
   private stopListening: (() => void) | null = null;
+  /**
+   * Settles once the leases of this instance's earlier run are taken back (see start): no lease is
+   * made before, or it could be taken back with them.
+   */
+  private recovered: Promise<void> = Promise.resolve();
   private readonly newLeaseId: () => string;
 
   constructor(private readonly deps: DispatcherDeps) {
@@ -150,6 +155,7 @@ export class Dispatcher implements Worker {
    * starts what the slots allow: the rest start from the line as slots free, without a claim each.
    */
   private async pump(): Promise<void> {
+    await this.recovered;
     try {
       while (!this.stopped) {
         const limit = Math.min(CLAIM_BATCH, LINED_TOTAL - this.linedTotal);
@@ -278,6 +284,7 @@ export class Dispatcher implements Worker {
    * trace the events arrived in, is the parent of the first attempts that start from the line.
    */
   async enqueue(events: NewEvent[], deliveries: NewDelivery[], origin?: SpanContext): Promise<void> {
+    await this.recovered;
     const now = this.deps.clock.now();
     const lineable = !this.stopped && this.deps.store.queue.soleWorker;
     const lease = { id: this.newLeaseId(), until: now + this.leaseMs };
@@ -424,7 +431,10 @@ export class Dispatcher implements Worker {
   start(): void {
     this.stopped = false;
     this.stopListening = this.deps.store.queue.onNewWork(() => this.wake());
-    void this.deps.store.queue.recoverLeases(this.deps.clock.now()).then(() => this.wake());
+    this.recovered = this.deps.store.queue
+      .recoverLeases(this.deps.clock.now())
+      .catch((error) => this.deps.logger.error("taking back the earlier run's leases failed", { error }));
+    void this.recovered.then(() => this.wake());
     this.ticker = this.deps.clock.everySecond(() => this.onTick());
   }
 

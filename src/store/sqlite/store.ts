@@ -7,6 +7,7 @@ import { startCheckpointer, type BackgroundCheckpoints } from "./checkpointer.ts
 import { SqliteDeletions } from "./deletions.ts";
 import { SqliteDirectory } from "./directory.ts";
 import { SqliteEndpoints } from "./endpoints.ts";
+import { SqliteInstances } from "./instances.ts";
 import { SqliteHistory } from "./history.ts";
 import { SqliteNotifications } from "./notifications.ts";
 import { SqliteOnboardings } from "./onboardings.ts";
@@ -36,6 +37,8 @@ export interface SqliteStoreOptions {
    * DatabaseInUseError when another server holds it (see server-lock.ts).
    */
   serving?: boolean;
+  /** The instance this process is (InstanceStore.self), as /healthz and /metrics name it. */
+  instance?: string;
 }
 
 export function openSqliteStore(path: string, sealer: Sealer, options: SqliteStoreOptions = {}): SqliteStore {
@@ -72,6 +75,7 @@ export function openSqliteStore(path: string, sealer: Sealer, options: SqliteSto
     buckets: new SqliteBuckets(db),
     endpoints,
     queue: new SqliteQueue(sqlite, endpoints, durable),
+    instances: new SqliteInstances(options.instance ?? "local"),
     history: new SqliteHistory(sqlite, endpoints),
     retention: new SqliteRetention(sqlite, deletions),
     async healthy() {
