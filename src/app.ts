@@ -9,6 +9,7 @@ import { controlCharacterGuard } from "./http/control-chars.ts";
 import { requestBodies } from "./http/request-body.ts";
 import { caughtUpDirectory } from "./http/caught-up.ts";
 import { requestContext } from "./http/request-context.ts";
+import { Heartbeat } from "./instances/heartbeat.ts";
 import { opsRoutes } from "./observability/routes.ts";
 import type { Deps, Worker } from "./runtime/deps.ts";
 import { intervalWorker } from "./runtime/interval-worker.ts";
@@ -50,6 +51,9 @@ export function createApp(deps: Deps) {
       deps.config.requestLog.buffer,
     );
   if (requestLog) workers.push(requestLog.worker());
+  // Stopped last: this instance leaves the list once its delivery attempts have ended.
+  const heartbeat = new Heartbeat(deps);
+  workers.push(heartbeat);
   const proxy = createProxy(deps, deps.limits.limiter, requestLog);
   // Set once the app exists: the proxy's native route hands non-proxied paths back to Elysia.
   let elysia: (request: Request) => Response | Promise<Response> = () => new Response(null, { status: 503 });
@@ -71,7 +75,7 @@ export function createApp(deps: Deps) {
     .use(controlCharacterGuard())
     .use(caughtUpDirectory(deps))
     .use(apiDocs())
-    .use(opsRoutes(deps))
+    .use(opsRoutes({ ...deps, instances: () => heartbeat.live() }))
     .use(adminRoutes(deps))
     .use(sessionRoutes(deps))
     .use(webhooks.routes)
