@@ -1,3 +1,9 @@
+CREATE TABLE "endpoint_due" (
+	"endpoint_id" text PRIMARY KEY NOT NULL,
+	"last_taken_at" bigint,
+	"scanned_at" bigint
+);
+--> statement-breakpoint
 CREATE TABLE "endpoint_slots" (
 	"endpoint_id" text NOT NULL,
 	"slot" integer NOT NULL,
@@ -17,6 +23,7 @@ CREATE TABLE "instances" (
 );
 --> statement-breakpoint
 DROP INDEX "deliveries_lease";--> statement-breakpoint
+ALTER TABLE "endpoint_due" ADD CONSTRAINT "endpoint_due_endpoint_id_endpoints_id_fk" FOREIGN KEY ("endpoint_id") REFERENCES "public"."endpoints"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "endpoint_slots" ADD CONSTRAINT "endpoint_slots_endpoint_id_endpoints_id_fk" FOREIGN KEY ("endpoint_id") REFERENCES "public"."endpoints"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "deliveries" DROP COLUMN "lease_until";--> statement-breakpoint
 ALTER TABLE "deliveries" DROP COLUMN "lease_id";--> statement-breakpoint
@@ -25,8 +32,11 @@ ALTER TABLE "deliveries" DROP COLUMN "lease_id";--> statement-breakpoint
 -- with an entry in each of its six indexes (bench/RESULTS.md). A claim now writes only the slots,
 -- in place (HOT: none of their indexed columns changes, and half of each page is kept free for
 -- it). Deliveries leased by the release before are due again when their lease ends, as
--- next_attempt_at was set to it.
+-- next_attempt_at was set to it. endpoint_due (see schema.ts) lets a claim read an endpoint's due
+-- deliveries from where the last one stopped.
 ALTER TABLE "endpoint_slots" SET (fillfactor = 50);
+--> statement-breakpoint
+ALTER TABLE "endpoint_due" SET (fillfactor = 50);
 --> statement-breakpoint
 ALTER TABLE "instances" SET (fillfactor = 50);
 --> statement-breakpoint
@@ -36,6 +46,11 @@ DROP FUNCTION switchboard_claim(bigint, text, bigint, integer, integer, bigint);
 -- first, never giving an endpoint more than p_per_endpoint live leases in total across every
 -- instance, and stopping before the claimed bodies pass p_max_bytes (the first always goes).
 -- Returns them in claim order, each with its lease's end as next_attempt_at.
+--
+-- It reads an endpoint's due deliveries from a second before the last one a claim took
+-- (endpoint_due), and from the start once a second or after a take-back: what came due further
+-- behind (a retry, a lease run out) waits at most that long, and a claim does not step over the
+-- index entries of every delivery attempted since the last vacuum.
 --
 -- An endpoint is claimed from by one transaction at a time (a transaction-level advisory lock,
 -- skipped when another claim holds it), and its slots are read by a statement that starts after
@@ -47,9 +62,12 @@ DROP FUNCTION switchboard_claim(bigint, text, bigint, integer, integer, bigint);
 -- leased twice.
 --
 -- Its statements are planned once per connection (planning them at every call cost more than the
--- rest of the claim), and only as index scans joined by nested loops: a generic plan made while the
--- queue was small once read deliveries by id with a sequential scan, 15-40 ms a claim once 30,000
--- were waiting (bench/RESULTS.md). Every row it reads is found through an index.
+-- rest of the claim), and only as index scans joined by nested loops, in an index's order where
+-- one has it: a generic plan made while the queue was small once read deliveries by id with a
+-- sequential scan, 15-40 ms a claim once 30,000 were waiting (bench/RESULTS.md), and one read an
+-- endpoint's whole backlog through deliveries_pending and sorted it. Every row it reads is found
+-- through an index, and an endpoint's due deliveries in deliveries_due's order. (A plan whose
+-- cost these settings raise would be compiled by JIT at each call: it is off.)
 CREATE FUNCTION switchboard_claim(p_now bigint, p_lease_id text, p_holder text, p_lease_until bigint, p_limit integer, p_per_endpoint integer, p_max_bytes bigint)
 RETURNS TABLE (
   id text, account_id text, endpoint_id text, event_id text, status text, attempt_count integer, next_attempt_at bigint,
@@ -61,6 +79,8 @@ SET plan_cache_mode = force_generic_plan
 SET enable_seqscan = off
 SET enable_hashjoin = off
 SET enable_mergejoin = off
+SET enable_sort = off
+SET jit = off
 AS $$
 #variable_conflict use_column
 DECLARE
@@ -68,7 +88,7 @@ DECLARE
   v_locked text[] := '{}';
   v_free record;
   v_take integer;
-  v_full boolean;
+  v_stop boolean;
   v_used integer[];
   v_at integer;
   -- The leases to write, in claim order: delivery, endpoint, slot, and the lease id the slot held when read.
@@ -78,6 +98,10 @@ DECLARE
   v_seen text[] := '{}';
   v_bytes bigint := 0;
   v_taken text[];
+  -- Per endpoint read: where its due deliveries were read from the start, and the last one taken.
+  v_due_endpoints text[] := '{}';
+  v_due_scanned bigint[] := '{}';
+  v_last_taken bigint[] := '{}';
 BEGIN
   -- A claim lost to a crash of the server means a lease made again: its commit need not wait for the disk.
   PERFORM set_config('synchronous_commit', 'off', true);
@@ -85,6 +109,7 @@ BEGIN
   --    first, each locked as the loop reaches it; no more of them than the claim can take deliveries.
   FOR v_endpoint IN
     SELECT e.id FROM endpoints e
+    LEFT JOIN endpoint_due q ON q.endpoint_id = e.id
     CROSS JOIN LATERAL (
       SELECT count(*) AS busy, coalesce(array_agg(s.delivery_id), '{}') AS held FROM endpoint_slots s
       WHERE s.endpoint_id = e.id AND s.lease_until > p_now
@@ -92,6 +117,7 @@ BEGIN
     CROSS JOIN LATERAL (
       SELECT d.next_attempt_at AS due FROM deliveries d
       WHERE d.endpoint_id = e.id AND d.status = 'pending' AND d.next_attempt_at <= p_now AND d.id <> ALL (b.held)
+        AND d.next_attempt_at >= CASE WHEN q.scanned_at > p_now - 1000 THEN coalesce(q.last_taken_at - 1000, 0) ELSE 0 END
       ORDER BY d.next_attempt_at, d.id LIMIT 1
     ) m
     WHERE b.busy < p_per_endpoint
@@ -108,8 +134,13 @@ BEGIN
   --    oldest due deliveries not in flight, as many as it has room for: one statement for all.
   <<endpoints>>
   FOR v_free IN
-    SELECT l.endpoint_id, f.slots, f.seen, f.was, c.ids, c.bytes
+    SELECT l.endpoint_id, f.slots, f.seen, f.was, c.ids, c.dues, c.bytes, r.whole
     FROM unnest(v_locked) WITH ORDINALITY AS l(endpoint_id, n)
+    LEFT JOIN endpoint_due q ON q.endpoint_id = l.endpoint_id
+    -- From the start (whole), or after the last one taken.
+    CROSS JOIN LATERAL (
+      SELECT NOT coalesce(q.scanned_at > p_now - 1000 AND q.last_taken_at IS NOT NULL, false) AS whole
+    ) r
     CROSS JOIN LATERAL (
       SELECT array_agg(g.slot ORDER BY g.slot) FILTER (WHERE NOT coalesce(s.lease_until > p_now, false)) AS slots,
         array_agg(s.lease_id ORDER BY g.slot) FILTER (WHERE NOT coalesce(s.lease_until > p_now, false)) AS seen,
@@ -121,11 +152,13 @@ BEGIN
     ) f
     CROSS JOIN LATERAL (
       SELECT array_agg(d.id ORDER BY d.next_attempt_at, d.id) AS ids,
+        array_agg(d.next_attempt_at ORDER BY d.next_attempt_at, d.id) AS dues,
         array_agg(coalesce(octet_length(ev.body), 0) ORDER BY d.next_attempt_at, d.id) AS bytes
       FROM (
         SELECT d.id, d.event_id, d.next_attempt_at FROM deliveries d
         WHERE d.endpoint_id = l.endpoint_id AND d.status = 'pending' AND d.next_attempt_at <= p_now
           AND d.id <> ALL (f.held)
+          AND d.next_attempt_at >= CASE WHEN r.whole THEN 0 ELSE q.last_taken_at - 1000 END
         ORDER BY d.next_attempt_at, d.id
         LIMIT greatest(least(coalesce(cardinality(f.slots), 0), p_per_endpoint - cardinality(f.held)), 0)
       ) d
@@ -133,18 +166,22 @@ BEGIN
     ) c
     ORDER BY l.n
   LOOP
-    CONTINUE WHEN v_free.ids IS NULL;
     -- 3. As many of them as the claim's limit and bytes allow, in order; each takes the slot its
     --    run-out lease holds, if it has one, and the others the free slots left, lowest first.
     v_take := 0;
-    v_full := false;
-    FOR i IN 1 .. cardinality(v_free.ids) LOOP
-      v_full := cardinality(v_ids) + v_take >= p_limit
+    v_stop := false;
+    FOR i IN 1 .. coalesce(cardinality(v_free.ids), 0) LOOP
+      v_stop := cardinality(v_ids) + v_take >= p_limit
         OR (cardinality(v_ids) + v_take > 0 AND v_bytes + v_free.bytes[i] > p_max_bytes);
-      EXIT WHEN v_full;
+      EXIT WHEN v_stop;
       v_bytes := v_bytes + v_free.bytes[i];
       v_take := v_take + 1;
     END LOOP;
+    IF v_take > 0 OR v_free.whole THEN
+      v_due_endpoints := v_due_endpoints || v_free.endpoint_id;
+      v_due_scanned := v_due_scanned || CASE WHEN v_free.whole THEN p_now END;
+      v_last_taken := v_last_taken || CASE WHEN v_take > 0 THEN v_free.dues[v_take] END;
+    END IF;
     v_used := '{}';
     FOR i IN 1 .. v_take LOOP
       v_at := array_position(v_free.was, v_free.ids[i]);
@@ -166,8 +203,23 @@ BEGIN
       v_slots := v_slots || v_free.slots[v_at];
       v_seen := v_seen || v_free.seen[v_at];
     END LOOP;
-    EXIT endpoints WHEN v_full;
+    EXIT endpoints WHEN v_stop;
   END LOOP;
+  -- Where the next claims read from (unchanged where nothing was taken), and when from the start.
+  -- (A row is made the first time, unless its endpoint was deleted meanwhile.)
+  WITH x AS (
+    SELECT * FROM unnest(v_due_endpoints, v_last_taken, v_due_scanned) AS x(endpoint_id, last_taken_at, scanned_at)
+  ), moved AS (
+    UPDATE endpoint_due q SET last_taken_at = coalesce(x.last_taken_at, q.last_taken_at),
+      scanned_at = coalesce(x.scanned_at, q.scanned_at)
+    FROM x WHERE q.endpoint_id = x.endpoint_id
+  )
+  INSERT INTO endpoint_due (endpoint_id, last_taken_at, scanned_at)
+  SELECT x.endpoint_id, x.last_taken_at, x.scanned_at
+  FROM x JOIN endpoints e ON e.id = x.endpoint_id
+  WHERE NOT EXISTS (SELECT FROM endpoint_due q WHERE q.endpoint_id = x.endpoint_id)
+  FOR KEY SHARE OF e
+  ON CONFLICT DO NOTHING;
   IF cardinality(v_ids) = 0 THEN
     RETURN;
   END IF;
@@ -250,6 +302,7 @@ SET plan_cache_mode = force_generic_plan
 SET enable_seqscan = off
 SET enable_hashjoin = off
 SET enable_mergejoin = off
+SET jit = off
 AS $$
 #variable_conflict use_column
 BEGIN

@@ -1,6 +1,6 @@
 import type { SQL } from "bun";
 import type { Beat, InstanceRecord, InstanceStore, StoppedInstance } from "../instances.ts";
-import { notifyWork, SLOT_RELEASE } from "./slots.ts";
+import { afterTakingBack, SLOT_RELEASE } from "./slots.ts";
 
 /**
  * Instances on PostgreSQL: each beats by counting up its row of `instances`; whoever sees a count
@@ -55,8 +55,8 @@ export class PgInstances implements InstanceStore {
         DELETE FROM instances i USING unnest($1::text[], $2::bigint[]) AS x(id, beats)
         WHERE i.id = x.id AND i.beats = x.beats RETURNING i.id
       ), freed AS (
-        UPDATE endpoint_slots s SET ${SLOT_RELEASE} FROM gone WHERE s.holder = gone.id RETURNING 1
-      ), told AS (${notifyWork("freed")})
+        UPDATE endpoint_slots s SET ${SLOT_RELEASE} FROM gone WHERE s.holder = gone.id RETURNING s.endpoint_id
+      ), ${afterTakingBack("freed")}
       SELECT (SELECT count(*) FROM freed)::int AS leases, (SELECT count(*) FROM told)::int AS told`,
       [stopped.map((s) => s.id), stopped.map((s) => s.beats)],
     )) as { leases: number }[];

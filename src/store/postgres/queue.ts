@@ -14,7 +14,7 @@ import type { ChangeFeed } from "./changes.ts";
 import { needsTransaction, recordCompletions } from "./completions.ts";
 import { retried, transaction, typedParams, type PgDb } from "./connect.ts";
 import type { PgEndpoints } from "./endpoints.ts";
-import { notifyWork, SLOT_RELEASE, WORK_CHANNEL } from "./slots.ts";
+import { afterTakingBack, SLOT_RELEASE, WORK_CHANNEL } from "./slots.ts";
 import { isUnavailable } from "./unavailable.ts";
 
 /**
@@ -141,8 +141,9 @@ export class PgQueue implements DeliveryQueue {
    */
   async recoverLeases(_now: number): Promise<void> {
     await this.sql.unsafe(
-      `WITH freed AS (UPDATE endpoint_slots SET ${SLOT_RELEASE} WHERE holder = $1 RETURNING 1)
-      ${notifyWork("freed")}`,
+      `WITH freed AS (UPDATE endpoint_slots SET ${SLOT_RELEASE} WHERE holder = $1 RETURNING endpoint_id),
+      ${afterTakingBack("freed")}
+      SELECT count(*) FROM told`,
       [this.self],
     );
   }

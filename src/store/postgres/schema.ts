@@ -240,6 +240,22 @@ export const endpointSlots = pgTable(
 );
 
 /**
+ * Where an endpoint's claims read its due deliveries from. Their older entries in deliveries_due
+ * point to versions of rows that have since changed (the deliveries attempted, thousands a
+ * second), until vacuum removes them: a claim that read from the start would step over all of
+ * them. A claim reads from a second before the due time of the last one taken (what a commit that
+ * came late brought in behind it), and from the start once a second, or when leases were taken back
+ * (scanned_at null), to find the rest that came due behind (a retry, a lease run out).
+ */
+export const endpointDue = pgTable("endpoint_due", {
+  endpointId: text("endpoint_id")
+    .primaryKey()
+    .references(() => endpoints.id, { onDelete: "cascade" }),
+  lastTakenAt: epochMs("last_taken_at"),
+  scannedAt: epochMs("scanned_at"),
+});
+
+/**
  * The instances working the queue (src/store/instances.ts): each beats once a second; one whose
  * count stops moving is taken for dead by the others, which free its slots at once.
  */
