@@ -7,7 +7,7 @@ import { recoveries } from "./schema.ts";
 export class PgRecoveries implements RecoveryStore {
   constructor(private readonly db: PgDb) {}
 
-  async start(recovery: Recovery) {
+  async start(recovery: Recovery): Promise<{ recovery: Recovery; started: boolean }> {
     // The partial unique index lets one run per endpoint: a second start finds the first.
     const inserted = await this.db.insert(recoveries).values(toRecoveryRow(recovery)).onConflictDoNothing().returning();
     if (inserted.length > 0) return { recovery, started: true };
@@ -15,7 +15,9 @@ export class PgRecoveries implements RecoveryStore {
       .select()
       .from(recoveries)
       .where(and(eq(recoveries.endpointId, recovery.endpointId), eq(recoveries.status, "running")));
-    return { recovery: fromRecoveryRow(running!), started: false };
+    // Finished between the insert and this read: the endpoint is free again.
+    if (!running) return this.start(recovery);
+    return { recovery: fromRecoveryRow(running), started: false };
   }
 
   async get(id: string) {

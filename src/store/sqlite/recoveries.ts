@@ -7,7 +7,7 @@ import { recoveries } from "./schema.ts";
 export class SqliteRecoveries implements RecoveryStore {
   constructor(private readonly db: Db) {}
 
-  async start(recovery: Recovery) {
+  async start(recovery: Recovery): Promise<{ recovery: Recovery; started: boolean }> {
     // The partial unique index lets one run per endpoint: a second start finds the first.
     const inserted = this.db.insert(recoveries).values(toRecoveryRow(recovery)).onConflictDoNothing().returning().all();
     if (inserted.length > 0) return { recovery, started: true };
@@ -16,7 +16,9 @@ export class SqliteRecoveries implements RecoveryStore {
       .from(recoveries)
       .where(and(eq(recoveries.endpointId, recovery.endpointId), eq(recoveries.status, "running")))
       .get();
-    return { recovery: fromRecoveryRow(running!), started: false };
+    // Finished between the insert and this read: the endpoint is free again.
+    if (!running) return this.start(recovery);
+    return { recovery: fromRecoveryRow(running), started: false };
   }
 
   async get(id: string) {
