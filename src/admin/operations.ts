@@ -1,5 +1,6 @@
 import { displayPrefix, generateApiKey, hashApiKey } from "../crypto/api-key.ts";
 import { AppError } from "../errors/catalog.ts";
+import { orNotFound } from "../errors/not-found.ts";
 import { applyEffect, effectOfFault } from "../numbers/state-change.ts";
 import { fetchNumberDetails, type SyncResult } from "../numbers/sync.ts";
 import type { Deps } from "../runtime/deps.ts";
@@ -48,7 +49,7 @@ export async function updateAccount(deps: OpDeps, id: string, input: UpdateAccou
   if (input.billing_status !== undefined) patch.billingStatus = input.billing_status;
   if (input.retention !== undefined) patch.retention = input.retention;
   if (input.max_numbers !== undefined) patch.maxNumbers = input.max_numbers;
-  return (await deps.store.directory.updateAccount(id, patch))!;
+  return orNotFound(await deps.store.directory.updateAccount(id, patch), `account ${id}`);
 }
 
 export async function createUser(deps: OpDeps, accountId: string, input: CreateUserInput): Promise<User> {
@@ -93,7 +94,7 @@ export async function revokeApiKey(deps: OpDeps, id: string, accountId?: string)
   const key = deps.store.directory.apiKey(id);
   if (!key || (accountId !== undefined && key.accountId !== accountId))
     throw new AppError("not_found", `No API key ${id}.`);
-  return (await deps.store.directory.revokeApiKey(id, deps.clock.now()))!;
+  return orNotFound(await deps.store.directory.revokeApiKey(id, deps.clock.now()), `API key ${id}`);
 }
 
 export function getWaba(deps: OpDeps, wabaId: string): Waba {
@@ -121,13 +122,14 @@ export async function createWaba(deps: OpDeps, accountId: string, input: CreateW
 
 export async function updateWaba(deps: OpDeps, wabaId: string, input: UpdateWabaInput): Promise<Waba> {
   getWaba(deps, wabaId);
-  return (await deps.store.directory.updateWaba(wabaId, {
+  const waba = await deps.store.directory.updateWaba(wabaId, {
     status: input.status,
     // A state set by hand has no upstream cause; a new token alone leaves the state as it is.
     ...(input.status !== undefined ? NO_CAUSE : {}),
     accessToken: input.access_token,
     updatedAt: deps.clock.now(),
-  }))!;
+  });
+  return orNotFound(waba, `WABA ${wabaId}`);
 }
 
 export function getNumber(deps: OpDeps, phoneNumberId: string): PhoneNumber {
@@ -174,26 +176,30 @@ export async function applySync(
         : null;
     if (effect)
       await applyEffect({ directory: deps.store.directory, clock: deps.clock, logger: deps.logger }, effect, null);
-    return (await deps.store.directory.updateNumber(phoneNumberId, { syncError: result.reason, updatedAt: now }))!;
+    const failed = await deps.store.directory.updateNumber(phoneNumberId, { syncError: result.reason, updatedAt: now });
+    return orNotFound(failed, `number ${phoneNumberId}`);
   }
-  if (!check)
-    return (await deps.store.directory.updateNumber(phoneNumberId, {
+  if (!check) {
+    const read = await deps.store.directory.updateNumber(phoneNumberId, {
       ...result.details,
       syncedAt: now,
       syncError: null,
       updatedAt: now,
-    }))!;
+    });
+    return orNotFound(read, `number ${phoneNumberId}`);
+  }
   if (deps.store.directory.waba(number.wabaId)?.status === "token_revoked") {
     await deps.store.directory.updateWaba(number.wabaId, { status: "connected", ...NO_CAUSE, updatedAt: now });
   }
   const restored = UPSTREAM_SET.has(number.status) ? { status: "connected" as const, ...NO_CAUSE } : {};
-  return (await deps.store.directory.updateNumber(phoneNumberId, {
+  const checked = await deps.store.directory.updateNumber(phoneNumberId, {
     ...result.details,
     ...restored,
     syncedAt: now,
     syncError: null,
     updatedAt: now,
-  }))!;
+  });
+  return orNotFound(checked, `number ${phoneNumberId}`);
 }
 
 /** The number states only upstream sets (SPEC 3.3), which a good read of the number ends. */
@@ -258,9 +264,10 @@ export async function updateNumber(
   input: UpdateNumberInput,
 ): Promise<PhoneNumber> {
   getNumber(deps, phoneNumberId);
-  return (await deps.store.directory.updateNumber(phoneNumberId, {
+  const number = await deps.store.directory.updateNumber(phoneNumberId, {
     status: input.status,
     ...(input.status !== undefined ? NO_CAUSE : {}),
     updatedAt: deps.clock.now(),
-  }))!;
+  });
+  return orNotFound(number, `number ${phoneNumberId}`);
 }

@@ -234,18 +234,20 @@ export class Dispatcher implements Worker {
   private fill(endpointId: string): void {
     const line = this.lines.get(endpointId);
     if (!line) return;
+    let item = line[0];
     while (
-      line.length > 0 &&
-      line[0]!.ready &&
+      item?.ready &&
       !this.stopped &&
       (this.leased.get(endpointId) ?? 0) < PER_ENDPOINT_IN_FLIGHT &&
       this.inFlight.size < GLOBAL_IN_FLIGHT
     ) {
-      const item = line.shift()!;
+      const started = item;
+      line.shift();
       this.linedTotal--;
-      this.linedBytes -= bytesOf(item);
+      this.linedBytes -= bytesOf(started);
       this.hold(endpointId);
-      this.launch(endpointId, item.claimed.delivery.id, () => this.claimedFromLine(item), item.origin);
+      this.launch(endpointId, started.claimed.delivery.id, () => this.claimedFromLine(started), started.origin);
+      item = line[0];
     }
     if (line.length === 0) this.lines.delete(endpointId);
   }
