@@ -1,6 +1,6 @@
 import type { TSchema } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
-import { parseArgs } from "node:util";
+import { type ParseArgsConfig, parseArgs } from "node:util";
 import * as ops from "../admin/operations.ts";
 import * as s from "../admin/schemas.ts";
 import { accountView, apiKeyView, numberView, userView, wabaView } from "../admin/views.ts";
@@ -18,12 +18,12 @@ interface Command {
   ids: string[];
   schema?: TSchema;
   summary: string;
-  run(deps: OpDeps, ids: string[], body: never): Promise<unknown> | unknown;
+  /** `id`: the command's one positional id, checked present by parseAdminCommand ("" when it takes none). */
+  run(deps: OpDeps, id: string, body: never): Promise<unknown> | unknown;
 }
 
-const command = <B>(
-  c: Omit<Command, "run"> & { run(deps: OpDeps, ids: string[], body: B): Promise<unknown> | unknown },
-) => c as unknown as Command;
+const command = <B>(c: Omit<Command, "run"> & { run(deps: OpDeps, id: string, body: B): Promise<unknown> | unknown }) =>
+  c as unknown as Command;
 
 /** The operator API of CONTRACT 3, on the command line; every command prints the JSON the HTTP call answers. */
 export const ADMIN_COMMANDS: Command[] = [
@@ -41,14 +41,14 @@ export const ADMIN_COMMANDS: Command[] = [
     ids: ["account_id"],
     schema: s.updateAccountBody,
     summary: "ACCOUNT_ID [any flag of create]",
-    run: async (d, [id], b) => accountView(await ops.updateAccount(d, id!, b)),
+    run: async (d, id, b) => accountView(await ops.updateAccount(d, id, b)),
   }),
   command({
     noun: "accounts",
     verb: "get",
     ids: ["account_id"],
     summary: "ACCOUNT_ID",
-    run: (d, [id]) => accountView(ops.getAccount(d, id!)),
+    run: (d, id) => accountView(ops.getAccount(d, id)),
   }),
   command<s.CreateUserInput>({
     noun: "users",
@@ -56,7 +56,7 @@ export const ADMIN_COMMANDS: Command[] = [
     ids: ["account_id"],
     schema: s.createUserBody,
     summary: "ACCOUNT_ID --email E --password P",
-    run: async (d, [id], b) => userView(await ops.createUser(d, id!, b)),
+    run: async (d, id, b) => userView(await ops.createUser(d, id, b)),
   }),
   command<s.CreateApiKeyInput>({
     noun: "api-keys",
@@ -64,8 +64,8 @@ export const ADMIN_COMMANDS: Command[] = [
     ids: ["account_id"],
     schema: s.createApiKeyBody,
     summary: "ACCOUNT_ID --mode live|test [--name N]",
-    run: async (d, [id], b) => {
-      const { key, record } = await ops.createApiKey(d, id!, b);
+    run: async (d, id, b) => {
+      const { key, record } = await ops.createApiKey(d, id, b);
       return { ...apiKeyView(record), key };
     },
   }),
@@ -74,7 +74,7 @@ export const ADMIN_COMMANDS: Command[] = [
     verb: "revoke",
     ids: ["key_id"],
     summary: "KEY_ID",
-    run: async (d, [id]) => apiKeyView(await ops.revokeApiKey(d, id!)),
+    run: async (d, id) => apiKeyView(await ops.revokeApiKey(d, id)),
   }),
   command<s.CreateWabaInput>({
     noun: "wabas",
@@ -82,7 +82,7 @@ export const ADMIN_COMMANDS: Command[] = [
     ids: ["account_id"],
     schema: s.createWabaBody,
     summary: "ACCOUNT_ID --waba-id W --access-token T [--app-secret S]",
-    run: async (d, [id], b) => wabaView(await ops.createWaba(d, id!, b)),
+    run: async (d, id, b) => wabaView(await ops.createWaba(d, id, b)),
   }),
   command<s.UpdateWabaInput>({
     noun: "wabas",
@@ -90,14 +90,14 @@ export const ADMIN_COMMANDS: Command[] = [
     ids: ["waba_id"],
     schema: s.updateWabaBody,
     summary: "WABA_ID [--status connected|disconnected|token_revoked] [--access-token T]",
-    run: async (d, [id], b) => wabaView(await ops.updateWaba(d, id!, b)),
+    run: async (d, id, b) => wabaView(await ops.updateWaba(d, id, b)),
   }),
   command({
     noun: "wabas",
     verb: "get",
     ids: ["waba_id"],
     summary: "WABA_ID",
-    run: (d, [id]) => wabaView(ops.getWaba(d, id!)),
+    run: (d, id) => wabaView(ops.getWaba(d, id)),
   }),
   command<s.CreateNumberInput>({
     noun: "numbers",
@@ -105,7 +105,7 @@ export const ADMIN_COMMANDS: Command[] = [
     ids: ["account_id"],
     schema: s.createNumberBody,
     summary: "ACCOUNT_ID --phone-number-id P --waba-id W --kind sandbox|byo|embedded|coexistence",
-    run: async (d, [id], b) => numberView(await ops.createNumber(d, id!, b)),
+    run: async (d, id, b) => numberView(await ops.createNumber(d, id, b)),
   }),
   command<s.UpdateNumberInput>({
     noun: "numbers",
@@ -113,14 +113,14 @@ export const ADMIN_COMMANDS: Command[] = [
     ids: ["phone_number_id"],
     schema: s.updateNumberBody,
     summary: "PHONE_NUMBER_ID --status connected|disconnected|restricted|flagged|not_registered",
-    run: async (d, [id], b) => numberView(await ops.updateNumber(d, id!, b)),
+    run: async (d, id, b) => numberView(await ops.updateNumber(d, id, b)),
   }),
   command({
     noun: "numbers",
     verb: "get",
     ids: ["phone_number_id"],
     summary: "PHONE_NUMBER_ID",
-    run: (d, [id]) => numberView(ops.getNumber(d, id!)),
+    run: (d, id) => numberView(ops.getNumber(d, id)),
   }),
   command<typeof usageQuery.static>({
     noun: "usage",
@@ -139,7 +139,7 @@ export const ADMIN_COMMANDS: Command[] = [
     verb: "sync",
     ids: ["phone_number_id"],
     summary: "PHONE_NUMBER_ID (re-read details from upstream)",
-    run: async (d, [id]) => numberView(await ops.syncNumber(d, id!, { check: true })),
+    run: async (d, id) => numberView(await ops.syncNumber(d, id, { check: true })),
   }),
   command<typeof onboardingQuery.static>({
     noun: "onboardings",
@@ -154,7 +154,7 @@ export const ADMIN_COMMANDS: Command[] = [
     verb: "delete",
     ids: ["onboarding_id"],
     summary: "ONBOARDING_ID (its number is free for other accounts again)",
-    run: async (d, [id]) => onboardingView(await deleteOnboarding(d, id!)),
+    run: async (d, id) => onboardingView(await deleteOnboarding(d, id)),
   }),
   command({
     noun: "backups",
@@ -175,6 +175,15 @@ export const ADMIN_COMMANDS: Command[] = [
 /** A command line that does not fit any command: the caller prints it with the usage and exits 2. */
 export class UsageError extends Error {
   override name = "UsageError";
+}
+
+/** node:util's parseArgs, its refusals (an unknown flag, a missing value) as a UsageError. */
+export function parseFlags<T extends ParseArgsConfig>(config: T): ReturnType<typeof parseArgs<T>> {
+  try {
+    return parseArgs(config);
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
 }
 
 export function adminUsage(): string {
@@ -202,12 +211,7 @@ const FLAG_OPTIONS = Object.fromEntries(
 
 /** Finds the command, turns `--kebab-flags` into the snake_case body the HTTP API takes, validates it. */
 export function parseAdminCommand(argv: string[]): { command: Command; ids: string[]; body: Record<string, unknown> } {
-  let parsed: ReturnType<typeof parseArgs<{ args: string[]; options: typeof FLAG_OPTIONS; allowPositionals: true }>>;
-  try {
-    parsed = parseArgs({ args: argv, options: FLAG_OPTIONS, allowPositionals: true });
-  } catch (error) {
-    throw new UsageError((error as Error).message);
-  }
+  const parsed = parseFlags({ args: argv, options: FLAG_OPTIONS, allowPositionals: true });
   const [noun, verb, ...ids] = parsed.positionals;
   const found = ADMIN_COMMANDS.find((c) => c.noun === noun && c.verb === verb);
   if (!found) throw new UsageError(noun ? `unknown command: admin ${noun} ${verb ?? ""}`.trim() : "missing command");
@@ -232,5 +236,7 @@ export function parseAdminCommand(argv: string[]): { command: Command; ids: stri
 
 export async function runAdminCommand(deps: OpDeps, argv: string[]): Promise<unknown> {
   const { command: found, ids, body } = parseAdminCommand(argv);
-  return found.run(deps, ids, body as never);
+  // parseAdminCommand checked the count: no command takes more than one id, and "" only reaches one that takes none.
+  const [id = ""] = ids;
+  return found.run(deps, id, body as never);
 }
