@@ -3,7 +3,7 @@ import { AppError } from "../errors/catalog.ts";
 import { getRequest, listRequests, requestView, type RequestQuery } from "../requests/queries.ts";
 import type { Deps } from "../runtime/deps.ts";
 import { utcField } from "./format.ts";
-import { guarded, page, type Viewer } from "./guard.tsx";
+import { guarded, page, pathId, type Viewer } from "./guard.tsx";
 import { htmlResponse, seeOther } from "./http.ts";
 import { RequestPage, RequestsPage, type RequestsFilter } from "./pages/requests.tsx";
 import { MessagePage } from "./pages/message.tsx";
@@ -86,10 +86,10 @@ export function requestPages(deps: Deps) {
       guarded(deps, async ({ params }, viewer) => {
         let record;
         try {
-          record = await getRequest(deps, viewer.accountId, params.id!);
+          record = await getRequest(deps, viewer.accountId, pathId(params));
         } catch (error) {
           if (!(error instanceof AppError)) throw error;
-          return listPage(viewer, {}, params.id!, 404);
+          return listPage(viewer, {}, pathId(params), 404);
         }
         return htmlResponse(
           page(
@@ -115,10 +115,10 @@ export function requestPages(deps: Deps) {
       guarded(deps, async ({ params }, viewer) => {
         let timeline;
         try {
-          timeline = await messageTimeline(deps, viewer.accountId, params.id!);
+          timeline = await messageTimeline(deps, viewer.accountId, pathId(params));
         } catch (error) {
           if (!(error instanceof AppError)) throw error;
-          return listPage(viewer, {}, undefined, 404, params.id!);
+          return listPage(viewer, {}, undefined, 404, pathId(params));
         }
         const endpoints = await deps.store.endpoints.ofAccount(viewer.accountId);
         const endpointUrl = (id: string) => endpoints.find((e) => e.id === id)?.url ?? id;
