@@ -89,7 +89,7 @@ export function SignupPanel(props: { settings: SignupSettings; message?: string 
           Loading the platform's signup…
         </p>
       </form>
-      <script src="/dashboard/assets/signup.js" defer></script>
+      <script type="module" src="/dashboard/assets/signup.js"></script>
     </section>
   );
 }
