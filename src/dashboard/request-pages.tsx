@@ -84,7 +84,7 @@ export function requestPages(deps: Deps) {
     .get(
       "/requests/:id",
       guarded(deps, async ({ params }, viewer) => {
-        let record;
+        let record: Awaited<ReturnType<typeof getRequest>>;
         try {
           record = await getRequest(deps, viewer.accountId, pathId(params));
         } catch (error) {
@@ -104,7 +104,7 @@ export function requestPages(deps: Deps) {
     )
     .get(
       "/messages/lookup",
-      guarded(deps, async ({ query }, viewer) => {
+      guarded(deps, async ({ query }, _viewer) => {
         const id = (query.id ?? "").trim().replace(/^["']|["']$/g, "");
         return id ? seeOther(`/dashboard/messages/${encodeURIComponent(id)}`) : seeOther("/dashboard/requests");
       }),
@@ -113,7 +113,7 @@ export function requestPages(deps: Deps) {
     .get(
       "/messages/:id",
       guarded(deps, async ({ params }, viewer) => {
-        let timeline;
+        let timeline: Awaited<ReturnType<typeof messageTimeline>>;
         try {
           timeline = await messageTimeline(deps, viewer.accountId, pathId(params));
         } catch (error) {

@@ -2,8 +2,10 @@ import { Elysia } from "elysia";
 import { AppError } from "../errors/catalog.ts";
 
 /** C0 controls and DEL: no id, filter or name means one, and PostgreSQL's text cannot hold NUL. */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is what this guard is for.
 const CONTROL = /[\u0000-\u001f\u007f]/;
 /** In a body's strings a tab and a line break are text (an address, a note); the rest is refused as in parameters. */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is what this guard is for.
 const CONTROL_IN_TEXT = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/;
 
 const refuse = (what: string) =>
@@ -26,7 +28,7 @@ function checkBody(value: unknown, path: string): void {
   if (typeof value === "string") {
     if (CONTROL_IN_TEXT.test(value)) throw refuse(`body field ${path || "(the whole body)"}`);
   } else if (Array.isArray(value)) {
-    value.forEach((item, i) => checkBody(item, `${path}[${i}]`));
+    for (const [i, item] of value.entries()) checkBody(item, `${path}[${i}]`);
   } else if (value !== null && typeof value === "object" && !(value instanceof Blob)) {
     for (const [key, item] of Object.entries(value)) {
       if (CONTROL_IN_TEXT.test(key)) throw refuse(`A body field's name${path ? ` in ${path}` : ""}`);

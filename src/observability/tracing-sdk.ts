@@ -50,7 +50,9 @@ const headerGetter: TextMapGetter<Headers> = {
   get: (headers, key) => headers.get(key) ?? undefined,
   keys: (headers) => {
     const names: string[] = [];
-    headers.forEach((_, name) => names.push(name));
+    headers.forEach((_, name) => {
+      names.push(name);
+    });
     return names;
   },
 };
