@@ -15,11 +15,12 @@ beforeAll(async () => {
   endpointId = (await my.a.endpoint("http://127.0.0.1:9/hook")).id;
 });
 
-function expectRefused(answer: { status: number; body: Record<string, any> }, parameter: string) {
+function expectRefused(answer: { status: number; body: unknown }, parameter: string) {
   expect(answer.status).toBe(400);
-  expect(answer.body.error).toMatchObject({ code: "invalid_request", type: "InvalidRequestException" });
-  expect(answer.body.error.message).toContain(parameter);
-  expect(answer.body.error.message).toContain("ISO 8601");
+  expect(answer.body).toMatchObject({
+    error: { code: "invalid_request", type: "InvalidRequestException", message: expect.stringContaining(parameter) },
+  });
+  expect(answer.body).toMatchObject({ error: { message: expect.stringContaining("ISO 8601") } });
 }
 
 describe("time parameters", () => {
@@ -32,7 +33,7 @@ describe("time parameters", () => {
         "GET",
         `/admin/usage?from=${name === "from" ? value : "0"}${name === "to" ? `&to=${value}` : ""}`,
       );
-      expectRefused({ status: usage.status, body: (await usage.json()) as Record<string, any> }, name);
+      expectRefused({ status: usage.status, body: await usage.json() }, name);
     }
   });
 
