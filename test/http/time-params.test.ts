@@ -43,6 +43,14 @@ describe("time parameters", () => {
     expect((await admin(my.app.url, "GET", "/admin/usage?from=0&to=8640000000000000")).status).toBe(200);
   });
 
+  test("usage with an empty from (required) is a 400 naming it", async () => {
+    const usage = await admin(my.app.url, "GET", "/admin/usage?from=");
+    expect(usage.status).toBe(400);
+    expect(await usage.json()).toMatchObject({
+      error: { code: "invalid_request", message: expect.stringContaining("from is required") },
+    });
+  });
+
   test("a recover since a time past the range is a 400 and stores nothing; the endpoint still reads", async () => {
     for (const since of [FAR, JUST_PAST]) {
       expectRefused(await my.a.api("POST", `/api/endpoints/${endpointId}/recover`, { since }), "since");
