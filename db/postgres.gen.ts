@@ -26,5 +26,5 @@ export const embeddedMigrations: { tag: string; when: number; breakpoints: boole
   { tag: "0009_recoveries", when: 1795565384162, breakpoints: true, sql: m9 },
   { tag: "0010_onboardings", when: 1795683877185, breakpoints: true, sql: m10 },
   { tag: "0011_onboarding_expiry", when: 1795700232483, breakpoints: true, sql: m11 },
-  { tag: "0012_instances_and_slots", when: 1795707275710, breakpoints: true, sql: m12 },
+  { tag: "0012_instances_and_slots", when: 1795708624446, breakpoints: true, sql: m12 },
 ];

@@ -22,7 +22,13 @@ CREATE TABLE "instances" (
 	"beats" bigint NOT NULL
 );
 --> statement-breakpoint
+DROP INDEX "attempts_delivery";--> statement-breakpoint
 DROP INDEX "deliveries_lease";--> statement-breakpoint
+DROP INDEX "event_messages_event";--> statement-breakpoint
+ALTER TABLE "attempts" DROP CONSTRAINT "attempts_pkey";--> statement-breakpoint
+ALTER TABLE "event_messages" DROP CONSTRAINT "event_messages_pkey";--> statement-breakpoint
+ALTER TABLE "attempts" ADD CONSTRAINT "attempts_delivery_id_id_pk" PRIMARY KEY("delivery_id","id");--> statement-breakpoint
+ALTER TABLE "event_messages" ADD CONSTRAINT "event_messages_event_id_seq_pk" PRIMARY KEY("event_id","seq");--> statement-breakpoint
 ALTER TABLE "endpoint_due" ADD CONSTRAINT "endpoint_due_endpoint_id_endpoints_id_fk" FOREIGN KEY ("endpoint_id") REFERENCES "public"."endpoints"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "endpoint_slots" ADD CONSTRAINT "endpoint_slots_endpoint_id_endpoints_id_fk" FOREIGN KEY ("endpoint_id") REFERENCES "public"."endpoints"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "deliveries" DROP COLUMN "lease_until";--> statement-breakpoint

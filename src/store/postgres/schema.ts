@@ -271,7 +271,7 @@ export const instances = pgTable("instances", {
 export const attempts = pgTable(
   "attempts",
   {
-    id: bigserial("id", { mode: "number" }).primaryKey(),
+    id: bigserial("id", { mode: "number" }).notNull(),
     deliveryId: text("delivery_id")
       .notNull()
       .references(() => deliveries.id, { onDelete: "cascade" }),
@@ -282,7 +282,8 @@ export const attempts = pgTable(
     responseExcerpt: text("response_excerpt"),
     durationMs: integer("duration_ms").notNull(),
   },
-  (t) => [index("attempts_delivery").on(t.deliveryId)],
+  // Read by delivery; one index for that and for uniqueness, so that recording an attempt writes one.
+  (t) => [primaryKey({ columns: [t.deliveryId, t.id] })],
 );
 
 /** An endpoint's hourly chart, kept up by the commits that record attempts (see SQLite's). */
@@ -385,7 +386,7 @@ export const usageHours = pgTable(
 export const eventMessages = pgTable(
   "event_messages",
   {
-    seq: bigserial("seq", { mode: "number" }).primaryKey(),
+    seq: bigserial("seq", { mode: "number" }).notNull(),
     eventId: text("event_id")
       .notNull()
       .references(() => events.id, { onDelete: "cascade" }),
@@ -397,7 +398,8 @@ export const eventMessages = pgTable(
     errorCode: integer("error_code"),
     receivedAt: epochMs("received_at").notNull(),
   },
-  (t) => [index("event_messages_message").on(t.accountId, t.messageId), index("event_messages_event").on(t.eventId)],
+  // Read by event or by message: the key serves the first, so that indexing a mention writes two entries, not three.
+  (t) => [primaryKey({ columns: [t.eventId, t.seq] }), index("event_messages_message").on(t.accountId, t.messageId)],
 );
 
 /** Bulk recovers of an endpoint's parked deliveries (src/store/recoveries.ts); one running per endpoint. */
