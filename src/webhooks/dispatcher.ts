@@ -110,11 +110,16 @@ export class Dispatcher implements Worker {
   }
 
   /**
-   * The room an endpoint needs before its stored work is claimed: a round of slots, so that claims
-   * come in batches rather than one per freed slot, while the line still has a round left to start
-   * meanwhile; one, when the line holds no more than the slots (long time-outs).
+   * The room an endpoint needs before its stored work is claimed after an attempt ends: a round of
+   * slots, so that claims come in batches rather than one per freed slot, while the line still has
+   * a round left to start meanwhile; one, when the line holds no more than the slots (long
+   * time-outs). On a shared queue, where nothing is lined, half the slots: a claim costs the
+   * database about as much as the attempts of the deliveries it takes record, so one per freed slot
+   * would double that, and the other half are still in flight meanwhile (new work, and the tick each
+   * second, claim whatever the room).
    */
   private get claimAtRoom(): number {
+    if (!this.deps.store.queue.soleWorker) return PER_ENDPOINT_IN_FLIGHT / 2;
     return Math.max(1, Math.min(PER_ENDPOINT_IN_FLIGHT, this.leasedPerEndpoint - PER_ENDPOINT_IN_FLIGHT));
   }
 
