@@ -58,6 +58,34 @@ async function healthz(url: string) {
   };
 }
 
+/**
+ * One instance, a on a cluster of its own (`env` added), with an account whose endpoint is a
+ * receiver that holds every request: resolves once a's attempt of one event is in flight there.
+ */
+async function attemptInFlight(env: Record<string, string> = {}) {
+  const sim = startSimulator();
+  cleanups.push(() => sim.stop());
+  const cluster = await scaleOut({ UPSTREAM_URL: sim.url, ...env });
+  cleanups.push(() => cluster.stop());
+  const rx = countingReceiver();
+  cleanups.push(() => rx.stop());
+  const a = await cluster.start();
+  const biz = await business(sim, [a.url]);
+  await biz.endpoint(rx.url("/hook"));
+  rx.hold();
+  const change = messageChange(biz.numbers[0]!, "in flight");
+  expect((await postUpstream(a.url, eventBody([{ id: biz.wabaId, changes: [change] }]))).status).toBe(200);
+  await until(() => rx.arrivals.length === 1, "a's attempt to reach the receiver");
+  return { cluster, rx, a, biz };
+}
+
+/** Another instance of the cluster, started once `a` is; resolves once it has seen `a` beat. */
+async function second(cluster: Awaited<ReturnType<typeof scaleOut>>) {
+  const b = await cluster.start();
+  await until(async () => (await healthz(b.url)).instances.length === 2, "b to see a beating");
+  return b;
+}
+
 const send = (url: string, number: string, key: string) =>
   fetch(`${url}/v21.0/${number}/messages`, {
     method: "POST",
@@ -216,21 +244,8 @@ describe.skipIf(testBackend() !== "postgres")("scale-out: two instances on one P
   });
 
   test("an instance killed with SIGKILL mid-attempt: the other attempts the same webhook-id within 10 s of the kill, and lists only itself alive", async () => {
-    const sim = startSimulator();
-    cleanups.push(() => sim.stop());
-    const cluster = await scaleOut({ UPSTREAM_URL: sim.url });
-    cleanups.push(() => cluster.stop());
-    const rx = countingReceiver();
-    cleanups.push(() => rx.stop());
-    const a = await cluster.start();
-    const biz = await business(sim, [a.url]);
-    await biz.endpoint(rx.url("/hook"));
-    rx.hold();
-    const change = messageChange(biz.numbers[0]!, "in flight when its instance died");
-    expect((await postUpstream(a.url, eventBody([{ id: biz.wabaId, changes: [change] }]))).status).toBe(200);
-    await until(() => rx.arrivals.length === 1, "a's attempt to reach the receiver");
-    const b = await cluster.start();
-    await until(async () => (await healthz(b.url)).instances.length === 2, "b to see a beating");
+    const { cluster, rx, a } = await attemptInFlight();
+    const b = await second(cluster);
     a.kill();
     await a.exited;
     const died = performance.now();
@@ -244,19 +259,7 @@ describe.skipIf(testBackend() !== "postgres")("scale-out: two instances on one P
   }, 60_000);
 
   test("the only instance, killed mid-attempt and started again: it attempts the same webhook-id within 5 s of starting", async () => {
-    const sim = startSimulator();
-    cleanups.push(() => sim.stop());
-    const cluster = await scaleOut({ UPSTREAM_URL: sim.url });
-    cleanups.push(() => cluster.stop());
-    const rx = countingReceiver();
-    cleanups.push(() => rx.stop());
-    const a = await cluster.start();
-    const biz = await business(sim, [a.url]);
-    await biz.endpoint(rx.url("/hook"));
-    rx.hold();
-    const change = messageChange(biz.numbers[0]!, "in flight when its instance was killed");
-    expect((await postUpstream(a.url, eventBody([{ id: biz.wabaId, changes: [change] }]))).status).toBe(200);
-    await until(() => rx.arrivals.length === 1, "a's attempt to reach the receiver");
+    const { cluster, rx, a } = await attemptInFlight();
     a.kill();
     await a.exited;
     // On the same port: the same instance (its id is the host name and port), started again.
@@ -270,26 +273,12 @@ describe.skipIf(testBackend() !== "postgres")("scale-out: two instances on one P
   }, 60_000);
 
   test("a holder that was only slow (paused past its beats, then resumed) loses its late completion: the other attempts the same webhook-id, and it is recorded succeeded once", async () => {
-    const sim = startSimulator();
-    cleanups.push(() => sim.stop());
     // Beats 5 times a second, taken for dead after a second of silence: the pause can be short.
-    const cluster = await scaleOut({
-      UPSTREAM_URL: sim.url,
+    const { cluster, rx, a, biz } = await attemptInFlight({
       INSTANCE_HEARTBEAT_MS: "200",
       INSTANCE_DEAD_AFTER_MS: "1000",
     });
-    cleanups.push(() => cluster.stop());
-    const rx = countingReceiver();
-    cleanups.push(() => rx.stop());
-    const a = await cluster.start();
-    const biz = await business(sim, [a.url]);
-    await biz.endpoint(rx.url("/hook"));
-    rx.hold();
-    const change = messageChange(biz.numbers[0]!, "in flight while its instance was paused");
-    expect((await postUpstream(a.url, eventBody([{ id: biz.wabaId, changes: [change] }]))).status).toBe(200);
-    await until(() => rx.arrivals.length === 1, "a's attempt to reach the receiver");
-    const b = await cluster.start();
-    await until(async () => (await healthz(b.url)).instances.length === 2, "b to see a beating");
+    const b = await second(cluster);
     a.signal("SIGSTOP");
     await until(() => rx.arrivals.length >= 2, "b's attempt", 15_000);
     const webhookId = rx.arrivals[0]!.webhookId;
