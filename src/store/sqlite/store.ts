@@ -11,6 +11,8 @@ import { SqliteEndpoints } from "./endpoints.ts";
 import { SqliteHistory } from "./history.ts";
 import { SqliteNotifications } from "./notifications.ts";
 import { SqliteOnboardings } from "./onboardings.ts";
+import { SqliteOperators } from "./operators.ts";
+import { SqliteOverview } from "./overview.ts";
 import { SqliteQueue } from "./queue.ts";
 import { SqliteRecoveries } from "./recoveries.ts";
 import { openRequestLogFile, requestLogPath } from "./request-log-file.ts";
@@ -99,6 +101,8 @@ export function openSqliteStore(path: string, sealer: Sealer, options: SqliteSto
     directory: new SqliteDirectory(db, sealer),
     users: new SqliteUsers(db),
     sessions: new SqliteSessions(db),
+    operators: new SqliteOperators(db),
+    overview: new SqliteOverview(sqlite),
     notifications: new SqliteNotifications(db),
     requests,
     recoveries: new SqliteRecoveries(db),
