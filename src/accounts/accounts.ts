@@ -1,3 +1,4 @@
+import { hashPassword } from "../crypto/password.ts";
 import { AppError } from "../errors/catalog.ts";
 import type { Deps } from "../deps.ts";
 import { randomId } from "../runtime/random.ts";
@@ -48,7 +49,7 @@ export async function createUser(deps: AccountDeps, accountId: string, input: Cr
     id: randomId(deps.random, "usr"),
     accountId,
     email: input.email,
-    passwordHash: await Bun.password.hash(input.password, { algorithm: "argon2id" }),
+    passwordHash: await hashPassword(input.password),
     createdAt: deps.clock.now(),
   });
   if (!user) throw taken();

@@ -29,6 +29,7 @@ import { numberView, wabaView } from "../numbers/views.ts";
 import { createWaba, getWaba, updateWaba } from "../numbers/wabas.ts";
 import { createBackups } from "../backup/backups.ts";
 import { AppError } from "../errors/catalog.ts";
+import * as operators from "../operators/operations.ts";
 import { deleteOnboarding, listOnboardings, onboardingQuery, onboardingView } from "../onboarding/operator.ts";
 import { usage, usageQuery, usageView } from "../requests/queries.ts";
 
@@ -197,6 +198,36 @@ export const ADMIN_COMMANDS: Command[] = [
     ids: [],
     summary: "(a backup to BACKUP_TO now, as switchboard backup; prints its manifest)",
     run: (d) => createBackups(d).create(),
+  }),
+  command<typeof operators.createOperatorBody.static>({
+    noun: "operators",
+    verb: "create",
+    ids: [],
+    schema: operators.createOperatorBody,
+    summary: "--email E --password P (a person who signs in to the operator console at /operator)",
+    run: async (d, _, b) => operators.operatorView(await operators.createOperator(d, b)),
+  }),
+  command({
+    noun: "operators",
+    verb: "list",
+    ids: [],
+    summary: "(every operator, oldest first)",
+    run: async (d) => ({ data: (await operators.listOperators(d)).map(operators.operatorView) }),
+  }),
+  command({
+    noun: "operators",
+    verb: "delete",
+    ids: ["operator"],
+    summary: "OPERATOR_ID|EMAIL (their sessions end)",
+    run: async (d, [id]) => operators.operatorView(await operators.deleteOperator(d, id ?? "")),
+  }),
+  command<typeof operators.resetOperatorPasswordBody.static>({
+    noun: "operators",
+    verb: "reset-password",
+    ids: ["operator"],
+    schema: operators.resetOperatorPasswordBody,
+    summary: "OPERATOR_ID|EMAIL --password P (their sessions end)",
+    run: async (d, [id], b) => operators.operatorView(await operators.resetOperatorPassword(d, id ?? "", b)),
   }),
 ];
 

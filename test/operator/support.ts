@@ -1,0 +1,49 @@
+import { createOperator } from "../../src/operators/operations.ts";
+import { dashboardWorld } from "../dashboard/support.ts";
+
+export interface TestOperator {
+  id: string;
+  email: string;
+  password: string;
+  /** `sb_operator=…`, from a sign-in through POST /operator/session. */
+  cookie: string;
+}
+
+/** Signs in through POST /operator/session and returns the Cookie header value. */
+export async function operatorCookie(url: string, email: string, password: string): Promise<string> {
+  const res = await fetch(`${url}/operator/session`, {
+    method: "POST",
+    headers: { "content-type": "application/json", origin: url },
+    body: JSON.stringify({ email, password }),
+  });
+  if (res.status !== 204) throw new Error(`operator sign-in: ${res.status} ${await res.text()}`);
+  return res.headers.get("set-cookie")?.split(";")[0] ?? "";
+}
+
+/** The dashboard's world (an app on a fake upstream) with operators made as `switchboard admin operators create` makes them. */
+export async function consoleWorld(env: Record<string, string> = {}) {
+  const world = await dashboardWorld(env);
+  let made = 0;
+  return {
+    ...world,
+    async operator(email = `operator-${++made}@ops.example`, password = "operator password 1"): Promise<TestOperator> {
+      const { id } = await createOperator(world.deps, { email, password });
+      return { id, email, password, cookie: await operatorCookie(world.url, email, password) };
+    },
+    /** A console page as a browser asks for it (no redirect followed). */
+    get(cookie: string, path: string): Promise<Response> {
+      return fetch(`${world.url}${path}`, { headers: { cookie }, redirect: "manual" });
+    },
+    /** A console form's post as the browser sends it: same Origin, form-encoded, no redirect followed. */
+    post(cookie: string, path: string, form: Record<string, string> = {}): Promise<Response> {
+      return fetch(`${world.url}${path}`, {
+        method: "POST",
+        headers: { cookie, origin: world.url, "content-type": "application/x-www-form-urlencoded" },
+        body: new URLSearchParams(form).toString(),
+        redirect: "manual",
+      });
+    },
+  };
+}
+
+export type ConsoleWorld = Awaited<ReturnType<typeof consoleWorld>>;
