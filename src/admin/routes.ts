@@ -1,5 +1,4 @@
 import { Elysia, t } from "elysia";
-import { checkAdminToken } from "../auth/admin-guard.ts";
 import type { Deps } from "../deps.ts";
 import { createAccount, createUser, getAccount, updateAccount } from "../accounts/accounts.ts";
 import { createApiKey, revokeApiKey } from "../accounts/keys.ts";
@@ -10,6 +9,8 @@ import { createNumberBody, createWabaBody, updateNumberBody, updateWabaBody } fr
 import { numberView, wabaView } from "../numbers/views.ts";
 import { createWaba, getWaba, updateWaba } from "../numbers/wabas.ts";
 import { usage, usageQuery, usageView } from "../requests/queries.ts";
+import { usageCsvResponse, usageReportQuery } from "../requests/usage-report.ts";
+import { adminAccess } from "../operators/admin-access.ts";
 import { deleteOnboarding, listOnboardings, onboardingQuery, onboardingView } from "../onboarding/operator.ts";
 
 /** The operator API (docs/operations.md#provisioning): thin routes over the accounts/ and numbers/ operations. */
@@ -17,8 +18,9 @@ export function adminRoutes(deps: Deps) {
   const detail = { tags: ["Operator API"], security: [{ adminToken: [] }] };
   return (
     new Elysia({ prefix: "/admin" })
-      // onTransform runs before body validation, so an unauthenticated caller learns nothing about the schema.
-      .onTransform(({ request }) => checkAdminToken(deps.config.adminToken, request.headers.get("authorization")))
+      // A transform hook runs before body validation, so an unauthenticated caller learns nothing about the schema.
+      // `actor`: who calls (ADMIN_TOKEN or a signed-in operator).
+      .derive(async ({ request }) => ({ actor: await adminAccess(deps, request) }))
       .get(
         "/usage",
         async ({ query }) => {
@@ -34,6 +36,14 @@ export function adminRoutes(deps: Deps) {
           },
         },
       )
+      .get("/usage.csv", ({ query }) => usageCsvResponse(deps, query), {
+        query: usageReportQuery,
+        detail: {
+          ...detail,
+          summary:
+            "Usage for billing as CSV: one row per account, number (or WABA), UTC day, kind and label; from (default: the start of this month) and to are ISO 8601 dates or times",
+        },
+      })
       .post(
         "/accounts",
         async ({ body, set }) => {

@@ -5,15 +5,26 @@ import { AppError } from "../errors/catalog.ts";
 import type { Config } from "../config/config.ts";
 import type { Backups } from "./backups.ts";
 
-/** The operator API's backups (docs/operations.md#backups); backups is null where the database is not a SQLite file. */
-export function backupRoutes(deps: { config: Config }, backups: Backups | null) {
+/**
+ * The operator API's backups (docs/operations.md#backups); backups is null where the database is
+ * not a SQLite file. `access` is the operator API's door (ADMIN_TOKEN, or an operator's session:
+ * src/operators/admin-access.ts); without one, ADMIN_TOKEN only.
+ */
+export function backupRoutes(
+  deps: { config: Config },
+  backups: Backups | null,
+  access: (request: Request) => Promise<unknown> = async (request) =>
+    checkAdminToken(deps.config.adminToken, request.headers.get("authorization")),
+) {
   const detail = { tags: ["Operator API"], security: [{ adminToken: [] }] };
   const available = (): Backups => {
     if (backups === null) throw new AppError("backup_unsupported");
     return backups;
   };
   return new Elysia({ prefix: "/admin/backups" })
-    .onTransform(({ request }) => checkAdminToken(deps.config.adminToken, request.headers.get("authorization")))
+    .onTransform(async ({ request }) => {
+      await access(request);
+    })
     .get(
       "",
       async () => {
