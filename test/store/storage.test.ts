@@ -174,7 +174,7 @@ describe("the request log's own file", () => {
     expect(await store.requests.byMessageId("acc_old", "wamid.old")).toHaveLength(12_000);
     await store.close();
     expect(tables(path).filter((name) => /request_log|usage_hours/.test(name))).toEqual([]);
-    expect(tables(join(dir.path, "db-requests.sqlite"))).toEqual(["request_log", "usage_hours"]);
+    expect(tables(join(dir.path, "db-requests.sqlite")).sort()).toEqual(["request_log", "usage_hours"]);
 
     // A move cut short after its copies (the old tables still there) is done again: nothing counted twice.
     const main = new Database(path);
@@ -187,6 +187,41 @@ describe("the request log's own file", () => {
     const again = await moved(path);
     expect(await again.requests.byMessageId("acc_old", "wamid.old")).toHaveLength(12_000);
     expect(tables(path)).not.toContain("moved_usage_hours");
+  });
+
+  test("a log file of version 1 (WITHOUT ROWID, the whole message id indexed) keeps its records at version 2", async () => {
+    const dir = tempDir();
+    cleanups.push(dir.cleanup);
+    const path = join(dir.path, "db.sqlite");
+    const v1 = new Database(join(dir.path, "db-requests.sqlite"), { create: true });
+    v1.exec(`CREATE TABLE moved_request_log (id TEXT PRIMARY KEY NOT NULL, account_id TEXT NOT NULL, at INTEGER NOT NULL,
+      api_key_id TEXT NOT NULL, method TEXT NOT NULL, route TEXT, phone_number_id TEXT, waba_id TEXT, status INTEGER NOT NULL,
+      error_code INTEGER, upstream_status INTEGER, upstream_error_code INTEGER, upstream_error_subcode INTEGER,
+      upstream_ms REAL, request_bytes INTEGER, response_bytes INTEGER, message_id TEXT) WITHOUT ROWID;
+      CREATE INDEX request_log_account ON moved_request_log (account_id, at);
+      CREATE INDEX request_log_message ON moved_request_log (message_id) WHERE message_id IS NOT NULL;
+      CREATE TABLE usage_hours (account_id TEXT NOT NULL, target_id TEXT NOT NULL, hour INTEGER NOT NULL,
+      kind TEXT NOT NULL, label TEXT NOT NULL, count INTEGER NOT NULL,
+      PRIMARY KEY (account_id, hour, target_id, kind, label)) WITHOUT ROWID;`);
+    for (let i = 0; i < 3; i++) v1.run(oldRecord(`req_${i}`));
+    v1.exec("ALTER TABLE moved_request_log RENAME TO request_log; PRAGMA user_version = 1");
+    v1.close();
+
+    const store = openSqliteStore(path, sealer, { serving: true });
+    cleanups.push(() => store.close());
+    expect((await store.requests.list("acc_old", {}, 10)).map((r) => r.id).sort()).toEqual(["req_0", "req_1", "req_2"]);
+    expect(await store.requests.get("acc_old", "req_1")).toMatchObject({ upstreamMs: 12.5, messageId: "wamid.old" });
+    expect(await store.requests.byMessageId("acc_old", "wamid.old")).toHaveLength(3);
+    expect(await store.requests.byMessageId("acc_old", "x.wamid.old")).toEqual([]);
+    const file = new Database(join(dir.path, "db-requests.sqlite"), { readonly: true });
+    expect(file.query<{ user_version: number }, []>("PRAGMA user_version").get()?.user_version).toBe(2);
+    expect(
+      file
+        .query<{ name: string }, []>("SELECT name FROM sqlite_master WHERE tbl_name = 'request_log' ORDER BY name")
+        .all()
+        .map((r) => r.name),
+    ).toEqual(["request_log", "request_log_account", "request_log_id", "request_log_message_tail"]);
+    file.close();
   });
 });
 
