@@ -170,7 +170,11 @@ export async function openLoop(
     const due = start + (i * 1000) / rate;
     const wait = due - performance.now();
     if (wait > 1) await Bun.sleep(wait);
-    pending.push(post(i).then((a) => void (acks[i] = a)));
+    pending.push(
+      post(i).then((a) => {
+        acks[i] = a;
+      }),
+    );
   }
   await Promise.all(pending);
   return { acks, start, sendSeconds: (performance.now() - start) / 1000 };

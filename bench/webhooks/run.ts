@@ -37,7 +37,6 @@ import {
   ackLine,
   BENCH_ADMIN,
   BENCH_APP_SECRET,
-  epochNow,
   flatOut as postFlatOut,
   fmt,
   freePort,
@@ -200,7 +199,7 @@ async function reference(): Promise<void> {
   );
   console.log(ackLine("round trip", acks));
   console.log(
-    ackLine("durable round trip", durable.acks) + "  (appended and flushed to disk before the answer, nothing else)",
+    `${ackLine("durable round trip", durable.acks)}  (appended and flushed to disk before the answer, nothing else)`,
   );
   console.log(await steal());
 }

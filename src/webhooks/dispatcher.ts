@@ -254,18 +254,20 @@ export class Dispatcher implements Worker {
   private startBuffered(endpointId: string): void {
     const buffer = this.buffers.get(endpointId);
     if (!buffer) return;
+    let item = buffer[0];
     while (
-      buffer.length > 0 &&
-      buffer[0]!.ready &&
+      item?.ready &&
       !this.stopped &&
       (this.endpointInFlight.get(endpointId) ?? 0) < PER_ENDPOINT_IN_FLIGHT &&
       this.inFlight.size < GLOBAL_IN_FLIGHT
     ) {
-      const item = buffer.shift()!;
+      const started = item;
+      buffer.shift();
       this.bufferedCount--;
-      this.bufferedBytes -= bytesOf(item);
+      this.bufferedBytes -= bytesOf(started);
       this.acquire(endpointId);
-      this.launch(endpointId, item.claimed.delivery.id, () => this.claimedFromBuffer(item), item.origin);
+      this.launch(endpointId, started.claimed.delivery.id, () => this.claimedFromBuffer(started), started.origin);
+      item = buffer[0];
     }
     if (buffer.length === 0) this.buffers.delete(endpointId);
   }

@@ -112,7 +112,7 @@ describe.skipIf(testBackend() !== "postgres")("PostgreSQL: several instances on 
     const other = await deps.anotherStore();
     const t = deps.clock.now();
     await seed(deps.store, t);
-    const keyHash = hashApiKey("px_live_" + "a".repeat(32));
+    const keyHash = hashApiKey(`px_live_${"a".repeat(32)}`);
     await deps.store.directory.createApiKey({
       id: "key_pg",
       accountId: "acc_pg",

@@ -83,10 +83,10 @@ describe("migrations", () => {
       maxNumbers: null,
       createdAt: 1,
     });
-    first.close();
+    await first.close();
     const second = openSqliteStore(path, sealer);
     expect(second.directory.account("acc_kept")).toMatchObject({ name: "Kept", retention: "7d" });
-    second.close();
+    await second.close();
     const db = new Database(path, { readonly: true });
     expect(db.query<{ n: number }, []>("SELECT count(*) AS n FROM __drizzle_migrations").get()!.n).toBe(
       embeddedMigrations.length,
@@ -106,7 +106,7 @@ describe("migrations", () => {
     old.close();
     const store = openSqliteStore(path, createSealer(new Uint8Array(32).fill(1), cryptoRandom));
     expect(store.directory.account("acc_old")?.name).toBe("Old");
-    store.close();
+    await store.close();
     const db = new Database(path, { readonly: true });
     expect(db.query<{ n: number }, []>("SELECT count(*) AS n FROM __drizzle_migrations").get()!.n).toBe(
       embeddedMigrations.length,
@@ -245,11 +245,11 @@ describe("the server lock", () => {
     // The CLI's store, beside the running server.
     const cli = openSqliteStore(path, sealer);
     expect(cli.directory.account("acc_one")?.name).toBe("One");
-    cli.close();
-    server.close();
+    await cli.close();
+    await server.close();
     const next = openSqliteStore(path, sealer, { serving: true });
     expect(next.directory.account("acc_one")?.name).toBe("One");
-    next.close();
+    await next.close();
   });
 
   test("a refused server leaves its database as it found it: no migration runs under the running server", () => {
@@ -279,7 +279,7 @@ describe("API keys", () => {
     expect(record.keyHash).toBe(hashApiKey(key));
     expect(deps.store.directory.apiKeyByHash(hashApiKey(key))?.id).toBe(record.id);
     expect(deps.store.directory.apiKeyByHash(hashApiKey(`${key}x`))).toBeUndefined();
-    deps.store.close();
+    await deps.store.close();
     const raw = rawBytes(deps.dbPath);
     expect(raw).not.toContain(key);
     expect(raw).not.toContain(key.slice(12));
@@ -289,9 +289,9 @@ describe("API keys", () => {
   test.each([
     "",
     "px_live_short",
-    "px_prod_" + "a".repeat(32),
-    "px_live_" + "a".repeat(31) + "!",
-    "Bearer px_live_" + "a".repeat(32),
+    `px_prod_${"a".repeat(32)}`,
+    `px_live_${"a".repeat(31)}!`,
+    `Bearer px_live_${"a".repeat(32)}`,
   ])("%j is not a well-formed key", (text) => {
     expect(apiKeyMode(text)).toBeNull();
   });
@@ -301,13 +301,13 @@ describe("encryption at rest", () => {
   test("upstream tokens, BYO app secrets and password never appear in the database file", async () => {
     const deps = await fresh();
     const account = await createAccount(deps, { name: "A", email: "a@example.com" });
-    const token = "EAAGtoken-" + "t".repeat(40);
-    const appSecret = "byo-app-secret-" + "s".repeat(20);
+    const token = `EAAGtoken-${"t".repeat(40)}`;
+    const appSecret = `byo-app-secret-${"s".repeat(20)}`;
     await createWaba(deps, account.id, { waba_id: "1001", access_token: token, app_secret: appSecret });
     await updateWaba(deps, "1001", { access_token: `${token}-rotated` });
     await createUser(deps, account.id, { email: "u@example.com", password: "hunter2hunter2" });
     expect(deps.store.directory.waba("1001")?.accessToken).toBe(`${token}-rotated`);
-    deps.store.close();
+    await deps.store.close();
     const raw = rawBytes(deps.dbPath);
     for (const secret of [token, appSecret, "hunter2hunter2"]) expect(raw).not.toContain(secret);
   });
@@ -336,7 +336,7 @@ describe("encryption at rest", () => {
       createdAt: 1,
       updatedAt: 1,
     });
-    store.close();
+    await store.close();
     expect(() => openSqliteStore(path, createSealer(new Uint8Array(32).fill(2), cryptoRandom))).toThrow(SealError);
   });
 });
@@ -355,7 +355,7 @@ describe("directory refresh", () => {
       maxNumbers: null,
       createdAt: 1,
     });
-    other.close();
+    await other.close();
     expect(deps.store.directory.account("acc_cli")).toBeUndefined();
     expect(await deps.store.directory.refresh()).toBe(true);
     expect(deps.store.directory.account("acc_cli")?.name).toBe("From CLI");

@@ -12,7 +12,7 @@ import type { Store } from "../../src/store/store.ts";
 import { tempDir } from "./temp-dir.ts";
 
 /** A row of any table, as assertions read it. */
-export type Row = Record<string, any>;
+export type Row = Record<string, unknown>;
 
 /**
  * The backend every test of the service runs on, chosen by SWITCHBOARD_TEST_BACKEND: `sqlite`

@@ -1,6 +1,7 @@
 import { Database } from "bun:sqlite";
 import { basename, dirname, extname, join } from "node:path";
 import { WAL_SIZE_LIMIT_BYTES } from "./checkpointer.ts";
+import { oneRow } from "./one-row.ts";
 
 /**
  * The request log's own SQLite file, beside the main database (`switchboard.db` →
@@ -77,7 +78,7 @@ export function openRequestLogFile(path: string): Database {
     db.exec("PRAGMA busy_timeout = 5000");
     db.exec("PRAGMA temp_store = MEMORY");
     db.exec(`PRAGMA journal_size_limit = ${WAL_SIZE_LIMIT_BYTES}`);
-    const version = () => db.query<{ user_version: number }, []>("PRAGMA user_version").get()!.user_version;
+    const version = () => oneRow<{ user_version: number }>(db, "PRAGMA user_version").user_version;
     if (version() < SCHEMA.length) {
       db.transaction(() => {
         // Read again under the write lock: another process may have just done it.
