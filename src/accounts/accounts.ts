@@ -1,6 +1,7 @@
 import { hashPassword } from "../crypto/password.ts";
 import { AppError } from "../errors/catalog.ts";
 import type { Deps } from "../deps.ts";
+import { orNotFound } from "../errors/not-found.ts";
 import { randomId } from "../runtime/random.ts";
 import type { Account, User } from "../store/types.ts";
 import type { CreateAccountInput, CreateUserInput, UpdateAccountInput } from "./schemas.ts";
@@ -37,7 +38,7 @@ export async function updateAccount(deps: AccountDeps, id: string, input: Update
   if (input.billing_status !== undefined) patch.billingStatus = input.billing_status;
   if (input.retention !== undefined) patch.retention = input.retention;
   if (input.max_numbers !== undefined) patch.maxNumbers = input.max_numbers;
-  return (await deps.store.directory.updateAccount(id, patch))!;
+  return orNotFound(await deps.store.directory.updateAccount(id, patch), `account ${id}`);
 }
 
 export async function createUser(deps: AccountDeps, accountId: string, input: CreateUserInput): Promise<User> {

@@ -1,5 +1,6 @@
 import { AppError } from "../errors/catalog.ts";
 import type { Deps } from "../deps.ts";
+import { orNotFound } from "../errors/not-found.ts";
 import { randomId } from "../runtime/random.ts";
 import type { ApiKey } from "../store/types.ts";
 import { getAccount } from "./accounts.ts";
@@ -35,5 +36,5 @@ export async function revokeApiKey(deps: KeyDeps, id: string, accountId?: string
   const key = deps.store.directory.apiKey(id);
   if (!key || (accountId !== undefined && key.accountId !== accountId))
     throw new AppError("not_found", `No API key ${id}.`);
-  return (await deps.store.directory.revokeApiKey(id, deps.clock.now()))!;
+  return orNotFound(await deps.store.directory.revokeApiKey(id, deps.clock.now()), `API key ${id}`);
 }

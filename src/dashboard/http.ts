@@ -26,6 +26,6 @@ export const isHtmx = (request: Request) => request.headers.get("hx-request") ==
 
 /** Only our own paths under `home` (the dashboard's, or the operator console's) may be the target of a post-sign-in redirect. */
 export function safeNext(next: string | undefined | null, home = "/dashboard"): string {
-  if (!next || !next.startsWith(home) || next.startsWith("//") || next.includes("\\")) return home;
+  if (!next?.startsWith(home) || next.startsWith("//") || next.includes("\\")) return home;
   return next;
 }

@@ -1,6 +1,7 @@
 import { getAccount } from "../accounts/accounts.ts";
 import { AppError } from "../errors/catalog.ts";
 import type { Deps } from "../deps.ts";
+import { orNotFound } from "../errors/not-found.ts";
 import { NO_CAUSE, type Account, type PhoneNumber } from "../store/types.ts";
 import type { CreateNumberInput, UpdateNumberInput } from "./schemas.ts";
 import { applyEffect, effectOfFault } from "./state-change.ts";
@@ -57,26 +58,30 @@ export async function applySync(
         : null;
     if (effect)
       await applyEffect({ directory: deps.store.directory, clock: deps.clock, logger: deps.logger }, effect, null);
-    return (await deps.store.directory.updateNumber(phoneNumberId, { syncError: result.reason, updatedAt: now }))!;
+    const failed = await deps.store.directory.updateNumber(phoneNumberId, { syncError: result.reason, updatedAt: now });
+    return orNotFound(failed, `number ${phoneNumberId}`);
   }
-  if (!check)
-    return (await deps.store.directory.updateNumber(phoneNumberId, {
+  if (!check) {
+    const read = await deps.store.directory.updateNumber(phoneNumberId, {
       ...result.details,
       syncedAt: now,
       syncError: null,
       updatedAt: now,
-    }))!;
+    });
+    return orNotFound(read, `number ${phoneNumberId}`);
+  }
   if (deps.store.directory.waba(number.wabaId)?.status === "token_revoked") {
     await deps.store.directory.updateWaba(number.wabaId, { status: "connected", ...NO_CAUSE, updatedAt: now });
   }
   const restored = UPSTREAM_SET.has(number.status) ? { status: "connected" as const, ...NO_CAUSE } : {};
-  return (await deps.store.directory.updateNumber(phoneNumberId, {
+  const checked = await deps.store.directory.updateNumber(phoneNumberId, {
     ...result.details,
     ...restored,
     syncedAt: now,
     syncError: null,
     updatedAt: now,
-  }))!;
+  });
+  return orNotFound(checked, `number ${phoneNumberId}`);
 }
 
 /**
@@ -143,9 +148,10 @@ export async function updateNumber(
   input: UpdateNumberInput,
 ): Promise<PhoneNumber> {
   getNumber(deps, phoneNumberId);
-  return (await deps.store.directory.updateNumber(phoneNumberId, {
+  const number = await deps.store.directory.updateNumber(phoneNumberId, {
     status: input.status,
     ...(input.status !== undefined ? NO_CAUSE : {}),
     updatedAt: deps.clock.now(),
-  }))!;
+  });
+  return orNotFound(number, `number ${phoneNumberId}`);
 }

@@ -1,6 +1,7 @@
 import { getAccount } from "../accounts/accounts.ts";
 import { AppError } from "../errors/catalog.ts";
 import type { Deps } from "../deps.ts";
+import { orNotFound } from "../errors/not-found.ts";
 import { NO_CAUSE, type Waba } from "../store/types.ts";
 import type { CreateWabaInput, UpdateWabaInput } from "./schemas.ts";
 
@@ -35,11 +36,12 @@ export async function createWaba(deps: WabaDeps, accountId: string, input: Creat
 
 export async function updateWaba(deps: WabaDeps, wabaId: string, input: UpdateWabaInput): Promise<Waba> {
   getWaba(deps, wabaId);
-  return (await deps.store.directory.updateWaba(wabaId, {
+  const waba = await deps.store.directory.updateWaba(wabaId, {
     status: input.status,
     // A state set by hand has no upstream cause; a new token alone leaves the state as it is.
     ...(input.status !== undefined ? NO_CAUSE : {}),
     accessToken: input.access_token,
     updatedAt: deps.clock.now(),
-  }))!;
+  });
+  return orNotFound(waba, `WABA ${wabaId}`);
 }

@@ -1,6 +1,7 @@
 import { checkWebhookUrl, type UrlRules } from "../net/url-rules.ts";
 import { AppError } from "../errors/catalog.ts";
 import type { Deps } from "../deps.ts";
+import { orNotFound } from "../errors/not-found.ts";
 import { randomId } from "../runtime/random.ts";
 import type { PhoneNumber } from "../store/types.ts";
 import type { Endpoint, EndpointPatch } from "../store/endpoints.ts";
@@ -122,7 +123,7 @@ export async function updateEndpoint(
   if (input.url !== undefined) patch.url = checkUrl(deps, input.url);
   if (input.fields !== undefined) patch.fields = checkFields(input.fields);
   if (input.phone_number_id !== undefined) patch.phoneNumberId = checkNumber(deps, accountId, input.phone_number_id);
-  return (await deps.store.endpoints.update(id, patch))!;
+  return orNotFound(await deps.store.endpoints.update(id, patch), `endpoint ${id}`);
 }
 
 export async function deleteEndpoint(deps: EndpointDeps, accountId: string, id: string): Promise<void> {
@@ -136,13 +137,14 @@ export async function deleteEndpoint(deps: EndpointDeps, accountId: string, id: 
  */
 export async function enableEndpoint(deps: EndpointDeps, accountId: string, id: string): Promise<Endpoint> {
   await mustEndpoint(deps, accountId, id);
-  return (await deps.store.endpoints.update(id, {
+  const enabled = await deps.store.endpoints.update(id, {
     enabled: true,
     disabledReason: null,
     consecutiveFailures: 0,
     warnedAt: null,
     updatedAt: deps.clock.now(),
-  }))!;
+  });
+  return orNotFound(enabled, `endpoint ${id}`);
 }
 
 /** A new secret, shown once; the current one keeps signing beside it for ROTATION_OVERLAP_MS. */
@@ -160,7 +162,7 @@ export async function rotateSecret(
     previousSecretExpiresAt: now + ROTATION_OVERLAP_MS,
     updatedAt: now,
   });
-  return { secret, endpoint: updated! };
+  return { secret, endpoint: orNotFound(updated, `endpoint ${id}`) };
 }
 
 /**
@@ -209,5 +211,6 @@ export async function sendTest(deps: EndpointDeps & QueueDeps, accountId: string
     deps.store.directory.numbers(accountId).find(isLiveNumber) ??
     deps.store.directory.numbers(accountId)[0];
   const [delivery] = await queueTestEvent(deps, accountId, number, [endpoint.id]);
-  return delivery!.deliveryId;
+  if (!delivery) throw new Error(`a test event to endpoint ${endpoint.id} queued no delivery`);
+  return delivery.deliveryId;
 }

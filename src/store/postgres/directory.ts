@@ -3,6 +3,7 @@ import type { Sealer } from "../../crypto/sealer.ts";
 import { CachedDirectory, defined } from "../cached-directory.ts";
 import { connectRefusal, type Connected, type Refusal } from "../ownership.ts";
 import { openWaba, reconnectedWaba, sealWaba } from "../sealed-rows.ts";
+import { writtenRow } from "../errors.ts";
 import type { Directory, WabaPatch } from "../store.ts";
 import type { Account, ApiKey, PhoneNumber, Waba } from "../types.ts";
 import type { ChangeFeed, ChangeKind, FedCache } from "./changes.ts";
@@ -103,7 +104,7 @@ export class PgDirectory extends CachedDirectory implements Directory, FedCache 
       async (tx) => (await tx.insert(accounts).values(account).returning())[0],
       (r) => this.cacheAccount(r),
     );
-    return { ...row! };
+    return { ...writtenRow(row, `account ${account.id}`) };
   }
   async updateAccount(id: string, given: Partial<Omit<Account, "id" | "createdAt">>) {
     const patch = defined(given);
@@ -126,7 +127,7 @@ export class PgDirectory extends CachedDirectory implements Directory, FedCache 
       async (tx) => (await tx.insert(apiKeys).values(key).returning())[0],
       (r) => this.cacheKey(r),
     );
-    return { ...row! };
+    return { ...writtenRow(row, `API key ${key.id}`) };
   }
   async revokeApiKey(id: string, at: number) {
     const current = this.apiKey(id);
@@ -214,25 +215,27 @@ export class PgDirectory extends CachedDirectory implements Directory, FedCache 
         const created =
           (await tx.orm.insert(numbers).values(number).onConflictDoNothing().returning({ id: numbers.phoneNumberId }))
             .length > 0;
-        const [stored] = await tx.orm.select().from(wabas).where(eq(wabas.wabaId, waba.wabaId)).for("update");
-        const [numberRow] = await tx.orm
+        const [locked] = await tx.orm.select().from(wabas).where(eq(wabas.wabaId, waba.wabaId)).for("update");
+        const [lockedNumber] = await tx.orm
           .select()
           .from(numbers)
           .where(eq(numbers.phoneNumberId, number.phoneNumberId))
           .for("update");
+        const stored = writtenRow(locked, `WABA ${waba.wabaId}`);
+        const numberRow = writtenRow(lockedNumber, `number ${number.phoneNumberId}`);
         const refused = connectRefusal(waba.accountId, waba.wabaId, waba.appSecret !== null, {
-          waba: { accountId: stored!.accountId, byo: stored!.appSecretEnc !== null },
+          waba: { accountId: stored.accountId, byo: stored.appSecretEnc !== null },
           number: numberRow,
         });
         if (refused) throw new NotConnected(refused);
-        const [wabaRow] = await tx.orm
+        const [updated] = await tx.orm
           .update(wabas)
           .set(reconnectedWaba(waba, this.sealer))
           .where(eq(wabas.wabaId, waba.wabaId))
           .returning();
         await this.feed.record(tx, "waba", [waba.wabaId]);
         if (created) await this.feed.record(tx, "number", [number.phoneNumberId]);
-        return { wabaRow: wabaRow!, numberRow: numberRow!, created };
+        return { wabaRow: writtenRow(updated, `WABA ${waba.wabaId}`), numberRow, created };
       });
     } catch (error) {
       if (error instanceof NotConnected) return { refused: error.refusal };
