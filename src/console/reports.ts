@@ -99,8 +99,10 @@ export interface Overview {
  */
 export type BackupState = {
   schedule: string | null;
-  last: { at: number; name: string; bytes: number } | null;
-  failure: { at: number; stage: string; error: string } | null;
+  /** When the last verified backup's snapshot was taken. */
+  last: { at: number } | null;
+  /** When the last failure was, and at which stage. */
+  failure: { at: number; stage: string } | null;
 } | null;
 
 function backupState(backups: Backups | null, schedule: string | null): BackupState {
@@ -109,8 +111,8 @@ function backupState(backups: Backups | null, schedule: string | null): BackupSt
   const failure = backups.lastFailure();
   return {
     schedule,
-    last: last && { at: Date.parse(last.at), name: last.name, bytes: last.bytes },
-    failure: failure && { at: Date.parse(failure.at), stage: failure.stage, error: failure.error },
+    last: last && { at: Date.parse(last.at) },
+    failure: failure && { at: Date.parse(failure.at), stage: failure.stage },
   };
 }
 

@@ -88,6 +88,10 @@ describe.skipIf(browser === null)("the operator console in a browser", () => {
     } finally {
       gone.stop();
     }
+    // A backup an hour ago, for the overview's last one.
+    world.deps.clock.advance(-3_600_000);
+    expect((await admin(world.url, "POST", "/admin/backups")).status).toBe(201);
+    world.deps.clock.advance(3_600_000);
     op = await world.operator("ops@service.example", "operator password 1");
   });
   afterAll(async () => {
@@ -118,6 +122,7 @@ describe.skipIf(browser === null)("the operator console in a browser", () => {
     expect(overview).toContain("WABA token revoked");
     expect(overview).toContain("acme-orders-webhook");
     expect(overview).toContain("Disabled: the receiver answered 410 Gone.");
+    expect(overview).toContain("Last backup1 h ago");
     await shot(page, "overview");
 
     await page.getByRole("link", { name: "Accounts" }).click();

@@ -305,4 +305,24 @@ describe("overview", () => {
     expect(page).not.toContain("Not answering");
     await admin(world.url, "PATCH", "/admin/numbers/2001", { status: "connected" });
   });
+
+  test("the last backup: none yet, then the one an operator took (SQLite); none taken here on PostgreSQL", async () => {
+    const backup = () =>
+      fetch(`${world.url}/admin/backups`, { method: "POST", headers: { cookie, origin: world.url } });
+    if (testBackend() === "postgres") {
+      expect(await text(await world.get(cookie, "/operator"))).toContain("Not taken here");
+      expect((await backup()).status).toBe(409);
+      return;
+    }
+    const before = await text(await world.get(cookie, "/operator"));
+    expect(before).toContain('<span class="stat-label">Last backup</span><span class="stat-value">None yet</span>');
+    expect(before).toContain("by hand only (no BACKUP_SCHEDULE)");
+    // An operator's session takes one through the operator API, as ADMIN_TOKEN does.
+    const taken = await backup();
+    expect(taken.status).toBe(201);
+    world.deps.clock.advance(2 * HOUR);
+    const after = await text(await world.get(cookie, "/operator"));
+    expect(after).toContain('<span class="stat-label">Last backup</span><span class="stat-value">2 h ago</span>');
+    expect(after).toContain("by hand only (no BACKUP_SCHEDULE)");
+  });
 });

@@ -1,5 +1,6 @@
 import { createOperator } from "../../src/operators/operations.ts";
 import { dashboardWorld } from "../dashboard/support.ts";
+import { tempDir } from "../support/harness.ts";
 
 export interface TestOperator {
   id: string;
@@ -20,12 +21,20 @@ export async function operatorCookie(url: string, email: string, password: strin
   return res.headers.get("set-cookie")?.split(";")[0] ?? "";
 }
 
-/** The dashboard's world (an app on a fake upstream) with operators made as `switchboard admin operators create` makes them. */
+/**
+ * The dashboard's world (an app on a fake upstream) with operators made as `switchboard admin
+ * operators create` makes them; backups (SQLite) go to a directory of the test's own.
+ */
 export async function consoleWorld(env: Record<string, string> = {}) {
-  const world = await dashboardWorld(env);
+  const backups = tempDir();
+  const world = await dashboardWorld({ BACKUP_TO: backups.path, ...env });
   let made = 0;
   return {
     ...world,
+    async close() {
+      await world.close();
+      backups.cleanup();
+    },
     async operator(email = `operator-${++made}@ops.example`, password = "operator password 1"): Promise<TestOperator> {
       const { id } = await createOperator(world.deps, { email, password });
       return { id, email, password, cookie: await operatorCookie(world.url, email, password) };

@@ -1,6 +1,6 @@
 import { escapeHtml } from "@kitajs/html";
 import { Time } from "../../dashboard/components.tsx";
-import { formatTime, relativeTime } from "../../dashboard/format.ts";
+import { relativeTime } from "../../dashboard/format.ts";
 import { disabledText } from "../../dashboard/pages/endpoints.tsx";
 import type { BackupState, CallWindow, Overview } from "../reports.ts";
 import { accountPath, count, Health, NumberName, perMinute, share, Stat } from "./words.tsx";
@@ -35,36 +35,29 @@ function Calls(props: { title: string; calls: CallWindow; id: string; now: numbe
   );
 }
 
-/** A day without a verified backup is worth a look when a schedule should have taken one. */
-const BACKUP_STALE_MS = 26 * 3_600_000;
-
-/** The last verified backup and whether a later one failed; nothing where backups are not this server's to take. */
+/** The last verified backup and whether a later one failed; where the database is not a SQLite file, none is ours to take. */
 function Backup(props: { state: BackupState; now: number }) {
   const b = props.state;
   if (b === null)
     return <Stat label="Backups" value="Not taken here" note="PostgreSQL: back it up with its own tools" />;
   const failedSince = b.failure !== null && (b.last === null || b.failure.at > b.last.at);
-  const when = b.schedule === null ? "no BACKUP_SCHEDULE: by hand only" : `schedule ${b.schedule}`;
+  const failure = b.failure && `${b.failure.stage} failed ${relativeTime(b.failure.at, props.now)}`;
+  const when = b.schedule === null ? "by hand only (no BACKUP_SCHEDULE)" : `on schedule ${b.schedule}`;
   if (b.last === null)
     return (
       <Stat
         label="Last backup"
         value={failedSince ? "Failed" : "None yet"}
-        note={failedSince && b.failure ? `${b.failure.stage} failed ${relativeTime(b.failure.at, props.now)}` : when}
+        note={failedSince && failure ? failure : when}
         tone={failedSince ? "bad" : b.schedule === null ? "plain" : "warn"}
       />
     );
-  const stale = b.schedule !== null && props.now - b.last.at > BACKUP_STALE_MS;
   return (
     <Stat
       label="Last backup"
       value={relativeTime(b.last.at, props.now)}
-      note={
-        failedSince && b.failure
-          ? `a later one failed (${b.failure.stage}) ${relativeTime(b.failure.at, props.now)}`
-          : `${formatTime(b.last.at)}, ${when}`
-      }
-      tone={failedSince || stale ? "warn" : "ok"}
+      note={failedSince && failure ? `a later one: ${failure}` : when}
+      tone={failedSince ? "warn" : "ok"}
     />
   );
 }
