@@ -45,6 +45,8 @@ export interface Config {
   readonly embeddedSignup: EmbeddedSignupConfig | null;
   /** Backups of the SQLite file (BACKUP_*, S3_*). */
   readonly backup: BackupConfig;
+  /** How long the audit log keeps an entry (AUDIT_RETENTION). */
+  readonly auditRetentionMs: number;
 }
 
 export interface EmbeddedSignupConfig {
@@ -132,6 +134,7 @@ export function parseConfig(env: Env): Config {
     requestLog: get("REQUEST_LOG") ? Object.freeze({ buffer: get("REQUEST_LOG_BUFFER") }) : null,
     embeddedSignup: embeddedSignup(get),
     backup: backup(get, env, database),
+    auditRetentionMs: get("AUDIT_RETENTION"),
   });
 }
 

@@ -1,5 +1,6 @@
 import type { Sealer } from "../../crypto/sealer.ts";
 import type { Store } from "../store.ts";
+import { PgAudit } from "./audit.ts";
 import { PgBuckets } from "./buckets.ts";
 import { ChangeFeed } from "./changes.ts";
 import { connect, type PgDb } from "./connect.ts";
@@ -64,6 +65,7 @@ export async function openPostgresStore(url: string, sealer: Sealer, options: Pg
       queue: unavailableAsStoreError(queue),
       history: unavailableAsStoreError(new PgHistory(db, endpoints)),
       retention: unavailableAsStoreError(new PgRetention(db, deletions)),
+      audit: unavailableAsStoreError(new PgAudit(db)),
       async healthy() {
         const answer = db.$client.unsafe("SELECT 1 AS ok").then(
           (rows) => rows.length === 1,
