@@ -98,7 +98,7 @@ export function onboardingPages(deps: Deps, relay: RelayHandle) {
       guarded(deps, async ({ params, body }, viewer) => {
         const form = readForm(retryBody, body);
         if (!form.ok) throw new AppError("invalid_request", "The PIN is 6 digits.");
-        const o = await retrySignup(queued, viewer.accountId, params.id!, form.value);
+        const o = await retrySignup(queued, viewer.accountId, params.id!, form.value, viewer.by);
         return seeOther(`/dashboard/numbers/signups/${encodeURIComponent(o.id)}`);
       }),
       { detail: { hide: true } },
@@ -128,7 +128,7 @@ export function onboardingPages(deps: Deps, relay: RelayHandle) {
         return orRefusal(
           viewer,
           params.id!,
-          () => runPreflight(queued, viewer.accountId, params.id!, form.value.sync_type),
+          () => runPreflight(queued, viewer.accountId, params.id!, form.value.sync_type, viewer.by),
           "preflight",
         );
       }),
@@ -140,7 +140,12 @@ export function onboardingPages(deps: Deps, relay: RelayHandle) {
         const { confirm: _confirm, override, ...rest } = formFields(body);
         const form = readForm(startSyncBody, { ...rest, override: override === "true" });
         if (!form.ok) throw new AppError("invalid_request", "Choose contacts or chat history.");
-        return orRefusal(viewer, params.id!, () => startSync(queued, viewer.accountId, params.id!, form.value), "sync");
+        return orRefusal(
+          viewer,
+          params.id!,
+          () => startSync(queued, viewer.accountId, params.id!, form.value, viewer.by),
+          "sync",
+        );
       }),
       { detail: { hide: true } },
     );
