@@ -35,6 +35,7 @@ describe("parseConfig", () => {
     expect(config.webhookTimeoutMs).toBe(10_000);
     expect(config.webhookRetrySchedule).toEqual([5_000, 60_000, 300_000, 1_800_000, 7_200_000, 21_600_000, 43_200_000]);
     expect(config.mail).toBeNull();
+    expect(config.auditRetentionMs).toBe(90 * 86_400_000);
     expect(Object.isFrozen(config)).toBe(true);
   });
 
@@ -56,8 +57,10 @@ describe("parseConfig", () => {
       MAIL_FROM: "ops@example.com",
       PROXY_BODY_BUFFER_BYTES: "0",
       REQUEST_BODY_TIMEOUT_MS: "400",
+      AUDIT_RETENTION: "30d",
     });
     expect(config).toMatchObject({
+      auditRetentionMs: 30 * 86_400_000,
       port: 9090,
       host: "127.0.0.1",
       database: { kind: "sqlite", path: "/tmp/x.db" },
@@ -221,6 +224,8 @@ describe("parseConfig", () => {
     [{ ...base, SMTP_URL: "smtp://127.0.0.1:2525", MAIL_FROM: "ops" }, "MAIL_FROM"],
     [{ ...base, MAIL_FROM: "Switchboard <ops>" }, "MAIL_FROM"],
     [{ ...base, LOG_LEVEL: "loud" }, "LOG_LEVEL"],
+    [{ ...base, AUDIT_RETENTION: "12h" }, "AUDIT_RETENTION"],
+    [{ ...base, AUDIT_RETENTION: "forever" }, "AUDIT_RETENTION"],
     [{ ...base, HOST: "999.1.1.1" }, "HOST"],
     [{ ...base, HOST: "not a host" }, "HOST"],
     [{ ...base, HOST: "http://example.com" }, "HOST"],

@@ -106,6 +106,7 @@ export async function seedAccount(w: IsolationWorld): Promise<Seeded> {
   const notifications = await api("GET", "/api/notifications", undefined, 200);
   expect(notifications.data.length).toBeGreaterThan(0);
   await quiet(t, cookie);
+  const stored = await t.world.deps.store.users.byEmail(user.email);
 
   return {
     id: user.id,
@@ -123,6 +124,7 @@ export async function seedAccount(w: IsolationWorld): Promise<Seeded> {
       recovery: recovery.id,
       key: key.id,
       notification: notifications.data[0].id,
+      user: stored?.id,
     },
   };
 }
@@ -138,11 +140,12 @@ export async function callerAccount(w: IsolationWorld): Promise<Seeded> {
     apiCall(t.url, cookie, "POST", "/api/endpoints", { url: w.hook().url, fields: ["messages"] }),
     201,
   );
+  const stored = await t.world.deps.store.users.byEmail(user.email);
   return {
     id: user.id,
     email: user.email,
     cookie,
-    ids: { account: user.id, number, waba: wabaId, endpoint: endpoint.id },
+    ids: { account: user.id, number, waba: wabaId, endpoint: endpoint.id, user: stored?.id },
   };
 }
 
