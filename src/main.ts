@@ -344,10 +344,16 @@ async function backup(argv: string[]): Promise<void> {
   const backups = createBackups(deps, to);
   try {
     const manifest = await backups.create();
-    // Who took it, in the audit log of the file it is a backup of (src/backup/audit.ts).
+    // Who took it, in the audit log of the file it is a backup of (src/backup/audit.ts). The backup
+    // stands whatever happens to its entry: a failure to write it is said, not the command's failure.
     const source = backupSource(config);
-    if (source !== null)
-      recordInFile(source, backupEntry({ clock: systemClock, random: cryptoRandom }, manifest, BY_CLI));
+    try {
+      const entry = backupEntry({ clock: systemClock, random: cryptoRandom }, manifest, BY_CLI);
+      if (source !== null && !recordInFile(source, entry))
+        deps.logger.warn("the backup is not in the audit log: the database predates it (a server's start migrates it)");
+    } catch (error) {
+      deps.logger.error("the backup's audit entry could not be written", { error: (error as Error).message });
+    }
     console.log(JSON.stringify(manifest, null, 2));
   } catch (error) {
     if (!(error instanceof AppError)) throw error;

@@ -63,13 +63,16 @@ export class SqliteAudit implements AuditStore {
 
 /**
  * Writes one entry into the SQLite file at `path` on a connection of its own (`switchboard backup`,
- * which opens no store), waiting for a running server's write in progress.
+ * which opens no store), waiting for a running server's write in progress. False when the file
+ * predates the audit log (no server of this release has migrated it yet): nothing is written.
  */
-export function recordInFile(path: string, entry: AuditEntry): void {
+export function recordInFile(path: string, entry: AuditEntry): boolean {
   const sqlite = new Database(path);
   try {
     sqlite.run("PRAGMA busy_timeout = 5000");
+    if (!sqlite.query("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'audit_log'").get()) return false;
     new AuditWriter(sqlite).record(entry);
+    return true;
   } finally {
     sqlite.close();
   }
