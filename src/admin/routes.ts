@@ -25,22 +25,6 @@ export function adminRoutes(deps: Deps) {
       // Who makes the changes, for the audit log: the token's holder, from the request's address.
       .derive((context) => ({ by: byAdminToken(clientIp(context.server, (context as Arrived).arrived)) }))
       .get(
-        "/audit",
-        async ({ query }) => {
-          if (query.account_id) getAccount(deps, query.account_id);
-          const page = await listAudit(deps, query);
-          return { data: page.data.map(auditView), next_cursor: page.nextCursor };
-        },
-        {
-          query: auditQuery,
-          detail: {
-            ...detail,
-            summary:
-              "The audit log, newest first: every change through the operator API, the CLI, the console, the dashboard and its API, and the service's automatic disables; who, what, which object, when, from where, and the fields before → after (never a secret). Filter by account_id, action (or a kind: endpoint), actor (id or email), object_kind and object_id, from and to (ISO 8601); page with next_cursor",
-          },
-        },
-      )
-      .get(
         "/usage",
         async ({ query }) => {
           if (query.account_id) getAccount(deps, query.account_id);
@@ -178,6 +162,22 @@ export function adminRoutes(deps: Deps) {
           return { data: deps.store.directory.numbers(params.id).map(numberView) };
         },
         { params: t.Object({ id: t.String() }), detail: { ...detail, summary: "List an account's numbers" } },
+      )
+      .get(
+        "/audit",
+        async ({ query }) => {
+          if (query.account_id) getAccount(deps, query.account_id);
+          const page = await listAudit(deps, query);
+          return { data: page.data.map(auditView), next_cursor: page.nextCursor };
+        },
+        {
+          query: auditQuery,
+          detail: {
+            ...detail,
+            summary:
+              "The audit log, newest first: every change through the operator API, the CLI, the console, the dashboard and its API, and the service's automatic disables; who, what, which object, when, from where, and the fields before → after (never a secret). Filter by account_id, action (or a kind: endpoint), actor (id or email), object_kind and object_id, from and to (ISO 8601); page with next_cursor",
+          },
+        },
       )
   );
 }
