@@ -17,6 +17,7 @@ import { caughtUpDirectory } from "./http/caught-up.ts";
 import { requestContext } from "./http/request-context.ts";
 import { opsRoutes } from "./http/ops-routes.ts";
 import type { Deps } from "./deps.ts";
+import { Heartbeat } from "./instances/heartbeat.ts";
 import type { Worker } from "./runtime/worker.ts";
 import { RetentionWorker } from "./retention/worker.ts";
 import { intervalWorker } from "./runtime/interval-worker.ts";
@@ -67,6 +68,9 @@ export function createApp(deps: Deps) {
       recordedBackup(deps, () => backups.create(), bySystem("backup_schedule")),
     );
   if (backupWorker) workers.push(backupWorker);
+  // Stopped last: this instance leaves the list once its delivery attempts have ended.
+  const heartbeat = new Heartbeat(deps);
+  workers.push(heartbeat);
   const proxy = createProxy(deps, deps.limits.limiter, requestLog);
   // Set once the app exists: the proxy's native route hands non-proxied paths back to Elysia.
   let elysia: (request: Request) => Response | Promise<Response> = () => new Response(null, { status: 503 });
@@ -88,7 +92,7 @@ export function createApp(deps: Deps) {
     .use(controlCharacterGuard())
     .use(caughtUpDirectory(deps))
     .use(apiDocs())
-    .use(opsRoutes(deps, () => backupWorker?.report() ?? {}))
+    .use(opsRoutes({ ...deps, instances: () => heartbeat.live() }, () => backupWorker?.report() ?? {}))
     .use(adminRoutes(deps))
     .use(backupRoutes(deps, backups))
     .use(sessionRoutes(deps))

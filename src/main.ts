@@ -10,12 +10,16 @@
  */
 import { parseArgs } from "node:util";
 import type { App } from "./app.ts";
+import type { RestoreArgs } from "./cli/backup-args.ts";
+import type { MigrateArgs } from "./cli/migrate-args.ts";
+import type { SimulateArgs } from "./cli/simulate-args.ts";
 import { ConfigError, DEV_APP_SECRET, parseConfig, platformSetting, type Config } from "./config/config.ts";
 import { SealError } from "./crypto/sealer.ts";
 import { DatabaseInUseError } from "./store/sqlite/server-lock.ts";
 import { AppError, errorEnvelope } from "./errors/catalog.ts";
 import { createLogger, type Logger } from "./observability/logger.ts";
 import type { Deps } from "./deps.ts";
+import type { PlatformNames } from "./platform/names.ts";
 import { systemDeps, type ServerOptions } from "./system-deps.ts";
 
 // Each command imports what only it uses when it runs (the server never loads the CLI, the
@@ -190,7 +194,7 @@ async function simulate(argv: string[]): Promise<void> {
     return;
   }
   const appSecret = process.env.APP_SECRET?.trim() || DEV_APP_SECRET;
-  let args;
+  let args: SimulateArgs;
   try {
     args = parseSimulateArgs(argv, appSecret);
   } catch (error) {
@@ -198,7 +202,7 @@ async function simulate(argv: string[]): Promise<void> {
     console.error(`switchboard: ${error.message}\n\n${SIMULATE_USAGE}`);
     process.exit(2);
   }
-  let names;
+  let names: PlatformNames;
   try {
     names = platformSetting(process.env);
   } catch (error) {
@@ -255,7 +259,7 @@ async function migrate(argv: string[]): Promise<void> {
     console.log(MIGRATE_USAGE);
     return;
   }
-  let args;
+  let args: MigrateArgs;
   try {
     args = parseMigrateArgs(argv);
   } catch (error) {
@@ -284,7 +288,7 @@ async function migrate(argv: string[]): Promise<void> {
 }
 
 /** Standard output carries a command's JSON or report; log lines go to standard error. */
-const stderrLogger = (config: Config) => createLogger(config.logLevel, (line) => process.stderr.write(line + "\n"));
+const stderrLogger = (config: Config) => createLogger(config.logLevel, (line) => process.stderr.write(`${line}\n`));
 
 /** A command line or setting that cannot be used: one line, exit 2. */
 function usageFailure(command: string, usage: string, error: unknown): never {
@@ -379,7 +383,7 @@ async function restoreCommand(argv: string[]): Promise<void> {
     import("./runtime/random.ts"),
   ]);
   if (argv.includes("--help")) return console.log(RESTORE_USAGE);
-  let args;
+  let args: RestoreArgs;
   try {
     args = parseRestoreArgs(argv);
   } catch (error) {

@@ -1,3 +1,4 @@
+import { hostname } from "node:os";
 import type { Config } from "./config/config.ts";
 import { devEncryptionKey } from "./crypto/dev-key.ts";
 import { createSealer } from "./crypto/sealer.ts";
@@ -19,6 +20,16 @@ export interface ServerOptions {
 }
 
 /**
+ * A server's instance id, unless INSTANCE_ID gives one: no two live servers on one machine listen
+ * on one port, so it stays the same across a server's restarts and is no other live one's (on a
+ * port the system picks, PORT=0, the process's own).
+ */
+function instanceId(config: Config): string {
+  if (config.instances.id !== null) return config.instances.id;
+  return `${hostname()}:${config.port === 0 ? `pid${process.pid}` : config.port}`;
+}
+
+/**
  * The real world: the configured database, the system clock, DNS, randomness and fetch. A server
  * also holds the database's server lock and checkpoints it from a background thread.
  */
@@ -36,6 +47,7 @@ export async function systemDeps(config: Config, logger: Logger, server?: Server
     },
     onWalSync: (seconds) => metrics.walSync.observe(seconds),
     onError: (error) => logger.error("reading another instance's change failed; the next refresh reloads", { error }),
+    instance: server && instanceId(config),
   });
   return {
     config,

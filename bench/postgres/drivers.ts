@@ -43,8 +43,18 @@ const bunSql: Driver = {
   },
 };
 
+/** What the bench calls of postgres.js (not installed for type checks, so declared here). */
+interface PostgresJsQueries {
+  unsafe(text: string, params: unknown[] | undefined, options: { prepare: boolean }): Promise<unknown[]>;
+}
+interface PostgresJs extends PostgresJsQueries {
+  begin<T>(work: (tx: PostgresJsQueries) => Promise<T>): Promise<T>;
+  listen(channel: string, onnotify: (payload: string) => void): Promise<unknown>;
+  end(options: { timeout: number }): Promise<void>;
+}
+
 async function postgresJs(): Promise<Driver | null> {
-  let postgres: (url: string, options: object) => any;
+  let postgres: (url: string, options: object) => PostgresJs;
   try {
     // Not a dependency of the project: present only when installed for the run.
     const name = "postgres";
@@ -60,7 +70,7 @@ async function postgresJs(): Promise<Driver | null> {
         // Prepared, as Bun prepares every parameterised query by default.
         unsafe: (text, params) => sql.unsafe(text, params, { prepare: true }),
         begin: (work) =>
-          sql.begin((tx: any) => work({ unsafe: (text, params) => tx.unsafe(text, params, { prepare: true }) })),
+          sql.begin((tx) => work({ unsafe: (text, params) => tx.unsafe(text, params, { prepare: true }) })),
         listen: (channel, onnotify) => sql.listen(channel, onnotify),
         close: () => sql.end({ timeout: 1 }),
       };

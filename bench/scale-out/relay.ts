@@ -9,11 +9,15 @@
  *              its ratio to the two floors added up;
  *   one        events posted flat out (CONCURRENCY connections) to one instance: deliveries/s sustained;
  *   two        the same with a second instance, events posted alternately to both;
- * and for the flat phases the SQL statements, transactions and round trips PostgreSQL served per
- * delivery (pg_stat_statements, pg_stat_database), to size a cluster on paper.
+ *   recovery   an instance killed (SIGKILL) while its attempt is in flight, with another one alive: how
+ *              long until the other attempts the same webhook-id; then the only instance killed the same
+ *              way and started again on its port (the same instance id): how long from its start;
+ * and for the flat phases PostgreSQL's CPU per delivery (its processes' CPU time, from /proc), and
+ * the SQL statements, transactions and round trips it served per delivery (pg_stat_statements,
+ * pg_stat_database), to size a cluster on paper.
  * Run: flock /tmp/switchboard-heavy.lock bun bench/scale-out/relay.ts
- *   (env RATE=500 SECONDS=10 ACCOUNTS=5 CONCURRENCY=64 WARMUP=5 override the defaults; PHASES=steady,one,two
- *   picks phases; PG_SETTINGS and PG_LOG are for profiling the server)
+ *   (env RATE=500 SECONDS=10 ACCOUNTS=5 CONCURRENCY=64 WARMUP=5 override the defaults;
+ *   PHASES=steady,one,two,recovery picks phases; PG_SETTINGS and PG_LOG are for profiling the server)
  */
 import { SQL } from "bun";
 import { join } from "node:path";
@@ -22,6 +26,7 @@ import {
   ackLine,
   BENCH_ADMIN,
   BENCH_APP_SECRET,
+  benchEvent,
   fmt,
   flatOut,
   freePort,
@@ -49,8 +54,8 @@ const databaseUrl = cluster.url.replace(/\/postgres$/, "/switchboard");
 const receiver = await startReceiver();
 const instances: { proc: Bun.Subprocess; base: string }[] = [];
 
-async function startInstance(): Promise<string> {
-  const port = freePort();
+/** Starts an instance, on `port` when given (a restart: the same instance id); resolves once it answers. */
+async function startInstance(port = freePort()): Promise<string> {
   const proc = Bun.spawn([process.execPath, join(ROOT, "src/main.ts"), "serve"], {
     cwd: ROOT,
     env: {
@@ -128,7 +133,7 @@ async function cpuMs(pid: number, children = false): Promise<number> {
   return total;
 }
 
-/** The share of one core each part of the bench used since the call. */
+/** The share of one core each part of the bench used since the call, and PostgreSQL's CPU per delivery. */
 async function cpuSplit() {
   const postmaster = Number((await Bun.file(`${cluster.dataDir}/postmaster.pid`).text()).split("\n")[0]);
   const read = async () => ({
@@ -142,9 +147,14 @@ async function cpuSplit() {
   return async (deliveries: number) => {
     const after = await read();
     const wall = after.at - before.at;
+    const perDelivery = (name: "postgres" | "switchboard" | "receiver" | "sender") =>
+      ((after[name] - before[name]) * 1000) / Math.max(1, deliveries);
     const part = (name: "postgres" | "switchboard" | "receiver" | "sender") =>
-      `${name} ${(((after[name] - before[name]) / wall) * 100).toFixed(0)} % (${(((after[name] - before[name]) * 1000) / Math.max(1, deliveries)).toFixed(0)} µs/delivery)`;
-    return `  CPU (share of one core)  ${part("postgres")}  ${part("switchboard")}  ${part("receiver")}  ${part("sender")}`;
+      `${name} ${(((after[name] - before[name]) / wall) * 100).toFixed(0)} % (${perDelivery(name).toFixed(0)} µs/delivery)`;
+    return [
+      `  PostgreSQL CPU           ${perDelivery("postgres").toFixed(0)} µs per delivery (every process of its server)`,
+      `  CPU (share of one core)  ${part("postgres")}  ${part("switchboard")}  ${part("receiver")}  ${part("sender")}`,
+    ].join("\n");
   };
 }
 
@@ -195,6 +205,101 @@ async function flatPhase(label: string, bases: string[]): Promise<void> {
   );
 }
 
+/**
+ * A receiver in this process that never answers until released, noting each request's webhook-id
+ * and arrival: what an attempt in flight when its instance dies looks like.
+ */
+function holdingReceiver() {
+  const arrivals: { webhookId: string; at: number }[] = [];
+  const held: (() => void)[] = [];
+  const server = Bun.serve({
+    port: 0,
+    hostname: "127.0.0.1",
+    async fetch(req) {
+      await req.arrayBuffer();
+      arrivals.push({ webhookId: req.headers.get("webhook-id") ?? "", at: performance.now() });
+      await new Promise<void>((resolve) => held.push(resolve));
+      return new Response("ok");
+    },
+  });
+  /** The first request to arrive after `since` (a performance.now() time), of `webhookId` when given. */
+  const arrived = async (since: number, webhookId?: string) => {
+    const deadline = performance.now() + 120_000;
+    for (;;) {
+      const found = arrivals.find((a) => a.at >= since && (webhookId === undefined || a.webhookId === webhookId));
+      if (found) return found;
+      if (performance.now() > deadline) throw new Error("recovery: no attempt within 120 s");
+      await Bun.sleep(5);
+    }
+  };
+  return {
+    url: `http://127.0.0.1:${server.port}`,
+    arrived,
+    stop() {
+      for (const release of held.splice(0)) release();
+      server.stop(true);
+    },
+  };
+}
+
+/** The recovery targets: another instance within 10 s of a death, the only one within 5 s of its restart. */
+async function recoveryPhase(): Promise<void> {
+  const hold = holdingReceiver();
+  try {
+    const [first] = instances;
+    if (!first) throw new Error("recovery: no instance");
+    // One more account, its endpoint on the holding receiver: its events go to that endpoint only.
+    await setupAccounts(first.base, 1, hold.url, ACCOUNTS);
+    const post = async (base: string, i: number) => {
+      const { body, signature } = benchEvent(80_000_000 + i, 1, ACCOUNTS);
+      const r = await fetch(`${base}/webhooks/upstream`, {
+        method: "POST",
+        headers: { "content-type": "application/json", "x-hub-signature-256": signature },
+        body,
+      });
+      if (r.status !== 200) throw new Error(`recovery: ingress answered ${r.status}`);
+    };
+    // Only two instances: the one whose attempt is in flight, and the one started after it that
+    // takes it over once it has seen it beat.
+    for (const { proc } of instances.splice(1)) proc.kill("SIGKILL");
+    const victim = instances[0]!;
+    const posted = performance.now();
+    await post(victim.base, 1);
+    const attempt = await hold.arrived(posted);
+    const survivor = await startInstance();
+    const seen = async () =>
+      ((await (await fetch(`${survivor}/healthz`)).json()) as { instances: unknown[] }).instances;
+    while ((await seen()).length < 2) await Bun.sleep(50);
+    victim.proc.kill("SIGKILL");
+    await victim.proc.exited;
+    const died = performance.now();
+    const again = await hold.arrived(died, attempt.webhookId);
+    console.log("recovery: an instance killed (SIGKILL) with its attempt in flight, another one alive");
+    console.log(
+      `  attempted again by the other  ${((again.at - died) / 1000).toFixed(2)} s after the kill (target ≤ 10 s), with the same webhook-id`,
+    );
+    // Now the survivor is the only instance: kill it the same way, and start it again on its port.
+    instances.splice(0, 1);
+    const only = instances[0]!;
+    const postedAgain = performance.now();
+    await post(only.base, 2);
+    const second = await hold.arrived(postedAgain);
+    only.proc.kill("SIGKILL");
+    await only.proc.exited;
+    instances.splice(0, 1);
+    const spawned = performance.now();
+    await startInstance(Number(new URL(survivor).port));
+    const answered = performance.now();
+    const retried = await hold.arrived(spawned, second.webhookId);
+    console.log("recovery: the only instance killed with its attempt in flight, and started again on its port");
+    console.log(
+      `  attempted again                ${((retried.at - spawned) / 1000).toFixed(2)} s after its start, ${((retried.at - answered) / 1000).toFixed(2)} s after its first /healthz 200 (target ≤ 5 s of listening), with the same webhook-id`,
+    );
+  } finally {
+    hold.stop();
+  }
+}
+
 try {
   const commit = await floor();
   const first = await startInstance();
@@ -204,7 +309,7 @@ try {
     await openLoop(RATE, WARMUP, (i) => postEvent(`${first}/webhooks/upstream`, 40_000_000 + i, ACCOUNTS));
     await receiver.waitFor(arrivedBefore + RATE * WARMUP * ACCOUNTS, 60_000);
   }
-  const phases = (process.env.PHASES ?? "steady,one,two").split(",");
+  const phases = (process.env.PHASES ?? "steady,one,two,recovery").split(",");
   if (phases.includes("steady")) {
     const http = await httpFloor();
     const arrivedBefore = await receiver.arrived();
@@ -220,6 +325,7 @@ try {
   }
   if (phases.includes("one")) await flatPhase("one instance, flat out", [first]);
   if (phases.includes("two")) await flatPhase("two instances, flat out", [first, await startInstance()]);
+  if (phases.includes("recovery")) await recoveryPhase();
 } finally {
   for (const { proc } of instances) proc.kill();
   await Promise.all(instances.map(({ proc }) => proc.exited));

@@ -53,4 +53,4 @@ for (const limit of BATCHES) {
     `claims of ${limit}: ${claimed} deliveries from a backlog of ${BACKLOG} per endpoint, ${((cpu.user + cpu.system) / claimed).toFixed(1)} µs CPU per delivery (claim + record)`,
   );
 }
-bench.close();
+await bench.close();

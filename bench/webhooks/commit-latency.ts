@@ -58,4 +58,4 @@ console.log(
 console.log(
   `  p50 ${at(0.5)}  p90 ${at(0.9)}  p99 ${at(0.99)}  p99.9 ${at(0.999)}  max ${at(1)}; over 1 ms: ${commitMs.filter((ms) => ms > 1).length}; WAL file ${(wal / 1e6).toFixed(1)} MB${errors.length ? `; checkpoint thread: ${errors.join("; ")}` : ""}`,
 );
-bench.close();
+await bench.close();

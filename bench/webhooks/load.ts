@@ -70,15 +70,18 @@ export async function waitReady(base: string): Promise<void> {
   throw new Error(`${base} did not start`);
 }
 
-/** `accounts` accounts, each with a WABA `waba<n>`, a number `pn<n>` and an endpoint on the receiver at `/a<n>`. */
-export async function setupAccounts(base: string, accounts: number, receiverUrl: string): Promise<void> {
+/**
+ * `accounts` accounts numbered from `first`, each with a WABA `waba<n>`, a number `pn<n>` and an
+ * endpoint on the receiver at `/a<n>`.
+ */
+export async function setupAccounts(base: string, accounts: number, receiverUrl: string, first = 0): Promise<void> {
   const adminCall = (method: string, path: string, body: unknown) =>
     fetch(`${base}${path}`, {
       method,
       headers: { authorization: `Bearer ${BENCH_ADMIN}`, "content-type": "application/json" },
       body: JSON.stringify(body),
     }).then((r) => r.json() as Promise<{ id: string }>);
-  for (let n = 0; n < accounts; n++) {
+  for (let n = first; n < first + accounts; n++) {
     const account = await adminCall("POST", "/admin/accounts", { name: `Bench ${n}`, email: `bench${n}@example.com` });
     await adminCall("POST", `/admin/accounts/${account.id}/wabas`, { waba_id: `waba${n}`, access_token: "t" });
     await adminCall("POST", `/admin/accounts/${account.id}/numbers`, {
@@ -105,9 +108,13 @@ export async function setupAccounts(base: string, accounts: number, receiverUrl:
   }
 }
 
-/** Event number `i`: one `messages` entry per account, signed with the bench's app secret. */
-export function benchEvent(i: number, accounts: number): { body: Uint8Array<ArrayBuffer>; signature: string } {
-  const entries = Array.from({ length: accounts }, (_, n) => ({
+/** Event number `i`: one `messages` entry per account (numbered from `first`), signed with the bench's app secret. */
+export function benchEvent(
+  i: number,
+  accounts: number,
+  first = 0,
+): { body: Uint8Array<ArrayBuffer>; signature: string } {
+  const entries = Array.from({ length: accounts }, (_, k) => first + k).map((n) => ({
     id: `waba${n}`,
     changes: [
       {
@@ -163,7 +170,11 @@ export async function openLoop(
     const due = start + (i * 1000) / rate;
     const wait = due - performance.now();
     if (wait > 1) await Bun.sleep(wait);
-    pending.push(post(i).then((a) => void (acks[i] = a)));
+    pending.push(
+      post(i).then((a) => {
+        acks[i] = a;
+      }),
+    );
   }
   await Promise.all(pending);
   return { acks, start, sendSeconds: (performance.now() - start) / 1000 };

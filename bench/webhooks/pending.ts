@@ -32,4 +32,4 @@ for (let run = 1; run <= 3; run++) {
   );
 }
 if (counted !== BACKLOG) throw new Error(`counted ${counted} of ${BACKLOG}`);
-bench.close();
+await bench.close();

@@ -63,4 +63,4 @@ const left = bench.store.db.$client
   .query("SELECT (SELECT COUNT(*) FROM deliveries) + (SELECT COUNT(*) FROM events) AS n")
   .get() as { n: number };
 if (left.n !== 0) throw new Error(`${left.n} rows left`);
-bench.close();
+await bench.close();

@@ -48,7 +48,11 @@ const server = Bun.serve({
     if (performance.now() < outageUntil) return new Response("down", { status: 503 });
     const at = epochNow();
     const match = /wamid\.bench\.(\d+)\./.exec(body);
-    if (match) (arrivals[Number(match[1])] ??= []).push(at);
+    if (match) {
+      const seq = Number(match[1]);
+      arrivals[seq] ??= [];
+      arrivals[seq].push(at);
+    }
     count++;
     return new Response("ok");
   },

@@ -23,7 +23,8 @@
  * drives the same server's proxy flat out (message sends to a fake upstream, bench/proxy/upstream.ts,
  * over NUMBERS numbers, with the request log on as by default); reports the ack latency of both, and
  * the second's p99 against the first's (target <= 1.5: the log no longer competes for the writer
- * that ingress waits for). Needs `wrk`.
+ * that ingress waits for). Needs `wrk`. REQUEST_LOG=0 runs it with the log off: the floor, what
+ * sharing two cores with the proxy costs the relay without the log.
  * Before all, WARMUP seconds (10 by default) of events at RATE bring the server to its steady state.
  * Run: bun bench/webhooks/run.ts   (env RATE, SECONDS, ACCOUNTS, CONCURRENCY, WARMUP override the defaults;
  * PHASES lists the phases to run, e.g. PHASES=reference,steady; the default is reference, steady and flat; DB_DIR
@@ -36,7 +37,6 @@ import {
   ackLine,
   BENCH_ADMIN,
   BENCH_APP_SECRET,
-  epochNow,
   flatOut as postFlatOut,
   fmt,
   freePort,
@@ -148,6 +148,7 @@ const server = Bun.spawn([process.execPath, ...serverFlags, join(ROOT, "src/main
     UPSTREAM_URL: `http://127.0.0.1:${upstream ? upstreamPort : 9}`,
     // Per-request info lines would measure the terminal, not the relay.
     LOG_LEVEL: "warn",
+    REQUEST_LOG: process.env.REQUEST_LOG ?? "1",
     // JavaScriptCore's own switches (e.g. BUN_JSC_logGC=1) reach the server, to see its collector.
     ...Object.fromEntries(Object.entries(process.env).filter(([key]) => key.startsWith("BUN_JSC_"))),
   },
@@ -198,7 +199,7 @@ async function reference(): Promise<void> {
   );
   console.log(ackLine("round trip", acks));
   console.log(
-    ackLine("durable round trip", durable.acks) + "  (appended and flushed to disk before the answer, nothing else)",
+    `${ackLine("durable round trip", durable.acks)}  (appended and flushed to disk before the answer, nothing else)`,
   );
   console.log(await steal());
 }
@@ -307,7 +308,7 @@ async function mixed(script: string): Promise<void> {
   const beside = await atRate(71_000_000);
   const proxied = await proxy;
   console.log(
-    `mixed: ${total} events at ${RATE}/s, ${ACCOUNTS} accounts each, alone and then while the proxy served flat out (request log on)`,
+    `mixed: ${total} events at ${RATE}/s, ${ACCOUNTS} accounts each, alone and then while the proxy served flat out (request log ${process.env.REQUEST_LOG === "0" ? "off" : "on"})`,
   );
   console.log(ackLine("ack, the relay alone", alone));
   console.log(ackLine("ack, beside the proxy", beside));

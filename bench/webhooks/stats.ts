@@ -39,4 +39,4 @@ for (const hours of [24, 168]) {
     `stats of ${hours} h for an endpoint with ${DELIVERIES} deliveries in 7 days: ${ms.toFixed(2)} ms (${stats.reduce((n, s) => n + s.succeeded, 0)} attempts counted)`,
   );
 }
-bench.close();
+await bench.close();

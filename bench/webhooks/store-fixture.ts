@@ -65,8 +65,8 @@ export async function benchStore(
     store,
     endpoints,
     walBytes: () => Bun.file(`${path}-wal`).size,
-    close() {
-      store.close();
+    async close() {
+      await store.close();
       rmSync(dir, { recursive: true, force: true });
     },
   };

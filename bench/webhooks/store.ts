@@ -55,4 +55,4 @@ const per = (ms: number) => `${((ms * 1000) / n).toFixed(1)} µs`;
 console.log(
   `store: ${n} deliveries in ${TURNS} turns of ${EVENTS_PER_TURN * ACCOUNTS}: ${(n / (wall / 1000)).toFixed(0)} deliveries/s; CPU per delivery ${per(after.user - before.user + after.system - before.system)} (user ${per(after.user - before.user)}, system ${per(after.system - before.system)}), wall ${per(wall)}`,
 );
-bench.close();
+await bench.close();

@@ -1,7 +1,8 @@
 import { changesOf } from "../audit/changes.ts";
 import { auditEntry, type AuditContext } from "../audit/entry.ts";
-import { AppError, found } from "../errors/catalog.ts";
+import { AppError } from "../errors/catalog.ts";
 import type { Deps } from "../deps.ts";
+import { orNotFound } from "../errors/not-found.ts";
 import { randomId } from "../runtime/random.ts";
 import type { AuditAction } from "../store/audit.ts";
 import type { Account, User } from "../store/types.ts";
@@ -53,7 +54,7 @@ export async function updateAccount(
   if (input.retention !== undefined) patch.retention = input.retention;
   if (input.max_numbers !== undefined) patch.maxNumbers = input.max_numbers;
   const entry = auditEntry(deps, by, action, { kind: "account", id }, id, changesOf(account, patch));
-  return found(await deps.store.directory.updateAccount(id, patch, entry), `No account ${id}.`);
+  return orNotFound(await deps.store.directory.updateAccount(id, patch, entry), `account ${id}`);
 }
 
 export async function createUser(

@@ -1,7 +1,8 @@
 import { changesOf } from "../audit/changes.ts";
 import { auditEntry, type AuditContext } from "../audit/entry.ts";
-import { AppError, found } from "../errors/catalog.ts";
+import { AppError } from "../errors/catalog.ts";
 import type { Deps } from "../deps.ts";
+import { orNotFound } from "../errors/not-found.ts";
 import { randomId } from "../runtime/random.ts";
 import type { ApiKey } from "../store/types.ts";
 import { getAccount } from "./accounts.ts";
@@ -45,5 +46,5 @@ export async function revokeApiKey(deps: KeyDeps, id: string, by: AuditContext, 
   const now = deps.clock.now();
   const object = { kind: "api_key", id };
   const entry = auditEntry(deps, by, "api_key.revoke", object, key.accountId, changesOf(key, { revokedAt: now }));
-  return found(await deps.store.directory.revokeApiKey(id, now, entry), `No API key ${id}.`);
+  return orNotFound(await deps.store.directory.revokeApiKey(id, now, entry), `API key ${id}`);
 }

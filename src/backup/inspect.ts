@@ -1,5 +1,6 @@
 import { Database } from "bun:sqlite";
 import { SealError, type Sealer } from "../crypto/sealer.ts";
+import { oneRow } from "../store/sqlite/one-row.ts";
 
 /** What a database file holds, as a backup's manifest records it. */
 export interface DatabaseFacts {
@@ -15,7 +16,7 @@ export const schemaVersionOf = (db: Database): number => count(db, "SELECT COUNT
 /** A database file that is not a sound Switchboard database; the message says why, in words. */
 export class DamagedDatabaseError extends Error {}
 
-const count = (db: Database, sql: string): number => db.query<{ n: number }, []>(sql).get()!.n;
+const count = (db: Database, sql: string): number => oneRow<{ n: number }>(db, sql).n;
 
 /** The tables counted in a manifest (so a table a later release adds is counted without a change here). */
 export function dataTables(db: Database): string[] {

@@ -10,10 +10,18 @@ import { SealError, type Sealer } from "../crypto/sealer.ts";
 import { openDatabase } from "../store/sqlite/open.ts";
 import { DatabaseInUseError, takeServerLock } from "../store/sqlite/server-lock.ts";
 import { decompressFile, fileDigest, PRIVATE_FILE, syncToDisk } from "./codec.ts";
-import { countRows, DamagedDatabaseError, inspectDatabase, openSealedSecrets, schemaVersionOf } from "./inspect.ts";
+import {
+  countRows,
+  DamagedDatabaseError,
+  type DatabaseFacts,
+  inspectDatabase,
+  openSealedSecrets,
+  schemaVersionOf,
+} from "./inspect.ts";
 import { parseManifest, type Manifest } from "./manifest.ts";
 import { manifestName } from "./names.ts";
 import { openTarget } from "./open-target.ts";
+import type { BackupTarget } from "./target.ts";
 
 /** A restore that will not go ahead; the message says why in one line, and nothing was written. */
 export class RestoreRefused extends Error {}
@@ -65,7 +73,7 @@ async function fetchBackup(request: RestoreRequest, download: string): Promise<{
   const name = s3 ? request.from.slice(request.from.lastIndexOf("/") + 1) : basename(request.from);
   const place = s3 ? request.from.slice(0, request.from.lastIndexOf("/")) : dirname(request.from);
   if (name === "") throw new RestoreRefused("--from must name a backup's file, not a directory or a prefix");
-  let target;
+  let target: BackupTarget;
   try {
     const location = parseBackupLocation("--from", place);
     if (location.kind === "s3") requireS3Keys(request.s3);
@@ -108,7 +116,7 @@ async function checkBackup(local: string, manifest: Manifest, decompressed: stri
   } catch (error) {
     throw new RestoreRefused(`the backup cannot be decompressed: ${(error as Error).message}`);
   }
-  let facts;
+  let facts: DatabaseFacts;
   try {
     facts = inspectDatabase(decompressed);
   } catch (error) {
@@ -139,7 +147,7 @@ async function checkBackup(local: string, manifest: Manifest, decompressed: stri
 export async function restore(request: RestoreRequest): Promise<Restored> {
   const target = request.to;
   mkdirSync(dirname(target), { recursive: true });
-  let lock;
+  let lock: ReturnType<typeof takeServerLock>;
   try {
     lock = takeServerLock(target);
   } catch (error) {

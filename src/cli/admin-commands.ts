@@ -1,6 +1,6 @@
 import type { TSchema } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
-import { parseArgs } from "node:util";
+import { type ParseArgsConfig, parseArgs } from "node:util";
 import { createAccount, createUser, getAccount, updateAccount } from "../accounts/accounts.ts";
 import { createApiKey, revokeApiKey } from "../accounts/keys.ts";
 import {
@@ -46,12 +46,12 @@ interface Command {
   ids: string[];
   schema?: TSchema;
   summary: string;
-  run(deps: OpDeps, ids: string[], body: never): Promise<unknown> | unknown;
+  /** `id`: the command's one positional id, checked present by parseAdminCommand ("" when it takes none). */
+  run(deps: OpDeps, id: string, body: never): Promise<unknown> | unknown;
 }
 
-const command = <B>(
-  c: Omit<Command, "run"> & { run(deps: OpDeps, ids: string[], body: B): Promise<unknown> | unknown },
-) => c as unknown as Command;
+const command = <B>(c: Omit<Command, "run"> & { run(deps: OpDeps, id: string, body: B): Promise<unknown> | unknown }) =>
+  c as unknown as Command;
 
 /**
  * The operator API (docs/operations.md#provisioning), on the command line; every command prints the JSON the HTTP call
@@ -72,14 +72,14 @@ export const ADMIN_COMMANDS: Command[] = [
     ids: ["account_id"],
     schema: updateAccountBody,
     summary: "ACCOUNT_ID [any flag of create]",
-    run: async (d, [id], b) => accountView(await updateAccount(d, id!, b, BY_CLI)),
+    run: async (d, id, b) => accountView(await updateAccount(d, id, b, BY_CLI)),
   }),
   command({
     noun: "accounts",
     verb: "get",
     ids: ["account_id"],
     summary: "ACCOUNT_ID",
-    run: (d, [id]) => accountView(getAccount(d, id!)),
+    run: (d, id) => accountView(getAccount(d, id)),
   }),
   command<CreateUserInput>({
     noun: "users",
@@ -87,7 +87,7 @@ export const ADMIN_COMMANDS: Command[] = [
     ids: ["account_id"],
     schema: createUserBody,
     summary: "ACCOUNT_ID --email E --password P",
-    run: async (d, [id], b) => userView(await createUser(d, id!, b, BY_CLI)),
+    run: async (d, id, b) => userView(await createUser(d, id, b, BY_CLI)),
   }),
   command<CreateApiKeyInput>({
     noun: "api-keys",
@@ -95,8 +95,8 @@ export const ADMIN_COMMANDS: Command[] = [
     ids: ["account_id"],
     schema: createApiKeyBody,
     summary: "ACCOUNT_ID --mode live|test [--name N]",
-    run: async (d, [id], b) => {
-      const { key, record } = await createApiKey(d, id!, b, BY_CLI);
+    run: async (d, id, b) => {
+      const { key, record } = await createApiKey(d, id, b, BY_CLI);
       return { ...apiKeyView(record), key };
     },
   }),
@@ -105,7 +105,7 @@ export const ADMIN_COMMANDS: Command[] = [
     verb: "revoke",
     ids: ["key_id"],
     summary: "KEY_ID",
-    run: async (d, [id]) => apiKeyView(await revokeApiKey(d, id!, BY_CLI)),
+    run: async (d, id) => apiKeyView(await revokeApiKey(d, id, BY_CLI)),
   }),
   command<CreateWabaInput>({
     noun: "wabas",
@@ -113,7 +113,7 @@ export const ADMIN_COMMANDS: Command[] = [
     ids: ["account_id"],
     schema: createWabaBody,
     summary: "ACCOUNT_ID --waba-id W --access-token T [--app-secret S]",
-    run: async (d, [id], b) => wabaView(await createWaba(d, id!, b, BY_CLI)),
+    run: async (d, id, b) => wabaView(await createWaba(d, id, b, BY_CLI)),
   }),
   command<UpdateWabaInput>({
     noun: "wabas",
@@ -121,14 +121,14 @@ export const ADMIN_COMMANDS: Command[] = [
     ids: ["waba_id"],
     schema: updateWabaBody,
     summary: "WABA_ID [--status connected|disconnected|token_revoked] [--access-token T]",
-    run: async (d, [id], b) => wabaView(await updateWaba(d, id!, b, BY_CLI)),
+    run: async (d, id, b) => wabaView(await updateWaba(d, id, b, BY_CLI)),
   }),
   command({
     noun: "wabas",
     verb: "get",
     ids: ["waba_id"],
     summary: "WABA_ID",
-    run: (d, [id]) => wabaView(getWaba(d, id!)),
+    run: (d, id) => wabaView(getWaba(d, id)),
   }),
   command<CreateNumberInput>({
     noun: "numbers",
@@ -136,7 +136,7 @@ export const ADMIN_COMMANDS: Command[] = [
     ids: ["account_id"],
     schema: createNumberBody,
     summary: "ACCOUNT_ID --phone-number-id P --waba-id W --kind sandbox|byo|embedded|coexistence",
-    run: async (d, [id], b) => numberView(await createNumber(d, id!, b, BY_CLI)),
+    run: async (d, id, b) => numberView(await createNumber(d, id, b, BY_CLI)),
   }),
   command<UpdateNumberInput>({
     noun: "numbers",
@@ -144,14 +144,14 @@ export const ADMIN_COMMANDS: Command[] = [
     ids: ["phone_number_id"],
     schema: updateNumberBody,
     summary: "PHONE_NUMBER_ID --status connected|disconnected|restricted|flagged|not_registered",
-    run: async (d, [id], b) => numberView(await updateNumber(d, id!, b, BY_CLI)),
+    run: async (d, id, b) => numberView(await updateNumber(d, id, b, BY_CLI)),
   }),
   command({
     noun: "numbers",
     verb: "get",
     ids: ["phone_number_id"],
     summary: "PHONE_NUMBER_ID",
-    run: (d, [id]) => numberView(getNumber(d, id!)),
+    run: (d, id) => numberView(getNumber(d, id)),
   }),
   command<typeof usageQuery.static>({
     noun: "usage",
@@ -170,7 +170,7 @@ export const ADMIN_COMMANDS: Command[] = [
     verb: "sync",
     ids: ["phone_number_id"],
     summary: "PHONE_NUMBER_ID (re-read details from upstream)",
-    run: async (d, [id]) => numberView(await syncNumber(d, id!, { check: true, by: BY_CLI })),
+    run: async (d, id) => numberView(await syncNumber(d, id, { check: true, by: BY_CLI })),
   }),
   command<typeof onboardingQuery.static>({
     noun: "onboardings",
@@ -198,7 +198,7 @@ export const ADMIN_COMMANDS: Command[] = [
     verb: "delete",
     ids: ["onboarding_id"],
     summary: "ONBOARDING_ID (its number is free for other accounts again)",
-    run: async (d, [id]) => onboardingView(await deleteOnboarding(d, id!, BY_CLI)),
+    run: async (d, id) => onboardingView(await deleteOnboarding(d, id, BY_CLI)),
   }),
   command({
     noun: "backups",
@@ -222,6 +222,15 @@ export const ADMIN_COMMANDS: Command[] = [
 /** A command line that does not fit any command: the caller prints it with the usage and exits 2. */
 export class UsageError extends Error {
   override name = "UsageError";
+}
+
+/** node:util's parseArgs, its refusals (an unknown flag, a missing value) as a UsageError. */
+export function parseFlags<T extends ParseArgsConfig>(config: T): ReturnType<typeof parseArgs<T>> {
+  try {
+    return parseArgs(config);
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
 }
 
 export function adminUsage(): string {
@@ -249,12 +258,7 @@ const FLAG_OPTIONS = Object.fromEntries(
 
 /** Finds the command, turns `--kebab-flags` into the snake_case body the HTTP API takes, validates it. */
 export function parseAdminCommand(argv: string[]): { command: Command; ids: string[]; body: Record<string, unknown> } {
-  let parsed: ReturnType<typeof parseArgs<{ args: string[]; options: typeof FLAG_OPTIONS; allowPositionals: true }>>;
-  try {
-    parsed = parseArgs({ args: argv, options: FLAG_OPTIONS, allowPositionals: true });
-  } catch (error) {
-    throw new UsageError((error as Error).message);
-  }
+  const parsed = parseFlags({ args: argv, options: FLAG_OPTIONS, allowPositionals: true });
   const [noun, verb, ...ids] = parsed.positionals;
   const found = ADMIN_COMMANDS.find((c) => c.noun === noun && c.verb === verb);
   if (!found) throw new UsageError(noun ? `unknown command: admin ${noun} ${verb ?? ""}`.trim() : "missing command");
@@ -279,5 +283,7 @@ export function parseAdminCommand(argv: string[]): { command: Command; ids: stri
 
 export async function runAdminCommand(deps: OpDeps, argv: string[]): Promise<unknown> {
   const { command: found, ids, body } = parseAdminCommand(argv);
-  return found.run(deps, ids, body as never);
+  // parseAdminCommand checked the count: no command takes more than one id, and "" only reaches one that takes none.
+  const [id = ""] = ids;
+  return found.run(deps, id, body as never);
 }

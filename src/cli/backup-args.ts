@@ -1,5 +1,4 @@
-import { parseArgs } from "node:util";
-import { UsageError } from "./admin-commands.ts";
+import { parseFlags, UsageError } from "./admin-commands.ts";
 
 export const BACKUP_USAGE = `Usage: switchboard backup [--to ./data/backups | s3://bucket/prefix]
   Takes a consistent snapshot of the running deployment's SQLite database (the server goes on
@@ -15,16 +14,8 @@ export const RESTORE_USAGE = `Usage: switchboard restore --from PATH|s3://bucket
   server holds or that holds data (--force replaces it). Then it applies this build's newer
   migrations and prints what it restored.`;
 
-function parse<T extends Record<string, { type: "string" | "boolean" }>>(argv: string[], options: T) {
-  try {
-    return parseArgs({ args: argv, options }).values;
-  } catch (error) {
-    throw new UsageError((error as Error).message);
-  }
-}
-
 export function parseBackupArgs(argv: string[]): { to: string | null } {
-  const values = parse(argv, { to: { type: "string" } });
+  const { values } = parseFlags({ args: argv, options: { to: { type: "string" } } });
   if (values.to === "") throw new UsageError("--to must name a directory or s3://bucket/prefix");
   return { to: values.to ?? null };
 }
@@ -37,7 +28,10 @@ export interface RestoreArgs {
 }
 
 export function parseRestoreArgs(argv: string[]): RestoreArgs {
-  const values = parse(argv, { from: { type: "string" }, to: { type: "string" }, force: { type: "boolean" } });
+  const { values } = parseFlags({
+    args: argv,
+    options: { from: { type: "string" }, to: { type: "string" }, force: { type: "boolean" } },
+  });
   if (!values.from) throw new UsageError("--from must name a backup: a file, or s3://bucket/prefix/NAME");
   const file = values.to?.startsWith("file:") && values.to !== "file:" && values.to !== "file::memory:";
   if (values.to !== undefined && !file) {

@@ -1,5 +1,4 @@
-import { parseArgs } from "node:util";
-import { UsageError } from "./admin-commands.ts";
+import { parseFlags, UsageError } from "./admin-commands.ts";
 
 export const MIGRATE_USAGE = `Usage: switchboard migrate --from file:./data/switchboard.db --to postgres://user:pass@host:5432/db
   Moves a SQLite deployment to PostgreSQL (the scale-out mode): every account, user, key, WABA,
@@ -15,12 +14,7 @@ export interface MigrateArgs {
 }
 
 export function parseMigrateArgs(argv: string[]): MigrateArgs {
-  let values;
-  try {
-    ({ values } = parseArgs({ args: argv, options: { from: { type: "string" }, to: { type: "string" } } }));
-  } catch (error) {
-    throw new UsageError((error as Error).message);
-  }
+  const { values } = parseFlags({ args: argv, options: { from: { type: "string" }, to: { type: "string" } } });
   if (!values.from?.startsWith("file:") || values.from === "file:")
     throw new UsageError("--from must name the SQLite file, like file:./data/switchboard.db");
   if (!values.to || !/^postgres(ql)?:\/\/./.test(values.to)) throw new UsageError("--to must be a postgres:// URL");

@@ -6,6 +6,11 @@ export function progressBar(write: (text: string) => void, isTerminal: boolean, 
   let total = 0;
   let done = 0;
   const steps = new Map<string, { rows: number; done: number }>();
+  const stepOf = (name: string) => {
+    const found = steps.get(name);
+    if (!found) throw new Error(`progress of ${name}, a step that was not planned`);
+    return found;
+  };
   const draw = (step: string) => {
     const share = total === 0 ? 1 : done / total;
     const filled = Math.round(share * width);
@@ -20,15 +25,14 @@ export function progressBar(write: (text: string) => void, isTerminal: boolean, 
       if (isTerminal) draw("");
     },
     copied(name: string, rows: number) {
-      const step = steps.get(name)!;
-      step.done += rows;
+      stepOf(name).done += rows;
       done += rows;
       if (isTerminal) draw(name);
     },
     finished(name: string) {
       if (!isTerminal)
         write(
-          `${name}: ${steps.get(name)!.done.toLocaleString("en")} rows (${done.toLocaleString("en")}/${total.toLocaleString("en")})\n`,
+          `${name}: ${stepOf(name).done.toLocaleString("en")} rows (${done.toLocaleString("en")}/${total.toLocaleString("en")})\n`,
         );
     },
     finish() {

@@ -1,6 +1,5 @@
-import { parseArgs } from "node:util";
-import type { SimWaba } from "../simulator/world.ts";
-import { UsageError } from "./admin-commands.ts";
+import type { SimNumber, SimWaba } from "../simulator/world.ts";
+import { parseFlags, UsageError } from "./admin-commands.ts";
 
 export const SIMULATE_USAGE = `Usage: switchboard simulate [--port 8090] [--webhook-url URL]
                             [--waba WABA_ID:TOKEN[:APP_SECRET]]... [--number WABA_ID:PHONE_NUMBER_ID[:HIGH]]...
@@ -22,27 +21,22 @@ export interface SimulateArgs {
 
 /** Parses `switchboard simulate` flags; `appSecret` is the default for WABAs that name none. */
 export function parseSimulateArgs(argv: string[], appSecret: string): SimulateArgs {
-  let values;
-  try {
-    ({ values } = parseArgs({
-      args: argv,
-      options: {
-        port: { type: "string", default: "8090" },
-        "webhook-url": { type: "string" },
-        waba: { type: "string", multiple: true, default: [] },
-        number: { type: "string", multiple: true, default: [] },
-      },
-    }));
-  } catch (error) {
-    throw new UsageError((error as Error).message);
-  }
+  const { values } = parseFlags({
+    args: argv,
+    options: {
+      port: { type: "string", default: "8090" },
+      "webhook-url": { type: "string" },
+      waba: { type: "string", multiple: true, default: [] },
+      number: { type: "string", multiple: true, default: [] },
+    },
+  });
   const port = Number(values.port);
   if (!Number.isInteger(port) || port < 0 || port > 65535)
     throw new UsageError(`--port must be a port number, got "${values.port}"`);
   const webhookUrl = values["webhook-url"] ?? null;
   if (webhookUrl !== null && !/^https?:\/\/\S+$/.test(webhookUrl))
     throw new UsageError(`--webhook-url must be an http(s) URL, got "${webhookUrl}"`);
-  const wabas = values.waba.map((spec): SimWaba => {
+  const wabas = values.waba.map((spec): SimWaba & { numbers: SimNumber[] } => {
     const [wabaId, accessToken, secret] = spec.split(":");
     if (!wabaId || !accessToken) throw new UsageError(`--waba must be WABA_ID:TOKEN[:APP_SECRET], got "${spec}"`);
     return { wabaId, accessToken, appSecret: secret || appSecret, numbers: [] };
@@ -55,7 +49,7 @@ export function parseSimulateArgs(argv: string[], appSecret: string): SimulateAr
         `--number must be WABA_ID:PHONE_NUMBER_ID[:HIGH] of a --waba given before it, got "${spec}"`,
       );
     }
-    waba.numbers!.push({ phoneNumberId, throughputLevel: level === "HIGH" ? "HIGH" : "STANDARD" });
+    waba.numbers.push({ phoneNumberId, throughputLevel: level === "HIGH" ? "HIGH" : "STANDARD" });
   }
   return { port, webhookUrl, wabas };
 }

@@ -45,8 +45,23 @@ export interface Config {
   readonly embeddedSignup: EmbeddedSignupConfig | null;
   /** Backups of the SQLite file (BACKUP_*, S3_*). */
   readonly backup: BackupConfig;
+  /** How instances know who is alive (INSTANCE_*; src/instances/). */
+  readonly instances: InstancesConfig;
   /** How long the audit log keeps an entry (AUDIT_RETENTION). */
   readonly auditRetentionMs: number;
+}
+
+export interface InstancesConfig {
+  /**
+   * What this instance's leases name as their holder, the same across its restarts (so that a
+   * restart takes back its own leases at once); null: the server derives it from the host name
+   * and PORT, which no two live servers on one machine share.
+   */
+  readonly id: string | null;
+  /** How often each instance beats. */
+  readonly heartbeatMs: number;
+  /** An instance whose beats stopped this long is taken for dead, and its leases are taken back. */
+  readonly deadAfterMs: number;
 }
 
 export interface EmbeddedSignupConfig {
@@ -134,6 +149,7 @@ export function parseConfig(env: Env): Config {
     requestLog: get("REQUEST_LOG") ? Object.freeze({ buffer: get("REQUEST_LOG_BUFFER") }) : null,
     embeddedSignup: embeddedSignup(get),
     backup: backup(get, env, database),
+    instances: instances(get),
     auditRetentionMs: get("AUDIT_RETENTION"),
   });
 }
@@ -238,4 +254,16 @@ function backup(get: Get, env: Env, database: DatabaseConfig): BackupConfig {
   const to = get("BACKUP_TO");
   if (to.kind === "s3") requireS3Keys(s3);
   return Object.freeze({ schedule, to: Object.freeze(to), keep: get("BACKUP_KEEP"), s3 });
+}
+
+function instances(get: Get): InstancesConfig {
+  const heartbeatMs = get("INSTANCE_HEARTBEAT_MS");
+  const deadAfterMs = get("INSTANCE_DEAD_AFTER_MS");
+  // Fewer than three missed beats would take an instance that was only a little late for dead.
+  if (deadAfterMs < 3 * heartbeatMs)
+    throw new ConfigError(
+      "INSTANCE_DEAD_AFTER_MS",
+      `must be at least 3 × INSTANCE_HEARTBEAT_MS (${3 * heartbeatMs}), got ${deadAfterMs}`,
+    );
+  return Object.freeze({ id: get("INSTANCE_ID"), heartbeatMs, deadAfterMs });
 }

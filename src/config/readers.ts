@@ -117,6 +117,13 @@ export const encryptionKey: Reader<Uint8Array> = (raw, name) => {
   return new Uint8Array(bytes);
 };
 
+/** An instance's id is shown by /healthz and /metrics and kept in the database: printable, and short. */
+export const instanceId: Reader<string> = (raw, name) => {
+  if (!/^[\x21-\x7e]{1,200}$/.test(raw))
+    throw new ConfigError(name, "must be 1 to 200 printable ASCII characters, without spaces");
+  return raw;
+};
+
 const DAY_MS = 86_400_000;
 
 /** A duration such as `90s`, `10m`, `1h` or `90d`, in milliseconds, from `min` to `max`. */

@@ -125,6 +125,18 @@ export const SETTINGS = {
     "webhook receiver time-out (DNS, connect and response)",
     read.integer(1, 120_000),
   ),
+  INSTANCE_ID: setting(
+    null,
+    "what this instance's delivery leases name as their holder (scale-out mode), shown by `/healthz` and `/metrics`; keep it across restarts, and give no two live instances the same",
+    read.instanceId,
+    "the host name and `PORT`",
+  ),
+  INSTANCE_HEARTBEAT_MS: setting("1000", "how often each instance beats in the database", read.integer(50, 10_000)),
+  INSTANCE_DEAD_AFTER_MS: setting(
+    "5000",
+    "how long another instance's beats must stop before it is taken for dead and its leases are taken back (at least 3 beats)",
+    read.integer(150, 600_000),
+  ),
   WEBHOOK_RETRY_SCHEDULE: setting(
     "5s,1m,5m,30m,2h,6h,12h",
     "waits between delivery attempts (N waits = N+1 attempts)",

@@ -14,7 +14,7 @@ export function devEncryptionKey(database: DatabaseConfig, random: Random): Uint
   if (existsSync(file)) return new Uint8Array(Buffer.from(readFileSync(file, "utf8").trim(), "base64"));
   const key = random.bytes(32);
   mkdirSync(dirname(file), { recursive: true });
-  writeFileSync(file, Buffer.from(key).toString("base64") + "\n", { mode: 0o600 });
+  writeFileSync(file, `${Buffer.from(key).toString("base64")}\n`, { mode: 0o600 });
   chmodSync(file, 0o600);
   return key;
 }

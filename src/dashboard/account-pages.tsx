@@ -13,7 +13,7 @@ import type { RelayHandle } from "../webhooks/relay.ts";
 import type { Deps } from "../deps.ts";
 import { Notice } from "./components.tsx";
 import { formFields, readForm } from "./form.ts";
-import { guarded, page, type Viewer } from "./guard.tsx";
+import { guarded, page, pathId, type Viewer } from "./guard.tsx";
 import { htmlResponse, seeOther } from "./http.ts";
 import { ApiKeysPage, type ApiKeysPageProps } from "./pages/api-keys.tsx";
 import { NotificationsPage } from "./pages/notifications.tsx";
@@ -151,7 +151,7 @@ export function accountPages(deps: Deps, relay: RelayHandle) {
     .post(
       "/numbers/:id/sync",
       guarded(deps, async ({ params }, viewer) => {
-        const number = await resyncNumber(deps, viewer.accountId, params.id!, viewer.by);
+        const number = await resyncNumber(deps, viewer.accountId, pathId(params), viewer.by);
         return seeOther(`/dashboard/numbers?done=synced&number=${encodeURIComponent(number.phoneNumberId)}`);
       }),
       { detail: { hide: true } },
@@ -190,7 +190,7 @@ export function accountPages(deps: Deps, relay: RelayHandle) {
     .post(
       "/api-keys/:id/revoke",
       guarded(deps, async ({ params }, viewer) => {
-        const key = await revokeApiKey(deps, params.id!, viewer.by, viewer.accountId);
+        const key = await revokeApiKey(deps, pathId(params), viewer.by, viewer.accountId);
         return seeOther(`/dashboard/api-keys?revoked=${encodeURIComponent(key.id)}`);
       }),
       { detail: { hide: true } },

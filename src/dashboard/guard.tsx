@@ -30,6 +30,13 @@ export interface PageContext {
   server: Pick<Server<unknown>, "requestIP"> | null;
 }
 
+/** The `:id` of the page's path; a handler that reads it on a path without one is a fault, said plainly. */
+export function pathId(params: Record<string, string>): string {
+  const id = params.id;
+  if (id === undefined) throw new Error("a page reads :id on a path that has none");
+  return id;
+}
+
 export type PageHandler = (ctx: PageContext, viewer: Viewer) => Promise<Response | string> | Response | string;
 
 /** Where an anonymous visitor is sent: the sign-in page, coming back here afterwards. */

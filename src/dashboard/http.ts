@@ -26,6 +26,6 @@ export const isHtmx = (request: Request) => request.headers.get("hx-request") ==
 
 /** Only our own dashboard paths may be the target of a post-sign-in redirect. */
 export function safeNext(next: string | undefined | null): string {
-  if (!next || !next.startsWith("/dashboard") || next.startsWith("//") || next.includes("\\")) return "/dashboard";
+  if (!next?.startsWith("/dashboard") || next.startsWith("//") || next.includes("\\")) return "/dashboard";
   return next;
 }

@@ -41,7 +41,7 @@ function Document(props: { title: string; children: Children }) {
           <link rel="icon" href="/dashboard/assets/favicon.svg" type="image/svg+xml" />
           <link rel="stylesheet" href="/dashboard/assets/dashboard.css" />
           <script src="/dashboard/assets/htmx.min.js" defer></script>
-          <script src="/dashboard/assets/dashboard.js" defer></script>
+          <script type="module" src="/dashboard/assets/dashboard.js"></script>
         </head>
         <body>{props.children}</body>
       </html>

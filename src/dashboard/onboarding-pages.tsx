@@ -8,7 +8,7 @@ import { accountOnboarding, retryBody, retrySignup, signupView } from "../onboar
 import type { Deps } from "../deps.ts";
 import { Notice } from "./components.tsx";
 import { formFields, readForm } from "./form.ts";
-import { guarded, page, type Viewer } from "./guard.tsx";
+import { guarded, page, pathId, type Viewer } from "./guard.tsx";
 import { contentSecurityPolicy } from "../http/security-headers.ts";
 import { htmlResponse, seeOther } from "./http.ts";
 import { CoexistencePage } from "./pages/coexistence.tsx";
@@ -86,7 +86,7 @@ export function onboardingPages(deps: Deps, relay: RelayHandle) {
           "Connecting a number",
           "numbers",
           SignupPage({
-            signup: signupView(await accountOnboarding(deps, viewer.accountId, params.id!)),
+            signup: signupView(await accountOnboarding(deps, viewer.accountId, pathId(params))),
             now: deps.clock.now(),
           }),
         ),
@@ -98,7 +98,7 @@ export function onboardingPages(deps: Deps, relay: RelayHandle) {
       guarded(deps, async ({ params, body }, viewer) => {
         const form = readForm(retryBody, body);
         if (!form.ok) throw new AppError("invalid_request", "The PIN is 6 digits.");
-        const o = await retrySignup(queued, viewer.accountId, params.id!, form.value, viewer.by);
+        const o = await retrySignup(queued, viewer.accountId, pathId(params), form.value, viewer.by);
         return seeOther(`/dashboard/numbers/signups/${encodeURIComponent(o.id)}`);
       }),
       { detail: { hide: true } },
@@ -116,7 +116,7 @@ export function onboardingPages(deps: Deps, relay: RelayHandle) {
               <p>The platform is sending it: watch your endpoints and the Deliveries page.</p>
             </Notice>
           ) : undefined;
-        return coexistencePage(viewer, params.id!, flash);
+        return coexistencePage(viewer, pathId(params), flash);
       }),
       { detail: { hide: true } },
     )
@@ -127,8 +127,8 @@ export function onboardingPages(deps: Deps, relay: RelayHandle) {
         if (!form.ok) throw new AppError("invalid_request", "Choose contacts or chat history.");
         return orRefusal(
           viewer,
-          params.id!,
-          () => runPreflight(queued, viewer.accountId, params.id!, form.value.sync_type, viewer.by),
+          pathId(params),
+          () => runPreflight(queued, viewer.accountId, pathId(params), form.value.sync_type, viewer.by),
           "preflight",
         );
       }),
@@ -142,8 +142,8 @@ export function onboardingPages(deps: Deps, relay: RelayHandle) {
         if (!form.ok) throw new AppError("invalid_request", "Choose contacts or chat history.");
         return orRefusal(
           viewer,
-          params.id!,
-          () => startSync(queued, viewer.accountId, params.id!, form.value, viewer.by),
+          pathId(params),
+          () => startSync(queued, viewer.accountId, pathId(params), form.value, viewer.by),
           "sync",
         );
       }),

@@ -3,7 +3,7 @@ import { AppError } from "../errors/catalog.ts";
 import { getRequest, listRequests, requestView, type RequestQuery } from "../requests/queries.ts";
 import type { Deps } from "../deps.ts";
 import { utcField } from "./format.ts";
-import { guarded, page, type Viewer } from "./guard.tsx";
+import { guarded, page, pathId, type Viewer } from "./guard.tsx";
 import { htmlResponse, seeOther } from "./http.ts";
 import { RequestPage, RequestsPage, type RequestsFilter } from "./pages/requests.tsx";
 import { MessagePage } from "./pages/message.tsx";
@@ -84,12 +84,12 @@ export function requestPages(deps: Deps) {
     .get(
       "/requests/:id",
       guarded(deps, async ({ params }, viewer) => {
-        let record;
+        let record: Awaited<ReturnType<typeof getRequest>>;
         try {
-          record = await getRequest(deps, viewer.accountId, params.id!);
+          record = await getRequest(deps, viewer.accountId, pathId(params));
         } catch (error) {
           if (!(error instanceof AppError)) throw error;
-          return listPage(viewer, {}, params.id!, 404);
+          return listPage(viewer, {}, pathId(params), 404);
         }
         return htmlResponse(
           page(
@@ -104,7 +104,7 @@ export function requestPages(deps: Deps) {
     )
     .get(
       "/messages/lookup",
-      guarded(deps, async ({ query }, viewer) => {
+      guarded(deps, async ({ query }, _viewer) => {
         const id = (query.id ?? "").trim().replace(/^["']|["']$/g, "");
         return id ? seeOther(`/dashboard/messages/${encodeURIComponent(id)}`) : seeOther("/dashboard/requests");
       }),
@@ -113,12 +113,12 @@ export function requestPages(deps: Deps) {
     .get(
       "/messages/:id",
       guarded(deps, async ({ params }, viewer) => {
-        let timeline;
+        let timeline: Awaited<ReturnType<typeof messageTimeline>>;
         try {
-          timeline = await messageTimeline(deps, viewer.accountId, params.id!);
+          timeline = await messageTimeline(deps, viewer.accountId, pathId(params));
         } catch (error) {
           if (!(error instanceof AppError)) throw error;
-          return listPage(viewer, {}, undefined, 404, params.id!);
+          return listPage(viewer, {}, undefined, 404, pathId(params));
         }
         const endpoints = await deps.store.endpoints.ofAccount(viewer.accountId);
         const endpointUrl = (id: string) => endpoints.find((e) => e.id === id)?.url ?? id;

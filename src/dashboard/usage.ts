@@ -24,16 +24,16 @@ export function numberUsage(counts: UsageCount[], now: number): Map<string, Numb
   const out = new Map<string, NumberUsage>();
   for (const c of counts) {
     let usage = out.get(c.targetId);
-    if (!usage)
-      out.set(
-        c.targetId,
-        (usage = { hours: bars(thisHour - 23 * HOUR, HOUR, 24), days: bars(today - 6 * DAY, DAY, 7) }),
-      );
+    if (!usage) {
+      usage = { hours: bars(thisHour - 23 * HOUR, HOUR, 24), days: bars(today - 6 * DAY, DAY, 7) };
+      out.set(c.targetId, usage);
+    }
     const field = c.kind === "forwarded" ? "forwarded" : c.kind === "upstream_error" ? "upstreamErrors" : "refused";
-    const hour = (c.hour - (thisHour - 23 * HOUR)) / HOUR;
-    if (hour >= 0 && hour < 24) usage.hours[hour]![field] += c.count;
-    const day = Math.floor((c.hour - (today - 6 * DAY)) / DAY);
-    if (day >= 0 && day < 7) usage.days[day]![field] += c.count;
+    // An hour or a day outside the charts has no bar.
+    const hourBar = usage.hours[(c.hour - (thisHour - 23 * HOUR)) / HOUR];
+    if (hourBar) hourBar[field] += c.count;
+    const dayBar = usage.days[Math.floor((c.hour - (today - 6 * DAY)) / DAY)];
+    if (dayBar) dayBar[field] += c.count;
   }
   return out;
 }

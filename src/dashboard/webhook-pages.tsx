@@ -13,7 +13,7 @@ import type { RelayHandle } from "../webhooks/relay.ts";
 import { Notice } from "./components.tsx";
 import { utcField } from "./format.ts";
 import { formFields, readForm } from "./form.ts";
-import { guarded, page, type Viewer } from "./guard.tsx";
+import { guarded, page, pathId, type Viewer } from "./guard.tsx";
 import { htmlResponse, isHtmx, seeOther } from "./http.ts";
 import { DeliveriesPage, DeliveryPage, TestResult } from "./pages/deliveries.tsx";
 import { RecoverSection } from "./pages/recover.tsx";
@@ -237,14 +237,14 @@ export function webhookPages(deps: Deps, relay: RelayHandle) {
               <p>Changes saved.</p>
             </Notice>
           ) : undefined;
-        return endpointPage(viewer, params.id!, { flash });
+        return endpointPage(viewer, pathId(params), { flash });
       }),
       { detail: { hide: true } },
     )
     .get(
       "/endpoints/:id/edit",
       guarded(deps, async ({ params }, viewer) => {
-        const e = endpointView(await endpoints.mustEndpoint(deps, viewer.accountId, params.id!));
+        const e = endpointView(await endpoints.mustEndpoint(deps, viewer.accountId, pathId(params)));
         return page(
           viewer,
           "Edit endpoint",
@@ -263,7 +263,7 @@ export function webhookPages(deps: Deps, relay: RelayHandle) {
     .post(
       "/endpoints/:id/edit",
       guarded(deps, async ({ params, body }, viewer) => {
-        const id = params.id!;
+        const id = pathId(params);
         await endpoints.mustEndpoint(deps, viewer.accountId, id);
         const { form, values } = readEndpointForm(body);
         const again = (errors: Record<string, string>, message: string | undefined, status: number) =>
@@ -310,7 +310,7 @@ export function webhookPages(deps: Deps, relay: RelayHandle) {
     .post(
       "/endpoints/:id/delete",
       guarded(deps, async ({ params }, viewer) => {
-        await endpoints.deleteEndpoint(endpointDeps, viewer.accountId, params.id!, viewer.by);
+        await endpoints.deleteEndpoint(endpointDeps, viewer.accountId, pathId(params), viewer.by);
         return seeOther("/dashboard/endpoints?done=deleted");
       }),
       { detail: { hide: true } },
@@ -318,7 +318,7 @@ export function webhookPages(deps: Deps, relay: RelayHandle) {
     .post(
       "/endpoints/:id/enable",
       guarded(deps, async ({ params }, viewer) => {
-        const e = await endpoints.enableEndpoint(endpointDeps, viewer.accountId, params.id!, viewer.by);
+        const e = await endpoints.enableEndpoint(endpointDeps, viewer.accountId, pathId(params), viewer.by);
         return seeOther(`/dashboard/endpoints/${encodeURIComponent(e.id)}?done=enabled`);
       }),
       { detail: { hide: true } },
@@ -329,7 +329,7 @@ export function webhookPages(deps: Deps, relay: RelayHandle) {
         const { secret, endpoint } = await endpoints.rotateSecret(
           endpointDeps,
           viewer.accountId,
-          params.id!,
+          pathId(params),
           viewer.by,
         );
         return endpointPage(viewer, endpoint.id, { secret: { secret, rotated: true } });
@@ -341,8 +341,8 @@ export function webhookPages(deps: Deps, relay: RelayHandle) {
       guarded(deps, async ({ params }, viewer) =>
         htmlResponse(
           RecoverSection({
-            endpointId: params.id!,
-            recovery: await latestRecovery(viewer.accountId, params.id!),
+            endpointId: pathId(params),
+            recovery: await latestRecovery(viewer.accountId, pathId(params)),
             now: deps.clock.now(),
           }) as string,
         ),
@@ -355,12 +355,12 @@ export function webhookPages(deps: Deps, relay: RelayHandle) {
         const { since } = formFields(body);
         const from = utcField(typeof since === "string" ? since : undefined) ?? "";
         try {
-          await startRecover(endpointDeps, viewer.accountId, params.id!, from, viewer.by);
+          await startRecover(endpointDeps, viewer.accountId, pathId(params), from, viewer.by);
         } catch (error) {
           if (!(error instanceof AppError) || error.errorName !== "invalid_request") throw error;
           return endpointPage(
             viewer,
-            params.id!,
+            pathId(params),
             {
               flash: (
                 <Notice tone="warn">
@@ -371,14 +371,14 @@ export function webhookPages(deps: Deps, relay: RelayHandle) {
             400,
           );
         }
-        return seeOther(`/dashboard/endpoints/${encodeURIComponent(params.id!)}#recover`);
+        return seeOther(`/dashboard/endpoints/${encodeURIComponent(pathId(params))}#recover`);
       }),
       { detail: { hide: true } },
     )
     .post(
       "/endpoints/:id/test",
       guarded(deps, async ({ params, request }, viewer) => {
-        const deliveryId = await endpoints.sendTest(endpointDeps, viewer.accountId, params.id!);
+        const deliveryId = await endpoints.sendTest(endpointDeps, viewer.accountId, pathId(params));
         return isHtmx(request)
           ? testResult(viewer, deliveryId)
           : seeOther(`/dashboard/deliveries/${encodeURIComponent(deliveryId)}`);
@@ -452,19 +452,19 @@ export function webhookPages(deps: Deps, relay: RelayHandle) {
               </p>
             </Notice>
           ) : undefined;
-        return deliveryPage(viewer, params.id!, flash);
+        return deliveryPage(viewer, pathId(params), flash);
       }),
       { detail: { hide: true } },
     )
     .get(
       "/deliveries/:id/result",
-      guarded(deps, ({ params }, viewer) => testResult(viewer, params.id!)),
+      guarded(deps, ({ params }, viewer) => testResult(viewer, pathId(params))),
       { detail: { hide: true } },
     )
     .post(
       "/deliveries/:id/replay",
       guarded(deps, async ({ params }, viewer) => {
-        const id = params.id!;
+        const id = pathId(params);
         try {
           const replay = await deliveries.replayDelivery(endpointDeps, viewer.accountId, id, viewer.by);
           return seeOther(

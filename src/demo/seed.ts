@@ -123,7 +123,7 @@ export function demoBanner(
   const inbound = `curl -sS -X POST ${urls.simulator}/_sim/inbound -H 'Content-Type: application/json' -d '{"phone_number_id":"${c.numberId}","text":"Hi, is my order on its way?"}'`;
   return [
     "",
-    "Switchboard demo: DEV_MODE=1, the upstream platform is the built-in simulator at " + urls.simulator,
+    `Switchboard demo: DEV_MODE=1, the upstream platform is the built-in simulator at ${urls.simulator}`,
     `  dashboard  ${urls.app}/dashboard   email ${c.email}   password ${c.password}   (new at every start)`,
     `  live key   ${c.liveKey}   for number ${c.numberId}`,
     `  test key   ${c.testKey}   for sandbox number ${c.sandboxNumberId}`,

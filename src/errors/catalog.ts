@@ -288,9 +288,3 @@ export function errorResponse(
     },
   });
 }
-
-/** A record a write returned, or 404 `message` when it went meanwhile (deleted by another request). */
-export function found<T>(record: T | undefined, message: string): T {
-  if (record === undefined) throw new AppError("not_found", message);
-  return record;
-}

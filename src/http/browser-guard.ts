@@ -37,7 +37,7 @@ export function checkBrowserCall(request: Request): void {
   const type = request.headers.get("content-type");
   const length = request.headers.get("content-length");
   const hasBody = (length !== null && length !== "0") || request.headers.has("transfer-encoding");
-  if ((type !== null || hasBody) && type?.split(";")[0]!.trim().toLowerCase() !== "application/json") {
+  if ((type !== null || hasBody) && type?.split(";", 1)[0]?.trim().toLowerCase() !== "application/json") {
     throw new AppError("unsupported_media_type");
   }
 }

@@ -13,7 +13,7 @@ export function nestsDeeperThan(json: Uint8Array, max: number): boolean {
   let depth = 0;
   let inString = false;
   for (let i = 0; i < json.length; i++) {
-    const c = json[i]!;
+    const c = json[i];
     if (inString) {
       if (c === BACKSLASH) i++;
       else if (c === QUOTE) inString = false;

@@ -19,8 +19,9 @@ type Row = Parameters<typeof rowAsJson>[0];
 function keyColumns(sqlite: Database, table: string): string[] {
   const declared = sqlite
     .query<{ sql: string }, [string]>("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?")
-    .get(table)!.sql;
-  if (!/WITHOUT\s+ROWID/i.test(declared)) return ["rowid"];
+    .get(table);
+  if (!declared) throw new Error(`no table ${table} in the SQLite file`);
+  if (!/WITHOUT\s+ROWID/i.test(declared.sql)) return ["rowid"];
   return sqlite
     .query<{ name: string; pk: number }, []>(`PRAGMA table_info("${table}")`)
     .all()
@@ -66,8 +67,9 @@ export async function moveToPostgres(
   const files: Database[] = [];
   try {
     files.push(openDatabase(sqlitePath).sqlite);
-    files.push(openRequestLogFile(requestLogPath(sqlitePath)));
-    moveOldLog(files[1]!, sqlitePath);
+    const log = openRequestLogFile(requestLogPath(sqlitePath));
+    files.push(log);
+    moveOldLog(log, sqlitePath);
   } catch (error) {
     for (const file of files) file.close();
     lock.release();
@@ -83,17 +85,18 @@ export async function moveToPostgres(
       if ((await pg.unsafe(`SELECT EXISTS (SELECT 1 FROM "${table.name}") AS any`))[0].any) nonEmpty.push(table.name);
     }
     if (nonEmpty.length > 0) throw new TargetNotEmptyError(nonEmpty);
-    const counts = Object.fromEntries(
-      tables.map((t) => [t.name, (t.file.query(`SELECT COUNT(*) AS n FROM "${t.name}"`).get() as { n: number }).n]),
-    );
-    progress.planned(tables.map((t) => ({ name: t.name, rows: counts[t.name]! })));
+    const planned = tables.map((t) => ({
+      name: t.name,
+      rows: (t.file.query(`SELECT COUNT(*) AS n FROM "${t.name}"`).get() as { n: number }).n,
+    }));
+    progress.planned(planned);
     await pg.begin(async (tx) => {
       for (const table of tables) {
         await copyTable(table.file, tx as unknown as SQL, table, (n) => progress.copied(table.name, n));
         progress.finished(table.name);
       }
     });
-    return counts;
+    return Object.fromEntries(planned.map((t) => [t.name, t.rows]));
   } finally {
     await pg.close();
     for (const file of files) file.close();
@@ -116,7 +119,7 @@ async function copyTable(sqlite: Database, tx: SQL, table: TablePlan, copied: (r
   );
   const insert = `INSERT INTO "${table.name}" (${names}) SELECT ${names} FROM json_populate_recordset(NULL::"${table.name}", $1::text::json)`;
   let rows = first.all() as Row[];
-  while (rows.length > 0) {
+  for (let last = rows.at(-1); last !== undefined; last = rows.at(-1)) {
     for (const batch of jsonBatches(
       rows.map((row) => rowAsJson(row, table, () => rowName(row, keys))),
       BATCH_BYTES,
@@ -124,7 +127,6 @@ async function copyTable(sqlite: Database, tx: SQL, table: TablePlan, copied: (r
       await tx.unsafe(insert, [batch.json]);
       copied(batch.rows);
     }
-    const last = rows.at(-1)!;
     rows = next.all(Object.fromEntries(keys.map((k, i) => [`k${i}`, last[k] as string | number]))) as Row[];
   }
   for (const column of table.serials) {

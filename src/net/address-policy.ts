@@ -1,4 +1,4 @@
-import { formatIp, parseIp, type IpAddress } from "./ip.ts";
+import { byteAt, formatIp, parseIp, type IpAddress } from "./ip.ts";
 
 /** The blocked ranges of docs/webhooks.md#url-rules, as data. */
 export const BLOCKED_IPV4 = [
@@ -33,8 +33,8 @@ interface Cidr {
 }
 
 function cidr(text: string): Cidr {
-  const [base, bits] = text.split("/");
-  const ip = parseIp(base!);
+  const [base = "", bits] = text.split("/");
+  const ip = parseIp(base);
   if (!ip) throw new Error(`bad range ${text}`);
   return { family: ip.family, bytes: ip.bytes, bits: Number(bits) };
 }
@@ -44,7 +44,7 @@ function inRange(ip: IpAddress, range: Cidr): boolean {
   for (let bit = 0; bit < range.bits; bit++) {
     const byte = bit >> 3;
     const mask = 0x80 >> (bit & 7);
-    if ((ip.bytes[byte]! & mask) !== (range.bytes[byte]! & mask)) return false;
+    if ((byteAt(ip.bytes, byte) & mask) !== (byteAt(range.bytes, byte) & mask)) return false;
   }
   return true;
 }

@@ -6,6 +6,13 @@
  */
 export type IpAddress = { family: 4; bytes: Uint8Array } | { family: 6; bytes: Uint8Array };
 
+/** Byte `i` of an address, which has it (4 or 16 bytes); an index past the end is a fault, said plainly. */
+export function byteAt(bytes: Uint8Array, i: number): number {
+  const byte = bytes[i];
+  if (byte === undefined) throw new RangeError(`byte ${i} of a ${bytes.length}-byte address`);
+  return byte;
+}
+
 function ipv4Part(text: string): number | null {
   if (text === "") return null;
   let value: number;
@@ -23,13 +30,14 @@ export function parseIpv4(text: string): Uint8Array | null {
   const values = parts.map(ipv4Part);
   if (values.some((v) => v === null)) return null;
   const nums = values as number[];
-  const last = nums[nums.length - 1]!;
+  const last = nums.at(-1);
+  if (last === undefined) return null;
   const leading = nums.slice(0, -1);
   if (leading.some((v) => v > 255)) return null;
   const lastBytes = 4 - leading.length;
   if (last >= 2 ** (8 * lastBytes)) return null;
   const out = new Uint8Array(4);
-  leading.forEach((v, i) => (out[i] = v));
+  out.set(leading);
   for (let i = 0; i < lastBytes; i++) out[3 - i] = Math.floor(last / 2 ** (8 * i)) & 0xff;
   return out;
 }
@@ -57,14 +65,14 @@ export function parseIpv6(input: string): Uint8Array | null {
   const halves = text.split("::");
   if (halves.length > 2) return null;
   const groups = (half: string) => (half === "" ? [] : half.split(":"));
-  const head = groups(halves[0]!);
-  const rest = halves.length === 2 ? groups(halves[1]!) : [];
+  const [before = "", after] = halves;
+  const head = groups(before);
+  const rest = after === undefined ? [] : groups(after);
   const missing = 8 - head.length - rest.length;
   if (halves.length === 1 ? missing !== 0 : missing < 1) return null;
   const all = [...head, ...Array<string>(halves.length === 2 ? missing : 0).fill("0"), ...rest];
   const out = new Uint8Array(16);
-  for (let i = 0; i < 8; i++) {
-    const g = all[i]!;
+  for (const [i, g] of all.entries()) {
     if (!/^[0-9a-fA-F]{1,4}$/.test(g)) return null;
     const v = parseInt(g, 16);
     out[2 * i] = v >> 8;
@@ -86,7 +94,7 @@ export function parseIp(text: string): IpAddress | null {
 export function formatIp(ip: IpAddress): string {
   if (ip.family === 4) return [...ip.bytes].join(".");
   const groups: number[] = [];
-  for (let i = 0; i < 16; i += 2) groups.push((ip.bytes[i]! << 8) | ip.bytes[i + 1]!);
+  for (let i = 0; i < 16; i += 2) groups.push((byteAt(ip.bytes, i) << 8) | byteAt(ip.bytes, i + 1));
   let bestStart = -1;
   let bestLength = 0;
   for (let i = 0; i < 8; ) {

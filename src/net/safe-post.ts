@@ -98,7 +98,8 @@ export async function safePost(
       address = checked.address;
     } else {
       const answers = await withTimeout(options.resolver(url.hostname), signal);
-      if (answers.length === 0)
+      const [first] = answers;
+      if (first === undefined)
         return { kind: "failed", error: "DNS lookup returned no address", durationMs: elapsed() };
       for (const answer of answers) {
         if (blockedReason(answer, options.urls.rules.policy) !== null) {
@@ -110,7 +111,10 @@ export async function safePost(
           };
         }
       }
-      address = formatIp(parseIp(answers[0]!)!);
+      // blockedReason refuses what is not an IP address, so the first answer is one.
+      const pinnedIp = parseIp(first);
+      if (!pinnedIp) throw new Error(`${first} passed the address policy without being an IP address`);
+      address = formatIp(pinnedIp);
     }
     const hostPart = address.includes(":") ? `[${address}]` : address;
     const port = url.port === "" ? "" : `:${url.port}`;

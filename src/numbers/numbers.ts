@@ -1,8 +1,9 @@
 import { getAccount } from "../accounts/accounts.ts";
 import { changesOf } from "../audit/changes.ts";
 import { auditEntry, type AuditContext } from "../audit/entry.ts";
-import { AppError, found } from "../errors/catalog.ts";
+import { AppError } from "../errors/catalog.ts";
 import type { Deps } from "../deps.ts";
+import { orNotFound } from "../errors/not-found.ts";
 import type { NumberPatch } from "../store/store.ts";
 import { NO_CAUSE, type Account, type PhoneNumber } from "../store/types.ts";
 import type { CreateNumberInput, UpdateNumberInput } from "./schemas.ts";
@@ -83,7 +84,7 @@ export async function applySync(
   }
   const object = { kind: "number", id: phoneNumberId };
   const entry = by && auditEntry(deps, by, "number.sync", object, number.accountId, changesOf(number, patch));
-  return found(await deps.store.directory.updateNumber(phoneNumberId, patch, entry), `No number ${phoneNumberId}.`);
+  return orNotFound(await deps.store.directory.updateNumber(phoneNumberId, patch, entry), `number ${phoneNumberId}`);
 }
 
 /**
@@ -164,5 +165,5 @@ export async function updateNumber(
   };
   const object = { kind: "number", id: phoneNumberId };
   const entry = auditEntry(deps, by, "number.update", object, number.accountId, changesOf(number, patch));
-  return found(await deps.store.directory.updateNumber(phoneNumberId, patch, entry), `No number ${phoneNumberId}.`);
+  return orNotFound(await deps.store.directory.updateNumber(phoneNumberId, patch, entry), `number ${phoneNumberId}`);
 }

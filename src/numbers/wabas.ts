@@ -1,8 +1,9 @@
 import { getAccount } from "../accounts/accounts.ts";
 import { changesOf } from "../audit/changes.ts";
 import { auditEntry, type AuditContext } from "../audit/entry.ts";
-import { AppError, found } from "../errors/catalog.ts";
+import { AppError } from "../errors/catalog.ts";
 import type { Deps } from "../deps.ts";
+import { orNotFound } from "../errors/not-found.ts";
 import type { WabaPatch } from "../store/store.ts";
 import { NO_CAUSE, type Waba } from "../store/types.ts";
 import type { CreateWabaInput, UpdateWabaInput } from "./schemas.ts";
@@ -72,5 +73,5 @@ export async function changeWaba(
 ): Promise<Waba> {
   const object = { kind: "waba", id: waba.wabaId };
   const entry = by && auditEntry(deps, by, "waba.update", object, waba.accountId, changesOf(waba, patch));
-  return found(await deps.store.directory.updateWaba(waba.wabaId, patch, entry), `No WABA ${waba.wabaId}.`);
+  return orNotFound(await deps.store.directory.updateWaba(waba.wabaId, patch, entry), `WABA ${waba.wabaId}`);
 }

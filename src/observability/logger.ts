@@ -29,7 +29,7 @@ export function redact(value: unknown, depth = 0): unknown {
 /** JSON lines with secrets redacted. `write` is injectable so tests can read what was logged. */
 export function createLogger(
   level: Level = "info",
-  write: (line: string) => void = (line) => process.stdout.write(line + "\n"),
+  write: (line: string) => void = (line) => process.stdout.write(`${line}\n`),
 ): Logger {
   const emit = (lvl: Level, msg: string, fields?: Fields) => {
     if (ORDER[lvl] < ORDER[level]) return;

@@ -128,6 +128,17 @@ export function createMetrics() {
       help: "Deliveries waiting for an attempt or a retry.",
       registers: [registry],
     }),
+    instancesLive: new Gauge({
+      name: "switchboard_instance_live",
+      help: "1 for each instance this one saw beating within INSTANCE_DEAD_AFTER_MS (itself included), by instance id.",
+      labelNames: ["id"] as const,
+      registers: [registry],
+    }),
+    leasesTakenBack: new Counter({
+      name: "switchboard_leases_taken_back_total",
+      help: "Leases this instance took back from instances it took for dead (their deliveries were claimable again at once).",
+      registers: [registry],
+    }),
   };
 }
 

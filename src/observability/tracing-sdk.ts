@@ -40,15 +40,19 @@ function sampler(name: SamplerName, ratio: number): Sampler {
     always_off: new AlwaysOffSampler(),
     traceidratio: ratioSampler,
   };
-  const [, parentBased, root] = /^(parentbased_)?(.*)$/.exec(name)!;
-  return parentBased ? new ParentBasedSampler({ root: roots[root!]! }) : roots[root!]!;
+  const parentBased = name.startsWith("parentbased_");
+  const root = roots[parentBased ? name.slice("parentbased_".length) : name];
+  if (!root) throw new Error(`no sampler ${name}`);
+  return parentBased ? new ParentBasedSampler({ root }) : root;
 }
 
 const headerGetter: TextMapGetter<Headers> = {
   get: (headers, key) => headers.get(key) ?? undefined,
   keys: (headers) => {
     const names: string[] = [];
-    headers.forEach((_, name) => names.push(name));
+    headers.forEach((_, name) => {
+      names.push(name);
+    });
     return names;
   },
 };

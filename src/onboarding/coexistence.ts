@@ -29,6 +29,9 @@ export const SYNCS = [
 
 export type SyncType = (typeof SYNCS)[number]["type"];
 
+/** How a pre-flight's delivery to one endpoint stands. */
+export type PreflightResult = "passed" | "failed" | "retrying" | "waiting";
+
 /** The platform's window for the syncs, from onboarding. */
 export const SYNC_WINDOW_MS = 24 * 3_600_000;
 
@@ -96,7 +99,11 @@ async function onboardingOf(deps: SignupDeps, number: PhoneNumber): Promise<Onbo
   return made.onboarding;
 }
 
-const syncOf = (type: SyncType) => SYNCS.find((s) => s.type === type)!;
+function syncOf(type: SyncType): (typeof SYNCS)[number] {
+  const sync = SYNCS.find((s) => s.type === type);
+  if (!sync) throw new Error(`no sync ${type}`);
+  return sync;
+}
 
 /** The enabled endpoints that receive a sync's events for this number. */
 async function receivers(deps: SignupDeps, number: PhoneNumber, field: string) {
@@ -148,7 +155,7 @@ export async function runPreflight(
  */
 export async function preflightReceivers(deps: CoexistenceDeps, o: Onboarding, by: AuditContext): Promise<void> {
   const number = deps.store.directory.number(o.phoneNumberId);
-  if (!number || number.kind !== "coexistence") return;
+  if (number?.kind !== "coexistence") return;
   for (const sync of SYNCS) {
     if ((await receivers(deps, number, sync.field)).length > 0)
       await runPreflight(deps, o.accountId, o.phoneNumberId, sync.type, by);
@@ -209,7 +216,7 @@ async function preflightResults(deps: SignupDeps, o: Onboarding | null, field: s
         deps.store.history.attempts(deliveryId),
       ]);
       const last = attempts.at(-1);
-      const result =
+      const result: PreflightResult =
         delivery?.status === "succeeded"
           ? "passed"
           : delivery?.status === "parked"

@@ -237,7 +237,7 @@ export function signupView(o: Onboarding) {
       return {
         name: step.name,
         label: step.label,
-        status: outcome?.status ?? "waiting",
+        status: outcome?.status ?? ("waiting" as const),
         at: iso(outcome?.at ?? null),
         detail: outcome?.status === "failed" ? null : (outcome?.detail ?? null),
         error:

@@ -36,7 +36,11 @@ const failed = (result: Extract<GraphResult | SyncResult, { ok: false }>): StepR
   reason: result.reason,
   ...(result.fault ? { code: result.fault.code } : {}),
 });
-const token = (o: Onboarding) => ({ accessToken: o.accessToken!, appSecret: null });
+/** The business's token, which the exchange step (always before the steps that call this) stored. */
+function token(o: Onboarding): { accessToken: string; appSecret: null } {
+  if (o.accessToken === null) throw new Error(`onboarding ${o.id} has no token: its exchange step has not run`);
+  return { accessToken: o.accessToken, appSecret: null };
+}
 
 /**
  * Embedded Signup's server steps (issue 20), in order: data the runner walks, resuming at the
@@ -50,7 +54,8 @@ export const SIGNUP_STEPS: readonly Step[] = [
     advice:
       "An authorization code works once and only for a few minutes: click “Connect with the platform” again for a new one.",
     async run(deps, o) {
-      const app = deps.config.embeddedSignup!;
+      const app = deps.config.embeddedSignup;
+      if (!app) return { status: "failed", reason: "Embedded Signup is not enabled on this server" };
       const result = await graphCall(deps, {
         method: "GET",
         path: "oauth/access_token",
@@ -118,8 +123,7 @@ export const SIGNUP_STEPS: readonly Step[] = [
         phoneNumberId: o.phoneNumberId,
         wabaId: o.wabaId,
         kind: o.kind,
-        accessToken: o.accessToken!,
-        appSecret: null,
+        ...token(o),
       };
       try {
         // One write that checks again that the WABA and the number are free or the account's (issue 26).
@@ -143,7 +147,8 @@ export const RUN_LEASE_MS = 5 * 60_000;
  * so a run that lost it stops. Once finished, nothing is pending: no expiry, no token kept.
  */
 export async function runSteps(deps: SignupDeps, o: Onboarding, by: AuditContext): Promise<Onboarding> {
-  const held = o.leaseUntil!;
+  const held = o.leaseUntil;
+  if (held === null) throw new Error(`onboarding ${o.id} runs without a lease`);
   const save = async (release: boolean) => {
     o.leaseUntil = release ? null : held;
     if (!(await deps.store.onboardings.saveRun(o, held)))

@@ -62,8 +62,7 @@ export class ProxyCallTrace {
   private checksEnd = 0;
   private limitEnd = 0;
   private route: Route | null = null;
-  private bucket: string | null = null;
-  private decision: Decision | null = null;
+  private rateLimit: { bucket: string; decision: Decision } | null = null;
 
   constructor(
     private readonly tracing: Tracing,
@@ -84,8 +83,7 @@ export class ProxyCallTrace {
   /** Step 8 decided, for this bucket (`number:<id>` or `waba:<id>`). */
   limited(bucket: string, decision: Decision): void {
     this.limitEnd = epochNow();
-    this.bucket = bucket;
-    this.decision = decision;
+    this.rateLimit = { bucket, decision };
   }
 
   /**
@@ -135,13 +133,13 @@ export class ProxyCallTrace {
       call.setStatus({ code: SpanStatusCode.ERROR });
     }
     const failed = this.checksEnd === 0 ? { "switchboard.check.failed": outcome.error ?? "unexpected" } : null;
-    const limit = this.decision && {
-      "switchboard.ratelimit.bucket": this.bucket!,
-      "switchboard.ratelimit.allowed": this.decision.allowed,
-      "switchboard.ratelimit.limit": this.decision.limit,
-      "switchboard.ratelimit.remaining": this.decision.remaining,
+    const limit = this.rateLimit && {
+      "switchboard.ratelimit.bucket": this.rateLimit.bucket,
+      "switchboard.ratelimit.allowed": this.rateLimit.decision.allowed,
+      "switchboard.ratelimit.limit": this.rateLimit.decision.limit,
+      "switchboard.ratelimit.remaining": this.rateLimit.decision.remaining,
     };
-    const forwarded = this.decision?.allowed === true;
+    const forwarded = this.rateLimit?.decision.allowed === true;
     if (this.tracing.detail === "full") {
       this.children(call, ended, status, outcome, failed, limit, forwarded);
     } else {

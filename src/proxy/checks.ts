@@ -52,7 +52,10 @@ export function resolveTarget(directory: Directory, match: Match, accountId: str
     // or WABA is not a media id: forwarding it would let a shared upstream token read an object
     // that is not on the allow-list (or belongs to another account).
     if (route.id === "media" && (directory.number(match.id) || directory.waba(match.id))) continue;
-    const number = directory.number(route.id === "media" ? match.scopeNumberId! : match.id);
+    const numberId = route.id === "media" ? match.scopeNumberId : match.id;
+    // Never null: matchRoute keeps a media route only with its scope.
+    if (numberId === null) continue;
+    const number = directory.number(numberId);
     if (!number || number.accountId !== accountId) continue;
     const waba = directory.waba(number.wabaId);
     if (waba) return { route, waba, number };

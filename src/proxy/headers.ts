@@ -41,6 +41,6 @@ export function keepResponseHeaders(headers: Headers, ours: Record<string, strin
     if (!PASSED_RESPONSE.has(name)) dropped.push(name);
   });
   for (const name of dropped) headers.delete(name);
-  for (const name in ours) headers.set(name, ours[name]!);
+  for (const [name, value] of Object.entries(ours)) headers.set(name, value);
   return headers;
 }

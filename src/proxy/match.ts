@@ -19,7 +19,7 @@ const ID = /^[0-9A-Za-z_-]{1,64}$/;
 function singleParam(rawQuery: string | null, name: string): string | null {
   if (!rawQuery) return null;
   const values = new URLSearchParams(rawQuery).getAll(name);
-  return values.length === 1 ? values[0]! : null;
+  return values.length === 1 ? (values[0] ?? null) : null;
 }
 
 /**

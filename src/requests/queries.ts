@@ -91,7 +91,9 @@ export async function usage(
   from: string,
   to?: string,
 ): Promise<UsageCount[]> {
-  const start = timeParam("from", from)!;
+  const start = timeParam("from", from);
+  if (start === undefined)
+    throw new AppError("invalid_request", "from is required: an ISO 8601 time such as 2026-11-24T10:00:00Z.");
   const end = timeParam("to", to) ?? hourOf(deps.clock.now()) + HOUR;
   return deps.store.requests.usage(accountId, hourOf(start), end);
 }

@@ -47,7 +47,8 @@ const latin1 = new TextDecoder("latin1");
  * a character at a time made a string per character, and the relay mints ten ids per event.
  */
 function encode(bytes: Uint8Array): string {
-  for (let i = 0; i < bytes.length; i++) bytes[i] = ALPHABET.charCodeAt(bytes[i]! % ALPHABET.length);
+  // An index loop (entries() is ten times slower here); `?? 0` only satisfies the type, i < length.
+  for (let i = 0; i < bytes.length; i++) bytes[i] = ALPHABET.charCodeAt((bytes[i] ?? 0) % ALPHABET.length);
   return latin1.decode(bytes);
 }
 

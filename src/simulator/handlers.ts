@@ -2,7 +2,7 @@ import type { PlatformNames } from "../platform/names.ts";
 import { SMB_SYNC_TYPES, type Answer, type CallContext } from "./call.ts";
 import { postMessage } from "./messages.ts";
 import { upstreamErrorBody, type UpstreamErrorCode } from "./upstream-errors.ts";
-import { newMessageId, numericId } from "./world.ts";
+import { newMessageId, type NumberRecord, numericId } from "./world.ts";
 
 const ok = (body: unknown): Answer => ({ status: 200, body });
 const fail = (ctx: CallContext, code: UpstreamErrorCode, message?: string): Answer =>
@@ -26,8 +26,9 @@ function json(ctx: CallContext): Record<string, unknown> | null {
 }
 
 function sendMessage(ctx: CallContext): Answer {
-  if (!ctx.world.numbers.has(ctx.id)) return missing(ctx);
-  return postMessage(ctx, json(ctx), () => newMessageId(ctx.random));
+  const number = ctx.world.numbers.get(ctx.id);
+  if (!number) return missing(ctx);
+  return postMessage(ctx, number, json(ctx), () => newMessageId(ctx.random));
 }
 
 /** PUT /{number}/messages marks an inbound message as read (or shows a typing indicator). */
@@ -84,8 +85,7 @@ function mediaObject(ctx: CallContext): Answer {
   });
 }
 
-function readNumber(ctx: CallContext): Answer {
-  const n = ctx.world.numbers.get(ctx.id)!;
+function readNumber(ctx: CallContext, n: NumberRecord): Answer {
   const all: Record<string, unknown> = {
     verified_name: n.verifiedName,
     display_phone_number: n.displayPhoneNumber,
@@ -206,7 +206,14 @@ const calls = (names: PlatformNames): { method: string; edge: string | null; han
   { method: "POST", edge: "message_templates", handler: templates },
   { method: "DELETE", edge: "message_templates", handler: templates },
   { method: "GET", edge: names.businessProfileEdge, handler: businessProfile },
-  { method: "GET", edge: null, handler: (ctx) => (ctx.world.numbers.has(ctx.id) ? readNumber(ctx) : mediaObject(ctx)) },
+  {
+    method: "GET",
+    edge: null,
+    handler: (ctx) => {
+      const number = ctx.world.numbers.get(ctx.id);
+      return number ? readNumber(ctx, number) : mediaObject(ctx);
+    },
+  },
   { method: "DELETE", edge: null, handler: mediaObject },
   // The service's own calls (Embedded Signup, coexistence syncs), not forwarded for customers.
   { method: "POST", edge: "subscribed_apps", handler: subscribeApp },

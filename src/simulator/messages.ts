@@ -1,5 +1,6 @@
 import type { Answer, CallContext } from "./call.ts";
 import { upstreamErrorBody, type UpstreamErrorCode } from "./upstream-errors.ts";
+import type { NumberRecord } from "./world.ts";
 
 /**
  * POST /{phone-number-id}/messages as the platform takes it from real clients: a message of any
@@ -61,8 +62,12 @@ function fail(ctx: CallContext, code: UpstreamErrorCode, message: string): Answe
   return upstreamErrorBody(code, ctx.traceId, message, ctx.names.product);
 }
 
-export function postMessage(ctx: CallContext, body: Body | null, messageId: () => string): Answer {
-  const number = ctx.world.numbers.get(ctx.id)!;
+export function postMessage(
+  ctx: CallContext,
+  number: NumberRecord,
+  body: Body | null,
+  messageId: () => string,
+): Answer {
   if (!body || body.messaging_product === undefined)
     return fail(ctx, 100, "(#100) The parameter messaging_product is required.");
   if (body.messaging_product !== ctx.names.product) {
@@ -94,10 +99,10 @@ export function postMessage(ctx: CallContext, body: Body | null, messageId: () =
   const wrong = check(body);
   if (wrong) return fail(ctx, 100, wrong);
   if (type === "template") {
-    const t = object(body.template)!;
+    const t = object(body.template);
     const known = ctx.world.templates
       .get(number.wabaId)
-      ?.some((x) => x.name === t.name && x.language === object(t.language)!.code);
+      ?.some((x) => x.name === t?.name && x.language === object(t?.language)?.code);
     if (!known) return fail(ctx, 132001, "(#132001) Template name does not exist in the translation");
   }
   const to = body.to as string;

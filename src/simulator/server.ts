@@ -157,9 +157,8 @@ export function startSimulator(options: SimulatorOptions = {}): Simulator {
   };
   if (post) {
     listeners.add((message) => {
-      STATUS_SEQUENCE.forEach((status, i) =>
-        sendLater(delay * (i + 1), () => statusEvent(world, names, message, status, Math.floor(now() / 1000))),
-      );
+      for (const [i, status] of STATUS_SEQUENCE.entries())
+        sendLater(delay * (i + 1), () => statusEvent(world, names, message, status, Math.floor(now() / 1000)));
     });
   }
 
@@ -261,11 +260,13 @@ export function startSimulator(options: SimulatorOptions = {}): Simulator {
     idleTimeout: 255,
     fetch: handle,
   });
-  baseUrl = `http://${server.hostname}:${server.port}`;
+  const port = server.port;
+  if (port === undefined) throw new Error("the simulator's server listens on no port");
+  baseUrl = `http://${server.hostname}:${port}`;
 
   return {
     url: baseUrl,
-    port: server.port!,
+    port,
     requests,
     accepted,
     world,

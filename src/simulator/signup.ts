@@ -82,11 +82,10 @@ export class SignupStandIn {
     const code = this.codes.get(params.get("code") ?? "");
     if (!code) return oauthError("Invalid verification code format.", 36007);
     if (code.used) return oauthError("This authorization code has been used.", 36009);
+    const waba = this.world.wabas.get(code.wabaId);
+    if (!waba) return oauthError("Invalid verification code format.", 36007);
     code.used = true;
-    return {
-      status: 200,
-      body: { access_token: this.world.wabas.get(code.wabaId)!.accessToken, token_type: "bearer" },
-    };
+    return { status: 200, body: { access_token: waba.accessToken, token_type: "bearer" } };
   }
 
   /** Serves the SDK and the popup under /_sim/signup/; null for every other path. */

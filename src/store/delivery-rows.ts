@@ -9,10 +9,15 @@ import type { ClaimedDelivery, Completion } from "./queue.ts";
 
 export type Row = Record<string, unknown>;
 
-/** What toDelivery reads, selected from `deliveries d JOIN events e`. */
-export const DELIVERY_COLUMNS = `d.id, d.account_id, d.endpoint_id, d.event_id, d.status, d.attempt_count, d.next_attempt_at,
-  d.replay_of, d.parked_reason, d.created_at, d.updated_at, e.fields AS event_fields, e.is_test,
-  (e.body IS NOT NULL AND NOT d.payload_deleted) AS payload_available`;
+/**
+ * What toDelivery reads, selected from `deliveries d JOIN events e`; `nextAttemptAt` is the
+ * expression of the delivery's next attempt where a backend does not keep it in the row.
+ */
+export const deliveryColumns = (nextAttemptAt = "d.next_attempt_at") => `d.id, d.account_id, d.endpoint_id, d.event_id,
+  d.status, d.attempt_count, ${nextAttemptAt} AS next_attempt_at, d.replay_of, d.parked_reason, d.created_at, d.updated_at,
+  e.fields AS event_fields, e.is_test, (e.body IS NOT NULL AND NOT d.payload_deleted) AS payload_available`;
+
+export const DELIVERY_COLUMNS = deliveryColumns();
 
 /** What an event_messages row holds, selected as is. */
 export const EVENT_MESSAGE_COLUMNS = "event_id, message_id, phone_number_id, kind, status, error_code, received_at";

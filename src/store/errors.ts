@@ -8,3 +8,9 @@ export class StoreUnavailableError extends Error {
     this.name = "StoreUnavailableError";
   }
 }
+
+/** A row the same transaction has just written or locked: its absence is a fault that names the row. */
+export function writtenRow<T>(row: T | undefined, what: string): T {
+  if (row === undefined) throw new Error(`${what} is not there right after its write`);
+  return row;
+}

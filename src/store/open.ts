@@ -10,6 +10,8 @@ export interface OpenStoreOptions {
   onWalSync?: (seconds: number) => void;
   /** Told of a failure in the background (PostgreSQL: another instance's change that could not be read). */
   onError?: (error: unknown) => void;
+  /** The instance this process is (see InstanceStore.self). */
+  instance?: string;
 }
 
 /**
@@ -25,10 +27,12 @@ export async function openStore(config: Config, sealer: Sealer, options: OpenSto
         serving: options.server !== undefined,
         requestLogWorker: options.server?.requestLogWorker,
         onWalSync: options.onWalSync,
+        instance: options.instance,
       });
     case "postgres":
       return (await import("./postgres/store.ts")).openPostgresStore(database.url, sealer, {
         onError: options.onError,
+        instance: options.instance,
       });
   }
 }

@@ -115,8 +115,9 @@ export interface Completion {
  * The durable delivery queue. Every promise resolves only once the change is committed, so it
  * outlives the process; enqueue's only once it is also on disk, so it outlives a power cut (the
  * others, lost to one, mean a lease or an attempt made again, which at-least-once allows). A
- * shared backend must keep the same promises (use one transaction where one is named, and
- * `FOR UPDATE SKIP LOCKED` to claim).
+ * shared backend must keep the same promises (use one transaction where one is named, and never
+ * let two claims lease one delivery), and its leases name the instance that holds them
+ * (InstanceStore.self), so that the leases of an instance that died are taken back at once.
  */
 export interface DeliveryQueue {
   /**
@@ -139,9 +140,10 @@ export interface DeliveryQueue {
   enqueue(events: NewEvent[], deliveries: NewDelivery[]): Promise<void>;
 
   /**
-   * Called once when the delivery worker starts: makes deliveries leased by an earlier run claimable
-   * again at once. SQLite has one server process per file, so it releases every lease; a shared
-   * backend must release only leases of holders known to be gone and otherwise wait for expiry.
+   * Called once when the delivery worker starts, before its first claim: makes deliveries leased by
+   * an earlier run of this instance claimable again at once. SQLite has one server process per
+   * file, so it releases every lease; a shared backend releases those its instance id holds (an
+   * earlier run under the same id), and leaves other instances' to them (see InstanceStore).
    */
   recoverLeases(now: number): Promise<void>;
 

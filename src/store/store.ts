@@ -14,6 +14,7 @@ import type { AuditEntry, AuditStore } from "./audit.ts";
 import type { EndpointStore } from "./endpoints.ts";
 import type { DeliveryHistory } from "./history.ts";
 import type { OnboardingStore } from "./onboardings.ts";
+import type { InstanceStore } from "./instances.ts";
 import type { DeliveryQueue } from "./queue.ts";
 import type { Connected } from "./ownership.ts";
 import type { RecoveryStore } from "./recoveries.ts";
@@ -41,6 +42,8 @@ export interface Store {
   endpoints: EndpointStore;
   /** The webhook relay's durable delivery queue (src/store/queue.ts). */
   queue: DeliveryQueue;
+  /** The instances working the queue, and this one's beats (src/store/instances.ts). */
+  instances: InstanceStore;
   /** What the queue delivered: deliveries, attempts, events, hourly stats (src/store/history.ts). */
   history: DeliveryHistory;
   /** Deletion of what outlived its account's retention (src/store/retention.ts). */

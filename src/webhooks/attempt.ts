@@ -16,8 +16,9 @@ export type AttemptDeps = Pick<Deps, "store" | "clock" | "config" | "logger" | "
 
 /** The secrets that sign now: the current one, and the previous one during the rotation overlap. */
 export function signingSecrets(endpoint: DeliveryEndpoint, now: number): string[] {
-  const previous = endpoint.previousSecret !== null && (endpoint.previousSecretExpiresAt ?? 0) > now;
-  return previous ? [endpoint.secret, endpoint.previousSecret!] : [endpoint.secret];
+  const { previousSecret } = endpoint;
+  const overlap = previousSecret !== null && (endpoint.previousSecretExpiresAt ?? 0) > now;
+  return overlap ? [endpoint.secret, previousSecret] : [endpoint.secret];
 }
 
 /** docs/webhooks.md#the-request-and-its-signature headers, signed afresh for this attempt. */

@@ -3,6 +3,7 @@ import { decodeCursor, encodeCursor } from "../http/cursor.ts";
 import { timeParam } from "../http/time-param.ts";
 import { AppError } from "../errors/catalog.ts";
 import type { Deps } from "../deps.ts";
+import { writtenRow } from "../store/errors.ts";
 import type { Attempt, Delivery, DeliverySearch, DeliveryStatus, HourlyStats } from "../store/history.ts";
 import { HOUR } from "../store/hours.ts";
 import { mustEndpoint, type QueueDeps } from "./endpoints.ts";
@@ -66,9 +67,10 @@ export async function listDeliveries(
     search: searchOf(query),
   });
   const data = rows.slice(0, limit);
+  const last = data.at(-1);
   return {
     data,
-    nextCursor: rows.length > limit ? deliveryCursor(data[data.length - 1]!) : null,
+    nextCursor: rows.length > limit && last ? deliveryCursor(last) : null,
     about: await describeEvents(deps, data),
   };
 }
@@ -152,7 +154,7 @@ export async function replayDelivery(
       },
     ],
   );
-  return (await deps.store.history.delivery(replayId))!;
+  return writtenRow(await deps.store.history.delivery(replayId), `delivery ${replayId}`);
 }
 
 export const MAX_STATS_HOURS = 24 * 7;

@@ -77,6 +77,11 @@ export class Dispatcher implements Worker {
   private stopped = false;
   private wakeScheduled = false;
   private stopListening: (() => void) | null = null;
+  /**
+   * Settles once the leases of this instance's earlier run are taken back (see start): no lease is
+   * made before, or it could be taken back with them.
+   */
+  private recovered: Promise<void> = Promise.resolve();
   private readonly newLeaseId: () => string;
 
   constructor(private readonly deps: DispatcherDeps) {
@@ -110,11 +115,16 @@ export class Dispatcher implements Worker {
   }
 
   /**
-   * The capacity an endpoint needs before its stored work is claimed: a round of slots, so that
-   * claims come in batches rather than one per released slot, while the buffer still has a round
-   * left to start meanwhile; one, when the buffer holds no more than the slots (long time-outs).
+   * The capacity an endpoint needs before its stored work is claimed after an attempt ends: a
+   * round of slots, so that claims come in batches rather than one per released slot, while the
+   * buffer still has a round left to start meanwhile; one, when the buffer holds no more than the
+   * slots (long time-outs). On a shared queue, where nothing is buffered, half the slots: a claim
+   * costs the database about as much as the attempts of the deliveries it takes record, so one per
+   * released slot would double that, and the other half are still in flight meanwhile (new work,
+   * and the tick each second, claim whatever the capacity).
    */
   private get claimAtCapacity(): number {
+    if (!this.deps.store.queue.soleWorker) return PER_ENDPOINT_IN_FLIGHT / 2;
     return Math.max(1, Math.min(PER_ENDPOINT_IN_FLIGHT, this.leasedPerEndpoint - PER_ENDPOINT_IN_FLIGHT));
   }
 
@@ -156,6 +166,7 @@ export class Dispatcher implements Worker {
    * claim each.
    */
   private async claim(): Promise<void> {
+    await this.recovered;
     try {
       while (!this.stopped) {
         const limit = Math.min(CLAIM_BATCH, MAX_BUFFERED - this.bufferedCount);
@@ -243,18 +254,20 @@ export class Dispatcher implements Worker {
   private startBuffered(endpointId: string): void {
     const buffer = this.buffers.get(endpointId);
     if (!buffer) return;
+    let item = buffer[0];
     while (
-      buffer.length > 0 &&
-      buffer[0]!.ready &&
+      item?.ready &&
       !this.stopped &&
       (this.endpointInFlight.get(endpointId) ?? 0) < PER_ENDPOINT_IN_FLIGHT &&
       this.inFlight.size < GLOBAL_IN_FLIGHT
     ) {
-      const item = buffer.shift()!;
+      const started = item;
+      buffer.shift();
       this.bufferedCount--;
-      this.bufferedBytes -= bytesOf(item);
+      this.bufferedBytes -= bytesOf(started);
       this.acquire(endpointId);
-      this.launch(endpointId, item.claimed.delivery.id, () => this.claimedFromBuffer(item), item.origin);
+      this.launch(endpointId, started.claimed.delivery.id, () => this.claimedFromBuffer(started), started.origin);
+      item = buffer[0];
     }
     if (buffer.length === 0) this.buffers.delete(endpointId);
   }
@@ -288,6 +301,7 @@ export class Dispatcher implements Worker {
    * trace the events arrived in, is the parent of the first attempts that start from the buffer.
    */
   async enqueue(events: NewEvent[], deliveries: NewDelivery[], origin?: SpanContext): Promise<void> {
+    await this.recovered;
     const now = this.deps.clock.now();
     const bufferable = !this.stopped && this.deps.store.queue.soleWorker;
     const lease = { id: this.newLeaseId(), until: now + this.leaseMs };
@@ -427,7 +441,10 @@ export class Dispatcher implements Worker {
   start(): void {
     this.stopped = false;
     this.stopListening = this.deps.store.queue.onNewWork(() => this.wake());
-    void this.deps.store.queue.recoverLeases(this.deps.clock.now()).then(() => this.wake());
+    this.recovered = this.deps.store.queue
+      .recoverLeases(this.deps.clock.now())
+      .catch((error) => this.deps.logger.error("taking back the earlier run's leases failed", { error }));
+    void this.recovered.then(() => this.wake());
     this.ticker = this.deps.clock.everySecond(() => this.onTick());
   }
 

@@ -3,6 +3,7 @@ import { auditEntry, type AuditContext } from "../audit/entry.ts";
 import { checkWebhookUrl, type UrlRules } from "../net/url-rules.ts";
 import { AppError } from "../errors/catalog.ts";
 import type { Deps } from "../deps.ts";
+import { orNotFound } from "../errors/not-found.ts";
 import { randomId } from "../runtime/random.ts";
 import type { AuditAction } from "../store/audit.ts";
 import type { PhoneNumber } from "../store/types.ts";
@@ -97,12 +98,6 @@ function entryOf(
   return auditEntry(deps, by, action, object, endpoint.accountId, changesOf(before, after));
 }
 
-/** A record a write returned, or 404 when it went meanwhile (deleted by another request). */
-function stillThere(endpoint: Endpoint | undefined, id: string): Endpoint {
-  if (!endpoint) throw new AppError("not_found", `No endpoint ${id}.`);
-  return endpoint;
-}
-
 /** Creates an endpoint; its secret is returned only here. */
 export async function createEndpoint(
   deps: EndpointDeps,
@@ -144,7 +139,7 @@ async function change(
   patch: EndpointPatch,
 ): Promise<Endpoint> {
   const entry = entryOf(deps, by, action, endpoint, patch, endpoint);
-  return stillThere(await deps.store.endpoints.update(endpoint.id, patch, entry), endpoint.id);
+  return orNotFound(await deps.store.endpoints.update(endpoint.id, patch, entry), `endpoint ${endpoint.id}`);
 }
 
 export async function updateEndpoint(
@@ -254,5 +249,6 @@ export async function sendTest(deps: EndpointDeps & QueueDeps, accountId: string
     deps.store.directory.numbers(accountId).find(isLiveNumber) ??
     deps.store.directory.numbers(accountId)[0];
   const [delivery] = await queueTestEvent(deps, accountId, number, [endpoint.id]);
-  return delivery!.deliveryId;
+  if (!delivery) throw new Error(`a test event to endpoint ${endpoint.id} queued no delivery`);
+  return delivery.deliveryId;
 }

@@ -91,7 +91,8 @@ export function parseEvent(bytes: Uint8Array): ParseResult {
     return { ok: false, reason: "the body's structure could not be scanned" };
   }
   const entries: EventEntry[] = [];
-  for (const [i, entry] of (parsed.entry as unknown[]).entries()) {
+  for (const [i, range] of ranges.entries.entries()) {
+    const entry = (parsed.entry as unknown[])[i];
     if (!isObject(entry) || typeof entry.id !== "string" || !Array.isArray(entry.changes)) {
       return { ok: false, reason: `entry[${i}] needs a string \`id\` and a \`changes\` array` };
     }
@@ -104,7 +105,7 @@ export function parseEvent(bytes: Uint8Array): ParseResult {
       const phone = isObject(metadata) && indexable(metadata.phone_number_id) ? metadata.phone_number_id : null;
       changes.push({ field: change.field, phoneNumberId: phone, messages: mentions(change.field, change.value) });
     }
-    entries.push({ wabaId: entry.id, changes, range: ranges.entries[i]! });
+    entries.push({ wabaId: entry.id, changes, range });
   }
   return { ok: true, event: { bytes, objectRange: ranges.object, entries } };
 }

@@ -4,6 +4,7 @@ import { updateAccount } from "../accounts/accounts.ts";
 import { requireSession } from "../auth/session-routes.ts";
 import { AppError } from "../errors/catalog.ts";
 import type { Deps } from "../deps.ts";
+import { orNotFound } from "../errors/not-found.ts";
 import { requestIdOf } from "../http/request-context.ts";
 import * as deliveries from "./deliveries.ts";
 import type { Dispatcher } from "./dispatcher.ts";
@@ -23,7 +24,7 @@ export function ingressRoutes(deps: Deps, dispatcher: Dispatcher) {
    * One upstream event: checked, split and stored before the 200 (see acceptEvent). Its body has
    * been read whole already, under MAX_EVENT_BYTES and the body deadline (http/request-body.ts).
    */
-  async function receive(request: Request, requestId: string, span: IngressSpan | null): Promise<Response> {
+  async function receive(request: Request, span: IngressSpan | null): Promise<Response> {
     const started = performance.now();
     const bytes = new Uint8Array(await request.arrayBuffer());
     const result = await acceptEvent(ingressDeps, bytes, request.headers.get("x-hub-signature-256"), span?.context);
@@ -64,9 +65,9 @@ export function ingressRoutes(deps: Deps, dispatcher: Dispatcher) {
         async (context) => {
           const requestId = requestIdOf((context as { requestId?: unknown }).requestId, deps.random);
           const span = ingressSpan(deps.tracing, context.request, requestId);
-          if (!span) return receive(context.request, requestId, null);
+          if (!span) return receive(context.request, null);
           try {
-            const response = await receive(context.request, requestId, span);
+            const response = await receive(context.request, span);
             span.end(response.status);
             return response;
           } catch (error) {
@@ -267,9 +268,15 @@ export function webhookApiRoutes(deps: Deps, endpointDeps: endpoints.EndpointDep
         detail: { ...tag, summary: "Replay into a new delivery (new id, replay_of set); 410 payload_expired" },
       },
     )
-    .get("/api/settings", ({ accountId }) => ({ retention: deps.store.directory.account(accountId)!.retention }), {
-      detail: { ...tag, summary: "The account's settings: delivery retention (24h or 7d)" },
-    })
+    .get(
+      "/api/settings",
+      ({ accountId }) => ({
+        retention: orNotFound(deps.store.directory.account(accountId), `account ${accountId}`).retention,
+      }),
+      {
+        detail: { ...tag, summary: "The account's settings: delivery retention (24h or 7d)" },
+      },
+    )
     .patch(
       "/api/settings",
       async ({ accountId, body, by }) => {

@@ -23,7 +23,7 @@ export interface BodyRanges {
   entries: [number, number][];
 }
 
-const isSpace = (b: number) => b === 0x20 || b === 0x0a || b === 0x0d || b === 0x09;
+const isSpace = (b: number | undefined) => b === 0x20 || b === 0x0a || b === 0x0d || b === 0x09;
 
 class Cursor {
   constructor(
@@ -31,7 +31,7 @@ class Cursor {
     public at = 0,
   ) {}
   skipSpace(): void {
-    while (this.at < this.bytes.length && isSpace(this.bytes[this.at]!)) this.at++;
+    while (isSpace(this.bytes[this.at])) this.at++;
   }
   expect(byte: number): void {
     this.skipSpace();
@@ -57,8 +57,7 @@ class Cursor {
     if (first === QUOTE) return this.string();
     if (first === OPEN_OBJECT || first === OPEN_ARRAY) {
       let depth = 0;
-      while (this.at < this.bytes.length) {
-        const b = this.bytes[this.at]!;
+      for (let b = this.bytes[this.at]; b !== undefined; b = this.bytes[this.at]) {
         if (b === QUOTE) {
           this.string();
           continue;
@@ -70,9 +69,8 @@ class Cursor {
       }
       throw new Error("unterminated container");
     }
-    // number, true, false, null: runs until a delimiter.
-    while (this.at < this.bytes.length) {
-      const b = this.bytes[this.at]!;
+    // number, true, false, null: runs until a delimiter or the end.
+    for (let b = this.bytes[this.at]; b !== undefined; b = this.bytes[this.at]) {
       if (b === COMMA || b === CLOSE_OBJECT || b === CLOSE_ARRAY || isSpace(b)) break;
       this.at++;
     }
@@ -123,7 +121,11 @@ export function scanBody(bytes: Uint8Array): BodyRanges {
     cursor.expect(COLON);
     if (name === "entry") {
       cursor.skipSpace();
-      result.entries = bytes[cursor.at] === OPEN_ARRAY ? arrayElements(cursor) : (cursor.value(), []);
+      if (bytes[cursor.at] === OPEN_ARRAY) result.entries = arrayElements(cursor);
+      else {
+        cursor.value();
+        result.entries = [];
+      }
     } else if (name === "object") {
       result.object = cursor.value();
     } else {

@@ -34,9 +34,11 @@ afterAll(async () => {
 const tick = () => t.world.deps.clock.advance(1);
 const byUser = () => ({ actor: user, ip: LOOPBACK, account_id: acme.id });
 /** The dashboard API as acme, expecting `status`. */
+// biome-ignore lint/suspicious/noExplicitAny: each test reads the few fields of an answer it needs
+type Answer = Record<string, any>;
 async function api(method: string, path: string, body: unknown, status: number) {
   tick();
-  const r = await acme.api(method, path, body);
+  const r = await acme.api<Answer>(method, path, body);
   expect(r.status).toBe(status);
   return r.body;
 }
@@ -290,7 +292,7 @@ describe("endpoints: every change by the user, the disable by the service", () =
 
     hook.respond(() => new Response("gone", { status: 410 }));
     const test = await api("POST", `/api/endpoints/${endpoint.id}/test`, undefined, 202);
-    const disabled = async () => (await acme.api("GET", `/api/endpoints/${endpoint.id}`)).body.enabled;
+    const disabled = async () => (await acme.api<Answer>("GET", `/api/endpoints/${endpoint.id}`)).body.enabled;
     expect(await eventually(disabled, false, 10_000)).toBe(false);
     // Send test is a delivery: only the disable it caused is recorded, by the service.
     expect(await trail.fresh()).toMatchObject([
@@ -304,7 +306,7 @@ describe("endpoints: every change by the user, the disable by the service", () =
       },
     ]);
     hook.respond(() => new Response("ok"));
-    const parked = async () => (await acme.api("GET", `/api/deliveries/${test.delivery_id}`)).body.status;
+    const parked = async () => (await acme.api<Answer>("GET", `/api/deliveries/${test.delivery_id}`)).body.status;
     expect(await eventually(parked, "parked", 10_000)).toBe("parked");
     const replay = await api("POST", `/api/deliveries/${test.delivery_id}/replay`, undefined, 201);
     expect(await trail.fresh()).toMatchObject([
@@ -323,7 +325,7 @@ describe("endpoints: every change by the user, the disable by the service", () =
     expect(await trail.fresh()).toMatchObject([
       { ...byUser(), action: "endpoint.recover", object, changes: { recovery_id: [null, recovery.id] } },
     ]);
-    const recovered = async () => (await acme.api("GET", `/api/endpoints/${endpoint.id}/recover`)).body.status;
+    const recovered = async () => (await acme.api<Answer>("GET", `/api/endpoints/${endpoint.id}/recover`)).body.status;
     expect(await eventually(recovered, "done", 10_000)).toBe("done");
     // Its replays are the recover's: none has an entry of its own.
     expect(await trail.fresh()).toEqual([]);
@@ -354,7 +356,7 @@ describe("an account sees its own entries, and only those", () => {
     const all = await allEntries(t.url);
     const mine = all.filter((e) => e.account_id === acme.id);
     const activity = async (query: Record<string, string>, as = acme) => {
-      const r = await as.api("GET", `/api/activity?${new URLSearchParams(query)}`);
+      const r = await as.api<Answer>("GET", `/api/activity?${new URLSearchParams(query)}`);
       expect(r.status).toBe(200);
       return r.body.data as { id: string; account_id: string }[];
     };

@@ -26,10 +26,12 @@ afterAll(() => world.stop());
 
 /** Each step at its own millisecond, so that entries read in the order they were made. */
 const tick = () => world.deps.clock.advance(1);
+// biome-ignore lint/suspicious/noExplicitAny: each test reads the few fields of an answer it needs
+type Answer = Record<string, any>;
 const json = async (r: Promise<Response>, status: number) => {
   const res = await r;
   expect(res.status).toBe(status);
-  return res.status === 204 ? null : ((await res.json()) as Record<string, any>);
+  return res.status === 204 ? null : ((await res.json()) as Answer);
 };
 const call = (method: string, path: string, body?: unknown) => admin(world.url, method, path, body);
 const byToken = { actor: TOKEN, ip: LOOPBACK };

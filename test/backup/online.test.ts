@@ -19,10 +19,11 @@ async function startServer(env: Record<string, string>) {
   return started;
 }
 
-async function json(response: Promise<Response>): Promise<Record<string, any>> {
+/** The JSON of a successful answer, as the shape the caller expects (`unknown` unless it says). */
+async function json<T = unknown>(response: Promise<Response>): Promise<T> {
   const r = await response;
   if (r.status >= 300) throw new Error(`${r.url}: ${r.status} ${await r.text()}`);
-  return (await r.json()) as Record<string, any>;
+  return (await r.json()) as T;
 }
 
 /** The dashboard API of `url`, signed in as `user`. */
@@ -34,8 +35,8 @@ async function signIn(url: string, user: { email: string; password: string }) {
   });
   expect(session.status).toBe(204);
   const cookie = session.headers.get("set-cookie")!.split(";")[0]!;
-  return (method: string, path: string, body?: unknown) =>
-    json(
+  return <T = unknown>(method: string, path: string, body?: unknown) =>
+    json<T>(
       fetch(`${url}${path}`, {
         method,
         headers: { cookie, ...(body === undefined ? {} : { "content-type": "application/json" }) },
@@ -66,7 +67,9 @@ describe.skipIf(!onSqlite)("an online backup", () => {
     const env = processEnv(dbPath, { UPSTREAM_URL: sim.url, DEV_MODE: "1", BACKUP_TO: backups, LOG_LEVEL: "warn" });
     const old = await startServer(env);
 
-    const account = await json(admin(old.url, "POST", "/admin/accounts", { name: "Acme", email: "ops@acme.example" }));
+    const account = await json<{ id: string }>(
+      admin(old.url, "POST", "/admin/accounts", { name: "Acme", email: "ops@acme.example" }),
+    );
     await json(
       admin(old.url, "POST", `/admin/accounts/${account.id}/wabas`, {
         waba_id: wabaId,
@@ -82,10 +85,12 @@ describe.skipIf(!onSqlite)("an online backup", () => {
         }),
       ),
     ).toMatchObject({ throughput_level: "HIGH" });
-    const { key } = await json(admin(old.url, "POST", `/admin/accounts/${account.id}/api-keys`, { mode: "live" }));
+    const { key } = await json<{ key: string }>(
+      admin(old.url, "POST", `/admin/accounts/${account.id}/api-keys`, { mode: "live" }),
+    );
     const user = { email: "you@acme.example", password: "correct horse battery" };
     await json(admin(old.url, "POST", `/admin/accounts/${account.id}/users`, user));
-    const endpoint = await (await signIn(old.url, user))("POST", "/api/endpoints", {
+    const endpoint = await (await signIn(old.url, user))<{ secret: string }>("POST", "/api/endpoints", {
       url: rx.url,
       fields: ["messages"],
     });
@@ -172,7 +177,10 @@ describe.skipIf(!onSqlite)("an online backup", () => {
     for (let i = 0; i < ackedBefore.length; i += 20) {
       await Promise.all(
         ackedBefore.slice(i, i + 20).map(async (messageId) => {
-          const found = await api("GET", `/api/deliveries?message_id=${encodeURIComponent(messageId)}`);
+          const found = await api<{ data: unknown[] }>(
+            "GET",
+            `/api/deliveries?message_id=${encodeURIComponent(messageId)}`,
+          );
           if (found.data.length !== 1) missing.push(messageId);
         }),
       );

@@ -76,7 +76,7 @@ describe("switchboard admin", () => {
     );
     expect(store.directory.apiKey(key.id as string)?.revokedAt).not.toBeNull();
     expect(store.directory.waba("1001")?.accessToken).toBe("EAAG-cli");
-    store.close();
+    await store.close();
   });
 
   test("an invalid flag value is a JSON error naming the flag, exit 1", async () => {

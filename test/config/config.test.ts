@@ -36,6 +36,7 @@ describe("parseConfig", () => {
     expect(config.webhookRetrySchedule).toEqual([5_000, 60_000, 300_000, 1_800_000, 7_200_000, 21_600_000, 43_200_000]);
     expect(config.mail).toBeNull();
     expect(config.auditRetentionMs).toBe(90 * 86_400_000);
+    expect(config.instances).toEqual({ id: null, heartbeatMs: 1_000, deadAfterMs: 5_000 });
     expect(Object.isFrozen(config)).toBe(true);
   });
 
@@ -58,6 +59,9 @@ describe("parseConfig", () => {
       PROXY_BODY_BUFFER_BYTES: "0",
       REQUEST_BODY_TIMEOUT_MS: "400",
       AUDIT_RETENTION: "30d",
+      INSTANCE_ID: "eu-1.example:8080",
+      INSTANCE_HEARTBEAT_MS: "200",
+      INSTANCE_DEAD_AFTER_MS: "600",
     });
     expect(config).toMatchObject({
       auditRetentionMs: 30 * 86_400_000,
@@ -75,6 +79,7 @@ describe("parseConfig", () => {
       mail: { smtpUrl: "smtp://127.0.0.1:2525", from: "ops@example.com" },
       proxyBodyBufferBytes: 0,
       requestBodyTimeoutMs: 400,
+      instances: { id: "eu-1.example:8080", heartbeatMs: 200, deadAfterMs: 600 },
     });
   });
 
@@ -226,6 +231,11 @@ describe("parseConfig", () => {
     [{ ...base, LOG_LEVEL: "loud" }, "LOG_LEVEL"],
     [{ ...base, AUDIT_RETENTION: "12h" }, "AUDIT_RETENTION"],
     [{ ...base, AUDIT_RETENTION: "forever" }, "AUDIT_RETENTION"],
+    [{ ...base, INSTANCE_ID: "two words" }, "INSTANCE_ID"],
+    [{ ...base, INSTANCE_ID: "x".repeat(201) }, "INSTANCE_ID"],
+    [{ ...base, INSTANCE_HEARTBEAT_MS: "10" }, "INSTANCE_HEARTBEAT_MS"],
+    // Fewer than three missed beats would take an instance that was only a little late for dead.
+    [{ ...base, INSTANCE_HEARTBEAT_MS: "1000", INSTANCE_DEAD_AFTER_MS: "2999" }, "INSTANCE_DEAD_AFTER_MS"],
     [{ ...base, HOST: "999.1.1.1" }, "HOST"],
     [{ ...base, HOST: "not a host" }, "HOST"],
     [{ ...base, HOST: "http://example.com" }, "HOST"],

@@ -72,7 +72,7 @@ describe("the signature example of docs/webhooks.md", () => {
     expect(verify(ep.secret, first.headers, first.body, first.now + 301)).toBe(false);
     expect(verify(ep.secret, first.headers, first.body, first.now - 301)).toBe(false);
 
-    const rotated = (await a.api("POST", `/api/endpoints/${ep.id}/rotate-secret`)).body.secret as string;
+    const rotated = (await a.api<{ secret: string }>("POST", `/api/endpoints/${ep.id}/rotate-secret`)).body.secret;
     const during = await deliver("during the overlap");
     expect(during.headers["webhook-signature"].split(" ")).toHaveLength(2);
     expect([

@@ -1,6 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { admin } from "../support/harness.ts";
 import { appWithAccount } from "../webhooks/support.ts";
+import type { ErrorEnvelope } from "../../src/errors/catalog.ts";
 
 // Issue 26, item 6: a control character (NUL, the other C0 characters, DEL) in a query or path
 // parameter is a 400 naming the parameter, on every backend (PostgreSQL answered 500 to a NUL);
@@ -9,7 +10,7 @@ import { appWithAccount } from "../webhooks/support.ts";
 
 const my = appWithAccount();
 
-function expectInvalid(answer: { status: number; body: Record<string, any> }, words: string) {
+function expectInvalid(answer: { status: number; body: ErrorEnvelope }, words: string) {
   expect(answer.status).toBe(400);
   expect(answer.body.error).toMatchObject({ code: "invalid_request", type: "InvalidRequestException" });
   expect(answer.body.error.message).toContain(words);
@@ -28,19 +29,16 @@ describe("control characters", () => {
     ["/api/deliveries/dlv_%00", "path parameter id"],
     ["/api/deliveries?nu%00mber=1", "query parameter"],
   ])("%s is a 400 naming the parameter", async (path, words) => {
-    const answer = await my.a.api("GET", path);
+    const answer = await my.a.api<ErrorEnvelope>("GET", path);
     expectInvalid(answer, words);
     expect(answer.body.error.message).toContain("control character");
   });
 
   test("the operator API and the dashboard refuse them the same way", async () => {
     const usage = await admin(my.app.url, "GET", "/admin/usage?from=0&account_id=acc_%00");
-    expectInvalid(
-      { status: usage.status, body: (await usage.json()) as Record<string, any> },
-      "query parameter account_id",
-    );
+    expectInvalid({ status: usage.status, body: await usage.json() }, "query parameter account_id");
     const wabas = await admin(my.app.url, "GET", "/admin/wabas/1%002");
-    expectInvalid({ status: wabas.status, body: (await wabas.json()) as Record<string, any> }, "path parameter");
+    expectInvalid({ status: wabas.status, body: await wabas.json() }, "path parameter");
     const page = await fetch(`${my.app.url}/dashboard/requests?number=1%00`);
     expect(page.status).toBe(400);
   });
@@ -48,8 +46,8 @@ describe("control characters", () => {
   test("a body string with a control character is a 400 naming its field; tab and new line pass", async () => {
     const create = (name: string) => admin(my.app.url, "POST", "/admin/accounts", { name, email: "ctl@example.com" });
     const refused = await create("Acme\u0000");
-    expectInvalid({ status: refused.status, body: (await refused.json()) as Record<string, any> }, "body field name");
-    const nested = await my.a.api("POST", "/api/endpoints", {
+    expectInvalid({ status: refused.status, body: await refused.json() }, "body field name");
+    const nested = await my.a.api<ErrorEnvelope>("POST", "/api/endpoints", {
       url: "http://127.0.0.1:9/x",
       fields: ["messages", "mess\u0007ages"],
     });
@@ -78,7 +76,7 @@ describe("control characters", () => {
 
 describe("validation messages say where the problem is", () => {
   test("a query parameter is named as a query parameter", async () => {
-    const limit = await my.a.api("GET", "/api/deliveries?limit=abc");
+    const limit = await my.a.api<ErrorEnvelope>("GET", "/api/deliveries?limit=abc");
     expectInvalid(limit, "query parameter limit");
     expect(limit.body.error.message).not.toContain("body");
     expectInvalid(await my.a.api("GET", "/api/requests?colour=red"), "query parameter colour");
@@ -88,7 +86,7 @@ describe("validation messages say where the problem is", () => {
       ["/api/requests?limit=Infinity", "limit"],
       ["/api/deliveries?last_status=1e3", "last_status"],
     ]) {
-      const answer = await my.a.api("GET", path!);
+      const answer = await my.a.api<ErrorEnvelope>("GET", path!);
       expectInvalid(answer, `query parameter ${name}`);
       expect(answer.body.error.message).not.toContain("body");
     }

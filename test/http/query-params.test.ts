@@ -1,4 +1,5 @@
 import { describe, expect, test } from "bun:test";
+import type { ErrorEnvelope } from "../support/api-json.ts";
 import { appWithAccount } from "../webhooks/support.ts";
 
 // Issue 26, follow-up: numeric query parameters have bounds (error codes are int32 upstream, a
@@ -22,7 +23,7 @@ describe("numeric query parameters of the API", () => {
     ["/api/deliveries", "limit", ["0", "201", PAST_2_63, HUGE]],
   ])("%s?%s= past its bounds is 400 naming it", async (path, name, values) => {
     for (const value of values) {
-      const r = await my.a.api("GET", `${path}?${name}=${value}`);
+      const r = await my.a.api<ErrorEnvelope>("GET", `${path}?${name}=${value}`);
       expect({ value, status: r.status, code: r.body.error?.code }).toEqual({
         value,
         status: 400,
@@ -35,7 +36,7 @@ describe("numeric query parameters of the API", () => {
   test("an endpoint's stats take up to a week of hours", async () => {
     const endpoint = (await my.a.endpoint("http://127.0.0.1:9/stats")).id;
     for (const hours of ["0", "169", PAST_INT32, PAST_2_63, HUGE]) {
-      const r = await my.a.api("GET", `/api/endpoints/${endpoint}/stats?hours=${hours}`);
+      const r = await my.a.api<ErrorEnvelope>("GET", `/api/endpoints/${endpoint}/stats?hours=${hours}`);
       expect({ hours, status: r.status }).toEqual({ hours, status: 400 });
       expect(r.body.error.message).toStartWith("query parameter hours:");
     }

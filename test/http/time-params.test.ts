@@ -3,6 +3,7 @@ import { newRecovery } from "../../src/store/recoveries.ts";
 import { testBackend } from "../support/backend.ts";
 import { admin } from "../support/harness.ts";
 import { appWithAccount } from "../webhooks/support.ts";
+import type { ErrorEnvelope } from "../support/api-json.ts";
 
 // Issue 26, item 5: a time past a JavaScript date's range (±8.64e15 ms) is refused with 400 naming
 // the parameter wherever a time is read, and nothing is stored.
@@ -17,7 +18,7 @@ beforeAll(async () => {
   endpointId = (await my.a.endpoint("http://127.0.0.1:9/hook")).id;
 });
 
-function expectRefused(answer: { status: number; body: Record<string, any> }, parameter: string) {
+function expectRefused(answer: { status: number; body: ErrorEnvelope }, parameter: string) {
   expect(answer.status).toBe(400);
   expect(answer.body.error).toMatchObject({ code: "invalid_request", type: "InvalidRequestException" });
   expect(answer.body.error.message).toContain(parameter);
@@ -34,7 +35,7 @@ describe("time parameters", () => {
         "GET",
         `/admin/usage?from=${name === "from" ? value : "0"}${name === "to" ? `&to=${value}` : ""}`,
       );
-      expectRefused({ status: usage.status, body: (await usage.json()) as Record<string, any> }, name);
+      expectRefused({ status: usage.status, body: await usage.json() }, name);
     }
   });
 
@@ -42,6 +43,14 @@ describe("time parameters", () => {
     expect((await my.a.api("GET", "/api/requests?from=0&to=8640000000000000")).status).toBe(200);
     expect((await my.a.api("GET", "/api/deliveries?to=8640000000000000")).status).toBe(200);
     expect((await admin(my.app.url, "GET", "/admin/usage?from=0&to=8640000000000000")).status).toBe(200);
+  });
+
+  test("usage with an empty from (required) is a 400 naming it", async () => {
+    const usage = await admin(my.app.url, "GET", "/admin/usage?from=");
+    expect(usage.status).toBe(400);
+    expect(await usage.json()).toMatchObject({
+      error: { code: "invalid_request", message: expect.stringContaining("from is required") },
+    });
   });
 
   test("a recover since a time past the range is a 400 and stores nothing; the endpoint still reads", async () => {

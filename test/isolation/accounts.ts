@@ -50,12 +50,16 @@ export function apiCall(url: string, cookie: string, method: string, path: strin
   });
 }
 
-async function ok(response: Promise<Response>, status: number): Promise<Record<string, any>> {
+/** The JSON of an answer with the expected status, as the shape the caller reads. */
+async function ok<T>(response: Promise<Response>, status: number): Promise<T> {
   const r = await response;
   const text = await r.text();
   if (r.status !== status) throw new Error(`seeding: ${r.url} answered ${r.status}: ${text.slice(0, 300)}`);
-  return text ? JSON.parse(text) : {};
+  return (text ? JSON.parse(text) : {}) as T;
 }
+
+type Created = { id: string };
+type Page = { data: Created[] };
 
 /**
  * An account with one of everything, made through the real API, the proxy and ingress: a number
@@ -68,23 +72,23 @@ export async function seedAccount(w: IsolationWorld): Promise<Seeded> {
   const { t } = w;
   const user = await t.account();
   const cookie = user.cookie();
-  const api = (method: string, path: string, body: unknown, status: number) =>
-    ok(apiCall(t.url, cookie, method, path, body), status);
+  const api = <T>(method: string, path: string, body: unknown, status: number) =>
+    ok<T>(apiCall(t.url, cookie, method, path, body), status);
 
   const popup = t.sim.signUp({ coexistence: true });
-  const signup = await api(
+  const signup = await api<Created & { status: string }>(
     "POST",
     "/api/signups",
     { code: popup.code, waba_id: popup.wabaId, phone_number_id: popup.phoneNumberId, coexistence: true },
     201,
   );
   expect(signup.status).toBe("done");
-  const key = await api("POST", "/api/api-keys", { mode: "live", name: "Seeded key" }, 201);
+  const key = await api<Created & { key: string }>("POST", "/api/api-keys", { mode: "live", name: "Seeded key" }, 201);
 
   const taking = w.hook();
   const gone = w.hook(() => new Response("gone", { status: 410 }));
-  const endpoint = await api("POST", "/api/endpoints", { url: taking.url, fields: ["messages"] }, 201);
-  const disabled = await api("POST", "/api/endpoints", { url: gone.url, fields: ["messages"] }, 201);
+  const endpoint = await api<Created>("POST", "/api/endpoints", { url: taking.url, fields: ["messages"] }, 201);
+  const disabled = await api<Created>("POST", "/api/endpoints", { url: gone.url, fields: ["messages"] }, 201);
 
   const sent = await t.world.call(`/v21.0/${popup.phoneNumberId}/messages`, {
     method: "POST",
@@ -95,15 +99,22 @@ export async function seedAccount(w: IsolationWorld): Promise<Seeded> {
   const wamid = ((await sent.json()) as { messages: { id: string }[] }).messages[0]!.id;
   await t.sim.webhooksIdle();
   expect(await eventually(async () => taking.received.length >= 3, true, 10_000)).toBe(true);
-  const disabledNow = async () => (await api("GET", `/api/endpoints/${disabled.id}`, undefined, 200)).enabled === false;
+  const disabledNow = async () =>
+    (await api<{ enabled: boolean }>("GET", `/api/endpoints/${disabled.id}`, undefined, 200)).enabled === false;
   expect(await eventually(disabledNow, true, 10_000)).toBe(true);
   await t.world.app().requestLog!.flush();
 
-  const recovery = await api("POST", `/api/endpoints/${disabled.id}/recover`, { since: "2000-01-01T00:00:00Z" }, 202);
-  const recovered = async () => (await api("GET", `/api/endpoints/${disabled.id}/recover`, undefined, 200)).status;
+  const recovery = await api<Created>(
+    "POST",
+    `/api/endpoints/${disabled.id}/recover`,
+    { since: "2000-01-01T00:00:00Z" },
+    202,
+  );
+  const recovered = async () =>
+    (await api<{ status: string }>("GET", `/api/endpoints/${disabled.id}/recover`, undefined, 200)).status;
   expect(await eventually(recovered, "done", 10_000)).toBe("done");
-  const deliveries = await api("GET", `/api/deliveries?endpoint_id=${endpoint.id}`, undefined, 200);
-  const notifications = await api("GET", "/api/notifications", undefined, 200);
+  const deliveries = await api<Page>("GET", `/api/deliveries?endpoint_id=${endpoint.id}`, undefined, 200);
+  const notifications = await api<Page>("GET", "/api/notifications", undefined, 200);
   expect(notifications.data.length).toBeGreaterThan(0);
   await quiet(t, cookie);
   const stored = await t.world.deps.store.users.byEmail(user.email);
@@ -115,7 +126,7 @@ export async function seedAccount(w: IsolationWorld): Promise<Seeded> {
     ids: {
       account: user.id,
       endpoint: endpoint.id,
-      delivery: deliveries.data[0].id,
+      delivery: deliveries.data[0]!.id,
       request: sent.headers.get("x-proxy-request-id")!,
       message: wamid,
       number: popup.phoneNumberId,
@@ -123,7 +134,7 @@ export async function seedAccount(w: IsolationWorld): Promise<Seeded> {
       signup: signup.id,
       recovery: recovery.id,
       key: key.id,
-      notification: notifications.data[0].id,
+      notification: notifications.data[0]!.id,
       user: stored?.id,
     },
   };
@@ -136,7 +147,7 @@ export async function callerAccount(w: IsolationWorld): Promise<Seeded> {
   const cookie = user.cookie();
   const { wabaId } = await t.world.waba(user.id);
   const number = await t.world.number(user.id, wabaId);
-  const endpoint = await ok(
+  const endpoint = await ok<Created>(
     apiCall(t.url, cookie, "POST", "/api/endpoints", { url: w.hook().url, fields: ["messages"] }),
     201,
   );

@@ -1,4 +1,4 @@
-import { Kind, OptionalKind, type TSchema } from "@sinclair/typebox";
+import { Kind as SchemaKind, OptionalKind, type TSchema } from "@sinclair/typebox";
 import type { App } from "../../src/app.ts";
 
 /**
@@ -25,7 +25,7 @@ export function routeTable(app: App): Route[] {
         .split("/")
         .filter((s) => s.startsWith(":") || s === "*")
         .map((s) => s.replace(/^:/, ""));
-      const schema = (s: unknown) => (s && typeof s === "object" && Kind in s ? (s as TSchema) : null);
+      const schema = (s: unknown) => (s && typeof s === "object" && SchemaKind in s ? (s as TSchema) : null);
       return {
         method: r.method,
         path: r.path,
@@ -147,7 +147,7 @@ export function bodyIdFields(schema: TSchema | null): [string, Kind][] {
 export function objectOf(
   schema: TSchema | null,
 ): (TSchema & { properties: Record<string, TSchema>; required?: string[] }) | null {
-  return schema && schema[Kind] === "Object" ? (schema as never) : null;
+  return schema && schema[SchemaKind] === "Object" ? (schema as never) : null;
 }
 
 export const isOptional = (schema: TSchema) => schema[OptionalKind] === "Optional";
@@ -172,7 +172,7 @@ export const PLAUSIBLE: Record<string, unknown> = {
 
 /** True for a schema of numbers, including Elysia's t.Numeric (a number or a numeric string). */
 export function isNumeric(schema: TSchema): boolean {
-  if (schema[Kind] === "Number" || schema[Kind] === "Integer") return true;
+  if (schema[SchemaKind] === "Number" || schema[SchemaKind] === "Integer") return true;
   const members = (schema as { anyOf?: TSchema[] }).anyOf;
   return !!members && members.some((m) => m.type === "number" || m.type === "integer");
 }
@@ -185,7 +185,7 @@ export function plausible(schema: TSchema, name = "", values: Record<string, unk
   if (name in values) return values[name];
   if (isNumeric(schema)) return (schema as { minimum?: number }).minimum ?? 1;
   if ("const" in schema) return schema.const;
-  switch (schema[Kind]) {
+  switch (schema[SchemaKind]) {
     case "Object": {
       const object = schema as TSchema & { properties: Record<string, TSchema> };
       return Object.fromEntries(
@@ -196,7 +196,7 @@ export function plausible(schema: TSchema, name = "", values: Record<string, unk
     }
     case "Union": {
       const members = (schema as TSchema & { anyOf: TSchema[] }).anyOf;
-      return plausible(members.find((m) => m[Kind] !== "Null") ?? members[0]!, name, values);
+      return plausible(members.find((m) => m[SchemaKind] !== "Null") ?? members[0]!, name, values);
     }
     case "Array":
       return [plausible((schema as TSchema & { items: TSchema }).items, "", values)];

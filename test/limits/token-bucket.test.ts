@@ -152,14 +152,14 @@ describe("fail-open (docs/proxy.md#when-the-limiter-fails)", () => {
       },
     });
     const logged = () => logger.lines.filter((l) => l.msg === "rate limiter failed open");
-    for (let i = 0; i < 100; i++) decide(spec);
+    for (let i = 0; i < 100; i++) await decide(spec);
     expect(await failedOpen("error")).toBe(100);
     expect(logged()).toHaveLength(1);
     clock.advance(FAIL_OPEN_LOG_EVERY_MS - 1);
-    decide(spec);
+    await decide(spec);
     expect(logged()).toHaveLength(1);
     clock.advance(1);
-    decide(spec);
+    await decide(spec);
     expect(logged()).toHaveLength(2);
     expect(logged()[1]).toMatchObject({ reason: "error", since_last_log: 101 });
   });

@@ -38,7 +38,10 @@ test("a send and its three status webhooks, each delivered, in one timeline; ano
   const receiver = Bun.serve({
     port: 0,
     hostname: "127.0.0.1",
-    fetch: async (r) => (received.push(await r.text()), new Response("ok")),
+    fetch: async (r) => {
+      received.push(await r.text());
+      return new Response("ok");
+    },
   });
   stops.push(() => receiver.stop(true));
   const api = (method: string, path: string, body?: unknown, c = cookie) =>

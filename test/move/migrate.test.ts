@@ -173,7 +173,7 @@ test("switchboard migrate moves a SQLite deployment into an empty PostgreSQL dat
     status: "parked",
     attempts: [{ status_code: 410 }],
   });
-  const replay = await movedAccount.api("POST", `/api/deliveries/${parked}/replay`);
+  const replay = await movedAccount.api<{ id: string; replay_of: string }>("POST", `/api/deliveries/${parked}/replay`);
   expect(replay.status).toBe(201);
   expect(replay.body.replay_of).toBe(parked);
   await until(() => rx.received.length >= 4, "the replay");
@@ -190,9 +190,9 @@ async function signedIn(url: string, user: { email: string; password: string }) 
   });
   expect(session.status).toBe(204);
   const cookie = session.headers.get("set-cookie")!.split(";")[0]!;
-  const api = async (method: string, path: string) => {
+  const api = async <T = unknown>(method: string, path: string) => {
     const response = await fetch(`${url}${path}`, { method, headers: { cookie } });
-    return { status: response.status, body: (await response.json()) as Record<string, any> };
+    return { status: response.status, body: (await response.json()) as T };
   };
   return { api };
 }

@@ -4,6 +4,7 @@ import { TEST_MESSAGE_TEXT } from "../../src/webhooks/test-event.ts";
 import { eventually } from "../support/eventually.ts";
 import { receiver, type Receiver } from "../webhooks/support.ts";
 import { signupWorld, type SignupWorld } from "./support.ts";
+import type { ErrorEnvelope, NewEndpointJson, SignupView, CoexistenceJson } from "../support/api-json.ts";
 
 // Issue 20, item 2: a coexistence number's one-time syncs (contacts, chat history), each held back
 // until an endpoint that receives its field answered the pre-flight's test event (docs/webhooks.md#test-events) with a
@@ -19,7 +20,7 @@ afterEach(async () => {
 async function coexistenceNumber() {
   const acme = await t.account();
   const popup = t.sim.signUp({ coexistence: true });
-  const r = await acme.api("POST", "/api/signups", {
+  const r = await acme.api<SignupView>("POST", "/api/signups", {
     code: popup.code,
     waba_id: popup.wabaId,
     phone_number_id: popup.phoneNumberId,
@@ -28,21 +29,23 @@ async function coexistenceNumber() {
   expect(r.body.status).toBe("done");
   const hook = receiver(() => new Response("not ready", { status: 503 }));
   receivers.push(hook);
-  const endpoint = await acme.api("POST", "/api/endpoints", {
+  const endpoint = await acme.api<NewEndpointJson>("POST", "/api/endpoints", {
     url: hook.url,
     fields: ["history", "smb_app_state_sync"],
   });
   expect(endpoint.status).toBe(201);
-  const view = async () => (await acme.api("GET", `/api/numbers/${popup.phoneNumberId}/coexistence`)).body;
-  const history = async () => (await view()).syncs.find((s: { sync_type: string }) => s.sync_type === "history");
-  return { acme, popup, hook, endpointId: endpoint.body.id as string, view, history };
+  const view = async () =>
+    (await acme.api<CoexistenceJson>("GET", `/api/numbers/${popup.phoneNumberId}/coexistence`)).body;
+  const history = async () => (await view()).syncs.find((s) => s.sync_type === "history")!;
+  return { acme, popup, hook, endpointId: endpoint.body.id, view, history };
 }
 
 test("the history sync waits for a pre-flight an endpoint answered 2xx; then the platform's history reaches the endpoint, once", async () => {
   t = await signupWorld();
   const { acme, popup, hook, endpointId, history } = await coexistenceNumber();
-  const start = (override?: boolean) =>
-    acme.api("POST", `/api/numbers/${popup.phoneNumberId}/smb-sync`, {
+  // A refusal unless the caller expects the number's syncs.
+  const start = <T = ErrorEnvelope>(override?: boolean) =>
+    acme.api<T>("POST", `/api/numbers/${popup.phoneNumberId}/smb-sync`, {
       sync_type: "history",
       ...(override === undefined ? {} : { override }),
     });
@@ -77,9 +80,9 @@ test("the history sync waits for a pre-flight an endpoint answered 2xx; then the
   hook.respond(() => new Response("ok"));
   await acme.api("POST", `/api/numbers/${popup.phoneNumberId}/preflight`, { sync_type: "history" });
   expect(await eventually(async () => (await history()).preflight.passed, true, 5_000)).toBe(true);
-  const started = await start();
+  const started = await start<CoexistenceJson>();
   expect(started.status).toBe(200);
-  expect(started.body.syncs.find((s: { sync_type: string }) => s.sync_type === "history").started).toMatchObject({
+  expect(started.body.syncs.find((s) => s.sync_type === "history")?.started).toMatchObject({
     overridden: false,
     request_id: expect.any(String),
   });
@@ -107,7 +110,7 @@ test("an endpoint already receiving history when a coexistence number is onboard
   t = await signupWorld();
   const acme = await t.account();
   const first = t.sim.signUp();
-  await acme.api("POST", "/api/signups", {
+  await acme.api<SignupView>("POST", "/api/signups", {
     code: first.code,
     waba_id: first.wabaId,
     phone_number_id: first.phoneNumberId,
@@ -122,7 +125,7 @@ test("an endpoint already receiving history when a coexistence number is onboard
   const popup = t.sim.signUp({ coexistence: true });
   expect(
     (
-      await acme.api("POST", "/api/signups", {
+      await acme.api<SignupView>("POST", "/api/signups", {
         code: popup.code,
         waba_id: popup.wabaId,
         phone_number_id: popup.phoneNumberId,
@@ -130,10 +133,13 @@ test("an endpoint already receiving history when a coexistence number is onboard
       })
     ).body.status,
   ).toBe("done");
-  const history = async () => (await acme.api("GET", `/api/numbers/${popup.phoneNumberId}/coexistence`)).body.syncs[1];
+  const history = async () =>
+    (await acme.api<CoexistenceJson>("GET", `/api/numbers/${popup.phoneNumberId}/coexistence`)).body.syncs[1]!;
   expect(await eventually(async () => (await history()).preflight.passed, true, 5_000)).toBe(true);
   // Contacts: no endpoint receives smb_app_state_sync, so nothing was sent for it.
-  expect((await acme.api("GET", `/api/numbers/${popup.phoneNumberId}/coexistence`)).body.syncs[0]).toMatchObject({
+  expect(
+    (await acme.api<CoexistenceJson>("GET", `/api/numbers/${popup.phoneNumberId}/coexistence`)).body.syncs[0],
+  ).toMatchObject({
     receiving_endpoints: 0,
     preflight: { at: null },
   });
@@ -143,48 +149,53 @@ test("an endpoint already receiving history when a coexistence number is onboard
 test("override starts the contacts sync without a passed pre-flight; after 24 hours the platform's window is closed", async () => {
   t = await signupWorld();
   const { acme, popup, view } = await coexistenceNumber();
-  const contacts = await acme.api("POST", `/api/numbers/${popup.phoneNumberId}/smb-sync`, {
+  const contacts = await acme.api<CoexistenceJson>("POST", `/api/numbers/${popup.phoneNumberId}/smb-sync`, {
     sync_type: "smb_app_state_sync",
     override: true,
   });
   expect(contacts.status).toBe(200);
-  expect(contacts.body.syncs[0].started).toMatchObject({ overridden: true });
+  expect(contacts.body.syncs[0]?.started).toMatchObject({ overridden: true });
   expect((await view()).window_open).toBe(true);
 
   (t.world.deps.clock as ManualClock).advance(24 * 3_600_000 + 1);
-  const late = await acme.api("POST", `/api/numbers/${popup.phoneNumberId}/smb-sync`, {
+  const late = await acme.api<ErrorEnvelope>("POST", `/api/numbers/${popup.phoneNumberId}/smb-sync`, {
     sync_type: "history",
     override: true,
   });
   expect(late.status).toBe(409);
   expect(late.body.error).toMatchObject({ code: "sync_unavailable", message: expect.stringContaining("24 hours") });
-  expect((await view()).syncs.map((s: { can_start: boolean }) => s.can_start)).toEqual([false, false]);
+  expect((await view()).syncs.map((s) => s.can_start)).toEqual([false, false]);
 });
 
 test("pre-flight: no endpoint receiving the field is a 400 in words; an embedded number is not coexistence; another account's number is 404", async () => {
   t = await signupWorld();
   const acme = await t.account();
   const popup = t.sim.signUp({ coexistence: true });
-  await acme.api("POST", "/api/signups", {
+  await acme.api<SignupView>("POST", "/api/signups", {
     code: popup.code,
     waba_id: popup.wabaId,
     phone_number_id: popup.phoneNumberId,
     coexistence: true,
   });
-  const none = await acme.api("POST", `/api/numbers/${popup.phoneNumberId}/preflight`, { sync_type: "history" });
+  const none = await acme.api<ErrorEnvelope>("POST", `/api/numbers/${popup.phoneNumberId}/preflight`, {
+    sync_type: "history",
+  });
   expect(none.status).toBe(400);
   expect(none.body.error.message).toContain("No enabled endpoint receives history events");
 
   const embedded = t.sim.signUp();
-  await acme.api("POST", "/api/signups", {
+  await acme.api<SignupView>("POST", "/api/signups", {
     code: embedded.code,
     waba_id: embedded.wabaId,
     phone_number_id: embedded.phoneNumberId,
     pin: "123456",
   });
   expect(
-    (await acme.api("POST", `/api/numbers/${embedded.phoneNumberId}/preflight`, { sync_type: "history" })).body.error
-      .message,
+    (
+      await acme.api<ErrorEnvelope>("POST", `/api/numbers/${embedded.phoneNumberId}/preflight`, {
+        sync_type: "history",
+      })
+    ).body.error.message,
   ).toContain("not a coexistence number");
 
   const other = await t.account();

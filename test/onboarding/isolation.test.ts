@@ -4,6 +4,7 @@ import type { SignedUp } from "../../src/simulator/signup.ts";
 import { admin, TEST_APP_SECRET } from "../support/harness.ts";
 import { receiver, type Receiver } from "../webhooks/support.ts";
 import { signupWorld, type SignupWorld } from "./support.ts";
+import type { ErrorEnvelope, ListJson, NumberJson, SignupView, CoexistenceJson } from "../support/api-json.ts";
 
 // Issue 26, items 1-3: a signup's record belongs to one account. Its retry never writes over a WABA
 // another account owns; a made-up code holds no number; a signup past the code exchange holds its
@@ -34,7 +35,7 @@ const rows = (phoneNumberId: string) =>
 async function failedAfterExchange(a: Account) {
   const popup = t.sim.signUp();
   t.sim.fault(popup.wabaId, { error: 100, message: "Temporary failure." }, 1);
-  const r = await a.api("POST", "/api/signups", body(popup));
+  const r = await a.api<SignupView>("POST", "/api/signups", body(popup));
   expect(r.body).toMatchObject({
     status: "failed",
     steps: [{ name: "exchange", status: "done" }, { name: "subscribe", status: "failed" }, {}, {}, {}],
@@ -47,7 +48,7 @@ const wabaOf = (wabaId: string) => t.world.deps.store.directory.waba(wabaId);
 /** The WABA as account B had it, then A's retry: refused, and B's WABA exactly as it was. */
 async function retryLeavesAlone(a: Account, signupId: string, wabaId: string) {
   const before = wabaOf(wabaId)!;
-  const retried = await a.api("POST", `/api/signups/${signupId}/retry`, {});
+  const retried = await a.api<ErrorEnvelope>("POST", `/api/signups/${signupId}/retry`, {});
   expect(wabaOf(wabaId)).toEqual(before);
   expect(retried.status).toBe(409);
   expect(retried.body.error).toMatchObject({
@@ -55,8 +56,8 @@ async function retryLeavesAlone(a: Account, signupId: string, wabaId: string) {
     code: "conflict",
     message: `WABA ${wabaId} is already connected.`,
   });
-  expect((await a.api("GET", "/api/numbers")).body.data).toEqual([]);
-  expect((await a.api("GET", `/api/signups/${signupId}`)).body.status).toBe("failed");
+  expect((await a.api<ListJson<NumberJson>>("GET", "/api/numbers")).body.data).toEqual([]);
+  expect((await a.api<SignupView>("GET", `/api/signups/${signupId}`)).body.status).toBe("failed");
 }
 
 test("item 1: a retry never writes over a WABA the operator then connected to another account, disconnected", async () => {
@@ -109,7 +110,7 @@ test("item 1: a retry never writes over a WABA another account signed up with an
   const [a, b] = [await t.account(), await t.account()];
   const { popup, id } = await failedAfterExchange(a);
   const other = t.sim.signUp({ wabaId: popup.wabaId });
-  expect((await b.api("POST", "/api/signups", body(other))).body.status).toBe("done");
+  expect((await b.api<SignupView>("POST", "/api/signups", body(other))).body.status).toBe("done");
   const bToken = wabaOf(popup.wabaId)!.accessToken;
   expect((await admin(t.url, "PATCH", `/admin/wabas/${popup.wabaId}`, { status: "token_revoked" })).status).toBe(200);
   await retryLeavesAlone(a, id, popup.wabaId);
@@ -140,7 +141,7 @@ test("item 1: the save step checks again inside its write: a WABA taken while th
         .status,
     ).toBe(201);
   };
-  const r = await a.api("POST", "/api/signups", body(popup));
+  const r = await a.api<SignupView>("POST", "/api/signups", body(popup));
   expect(during).toBeNull();
   expect(r.body.status).toBe("failed");
   expect(r.body.steps[4]).toMatchObject({
@@ -156,18 +157,18 @@ test("item 2: a made-up code holds nothing: another account signs the number up 
   t = await signupWorld();
   const [squatter, owner] = [await t.account(), await t.account()];
   const popup = t.sim.signUp();
-  const made = await squatter.api("POST", "/api/signups", body(popup, "AQ-made-up"));
+  const made = await squatter.api<SignupView>("POST", "/api/signups", body(popup, "AQ-made-up"));
   expect(made.status).toBe(201);
   expect(made.body).toMatchObject({
     status: "failed",
     steps: [{ name: "exchange", status: "failed" }, {}, {}, {}, {}],
   });
-  const real = await owner.api("POST", "/api/signups", body(popup));
+  const real = await owner.api<SignupView>("POST", "/api/signups", body(popup));
   expect(real.status).toBe(201);
   expect(real.body.status).toBe("done");
   expect(t.world.deps.store.directory.number(popup.phoneNumberId)?.accountId).toBe(owner.id);
-  expect((await squatter.api("GET", `/api/signups/${made.body.id}`)).status).toBe(404);
-  expect((await squatter.api("POST", `/api/signups/${made.body.id}/retry`, {})).status).toBe(404);
+  expect((await squatter.api<SignupView>("GET", `/api/signups/${made.body.id}`)).status).toBe(404);
+  expect((await squatter.api<SignupView>("POST", `/api/signups/${made.body.id}/retry`, {})).status).toBe(404);
   expect(await rows(popup.phoneNumberId)).toEqual([{ id: real.body.id, account_id: owner.id }]);
 });
 
@@ -177,7 +178,7 @@ test("item 2: a signup past the code exchange holds its number for an hour only;
   const { popup, id } = await failedAfterExchange(a);
   const again = t.sim.signUp({ wabaId: popup.wabaId, phoneNumberId: popup.phoneNumberId });
   const calls = oauthCalls();
-  const held = await b.api("POST", "/api/signups", body(again));
+  const held = await b.api<ErrorEnvelope>("POST", "/api/signups", body(again));
   expect(held.status).toBe(409);
   expect(held.body.error).toMatchObject({
     type: "ConflictException",
@@ -187,16 +188,16 @@ test("item 2: a signup past the code exchange holds its number for an hour only;
   expect(oauthCalls()).toBe(calls);
 
   clock().advance(HOUR - 1);
-  expect((await b.api("POST", "/api/signups", body(again))).status).toBe(409);
-  expect((await a.api("GET", `/api/signups/${id}`)).status).toBe(200);
+  expect((await b.api<SignupView>("POST", "/api/signups", body(again))).status).toBe(409);
+  expect((await a.api<SignupView>("GET", `/api/signups/${id}`)).status).toBe(200);
   clock().advance(1);
   // Expired: gone for its account too, and the number free.
-  expect((await a.api("GET", `/api/signups/${id}`)).status).toBe(404);
-  expect((await a.api("POST", `/api/signups/${id}/retry`, {})).status).toBe(404);
+  expect((await a.api<SignupView>("GET", `/api/signups/${id}`)).status).toBe(404);
+  expect((await a.api<SignupView>("POST", `/api/signups/${id}/retry`, {})).status).toBe(404);
   // The retention purge deletes it with its sealed code, token and PIN.
   await t.world.app().retention.run();
   expect(await rows(popup.phoneNumberId)).toEqual([]);
-  const done = await b.api("POST", "/api/signups", body(again));
+  const done = await b.api<SignupView>("POST", "/api/signups", body(again));
   expect(done.body.status).toBe("done");
   expect(await rows(popup.phoneNumberId)).toEqual([{ id: done.body.id, account_id: b.id }]);
 });
@@ -205,7 +206,10 @@ test("item 2: a coexistence number the operator connected to its account: its pr
   t = await signupWorld();
   const [squatter, owner] = [await t.account(), await t.account()];
   const popup = t.sim.signUp({ coexistence: true });
-  const made = await squatter.api("POST", "/api/signups", { ...body(popup, "AQ-made-up"), coexistence: true });
+  const made = await squatter.api<SignupView>("POST", "/api/signups", {
+    ...body(popup, "AQ-made-up"),
+    coexistence: true,
+  });
   expect(made.body.status).toBe("failed");
   expect(
     (
@@ -232,8 +236,9 @@ test("item 2: a coexistence number the operator connected to its account: its pr
   ).toBe(202);
   const [record] = await rows(popup.phoneNumberId);
   expect(record!.account_id).toBe(owner.id);
-  expect((await squatter.api("GET", `/api/signups/${made.body.id}`)).status).toBe(404);
+  expect((await squatter.api<SignupView>("GET", `/api/signups/${made.body.id}`)).status).toBe(404);
   expect(
-    (await owner.api("GET", `/api/numbers/${popup.phoneNumberId}/coexistence`)).body.syncs[1].preflight.at,
+    (await owner.api<CoexistenceJson>("GET", `/api/numbers/${popup.phoneNumberId}/coexistence`)).body.syncs[1]!
+      .preflight.at,
   ).not.toBeNull();
 });

@@ -3,6 +3,7 @@ import type { SignedUp } from "../../src/simulator/signup.ts";
 import { admin } from "../support/harness.ts";
 import { processEnv, runMain } from "../support/process.ts";
 import { signupWorld, type SignupWorld } from "./support.ts";
+import type { SignupView } from "../support/api-json.ts";
 
 // Issue 26: the operator lists and deletes onboarding records (GET /admin/onboardings, DELETE
 // /admin/onboardings/{id}, and `switchboard admin onboardings list|delete`), never shown a secret.
@@ -17,10 +18,14 @@ const body = (popup: SignedUp, code = popup.code) => ({
   pin: "864213",
 });
 
-async function json(response: Promise<Response>) {
+/** An answer's status and JSON, as the shape the caller reads (`unknown` unless it says). */
+async function json<T = unknown>(response: Promise<Response>): Promise<{ status: number; body: T }> {
   const r = await response;
-  return { status: r.status, body: (await r.json()) as Record<string, any> };
+  return { status: r.status, body: (await r.json()) as T };
 }
+
+/** The operator's list of onboardings. */
+type Listed = { data: Record<string, unknown>[] };
 
 /** `switchboard admin …` against the test's database, as the operator runs it beside the server. */
 async function cli(...args: string[]) {
@@ -37,16 +42,16 @@ test("lists by account and number, newest first, without code, token or PIN; del
   const [a, b] = [await t.account(), await t.account()];
   const held = t.sim.signUp();
   t.sim.fault(held.wabaId, { error: 100, message: "Temporary failure." }, 1);
-  const aSignup = (await a.api("POST", "/api/signups", body(held))).body;
+  const aSignup = (await a.api<SignupView>("POST", "/api/signups", body(held))).body;
   const done = t.sim.signUp();
   t.world.deps.clock.advance(1000);
-  const bSignup = (await b.api("POST", "/api/signups", body(done))).body;
+  const bSignup = (await b.api<SignupView>("POST", "/api/signups", body(done))).body;
   expect([aSignup.status, bSignup.status]).toEqual(["failed", "done"]);
 
   expect((await fetch(`${t.url}/admin/onboardings`)).status).toBe(401);
-  const all = await json(admin(t.url, "GET", "/admin/onboardings"));
+  const all = await json<Listed>(admin(t.url, "GET", "/admin/onboardings"));
   expect(all.status).toBe(200);
-  expect(all.body.data.map((o: { id: string }) => o.id)).toEqual([bSignup.id, aSignup.id]);
+  expect(all.body.data.map((o) => o.id)).toEqual([bSignup.id, aSignup.id]);
   expect(all.body.data[1]).toEqual({
     ...aSignup,
     account_id: a.id,
@@ -59,34 +64,30 @@ test("lists by account and number, newest first, without code, token or PIN; del
     expect(text).not.toContain(secret);
 
   expect(
-    (await json(admin(t.url, "GET", `/admin/onboardings?account_id=${a.id}`))).body.data.map(
-      (o: { id: string }) => o.id,
-    ),
+    (await json<Listed>(admin(t.url, "GET", `/admin/onboardings?account_id=${a.id}`))).body.data.map((o) => o.id),
   ).toEqual([aSignup.id]);
   expect(
-    (await json(admin(t.url, "GET", `/admin/onboardings?phone_number_id=${done.phoneNumberId}`))).body.data.map(
-      (o: { id: string }) => o.id,
+    (await json<Listed>(admin(t.url, "GET", `/admin/onboardings?phone_number_id=${done.phoneNumberId}`))).body.data.map(
+      (o) => o.id,
     ),
   ).toEqual([bSignup.id]);
   expect(
     (await json(admin(t.url, "GET", `/admin/onboardings?account_id=${a.id}&phone_number_id=${done.phoneNumberId}`)))
-      .body.data,
-  ).toEqual([]);
+      .body,
+  ).toEqual({ data: [] });
   expect((await json(admin(t.url, "GET", "/admin/onboardings?account_id=acc_nobody"))).status).toBe(404);
 
   // A's signup held the number: once deleted, B may sign it up.
   const again = t.sim.signUp({ wabaId: held.wabaId, phoneNumberId: held.phoneNumberId });
-  expect((await b.api("POST", "/api/signups", body(again))).status).toBe(409);
+  expect((await b.api<SignupView>("POST", "/api/signups", body(again))).status).toBe(409);
   const deleted = await json(admin(t.url, "DELETE", `/admin/onboardings/${aSignup.id}`));
   expect(deleted).toEqual({ status: 200, body: all.body.data[1] });
-  expect((await a.api("GET", `/api/signups/${aSignup.id}`)).status).toBe(404);
-  expect((await b.api("POST", "/api/signups", body(again))).body.status).toBe("done");
+  expect((await a.api<SignupView>("GET", `/api/signups/${aSignup.id}`)).status).toBe(404);
+  expect((await b.api<SignupView>("POST", "/api/signups", body(again))).body.status).toBe("done");
   const gone = await json(admin(t.url, "DELETE", `/admin/onboardings/${aSignup.id}`));
   expect(gone.status).toBe(404);
-  expect(gone.body.error).toMatchObject({
-    type: "NotFoundException",
-    code: "not_found",
-    message: `No onboarding ${aSignup.id}.`,
+  expect(gone.body).toMatchObject({
+    error: { type: "NotFoundException", code: "not_found", message: `No onboarding ${aSignup.id}.` },
   });
 });
 
@@ -96,8 +97,8 @@ test("switchboard admin onboardings list|delete print what the HTTP API answers"
   t.world.deps.clock.set(Date.now());
   const a = await t.account();
   const popup = t.sim.signUp();
-  const signup = (await a.api("POST", "/api/signups", body(popup, "AQ-made-up"))).body;
-  const listed = await json(admin(t.url, "GET", `/admin/onboardings?account_id=${a.id}`));
+  const signup = (await a.api<SignupView>("POST", "/api/signups", body(popup, "AQ-made-up"))).body;
+  const listed = await json<Listed>(admin(t.url, "GET", `/admin/onboardings?account_id=${a.id}`));
 
   const list = await cli("onboardings", "list", "--account-id", a.id);
   expect(list.code).toBe(0);
@@ -108,7 +109,7 @@ test("switchboard admin onboardings list|delete print what the HTTP API answers"
   const deleted = await cli("onboardings", "delete", signup.id);
   expect(deleted.code).toBe(0);
   expect(JSON.parse(deleted.stdout)).toEqual(listed.body.data[0]);
-  expect((await json(admin(t.url, "GET", "/admin/onboardings"))).body.data).toEqual([]);
+  expect((await json(admin(t.url, "GET", "/admin/onboardings"))).body).toEqual({ data: [] });
   const missing = await cli("onboardings", "delete", signup.id);
   expect(missing.code).toBe(1);
   expect(JSON.parse(missing.stderr).error).toMatchObject({ code: "not_found", message: `No onboarding ${signup.id}.` });

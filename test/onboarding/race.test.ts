@@ -2,6 +2,7 @@ import { afterEach, expect, test } from "bun:test";
 import type { SignedUp } from "../../src/simulator/signup.ts";
 import { onSqlite } from "../support/backend.ts";
 import { signupWorld, type SignupWorld } from "./support.ts";
+import type { ErrorEnvelope, ListJson, NumberJson, SignupView } from "../support/api-json.ts";
 
 // Issue 26, item 3: two accounts' first signups of one number never share a record. Both start at
 // once, each with a code the platform accepts; the number ends in one account, the other is told
@@ -27,19 +28,23 @@ test(`two accounts start a signup of one new number at once, ${ROUNDS} times: on
     const first = t.sim.signUp();
     const second = t.sim.signUp({ wabaId: first.wabaId, phoneNumberId: first.phoneNumberId });
     const answers = await Promise.all([
-      accounts[0].api("POST", "/api/signups", body(first)),
-      accounts[1].api("POST", "/api/signups", body(second)),
+      accounts[0].api<SignupView | ErrorEnvelope>("POST", "/api/signups", body(first)),
+      accounts[1].api<SignupView | ErrorEnvelope>("POST", "/api/signups", body(second)),
     ]);
     const won = answers.findIndex((r) => r.status === 201);
     expect(won).toBeGreaterThanOrEqual(0);
     const [winner, loser] = [accounts[won]!, accounts[1 - won]!];
     const [winning, losing] = [answers[won]!, answers[1 - won]!];
-    expect(winning.body.status).toBe("done");
+    expect(winning.body).toMatchObject({ status: "done" });
+    const signup = winning.body;
+    if (!("id" in signup)) throw new Error(`the winner was refused: ${JSON.stringify(signup)}`);
     expect(losing.status).toBe(409);
-    expect(losing.body.error).toMatchObject({
-      type: "ConflictException",
-      code: "conflict",
-      message: expect.stringMatching(/^Number \d+ is (being connected by another account|already connected)\.$/),
+    expect(losing.body).toMatchObject({
+      error: {
+        type: "ConflictException",
+        code: "conflict",
+        message: expect.stringMatching(/^Number \d+ is (being connected by another account|already connected)\.$/),
+      },
     });
 
     const { directory } = t.world.deps.store;
@@ -53,12 +58,14 @@ test(`two accounts start a signup of one new number at once, ${ROUNDS} times: on
       await t.world.deps.query(
         `SELECT id, account_id FROM onboardings WHERE phone_number_id = '${first.phoneNumberId}'`,
       ),
-    ).toEqual([{ id: winning.body.id, account_id: winner.id }]);
-    expect((await loser.api("GET", `/api/signups/${winning.body.id}`)).status).toBe(404);
-    expect((await winner.api("GET", `/api/signups/${winning.body.id}`)).body).toEqual(winning.body);
+    ).toEqual([{ id: signup.id, account_id: winner.id }]);
+    expect((await loser.api("GET", `/api/signups/${signup.id}`)).status).toBe(404);
+    expect((await winner.api("GET", `/api/signups/${signup.id}`)).body).toEqual(signup);
   }
   for (const account of accounts) {
-    const numbers = (await account.api("GET", "/api/numbers")).body.data as { phone_number_id: string }[];
+    const numbers = (await account.api<ListJson<NumberJson>>("GET", "/api/numbers")).body.data as {
+      phone_number_id: string;
+    }[];
     for (const n of numbers) expect(t.world.deps.store.directory.number(n.phone_number_id)?.accountId).toBe(account.id);
   }
 }, 300_000);

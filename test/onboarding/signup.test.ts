@@ -4,6 +4,7 @@ import type { ManualClock } from "../../src/runtime/clock.ts";
 import { eventually } from "../support/eventually.ts";
 import { admin } from "../support/harness.ts";
 import { signupWorld, type SignupWorld } from "./support.ts";
+import type { ErrorEnvelope, ListJson, NumberJson, SignupView } from "../support/api-json.ts";
 
 // Issue 20, item 1: Embedded Signup's server steps against the simulator's platform: the code
 // exchanged for the business's token, the app subscribed to the WABA, the number registered with
@@ -18,7 +19,7 @@ test("a signup exchanges the code, subscribes, registers with the PIN, reads the
   t = await signupWorld();
   const acme = await t.account();
   const popup = t.sim.signUp({ verifiedName: "Acme Sales" });
-  const r = await acme.api("POST", "/api/signups", {
+  const r = await acme.api<SignupView>("POST", "/api/signups", {
     code: popup.code,
     waba_id: popup.wabaId,
     phone_number_id: popup.phoneNumberId,
@@ -43,7 +44,7 @@ test("a signup exchanges the code, subscribes, registers with the PIN, reads the
   });
   expect(t.sim.world.subscribed.has(popup.wabaId)).toBe(true);
   expect(t.sim.world.registered.get(popup.phoneNumberId)).toBe("246810");
-  const numbers = await acme.api("GET", "/api/numbers");
+  const numbers = await acme.api<ListJson<NumberJson>>("GET", "/api/numbers");
   expect(numbers.body.data).toEqual([
     expect.objectContaining({
       phone_number_id: popup.phoneNumberId,
@@ -80,10 +81,10 @@ test("a failure at each step says which and why; each retry resumes at the faile
   const acme = await t.account();
   const popup = t.sim.signUp();
   const body = { code: popup.code, waba_id: popup.wabaId, phone_number_id: popup.phoneNumberId, pin: "135790" };
-  const failedStep = (view: Record<string, any>) => view.steps.find((s: { status: string }) => s.status === "failed");
+  const failedStep = (view: { steps: { status: string }[] }) => view.steps.find((s) => s.status === "failed");
 
   t.sim.fault("oauth", { error: 100, message: "Temporary OAuth failure." }, 1);
-  let view = (await acme.api("POST", "/api/signups", body)).body;
+  let view = (await acme.api<SignupView>("POST", "/api/signups", body)).body;
   expect(view.status).toBe("failed");
   expect(failedStep(view)).toMatchObject({
     name: "exchange",
@@ -95,7 +96,7 @@ test("a failure at each step says which and why; each retry resumes at the faile
   });
   expect(t.world.deps.store.directory.waba(popup.wabaId)).toBeUndefined();
 
-  const retry = async () => (await acme.api("POST", `/api/signups/${view.id}/retry`, {})).body;
+  const retry = async () => (await acme.api<SignupView>("POST", `/api/signups/${view.id}/retry`, {})).body;
   t.sim.fault(popup.wabaId, { error: 190 }, 1);
   view = await retry();
   expect(failedStep(view)).toMatchObject({ name: "subscribe", error: { code: 190 } });
@@ -112,7 +113,7 @@ test("a failure at each step says which and why; each retry resumes at the faile
   // Retried with the right PIN: registered; then the read fails.
   t.sim.fault(`GET ${popup.phoneNumberId}`, { error: 131031 }, 1);
   await admin(t.url, "PATCH", `/admin/accounts/${acme.id}`, { max_numbers: 0 });
-  view = (await acme.api("POST", `/api/signups/${view.id}/retry`, { pin: "999999" })).body;
+  view = (await acme.api<SignupView>("POST", `/api/signups/${view.id}/retry`, { pin: "999999" })).body;
   expect(view.steps[2]).toMatchObject({ name: "register", status: "done" });
   expect(failedStep(view)).toMatchObject({ name: "sync", error: { code: 131031 } });
 
@@ -126,8 +127,8 @@ test("a failure at each step says which and why; each retry resumes at the faile
   // One successful exchange (and the failed one): a retry never spends the code again.
   expect(oauthCalls()).toBe(2);
   expect(t.sim.requests.filter((r) => r.path.endsWith(`/${popup.wabaId}/subscribed_apps`))).toHaveLength(2);
-  expect((await acme.api("GET", "/api/numbers")).body.data).toHaveLength(1);
-  expect((await acme.api("GET", `/api/signups/${view.id}`)).body).toEqual(view);
+  expect((await acme.api<ListJson<NumberJson>>("GET", "/api/numbers")).body.data).toHaveLength(1);
+  expect((await acme.api<SignupView>("GET", `/api/signups/${view.id}`)).body).toEqual(view);
 });
 
 test("a retry's body is optional, but when there is one it is a JSON object of the retry's fields, else 400 and nothing runs", async () => {
@@ -136,7 +137,7 @@ test("a retry's body is optional, but when there is one it is a JSON object of t
   const popup = t.sim.signUp();
   t.sim.fault("oauth", { error: 100, message: "Temporary OAuth failure." }, 1);
   const failed = (
-    await acme.api("POST", "/api/signups", {
+    await acme.api<SignupView>("POST", "/api/signups", {
       code: popup.code,
       waba_id: popup.wabaId,
       phone_number_id: popup.phoneNumberId,
@@ -187,7 +188,7 @@ test("a coexistence number skips registration (it stays on the business app); si
   t = await signupWorld();
   const acme = await t.account();
   const popup = t.sim.signUp({ coexistence: true });
-  const first = await acme.api("POST", "/api/signups", {
+  const first = await acme.api<SignupView>("POST", "/api/signups", {
     code: popup.code,
     waba_id: popup.wabaId,
     phone_number_id: popup.phoneNumberId,
@@ -200,19 +201,19 @@ test("a coexistence number skips registration (it stays on the business app); si
     detail: expect.stringContaining("business app"),
   });
   expect(t.sim.world.registered.has(popup.phoneNumberId)).toBe(false);
-  expect((await acme.api("GET", "/api/numbers")).body.data).toEqual([
+  expect((await acme.api<ListJson<NumberJson>>("GET", "/api/numbers")).body.data).toEqual([
     expect.objectContaining({ kind: "coexistence", rate_limit_per_second: 20 }),
   ]);
 
   const again = t.sim.signUp({ wabaId: popup.wabaId, phoneNumberId: popup.phoneNumberId, coexistence: true });
-  const second = await acme.api("POST", "/api/signups", {
+  const second = await acme.api<SignupView>("POST", "/api/signups", {
     code: again.code,
     waba_id: popup.wabaId,
     phone_number_id: popup.phoneNumberId,
     coexistence: true,
   });
   expect(second.body).toMatchObject({ id: first.body.id, status: "done" });
-  expect((await acme.api("GET", "/api/numbers")).body.data).toHaveLength(1);
+  expect((await acme.api<ListJson<NumberJson>>("GET", "/api/numbers")).body.data).toHaveLength(1);
 });
 
 test("the same signup sent twice at once (a double submit) runs once: one code exchange, one number", async () => {
@@ -220,25 +221,29 @@ test("the same signup sent twice at once (a double submit) runs once: one code e
   const acme = await t.account();
   const popup = t.sim.signUp();
   const body = { code: popup.code, waba_id: popup.wabaId, phone_number_id: popup.phoneNumberId, pin: "123456" };
-  const answers = await Promise.all([acme.api("POST", "/api/signups", body), acme.api("POST", "/api/signups", body)]);
+  const answers = await Promise.all([
+    acme.api<SignupView | ErrorEnvelope>("POST", "/api/signups", body),
+    acme.api<SignupView | ErrorEnvelope>("POST", "/api/signups", body),
+  ]);
   // The second either found the first still running (409, in words) or found it done.
   for (const answer of answers) {
-    if (answer.status === 409) expect(answer.body.error.message).toContain("running already");
-    else expect(answer.body.status).toBe("done");
+    if (answer.status === 409)
+      expect(answer.body).toMatchObject({ error: { message: expect.stringContaining("running already") } });
+    else expect(answer.body).toMatchObject({ status: "done" });
   }
-  expect(answers.some((a) => a.status === 201 && a.body.status === "done")).toBe(true);
+  expect(answers.some((a) => a.status === 201 && "status" in a.body && a.body.status === "done")).toBe(true);
   expect(oauthCalls()).toBe(1);
-  const again = await acme.api("POST", "/api/signups", body);
+  const again = await acme.api<SignupView>("POST", "/api/signups", body);
   expect(again.body.status).toBe("done");
   expect(oauthCalls()).toBe(1);
-  expect((await acme.api("GET", "/api/numbers")).body.data).toHaveLength(1);
+  expect((await acme.api<ListJson<NumberJson>>("GET", "/api/numbers")).body.data).toHaveLength(1);
 });
 
 test("a revoked token says to connect with the platform again; doing so gives the WABA the new token and the number works again", async () => {
   t = await signupWorld();
   const acme = await t.account();
   const popup = t.sim.signUp();
-  await acme.api("POST", "/api/signups", {
+  await acme.api<SignupView>("POST", "/api/signups", {
     code: popup.code,
     waba_id: popup.wabaId,
     phone_number_id: popup.phoneNumberId,
@@ -253,14 +258,14 @@ test("a revoked token says to connect with the platform again; doing so gives th
     });
   t.sim.fault(popup.phoneNumberId, { error: 190 }, 1);
   expect((await send()).status).toBe(401);
-  const number = async () => (await acme.api("GET", "/api/numbers")).body.data[0];
+  const number = async () => (await acme.api<ListJson<NumberJson>>("GET", "/api/numbers")).body.data[0]!;
   expect(await eventually(async () => (await number()).waba_status, "token_revoked")).toBe("token_revoked");
   expect((await number()).action).toContain("Connect with the platform again for this number");
 
   const again = t.sim.signUp({ wabaId: popup.wabaId, phoneNumberId: popup.phoneNumberId });
   expect(
     (
-      await acme.api("POST", "/api/signups", {
+      await acme.api<SignupView>("POST", "/api/signups", {
         code: again.code,
         waba_id: popup.wabaId,
         phone_number_id: popup.phoneNumberId,
@@ -279,14 +284,14 @@ test("an unregistered number says signing up again registers it with the PIN, an
   t = await signupWorld();
   const acme = await t.account();
   const popup = t.sim.signUp();
-  await acme.api("POST", "/api/signups", {
+  await acme.api<SignupView>("POST", "/api/signups", {
     code: popup.code,
     waba_id: popup.wabaId,
     phone_number_id: popup.phoneNumberId,
     pin: "123456",
   });
   t.sim.fault(popup.phoneNumberId, { error: 133010 }, 1);
-  expect((await acme.api("POST", `/api/numbers/${popup.phoneNumberId}/sync`)).body).toMatchObject({
+  expect((await acme.api<NumberJson>("POST", `/api/numbers/${popup.phoneNumberId}/sync`)).body).toMatchObject({
     status: "not_registered",
     action: expect.stringContaining("registers it with your PIN"),
   });
@@ -294,7 +299,7 @@ test("an unregistered number says signing up again registers it with the PIN, an
   const again = t.sim.signUp({ wabaId: popup.wabaId, phoneNumberId: popup.phoneNumberId });
   expect(
     (
-      await acme.api("POST", "/api/signups", {
+      await acme.api<SignupView>("POST", "/api/signups", {
         code: again.code,
         waba_id: popup.wabaId,
         phone_number_id: popup.phoneNumberId,
@@ -303,7 +308,10 @@ test("an unregistered number says signing up again registers it with the PIN, an
     ).body.status,
   ).toBe("done");
   expect(t.sim.world.registered.get(popup.phoneNumberId)).toBe("654321");
-  expect((await acme.api("GET", "/api/numbers")).body.data[0]).toMatchObject({ status: "connected", usable: true });
+  expect((await acme.api<ListJson<NumberJson>>("GET", "/api/numbers")).body.data[0]).toMatchObject({
+    status: "connected",
+    usable: true,
+  });
 });
 
 test("a run cut off midway (the server went down) holds its lease until it runs out; then Try again finishes it without a second exchange", async () => {
@@ -340,12 +348,12 @@ test("a run cut off midway (the server went down) holds its lease until it runs 
   ).text();
   expect(page).toContain("stopped before it finished");
   expect(page).toContain("Try again");
-  const early = await acme.api("POST", "/api/signups/sgn_cut/retry", {});
+  const early = await acme.api<ErrorEnvelope>("POST", "/api/signups/sgn_cut/retry", {});
   expect(early.status).toBe(409);
   expect(early.body.error.message).toContain("running already");
 
   clock.advance(RUN_LEASE_MS);
-  const done = await acme.api("POST", "/api/signups/sgn_cut/retry", {});
+  const done = await acme.api<SignupView>("POST", "/api/signups/sgn_cut/retry", {});
   expect(done.body.status).toBe("done");
   expect(oauthCalls()).toBe(0);
   expect(t.sim.world.registered.get(popup.phoneNumberId)).toBe("123456");
@@ -357,7 +365,7 @@ test("plan limit: 409 plan_limit before the platform is asked anything; a PIN is
   t = await signupWorld();
   const full = await t.account({ maxNumbers: 0 });
   const popup = t.sim.signUp();
-  const refused = await full.api("POST", "/api/signups", {
+  const refused = await full.api<ErrorEnvelope>("POST", "/api/signups", {
     code: popup.code,
     waba_id: popup.wabaId,
     phone_number_id: popup.phoneNumberId,
@@ -365,7 +373,7 @@ test("plan limit: 409 plan_limit before the platform is asked anything; a PIN is
   });
   expect(refused.status).toBe(409);
   expect(refused.body.error).toMatchObject({ type: "ConflictException", code: "plan_limit" });
-  const noPin = await (await t.account()).api("POST", "/api/signups", {
+  const noPin = await (await t.account()).api<ErrorEnvelope>("POST", "/api/signups", {
     code: popup.code,
     waba_id: popup.wabaId,
     phone_number_id: popup.phoneNumberId,
@@ -380,16 +388,16 @@ test("another account: a signup's id is 404 to it, and a number connected by one
   const acme = await t.account();
   const other = await t.account();
   const popup = t.sim.signUp();
-  const done = await acme.api("POST", "/api/signups", {
+  const done = await acme.api<SignupView>("POST", "/api/signups", {
     code: popup.code,
     waba_id: popup.wabaId,
     phone_number_id: popup.phoneNumberId,
     pin: "123456",
   });
-  expect((await other.api("GET", `/api/signups/${done.body.id}`)).status).toBe(404);
-  expect((await other.api("POST", `/api/signups/${done.body.id}/retry`, {})).status).toBe(404);
+  expect((await other.api<SignupView>("GET", `/api/signups/${done.body.id}`)).status).toBe(404);
+  expect((await other.api<SignupView>("POST", `/api/signups/${done.body.id}/retry`, {})).status).toBe(404);
   const again = t.sim.signUp({ wabaId: popup.wabaId, phoneNumberId: popup.phoneNumberId });
-  const taken = await other.api("POST", "/api/signups", {
+  const taken = await other.api<ErrorEnvelope>("POST", "/api/signups", {
     code: again.code,
     waba_id: popup.wabaId,
     phone_number_id: popup.phoneNumberId,
@@ -402,7 +410,12 @@ test("another account: a signup's id is 404 to it, and a number connected by one
 test("without EMBEDDED_SIGNUP_APP_ID and EMBEDDED_SIGNUP_CONFIG_ID the signup API answers 404 in words", async () => {
   t = await signupWorld({ signup: false });
   const acme = await t.account();
-  const r = await acme.api("POST", "/api/signups", { code: "x", waba_id: "1", phone_number_id: "2", pin: "123456" });
+  const r = await acme.api<ErrorEnvelope>("POST", "/api/signups", {
+    code: "x",
+    waba_id: "1",
+    phone_number_id: "2",
+    pin: "123456",
+  });
   expect(r.status).toBe(404);
   expect(r.body.error.message).toContain("EMBEDDED_SIGNUP_APP_ID");
 });

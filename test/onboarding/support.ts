@@ -63,7 +63,7 @@ export async function signupWorld(
           headers: { cookie, origin: world.url, ...(body === undefined ? {} : { "content-type": "application/json" }) },
           body: body === undefined ? undefined : JSON.stringify(body),
         });
-      const api = async (method: string, path: string, body?: unknown) => {
+      const api = async <T = unknown>(method: string, path: string, body?: unknown) => {
         let r = await send(method, path, body);
         // Tests move the clock by a day; sessions last 12 hours, so sign in again when one expired.
         if (r.status === 401) {
@@ -71,7 +71,7 @@ export async function signupWorld(
           r = await send(method, path, body);
         }
         const text = await r.text();
-        return { status: r.status, headers: r.headers, body: (text ? JSON.parse(text) : null) as Record<string, any> };
+        return { status: r.status, headers: r.headers, body: (text ? JSON.parse(text) : null) as T };
       };
       return { ...account, cookie: () => cookie, api };
     },

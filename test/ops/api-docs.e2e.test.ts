@@ -46,7 +46,7 @@ describe.skipIf(browser === null)("/docs in a browser", () => {
     // Open every tag of the sidebar (the first is open), as a reader would.
     const closed = page.locator('li[data-sidebar-id*="/tag/"] > div > button[aria-expanded="false"]');
     while ((await closed.count()) > 0) await closed.first().click();
-    const text = await page.locator("body").innerText();
+    const text = (await page.locator("body").allInnerTexts()).join("\n");
     expect(summaries.length).toBeGreaterThan(30);
     expect(summaries.filter((summary) => !text.includes(summary))).toEqual([]);
     await page.getByRole("heading", { name: "Create an account" }).waitFor();

@@ -23,11 +23,18 @@ async function running() {
 }
 
 describe("operations endpoints", () => {
-  test("/healthz checks the database", async () => {
+  test("/healthz checks the database, and names the instance that answered and the instances alive", async () => {
     const { deps, url } = await running();
     const ok = await fetch(`${url}/healthz`);
     expect(ok.status).toBe(200);
-    expect(await ok.json()).toEqual({ status: "ok" });
+    const at = new Date(deps.clock.now()).toISOString();
+    const self = deps.store.instances.self;
+    expect(await ok.json()).toEqual({
+      status: "ok",
+      instance: self,
+      instances: [{ id: self, started_at: at, last_beat_at: at }],
+    });
+    expect(await (await fetch(`${url}/metrics`)).text()).toContain(`switchboard_instance_live{id="${self}"} 1`);
     await deps.store.close();
     const down = await fetch(`${url}/healthz`);
     expect(down.status).toBe(503);

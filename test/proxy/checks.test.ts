@@ -127,7 +127,7 @@ describe("docs/errors.md#proxy-errors: each error, with its exact status, type, 
       const r = await declaring(t.biz.liveKey, t.biz.phoneNumberId, length);
       await expectError(r, 413, "ProxyPayloadTooLargeException", 1004, "Request body exceeds 100 MB.");
       await expectError(
-        await declaring("px_live_" + "0".repeat(32), t.biz.phoneNumberId, length),
+        await declaring(`px_live_${"0".repeat(32)}`, t.biz.phoneNumberId, length),
         401,
         "ProxyAuthException",
         1001,

@@ -289,6 +289,6 @@ describe("usage per number (GET /admin/usage)", () => {
     expect(count("upstream_error", "131031")).toBe(1);
     expect(count("refused", "1005")).toBe(2);
     expect(data.every((u) => u.target_id === t.biz.phoneNumberId || u.target_id === t.biz.wabaId)).toBe(true);
-    expect((await admin(world.url, "GET", "/admin/usage?account_id=acc_nope&from=" + from)).status).toBe(404);
+    expect((await admin(world.url, "GET", `/admin/usage?account_id=acc_nope&from=${from}`)).status).toBe(404);
   });
 });

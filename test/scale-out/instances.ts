@@ -3,22 +3,25 @@ import { freePort, MAIN, processEnv, ROOT, waitForOk } from "../support/process.
 
 export interface Instance {
   url: string;
+  port: number;
   /** SIGKILL: the process dies at once, whatever it was doing. */
   kill(): void;
+  /** Sends a signal (SIGSTOP pauses the process, SIGCONT resumes it). */
+  signal(signal: NodeJS.Signals): void;
   exited: Promise<number>;
 }
 
 /**
  * A scale-out deployment for a test: one PostgreSQL database of its own and one Redis key prefix,
- * on which `start()` runs real `switchboard serve` processes, each on its own port. `stop()` kills
- * them, drops the database and deletes the prefix's keys.
+ * on which `start()` runs real `switchboard serve` processes, each on its own port (or on `port`,
+ * as a restart of the instance that had it). `stop()` kills them, drops the database and deletes
+ * the prefix's keys.
  */
 export async function scaleOut(env: Record<string, string> = {}) {
   const database = await emptyPostgresDatabase();
   const prefix = `${database.name}:`;
   const instances: Instance[] = [];
-  const start = async (extra: Record<string, string> = {}): Promise<Instance> => {
-    const port = freePort();
+  const start = async (extra: Record<string, string> = {}, port = freePort()): Promise<Instance> => {
     const proc = Bun.spawn([process.execPath, MAIN, "serve"], {
       cwd: ROOT,
       env: processEnv("", {
@@ -35,7 +38,13 @@ export async function scaleOut(env: Record<string, string> = {}) {
       stdout: "ignore",
       stderr: "inherit",
     });
-    const instance = { url: `http://127.0.0.1:${port}`, kill: () => proc.kill("SIGKILL"), exited: proc.exited };
+    const instance = {
+      url: `http://127.0.0.1:${port}`,
+      port,
+      kill: () => proc.kill("SIGKILL"),
+      signal: (signal: NodeJS.Signals) => proc.kill(signal),
+      exited: proc.exited,
+    };
     instances.push(instance);
     await waitForOk(`${instance.url}/healthz`);
     return instance;
@@ -44,7 +53,10 @@ export async function scaleOut(env: Record<string, string> = {}) {
     databaseUrl: database.url,
     start,
     async stop() {
-      for (const instance of instances) instance.kill();
+      for (const instance of instances) {
+        instance.signal("SIGCONT");
+        instance.kill();
+      }
       await Promise.all(instances.map((i) => i.exited));
       await database.drop();
       const redis = new Bun.RedisClient("redis://127.0.0.1:6379");
@@ -66,7 +78,8 @@ export async function until(ready: () => boolean | Promise<boolean>, what: strin
 
 /**
  * A receiver that answers each request after `holdMs` (or when released, with `hold`), counting
- * the webhooks it got by path and message id, and the most requests to a path in flight at once.
+ * the webhooks it got by path and message id, the most requests to a path in flight at once, and
+ * each request's webhook-id and arrival time as it arrives.
  */
 export function countingReceiver(holdMs = 0) {
   const inFlightAt = new Map<string, number>();
@@ -75,11 +88,13 @@ export function countingReceiver(holdMs = 0) {
   let holding = false;
   const held: (() => void)[] = [];
   const seen = new Map<string, string[]>();
+  const arrivals: { webhookId: string; at: number }[] = [];
   const server = Bun.serve({
     port: 0,
     hostname: "127.0.0.1",
     async fetch(req) {
       const path = new URL(req.url).pathname;
+      arrivals.push({ webhookId: req.headers.get("webhook-id") ?? "", at: performance.now() });
       inFlight++;
       inFlightAt.set(path, (inFlightAt.get(path) ?? 0) + 1);
       maxAt.set(path, Math.max(maxAt.get(path) ?? 0, inFlightAt.get(path)!));
@@ -100,6 +115,7 @@ export function countingReceiver(holdMs = 0) {
   return {
     url: (path: string) => `http://127.0.0.1:${server.port}${path}`,
     seen,
+    arrivals,
     /** The most requests to `path` that were in flight at once. */
     maxInFlight: (path: string) => maxAt.get(path) ?? 0,
     get inFlight() {

@@ -44,17 +44,17 @@ test("a background thread copies committed pages into the database file, and clo
     await eventually(() => statSync(dbPath).size >= before + 50 * 4096);
   } finally {
     const started = performance.now();
-    store.close();
+    await store.close();
     expect(performance.now() - started).toBeLessThan(1_000);
     dir.cleanup();
   }
   expect(errors).toEqual([]);
 });
 
-test("a store closed while its thread is still starting closes at once", () => {
+test("a store closed while its thread is still starting closes at once", async () => {
   const { dir, errors, store } = open(WORKER);
   const started = performance.now();
-  store.close();
+  await store.close();
   expect(performance.now() - started).toBeLessThan(1_000);
   expect(errors).toEqual([]);
   dir.cleanup();
@@ -63,11 +63,11 @@ test("a store closed while its thread is still starting closes at once", () => {
 const pragma = (store: ReturnType<typeof open>["store"], name: string) =>
   (store.db.$client.query(`PRAGMA ${name}`).get() as Record<string, number>)[name];
 
-test("while the thread runs, the server's connection checkpoints on its own only every 10,000 pages, and cuts a grown WAL back", () => {
+test("while the thread runs, the server's connection checkpoints on its own only every 10,000 pages, and cuts a grown WAL back", async () => {
   const { dir, store } = open(WORKER);
   expect(pragma(store, "wal_autocheckpoint")).toBe(AUTOCHECKPOINT_WITH_THREAD_PAGES);
   expect(pragma(store, "journal_size_limit")).toBe(WAL_SIZE_LIMIT_BYTES);
-  store.close();
+  await store.close();
   dir.cleanup();
 });
 
@@ -76,6 +76,6 @@ test("a thread that cannot start is reported; the store works without it, checkp
   await eventually(() => errors.length > 0);
   expect(await store.healthy()).toBe(true);
   expect(pragma(store, "wal_autocheckpoint")).toBe(SQLITE_AUTOCHECKPOINT_PAGES);
-  store.close();
+  await store.close();
   dir.cleanup();
 });

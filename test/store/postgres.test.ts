@@ -26,8 +26,8 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-async function fresh(): Promise<TestDeps> {
-  const deps = await testDeps();
+async function fresh(env?: Record<string, string>): Promise<TestDeps> {
+  const deps = await testDeps({ env });
   cleanups.push(deps.cleanup);
   return deps;
 }
@@ -71,8 +71,8 @@ describe.skipIf(testBackend() !== "postgres")("PostgreSQL: several instances on 
     let serial = 0;
     const live = async () =>
       (
-        await deps.query(`SELECT endpoint_id, COUNT(*) AS n FROM deliveries
-      WHERE status = 'pending' AND lease_until > ${t + 1_000} GROUP BY endpoint_id`)
+        await deps.query(`SELECT endpoint_id, COUNT(*) AS n FROM endpoint_slots
+      WHERE lease_until > ${t + 1_000} GROUP BY endpoint_id`)
       ).map((r) => r.n as number);
     let delivered = 0;
     let inFlight: { c: ClaimedDelivery; store: Store }[] = [];
@@ -112,7 +112,7 @@ describe.skipIf(testBackend() !== "postgres")("PostgreSQL: several instances on 
     const other = await deps.anotherStore();
     const t = deps.clock.now();
     await seed(deps.store, t);
-    const keyHash = hashApiKey("px_live_" + "a".repeat(32));
+    const keyHash = hashApiKey(`px_live_${"a".repeat(32)}`);
     await deps.store.directory.createApiKey({
       id: "key_pg",
       accountId: "acc_pg",
@@ -365,5 +365,99 @@ describe.skipIf(testBackend() !== "postgres")("PostgreSQL: two relays on one dat
     }
     expect(most).toBeGreaterThan(1);
     expect(most).toBeLessThanOrEqual(10);
+  });
+});
+
+describe.skipIf(testBackend() !== "postgres")("PostgreSQL: instances that stop beating", () => {
+  /** An account with one endpoint and `n` due deliveries to it, on `deps`'s database. */
+  async function queued(deps: TestDeps, n: number) {
+    const t = deps.clock.now();
+    await seed(deps.store, t);
+    const endpoint = endpointRow("ep_pg", "acc_pg", t);
+    await deps.store.endpoints.create(endpoint);
+    const events = Array.from({ length: n }, (_, i) => eventRow(newEventId(deps.random, t), "acc_pg", t + i));
+    await deps.store.queue.enqueue(
+      events,
+      events.map((e, i) => deliveryRow(newDeliveryId(deps.random, t), e, endpoint.id, t + i)),
+    );
+    const claim = (store: Store, at: number, leaseId: string, limit = 10) =>
+      store.queue.claimDue(at, {
+        leaseId,
+        limit,
+        perEndpoint: 10,
+        leaseMs: 70_000,
+        maxBytes: Number.POSITIVE_INFINITY,
+      });
+    return { t, endpoint, claim };
+  }
+
+  test("its leases are taken back at once, fenced on the beats seen: another instance claims its delivery under a new lease, and its late completion records nothing", async () => {
+    const deps = await fresh();
+    const stopping = await deps.anotherStore();
+    const { t, endpoint, claim } = await queued(deps, 2);
+    await stopping.instances.beat(t);
+    const [held] = await claim(stopping, t + 10, "lease_stopping", 1);
+    const seen = (await deps.store.instances.beat(t + 10)).others;
+    expect(seen).toEqual([{ id: stopping.instances.self, startedAt: t, beatAt: t, beats: 1 }]);
+    // It beat since it was seen: it is alive, and nothing is taken back.
+    await stopping.instances.beat(t + 1_000);
+    expect(await deps.store.instances.takeBack([{ id: stopping.instances.self, beats: 1 }])).toBe(0);
+    expect((await claim(deps.store, t + 1_010, "lease_early")).map((c) => c.delivery.id)).not.toContain(
+      held!.delivery.id,
+    );
+    // Then it stops beating, and is taken for dead: its one lease is taken back.
+    expect(await deps.store.instances.takeBack([{ id: stopping.instances.self, beats: 2 }])).toBe(1);
+    const [again] = await claim(deps.store, t + 6_000, "lease_again");
+    expect(again).toMatchObject({ leaseId: "lease_again", delivery: { id: held!.delivery.id, attemptCount: 0 } });
+    // It was only slow: its completion comes late, and records nothing.
+    expect(
+      await stopping.queue.completeAttempt(
+        firstAttempt(held!.delivery.id, endpoint.id, t + 7_000, 200, undefined, held!.leaseId),
+      ),
+    ).toEqual({ consecutiveFailures: 0, warned: false, disabled: null });
+    await deps.store.queue.completeAttempt(
+      firstAttempt(held!.delivery.id, endpoint.id, t + 7_001, 200, undefined, "lease_again"),
+    );
+    expect(await deps.store.history.attempts(held!.delivery.id)).toMatchObject([{ at: t + 7_001 }]);
+    expect(await deps.store.history.delivery(held!.delivery.id)).toMatchObject({
+      status: "succeeded",
+      attemptCount: 1,
+    });
+    // Its next beat tells it, and registers it again.
+    expect(await stopping.instances.beat(t + 8_000)).toMatchObject({ takenForDead: true, shared: false });
+    expect((await deps.store.instances.beat(t + 8_000)).others.map((o) => o.id)).toEqual([stopping.instances.self]);
+  });
+
+  test("a restarted instance takes back only its own earlier leases, not another live instance's", async () => {
+    const deps = await fresh({ INSTANCE_ID: "inst_restarting" });
+    const other = await openPostgresStore(deps.databaseUrl, createSealer(deps.config.encryptionKey!, deps.random), {
+      max: 2,
+      instance: "inst_other",
+    });
+    cleanups.push(() => other.close());
+    const { t, claim } = await queued(deps, 2);
+    const [mine] = await claim(deps.store, t + 10, "lease_mine", 1);
+    const [theirs] = await claim(other, t + 10, "lease_theirs", 1);
+    await deps.reopenStore();
+    await deps.store.queue.recoverLeases(t + 20);
+    expect((await claim(deps.store, t + 20, "lease_after")).map((c) => c.delivery.id)).toEqual([mine!.delivery.id]);
+    expect(
+      await deps.query(
+        `SELECT delivery_id, lease_id, holder FROM endpoint_slots WHERE delivery_id IS NOT NULL ORDER BY lease_id`,
+      ),
+    ).toEqual([
+      { delivery_id: mine!.delivery.id, lease_id: "lease_after", holder: "inst_restarting" },
+      { delivery_id: theirs!.delivery.id, lease_id: "lease_theirs", holder: "inst_other" },
+    ]);
+  });
+
+  test("two processes given one instance id: each one's beats tell it", async () => {
+    const deps = await fresh({ INSTANCE_ID: "inst_twin" });
+    const twin = await deps.anotherStore();
+    const t = deps.clock.now();
+    expect(await deps.store.instances.beat(t)).toMatchObject({ shared: false });
+    expect(await twin.instances.beat(t)).toMatchObject({ shared: false });
+    expect(await deps.store.instances.beat(t + 1_000)).toMatchObject({ shared: true });
+    expect(await twin.instances.beat(t + 1_000)).toMatchObject({ shared: true });
   });
 });

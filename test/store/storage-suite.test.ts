@@ -25,8 +25,8 @@ const HOUR = 3_600_000;
 const RETENTION = { "24h": 24 * HOUR, "7d": 7 * 24 * HOUR };
 const EVERYTHING = Number.POSITIVE_INFINITY;
 
-async function fresh(): Promise<TestDeps> {
-  const deps = await testDeps();
+async function fresh(env?: Record<string, string>): Promise<TestDeps> {
+  const deps = await testDeps({ env });
   cleanups.push(deps.cleanup);
   return deps;
 }
@@ -786,6 +786,44 @@ describe("leases", () => {
       await q.store.queue.completeAttempt(firstAttempt(id, q.endpoint.id, q.t, 500, failed(q.t), claimed!.leaseId)),
     ).toEqual({ consecutiveFailures: 0, warned: false, disabled: null });
     expect(await q.store.history.delivery(id)).toBeUndefined();
+  });
+});
+
+describe("instances", () => {
+  test("an instance beats: a lone one is neither taken for dead nor sharing its id; another over the database is listed with its beats counted (a shared backend), until it leaves", async () => {
+    const deps = await fresh();
+    const other = await deps.anotherStore();
+    const t = deps.clock.now();
+    expect(await deps.store.instances.beat(t)).toEqual({ others: [], takenForDead: false, shared: false });
+    await other.instances.beat(t + 1);
+    await other.instances.beat(t + 2);
+    // One server holds a SQLite file: there is no other instance to list.
+    const listed = deps.store.queue.soleWorker
+      ? []
+      : [{ id: other.instances.self, startedAt: t + 1, beatAt: t + 2, beats: 2 }];
+    expect(await deps.store.instances.beat(t + 1_000)).toEqual({ others: listed, takenForDead: false, shared: false });
+    await other.instances.leave();
+    expect((await deps.store.instances.beat(t + 2_000)).others).toEqual([]);
+  });
+
+  test("a restarted instance takes back the leases its earlier run held: they are claimable again at once, under a new lease", async () => {
+    const deps = await fresh({ INSTANCE_ID: "inst_suite" });
+    const t = deps.clock.now();
+    await account(deps.store, "acc_suite", t);
+    const endpoint = endpointRow("ep_suite", "acc_suite", t);
+    await deps.store.endpoints.create(endpoint);
+    const event = eventRow(newEventId(deps.random, t), "acc_suite", t);
+    const delivery = deliveryRow(newDeliveryId(deps.random, t), event, endpoint.id, t);
+    await deps.store.queue.enqueue([event], [delivery]);
+    const claim = (leaseId: string) =>
+      deps.store.queue.claimDue(t + 1, { leaseId, limit: 10, perEndpoint: 10, leaseMs: 70_000, maxBytes: EVERYTHING });
+    expect((await claim("lease_before")).map((c) => c.delivery.id)).toEqual([delivery.id]);
+    await deps.reopenStore();
+    expect(deps.store.instances.self).toBe("inst_suite");
+    // Its lease runs for 70 s yet: only the restart's recovery makes it claimable now.
+    expect(await claim("lease_early")).toEqual([]);
+    await deps.store.queue.recoverLeases(t + 1);
+    expect(await claim("lease_after")).toMatchObject([{ leaseId: "lease_after", delivery: { id: delivery.id } }]);
   });
 });
 

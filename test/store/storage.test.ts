@@ -86,10 +86,10 @@ describe("migrations", () => {
       maxNumbers: null,
       createdAt: 1,
     });
-    first.close();
+    await first.close();
     const second = openSqliteStore(path, sealer);
     expect(second.directory.account("acc_kept")).toMatchObject({ name: "Kept", retention: "7d" });
-    second.close();
+    await second.close();
     const db = new Database(path, { readonly: true });
     expect(db.query<{ n: number }, []>("SELECT count(*) AS n FROM __drizzle_migrations").get()!.n).toBe(
       embeddedMigrations.length,
@@ -109,7 +109,7 @@ describe("migrations", () => {
     old.close();
     const store = openSqliteStore(path, createSealer(new Uint8Array(32).fill(1), cryptoRandom));
     expect(store.directory.account("acc_old")?.name).toBe("Old");
-    store.close();
+    await store.close();
     const db = new Database(path, { readonly: true });
     expect(db.query<{ n: number }, []>("SELECT count(*) AS n FROM __drizzle_migrations").get()!.n).toBe(
       embeddedMigrations.length,
@@ -177,7 +177,7 @@ describe("the request log's own file", () => {
     expect(await store.requests.byMessageId("acc_old", "wamid.old")).toHaveLength(12_000);
     await store.close();
     expect(tables(path).filter((name) => /request_log|usage_hours/.test(name))).toEqual([]);
-    expect(tables(join(dir.path, "db-requests.sqlite"))).toEqual(["request_log", "usage_hours"]);
+    expect(tables(join(dir.path, "db-requests.sqlite")).sort()).toEqual(["request_log", "usage_hours"]);
 
     // A move cut short after its copies (the old tables still there) is done again: nothing counted twice.
     const main = new Database(path);
@@ -190,6 +190,41 @@ describe("the request log's own file", () => {
     const again = await moved(path);
     expect(await again.requests.byMessageId("acc_old", "wamid.old")).toHaveLength(12_000);
     expect(tables(path)).not.toContain("moved_usage_hours");
+  });
+
+  test("a log file of version 1 (WITHOUT ROWID, the whole message id indexed) keeps its records at version 2", async () => {
+    const dir = tempDir();
+    cleanups.push(dir.cleanup);
+    const path = join(dir.path, "db.sqlite");
+    const v1 = new Database(join(dir.path, "db-requests.sqlite"), { create: true });
+    v1.exec(`CREATE TABLE moved_request_log (id TEXT PRIMARY KEY NOT NULL, account_id TEXT NOT NULL, at INTEGER NOT NULL,
+      api_key_id TEXT NOT NULL, method TEXT NOT NULL, route TEXT, phone_number_id TEXT, waba_id TEXT, status INTEGER NOT NULL,
+      error_code INTEGER, upstream_status INTEGER, upstream_error_code INTEGER, upstream_error_subcode INTEGER,
+      upstream_ms REAL, request_bytes INTEGER, response_bytes INTEGER, message_id TEXT) WITHOUT ROWID;
+      CREATE INDEX request_log_account ON moved_request_log (account_id, at);
+      CREATE INDEX request_log_message ON moved_request_log (message_id) WHERE message_id IS NOT NULL;
+      CREATE TABLE usage_hours (account_id TEXT NOT NULL, target_id TEXT NOT NULL, hour INTEGER NOT NULL,
+      kind TEXT NOT NULL, label TEXT NOT NULL, count INTEGER NOT NULL,
+      PRIMARY KEY (account_id, hour, target_id, kind, label)) WITHOUT ROWID;`);
+    for (let i = 0; i < 3; i++) v1.run(oldRecord(`req_${i}`));
+    v1.exec("ALTER TABLE moved_request_log RENAME TO request_log; PRAGMA user_version = 1");
+    v1.close();
+
+    const store = openSqliteStore(path, sealer, { serving: true });
+    cleanups.push(() => store.close());
+    expect((await store.requests.list("acc_old", {}, 10)).map((r) => r.id).sort()).toEqual(["req_0", "req_1", "req_2"]);
+    expect(await store.requests.get("acc_old", "req_1")).toMatchObject({ upstreamMs: 12.5, messageId: "wamid.old" });
+    expect(await store.requests.byMessageId("acc_old", "wamid.old")).toHaveLength(3);
+    expect(await store.requests.byMessageId("acc_old", "x.wamid.old")).toEqual([]);
+    const file = new Database(join(dir.path, "db-requests.sqlite"), { readonly: true });
+    expect(file.query<{ user_version: number }, []>("PRAGMA user_version").get()?.user_version).toBe(2);
+    expect(
+      file
+        .query<{ name: string }, []>("SELECT name FROM sqlite_master WHERE tbl_name = 'request_log' ORDER BY name")
+        .all()
+        .map((r) => r.name),
+    ).toEqual(["request_log", "request_log_account", "request_log_id", "request_log_message_tail"]);
+    file.close();
   });
 });
 
@@ -213,11 +248,11 @@ describe("the server lock", () => {
     // The CLI's store, beside the running server.
     const cli = openSqliteStore(path, sealer);
     expect(cli.directory.account("acc_one")?.name).toBe("One");
-    cli.close();
-    server.close();
+    await cli.close();
+    await server.close();
     const next = openSqliteStore(path, sealer, { serving: true });
     expect(next.directory.account("acc_one")?.name).toBe("One");
-    next.close();
+    await next.close();
   });
 
   test("a refused server leaves its database as it found it: no migration runs under the running server", () => {
@@ -247,7 +282,7 @@ describe("API keys", () => {
     expect(record.keyHash).toBe(hashApiKey(key));
     expect(deps.store.directory.apiKeyByHash(hashApiKey(key))?.id).toBe(record.id);
     expect(deps.store.directory.apiKeyByHash(hashApiKey(`${key}x`))).toBeUndefined();
-    deps.store.close();
+    await deps.store.close();
     const raw = rawBytes(deps.dbPath);
     expect(raw).not.toContain(key);
     expect(raw).not.toContain(key.slice(12));
@@ -257,9 +292,9 @@ describe("API keys", () => {
   test.each([
     "",
     "px_live_short",
-    "px_prod_" + "a".repeat(32),
-    "px_live_" + "a".repeat(31) + "!",
-    "Bearer px_live_" + "a".repeat(32),
+    `px_prod_${"a".repeat(32)}`,
+    `px_live_${"a".repeat(31)}!`,
+    `Bearer px_live_${"a".repeat(32)}`,
   ])("%j is not a well-formed key", (text) => {
     expect(apiKeyMode(text)).toBeNull();
   });
@@ -269,13 +304,13 @@ describe("encryption at rest", () => {
   test("upstream tokens, BYO app secrets and password never appear in the database file", async () => {
     const deps = await fresh();
     const account = await createAccount(deps, { name: "A", email: "a@example.com" }, BY_TEST);
-    const token = "EAAGtoken-" + "t".repeat(40);
-    const appSecret = "byo-app-secret-" + "s".repeat(20);
+    const token = `EAAGtoken-${"t".repeat(40)}`;
+    const appSecret = `byo-app-secret-${"s".repeat(20)}`;
     await createWaba(deps, account.id, { waba_id: "1001", access_token: token, app_secret: appSecret }, BY_TEST);
     await updateWaba(deps, "1001", { access_token: `${token}-rotated` }, BY_TEST);
     await createUser(deps, account.id, { email: "u@example.com", password: "hunter2hunter2" }, BY_TEST);
     expect(deps.store.directory.waba("1001")?.accessToken).toBe(`${token}-rotated`);
-    deps.store.close();
+    await deps.store.close();
     const raw = rawBytes(deps.dbPath);
     for (const secret of [token, appSecret, "hunter2hunter2"]) expect(raw).not.toContain(secret);
   });
@@ -304,7 +339,7 @@ describe("encryption at rest", () => {
       createdAt: 1,
       updatedAt: 1,
     });
-    store.close();
+    await store.close();
     expect(() => openSqliteStore(path, createSealer(new Uint8Array(32).fill(2), cryptoRandom))).toThrow(SealError);
   });
 });
@@ -323,7 +358,7 @@ describe("directory refresh", () => {
       maxNumbers: null,
       createdAt: 1,
     });
-    other.close();
+    await other.close();
     expect(deps.store.directory.account("acc_cli")).toBeUndefined();
     expect(await deps.store.directory.refresh()).toBe(true);
     expect(deps.store.directory.account("acc_cli")?.name).toBe("From CLI");

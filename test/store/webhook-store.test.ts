@@ -218,7 +218,7 @@ describe("hourly stats in the SQLite store", () => {
       [1, 0, 0],
       [0, 2, 1],
     ]);
-    deps.store.close();
+    await deps.store.close();
 
     // The same rows in a database of the build before the counters.
     const oldPath = `${deps.dbPath}.old`;
@@ -237,6 +237,6 @@ describe("hourly stats in the SQLite store", () => {
     old.close();
     const upgraded = openSqliteStore(oldPath, createSealer(new Uint8Array(32), deps.random));
     expect(await upgraded.history.hourlyStats(endpoint.id, start, start + HOUR)).toEqual(expected);
-    upgraded.close();
+    await upgraded.close();
   });
 });

@@ -12,7 +12,7 @@ import type { Store } from "../../src/store/store.ts";
 import { tempDir } from "./temp-dir.ts";
 
 /** A row of any table, as assertions read it. */
-export type Row = Record<string, any>;
+export type Row = Record<string, unknown>;
 
 /**
  * The backend every test of the service runs on, chosen by SWITCHBOARD_TEST_BACKEND: `sqlite`
@@ -51,8 +51,8 @@ export function sqliteDatabase(): TestDatabase {
   return {
     url: `file:${path}`,
     env: {},
-    async open(_config, sealer, options) {
-      latest = openSqliteStore(path, sealer, options);
+    async open(config, sealer, options) {
+      latest = openSqliteStore(path, sealer, { ...options, instance: config.instances.id ?? undefined });
       return latest;
     },
     // On the store's own connection, which sees what it wrote the moment its commit ends.
@@ -183,8 +183,11 @@ export async function postgresDatabase(): Promise<TestDatabase> {
     url: database.url,
     // The scale-out mode's rate limits: Redis, under a prefix of this test's own.
     env: { REDIS_URL: "redis://127.0.0.1:6379", REDIS_KEY_PREFIX: `${database.name}:` },
-    async open(_config, sealer) {
-      const store = await openPostgresStore(database.url, sealer, { max: TEST_POOL });
+    async open(config, sealer) {
+      const store = await openPostgresStore(database.url, sealer, {
+        max: TEST_POOL,
+        instance: config.instances.id ?? undefined,
+      });
       stores.push(store);
       return store;
     },

@@ -1,9 +1,19 @@
 import type { Endpoint } from "../../src/store/endpoints.ts";
 import type { Completion, NewDelivery, NewEvent } from "../../src/store/queue.ts";
 import { FAILURE_RULES } from "../../src/webhooks/outcome.ts";
+import { testBackend } from "./backend.ts";
 
 // Rows the webhook store takes, for tests that write to it directly (as a run that stopped
 // leaves its queue, or to drive one store call at a time).
+
+/**
+ * A query counting (as `n`) the deliveries a lease holds, live or run out, on the test backend:
+ * SQLite keeps a lease in the delivery's row, PostgreSQL in its endpoint's slots.
+ */
+export const LEASED_COUNT =
+  testBackend() === "postgres"
+    ? "SELECT COUNT(*) AS n FROM endpoint_slots WHERE delivery_id IS NOT NULL"
+    : "SELECT COUNT(*) AS n FROM deliveries WHERE lease_until IS NOT NULL";
 
 /** An enabled, healthy endpoint for `messages`, with a fixed secret. */
 export function endpointRow(id: string, accountId: string, now: number): Endpoint {

@@ -11,6 +11,15 @@ import { acceptEvent } from "../../src/webhooks/ingress.ts";
 import { webhookRelay } from "../../src/webhooks/relay.ts";
 import { admin, TEST_APP_SECRET, testDeps } from "../support/harness.ts";
 import { eventBody, messageChange, relayApp, type RelayApp } from "./support.ts";
+import type {
+  DeliveryDetailJson,
+  DeliveryJson,
+  EndpointJson,
+  ErrorEnvelope,
+  NewEndpointJson,
+  PageJson,
+  StatsJson,
+} from "../support/api-json.ts";
 import { bySystem } from "../../src/audit/entry.ts";
 
 const BY_TEST = bySystem("test");
@@ -36,7 +45,7 @@ describe("endpoints (docs/operations.md#the-dashboard-and-its-api)", () => {
   test("create shows the secret once; read, list, update and delete never show it", async () => {
     app = await relayApp();
     const a = await app.account({ numbers: 2 });
-    const created = await a.api("POST", "/api/endpoints", {
+    const created = await a.api<NewEndpointJson>("POST", "/api/endpoints", {
       url: "http://127.0.0.1:4000/in",
       fields: ["messages", "security", "messages"],
     });
@@ -50,17 +59,19 @@ describe("endpoints (docs/operations.md#the-dashboard-and-its-api)", () => {
       consecutive_failures: 0,
     });
     expect(created.body.secret).toMatch(/^whsec_/);
-    const id = created.body.id as string;
-    const read = await a.api("GET", `/api/endpoints/${id}`);
+    const id = created.body.id;
+    const read = await a.api<Partial<NewEndpointJson>>("GET", `/api/endpoints/${id}`);
     expect(read.body.secret).toBeUndefined();
     expect(JSON.stringify(read.body)).not.toContain("whsec_");
-    expect((await a.api("GET", "/api/endpoints")).body.data.map((e: { id: string }) => e.id)).toEqual([id]);
+    expect((await a.api<PageJson<EndpointJson>>("GET", "/api/endpoints")).body.data.map((e) => e.id)).toEqual([id]);
     const patched = await a.api("PATCH", `/api/endpoints/${id}`, {
       fields: ["history"],
       phone_number_id: a.numbers[1],
     });
     expect(patched.body).toMatchObject({ fields: ["history"], phone_number_id: a.numbers[1] });
-    expect((await a.api("PATCH", `/api/endpoints/${id}`, { phone_number_id: null })).body.phone_number_id).toBeNull();
+    expect(
+      (await a.api<EndpointJson>("PATCH", `/api/endpoints/${id}`, { phone_number_id: null })).body.phone_number_id,
+    ).toBeNull();
     // The secret is stored sealed, never as text.
     const row = (await app.deps.query("SELECT secret_enc FROM endpoints"))[0]!;
     expect(row.secret_enc).toStartWith("v1.");
@@ -72,7 +83,7 @@ describe("endpoints (docs/operations.md#the-dashboard-and-its-api)", () => {
   test("validation: no_numbers, invalid_url, invalid_fields, a number of another account or not connected", async () => {
     app = await relayApp({ env: { DEV_MODE: "0" } });
     const sandboxOnly = await app.account({ kind: "sandbox" });
-    const noNumbers = await sandboxOnly.api("POST", "/api/endpoints", {
+    const noNumbers = await sandboxOnly.api<ErrorEnvelope>("POST", "/api/endpoints", {
       url: "https://hooks.example.com/in",
       fields: ["messages"],
     });
@@ -82,7 +93,7 @@ describe("endpoints (docs/operations.md#the-dashboard-and-its-api)", () => {
     const a = await app.account({ numbers: 2 });
     const other = await app.account();
     const bad = async (body: unknown, status: number, code: string) => {
-      const r = await a.api("POST", "/api/endpoints", body);
+      const r = await a.api<ErrorEnvelope>("POST", "/api/endpoints", body);
       expect([r.status, r.body.error?.code]).toEqual([status, code]);
     };
     await bad({ url: "http://hooks.example.com/in", fields: ["messages"] }, 422, "invalid_url");
@@ -117,14 +128,14 @@ describe("endpoints (docs/operations.md#the-dashboard-and-its-api)", () => {
       400,
       "invalid_request",
     );
-    const created = await a.api("POST", "/api/endpoints", {
+    const created = await a.api<EndpointJson>("POST", "/api/endpoints", {
       url: "https://hooks.example.com/in",
       fields: ["messages"],
     });
     expect(created.status).toBe(201);
     // PATCH checks the same rules, and a refused change leaves the endpoint as it was.
     const patch = async (body: unknown, status: number, code: string) => {
-      const r = await a.api("PATCH", `/api/endpoints/${created.body.id}`, body);
+      const r = await a.api<ErrorEnvelope>("PATCH", `/api/endpoints/${created.body.id}`, body);
       expect([r.status, r.body.error?.code]).toEqual([status, code]);
     };
     await patch({ url: "https://10.0.0.1/in" }, 422, "invalid_url");
@@ -163,10 +174,10 @@ describe("endpoints (docs/operations.md#the-dashboard-and-its-api)", () => {
       ["GET", `/api/deliveries?endpoint_id=${ep.id}`],
       ["GET", "/api/endpoints/ep_missing"],
     ] as const) {
-      const r = await b.api(method, path, method === "PATCH" ? { fields: ["messages"] } : undefined);
+      const r = await b.api<ErrorEnvelope>(method, path, method === "PATCH" ? { fields: ["messages"] } : undefined);
       expect([method, path, r.status, r.body.error.code]).toEqual([method, path, 404, "not_found"]);
     }
-    expect((await b.api("GET", "/api/deliveries")).body.data).toEqual([]);
+    expect((await b.api("GET", "/api/deliveries")).body).toMatchObject({ data: [] });
     expect((await fetch(`${app.url}/api/endpoints`)).status).toBe(401);
   });
 });
@@ -184,32 +195,34 @@ describe("deliveries list, detail and stats", () => {
       app.deps.clock.advance(1000);
     }
     await app.tick();
-    const all = await a.api("GET", "/api/deliveries");
+    const all = await a.api<PageJson<DeliveryJson>>("GET", "/api/deliveries");
     expect(all.body.data).toHaveLength(10);
     expect(all.body.next_cursor).toBeNull();
-    const pending = await a.api("GET", `/api/deliveries?status=pending&endpoint_id=${e2.id}`);
+    const pending = await a.api<PageJson<DeliveryJson>>("GET", `/api/deliveries?status=pending&endpoint_id=${e2.id}`);
     expect(pending.body.data).toHaveLength(5);
-    expect(pending.body.data[0].next_attempt_at).not.toBeNull();
-    expect((await a.api("GET", `/api/deliveries?status=succeeded&endpoint_id=${e1.id}`)).body.data).toHaveLength(5);
-    expect((await a.api("GET", `/api/deliveries?status=succeeded&endpoint_id=${e2.id}`)).body.data).toHaveLength(0);
+    expect(pending.body.data[0]?.next_attempt_at).not.toBeNull();
+    const succeeded = (endpointId: string) =>
+      a.api<PageJson<DeliveryJson>>("GET", `/api/deliveries?status=succeeded&endpoint_id=${endpointId}`);
+    expect((await succeeded(e1.id)).body.data).toHaveLength(5);
+    expect((await succeeded(e2.id)).body.data).toHaveLength(0);
 
     const seen: string[] = [];
     let cursor: string | null = "";
     while (cursor !== null) {
-      const page: { body: Record<string, any> } = await a.api(
+      const page: { body: PageJson<DeliveryJson> } = await a.api(
         "GET",
         `/api/deliveries?limit=3${cursor ? `&cursor=${cursor}` : ""}`,
       );
-      seen.push(...page.body.data.map((d: { id: string }) => d.id));
+      seen.push(...page.body.data.map((d) => d.id));
       cursor = page.body.next_cursor;
     }
-    expect(seen).toEqual(all.body.data.map((d: { id: string }) => d.id));
-    const times = all.body.data.map((d: { created_at: string }) => d.created_at);
+    expect(seen).toEqual(all.body.data.map((d) => d.id));
+    const times = all.body.data.map((d) => d.created_at);
     expect([...times].sort().reverse()).toEqual(times);
     // Empty parameters, as a form or a script may send them, filter nothing.
-    const unfiltered = await a.api("GET", "/api/deliveries?endpoint_id=&status=&cursor=");
+    const unfiltered = await a.api<PageJson<DeliveryJson>>("GET", "/api/deliveries?endpoint_id=&status=&cursor=");
     expect(unfiltered.status).toBe(200);
-    expect(unfiltered.body.data).toEqual((await a.api("GET", "/api/deliveries")).body.data);
+    expect(unfiltered.body.data).toEqual((await a.api<PageJson<DeliveryJson>>("GET", "/api/deliveries")).body.data);
     expect(unfiltered.body.data.length).toBeGreaterThan(0);
     expect((await a.api("GET", "/api/deliveries?status=bogus")).status).toBe(400);
     expect((await a.api("GET", "/api/deliveries?cursor=%%%")).status).toBe(400);
@@ -229,23 +242,17 @@ describe("deliveries list, detail and stats", () => {
     await app.tick();
     app.deps.clock.advance(1000);
     await app.tick();
-    const stats = await a.api("GET", `/api/endpoints/${ep.id}/stats?hours=3`);
+    const stats = await a.api<StatsJson>("GET", `/api/endpoints/${ep.id}/stats?hours=3`);
     expect(stats.status).toBe(200);
-    expect(
-      stats.body.data.map((b: { succeeded: number; failed: number; parked: number }) => [
-        b.succeeded,
-        b.failed,
-        b.parked,
-      ]),
-    ).toEqual([
+    expect(stats.body.data.map((b) => [b.succeeded, b.failed, b.parked])).toEqual([
       [0, 0, 0],
       [1, 0, 0],
       [0, 2, 1],
     ]);
-    expect(stats.body.data[2].hour).toBe(
+    expect(stats.body.data[2]?.hour).toBe(
       new Date(Math.floor(app.deps.clock.now() / 3_600_000) * 3_600_000).toISOString(),
     );
-    expect((await a.api("GET", `/api/endpoints/${ep.id}/stats`)).body.data).toHaveLength(24);
+    expect((await a.api<StatsJson>("GET", `/api/endpoints/${ep.id}/stats`)).body.data).toHaveLength(24);
   });
 
   test("the OpenAPI document lists every webhook route", async () => {
@@ -279,8 +286,8 @@ describe("production rules end to end (not DEV_MODE)", () => {
     await a.endpoint("https://hooks.example.com/in");
     await app.post(eventBody([{ id: a.wabaId, changes: [messageChange(a.numbers[0]!)] }]));
     await app.tick();
-    const [delivery] = (await a.api("GET", "/api/deliveries")).body.data;
-    const detail = await a.api("GET", `/api/deliveries/${delivery.id}`);
+    const [delivery] = (await a.api<PageJson<DeliveryJson>>("GET", "/api/deliveries")).body.data;
+    const detail = await a.api<DeliveryDetailJson>("GET", `/api/deliveries/${delivery!.id}`);
     expect(detail.body.attempts[0]).toMatchObject({
       status_code: null,
       error: "blocked: resolved to 10.0.0.7",

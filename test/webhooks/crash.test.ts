@@ -93,7 +93,7 @@ test("kill -9 while deliveries are in flight, restart on the same file: every ac
   proc.kill("SIGKILL");
   await proc.exited;
   holding = false;
-  held.splice(0).forEach((release) => release());
+  for (const release of held.splice(0)) release();
 
   port = freePort();
   proc = start(dbPath, port);

@@ -4,7 +4,8 @@ import { eventBody, messageChange, relayApp, type RelayApp } from "./support.ts"
 import { smtpSink } from "./smtp-sink.ts";
 import { newDeliveryId, newEventId } from "../../src/webhooks/ids.ts";
 import { TEST_MESSAGE_TEXT } from "../../src/webhooks/test-event.ts";
-import { deliveryRow, eventRow } from "../support/queue-rows.ts";
+import { deliveryRow, eventRow, LEASED_COUNT } from "../support/queue-rows.ts";
+import type { DeliveryDetailJson, DeliveryJson, EndpointJson, ErrorEnvelope, PageJson } from "../support/api-json.ts";
 
 let app: RelayApp;
 const stops: (() => unknown)[] = [];
@@ -55,7 +56,7 @@ describe("delivery request and signature (docs/webhooks.md#the-request-and-its-s
         "webhook-signature": got!.headers["webhook-signature"]!,
       }),
     ).toThrow();
-    const detail = await a.api("GET", `/api/deliveries/${got!.headers["webhook-id"]}`);
+    const detail = await a.api<DeliveryDetailJson>("GET", `/api/deliveries/${got!.headers["webhook-id"]}`);
     expect(detail.body).toMatchObject({
       status: "succeeded",
       attempt_count: 1,
@@ -86,7 +87,7 @@ describe("retries (docs/webhooks.md#retries, docs/webhooks.md#delivery-states)",
     const start = app.deps.clock.now();
     let elapsed = 0;
     for (const [i, wait] of [5 * SECOND, MINUTE, 5 * MINUTE, 30 * MINUTE, 2 * HOUR, 6 * HOUR, 12 * HOUR].entries()) {
-      const pending = await a.api("GET", `/api/deliveries/${id}`);
+      const pending = await a.api<DeliveryDetailJson>("GET", `/api/deliveries/${id}`);
       expect(pending.body.status).toBe("pending");
       expect(pending.body.next_attempt_at).toBe(new Date(start + elapsed + wait).toISOString());
       app.deps.clock.advance(wait - 1);
@@ -99,20 +100,16 @@ describe("retries (docs/webhooks.md#retries, docs/webhooks.md#delivery-states)",
     }
     expect(new Set(rx.received.map((r) => r.headers["webhook-id"]))).toEqual(new Set([id]));
     expect(new Set(rx.received.map((r) => r.headers["webhook-timestamp"])).size).toBe(8);
-    const parked = await a.api("GET", `/api/deliveries/${id}`);
+    const parked = await a.api<DeliveryDetailJson>("GET", `/api/deliveries/${id}`);
     expect(parked.body).toMatchObject({
       status: "parked",
       parked_reason: "attempts_exhausted",
       attempt_count: 8,
       next_attempt_at: null,
     });
-    expect(
-      parked.body.attempts.map((x: { number: number; status_code: number; error: string }) => [
-        x.number,
-        x.status_code,
-        x.error,
-      ]),
-    ).toEqual([1, 2, 3, 4, 5, 6, 7, 8].map((n) => [n, 503, "HTTP 503"]));
+    expect(parked.body.attempts.map((x) => [x.number, x.status_code, x.error])).toEqual(
+      [1, 2, 3, 4, 5, 6, 7, 8].map((n) => [n, 503, "HTTP 503"]),
+    );
     app.deps.clock.advance(HOUR);
     await app.tick();
     expect(rx.received).toHaveLength(8);
@@ -128,7 +125,7 @@ describe("retries (docs/webhooks.md#retries, docs/webhooks.md#delivery-states)",
     app.deps.clock.advance(2 * SECOND);
     await app.tick();
     expect(rx.received).toHaveLength(3);
-    const list = await a.api("GET", "/api/deliveries?status=parked");
+    const list = await a.api<PageJson<DeliveryJson>>("GET", "/api/deliveries?status=parked");
     expect(list.body.data).toHaveLength(1);
   });
 
@@ -139,15 +136,15 @@ describe("retries (docs/webhooks.md#retries, docs/webhooks.md#delivery-states)",
     );
     await send();
     await app.tick();
-    expect((await a.api("GET", `/api/endpoints/${ep.id}`)).body.consecutive_failures).toBe(1);
+    expect((await a.api<EndpointJson>("GET", `/api/endpoints/${ep.id}`)).body.consecutive_failures).toBe(1);
     rx.respond(() => new Response("thanks", { status: 202 }));
     app.deps.clock.advance(5 * SECOND);
     await app.tick();
     const id = rx.received[0]!.headers["webhook-id"];
-    const detail = await a.api("GET", `/api/deliveries/${id}`);
+    const detail = await a.api<DeliveryDetailJson>("GET", `/api/deliveries/${id}`);
     expect(detail.body.status).toBe("succeeded");
-    expect(detail.body.attempts.map((x: { status_code: number }) => x.status_code)).toEqual([301, 202]);
-    expect((await a.api("GET", `/api/endpoints/${ep.id}`)).body.consecutive_failures).toBe(0);
+    expect(detail.body.attempts.map((x) => x.status_code)).toEqual([301, 202]);
+    expect((await a.api<EndpointJson>("GET", `/api/endpoints/${ep.id}`)).body.consecutive_failures).toBe(0);
   });
 
   test("a receiver slower than WEBHOOK_TIMEOUT_MS fails the attempt (time-out recorded)", async () => {
@@ -155,7 +152,7 @@ describe("retries (docs/webhooks.md#retries, docs/webhooks.md#delivery-states)",
     const { a, rx, send } = await oneEndpoint(() => new Promise<Response>(() => undefined));
     await send();
     await app.tick();
-    const detail = await a.api("GET", `/api/deliveries/${rx.received[0]!.headers["webhook-id"]}`);
+    const detail = await a.api<DeliveryDetailJson>("GET", `/api/deliveries/${rx.received[0]!.headers["webhook-id"]}`);
     expect(detail.body.status).toBe("pending");
     expect(detail.body.attempts[0]).toMatchObject({
       status_code: null,
@@ -192,17 +189,13 @@ describe("endpoint health (docs/webhooks.md#endpoint-health-and-disabling)", () 
     await send();
     await app.tick();
     expect(rx.received).toHaveLength(1);
-    const parked = (await a.api("GET", "/api/deliveries?status=parked")).body.data as {
-      id: string;
-      parked_reason: string;
-      attempt_count: number;
-    }[];
+    const parked = (await a.api<PageJson<DeliveryJson>>("GET", "/api/deliveries?status=parked")).body.data;
     expect(parked.map((d) => [d.parked_reason, d.attempt_count])).toEqual([
       ["endpoint_disabled", 0],
       ["gone", 1],
     ]);
     // A replay is made whatever the endpoint's state (docs/webhooks.md#replay); into a disabled one it parks when due.
-    const whileDisabled = await a.api("POST", `/api/deliveries/${first}/replay`);
+    const whileDisabled = await a.api<DeliveryJson>("POST", `/api/deliveries/${first}/replay`);
     expect(whileDisabled.status).toBe(201);
     await app.tick();
     expect(rx.received).toHaveLength(1);
@@ -299,7 +292,10 @@ describe("concurrency (docs/webhooks.md#at-least-once-and-in-no-fixed-order)", (
       () =>
         new Promise<Response>((resolve) => {
           most = Math.max(most, ++open);
-          held.push(() => (open--, resolve(new Response("ok"))));
+          held.push(() => {
+            open--;
+            resolve(new Response("ok"));
+          });
         }),
     );
     const fast = app.receiver();
@@ -315,11 +311,11 @@ describe("concurrency (docs/webhooks.md#at-least-once-and-in-no-fixed-order)", (
     // 10 in flight; a sole worker (SQLite) holds the other 15 in the endpoint's buffer, leased to
     // this process. On a shared queue (PostgreSQL) a lease is a request in flight, counted across
     // every instance: the other 15 wait in the store.
-    const leased = (await app.deps.query("SELECT COUNT(*) AS n FROM deliveries WHERE lease_until IS NOT NULL"))[0]!;
+    const leased = (await app.deps.query(LEASED_COUNT))[0]!;
     expect(leased.n).toBe(app.deps.store.queue.soleWorker ? 25 : 10);
     const drained = app.tick();
     while (slow.received.length < 25 || held.length > 0) {
-      held.splice(0).forEach((release) => release());
+      for (const release of held.splice(0)) release();
       await Bun.sleep(1);
     }
     await drained;
@@ -338,9 +334,9 @@ describe("the endpoint's buffer", () => {
     const claims = spyOn(app.deps.store.queue, "claimDue");
     for (let i = 0; i < 12; i++) expect((await send(`m${i}`)).status).toBe(200);
     while (rx.received.length < 10) await Bun.sleep(5);
-    const rotated = await a.api("POST", `/api/endpoints/${ep.id}/rotate-secret`);
+    const rotated = await a.api<{ secret: string }>("POST", `/api/endpoints/${ep.id}/rotate-secret`);
     while (rx.received.length < 12 || held.length > 0) {
-      held.splice(0).forEach((release) => release());
+      for (const release of held.splice(0)) release();
       await Bun.sleep(1);
     }
     const taken = await Promise.all(claims.mock.results.map((call) => call.value as Promise<unknown[]>));
@@ -366,7 +362,7 @@ describe("the endpoint's buffer", () => {
       [true, true],
     ]);
     await app.tick();
-    const succeeded = await a.api("GET", "/api/deliveries?status=succeeded&limit=20");
+    const succeeded = await a.api<PageJson<DeliveryJson>>("GET", "/api/deliveries?status=succeeded&limit=20");
     expect(succeeded.body.data).toHaveLength(12);
   });
 
@@ -380,11 +376,11 @@ describe("the endpoint's buffer", () => {
     while (rx.received.length < 10) await Bun.sleep(5);
     const count = async (where: string) =>
       (await app.deps.query(`SELECT COUNT(*) AS n FROM deliveries WHERE ${where}`))[0]!.n;
-    expect(await count("lease_until IS NOT NULL")).toBe(10);
-    expect(await count("status = 'pending' AND lease_until IS NULL")).toBe(2);
+    expect((await app.deps.query(LEASED_COUNT))[0]!.n).toBe(10);
+    expect(await count("status = 'pending'")).toBe(12);
     const drained = app.tick();
     while (rx.received.length < 12 || held.length > 0) {
-      held.splice(0).forEach((release) => release());
+      for (const release of held.splice(0)) release();
       await Bun.sleep(1);
     }
     await drained;
@@ -415,7 +411,7 @@ describe("a backlog in the store", () => {
     // A sole worker's one claim took what the buffer holds: 10 in flight and 50 waiting, all leased.
     // A shared queue leases only the 10 in flight.
     const sole = app.deps.store.queue.soleWorker;
-    expect(await count("lease_until IS NOT NULL")).toBe(sole ? 60 : 10);
+    expect((await app.deps.query(LEASED_COUNT))[0]!.n).toBe(sole ? 60 : 10);
     while (rx.received.length < 150 || held.length > 0) {
       held.shift()?.();
       await Bun.sleep(1);
@@ -434,9 +430,9 @@ describe("rotation overlap (docs/webhooks.md#secret-rotation)", () => {
   test("for 24 hours after a rotation every delivery carries both signatures, then only the new one", async () => {
     app = await relayApp();
     const { a, rx, ep, send } = await oneEndpoint();
-    const rotated = await a.api("POST", `/api/endpoints/${ep.id}/rotate-secret`);
+    const rotated = await a.api<{ secret: string }>("POST", `/api/endpoints/${ep.id}/rotate-secret`);
     expect(rotated.status).toBe(200);
-    const fresh = rotated.body.secret as string;
+    const fresh = rotated.body.secret;
     expect(fresh).toMatch(/^whsec_/);
     expect(fresh).not.toBe(ep.secret);
     await send();
@@ -450,7 +446,7 @@ describe("rotation overlap (docs/webhooks.md#secret-rotation)", () => {
     expect(headers["webhook-signature"].split(" ")).toHaveLength(2);
     new Webhook(fresh).verify(got.body, headers);
     new Webhook(ep.secret).verify(got.body, headers);
-    expect((await a.api("GET", `/api/endpoints/${ep.id}`)).body.previous_secret_expires_at).toBe(
+    expect((await a.api<EndpointJson>("GET", `/api/endpoints/${ep.id}`)).body.previous_secret_expires_at).toBe(
       new Date(app.deps.clock.now() + 24 * HOUR).toISOString(),
     );
 
@@ -481,7 +477,7 @@ describe("replay, history payloads and retention (docs/webhooks.md#replay, docs/
     await app.tick();
     const original = rx.received[0]!;
     rx.respond(() => new Response("ok"));
-    const replay = await a.api("POST", `/api/deliveries/${original.headers["webhook-id"]}/replay`);
+    const replay = await a.api<DeliveryJson>("POST", `/api/deliveries/${original.headers["webhook-id"]}/replay`);
     expect(replay.status).toBe(201);
     expect(replay.body).toMatchObject({ replay_of: original.headers["webhook-id"], status: "pending" });
     expect(replay.body.id).not.toBe(original.headers["webhook-id"]);
@@ -498,14 +494,14 @@ describe("replay, history payloads and retention (docs/webhooks.md#replay, docs/
     const succeeded = rx.received[0]!.headers["webhook-id"]!;
     const detail = await a.api("GET", `/api/deliveries/${succeeded}`);
     expect(detail.body).toMatchObject({ status: "succeeded", payload_available: false, payload: null });
-    const expired = await a.api("POST", `/api/deliveries/${succeeded}/replay`);
+    const expired = await a.api<ErrorEnvelope>("POST", `/api/deliveries/${succeeded}/replay`);
     expect(expired.status).toBe(410);
     expect(expired.body.error).toMatchObject({
       type: "GoneException",
       code: "payload_expired",
       message: "The payload of this delivery has been deleted.",
     });
-    expect(expired.body.error.trace_id).toBe(expired.headers.get("x-proxy-request-id"));
+    expect(expired.headers.get("x-proxy-request-id")).toBe(expired.body.error.trace_id);
 
     rx.respond(() => new Response("", { status: 410 }));
     await send("sync 2", "history");
@@ -525,7 +521,9 @@ describe("replay, history payloads and retention (docs/webhooks.md#replay, docs/
     await send("plain", "messages");
     await app.tick();
     const plain = rx.received[2]!.headers["webhook-id"]!;
-    expect((await a.api("GET", `/api/deliveries/${plain}`)).body.payload).toBe(rx.received[2]!.body);
+    expect((await a.api<DeliveryDetailJson>("GET", `/api/deliveries/${plain}`)).body.payload).toBe(
+      rx.received[2]!.body,
+    );
   });
 
   test("deliveries, attempts and payloads are purged after the account's retention (24h, or 7d once set)", async () => {
@@ -564,7 +562,7 @@ describe("Send test (docs/webhooks.md#test-events)", () => {
   test("queues a proxy_test messages event through the normal pipeline, retries included", async () => {
     app = await relayApp();
     const { a, rx, ep } = await oneEndpoint(() => new Response("", { status: 500 }));
-    const queued = await a.api("POST", `/api/endpoints/${ep.id}/test`);
+    const queued = await a.api<{ delivery_id: string }>("POST", `/api/endpoints/${ep.id}/test`);
     expect(queued.status).toBe(202);
     await app.tick();
     const got = rx.received[0]!;
@@ -585,6 +583,8 @@ describe("Send test (docs/webhooks.md#test-events)", () => {
     rx.respond(() => new Response("ok"));
     app.deps.clock.advance(5 * SECOND);
     await app.tick();
-    expect((await a.api("GET", `/api/deliveries/${queued.body.delivery_id}`)).body.status).toBe("succeeded");
+    expect((await a.api<DeliveryJson>("GET", `/api/deliveries/${queued.body.delivery_id}`)).body.status).toBe(
+      "succeeded",
+    );
   });
 });

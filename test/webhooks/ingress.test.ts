@@ -65,7 +65,7 @@ describe("X-Hub-Signature-256", () => {
     const a = await app.account();
     const rx = app.receiver(() => new Response("no", { status: 500 }));
     await a.endpoint(rx.url);
-    await a.endpoint(rx.url + "?second");
+    await a.endpoint(`${rx.url}?second`);
     const response = await app.post(eventBody([{ id: a.wabaId, changes: [messageChange(a.numbers[0]!)] }]));
     expect(response.status).toBe(200);
     expect(await count(app, "events")).toBe(1);

@@ -29,11 +29,19 @@ export function smtpSink() {
           state.buffer = state.buffer.slice(eol + 2);
           const verb = line.slice(0, 4).toUpperCase();
           if (verb === "EHLO" || verb === "HELO") socket.write("250 sink\r\n");
-          else if (verb === "MAIL") (state.from = line.slice(10).trim()), socket.write("250 ok\r\n");
-          else if (verb === "RCPT") state.to.push(line.slice(8).trim()), socket.write("250 ok\r\n");
-          else if (verb === "DATA") (state.inData = true), socket.write("354 go\r\n");
-          else if (verb === "QUIT") socket.write("221 bye\r\n"), socket.end();
-          else socket.write("250 ok\r\n");
+          else if (verb === "MAIL") {
+            state.from = line.slice(10).trim();
+            socket.write("250 ok\r\n");
+          } else if (verb === "RCPT") {
+            state.to.push(line.slice(8).trim());
+            socket.write("250 ok\r\n");
+          } else if (verb === "DATA") {
+            state.inData = true;
+            socket.write("354 go\r\n");
+          } else if (verb === "QUIT") {
+            socket.write("221 bye\r\n");
+            socket.end();
+          } else socket.write("250 ok\r\n");
         }
       },
     },

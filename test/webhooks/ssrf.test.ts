@@ -8,6 +8,7 @@ import { checkWebhookUrl, urlChecker } from "../../src/net/url-rules.ts";
 import type { Resolver } from "../../src/runtime/resolver.ts";
 import { staticResolver } from "../../src/runtime/resolver.ts";
 import { relayApp } from "./support.ts";
+import type { ErrorEnvelope } from "../../src/errors/catalog.ts";
 
 const TLS = join(import.meta.dir, "fixtures", "tls");
 const production: AddressPolicy = { allowLoopback: false, selfAddresses: new Set(["203.0.113.9"]) };
@@ -216,7 +217,10 @@ describe("the service's own addresses (docs/webhooks.md#url-rules)", () => {
     const listening = await relayApp({ env: { DEV_MODE: "0", HOST: "8.8.4.4" } });
     stops.push(() => listening.close());
     const a = await listening.account();
-    const refused = await a.api("POST", "/api/endpoints", { url: "https://8.8.4.4/in", fields: ["messages"] });
+    const refused = await a.api<ErrorEnvelope>("POST", "/api/endpoints", {
+      url: "https://8.8.4.4/in",
+      fields: ["messages"],
+    });
     expect([refused.status, refused.body.error.code]).toEqual([422, "invalid_url"]);
     expect(refused.body.error.message).toContain("own address");
     const policy = listening.relay.urlRules.policy;
@@ -344,7 +348,7 @@ describe("the delivery client connects only to the address it checked", () => {
   });
 
   test("only the first 1 KB of the answer is read", async () => {
-    const rx = tlsReceiver(() => new Response("x".repeat(5000) + "END"));
+    const rx = tlsReceiver(() => new Response(`${"x".repeat(5000)}END`));
     const outcome = await safePost(
       `https://receiver.test:${rx.port}/hook`,
       request,

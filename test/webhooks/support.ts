@@ -23,7 +23,9 @@ export function receiver(respond: Responder = () => new Response("ok")) {
     async fetch(req) {
       const body = await req.text();
       const headers: Record<string, string> = {};
-      req.headers.forEach((value, key) => (headers[key] = value));
+      req.headers.forEach((value, key) => {
+        headers[key] = value;
+      });
       received.push({ headers, body, at: Date.now() });
       return current(req, body);
     },
@@ -109,7 +111,8 @@ export async function relayAccount(
       headers: { cookie, ...(body === undefined ? {} : { "content-type": "application/json" }) },
       body: body === undefined ? undefined : JSON.stringify(body),
     });
-  const api = async (method: string, path: string, body?: unknown) => {
+  /** A call of the account's API: its status, headers and JSON, as the shape the caller reads (`unknown` unless it says). */
+  const api = async <T = unknown>(method: string, path: string, body?: unknown) => {
     let response = await send(method, path, body);
     // Tests move the clock by hours; sessions last 12, so sign in again when one has expired.
     if (response.status === 401) {
@@ -119,7 +122,7 @@ export async function relayAccount(
     const text = await response.text();
     return {
       status: response.status,
-      body: (text ? JSON.parse(text) : null) as Record<string, any>,
+      body: (text ? JSON.parse(text) : null) as T,
       headers: response.headers,
     };
   };

@@ -1,6 +1,5 @@
 // The dashboard's only script of its own (htmx does the rest). Loaded from /dashboard/assets,
-// so the Content-Security-Policy can forbid inline scripts entirely.
-"use strict";
+// so the Content-Security-Policy can forbid inline scripts entirely. A module: strict, and deferred.
 
 function announce(button, text) {
   const status = document.getElementById(button.getAttribute("aria-describedby") || "");

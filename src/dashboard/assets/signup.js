@@ -1,9 +1,8 @@
 // Embedded Signup on the Numbers page: loads the platform's SDK, opens its signup popup, and posts
 // the page's form with the authorization code and the ids the popup reported. A file of its own
-// (not inline) so the Content-Security-Policy keeps forbidding inline scripts.
-"use strict";
+// (not inline) so the Content-Security-Policy keeps forbidding inline scripts. A module: strict, and deferred.
 
-(function () {
+(() => {
   const panel = document.querySelector("[data-signup]");
   if (!panel) return;
   const form = panel.querySelector("form");
@@ -86,7 +85,7 @@
     say("Finish the signup in the platform's window…");
     window.FB.login(
       (response) => {
-        if (response && response.authResponse && response.authResponse.code) {
+        if (response?.authResponse?.code) {
           code = response.authResponse.code;
           finish();
         } else if (!session) {

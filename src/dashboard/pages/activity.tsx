@@ -59,38 +59,40 @@ export function ActivityPage(props: {
         Every change made to this account, newest first: by you and your colleagues, by your operator, and by
         Switchboard itself (an endpoint disabled after failing). Secrets are never shown, only that they changed.
       </p>
-      <form method="get" action="/dashboard/activity" class="panel row" role="search" aria-label="Filter activity">
-        <div>
-          <label for="filter-action">What</label>
-          <select id="filter-action" name="action">
-            <option value="" selected={!f.action}>
-              Everything
-            </option>
-            {props.kinds.map((k) => (
-              <option value={k} selected={f.action === k} safe>
-                {`All ${k.replaceAll("_", " ")} changes`}
+      <search aria-label="Filter activity">
+        <form method="get" action="/dashboard/activity" class="panel row">
+          <div>
+            <label for="filter-action">What</label>
+            <select id="filter-action" name="action">
+              <option value="" selected={!f.action}>
+                Everything
               </option>
-            ))}
-            {AUDIT_ACTIONS.map((a) => (
-              <option value={a} selected={f.action === a} safe>
-                {ACTION_WORDS[a]}
-              </option>
-            ))}
-          </select>
-        </div>
-        <div>
-          <label for="filter-actor">Who (email or id)</label>
-          <input
-            id="filter-actor"
-            name="actor"
-            type="text"
-            maxlength="320"
-            value={f.actor ?? ""}
-            placeholder="you@example.com"
-          />
-        </div>
-        <TimeRangeAndFilter from={f.from} to={f.to} />
-      </form>
+              {props.kinds.map((k) => (
+                <option value={k} selected={f.action === k} safe>
+                  {`All ${k.replaceAll("_", " ")} changes`}
+                </option>
+              ))}
+              {AUDIT_ACTIONS.map((a) => (
+                <option value={a} selected={f.action === a} safe>
+                  {ACTION_WORDS[a]}
+                </option>
+              ))}
+            </select>
+          </div>
+          <div>
+            <label for="filter-actor">Who (email or id)</label>
+            <input
+              id="filter-actor"
+              name="actor"
+              type="text"
+              maxlength="320"
+              value={f.actor ?? ""}
+              placeholder="you@example.com"
+            />
+          </div>
+          <TimeRangeAndFilter from={f.from} to={f.to} />
+        </form>
+      </search>
       {props.entries.length === 0 ? (
         <p class="panel">No activity{filtered ? " matches this filter" : " yet"}.</p>
       ) : (

@@ -1,10 +1,10 @@
 import { escapeHtml } from "@kitajs/html";
-import type { CoexistenceView } from "../../onboarding/coexistence.ts";
+import type { CoexistenceView, PreflightResult } from "../../onboarding/coexistence.ts";
 import { Badge, Notice, Time, type Tone } from "../components.tsx";
 
 type Sync = CoexistenceView["syncs"][number];
 
-const RESULTS: Record<string, { tone: Tone; text: string }> = {
+const RESULTS: Record<PreflightResult, { tone: Tone; text: string }> = {
   passed: { tone: "ok", text: "Answered 2xx" },
   retrying: { tone: "warn", text: "Not yet: retrying" },
   waiting: { tone: "plain", text: "Sending…" },
@@ -36,7 +36,7 @@ function Preflight(props: { sync: Sync; now: number }) {
                 </a>
               </td>
               <td>
-                <Badge tone={RESULTS[e.result]!.tone} text={RESULTS[e.result]!.text} />
+                <Badge {...RESULTS[e.result]} />
               </td>
               <td class="small">
                 {e.last_status_code !== null ? (

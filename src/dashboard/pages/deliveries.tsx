@@ -84,98 +84,100 @@ export function DeliveriesPage(props: {
     <>
       <h1>Deliveries</h1>
       <p class="lead">Every event sent to your endpoints, newest first, kept for your retention window.</p>
-      <form method="get" action="/dashboard/deliveries" class="panel row" role="search" aria-label="Filter deliveries">
-        <div>
-          <label for="filter-endpoint">Endpoint</label>
-          <select id="filter-endpoint" name="endpoint_id">
-            <option value="" selected={!props.filter.endpoint_id}>
-              All endpoints
-            </option>
-            {props.endpoints.map((e) => (
-              <option value={e.id} selected={props.filter.endpoint_id === e.id} safe>
-                {e.url}
+      <search aria-label="Filter deliveries">
+        <form method="get" action="/dashboard/deliveries" class="panel row">
+          <div>
+            <label for="filter-endpoint">Endpoint</label>
+            <select id="filter-endpoint" name="endpoint_id">
+              <option value="" selected={!props.filter.endpoint_id}>
+                All endpoints
               </option>
-            ))}
-          </select>
-        </div>
-        <div>
-          <label for="filter-status">Status</label>
-          <select id="filter-status" name="status">
-            <option value="" selected={!props.filter.status}>
-              Any
-            </option>
-            <option value="pending" selected={props.filter.status === "pending"}>
-              In progress
-            </option>
-            <option value="succeeded" selected={props.filter.status === "succeeded"}>
-              Succeeded
-            </option>
-            <option value="parked" selected={props.filter.status === "parked"}>
-              Parked
-            </option>
-          </select>
-        </div>
-        <div>
-          <label for="filter-field">Field</label>
-          <select id="filter-field" name="field">
-            <option value="" selected={!props.filter.field}>
-              Any
-            </option>
-            {EVENT_FIELDS.map((f) => (
-              <option value={f} selected={props.filter.field === f}>
-                {f}
+              {props.endpoints.map((e) => (
+                <option value={e.id} selected={props.filter.endpoint_id === e.id} safe>
+                  {e.url}
+                </option>
+              ))}
+            </select>
+          </div>
+          <div>
+            <label for="filter-status">Status</label>
+            <select id="filter-status" name="status">
+              <option value="" selected={!props.filter.status}>
+                Any
               </option>
-            ))}
-          </select>
-        </div>
-        <div>
-          <label for="filter-number">Number</label>
-          <select id="filter-number" name="number">
-            <option value="" selected={!props.filter.number}>
-              All numbers
-            </option>
-            {props.numbers.map((n) => (
-              <option value={n} selected={props.filter.number === n} safe>
-                {n}
+              <option value="pending" selected={props.filter.status === "pending"}>
+                In progress
               </option>
-            ))}
-          </select>
-        </div>
-        <div>
-          <label for="filter-message">Message id</label>
-          <input
-            id="filter-message"
-            name="message_id"
-            class="mono"
-            maxlength="300"
-            placeholder="wamid.…"
-            value={props.filter.message_id ?? ""}
-          />
-        </div>
-        <div>
-          <label for="filter-last">Last answer (HTTP code)</label>
-          <input
-            id="filter-last"
-            name="last_status"
-            inputmode="numeric"
-            pattern="[1-5][0-9][0-9]"
-            maxlength="3"
-            placeholder="e.g. 500"
-            value={props.filter.last_status ?? ""}
-          />
-        </div>
-        <div>
-          <label for="filter-dfrom">From (UTC)</label>
-          <input id="filter-dfrom" name="from" type="datetime-local" value={props.filter.from ?? ""} />
-        </div>
-        <div>
-          <label for="filter-dto">To (UTC)</label>
-          <input id="filter-dto" name="to" type="datetime-local" value={props.filter.to ?? ""} />
-        </div>
-        <div class="filter-submit">
-          <button type="submit">Filter</button>
-        </div>
-      </form>
+              <option value="succeeded" selected={props.filter.status === "succeeded"}>
+                Succeeded
+              </option>
+              <option value="parked" selected={props.filter.status === "parked"}>
+                Parked
+              </option>
+            </select>
+          </div>
+          <div>
+            <label for="filter-field">Field</label>
+            <select id="filter-field" name="field">
+              <option value="" selected={!props.filter.field}>
+                Any
+              </option>
+              {EVENT_FIELDS.map((f) => (
+                <option value={f} selected={props.filter.field === f}>
+                  {f}
+                </option>
+              ))}
+            </select>
+          </div>
+          <div>
+            <label for="filter-number">Number</label>
+            <select id="filter-number" name="number">
+              <option value="" selected={!props.filter.number}>
+                All numbers
+              </option>
+              {props.numbers.map((n) => (
+                <option value={n} selected={props.filter.number === n} safe>
+                  {n}
+                </option>
+              ))}
+            </select>
+          </div>
+          <div>
+            <label for="filter-message">Message id</label>
+            <input
+              id="filter-message"
+              name="message_id"
+              class="mono"
+              maxlength="300"
+              placeholder="wamid.…"
+              value={props.filter.message_id ?? ""}
+            />
+          </div>
+          <div>
+            <label for="filter-last">Last answer (HTTP code)</label>
+            <input
+              id="filter-last"
+              name="last_status"
+              inputmode="numeric"
+              pattern="[1-5][0-9][0-9]"
+              maxlength="3"
+              placeholder="e.g. 500"
+              value={props.filter.last_status ?? ""}
+            />
+          </div>
+          <div>
+            <label for="filter-dfrom">From (UTC)</label>
+            <input id="filter-dfrom" name="from" type="datetime-local" value={props.filter.from ?? ""} />
+          </div>
+          <div>
+            <label for="filter-dto">To (UTC)</label>
+            <input id="filter-dto" name="to" type="datetime-local" value={props.filter.to ?? ""} />
+          </div>
+          <div class="filter-submit">
+            <button type="submit">Filter</button>
+          </div>
+        </form>
+      </search>
       {props.deliveries.length === 0 ? (
         <p class="panel">
           No deliveries

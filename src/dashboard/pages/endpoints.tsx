@@ -107,7 +107,7 @@ export function EndpointsPage(props: {
                     {e.consecutive_failures}
                   </td>
                   <td data-label="Events" class="small">
-                    {e.fields.length === 1 ? <code safe>{e.fields[0]!}</code> : <>{e.fields.length} fields</>}
+                    {e.fields.length === 1 ? <code safe>{e.fields[0]}</code> : <>{e.fields.length} fields</>}
                   </td>
                   <td data-label="Last 24 hours">
                     <DeliveryChart hours={hours} label={e.url} />

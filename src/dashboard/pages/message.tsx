@@ -78,7 +78,7 @@ export function MessagePage(props: { timeline: Timeline; endpointUrl: (id: strin
                     </a>
                     , {d.attempts.length} attempt{d.attempts.length === 1 ? "" : "s"}
                     {d.attempts.length > 0 ? (
-                      <span class="muted"> (last: {d.attempts.at(-1)!.status_code ?? "no answer"})</span>
+                      <span class="muted"> (last: {d.attempts.at(-1)?.status_code ?? "no answer"})</span>
                     ) : (
                       ""
                     )}

@@ -27,7 +27,10 @@ export interface NumbersPageProps {
 
 let formatter: Intl.NumberFormat | undefined;
 /** Made at the first page, not at start: a NumberFormat costs a few milliseconds of start-up. */
-const grouped = (n: number) => (formatter ??= new Intl.NumberFormat("en-US")).format(n);
+const grouped = (n: number) => {
+  formatter ??= new Intl.NumberFormat("en-US");
+  return formatter.format(n);
+};
 
 function NumberName(props: { n: NumberRow }) {
   const { n } = props;

@@ -54,21 +54,17 @@ export function RequestsPage(props: {
         <span class="mono">X-Proxy-Request-Id</span>, or <span class="mono">trace_id</span> of an error) to see one
         call.
       </p>
-      <form
-        method="get"
-        action="/dashboard/requests/lookup"
-        class="panel row"
-        role="search"
-        aria-label="Find a request by id"
-      >
-        <div class="grow">
-          <label for="lookup-id">Request id</label>
-          <input id="lookup-id" name="id" type="search" class="mono" placeholder="req_…" maxlength="200" required />
-        </div>
-        <div class="filter-submit">
-          <button type="submit">Find</button>
-        </div>
-      </form>
+      <search aria-label="Find a request by id">
+        <form method="get" action="/dashboard/requests/lookup" class="panel row">
+          <div class="grow">
+            <label for="lookup-id">Request id</label>
+            <input id="lookup-id" name="id" type="search" class="mono" placeholder="req_…" maxlength="200" required />
+          </div>
+          <div class="filter-submit">
+            <button type="submit">Find</button>
+          </div>
+        </form>
+      </search>
       {props.notFound ? (
         <p class="panel error-text" role="alert">
           No call{" "}
@@ -80,29 +76,25 @@ export function RequestsPage(props: {
       ) : (
         ""
       )}
-      <form
-        method="get"
-        action="/dashboard/messages/lookup"
-        class="panel row"
-        role="search"
-        aria-label="Find a message's timeline"
-      >
-        <div class="grow">
-          <label for="lookup-message">Message id</label>
-          <input
-            id="lookup-message"
-            name="id"
-            type="search"
-            class="mono"
-            placeholder="wamid.…"
-            maxlength="300"
-            required
-          />
-        </div>
-        <div class="filter-submit">
-          <button type="submit">Show timeline</button>
-        </div>
-      </form>
+      <search aria-label="Find a message's timeline">
+        <form method="get" action="/dashboard/messages/lookup" class="panel row">
+          <div class="grow">
+            <label for="lookup-message">Message id</label>
+            <input
+              id="lookup-message"
+              name="id"
+              type="search"
+              class="mono"
+              placeholder="wamid.…"
+              maxlength="300"
+              required
+            />
+          </div>
+          <div class="filter-submit">
+            <button type="submit">Show timeline</button>
+          </div>
+        </form>
+      </search>
       {props.messageNotFound ? (
         <p class="panel error-text" role="alert">
           No call or webhook event of yours mentions{" "}
@@ -114,60 +106,62 @@ export function RequestsPage(props: {
       ) : (
         ""
       )}
-      <form method="get" action="/dashboard/requests" class="panel row" role="search" aria-label="Filter requests">
-        <div>
-          <label for="filter-number">Number</label>
-          <select id="filter-number" name="number">
-            <option value="" selected={!f.number}>
-              All numbers
-            </option>
-            {props.numbers.map((n) => (
-              <option value={n} selected={f.number === n} safe>
-                {n}
+      <search aria-label="Filter requests">
+        <form method="get" action="/dashboard/requests" class="panel row">
+          <div>
+            <label for="filter-number">Number</label>
+            <select id="filter-number" name="number">
+              <option value="" selected={!f.number}>
+                All numbers
               </option>
-            ))}
-          </select>
-        </div>
-        <div>
-          <label for="filter-status">Status</label>
-          <select id="filter-status" name="status">
-            <option value="" selected={!f.status}>
-              Any
-            </option>
-            {(["2xx", "4xx", "5xx"] as const).map((s) => (
-              <option value={s} selected={f.status === s}>
-                {s}
+              {props.numbers.map((n) => (
+                <option value={n} selected={f.number === n} safe>
+                  {n}
+                </option>
+              ))}
+            </select>
+          </div>
+          <div>
+            <label for="filter-status">Status</label>
+            <select id="filter-status" name="status">
+              <option value="" selected={!f.status}>
+                Any
               </option>
-            ))}
-          </select>
-        </div>
-        <div>
-          <label for="filter-code">Error code</label>
-          <input
-            id="filter-code"
-            name="error_code"
-            inputmode="numeric"
-            pattern="[0-9]*"
-            maxlength="10"
-            value={f.error_code ?? ""}
-            placeholder="e.g. 1006 or 131047"
-          />
-        </div>
-        <div>
-          <label for="filter-key">API key</label>
-          <select id="filter-key" name="api_key_id">
-            <option value="" selected={!f.api_key_id}>
-              All keys
-            </option>
-            {props.keys.map((k) => (
-              <option value={k.id} selected={f.api_key_id === k.id} safe>
-                {k.label}
+              {(["2xx", "4xx", "5xx"] as const).map((s) => (
+                <option value={s} selected={f.status === s}>
+                  {s}
+                </option>
+              ))}
+            </select>
+          </div>
+          <div>
+            <label for="filter-code">Error code</label>
+            <input
+              id="filter-code"
+              name="error_code"
+              inputmode="numeric"
+              pattern="[0-9]*"
+              maxlength="10"
+              value={f.error_code ?? ""}
+              placeholder="e.g. 1006 or 131047"
+            />
+          </div>
+          <div>
+            <label for="filter-key">API key</label>
+            <select id="filter-key" name="api_key_id">
+              <option value="" selected={!f.api_key_id}>
+                All keys
               </option>
-            ))}
-          </select>
-        </div>
-        <TimeRangeAndFilter from={f.from} to={f.to} />
-      </form>
+              {props.keys.map((k) => (
+                <option value={k.id} selected={f.api_key_id === k.id} safe>
+                  {k.label}
+                </option>
+              ))}
+            </select>
+          </div>
+          <TimeRangeAndFilter from={f.from} to={f.to} />
+        </form>
+      </search>
       {props.requests.length === 0 ? (
         <p class="panel">No calls{filtered ? " match this filter" : " yet"}.</p>
       ) : (

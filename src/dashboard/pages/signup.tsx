@@ -89,7 +89,7 @@ export function SignupPanel(props: { settings: SignupSettings; message?: string 
           Loading the platform's signup…
         </p>
       </form>
-      <script src="/dashboard/assets/signup.js" defer></script>
+      <script type="module" src="/dashboard/assets/signup.js"></script>
     </section>
   );
 }
@@ -151,7 +151,7 @@ export function SignupPage(props: { signup: SignupView; now: number }) {
       <ol class="steps">
         {s.steps.map((step) => (
           <li data-step={step.name}>
-            <Badge {...STEP_BADGES[step.status]!} /> <strong safe>{step.label}</strong>
+            <Badge {...STEP_BADGES[step.status]} /> <strong safe>{step.label}</strong>
             {step.at ? (
               <span class="small muted">
                 {" "}

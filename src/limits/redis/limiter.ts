@@ -65,7 +65,8 @@ export class RedisLimiter implements RateLimiter {
   take(spec: BucketSpec): Promise<Decision> {
     const now = this.options.clock.now();
     if (now < this.coolOffUntil) throw new LimiterUnavailableError("Redis failed or stalled a moment ago");
-    if (this.pending.length > 0 && performance.now() - this.pending[0]! > FAIL_OPEN_AFTER_MS) {
+    const oldest = this.pending[0];
+    if (oldest !== undefined && performance.now() - oldest > FAIL_OPEN_AFTER_MS) {
       this.coolOff(now);
       // Its commands go with it (they reject), so nothing piles up behind a connection that went silent.
       this.client.close();
@@ -98,7 +99,11 @@ export class RedisLimiter implements RateLimiter {
       .then(
         (decisions) => {
           this.settled(client, started);
-          batch.forEach((w, i) => w.resolve(decisions[i]!));
+          for (const [i, w] of batch.entries()) {
+            const decision = decisions[i];
+            if (decision) w.resolve(decision);
+            else w.reject(new LimiterUnavailableError("Redis answered fewer decisions than were asked"));
+          }
         },
         (error: unknown) => {
           this.settled(client, started);

@@ -138,7 +138,8 @@ export class ChangeFeed {
       .splice(0)
       .filter((c) => c.seq > this.seen)
       .sort((a, b) => a.seq - b.seq);
-    if (batch.length === 0) return;
+    const last = batch.at(-1);
+    if (last === undefined) return;
     if (batch.some((c, i) => c.seq !== this.seen + 1 + i)) return this.loadAll();
     const byKind = new Map<ChangeKind, Set<string>>();
     for (const change of batch) {
@@ -149,7 +150,7 @@ export class ChangeFeed {
     for (const [kind, ids] of byKind) {
       await Promise.all(this.caches.filter((c) => c.kinds.has(kind)).map((c) => c.cache.reload(kind, [...ids])));
     }
-    this.seen = batch.at(-1)!.seq;
+    this.seen = last.seq;
   }
 
   private async catchUp(): Promise<void> {

@@ -1,5 +1,6 @@
 import type { SQL } from "bun";
 import { automaticDisable, type AuditEntry } from "../audit.ts";
+import { typedParams } from "./connect.ts";
 import { hourCounts } from "../delivery-rows.ts";
 import { failureChange, noChange, type FailingHealth } from "../endpoint-health.ts";
 import { recordAudit } from "./audit.ts";
@@ -48,8 +49,9 @@ export function needsTransaction(inputs: Completion[]): boolean {
 /**
  * Records a batch of completions, in ONE statement when it holds only successes and retries (the
  * common case: one round trip, committed on its own), else in the transaction `tx`:
- * 1. one statement: the deliveries' next states (fenced on each lease id), their attempt rows, the
- *    hourly counters, and the health of endpoints that only succeeded in the batch;
+ * 1. one statement (the switchboard_complete function): the slots the leases held, freed (fenced on
+ *    each lease id), the deliveries' next states, their attempt rows, the hourly counters, and the
+ *    health of endpoints that only succeeded in the batch;
  * 2. the payloads to drop (history), once no pending delivery needs them;
  * 3. endpoints with a failure in the batch: locked (in id order, so two batches never wait on each
  *    other in a cycle) and their completions applied in order, as SQLite applies them, with the
@@ -75,41 +77,16 @@ export async function recordCompletions(
   const successes = inputs.filter((c) => c.effect === "success" && !failing.has(c.endpointId));
   const hours = hourRows(inputs);
   const appliedRows = (await tx.unsafe(
-    `WITH u AS (
-      SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::int[], $5::bigint[], $6::text[], $7::bool[], $8::bigint[])
-        AS u(id, lease_id, status, attempted, next, reason, drop_payload, now)
-    ), done AS (
-      UPDATE deliveries d SET status = u.status, attempt_count = d.attempt_count + u.attempted, next_attempt_at = u.next,
-        lease_until = NULL, parked_reason = u.reason, payload_deleted = d.payload_deleted OR u.drop_payload, updated_at = u.now
-      FROM u WHERE d.id = u.id AND d.lease_id = u.lease_id
-      RETURNING d.id, d.lease_id, d.endpoint_id
-    ), recorded AS (
-      INSERT INTO attempts (delivery_id, number, at, status_code, error, response_excerpt, duration_ms)
-      SELECT a.delivery_id, a.number, a.at, a.status_code, a.error, a.response_excerpt, a.duration_ms
-      FROM unnest($9::text[], $10::text[], $11::int[], $12::bigint[], $13::int[], $14::text[], $15::text[], $16::int[])
-        AS a(delivery_id, lease_id, number, at, status_code, error, response_excerpt, duration_ms)
-      WHERE (a.delivery_id, a.lease_id) IN (SELECT id, lease_id FROM done)
-    ), counted AS (
-      INSERT INTO endpoint_hours (endpoint_id, hour, succeeded, failed, parked)
-      SELECT done.endpoint_id, h.hour, sum(h.succeeded)::int, sum(h.failed)::int, sum(h.parked)::int
-      FROM unnest($17::text[], $18::text[], $19::bigint[], $20::int[], $21::int[], $22::int[]) AS h(delivery_id, lease_id, hour, succeeded, failed, parked)
-      JOIN done ON done.id = h.delivery_id AND done.lease_id = h.lease_id
-      GROUP BY done.endpoint_id, h.hour ORDER BY done.endpoint_id, h.hour
-      ON CONFLICT (endpoint_id, hour) DO UPDATE SET succeeded = endpoint_hours.succeeded + excluded.succeeded,
-        failed = endpoint_hours.failed + excluded.failed, parked = endpoint_hours.parked + excluded.parked
-    ), healthy AS (
-      UPDATE endpoints e SET consecutive_failures = 0, last_success_at = x.at, warned_at = NULL
-      FROM (
-        SELECT done.endpoint_id, max(s.at) AS at FROM unnest($23::text[], $24::text[], $25::bigint[]) AS s(delivery_id, lease_id, at)
-        JOIN done ON done.id = s.delivery_id AND done.lease_id = s.lease_id GROUP BY done.endpoint_id
-      ) x
-      WHERE e.id = x.endpoint_id AND (e.consecutive_failures <> 0 OR e.warned_at IS NOT NULL OR e.last_success_at IS NULL
-        OR e.last_success_at <= x.at - ${LAST_SUCCESS_RESOLUTION_MS})
-    )
-    SELECT id, lease_id FROM done`,
+    `SELECT * FROM switchboard_complete(${typedParams(
+      "text[] text[] text[] text[] int[] bigint[] text[] bool[] bigint[]",
+      "text[] text[] int[] bigint[] int[] text[] text[] int[]",
+      "text[] text[] bigint[] int[] int[] int[]",
+      "text[] text[] bigint[] bigint",
+    )})`,
     [
       inputs.map((c) => c.deliveryId),
       inputs.map((c) => c.leaseId),
+      inputs.map((c) => c.endpointId),
       inputs.map((c) => c.next.status),
       inputs.map((c) => (c.attempt ? 1 : 0)),
       inputs.map((c) => (c.next.status === "pending" ? c.next.nextAttemptAt : null)),
@@ -126,6 +103,7 @@ export async function recordCompletions(
       successes.map((c) => c.deliveryId),
       successes.map((c) => c.leaseId),
       successes.map((c) => c.now),
+      LAST_SUCCESS_RESOLUTION_MS,
     ],
   )) as { id: string; lease_id: string }[];
   const applied = new Set(appliedRows.map((row) => `${row.id} ${row.lease_id}`));

@@ -21,13 +21,29 @@ export function connect(url: string, options: { max?: number } = {}): PgDb {
     connectionTimeout: 5,
     // Idle connections are closed after a while, so a quiet instance holds few of the server's slots.
     idleTimeout: 60,
-    // Every statement is planned for the tables as they are when it runs. Bun prepares statements
-    // and PostgreSQL then reuses a generic plan: one made while the queue was small read
-    // deliveries by id with a sequential scan, 15-40 ms a completion or a claim once 30,000 were
-    // waiting (bench/RESULTS.md). Planning each time costs far less.
-    connection: { application_name: "switchboard", plan_cache_mode: "force_custom_plan" },
+    // Every statement is planned for the tables as they are when it runs: unnamed statements are
+    // planned anew each time. Named (prepared) ones get a generic plan after five runs, and one made
+    // while the queue was small read deliveries by id with a sequential scan, 15-40 ms a completion
+    // or a claim once 30,000 were waiting (bench/RESULTS.md). Forcing custom plans on the whole
+    // session instead (plan_cache_mode) also re-planned every foreign-key check PostgreSQL runs
+    // inside an insert, about 85 µs of its CPU per delivery; these keep their generic plans. The
+    // claim's function plans its own statements each time (its migration sets that on it).
+    prepare: false,
+    connection: { application_name: "switchboard" },
   });
   return drizzle({ client, schema }) as PgDb;
+}
+
+/**
+ * `$1::bigint, $2::text[], …` for the types given (space-separated, in as many lists as are
+ * clearer): the arguments of a call to one of the queue's functions, cast so that each value
+ * binds to its parameter whatever type the client would give it.
+ */
+export function typedParams(...types: string[]): string {
+  return types
+    .flatMap((list) => list.split(" "))
+    .map((type, i) => `$${i + 1}::${type}`)
+    .join(", ");
 }
 
 /** A transaction's two faces: plain SQL for the queue's statements, drizzle for the rest. */

@@ -4,6 +4,7 @@ import { CachedDirectory, defined } from "../cached-directory.ts";
 import { connectRefusal, type Connected, type Refusal } from "../ownership.ts";
 import { openWaba, reconnectedWaba, sealWaba } from "../sealed-rows.ts";
 import type { AuditEntry } from "../audit.ts";
+import { writtenRow } from "../errors.ts";
 import type { Directory, NumberPatch, WabaPatch } from "../store.ts";
 import type { Account, ApiKey, PhoneNumber, Waba } from "../types.ts";
 import { recordAudit } from "./audit.ts";
@@ -111,7 +112,7 @@ export class PgDirectory extends CachedDirectory implements Directory, FedCache 
       (r) => this.cacheAccount(r),
       audit,
     );
-    return { ...row! };
+    return { ...writtenRow(row, `account ${account.id}`) };
   }
   async updateAccount(id: string, given: Partial<Omit<Account, "id" | "createdAt">>, audit?: AuditEntry) {
     const patch = defined(given);
@@ -136,7 +137,7 @@ export class PgDirectory extends CachedDirectory implements Directory, FedCache 
       (r) => this.cacheKey(r),
       audit,
     );
-    return { ...row! };
+    return { ...writtenRow(row, `API key ${key.id}`) };
   }
   async revokeApiKey(id: string, at: number, audit?: AuditEntry) {
     const current = this.apiKey(id);
@@ -229,18 +230,20 @@ export class PgDirectory extends CachedDirectory implements Directory, FedCache 
         const created =
           (await tx.orm.insert(numbers).values(number).onConflictDoNothing().returning({ id: numbers.phoneNumberId }))
             .length > 0;
-        const [stored] = await tx.orm.select().from(wabas).where(eq(wabas.wabaId, waba.wabaId)).for("update");
-        const [numberRow] = await tx.orm
+        const [locked] = await tx.orm.select().from(wabas).where(eq(wabas.wabaId, waba.wabaId)).for("update");
+        const [lockedNumber] = await tx.orm
           .select()
           .from(numbers)
           .where(eq(numbers.phoneNumberId, number.phoneNumberId))
           .for("update");
+        const stored = writtenRow(locked, `WABA ${waba.wabaId}`);
+        const numberRow = writtenRow(lockedNumber, `number ${number.phoneNumberId}`);
         const refused = connectRefusal(waba.accountId, waba.wabaId, waba.appSecret !== null, {
-          waba: { accountId: stored!.accountId, byo: stored!.appSecretEnc !== null },
+          waba: { accountId: stored.accountId, byo: stored.appSecretEnc !== null },
           number: numberRow,
         });
         if (refused) throw new NotConnected(refused);
-        const [wabaRow] = await tx.orm
+        const [updated] = await tx.orm
           .update(wabas)
           .set(reconnectedWaba(waba, this.sealer))
           .where(eq(wabas.wabaId, waba.wabaId))
@@ -248,7 +251,7 @@ export class PgDirectory extends CachedDirectory implements Directory, FedCache 
         await this.feed.record(tx, "waba", [waba.wabaId]);
         if (created) await this.feed.record(tx, "number", [number.phoneNumberId]);
         await recordAudit(tx.raw, audit);
-        return { wabaRow: wabaRow!, numberRow: numberRow!, created };
+        return { wabaRow: writtenRow(updated, `WABA ${waba.wabaId}`), numberRow, created };
       });
     } catch (error) {
       if (error instanceof NotConnected) return { refused: error.refusal };

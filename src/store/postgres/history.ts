@@ -1,6 +1,6 @@
 import type { SQL } from "bun";
 import {
-  DELIVERY_COLUMNS,
+  deliveryColumns,
   EVENT_MESSAGE_COLUMNS,
   hourlyStats,
   searchConditions,
@@ -13,6 +13,13 @@ import type { DeliveryFilter, DeliveryHistory, DeliverySearch, MessageEvent } fr
 import { hourOf } from "../hours.ts";
 import type { PgDb } from "./connect.ts";
 import type { PgEndpoints } from "./endpoints.ts";
+
+/**
+ * A claim leaves a delivery's row as it is (its lease is in endpoint_slots): while a slot holds
+ * it, its next attempt is its lease's end, when it comes due again if no attempt is recorded.
+ */
+const DELIVERY_COLUMNS = deliveryColumns(`COALESCE((SELECT s.lease_until FROM endpoint_slots s
+  WHERE s.endpoint_id = d.endpoint_id AND s.delivery_id = d.id), d.next_attempt_at)`);
 
 export class PgHistory implements DeliveryHistory {
   constructor(

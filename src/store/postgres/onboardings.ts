@@ -3,7 +3,6 @@ import type { Sealer } from "../../crypto/sealer.ts";
 import {
   expiryConditions,
   fromOnboardingRow,
-  NO_SEALED_SECRETS,
   onboardingWhere,
   runColumns,
   toOnboardingRow,
@@ -39,7 +38,7 @@ export class PgOnboardings implements OnboardingStore {
       .from(onboardings)
       .where(and(condition, expiryConditions(onboardings, now).notGone))
       .orderBy(desc(onboardings.updatedAt), desc(onboardings.id));
-    return rows.map((row) => live(fromOnboardingRow(row, this.sealer), now)!);
+    return rows.flatMap((row) => live(fromOnboardingRow(row, this.sealer), now) ?? []);
   }
 
   async get(id: string, now: number) {

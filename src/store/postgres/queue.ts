@@ -13,20 +13,20 @@ import type {
 import { recordAudit } from "./audit.ts";
 import type { ChangeFeed } from "./changes.ts";
 import { needsTransaction, recordCompletions } from "./completions.ts";
-import { retried, transaction, type PgDb } from "./connect.ts";
+import { retried, transaction, typedParams, type PgDb } from "./connect.ts";
 import type { PgEndpoints } from "./endpoints.ts";
+import { afterTakingBack, SLOT_RELEASE, WORK_CHANNEL } from "./slots.ts";
 import { isUnavailable } from "./unavailable.ts";
 
-/** Channel of "deliveries were queued": every instance's dispatcher wakes and claims. */
-const WORK_CHANNEL = "switchboard_work";
-
 /**
- * The queue on PostgreSQL, which any number of instances work at once. Claims lease deliveries in
- * one short transaction (the switchboard_claim function: FOR UPDATE SKIP LOCKED, at most
- * `perEndpoint` live leases per endpoint across every instance); completions are fenced on the
- * lease id; a lease that runs out makes its delivery due again; new work is told with pg_notify in
- * the enqueue's own commit, and the dispatcher's tick is the polling backstop. Enqueues and
- * completions arriving in one turn of the event loop share one commit (group commit).
+ * The queue on PostgreSQL, which any number of instances work at once. A claim leases deliveries
+ * in one short transaction (the switchboard_claim function) by writing them into their endpoint's
+ * slots (endpoint_slots: at most `perEndpoint` live leases per endpoint across every instance),
+ * each lease naming the instance that holds it; completions are fenced on the lease id; a lease
+ * that runs out, or whose holder is taken for dead (see PgInstances), makes its delivery due
+ * again. New work is told with pg_notify in the commit that makes it, and the dispatcher's tick is
+ * the polling backstop. Enqueues and completions arriving in one turn of the event loop share one
+ * commit (group commit).
  */
 export class PgQueue implements DeliveryQueue {
   /** Every instance claims from the same queue. */
@@ -36,10 +36,12 @@ export class PgQueue implements DeliveryQueue {
   private readonly workListeners = new Set<() => void>();
   private workSubscription: { unlisten(): Promise<void> } | null = null;
 
+  /** `self`: the instance this process is (see PgInstances), which its leases name. */
   constructor(
     private readonly db: PgDb,
     private readonly endpoints: PgEndpoints,
     private readonly feed: ChangeFeed,
+    private readonly self: string,
   ) {
     // A batch that failed because the database could not be reached would fail alone too.
     const retryAlone = (error: unknown) => !isUnavailable(error);
@@ -97,29 +99,22 @@ export class PgQueue implements DeliveryQueue {
     return this.enqueues.run({ events, deliveries });
   }
 
-  /** Events, the message ids they mention and their deliveries in ONE statement (one round trip, one commit), with the notification of new work. */
-  private async insert(sql: SQL, events: NewEvent[], deliveries: NewDelivery[]): Promise<void> {
+  /**
+   * Events, the message ids they mention and their deliveries in ONE statement (the
+   * switchboard_enqueue function: one round trip, one commit), with the notification of new work
+   * (on WORK_CHANNEL), on `sql` (a transaction's, when replays bring their audit entries). A shared
+   * queue is never given leases (see NewDelivery).
+   */
+  private async insert(sql: Pick<SQL, "unsafe">, events: NewEvent[], deliveries: NewDelivery[]): Promise<void> {
     const mentions = events.flatMap((e) =>
       (e.messages ?? []).map((m) => ({ ...m, eventId: e.id, accountId: e.accountId, at: e.receivedAt })),
     );
     await sql.unsafe(
-      `WITH ev AS (
-        INSERT INTO events (id, account_id, received_at, body, upstream_signature, fields, is_test)
-        SELECT e.id, e.account_id, e.received_at, e.body, e.signature, string_to_array(e.fields, ','), e.is_test
-        FROM unnest($1::text[], $2::text[], $3::bigint[], $4::bytea[], $5::text[], $6::text[], $7::bool[])
-          AS e(id, account_id, received_at, body, signature, fields, is_test)
-      ), dl AS (
-        INSERT INTO deliveries (id, account_id, endpoint_id, event_id, status, attempt_count, next_attempt_at, lease_until, lease_id,
-          replay_of, created_at, updated_at)
-        SELECT d.id, d.account_id, d.endpoint_id, d.event_id, 'pending', 0, COALESCE(d.lease_until, d.next), d.lease_until, d.lease_id,
-          d.replay_of, d.created_at, d.created_at
-        FROM unnest($8::text[], $9::text[], $10::text[], $11::text[], $12::bigint[], $13::bigint[], $14::text[], $15::text[], $16::bigint[])
-          AS d(id, account_id, endpoint_id, event_id, next, lease_until, lease_id, replay_of, created_at)
-      ), em AS (
-        INSERT INTO event_messages (event_id, account_id, message_id, phone_number_id, kind, status, error_code, received_at)
-        SELECT * FROM unnest($17::text[], $18::text[], $19::text[], $20::text[], $21::text[], $22::text[], $23::int[], $24::bigint[])
-      )
-      SELECT pg_notify('${WORK_CHANNEL}', '') WHERE cardinality($8::text[]) > 0`,
+      `SELECT switchboard_enqueue(${typedParams(
+        "text[] text[] bigint[] bytea[] text[] text[] bool[]",
+        "text[] text[] text[] text[] bigint[] text[] bigint[]",
+        "text[] text[] text[] text[] text[] text[] int[] bigint[]",
+      )})`,
       [
         events.map((e) => e.id),
         events.map((e) => e.accountId),
@@ -133,8 +128,6 @@ export class PgQueue implements DeliveryQueue {
         deliveries.map((d) => d.endpointId),
         deliveries.map((d) => d.eventId),
         deliveries.map((d) => d.nextAttemptAt),
-        deliveries.map((d) => d.lease?.until ?? null),
-        deliveries.map((d) => d.lease?.id ?? null),
         deliveries.map((d) => d.replayOf),
         deliveries.map((d) => d.createdAt),
         mentions.map((m) => m.eventId),
@@ -149,14 +142,26 @@ export class PgQueue implements DeliveryQueue {
     );
   }
 
-  /** Other instances may hold live leases: nothing is released, leases run out by themselves. */
-  async recoverLeases(_now: number): Promise<void> {}
+  /**
+   * Takes back the leases an earlier run of this instance held (it is gone: this process holds
+   * its id now), and wakes every instance's claims. Other instances' leases are theirs: they are
+   * taken back when their holder is taken for dead (PgInstances), or run out.
+   */
+  async recoverLeases(_now: number): Promise<void> {
+    await this.sql.unsafe(
+      `WITH freed AS (UPDATE endpoint_slots SET ${SLOT_RELEASE} WHERE holder = $1 RETURNING endpoint_id),
+      ${afterTakingBack("freed")}
+      SELECT count(*) FROM told`,
+      [this.self],
+    );
+  }
 
   async claimDue(now: number, options: ClaimOptions): Promise<ClaimedDelivery[]> {
     const rows = (await retried(() =>
-      this.sql.unsafe("SELECT * FROM switchboard_claim($1, $2, $3, $4, $5, $6)", [
+      this.sql.unsafe(`SELECT * FROM switchboard_claim(${typedParams("bigint text text bigint int int bigint")})`, [
         now,
         options.leaseId,
+        this.self,
         now + options.leaseMs,
         options.limit,
         options.perEndpoint,

@@ -202,12 +202,9 @@ export const deliveries = pgTable(
       .references(() => events.id, { onDelete: "cascade" }),
     status: text("status", { enum: DELIVERY_STATUSES }).notNull(),
     attemptCount: integer("attempt_count").notNull().default(0),
-    // While leased: the lease's end, so that a lease that runs out leaves the delivery due.
+    // When it is due. A claim leaves it as it is: a lease lives in endpoint_slots, and the
+    // delivery is due again as soon as its lease ends without an attempt recorded.
     nextAttemptAt: epochMs("next_attempt_at"),
-    // Set while an instance holds the delivery; a lease is live while lease_until is in the future.
-    leaseUntil: epochMs("lease_until"),
-    // The claim that holds (or last held) the lease: an attempt's record is kept only under it.
-    leaseId: text("lease_id"),
     replayOf: text("replay_of"),
     parkedReason: text("parked_reason", {
       enum: PARKED_REASONS,
@@ -217,12 +214,10 @@ export const deliveries = pgTable(
     updatedAt: epochMs("updated_at").notNull(),
   },
   (t) => [
-    // An endpoint's oldest pending work (the claim); leased ones sort at their lease's end. The id
+    // An endpoint's oldest pending work (the claim; the few in flight are skipped by id). The id
     // breaks ties in the claim's order, so a claim reads its few rows in index order: without it,
     // every claim sorted the endpoint's whole backlog (27 ms for 6,400 due, bench/RESULTS.md).
     index("deliveries_due").on(t.endpointId, t.nextAttemptAt, t.id).where(sql`${t.status} = 'pending'`),
-    // Live leases per endpoint, counted by every claim against the per-endpoint cap.
-    index("deliveries_lease").on(t.endpointId, t.leaseUntil).where(sql`${t.leaseUntil} IS NOT NULL`),
     // Dropping a history payload, purging events, and the foreign keys' cascades.
     index("deliveries_event").on(t.eventId),
     // The dashboard's lists (newest first, per endpoint), the retention purge, and the cascade.
@@ -235,10 +230,64 @@ export const deliveries = pgTable(
   ],
 );
 
+/**
+ * An endpoint's slots (docs/webhooks.md#at-least-once-and-in-no-fixed-order): one row per request it may have in flight across every instance,
+ * made by the first claim that needs it. A claim leases a delivery by writing it into a free slot
+ * (never used, released, or whose lease ran out); its completion, fenced on the lease id, frees
+ * it. No column a lease changes is indexed, so every lease and release is a HOT update of a small
+ * table, and the delivery's own row (and its five indexes) is written only when it changes state.
+ */
+export const endpointSlots = pgTable(
+  "endpoint_slots",
+  {
+    endpointId: text("endpoint_id")
+      .notNull()
+      .references(() => endpoints.id, { onDelete: "cascade" }),
+    slot: integer("slot").notNull(),
+    deliveryId: text("delivery_id"),
+    // The claim that holds (or last held) the slot: an attempt's record is kept only under it.
+    leaseId: text("lease_id"),
+    // The instance that made that claim (instances.id): its leases are taken back when it dies.
+    holder: text("holder"),
+    // The lease is live while this is in the future.
+    leaseUntil: epochMs("lease_until"),
+  },
+  (t) => [primaryKey({ columns: [t.endpointId, t.slot] })],
+);
+
+/**
+ * Where an endpoint's claims read its due deliveries from. Their older entries in deliveries_due
+ * point to versions of rows that have since changed (the deliveries attempted, thousands a
+ * second), until vacuum removes them: a claim that read from the start would step over all of
+ * them. A claim reads from a second before the due time of the last one taken (what a commit that
+ * came late brought in behind it), and from the start once a second, or when leases were taken back
+ * (scanned_at null), to find the rest that came due behind (a retry, a lease run out).
+ */
+export const endpointDue = pgTable("endpoint_due", {
+  endpointId: text("endpoint_id")
+    .primaryKey()
+    .references(() => endpoints.id, { onDelete: "cascade" }),
+  lastTakenAt: epochMs("last_taken_at"),
+  scannedAt: epochMs("scanned_at"),
+});
+
+/**
+ * The instances working the queue (src/store/instances.ts): each beats once a second; one whose
+ * count stops moving is taken for dead by the others, which free its slots at once.
+ */
+export const instances = pgTable("instances", {
+  id: text("id").primaryKey(),
+  // Random per process: another one under the same id shows as a change of it.
+  incarnation: text("incarnation").notNull(),
+  startedAt: epochMs("started_at").notNull(),
+  beatAt: epochMs("beat_at").notNull(),
+  beats: bigint("beats", { mode: "number" }).notNull(),
+});
+
 export const attempts = pgTable(
   "attempts",
   {
-    id: bigserial("id", { mode: "number" }).primaryKey(),
+    id: bigserial("id", { mode: "number" }).notNull(),
     deliveryId: text("delivery_id")
       .notNull()
       .references(() => deliveries.id, { onDelete: "cascade" }),
@@ -249,7 +298,8 @@ export const attempts = pgTable(
     responseExcerpt: text("response_excerpt"),
     durationMs: integer("duration_ms").notNull(),
   },
-  (t) => [index("attempts_delivery").on(t.deliveryId)],
+  // Read by delivery; one index for that and for uniqueness, so that recording an attempt writes one.
+  (t) => [primaryKey({ columns: [t.deliveryId, t.id] })],
 );
 
 /** An endpoint's hourly chart, kept up by the commits that record attempts (see SQLite's). */
@@ -354,7 +404,7 @@ export const usageHours = pgTable(
 export const eventMessages = pgTable(
   "event_messages",
   {
-    seq: bigserial("seq", { mode: "number" }).primaryKey(),
+    seq: bigserial("seq", { mode: "number" }).notNull(),
     eventId: text("event_id")
       .notNull()
       .references(() => events.id, { onDelete: "cascade" }),
@@ -366,7 +416,8 @@ export const eventMessages = pgTable(
     errorCode: integer("error_code"),
     receivedAt: epochMs("received_at").notNull(),
   },
-  (t) => [index("event_messages_message").on(t.accountId, t.messageId), index("event_messages_event").on(t.eventId)],
+  // Read by event or by message: the key serves the first, so that indexing a mention writes two entries, not three.
+  (t) => [primaryKey({ columns: [t.eventId, t.seq] }), index("event_messages_message").on(t.accountId, t.messageId)],
 );
 
 /** Bulk recovers of an endpoint's parked deliveries (src/store/recoveries.ts); one running per endpoint. */

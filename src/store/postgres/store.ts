@@ -1,4 +1,5 @@
 import type { Sealer } from "../../crypto/sealer.ts";
+import { cryptoRandom, randomId, type Random } from "../../runtime/random.ts";
 import type { Store } from "../store.ts";
 import { PgAudit } from "./audit.ts";
 import { PgBuckets } from "./buckets.ts";
@@ -8,6 +9,7 @@ import { PgDeletions } from "./deletions.ts";
 import { PgDirectory } from "./directory.ts";
 import { PgEndpoints } from "./endpoints.ts";
 import { PgHistory } from "./history.ts";
+import { PgInstances } from "./instances.ts";
 import { applyMigrations } from "./migrate.ts";
 import { PgNotifications } from "./notifications.ts";
 import { PgOnboardings } from "./onboardings.ts";
@@ -28,7 +30,14 @@ export interface PgStoreOptions {
   max?: number;
   /** Told of failures in the background (a change that could not be read again). */
   onError?: (error: unknown) => void;
+  /** The instance this process is (InstanceStore.self); one of its own by default (the CLI's, a test's). */
+  instance?: string;
+  /** Random bytes, for this process's incarnation (see PgInstances). */
+  random?: Random;
 }
+
+/** Stores opened by this process so far: a store given no instance id gets one no other has. */
+let opened = 0;
 
 /** How long healthy() waits for the server's answer: /healthz must answer promptly either way. */
 const HEALTH_TIMEOUT_MS = 1_000;
@@ -46,7 +55,9 @@ export async function openPostgresStore(url: string, sealer: Sealer, options: Pg
     const directory = new PgDirectory(db, sealer, feed);
     const deletions = new PgDeletions(db.$client);
     const endpoints = new PgEndpoints(db, sealer, feed, deletions);
-    const queue = new PgQueue(db, endpoints, feed);
+    const self = options.instance ?? `process-${process.pid}-${++opened}`;
+    const queue = new PgQueue(db, endpoints, feed, self);
+    const instances = new PgInstances(db.$client, self, randomId(options.random ?? cryptoRandom, "inc", 16));
     const requests = new PgRequestLog(db, url);
     await feed.start();
     await queue.start();
@@ -63,6 +74,7 @@ export async function openPostgresStore(url: string, sealer: Sealer, options: Pg
       buckets: unavailableAsStoreError(new PgBuckets(db)),
       endpoints: unavailableAsStoreError(endpoints),
       queue: unavailableAsStoreError(queue),
+      instances: unavailableAsStoreError(instances),
       history: unavailableAsStoreError(new PgHistory(db, endpoints)),
       retention: unavailableAsStoreError(new PgRetention(db, deletions)),
       audit: unavailableAsStoreError(new PgAudit(db)),

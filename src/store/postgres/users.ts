@@ -1,4 +1,4 @@
-import { eq, lt, lte, sql } from "drizzle-orm";
+import { eq, sql } from "drizzle-orm";
 import type { AuditEntry } from "../audit.ts";
 import type { SessionStore, UserStore } from "../store.ts";
 import type { Session, User } from "../types.ts";

@@ -4,9 +4,11 @@ import { CachedDirectory, defined } from "../cached-directory.ts";
 import { connectRefusal, type Connected, type Refusal } from "../ownership.ts";
 import { openWaba, reconnectedWaba, sealWaba } from "../sealed-rows.ts";
 import type { AuditEntry } from "../audit.ts";
+import { writtenRow } from "../errors.ts";
 import type { Directory, NumberPatch, WabaPatch } from "../store.ts";
 import type { Account, ApiKey, PhoneNumber, StatusCause, Waba } from "../types.ts";
 import type { AuditWriter } from "./audit.ts";
+import { oneRow } from "./one-row.ts";
 import type { Db } from "./open.ts";
 import { accounts, apiKeys, numbers, wabas } from "./schema.ts";
 
@@ -29,7 +31,7 @@ export class SqliteDirectory extends CachedDirectory implements Directory {
   }
 
   private dataVersion(): number {
-    return this.db.$client.query<{ data_version: number }, []>("PRAGMA data_version").get()!.data_version;
+    return oneRow<{ data_version: number }>(this.db.$client, "PRAGMA data_version").data_version;
   }
 
   private load(): void {
@@ -166,7 +168,10 @@ export class SqliteDirectory extends CachedDirectory implements Directory {
         if (!storedNumber) tx.insert(numbers).values(number).run();
         this.audit.record(audit);
         return {
-          wabaRow: tx.select().from(wabas).where(eq(wabas.wabaId, waba.wabaId)).get()!,
+          wabaRow: writtenRow(
+            tx.select().from(wabas).where(eq(wabas.wabaId, waba.wabaId)).get(),
+            `WABA ${waba.wabaId}`,
+          ),
           numberRow: storedNumber ?? number,
           created: !storedNumber,
         };

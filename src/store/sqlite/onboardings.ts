@@ -3,7 +3,6 @@ import type { Sealer } from "../../crypto/sealer.ts";
 import {
   expiryConditions,
   fromOnboardingRow,
-  NO_SEALED_SECRETS,
   onboardingWhere,
   runColumns,
   toOnboardingRow,
@@ -41,7 +40,7 @@ export class SqliteOnboardings implements OnboardingStore {
       .where(and(condition, expiryConditions(onboardings, now).notGone))
       .orderBy(desc(onboardings.updatedAt), desc(onboardings.id))
       .all()
-      .map((row) => live(fromOnboardingRow(row, this.sealer), now)!);
+      .flatMap((row) => live(fromOnboardingRow(row, this.sealer), now) ?? []);
   }
 
   async get(id: string, now: number) {

@@ -106,6 +106,10 @@ function prepare(sqlite: Database) {
 
 type TurnWork = { work: () => unknown; urgent: boolean };
 
+const settleAll = (batch: Done<TurnWork, unknown>[]) => {
+  for (const d of batch) d.settle();
+};
+
 /**
  * The queue on SQLite: one server process works the file (see server-lock.ts), so it is the sole
  * worker. Its hot paths (enqueue, claim, complete) are prepared once as plain SQL on the
@@ -159,14 +163,22 @@ export class SqliteQueue implements DeliveryQueue {
     const urgent = batch.filter((d) => d.input.urgent);
     const later = batch.filter((d) => !d.input.urgent);
     const settleLater = () => {
-      if (later.length > 0) setImmediate(() => later.forEach((d) => d.settle()));
+      if (later.length > 0) setImmediate(() => settleAll(later));
     };
-    if (urgent.length === 0) return settleLater();
+    if (urgent.length === 0) {
+      settleLater();
+      return;
+    }
     this.durable()
       .then(
-        () => urgent.forEach((d) => d.settle()),
+        () => settleAll(urgent),
         // Committed, but perhaps not on disk: not to be acknowledged.
-        (error) => urgent.forEach((d) => (d.outcome.ok ? d.reject(error) : d.settle())),
+        (error) => {
+          for (const d of urgent) {
+            if (d.outcome.ok) d.reject(error);
+            else d.settle();
+          }
+        },
       )
       .finally(settleLater);
   }

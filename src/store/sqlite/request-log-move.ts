@@ -61,7 +61,7 @@ export function oldLogMover(db: Database, mainPath: string): { step(): boolean }
   );
   let after = "";
   const step = db.transaction((): boolean => {
-    const end = stepEnd.get(after)!.end;
+    const end = stepEnd.get(after)?.end ?? null;
     if (end === null) return false;
     copy.run(after, end);
     after = end;

@@ -125,7 +125,10 @@ export class RequestLogThread {
   }
 
   private answered(answer: FromWriter): void {
-    if (answer.seq === 0 && "error" in answer) return this.troubleListener({ error: answer.error, restarted: false });
+    if (answer.seq === 0 && "error" in answer) {
+      this.troubleListener({ error: answer.error, restarted: false });
+      return;
+    }
     const p = this.pending.get(answer.seq);
     if (!p) return;
     this.pending.delete(answer.seq);

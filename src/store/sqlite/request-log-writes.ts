@@ -19,8 +19,8 @@ export function requestLogWrites(db: Database) {
     db.prepare(`INSERT INTO usage_hours (account_id, target_id, hour, kind, label, count) VALUES (?, ?, ?, ?, ?, ?)
     ON CONFLICT (account_id, hour, target_id, kind, label) DO UPDATE SET count = count + excluded.count`);
   const expired: Record<LogTable, Statement<unknown, [string, number, number]>> = {
-    records: db.prepare(`DELETE FROM request_log WHERE id IN
-    (SELECT id FROM request_log WHERE account_id = ? AND at < ? LIMIT ?)`),
+    records: db.prepare(`DELETE FROM request_log WHERE rowid IN
+    (SELECT rowid FROM request_log WHERE account_id = ? AND at < ? LIMIT ?)`),
     usage: db.prepare(`DELETE FROM usage_hours WHERE (account_id, hour, target_id, kind, label) IN
     (SELECT account_id, hour, target_id, kind, label FROM usage_hours WHERE account_id = ? AND hour < ? LIMIT ?)`),
   };

@@ -1,5 +1,5 @@
 import type { Database } from "bun:sqlite";
-import { and, desc, eq, gte, lt } from "drizzle-orm";
+import { and, desc, eq, gte, lt, sql } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/bun-sqlite";
 import { requestConditions } from "../request-filter.ts";
 import type { LogCutoff, RequestFilter, RequestLogStore, RequestRecord, WriterTrouble } from "../requests.ts";
@@ -49,7 +49,14 @@ export class SqliteRequestLog implements RequestLogStore {
     return this.db
       .select()
       .from(requestLog)
-      .where(and(eq(requestLog.messageId, messageId), eq(requestLog.accountId, accountId)))
+      .where(
+        and(
+          // The index holds the id's tail (request-log-file.ts); the whole id is checked on its rows.
+          sql`substr(${requestLog.messageId}, -16) = substr(${messageId}, -16)`,
+          eq(requestLog.messageId, messageId),
+          eq(requestLog.accountId, accountId),
+        ),
+      )
       .all();
   }
 

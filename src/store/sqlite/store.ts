@@ -9,6 +9,7 @@ import { startCheckpointer, type BackgroundCheckpoints } from "./checkpointer.ts
 import { SqliteDeletions } from "./deletions.ts";
 import { SqliteDirectory } from "./directory.ts";
 import { SqliteEndpoints } from "./endpoints.ts";
+import { SqliteInstances } from "./instances.ts";
 import { SqliteHistory } from "./history.ts";
 import { SqliteNotifications } from "./notifications.ts";
 import { SqliteOnboardings } from "./onboardings.ts";
@@ -46,6 +47,8 @@ export interface SqliteStoreOptions {
   serving?: boolean;
   /** The request log's writer thread's entry (see RequestLogThread); this source tree's by default. */
   requestLogWorker?: string;
+  /** The instance this process is (InstanceStore.self), as /healthz and /metrics name it. */
+  instance?: string;
 }
 
 export function openSqliteStore(path: string, sealer: Sealer, options: SqliteStoreOptions = {}): SqliteStore {
@@ -108,6 +111,7 @@ export function openSqliteStore(path: string, sealer: Sealer, options: SqliteSto
     buckets: new SqliteBuckets(db),
     endpoints,
     queue: new SqliteQueue(sqlite, endpoints, durable, audit),
+    instances: new SqliteInstances(options.instance ?? "local"),
     history: new SqliteHistory(sqlite, endpoints),
     retention: new SqliteRetention(db, deletions),
     audit: new SqliteAudit(db, audit),
