@@ -178,6 +178,7 @@ async function quiet(t: SignupWorld, cookie: string): Promise<void> {
 const NOBODYS: Record<string, string> = {
   meta: "the server's own settings",
   changes: "PostgreSQL's change feed between instances (ids only, pruned)",
+  instances: "the server instances alive and their heartbeats (the scale-out mode's)",
   __drizzle_migrations: "applied migrations",
   sqlite_sequence: "SQLite's counters",
 };
