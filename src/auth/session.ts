@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto";
+import { auditEntry, byUser, type AuditContext } from "../audit/entry.ts";
 import { AppError } from "../errors/catalog.ts";
 import type { Deps } from "../deps.ts";
 import type { Session } from "../store/types.ts";
@@ -28,11 +29,19 @@ export function signInLockRemaining(failures: { count: number; lastAt: number } 
   return Math.max(0, failures.lastAt + lock - now);
 }
 
-/** Checks the password and opens a session; returns the cookie value. */
+/** Who a failed sign-in names: the user of that email, or nobody known (the email itself is not kept: it may be a password typed in the wrong box). */
+const UNKNOWN_USER = { id: "unknown", email: null } as const;
+
+/**
+ * Checks the password and opens a session; returns the cookie value. A wrong password is recorded
+ * (`session.failed`, in its account when the email is a user's) with the failure it counts; a
+ * refusal while locked changes nothing and records nothing.
+ */
 export async function signIn(
   deps: SessionDeps,
   email: string,
   password: string,
+  ip: string | null,
 ): Promise<{ token: string; session: Session }> {
   const now = deps.clock.now();
   const failures = await deps.store.users.failures(email);
@@ -45,17 +54,22 @@ export async function signIn(
   const user = await deps.store.users.byEmail(email);
   const ok = await Bun.password.verify(password, user?.passwordHash ?? UNKNOWN_USER_HASH);
   if (!user || !ok) {
-    await deps.store.users.recordFailure(email, now);
+    const who = user ? { id: user.id, email: user.email } : UNKNOWN_USER;
+    const by: AuditContext = { actor: { kind: "user", ...who }, ip };
+    const object = { kind: "user", id: by.actor.id };
+    const entry = auditEntry(deps, by, "session.failed", object, user?.accountId ?? null);
+    await deps.store.users.recordFailure(email, now, entry);
     throw new AppError("unauthorized", "Wrong email or password.");
   }
   await deps.store.users.clearFailures(email);
-  return openSession(deps, user);
+  return openSession(deps, user, byUser(user, ip));
 }
 
-/** A new session of a user whose password was checked; returns the cookie value. */
+/** A new session of a user whose password was checked, recorded as `session.create` by `by`; returns the cookie value. */
 export async function openSession(
   deps: SessionDeps,
   user: { id: string; accountId: string },
+  by: AuditContext,
 ): Promise<{ token: string; session: Session }> {
   const now = deps.clock.now();
   const token = Buffer.from(deps.random.bytes(32)).toString("base64url");
@@ -66,7 +80,8 @@ export async function openSession(
     createdAt: now,
     expiresAt: now + SESSION_TTL_MS,
   };
-  await deps.store.sessions.create(session);
+  const entry = auditEntry(deps, by, "session.create", { kind: "user", id: user.id }, user.accountId);
+  await deps.store.sessions.create(session, entry);
   return { token, session };
 }
 
@@ -78,6 +93,13 @@ export async function findSession(deps: SessionDeps, token: string | undefined):
   return session;
 }
 
-export async function signOut(deps: SessionDeps, token: string | undefined): Promise<void> {
-  if (token) await deps.store.sessions.delete(hashToken(token));
+/** Ends the session behind a cookie value, recorded as `session.delete` when there was one. */
+export async function signOut(deps: SessionDeps, token: string | undefined, ip: string | null): Promise<void> {
+  if (!token) return;
+  const tokenHash = hashToken(token);
+  const session = await deps.store.sessions.find(tokenHash);
+  const user = session && (await deps.store.users.byId(session.userId));
+  if (!session || !user) return deps.store.sessions.delete(tokenHash);
+  const entry = auditEntry(deps, byUser(user, ip), "session.delete", { kind: "user", id: user.id }, user.accountId);
+  await deps.store.sessions.delete(tokenHash, entry);
 }

@@ -2,6 +2,7 @@ import { Elysia } from "elysia";
 import { clearedSessionCookie, sessionCookie, sessionToken } from "../auth/session-routes.ts";
 import { findSession, signIn, signOut } from "../auth/session.ts";
 import { checkOrigin } from "../http/browser-guard.ts";
+import { clientIp, type Arrived } from "../http/client-ip.ts";
 import { AppError } from "../errors/catalog.ts";
 import type { Deps } from "../deps.ts";
 import { formFields } from "./form.ts";
@@ -27,13 +28,15 @@ export function signInRoutes(deps: Deps) {
     )
     .post(
       "/sign-in",
-      async ({ request, body }) => {
-        const next = safeNext(text(body, "next"));
-        const email = text(body, "email").trim().slice(0, 320);
+      async (context) => {
+        const next = safeNext(text(context.body, "next"));
+        const email = text(context.body, "email").trim().slice(0, 320);
+        const { method, headers } = context.request;
         try {
-          checkOrigin(request.method, request.headers.get("origin"), request.headers.get("host"));
-          const { token } = await signIn(deps, email, text(body, "password").slice(0, 200));
-          return seeOther(next, { "set-cookie": sessionCookie(token, request) });
+          checkOrigin(method, headers.get("origin"), headers.get("host"));
+          const ip = clientIp(context.server, (context as Arrived).arrived);
+          const { token } = await signIn(deps, email, text(context.body, "password").slice(0, 200), ip);
+          return seeOther(next, { "set-cookie": sessionCookie(token, context.request) });
         } catch (error) {
           if (!(error instanceof AppError)) throw error;
           return htmlResponse(SignInPage({ next, email, error: error.message }), error.status);
@@ -43,13 +46,14 @@ export function signInRoutes(deps: Deps) {
     )
     .post(
       "/sign-out",
-      async ({ request }) => {
+      async (context) => {
+        const { method, headers } = context.request;
         try {
-          checkOrigin(request.method, request.headers.get("origin"), request.headers.get("host"));
+          checkOrigin(method, headers.get("origin"), headers.get("host"));
         } catch {
           return htmlResponse("Sign-out must come from the dashboard itself.", 403);
         }
-        await signOut(deps, sessionToken(request));
+        await signOut(deps, sessionToken(context.request), clientIp(context.server, (context as Arrived).arrived));
         return seeOther("/dashboard/sign-in?signed_out=1", { "set-cookie": clearedSessionCookie });
       },
       { detail: { hide: true } },

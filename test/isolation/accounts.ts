@@ -117,6 +117,7 @@ export async function seedAccount(w: IsolationWorld): Promise<Seeded> {
   const notifications = await api<Page>("GET", "/api/notifications", undefined, 200);
   expect(notifications.data.length).toBeGreaterThan(0);
   await quiet(t, cookie);
+  const stored = await t.world.deps.store.users.byEmail(user.email);
 
   return {
     id: user.id,
@@ -134,6 +135,7 @@ export async function seedAccount(w: IsolationWorld): Promise<Seeded> {
       recovery: recovery.id,
       key: key.id,
       notification: notifications.data[0]!.id,
+      user: stored?.id,
     },
   };
 }
@@ -149,11 +151,12 @@ export async function callerAccount(w: IsolationWorld): Promise<Seeded> {
     apiCall(t.url, cookie, "POST", "/api/endpoints", { url: w.hook().url, fields: ["messages"] }),
     201,
   );
+  const stored = await t.world.deps.store.users.byEmail(user.email);
   return {
     id: user.id,
     email: user.email,
     cookie,
-    ids: { account: user.id, number, waba: wabaId, endpoint: endpoint.id },
+    ids: { account: user.id, number, waba: wabaId, endpoint: endpoint.id, user: stored?.id },
   };
 }
 
@@ -175,6 +178,7 @@ async function quiet(t: SignupWorld, cookie: string): Promise<void> {
 const NOBODYS: Record<string, string> = {
   meta: "the server's own settings",
   changes: "PostgreSQL's change feed between instances (ids only, pruned)",
+  instances: "the server instances alive and their heartbeats (the scale-out mode's)",
   __drizzle_migrations: "applied migrations",
   sqlite_sequence: "SQLite's counters",
 };
