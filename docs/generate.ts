@@ -182,6 +182,7 @@ function metricsTable(): string {
 function kept(window: Window): string {
   if (window === "account") return "the account's retention: 24 hours, or 7 days once set";
   if (window === "expiry") return "until it expires";
+  if (window === "AUDIT_RETENTION") return `\`AUDIT_RETENTION\`: ${SETTINGS.AUDIT_RETENTION.fallback} by default`;
   const [n, unit] = window % 86_400_000 === 0 ? [window / 86_400_000, "day"] : [window / 3_600_000, "hour"];
   return `${n} ${unit}${n === 1 ? "" : "s"}`;
 }

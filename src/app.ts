@@ -1,9 +1,12 @@
 import { Elysia } from "elysia";
 import { accountApiRoutes } from "./account-api/routes.ts";
 import { adminRoutes } from "./admin/routes.ts";
+import { bySystem } from "./audit/entry.ts";
+import { recordedBackup } from "./backup/audit.ts";
 import { backupsOf } from "./backup/backups.ts";
 import { backupRoutes } from "./backup/routes.ts";
 import { scheduledBackups } from "./backup/schedule.ts";
+import { activityRoutes } from "./account-api/activity.ts";
 import { sessionRoutes } from "./auth/session-routes.ts";
 import { consoleRoutes } from "./console/routes.tsx";
 import { dashboardRoutes } from "./dashboard/routes.ts";
@@ -61,7 +64,12 @@ export function createApp(deps: Deps) {
     );
   if (requestLog) workers.push(requestLog.worker());
   const backups = backupsOf(deps);
-  const backupWorker = backups && scheduledBackups(backups, deps.config.backup.schedule, deps.clock, deps.logger);
+  // A scheduled backup is the service's own, in the audit log.
+  const backupWorker =
+    backups &&
+    scheduledBackups(backups, deps.config.backup.schedule, deps.clock, deps.logger, () =>
+      recordedBackup(deps, () => backups.create(), bySystem("backup_schedule")),
+    );
   if (backupWorker) workers.push(backupWorker);
   // Stopped last: this instance leaves the list once its delivery attempts have ended.
   const heartbeat = new Heartbeat(deps);
@@ -92,11 +100,12 @@ export function createApp(deps: Deps) {
     .use(apiDocs())
     .use(opsRoutes({ ...deps, instances: () => heartbeat.live() }, () => backupWorker?.report() ?? {}))
     .use(adminRoutes(deps))
-    .use(backupRoutes(deps, backups, (request) => adminAccess(deps, request)))
+    .use(backupRoutes(deps, backups, (request, ip) => adminAccess(deps, request, ip)))
     .use(sessionRoutes(deps))
     .use(webhooks.routes)
     .use(accountApiRoutes(deps))
     .use(requestRoutes(deps))
+    .use(activityRoutes(deps))
     .use(messageRoutes(deps))
     .use(onboardingRoutes(deps, webhooks))
     .use(dashboardRoutes(deps, webhooks))

@@ -302,16 +302,24 @@ function usageFailure(command: string, usage: string, error: unknown): never {
 async function backup(argv: string[]): Promise<void> {
   const [
     { backupSource, createBackups },
+    { backupEntry },
+    { BY_CLI },
+    { recordInFile },
     { BACKUP_USAGE, parseBackupArgs },
     { parseBackupLocation, requireS3Keys },
     { createMetrics },
     { systemClock },
+    { cryptoRandom },
   ] = await Promise.all([
     import("./backup/backups.ts"),
+    import("./backup/audit.ts"),
+    import("./audit/entry.ts"),
+    import("./store/sqlite/audit.ts"),
     import("./cli/backup-args.ts"),
     import("./config/backup-config.ts"),
     import("./observability/metrics.ts"),
     import("./runtime/clock.ts"),
+    import("./runtime/random.ts"),
   ]);
   if (argv.includes("--help")) return console.log(BACKUP_USAGE);
   const config = loadConfig(process.env);
@@ -339,7 +347,18 @@ async function backup(argv: string[]): Promise<void> {
   };
   const backups = createBackups(deps, to);
   try {
-    console.log(JSON.stringify(await backups.create(), null, 2));
+    const manifest = await backups.create();
+    // Who took it, in the audit log of the file it is a backup of (src/backup/audit.ts). The backup
+    // stands whatever happens to its entry: a failure to write it is said, not the command's failure.
+    const source = backupSource(config);
+    try {
+      const entry = backupEntry({ clock: systemClock, random: cryptoRandom }, manifest, BY_CLI);
+      if (source !== null && !recordInFile(source, entry))
+        deps.logger.warn("the backup is not in the audit log: the database predates it (a server's start migrates it)");
+    } catch (error) {
+      deps.logger.error("the backup's audit entry could not be written", { error: (error as Error).message });
+    }
+    console.log(JSON.stringify(manifest, null, 2));
   } catch (error) {
     if (!(error instanceof AppError)) throw error;
     console.error(`switchboard: backup: ${error.message}`);

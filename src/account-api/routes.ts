@@ -25,8 +25,8 @@ export function accountApiRoutes(deps: Deps) {
     )
     .post(
       "/numbers",
-      async ({ accountId, body, set }) => {
-        const number = await connectByoNumber(deps, accountId, body);
+      async ({ accountId, body, by, set }) => {
+        const number = await connectByoNumber(deps, accountId, body, await by());
         set.status = 201;
         return accountNumberView(deps, number);
       },
@@ -37,8 +37,8 @@ export function accountApiRoutes(deps: Deps) {
     )
     .post(
       "/numbers/:phone_number_id/sync",
-      async ({ accountId, params }) =>
-        accountNumberView(deps, await resyncNumber(deps, accountId, params.phone_number_id)),
+      async ({ accountId, params, by }) =>
+        accountNumberView(deps, await resyncNumber(deps, accountId, params.phone_number_id, await by())),
       {
         params: phoneParams,
         detail: detail(
@@ -58,8 +58,8 @@ export function accountApiRoutes(deps: Deps) {
     )
     .post(
       "/api-keys",
-      async ({ accountId, body, set }) => {
-        const { key, record } = await createApiKey(deps, accountId, body);
+      async ({ accountId, body, by, set }) => {
+        const { key, record } = await createApiKey(deps, accountId, body, await by());
         set.status = 201;
         return { ...apiKeyView(record), key };
       },
@@ -67,8 +67,8 @@ export function accountApiRoutes(deps: Deps) {
     )
     .delete(
       "/api-keys/:id",
-      async ({ accountId, params, set }) => {
-        await revokeApiKey(deps, params.id, accountId);
+      async ({ accountId, params, by, set }) => {
+        await revokeApiKey(deps, params.id, await by(), accountId);
         set.status = 204;
       },
       { params: t.Object({ id: t.String() }), detail: detail("Revoke an API key") },

@@ -1,14 +1,18 @@
+import { changesOf } from "../audit/changes.ts";
+import { auditEntry, type AuditContext } from "../audit/entry.ts";
 import { hashPassword } from "../crypto/password.ts";
 import { AppError } from "../errors/catalog.ts";
 import type { Deps } from "../deps.ts";
 import { orNotFound } from "../errors/not-found.ts";
 import { randomId } from "../runtime/random.ts";
+import type { AuditAction } from "../store/audit.ts";
 import type { Account, User } from "../store/types.ts";
 import type { CreateAccountInput, CreateUserInput, UpdateAccountInput } from "./schemas.ts";
 
 /**
  * The operator's operations on accounts and their dashboard users (docs/operations.md#provisioning) as plain functions:
- * the operator API, the CLI and the dashboard all call these, so they can never disagree.
+ * the operator API, the CLI and the dashboard all call these, so they can never disagree. Each change
+ * is made by someone (`by`), and the store writes its audit entry with it.
  */
 type AccountDeps = Pick<Deps, "store" | "clock" | "random">;
 
@@ -18,8 +22,8 @@ export function getAccount(deps: Pick<AccountDeps, "store">, id: string): Accoun
   return account;
 }
 
-export async function createAccount(deps: AccountDeps, input: CreateAccountInput): Promise<Account> {
-  return deps.store.directory.createAccount({
+export async function createAccount(deps: AccountDeps, input: CreateAccountInput, by: AuditContext): Promise<Account> {
+  const account: Account = {
     id: randomId(deps.random, "acc"),
     name: input.name,
     email: input.email,
@@ -27,32 +31,57 @@ export async function createAccount(deps: AccountDeps, input: CreateAccountInput
     retention: input.retention ?? "24h",
     maxNumbers: input.max_numbers ?? null,
     createdAt: deps.clock.now(),
-  });
+  };
+  const object = { kind: "account", id: account.id };
+  return deps.store.directory.createAccount(
+    account,
+    auditEntry(deps, by, "account.create", object, account.id, changesOf(null, account)),
+  );
 }
 
-export async function updateAccount(deps: AccountDeps, id: string, input: UpdateAccountInput): Promise<Account> {
-  getAccount(deps, id);
+/** Changes an account; `account.update` by the operator, `settings.update` by the account itself. */
+export async function updateAccount(
+  deps: AccountDeps,
+  id: string,
+  input: UpdateAccountInput,
+  by: AuditContext,
+  action: Extract<AuditAction, "account.update" | "settings.update"> = "account.update",
+): Promise<Account> {
+  const account = getAccount(deps, id);
   const patch: Partial<Account> = {};
   if (input.name !== undefined) patch.name = input.name;
   if (input.email !== undefined) patch.email = input.email;
   if (input.billing_status !== undefined) patch.billingStatus = input.billing_status;
   if (input.retention !== undefined) patch.retention = input.retention;
   if (input.max_numbers !== undefined) patch.maxNumbers = input.max_numbers;
-  return orNotFound(await deps.store.directory.updateAccount(id, patch), `account ${id}`);
+  const entry = auditEntry(deps, by, action, { kind: "account", id }, id, changesOf(account, patch));
+  return orNotFound(await deps.store.directory.updateAccount(id, patch, entry), `account ${id}`);
 }
 
-export async function createUser(deps: AccountDeps, accountId: string, input: CreateUserInput): Promise<User> {
+export async function createUser(
+  deps: AccountDeps,
+  accountId: string,
+  input: CreateUserInput,
+  by: AuditContext,
+): Promise<User> {
   getAccount(deps, accountId);
   const taken = () => new AppError("conflict", `A dashboard user with email ${input.email} already exists.`);
   // Checked first to spare the hash; the insert decides when two requests create the same email at once.
   if (await deps.store.users.byEmail(input.email)) throw taken();
-  const user = await deps.store.users.create({
-    id: randomId(deps.random, "usr"),
-    accountId,
-    email: input.email,
-    passwordHash: await hashPassword(input.password),
-    createdAt: deps.clock.now(),
+  const id = randomId(deps.random, "usr");
+  const entry = auditEntry(deps, by, "user.create", { kind: "user", id }, accountId, {
+    email: [null, input.email.toLowerCase()],
   });
+  const user = await deps.store.users.create(
+    {
+      id,
+      accountId,
+      email: input.email,
+      passwordHash: await hashPassword(input.password),
+      createdAt: deps.clock.now(),
+    },
+    entry,
+  );
   if (!user) throw taken();
   return user;
 }

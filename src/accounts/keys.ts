@@ -1,3 +1,5 @@
+import { changesOf } from "../audit/changes.ts";
+import { auditEntry, type AuditContext } from "../audit/entry.ts";
 import { AppError } from "../errors/catalog.ts";
 import type { Deps } from "../deps.ts";
 import { orNotFound } from "../errors/not-found.ts";
@@ -15,10 +17,11 @@ export async function createApiKey(
   deps: KeyDeps,
   accountId: string,
   input: CreateApiKeyInput,
+  by: AuditContext,
 ): Promise<{ key: string; record: ApiKey }> {
   getAccount(deps, accountId);
   const key = generateApiKey(deps.random, input.mode);
-  const record = await deps.store.directory.createApiKey({
+  const record: ApiKey = {
     id: randomId(deps.random, "key"),
     accountId,
     mode: input.mode,
@@ -27,14 +30,21 @@ export async function createApiKey(
     keyHash: hashApiKey(key),
     createdAt: deps.clock.now(),
     revokedAt: null,
-  });
-  return { key, record };
+  };
+  // The hash is derived from the key: never in the entry.
+  const { keyHash: _, ...shown } = record;
+  const object = { kind: "api_key", id: record.id };
+  const entry = auditEntry(deps, by, "api_key.create", object, accountId, changesOf(null, shown));
+  return { key, record: await deps.store.directory.createApiKey(record, entry) };
 }
 
 /** Revokes a key; `accountId` scopes the look-up for the dashboard, where other accounts' keys are 404. */
-export async function revokeApiKey(deps: KeyDeps, id: string, accountId?: string): Promise<ApiKey> {
+export async function revokeApiKey(deps: KeyDeps, id: string, by: AuditContext, accountId?: string): Promise<ApiKey> {
   const key = deps.store.directory.apiKey(id);
   if (!key || (accountId !== undefined && key.accountId !== accountId))
     throw new AppError("not_found", `No API key ${id}.`);
-  return orNotFound(await deps.store.directory.revokeApiKey(id, deps.clock.now()), `API key ${id}`);
+  const now = deps.clock.now();
+  const object = { kind: "api_key", id };
+  const entry = auditEntry(deps, by, "api_key.revoke", object, key.accountId, changesOf(key, { revokedAt: now }));
+  return orNotFound(await deps.store.directory.revokeApiKey(id, now, entry), `API key ${id}`);
 }

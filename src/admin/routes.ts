@@ -1,5 +1,7 @@
 import { Elysia, t } from "elysia";
+import { auditQuery, auditView, listAudit } from "../audit/queries.ts";
 import type { Deps } from "../deps.ts";
+import { clientIp, type Arrived } from "../http/client-ip.ts";
 import { createAccount, createUser, getAccount, updateAccount } from "../accounts/accounts.ts";
 import { createApiKey, revokeApiKey } from "../accounts/keys.ts";
 import { createAccountBody, createApiKeyBody, createUserBody, updateAccountBody } from "../accounts/schemas.ts";
@@ -19,8 +21,11 @@ export function adminRoutes(deps: Deps) {
   return (
     new Elysia({ prefix: "/admin" })
       // A transform hook runs before body validation, so an unauthenticated caller learns nothing about the schema.
-      // `actor`: who calls (ADMIN_TOKEN or a signed-in operator).
-      .derive(async ({ request }) => ({ actor: await adminAccess(deps, request) }))
+      // `by`: who makes the changes, for the audit log (ADMIN_TOKEN's holder or a signed-in operator), from the
+      // request's address.
+      .derive(async (context) => ({
+        by: await adminAccess(deps, context.request, clientIp(context.server, (context as Arrived).arrived)),
+      }))
       .get(
         "/usage",
         async ({ query }) => {
@@ -46,23 +51,27 @@ export function adminRoutes(deps: Deps) {
       })
       .post(
         "/accounts",
-        async ({ body, set }) => {
+        async ({ body, by, set }) => {
           set.status = 201;
-          return accountView(await createAccount(deps, body));
+          return accountView(await createAccount(deps, body, by));
         },
         { body: createAccountBody, detail: { ...detail, summary: "Create an account" } },
       )
       .get("/accounts/:id", ({ params }) => accountView(getAccount(deps, params.id)), {
         detail: { ...detail, summary: "Read an account" },
       })
-      .patch("/accounts/:id", async ({ params, body }) => accountView(await updateAccount(deps, params.id, body)), {
-        body: updateAccountBody,
-        detail: { ...detail, summary: "Change an account's name, email, billing state, retention or plan allowance" },
-      })
+      .patch(
+        "/accounts/:id",
+        async ({ params, body, by }) => accountView(await updateAccount(deps, params.id, body, by)),
+        {
+          body: updateAccountBody,
+          detail: { ...detail, summary: "Change an account's name, email, billing state, retention or plan allowance" },
+        },
+      )
       .post(
         "/accounts/:id/users",
-        async ({ params, body, set }) => {
-          const user = await createUser(deps, params.id, body);
+        async ({ params, body, by, set }) => {
+          const user = await createUser(deps, params.id, body, by);
           set.status = 201;
           return userView(user);
         },
@@ -70,8 +79,8 @@ export function adminRoutes(deps: Deps) {
       )
       .post(
         "/accounts/:id/api-keys",
-        async ({ params, body, set }) => {
-          const { key, record } = await createApiKey(deps, params.id, body);
+        async ({ params, body, by, set }) => {
+          const { key, record } = await createApiKey(deps, params.id, body, by);
           set.status = 201;
           return { ...apiKeyView(record), key };
         },
@@ -82,32 +91,36 @@ export function adminRoutes(deps: Deps) {
       )
       .delete(
         "/api-keys/:id",
-        async ({ params, set }) => {
-          await revokeApiKey(deps, params.id);
+        async ({ params, by, set }) => {
+          await revokeApiKey(deps, params.id, by);
           set.status = 204;
         },
         { detail: { ...detail, summary: "Revoke an API key" } },
       )
       .post(
         "/accounts/:id/wabas",
-        async ({ params, body, set }) => {
+        async ({ params, body, by, set }) => {
           set.status = 201;
-          return wabaView(await createWaba(deps, params.id, body));
+          return wabaView(await createWaba(deps, params.id, body, by));
         },
         { body: createWabaBody, detail: { ...detail, summary: "Connect a WABA with its upstream access token" } },
       )
       .get("/wabas/:waba_id", ({ params }) => wabaView(getWaba(deps, params.waba_id)), {
         detail: { ...detail, summary: "Read a WABA's connection state" },
       })
-      .patch("/wabas/:waba_id", async ({ params, body }) => wabaView(await updateWaba(deps, params.waba_id, body)), {
-        body: updateWabaBody,
-        detail: { ...detail, summary: "Change a WABA's state or access token" },
-      })
+      .patch(
+        "/wabas/:waba_id",
+        async ({ params, body, by }) => wabaView(await updateWaba(deps, params.waba_id, body, by)),
+        {
+          body: updateWabaBody,
+          detail: { ...detail, summary: "Change a WABA's state or access token" },
+        },
+      )
       .post(
         "/accounts/:id/numbers",
-        async ({ params, body, set }) => {
+        async ({ params, body, by, set }) => {
           set.status = 201;
-          return numberView(await createNumber(deps, params.id, body));
+          return numberView(await createNumber(deps, params.id, body, by));
         },
         {
           body: createNumberBody,
@@ -119,7 +132,7 @@ export function adminRoutes(deps: Deps) {
       })
       .patch(
         "/numbers/:phone_number_id",
-        async ({ params, body }) => numberView(await updateNumber(deps, params.phone_number_id, body)),
+        async ({ params, body, by }) => numberView(await updateNumber(deps, params.phone_number_id, body, by)),
         {
           body: updateNumberBody,
           detail: { ...detail, summary: "Change a number's connection state" },
@@ -127,7 +140,7 @@ export function adminRoutes(deps: Deps) {
       )
       .post(
         "/numbers/:phone_number_id/sync",
-        async ({ params }) => numberView(await syncNumber(deps, params.phone_number_id, { check: true })),
+        async ({ params, by }) => numberView(await syncNumber(deps, params.phone_number_id, { check: true, by })),
         {
           detail: { ...detail, summary: "Re-read a number's details from upstream" },
         },
@@ -140,14 +153,18 @@ export function adminRoutes(deps: Deps) {
             "Embedded Signup records not expired, newest first, by account and number: each signup's steps, account and expiry (never its code, token or PIN)",
         },
       })
-      .delete("/onboardings/:id", async ({ params }) => onboardingView(await deleteOnboarding(deps, params.id)), {
-        params: t.Object({ id: t.String({ maxLength: 64 }) }),
-        detail: {
-          ...detail,
-          summary:
-            "Delete an Embedded Signup record (a stuck or unwanted signup): its number is free for other accounts again; answers the record as it was",
+      .delete(
+        "/onboardings/:id",
+        async ({ params, by }) => onboardingView(await deleteOnboarding(deps, params.id, by)),
+        {
+          params: t.Object({ id: t.String({ maxLength: 64 }) }),
+          detail: {
+            ...detail,
+            summary:
+              "Delete an Embedded Signup record (a stuck or unwanted signup): its number is free for other accounts again; answers the record as it was",
+          },
         },
-      })
+      )
       .get(
         "/accounts/:id/numbers",
         ({ params }) => {
@@ -155,6 +172,22 @@ export function adminRoutes(deps: Deps) {
           return { data: deps.store.directory.numbers(params.id).map(numberView) };
         },
         { params: t.Object({ id: t.String() }), detail: { ...detail, summary: "List an account's numbers" } },
+      )
+      .get(
+        "/audit",
+        async ({ query }) => {
+          if (query.account_id) getAccount(deps, query.account_id);
+          const page = await listAudit(deps, query);
+          return { data: page.data.map(auditView), next_cursor: page.nextCursor };
+        },
+        {
+          query: auditQuery,
+          detail: {
+            ...detail,
+            summary:
+              "The audit log, newest first: every change through the operator API, the CLI, the console, the dashboard and its API, and the service's automatic disables; who, what, which object, when, from where, and the fields before → after (never a secret). Filter by account_id, action (or a kind: endpoint), actor (id or email), object_kind and object_id, from and to (ISO 8601); page with next_cursor",
+          },
+        },
       )
   );
 }

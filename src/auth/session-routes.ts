@@ -1,6 +1,8 @@
 import { Elysia, t } from "elysia";
+import { byUser, type AuditContext } from "../audit/entry.ts";
 import { AppError } from "../errors/catalog.ts";
 import type { Deps } from "../deps.ts";
+import { clientIp, type Arrived } from "../http/client-ip.ts";
 import { findSession, SESSION_COOKIE, signIn, signOut } from "./session.ts";
 import { SESSION_TTL_MS } from "./sign-in.ts";
 
@@ -40,10 +42,12 @@ export function sessionRoutes(deps: Deps) {
   return new Elysia()
     .post(
       "/api/session",
-      async ({ body, request, set }) => {
-        const { token } = await signIn(deps, body.email, body.password);
-        set.headers["set-cookie"] = sessionCookie(token, request);
-        set.status = 204;
+      async (context) => {
+        const { email, password } = context.body;
+        const ip = clientIp(context.server, (context as Arrived).arrived);
+        const { token } = await signIn(deps, email, password, ip);
+        context.set.headers["set-cookie"] = sessionCookie(token, context.request);
+        context.set.status = 204;
       },
       {
         body: signInBody,
@@ -52,10 +56,10 @@ export function sessionRoutes(deps: Deps) {
     )
     .delete(
       "/api/session",
-      async ({ request, set }) => {
-        await signOut(deps, sessionToken(request));
-        set.headers["set-cookie"] = clearedSessionCookie;
-        set.status = 204;
+      async (context) => {
+        await signOut(deps, sessionToken(context.request), clientIp(context.server, (context as Arrived).arrived));
+        context.set.headers["set-cookie"] = clearedSessionCookie;
+        context.set.status = 204;
       },
       { detail: { tags: ["Dashboard API"], summary: "Sign out" } },
     );
@@ -63,12 +67,19 @@ export function sessionRoutes(deps: Deps) {
 
 /**
  * For dashboard API routes: resolves the session cookie to `accountId`, or answers 401.
- * Every /api route except sign-in and the field list goes through this.
+ * Every /api route except sign-in and the field list goes through this. `by()` is who is asking,
+ * for the audit log of a change (the user is read only by the routes that make one).
  */
 export function requireSession(deps: Deps) {
-  return new Elysia({ name: "require-session" }).resolve({ as: "scoped" }, async ({ request }) => {
-    const session = await findSession(deps, sessionToken(request));
+  return new Elysia({ name: "require-session" }).resolve({ as: "scoped" }, async (context) => {
+    const session = await findSession(deps, sessionToken(context.request));
+    const ip = clientIp(context.server, (context as Arrived).arrived);
     if (!session) throw new AppError("unauthorized", "Sign in first.");
-    return { accountId: session.accountId, userId: session.userId };
+    const by = async (): Promise<AuditContext> => {
+      const user = await deps.store.users.byId(session.userId);
+      if (!user) throw new AppError("unauthorized", "Sign in first.");
+      return byUser(user, ip);
+    };
+    return { accountId: session.accountId, userId: session.userId, by };
   });
 }

@@ -2,6 +2,7 @@ import { createHash } from "node:crypto";
 import { AppError } from "../errors/catalog.ts";
 import type { Clock } from "../runtime/clock.ts";
 import type { Random } from "../runtime/random.ts";
+import type { AuditEntry } from "../store/audit.ts";
 import type { SignInFailures } from "../store/sign-in-failures.ts";
 
 /**
@@ -44,14 +45,17 @@ export interface People<P extends { passwordHash: string }> extends SignInFailur
 }
 
 /**
- * Checks an email and password against `people`: 429 while the email's failures lock it, 401 for
- * an unknown email or a wrong password (alike, in time too), and the person otherwise.
+ * Checks an email and password against `people`: 429 while the email's failures lock it (nothing
+ * recorded), 401 for an unknown email or a wrong password (alike, in time too), the failure counted
+ * with the `session.failed` entry `failed` makes of the person of that email (if any), and the
+ * person otherwise.
  */
 export async function checkPassword<P extends { passwordHash: string }>(
   clock: Clock,
   people: People<P>,
   email: string,
   password: string,
+  failed: (person: P | undefined) => AuditEntry,
 ): Promise<P> {
   const now = clock.now();
   const failures = await people.failures(email);
@@ -64,7 +68,7 @@ export async function checkPassword<P extends { passwordHash: string }>(
   const person = await people.byEmail(email);
   const ok = await Bun.password.verify(password, person?.passwordHash ?? UNKNOWN_PERSON_HASH);
   if (!person || !ok) {
-    await people.recordFailure(email, now);
+    await people.recordFailure(email, now, failed(person));
     throw new AppError("unauthorized", "Wrong email or password.");
   }
   await people.clearFailures(email);

@@ -12,7 +12,14 @@ import type { Backups } from "./backups.ts";
  * seconds, so tests move time instead of waiting. A run due while another backup runs (one asked
  * for by hand) is skipped, as a cron job that finds its previous run still going is.
  */
-export function scheduledBackups(backups: Backups, schedule: string | null, clock: Clock, logger: Logger) {
+export function scheduledBackups(
+  backups: Backups,
+  schedule: string | null,
+  clock: Clock,
+  logger: Logger,
+  /** Takes the scheduled backup (the app records it as the service's, in the audit log). */
+  take: () => Promise<unknown> = () => backups.create(),
+) {
   const cron = schedule === null ? null : new Cron(schedule, { paused: true });
   const after = (ms: number) => cron?.nextRun(new Date(ms))?.getTime() ?? null;
   let due: number | null = null;
@@ -21,7 +28,7 @@ export function scheduledBackups(backups: Backups, schedule: string | null, cloc
     if (due === null || clock.now() < due) return;
     due = after(clock.now());
     try {
-      await backups.create();
+      await take();
     } catch (error) {
       // A failure is logged, counted and kept by Backups; the next run is still due.
       const busy = error instanceof AppError && error.errorName === "backup_running";

@@ -27,7 +27,10 @@ import {
 } from "../numbers/schemas.ts";
 import { numberView, wabaView } from "../numbers/views.ts";
 import { createWaba, getWaba, updateWaba } from "../numbers/wabas.ts";
+import { recordedBackup } from "../backup/audit.ts";
 import { createBackups } from "../backup/backups.ts";
+import { BY_CLI } from "../audit/entry.ts";
+import { auditQuery, auditView, listAudit } from "../audit/queries.ts";
 import { AppError } from "../errors/catalog.ts";
 import * as operators from "../operators/operations.ts";
 import { deleteOnboarding, listOnboardings, onboardingQuery, onboardingView } from "../onboarding/operator.ts";
@@ -62,7 +65,7 @@ export const ADMIN_COMMANDS: Command[] = [
     ids: [],
     schema: createAccountBody,
     summary: "--name N --email E [--billing-status S] [--retention 24h|7d] [--max-numbers N|null]",
-    run: async (d, _, b) => accountView(await createAccount(d, b)),
+    run: async (d, _, b) => accountView(await createAccount(d, b, BY_CLI)),
   }),
   command<UpdateAccountInput>({
     noun: "accounts",
@@ -70,7 +73,7 @@ export const ADMIN_COMMANDS: Command[] = [
     ids: ["account_id"],
     schema: updateAccountBody,
     summary: "ACCOUNT_ID [any flag of create]",
-    run: async (d, id, b) => accountView(await updateAccount(d, id, b)),
+    run: async (d, id, b) => accountView(await updateAccount(d, id, b, BY_CLI)),
   }),
   command({
     noun: "accounts",
@@ -85,7 +88,7 @@ export const ADMIN_COMMANDS: Command[] = [
     ids: ["account_id"],
     schema: createUserBody,
     summary: "ACCOUNT_ID --email E --password P",
-    run: async (d, id, b) => userView(await createUser(d, id, b)),
+    run: async (d, id, b) => userView(await createUser(d, id, b, BY_CLI)),
   }),
   command<CreateApiKeyInput>({
     noun: "api-keys",
@@ -94,7 +97,7 @@ export const ADMIN_COMMANDS: Command[] = [
     schema: createApiKeyBody,
     summary: "ACCOUNT_ID --mode live|test [--name N]",
     run: async (d, id, b) => {
-      const { key, record } = await createApiKey(d, id, b);
+      const { key, record } = await createApiKey(d, id, b, BY_CLI);
       return { ...apiKeyView(record), key };
     },
   }),
@@ -103,7 +106,7 @@ export const ADMIN_COMMANDS: Command[] = [
     verb: "revoke",
     ids: ["key_id"],
     summary: "KEY_ID",
-    run: async (d, id) => apiKeyView(await revokeApiKey(d, id)),
+    run: async (d, id) => apiKeyView(await revokeApiKey(d, id, BY_CLI)),
   }),
   command<CreateWabaInput>({
     noun: "wabas",
@@ -111,7 +114,7 @@ export const ADMIN_COMMANDS: Command[] = [
     ids: ["account_id"],
     schema: createWabaBody,
     summary: "ACCOUNT_ID --waba-id W --access-token T [--app-secret S]",
-    run: async (d, id, b) => wabaView(await createWaba(d, id, b)),
+    run: async (d, id, b) => wabaView(await createWaba(d, id, b, BY_CLI)),
   }),
   command<UpdateWabaInput>({
     noun: "wabas",
@@ -119,7 +122,7 @@ export const ADMIN_COMMANDS: Command[] = [
     ids: ["waba_id"],
     schema: updateWabaBody,
     summary: "WABA_ID [--status connected|disconnected|token_revoked] [--access-token T]",
-    run: async (d, id, b) => wabaView(await updateWaba(d, id, b)),
+    run: async (d, id, b) => wabaView(await updateWaba(d, id, b, BY_CLI)),
   }),
   command({
     noun: "wabas",
@@ -134,7 +137,7 @@ export const ADMIN_COMMANDS: Command[] = [
     ids: ["account_id"],
     schema: createNumberBody,
     summary: "ACCOUNT_ID --phone-number-id P --waba-id W --kind sandbox|byo|embedded|coexistence",
-    run: async (d, id, b) => numberView(await createNumber(d, id, b)),
+    run: async (d, id, b) => numberView(await createNumber(d, id, b, BY_CLI)),
   }),
   command<UpdateNumberInput>({
     noun: "numbers",
@@ -142,7 +145,7 @@ export const ADMIN_COMMANDS: Command[] = [
     ids: ["phone_number_id"],
     schema: updateNumberBody,
     summary: "PHONE_NUMBER_ID --status connected|disconnected|restricted|flagged|not_registered",
-    run: async (d, id, b) => numberView(await updateNumber(d, id, b)),
+    run: async (d, id, b) => numberView(await updateNumber(d, id, b, BY_CLI)),
   }),
   command({
     noun: "numbers",
@@ -168,7 +171,7 @@ export const ADMIN_COMMANDS: Command[] = [
     verb: "sync",
     ids: ["phone_number_id"],
     summary: "PHONE_NUMBER_ID (re-read details from upstream)",
-    run: async (d, id) => numberView(await syncNumber(d, id, { check: true })),
+    run: async (d, id) => numberView(await syncNumber(d, id, { check: true, by: BY_CLI })),
   }),
   command<typeof onboardingQuery.static>({
     noun: "onboardings",
@@ -178,12 +181,25 @@ export const ADMIN_COMMANDS: Command[] = [
     summary: "[--account-id A] [--phone-number-id P] (Embedded Signup records, newest first)",
     run: async (d, _, b) => ({ data: (await listOnboardings(d, b)).map(onboardingView) }),
   }),
+  command<typeof auditQuery.static>({
+    noun: "audit",
+    verb: "list",
+    ids: [],
+    schema: auditQuery,
+    summary:
+      "[--account-id A] [--action A] [--actor ID|EMAIL] [--object-kind K] [--object-id O] [--from T] [--to T] [--cursor C] (the audit log, newest first)",
+    run: async (d, _, b) => {
+      if (b.account_id) getAccount(d, b.account_id);
+      const page = await listAudit(d, b);
+      return { data: page.data.map(auditView), next_cursor: page.nextCursor };
+    },
+  }),
   command({
     noun: "onboardings",
     verb: "delete",
     ids: ["onboarding_id"],
     summary: "ONBOARDING_ID (its number is free for other accounts again)",
-    run: async (d, id) => onboardingView(await deleteOnboarding(d, id)),
+    run: async (d, id) => onboardingView(await deleteOnboarding(d, id, BY_CLI)),
   }),
   command({
     noun: "backups",
@@ -197,7 +213,10 @@ export const ADMIN_COMMANDS: Command[] = [
     verb: "create",
     ids: [],
     summary: "(a backup to BACKUP_TO now, as switchboard backup; prints its manifest)",
-    run: (d) => createBackups(d).create(),
+    run: (d) => {
+      const backups = createBackups(d);
+      return recordedBackup(d, () => backups.create(), BY_CLI);
+    },
   }),
   command<typeof operators.createOperatorBody.static>({
     noun: "operators",
@@ -205,7 +224,7 @@ export const ADMIN_COMMANDS: Command[] = [
     ids: [],
     schema: operators.createOperatorBody,
     summary: "--email E --password P (a person who signs in to the operator console at /operator)",
-    run: async (d, _, b) => operators.operatorView(await operators.createOperator(d, b)),
+    run: async (d, _, b) => operators.operatorView(await operators.createOperator(d, b, BY_CLI)),
   }),
   command({
     noun: "operators",
@@ -219,7 +238,7 @@ export const ADMIN_COMMANDS: Command[] = [
     verb: "delete",
     ids: ["operator"],
     summary: "OPERATOR_ID|EMAIL (their sessions end)",
-    run: async (d, id) => operators.operatorView(await operators.deleteOperator(d, id)),
+    run: async (d, id) => operators.operatorView(await operators.deleteOperator(d, id, BY_CLI)),
   }),
   command<typeof operators.resetOperatorPasswordBody.static>({
     noun: "operators",
@@ -227,7 +246,7 @@ export const ADMIN_COMMANDS: Command[] = [
     ids: ["operator"],
     schema: operators.resetOperatorPasswordBody,
     summary: "OPERATOR_ID|EMAIL --password P (their sessions end)",
-    run: async (d, id, b) => operators.operatorView(await operators.resetOperatorPassword(d, id, b)),
+    run: async (d, id, b) => operators.operatorView(await operators.resetOperatorPassword(d, id, b, BY_CLI)),
   }),
 ];
 

@@ -47,6 +47,8 @@ export interface Config {
   readonly backup: BackupConfig;
   /** How instances know who is alive (INSTANCE_*; src/instances/). */
   readonly instances: InstancesConfig;
+  /** How long the audit log keeps an entry (AUDIT_RETENTION). */
+  readonly auditRetentionMs: number;
 }
 
 export interface InstancesConfig {
@@ -148,6 +150,7 @@ export function parseConfig(env: Env): Config {
     embeddedSignup: embeddedSignup(get),
     backup: backup(get, env, database),
     instances: instances(get),
+    auditRetentionMs: get("AUDIT_RETENTION"),
   });
 }
 

@@ -124,13 +124,24 @@ export const instanceId: Reader<string> = (raw, name) => {
   return raw;
 };
 
-/** A duration such as `90s`, `10m` or `1h`, in milliseconds, from `min` to `max`. */
-export function duration(min: number, max: number): Reader<number> {
-  const words = (ms: number) => (ms % 3_600_000 === 0 ? `${ms / 3_600_000}h` : `${ms / 60_000}m`);
+const DAY_MS = 86_400_000;
+
+/** A duration such as `90s`, `10m`, `1h` or `90d`, in milliseconds, from `min` to `max`. */
+export function duration(min: number, max: number, example = "1h"): Reader<number> {
+  // Days only past one: a day's bound reads `24h`, as the hour-long settings always said.
+  const words = (ms: number) =>
+    ms > DAY_MS && ms % DAY_MS === 0
+      ? `${ms / DAY_MS}d`
+      : ms % 3_600_000 === 0
+        ? `${ms / 3_600_000}h`
+        : `${ms / 60_000}m`;
   return (raw, name) => {
     const ms = parseDuration(raw);
     if (ms === null || ms < min || ms > max) {
-      throw new ConfigError(name, `must be a duration from ${words(min)} to ${words(max)}, such as 1h, got "${raw}"`);
+      throw new ConfigError(
+        name,
+        `must be a duration from ${words(min)} to ${words(max)}, such as ${example}, got "${raw}"`,
+      );
     }
     return ms;
   };

@@ -172,6 +172,11 @@ export const SETTINGS = {
     "records waiting to be written; past it they are dropped and counted",
     read.integer(100, 1_000_000),
   ),
+  AUDIT_RETENTION: setting(
+    "90d",
+    "how long the audit log keeps an entry (`1d` to `3650d`); older ones are purged with retention",
+    read.duration(86_400_000, 3650 * 86_400_000, "90d"),
+  ),
   BACKUP_SCHEDULE: setting(
     null,
     "a cron expression: when the server takes a verified backup (SQLite mode only); unset: none",

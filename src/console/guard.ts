@@ -1,12 +1,19 @@
+import { byOperator, type AuditContext } from "../audit/entry.ts";
 import type { PageContext } from "../dashboard/guard.tsx";
 import { htmlResponse, isHtmx, seeOther } from "../dashboard/http.ts";
 import { AppError } from "../errors/catalog.ts";
+import { clientIp, type Arrived } from "../http/client-ip.ts";
 import { findOperator, operatorToken } from "../operators/session.ts";
 import type { Deps } from "../deps.ts";
 import type { Operator } from "../store/operators.ts";
 import { consoleErrorPage } from "./layout.tsx";
 
-export type ConsoleHandler = (ctx: PageContext, operator: Operator) => Promise<Response | string> | Response | string;
+/** A console page's handler: `by` is who makes the changes the page posts (the operator, from the request's address), for the audit log. */
+export type ConsoleHandler = (
+  ctx: PageContext,
+  operator: Operator,
+  by: AuditContext,
+) => Promise<Response | string> | Response | string;
 
 /** Where a visitor without an operator session is sent: the console's sign-in, coming back here afterwards. */
 function signInLocation(request: Request): string {
@@ -30,7 +37,7 @@ export function operatorOnly(deps: Deps, handler: ConsoleHandler) {
         const location = signInLocation(request);
         return isHtmx(request) ? htmlResponse("", 401, { "hx-redirect": location }) : seeOther(location);
       }
-      const result = await handler(ctx, operator);
+      const result = await handler(ctx, operator, byOperator(operator, clientIp(ctx.server, (ctx as Arrived).arrived)));
       return typeof result === "string" ? htmlResponse(result) : result;
     } catch (error) {
       if (!(error instanceof AppError)) throw error;

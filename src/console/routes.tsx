@@ -2,7 +2,6 @@ import { Elysia, t } from "elysia";
 import type { Backups } from "../backup/backups.ts";
 import { Notice } from "../dashboard/components.tsx";
 import { readForm } from "../dashboard/form.ts";
-import type { PageContext } from "../dashboard/guard.tsx";
 import { htmlResponse, seeOther } from "../dashboard/http.ts";
 import { NotFound } from "../dashboard/pages/not-found.tsx";
 import { signInRoutes, type SignInDoor } from "../dashboard/sign-in-routes.ts";
@@ -13,7 +12,7 @@ import type { Deps } from "../deps.ts";
 import type { Operator } from "../store/operators.ts";
 import { addUser, checkNumber, createAccountWithUser, revokeKey, setBillingStatus } from "./actions.ts";
 import { addUserForm, billingForm, checkForm, createAccountForm } from "./forms.ts";
-import { operatorOnly } from "./guard.ts";
+import { operatorOnly, type ConsoleHandler } from "./guard.ts";
 import { consolePage } from "./layout.tsx";
 import { AccountPage, type AccountPageProps } from "./pages/account.tsx";
 import { AccountsPage } from "./pages/accounts.tsx";
@@ -41,9 +40,9 @@ function operatorDoor(deps: Deps): SignInDoor {
       footnote: "Operators are created on the server with switchboard admin operators create.",
     },
     cookie: OPERATOR_COOKIE,
-    signIn: async (email, password) => (await operatorSignIn(deps, email, password)).token,
+    signIn: async (email, password, ip) => (await operatorSignIn(deps, email, password, ip)).token,
     isSignedIn: async (token) => (await findOperator(deps, token)) !== null,
-    signOut: (token) => operatorSignOut(deps, token),
+    signOut: (token, ip) => operatorSignOut(deps, token, ip),
   };
 }
 
@@ -85,8 +84,7 @@ function checkedFlash(h: NumberHealth | undefined): JSX.Element | undefined {
  * database is not a SQLite file), for the overview.
  */
 export function consoleRoutes(deps: Deps, backups: Backups | null) {
-  const page = (handler: (ctx: PageContext, operator: Operator) => Promise<Response | string>) =>
-    operatorOnly(deps, handler);
+  const page = (handler: ConsoleHandler) => operatorOnly(deps, handler);
 
   const overviewPage = page(async (_ctx, operator) =>
     consolePage(operator, "Overview", "overview", OverviewPage({ o: await overview(deps, backups) })),
@@ -145,11 +143,11 @@ export function consoleRoutes(deps: Deps, backups: Backups | null) {
     )
     .post(
       "/accounts",
-      page(async ({ body }, operator) => {
+      page(async ({ body }, operator, by) => {
         const form = readForm(createAccountForm, body);
         if (!form.ok) return accountsPage(operator, "", { form: { values: form.raw, errors: form.errors } }, 400);
         try {
-          const { account } = await createAccountWithUser(deps, form.value);
+          const { account } = await createAccountWithUser(deps, form.value, by);
           return seeOther(`${accountPath(account.id)}?done=created`);
         } catch (error) {
           if (!(error instanceof AppError)) throw error;
@@ -170,24 +168,24 @@ export function consoleRoutes(deps: Deps, backups: Backups | null) {
     )
     .post(
       "/accounts/:account_id/billing",
-      page(async ({ params, body }) => {
+      page(async ({ params, body }, _operator, by) => {
         const id = params.account_id ?? "";
         const form = readForm(billingForm, body);
         if (!form.ok) throw new AppError("invalid_request", "Choose a billing status.");
-        await setBillingStatus(deps, id, form.value.billing_status);
+        await setBillingStatus(deps, id, form.value.billing_status, by);
         return seeOther(`${accountPath(id)}?done=billing`);
       }),
       { detail },
     )
     .post(
       "/accounts/:account_id/users",
-      page(async ({ params, body }, operator) => {
+      page(async ({ params, body }, operator, by) => {
         const id = params.account_id ?? "";
         const form = readForm(addUserForm, body);
         if (!form.ok)
           return accountPage(operator, id, {}, { userForm: { values: form.raw, errors: form.errors } }, 400);
         try {
-          await addUser(deps, id, form.value);
+          await addUser(deps, id, form.value, by);
           return seeOther(`${accountPath(id)}?done=user`);
         } catch (error) {
           if (!(error instanceof AppError) || error.errorName === "not_found") throw error;
@@ -204,19 +202,19 @@ export function consoleRoutes(deps: Deps, backups: Backups | null) {
     )
     .post(
       "/accounts/:account_id/api-keys/:id/revoke",
-      page(async ({ params }) => {
+      page(async ({ params }, _operator, by) => {
         const accountId = params.account_id ?? "";
-        const key = await revokeKey(deps, accountId, params.id ?? "");
+        const key = await revokeKey(deps, accountId, params.id ?? "", by);
         return seeOther(`${accountPath(accountId)}?revoked=${encodeURIComponent(key.id)}`);
       }),
       { detail },
     )
     .post(
       "/accounts/:account_id/numbers/:phone_number_id/check",
-      page(async ({ params, body }) => {
+      page(async ({ params, body }, _operator, by) => {
         const accountId = params.account_id ?? "";
         const form = readForm(checkForm, body);
-        const number = await checkNumber(deps, accountId, params.phone_number_id ?? "");
+        const number = await checkNumber(deps, accountId, params.phone_number_id ?? "", by);
         const checked = `checked=${encodeURIComponent(number.phoneNumberId)}`;
         return seeOther(
           form.ok && form.value.back === "numbers"

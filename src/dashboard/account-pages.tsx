@@ -107,7 +107,7 @@ export function accountPages(deps: Deps, relay: RelayHandle) {
         const form = readForm(connectNumberBody, body);
         if (!form.ok) return numbersPage(viewer, { form: { values: form.raw, errors: form.errors } }, 400);
         try {
-          const number = await connectByoNumber(deps, viewer.accountId, form.value);
+          const number = await connectByoNumber(deps, viewer.accountId, form.value, viewer.by);
           return seeOther(`/dashboard/numbers?done=connected&number=${encodeURIComponent(number.phoneNumberId)}`);
         } catch (error) {
           if (!(error instanceof AppError)) throw error;
@@ -139,7 +139,7 @@ export function accountPages(deps: Deps, relay: RelayHandle) {
           );
         }
         try {
-          const o = await startSignup({ ...deps, queue: relay.dispatcher }, viewer.accountId, form.value);
+          const o = await startSignup({ ...deps, queue: relay.dispatcher }, viewer.accountId, form.value, viewer.by);
           return seeOther(`/dashboard/numbers/signups/${encodeURIComponent(o.id)}`);
         } catch (error) {
           if (!(error instanceof AppError)) throw error;
@@ -151,7 +151,7 @@ export function accountPages(deps: Deps, relay: RelayHandle) {
     .post(
       "/numbers/:id/sync",
       guarded(deps, async ({ params }, viewer) => {
-        const number = await resyncNumber(deps, viewer.accountId, pathId(params));
+        const number = await resyncNumber(deps, viewer.accountId, pathId(params), viewer.by);
         return seeOther(`/dashboard/numbers?done=synced&number=${encodeURIComponent(number.phoneNumberId)}`);
       }),
       { detail: { hide: true } },
@@ -183,14 +183,14 @@ export function accountPages(deps: Deps, relay: RelayHandle) {
         const form = readForm(createApiKeyBody, body);
         if (!form.ok) return keysPage(viewer, { errors: form.errors }, 400);
         // Answered directly (no redirect): the key exists only in this response.
-        return keysPage(viewer, { created: await createApiKey(deps, viewer.accountId, form.value) }, 201);
+        return keysPage(viewer, { created: await createApiKey(deps, viewer.accountId, form.value, viewer.by) }, 201);
       }),
       { detail: { hide: true } },
     )
     .post(
       "/api-keys/:id/revoke",
       guarded(deps, async ({ params }, viewer) => {
-        const key = await revokeApiKey(deps, pathId(params), viewer.accountId);
+        const key = await revokeApiKey(deps, pathId(params), viewer.by, viewer.accountId);
         return seeOther(`/dashboard/api-keys?revoked=${encodeURIComponent(key.id)}`);
       }),
       { detail: { hide: true } },
@@ -221,7 +221,7 @@ export function accountPages(deps: Deps, relay: RelayHandle) {
       guarded(deps, async ({ body }, viewer) => {
         const form = readForm(settingsBody, body);
         if (!form.ok) throw new AppError("invalid_request", "Choose 24 hours or 7 days.");
-        await updateAccount(deps, viewer.accountId, { retention: form.value.retention });
+        await updateAccount(deps, viewer.accountId, { retention: form.value.retention }, viewer.by, "settings.update");
         return seeOther("/dashboard/settings?saved=1");
       }),
       { detail: { hide: true } },

@@ -127,3 +127,22 @@ export function Pager(props: {
     </nav>
   );
 }
+
+/** The end of a list's filter form: its time range (UTC, as every time reads) and the Filter button. */
+export function TimeRangeAndFilter(props: { from?: string; to?: string }) {
+  return (
+    <>
+      <div>
+        <label for="filter-from">From (UTC)</label>
+        <input id="filter-from" name="from" type="datetime-local" value={props.from ?? ""} />
+      </div>
+      <div>
+        <label for="filter-to">To (UTC)</label>
+        <input id="filter-to" name="to" type="datetime-local" value={props.to ?? ""} />
+      </div>
+      <div class="filter-submit">
+        <button type="submit">Filter</button>
+      </div>
+    </>
+  );
+}

@@ -1,7 +1,10 @@
 import { escapeHtml } from "@kitajs/html";
+import type { Server } from "bun";
+import { byUser, type AuditContext } from "../audit/entry.ts";
 import { sessionToken } from "../auth/session-routes.ts";
 import { findSession } from "../auth/session.ts";
 import { checkOrigin } from "../http/browser-guard.ts";
+import { clientIp, type Arrived } from "../http/client-ip.ts";
 import { AppError } from "../errors/catalog.ts";
 import type { Deps } from "../deps.ts";
 import type { Account } from "../store/types.ts";
@@ -14,6 +17,8 @@ export interface Viewer {
   accountId: string;
   account: Account;
   userEmail: string;
+  /** Who makes the changes the page posts, for the audit log. */
+  by: AuditContext;
 }
 
 /** The parts of Elysia's context that page handlers use. */
@@ -22,6 +27,7 @@ export interface PageContext {
   params: Record<string, string>;
   query: Record<string, string | undefined>;
   body: unknown;
+  server: Pick<Server<unknown>, "requestIP"> | null;
 }
 
 /** The `:id` of the page's path; a handler that reads it on a path without one is a fault, said plainly. */
@@ -58,7 +64,12 @@ export function guarded(deps: Deps, handler: PageHandler) {
         const location = signInLocation(request);
         return isHtmx(request) ? htmlResponse("", 401, { "hx-redirect": location }) : seeOther(location);
       }
-      viewer = { accountId: account.id, account, userEmail: user.email };
+      viewer = {
+        accountId: account.id,
+        account,
+        userEmail: user.email,
+        by: byUser(user, clientIp(ctx.server, (ctx as Arrived).arrived)),
+      };
       const result = await handler(ctx, viewer);
       return typeof result === "string" ? htmlResponse(result) : result;
     } catch (error) {

@@ -9,6 +9,7 @@ export const SECTIONS = [
   { key: "api-keys", href: "/dashboard/api-keys", title: "API keys" },
   { key: "settings", href: "/dashboard/settings", title: "Settings" },
   { key: "notifications", href: "/dashboard/notifications", title: "Notifications" },
+  { key: "activity", href: "/dashboard/activity", title: "Activity" },
 ] as const;
 
 export type SectionKey = (typeof SECTIONS)[number]["key"];

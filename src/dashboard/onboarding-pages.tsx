@@ -98,7 +98,7 @@ export function onboardingPages(deps: Deps, relay: RelayHandle) {
       guarded(deps, async ({ params, body }, viewer) => {
         const form = readForm(retryBody, body);
         if (!form.ok) throw new AppError("invalid_request", "The PIN is 6 digits.");
-        const o = await retrySignup(queued, viewer.accountId, pathId(params), form.value);
+        const o = await retrySignup(queued, viewer.accountId, pathId(params), form.value, viewer.by);
         return seeOther(`/dashboard/numbers/signups/${encodeURIComponent(o.id)}`);
       }),
       { detail: { hide: true } },
@@ -128,7 +128,7 @@ export function onboardingPages(deps: Deps, relay: RelayHandle) {
         return orRefusal(
           viewer,
           pathId(params),
-          () => runPreflight(queued, viewer.accountId, pathId(params), form.value.sync_type),
+          () => runPreflight(queued, viewer.accountId, pathId(params), form.value.sync_type, viewer.by),
           "preflight",
         );
       }),
@@ -143,7 +143,7 @@ export function onboardingPages(deps: Deps, relay: RelayHandle) {
         return orRefusal(
           viewer,
           pathId(params),
-          () => startSync(queued, viewer.accountId, pathId(params), form.value),
+          () => startSync(queued, viewer.accountId, pathId(params), form.value, viewer.by),
           "sync",
         );
       }),

@@ -1,6 +1,7 @@
 import { Elysia } from "elysia";
 import type { Deps } from "../deps.ts";
 import { accountPages } from "./account-pages.tsx";
+import { activityPages } from "./activity-pages.tsx";
 import { assetRoutes } from "./assets/routes.ts";
 import { guarded, page } from "./guard.tsx";
 import { htmlResponse, seeOther } from "./http.ts";
@@ -22,6 +23,7 @@ export function dashboardRoutes(deps: Deps, relay: RelayHandle) {
     .use(accountPages(deps, relay))
     .use(onboardingPages(deps, relay))
     .use(requestPages(deps))
+    .use(activityPages(deps))
     .get(
       "/*",
       guarded(deps, (_ctx, viewer) => htmlResponse(page(viewer, "Not found", null, NotFound()), 404)),

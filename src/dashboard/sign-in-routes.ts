@@ -2,6 +2,7 @@ import { Elysia } from "elysia";
 import { clearedCookie, readCookie, sessionCookie } from "../auth/session-routes.ts";
 import { findSession, SESSION_COOKIE, signIn, signOut } from "../auth/session.ts";
 import { checkOrigin } from "../http/browser-guard.ts";
+import { clientIp, type Arrived } from "../http/client-ip.ts";
 import { AppError } from "../errors/catalog.ts";
 import type { Deps } from "../deps.ts";
 import { formFields } from "./form.ts";
@@ -22,10 +23,10 @@ export interface SignInDoor {
   home: string;
   words: SignInWords;
   cookie: string;
-  /** Checks the password (throttled) and opens a session; the cookie's value. */
-  signIn(email: string, password: string): Promise<string>;
+  /** Checks the password (throttled) and opens a session, both recorded with `ip`; the cookie's value. */
+  signIn(email: string, password: string, ip: string | null): Promise<string>;
   isSignedIn(token: string | undefined): Promise<boolean>;
-  signOut(token: string | undefined): Promise<void>;
+  signOut(token: string | undefined, ip: string | null): Promise<void>;
 }
 
 /** The dashboard's door: account users, over the same session functions as POST/DELETE /api/session. */
@@ -38,9 +39,9 @@ export function dashboardDoor(deps: Deps): SignInDoor {
       footnote: "Logins are created by the people who run this service.",
     },
     cookie: SESSION_COOKIE,
-    signIn: async (email, password) => (await signIn(deps, email, password)).token,
+    signIn: async (email, password, ip) => (await signIn(deps, email, password, ip)).token,
     isSignedIn: async (token) => (await findSession(deps, token)) !== null,
-    signOut: (token) => signOut(deps, token),
+    signOut: (token, ip) => signOut(deps, token, ip),
   };
 }
 
@@ -59,13 +60,15 @@ export function signInRoutes(door: SignInDoor) {
     )
     .post(
       "/sign-in",
-      async ({ request, body }) => {
-        const next = safeNext(text(body, "next"), door.home);
-        const email = text(body, "email").trim().slice(0, 320);
+      async (context) => {
+        const next = safeNext(text(context.body, "next"), door.home);
+        const email = text(context.body, "email").trim().slice(0, 320);
+        const { method, headers } = context.request;
         try {
-          checkOrigin(request.method, request.headers.get("origin"), request.headers.get("host"));
-          const token = await door.signIn(email, text(body, "password").slice(0, 200));
-          return seeOther(next, { "set-cookie": sessionCookie(token, request, door.cookie) });
+          checkOrigin(method, headers.get("origin"), headers.get("host"));
+          const ip = clientIp(context.server, (context as Arrived).arrived);
+          const token = await door.signIn(email, text(context.body, "password").slice(0, 200), ip);
+          return seeOther(next, { "set-cookie": sessionCookie(token, context.request, door.cookie) });
         } catch (error) {
           if (!(error instanceof AppError)) throw error;
           return htmlResponse(SignInPage({ next, email, error: error.message, words: door.words }), error.status);
@@ -75,13 +78,14 @@ export function signInRoutes(door: SignInDoor) {
     )
     .post(
       "/sign-out",
-      async ({ request }) => {
+      async (context) => {
+        const { method, headers } = context.request;
         try {
-          checkOrigin(request.method, request.headers.get("origin"), request.headers.get("host"));
+          checkOrigin(method, headers.get("origin"), headers.get("host"));
         } catch {
           return htmlResponse("Sign-out must come from these pages themselves.", 403);
         }
-        await door.signOut(tokenOf(request));
+        await door.signOut(tokenOf(context.request), clientIp(context.server, (context as Arrived).arrived));
         return seeOther(`${door.home}/sign-in?signed_out=1`, { "set-cookie": clearedCookie(door.cookie) });
       },
       { detail: { hide: true } },

@@ -205,10 +205,12 @@ export function webhookPages(deps: Deps, relay: RelayHandle) {
             400,
           );
         try {
-          const endpoint = await endpoints.createEndpoint(endpointDeps, viewer.accountId, {
-            ...form.value,
-            phone_number_id: values.phone_number_id,
-          });
+          const endpoint = await endpoints.createEndpoint(
+            endpointDeps,
+            viewer.accountId,
+            { ...form.value, phone_number_id: values.phone_number_id },
+            viewer.by,
+          );
           // Answered directly (no redirect): the secret exists only in this response.
           return endpointPage(viewer, endpoint.id, { secret: { secret: endpoint.secret, rotated: false } }, 201);
         } catch (error) {
@@ -289,11 +291,13 @@ export function webhookPages(deps: Deps, relay: RelayHandle) {
             400,
           );
         try {
-          await endpoints.updateEndpoint(endpointDeps, viewer.accountId, id, {
-            url: form.value.url,
-            fields: form.value.fields,
-            phone_number_id: values.phone_number_id,
-          });
+          await endpoints.updateEndpoint(
+            endpointDeps,
+            viewer.accountId,
+            id,
+            { url: form.value.url, fields: form.value.fields, phone_number_id: values.phone_number_id },
+            viewer.by,
+          );
           return seeOther(`/dashboard/endpoints/${encodeURIComponent(id)}?done=saved`);
         } catch (error) {
           if (!(error instanceof AppError)) throw error;
@@ -306,7 +310,7 @@ export function webhookPages(deps: Deps, relay: RelayHandle) {
     .post(
       "/endpoints/:id/delete",
       guarded(deps, async ({ params }, viewer) => {
-        await endpoints.deleteEndpoint(endpointDeps, viewer.accountId, pathId(params));
+        await endpoints.deleteEndpoint(endpointDeps, viewer.accountId, pathId(params), viewer.by);
         return seeOther("/dashboard/endpoints?done=deleted");
       }),
       { detail: { hide: true } },
@@ -314,7 +318,7 @@ export function webhookPages(deps: Deps, relay: RelayHandle) {
     .post(
       "/endpoints/:id/enable",
       guarded(deps, async ({ params }, viewer) => {
-        const e = await endpoints.enableEndpoint(endpointDeps, viewer.accountId, pathId(params));
+        const e = await endpoints.enableEndpoint(endpointDeps, viewer.accountId, pathId(params), viewer.by);
         return seeOther(`/dashboard/endpoints/${encodeURIComponent(e.id)}?done=enabled`);
       }),
       { detail: { hide: true } },
@@ -322,7 +326,12 @@ export function webhookPages(deps: Deps, relay: RelayHandle) {
     .post(
       "/endpoints/:id/rotate-secret",
       guarded(deps, async ({ params }, viewer) => {
-        const { secret, endpoint } = await endpoints.rotateSecret(endpointDeps, viewer.accountId, pathId(params));
+        const { secret, endpoint } = await endpoints.rotateSecret(
+          endpointDeps,
+          viewer.accountId,
+          pathId(params),
+          viewer.by,
+        );
         return endpointPage(viewer, endpoint.id, { secret: { secret, rotated: true } });
       }),
       { detail: { hide: true } },
@@ -346,7 +355,7 @@ export function webhookPages(deps: Deps, relay: RelayHandle) {
         const { since } = formFields(body);
         const from = utcField(typeof since === "string" ? since : undefined) ?? "";
         try {
-          await startRecover(endpointDeps, viewer.accountId, pathId(params), from);
+          await startRecover(endpointDeps, viewer.accountId, pathId(params), from, viewer.by);
         } catch (error) {
           if (!(error instanceof AppError) || error.errorName !== "invalid_request") throw error;
           return endpointPage(
@@ -457,7 +466,7 @@ export function webhookPages(deps: Deps, relay: RelayHandle) {
       guarded(deps, async ({ params }, viewer) => {
         const id = pathId(params);
         try {
-          const replay = await deliveries.replayDelivery(endpointDeps, viewer.accountId, id);
+          const replay = await deliveries.replayDelivery(endpointDeps, viewer.accountId, id, viewer.by);
           return seeOther(
             `/dashboard/deliveries/${encodeURIComponent(replay.id)}?done=replayed&from=${encodeURIComponent(id)}`,
           );

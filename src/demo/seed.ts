@@ -1,5 +1,6 @@
 import { createAccount, createUser } from "../accounts/accounts.ts";
 import { createApiKey, revokeApiKey } from "../accounts/keys.ts";
+import { bySystem } from "../audit/entry.ts";
 import { createNumber } from "../numbers/numbers.ts";
 import { createWaba } from "../numbers/wabas.ts";
 import { hashPassword } from "../crypto/password.ts";
@@ -28,6 +29,9 @@ export interface DemoCredentials {
 
 type SeedDeps = EndpointDeps & Pick<Deps, "fetch" | "logger">;
 
+/** Who the audit log says set the demo up. */
+const DEMO = bySystem("demo");
+
 /**
  * Makes the demo account ready and returns credentials to print. Idempotent: the first start
  * creates the account, its user, a WABA, a standard and a sandbox number and an endpoint on the
@@ -39,19 +43,21 @@ export async function seedDemo(deps: SeedDeps, sim: Simulator, receiverUrl: stri
   const { directory } = deps.store;
   const account =
     directory.accounts().find((a) => a.email === DEMO_EMAIL) ??
-    (await createAccount(deps, { name: "Demo business", email: DEMO_EMAIL }));
+    (await createAccount(deps, { name: "Demo business", email: DEMO_EMAIL }, DEMO));
 
   const password = Buffer.from(deps.random.bytes(12)).toString("base64url");
   const user = await deps.store.users.byEmail(DEMO_EMAIL);
   if (user) await deps.store.users.setPasswordHash(user.id, await hashPassword(password));
-  else await createUser(deps, account.id, { email: DEMO_EMAIL, password });
+  else await createUser(deps, account.id, { email: DEMO_EMAIL, password }, DEMO);
 
   const waba =
     directory.wabas(account.id)[0] ??
-    (await createWaba(deps, account.id, {
-      waba_id: numericId(deps.random),
-      access_token: `EAAGdemo${numericId(deps.random, 24)}`,
-    }));
+    (await createWaba(
+      deps,
+      account.id,
+      { waba_id: numericId(deps.random), access_token: `EAAGdemo${numericId(deps.random, 24)}` },
+      DEMO,
+    ));
   sim.addWaba({
     wabaId: waba.wabaId,
     accessToken: waba.accessToken,
@@ -66,28 +72,28 @@ export async function seedDemo(deps: SeedDeps, sim: Simulator, receiverUrl: stri
     }
     const phoneNumberId = numericId(deps.random);
     sim.addNumber(waba.wabaId, { phoneNumberId, verifiedName: kind === "sandbox" ? "Demo Sandbox" : "Demo Business" });
-    return createNumber(deps, account.id, { phone_number_id: phoneNumberId, waba_id: waba.wabaId, kind });
+    return createNumber(deps, account.id, { phone_number_id: phoneNumberId, waba_id: waba.wabaId, kind }, DEMO);
   };
   const number = await numberOfKind("embedded");
   const sandbox = await numberOfKind("sandbox");
 
   for (const key of directory.apiKeys(account.id)) {
     if (key.revokedAt === null && key.name !== null && DEMO_KEY_NAMES.includes(key.name))
-      await revokeApiKey(deps, key.id);
+      await revokeApiKey(deps, key.id, DEMO);
   }
-  const live = await createApiKey(deps, account.id, { mode: "live", name: "demo live" });
-  const test = await createApiKey(deps, account.id, { mode: "test", name: "demo test" });
+  const live = await createApiKey(deps, account.id, { mode: "live", name: "demo live" }, DEMO);
+  const test = await createApiKey(deps, account.id, { mode: "test", name: "demo test" }, DEMO);
 
   const existing = (await deps.store.endpoints.ofAccount(account.id))[0];
   let endpointId: string;
   let secret: string;
   if (existing) {
     // The receiver listens on a new port at every start.
-    await updateEndpoint(deps, account.id, existing.id, { url: receiverUrl });
-    ({ secret } = await rotateSecret(deps, account.id, existing.id));
+    await updateEndpoint(deps, account.id, existing.id, { url: receiverUrl }, DEMO);
+    ({ secret } = await rotateSecret(deps, account.id, existing.id, DEMO));
     endpointId = existing.id;
   } else {
-    const created = await createEndpoint(deps, account.id, { url: receiverUrl, fields: DEMO_FIELDS });
+    const created = await createEndpoint(deps, account.id, { url: receiverUrl, fields: DEMO_FIELDS }, DEMO);
     ({ id: endpointId, secret } = created);
   }
 

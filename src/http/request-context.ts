@@ -68,6 +68,7 @@ export function requestIdOf(requestId: unknown, random: Random): string {
 interface Stamp {
   requestId?: string;
   startedAt?: number;
+  arrived?: Request;
 }
 
 /**
@@ -82,8 +83,10 @@ export function requestContext(deps: { random: Random; logger: Logger; metrics: 
       .onRequest((context) => {
         (context as Stamp).requestId = randomId(deps.random, "req", 20);
         (context as Stamp).startedAt = performance.now();
+        // The request as its connection delivered it: a later hook may put a copy in `request`.
+        (context as Stamp).arrived = context.request;
       })
-      // For handlers' types: the values are the ones stamped above.
+      // For handlers' types: the values are the ones stamped above (`arrived`: see client-ip.ts).
       .derive({ as: "global" }, (context) => ({
         requestId: requestIdOf((context as Stamp).requestId, deps.random),
         startedAt: (context as Stamp).startedAt ?? performance.now(),

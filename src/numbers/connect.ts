@@ -1,5 +1,7 @@
 import { t } from "elysia";
 import { getAccount } from "../accounts/accounts.ts";
+import { changesOf } from "../audit/changes.ts";
+import { auditEntry, type AuditContext } from "../audit/entry.ts";
 import { applySync, assertPlanRoom, newNumber, syncNumber } from "./numbers.ts";
 import { createNumberBody, createWabaBody } from "./schemas.ts";
 import { AppError } from "../errors/catalog.ts";
@@ -83,19 +85,29 @@ export interface Connection {
  * Stores a number and its WABA once upstream accepted them, with the details just read: one write
  * that checks again that both are free or this account's (Directory.connect; a 409 and nothing
  * written otherwise), a WABA already there taking the new token. A new number must fit the plan;
- * with `reconnect`, so must one that was disconnected, which is connected again.
+ * with `reconnect`, so must one that was disconnected, which is connected again. The connection is
+ * recorded as the number's `number.create` (or `number.update` when it was stored) by `by`, with
+ * the WABA's new token and app secret named as changed; the details read and the check that
+ * follow are part of it.
  */
 export async function connectNumber(
   deps: ConnectDeps,
   accountId: string,
   c: Connection,
   details: SyncResult,
+  by: AuditContext,
   { reconnect = false } = {},
 ): Promise<PhoneNumber> {
   const stored = deps.store.directory.number(c.phoneNumberId);
   const reconnecting = reconnect && stored?.accountId === accountId && stored.status === "disconnected";
   if (!stored || reconnecting) assertPlanRoom(deps, getAccount(deps, accountId));
   const now = deps.clock.now();
+  const number = newNumber(accountId, { phone_number_id: c.phoneNumberId, waba_id: c.wabaId, kind: c.kind }, now);
+  const changes = {
+    ...changesOf(stored ?? null, stored ? (reconnecting ? { status: "connected" } : {}) : number),
+    ...changesOf(deps.store.directory.waba(c.wabaId) ?? null, { accessToken: c.accessToken, appSecret: c.appSecret }),
+  };
+  const action = stored ? "number.update" : "number.create";
   const connected = await deps.store.directory.connect(
     {
       ...NO_CAUSE,
@@ -107,7 +119,8 @@ export async function connectNumber(
       createdAt: now,
       updatedAt: now,
     },
-    newNumber(accountId, { phone_number_id: c.phoneNumberId, waba_id: c.wabaId, kind: c.kind }, now),
+    number,
+    auditEntry(deps, by, action, { kind: "number", id: c.phoneNumberId }, accountId, changes),
   );
   if ("refused" in connected)
     throw notConnectable(deps, connected.refused, c.appSecret !== null, c.phoneNumberId, c.wabaId);
@@ -127,6 +140,7 @@ export async function connectByoNumber(
   deps: ConnectDeps,
   accountId: string,
   input: ConnectNumberInput,
+  by: AuditContext,
 ): Promise<PhoneNumber> {
   const { number: existingNumber } = connectable(deps, accountId, input.phone_number_id, input.waba_id, true);
   // Refuse before upstream is asked: a 409 must leave the WABA untouched.
@@ -147,11 +161,16 @@ export async function connectByoNumber(
     accessToken: input.access_token,
     appSecret: input.app_secret,
   };
-  return connectNumber(deps, accountId, connection, check);
+  return connectNumber(deps, accountId, connection, check, by);
 }
 
-/** Re-reads one of the account's numbers from upstream (throughput level, display name). */
-export async function resyncNumber(deps: ConnectDeps, accountId: string, phoneNumberId: string): Promise<PhoneNumber> {
+/** Check again: re-reads one of the account's numbers from upstream (throughput level, display name, condition). */
+export async function resyncNumber(
+  deps: ConnectDeps,
+  accountId: string,
+  phoneNumberId: string,
+  by: AuditContext,
+): Promise<PhoneNumber> {
   accountNumber(deps, accountId, phoneNumberId);
-  return syncNumber(deps, phoneNumberId, { check: true });
+  return syncNumber(deps, phoneNumberId, { check: true, by });
 }

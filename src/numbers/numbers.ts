@@ -1,18 +1,22 @@
 import { getAccount } from "../accounts/accounts.ts";
+import { changesOf } from "../audit/changes.ts";
+import { auditEntry, type AuditContext } from "../audit/entry.ts";
 import { AppError } from "../errors/catalog.ts";
 import type { Deps } from "../deps.ts";
 import { orNotFound } from "../errors/not-found.ts";
+import type { NumberPatch } from "../store/store.ts";
 import { NO_CAUSE, type Account, type PhoneNumber } from "../store/types.ts";
 import type { CreateNumberInput, UpdateNumberInput } from "./schemas.ts";
-import { applyEffect, effectOfFault } from "./state-change.ts";
+import { causeOf, effectOfFault, logEffect } from "./state-change.ts";
 import { fetchNumberDetails, type SyncResult } from "./sync.ts";
-import { getWaba } from "./wabas.ts";
+import { changeWaba, getWaba } from "./wabas.ts";
 
 /**
  * An account's numbers, as plain functions the operator API, the CLI, the dashboard and the
- * signup steps call: connecting one, reading its details from upstream, changing its state.
+ * signup steps call: connecting one, reading its details from upstream, changing its state. Each
+ * change is made by someone (`by`), and the store writes its audit entry with it.
  */
-type NumberDeps = Pick<Deps, "store" | "clock" | "config" | "fetch" | "logger">;
+type NumberDeps = Pick<Deps, "store" | "clock" | "random" | "config" | "fetch" | "logger">;
 
 export function getNumber(deps: NumberDeps, phoneNumberId: string): PhoneNumber {
   const number = deps.store.directory.number(phoneNumberId);
@@ -27,10 +31,16 @@ export function getNumber(deps: NumberDeps, phoneNumberId: string): PhoneNumber 
 export async function syncNumber(
   deps: NumberDeps,
   phoneNumberId: string,
-  options: { check?: boolean } = {},
+  options: SyncOptions = {},
 ): Promise<PhoneNumber> {
   const number = getNumber(deps, phoneNumberId);
   return applySync(deps, phoneNumberId, await fetchNumberDetails(deps, number, getWaba(deps, number.wabaId)), options);
+}
+
+/** `check`: the read checks the number's condition; `by`: who asked, recorded as `number.sync` (and `waba.update`). */
+export interface SyncOptions {
+  check?: boolean;
+  by?: AuditContext;
 }
 
 /**
@@ -40,48 +50,41 @@ export async function syncNumber(
  * sets a state sets it here too, with its cause (no request id: no proxied call got it); a good read shows the token
  * works and the platform serves the number again, so a revoked token's WABA and a restricted,
  * flagged or unregistered number are connected again. The read when a number is first connected
- * is not such a check: it only fills in the details.
+ * is not such a check: it only fills in the details. The number is written once, with its entry
+ * when `by` is given; a WABA it changes, with its own.
  */
 export async function applySync(
   deps: NumberDeps,
   phoneNumberId: string,
   result: SyncResult,
-  { check = false }: { check?: boolean } = {},
+  { check = false, by }: SyncOptions = {},
 ): Promise<PhoneNumber> {
   const now = deps.clock.now();
   const number = getNumber(deps, phoneNumberId);
+  const waba = deps.store.directory.waba(number.wabaId);
+  const patch: NumberPatch = { updatedAt: now };
   if (!result.ok) {
     deps.logger.warn("number sync failed", { phone_number_id: phoneNumberId, reason: result.reason });
+    patch.syncError = result.reason;
     const effect =
       check && result.fault
         ? effectOfFault(result.fault, { idKind: "number", wabaId: number.wabaId, phoneNumberId })
         : null;
-    if (effect)
-      await applyEffect({ directory: deps.store.directory, clock: deps.clock, logger: deps.logger }, effect, null);
-    const failed = await deps.store.directory.updateNumber(phoneNumberId, { syncError: result.reason, updatedAt: now });
-    return orNotFound(failed, `number ${phoneNumberId}`);
+    if (effect) {
+      logEffect(deps.logger, effect, null);
+      const cause = causeOf(effect.fault, now, null);
+      if (!("waba" in effect)) Object.assign(patch, { status: effect.status, ...cause });
+      else if (waba) await changeWaba(deps, waba, { status: "token_revoked", ...cause, updatedAt: now }, by);
+    }
+  } else {
+    Object.assign(patch, result.details, { syncedAt: now, syncError: null });
+    if (check && waba?.status === "token_revoked")
+      await changeWaba(deps, waba, { status: "connected", ...NO_CAUSE, updatedAt: now }, by);
+    if (check && UPSTREAM_SET.has(number.status)) Object.assign(patch, { status: "connected", ...NO_CAUSE });
   }
-  if (!check) {
-    const read = await deps.store.directory.updateNumber(phoneNumberId, {
-      ...result.details,
-      syncedAt: now,
-      syncError: null,
-      updatedAt: now,
-    });
-    return orNotFound(read, `number ${phoneNumberId}`);
-  }
-  if (deps.store.directory.waba(number.wabaId)?.status === "token_revoked") {
-    await deps.store.directory.updateWaba(number.wabaId, { status: "connected", ...NO_CAUSE, updatedAt: now });
-  }
-  const restored = UPSTREAM_SET.has(number.status) ? { status: "connected" as const, ...NO_CAUSE } : {};
-  const checked = await deps.store.directory.updateNumber(phoneNumberId, {
-    ...result.details,
-    ...restored,
-    syncedAt: now,
-    syncError: null,
-    updatedAt: now,
-  });
-  return orNotFound(checked, `number ${phoneNumberId}`);
+  const object = { kind: "number", id: phoneNumberId };
+  const entry = by && auditEntry(deps, by, "number.sync", object, number.accountId, changesOf(number, patch));
+  return orNotFound(await deps.store.directory.updateNumber(phoneNumberId, patch, entry), `number ${phoneNumberId}`);
 }
 
 /**
@@ -106,6 +109,7 @@ export async function createNumber(
   deps: NumberDeps,
   accountId: string,
   input: CreateNumberInput,
+  by: AuditContext,
   details?: SyncResult,
 ): Promise<PhoneNumber> {
   const account = getAccount(deps, accountId);
@@ -119,7 +123,12 @@ export async function createNumber(
   const taken = () => new AppError("conflict", `Number ${input.phone_number_id} is already connected.`);
   if (deps.store.directory.number(input.phone_number_id)) throw taken();
   assertPlanRoom(deps, account);
-  if (!(await deps.store.directory.createNumber(newNumber(accountId, input, deps.clock.now())))) throw taken();
+  const number = newNumber(accountId, input, deps.clock.now());
+  const object = { kind: "number", id: number.phoneNumberId };
+  const entry = auditEntry(deps, by, "number.create", object, accountId, changesOf(null, number));
+  // The insert decides when two requests connect the same number at once.
+  if (!(await deps.store.directory.createNumber(number, entry))) throw taken();
+  // Its details are part of connecting it: read now, with no entry of their own.
   return details ? applySync(deps, input.phone_number_id, details) : syncNumber(deps, input.phone_number_id);
 }
 
@@ -146,12 +155,15 @@ export async function updateNumber(
   deps: NumberDeps,
   phoneNumberId: string,
   input: UpdateNumberInput,
+  by: AuditContext,
 ): Promise<PhoneNumber> {
-  getNumber(deps, phoneNumberId);
-  const number = await deps.store.directory.updateNumber(phoneNumberId, {
+  const number = getNumber(deps, phoneNumberId);
+  const patch: NumberPatch = {
     status: input.status,
     ...(input.status !== undefined ? NO_CAUSE : {}),
     updatedAt: deps.clock.now(),
-  });
-  return orNotFound(number, `number ${phoneNumberId}`);
+  };
+  const object = { kind: "number", id: phoneNumberId };
+  const entry = auditEntry(deps, by, "number.update", object, number.accountId, changesOf(number, patch));
+  return orNotFound(await deps.store.directory.updateNumber(phoneNumberId, patch, entry), `number ${phoneNumberId}`);
 }

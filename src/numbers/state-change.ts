@@ -1,7 +1,7 @@
 import type { Logger } from "../observability/logger.ts";
 import type { Clock } from "../runtime/clock.ts";
 import type { Directory } from "../store/store.ts";
-import type { NumberStatus } from "../store/types.ts";
+import type { NumberStatus, StatusCause } from "../store/types.ts";
 
 /*
  * docs/proxy.md#upstream-errors-that-change-a-state: the upstream errors that change a WABA's or number's stored
@@ -45,6 +45,22 @@ export function effectOfFault(
   return null;
 }
 
+/** A state change's cause: the upstream error, when, and the proxied call that got it (null: a sync). */
+export function causeOf(fault: UpstreamFault, at: number, requestId: string | null): StatusCause {
+  return { causeCode: fault.code, causeMessage: fault.message, causeAt: at, causeRequestId: requestId };
+}
+
+export function logEffect(logger: Logger, effect: Effect, requestId: string | null): void {
+  if ("waba" in effect) logger.warn("upstream revoked a WABA token", { waba_id: effect.waba, request_id: requestId });
+  else
+    logger.warn("upstream changed a number's state", {
+      phone_number_id: effect.number,
+      status: effect.status,
+      code: effect.fault.code,
+      request_id: requestId,
+    });
+}
+
 /**
  * Records a state change with its cause: the upstream error, when, and the request id of the
  * proxied call that got it (null when no proxied call did: a sync).
@@ -55,22 +71,9 @@ export async function applyEffect(
   requestId: string | null,
 ): Promise<void> {
   const at = deps.clock.now();
-  const cause = {
-    causeCode: effect.fault.code,
-    causeMessage: effect.fault.message,
-    causeAt: at,
-    causeRequestId: requestId,
-  };
-  if ("waba" in effect) {
+  const cause = causeOf(effect.fault, at, requestId);
+  if ("waba" in effect)
     await deps.directory.updateWaba(effect.waba, { status: "token_revoked", ...cause, updatedAt: at });
-    deps.logger.warn("upstream revoked a WABA token", { waba_id: effect.waba, request_id: requestId });
-  } else {
-    await deps.directory.updateNumber(effect.number, { status: effect.status, ...cause, updatedAt: at });
-    deps.logger.warn("upstream changed a number's state", {
-      phone_number_id: effect.number,
-      status: effect.status,
-      code: effect.fault.code,
-      request_id: requestId,
-    });
-  }
+  else await deps.directory.updateNumber(effect.number, { status: effect.status, ...cause, updatedAt: at });
+  logEffect(deps.logger, effect, requestId);
 }

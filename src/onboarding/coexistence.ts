@@ -1,5 +1,6 @@
 import { t } from "elysia";
 import { iso } from "../http/iso-time.ts";
+import { auditEntry, type AuditContext } from "../audit/entry.ts";
 import { AppError } from "../errors/catalog.ts";
 import { graphCall } from "../numbers/graph-call.ts";
 import { accountNumber } from "../numbers/connect.ts";
@@ -116,7 +117,13 @@ async function receivers(deps: SignupDeps, number: PhoneNumber, field: string) {
  * Runs the pre-flight for a sync: one test event (docs/webhooks.md#test-events) through the normal pipeline, retries
  * included, with a delivery to each enabled endpoint subscribed to the sync's field.
  */
-export async function runPreflight(deps: CoexistenceDeps, accountId: string, phoneNumberId: string, type: SyncType) {
+export async function runPreflight(
+  deps: CoexistenceDeps,
+  accountId: string,
+  phoneNumberId: string,
+  type: SyncType,
+  by: AuditContext,
+) {
   const number = coexistenceNumber(deps, accountId, phoneNumberId);
   const sync = syncOf(type);
   const endpoints = await receivers(deps, number, sync.field);
@@ -134,7 +141,11 @@ export async function runPreflight(deps: CoexistenceDeps, accountId: string, pho
     number,
     endpoints.map((e) => e.id),
   );
-  await deps.store.onboardings.recordPreflight(o.id, sync.field, { at: now, deliveries }, now);
+  const entry = auditEntry(deps, by, "coexistence.preflight", { kind: "number", id: phoneNumberId }, accountId, {
+    sync_type: [null, type],
+    endpoint_ids: [null, deliveries.map((d) => d.endpointId)],
+  });
+  await deps.store.onboardings.recordPreflight(o.id, sync.field, { at: now, deliveries }, now, entry);
   return coexistenceView(deps, accountId, phoneNumberId);
 }
 
@@ -142,12 +153,12 @@ export async function runPreflight(deps: CoexistenceDeps, accountId: string, pho
  * Right after a coexistence number is onboarded: the pre-flight of each sync that some endpoint
  * would receive, so the number's page shows their answers by the time the user opens it.
  */
-export async function preflightReceivers(deps: CoexistenceDeps, o: Onboarding): Promise<void> {
+export async function preflightReceivers(deps: CoexistenceDeps, o: Onboarding, by: AuditContext): Promise<void> {
   const number = deps.store.directory.number(o.phoneNumberId);
   if (number?.kind !== "coexistence") return;
   for (const sync of SYNCS) {
     if ((await receivers(deps, number, sync.field)).length > 0)
-      await runPreflight(deps, o.accountId, o.phoneNumberId, sync.type);
+      await runPreflight(deps, o.accountId, o.phoneNumberId, sync.type, by);
   }
 }
 
@@ -157,6 +168,7 @@ export async function startSync(
   accountId: string,
   phoneNumberId: string,
   input: typeof startSyncBody.static,
+  by: AuditContext,
 ) {
   const number = coexistenceNumber(deps, accountId, phoneNumberId);
   const sync = syncOf(input.sync_type);
@@ -184,12 +196,12 @@ export async function startSync(
   if (!result.ok) throw new AppError("invalid_credentials", `The platform did not start the sync: ${result.reason}.`);
   const now = deps.clock.now();
   const requestId = typeof result.body.request_id === "string" ? result.body.request_id : null;
-  await deps.store.onboardings.recordSync(
-    o.id,
-    sync.type,
-    { at: now, requestId, overridden: !state.preflight.passed },
-    now,
-  );
+  const overridden = !state.preflight.passed;
+  const entry = auditEntry(deps, by, "coexistence.sync", { kind: "number", id: phoneNumberId }, accountId, {
+    sync_type: [null, sync.type],
+    overridden: [null, overridden],
+  });
+  await deps.store.onboardings.recordSync(o.id, sync.type, { at: now, requestId, overridden }, now, entry);
   return coexistenceView(deps, accountId, phoneNumberId);
 }
 

@@ -1,5 +1,7 @@
 import { t } from "elysia";
 import { getAccount } from "../accounts/accounts.ts";
+import { removedOf } from "../audit/changes.ts";
+import { auditEntry, type AuditContext } from "../audit/entry.ts";
 import { iso } from "../http/iso-time.ts";
 import { AppError } from "../errors/catalog.ts";
 import type { Deps } from "../deps.ts";
@@ -8,7 +10,7 @@ import { signupView } from "./signup.ts";
 
 /** The operator's Embedded Signup records (issue 26): list and delete (expired ones are purged by src/retention/). */
 
-type OperatorDeps = Pick<Deps, "store" | "clock">;
+type OperatorDeps = Pick<Deps, "store" | "clock" | "random">;
 
 export const onboardingQuery = t.Object({
   account_id: t.Optional(t.String({ maxLength: 64, description: "only this account's" })),
@@ -31,8 +33,21 @@ export async function listOnboardings(deps: OperatorDeps, query: typeof onboardi
 }
 
 /** Deletes one, whatever its state: its number is free for other accounts again. */
-export async function deleteOnboarding(deps: OperatorDeps, id: string): Promise<Onboarding> {
-  const deleted = await deps.store.onboardings.delete(id);
+export async function deleteOnboarding(deps: OperatorDeps, id: string, by: AuditContext): Promise<Onboarding> {
+  // Read first, for the entry: one already expired is not found and is left to the sweep.
+  const found = await deps.store.onboardings.get(id, deps.clock.now());
+  if (!found) throw new AppError("not_found", `No onboarding ${id}.`);
+  const { kind, phoneNumberId, wabaId, finishedAt } = found;
+  const object = { kind: "onboarding", id };
+  const entry = auditEntry(
+    deps,
+    by,
+    "onboarding.delete",
+    object,
+    found.accountId,
+    removedOf({ kind, phoneNumberId, wabaId, finishedAt }),
+  );
+  const deleted = await deps.store.onboardings.delete(id, entry);
   const o = deleted && live(deleted, deps.clock.now());
   if (!o) throw new AppError("not_found", `No onboarding ${id}.`);
   return o;

@@ -16,9 +16,9 @@ export function onboardingRoutes(deps: Deps, relay: RelayHandle) {
     .use(requireSession(deps))
     .post(
       "/signups",
-      async ({ accountId, body, set }) => {
+      async ({ accountId, body, by, set }) => {
         set.status = 201;
-        return signupView(await startSignup(queued, accountId, body));
+        return signupView(await startSignup(queued, accountId, body, await by()));
       },
       {
         body: signupBody,
@@ -39,7 +39,8 @@ export function onboardingRoutes(deps: Deps, relay: RelayHandle) {
     )
     .post(
       "/signups/:id/retry",
-      async ({ accountId, params, body }) => signupView(await retrySignup(queued, accountId, params.id, body)),
+      async ({ accountId, params, body, by }) =>
+        signupView(await retrySignup(queued, accountId, params.id, body, await by())),
       {
         params: idParams,
         ...optionalBody(retryBody),
@@ -60,9 +61,9 @@ export function onboardingRoutes(deps: Deps, relay: RelayHandle) {
     )
     .post(
       "/numbers/:phone_number_id/preflight",
-      async ({ accountId, params, body, set }) => {
+      async ({ accountId, params, body, by, set }) => {
         set.status = 202;
-        return runPreflight(queued, accountId, params.phone_number_id, body.sync_type);
+        return runPreflight(queued, accountId, params.phone_number_id, body.sync_type, await by());
       },
       {
         params: numberParams,
@@ -76,7 +77,7 @@ export function onboardingRoutes(deps: Deps, relay: RelayHandle) {
     )
     .post(
       "/numbers/:phone_number_id/smb-sync",
-      ({ accountId, params, body }) => startSync(queued, accountId, params.phone_number_id, body),
+      async ({ accountId, params, body, by }) => startSync(queued, accountId, params.phone_number_id, body, await by()),
       {
         params: numberParams,
         body: startSyncBody,

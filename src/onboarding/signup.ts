@@ -1,6 +1,8 @@
 import { t } from "elysia";
 import { createHash } from "node:crypto";
 import { getAccount } from "../accounts/accounts.ts";
+import { changesOf } from "../audit/changes.ts";
+import { auditEntry, type AuditContext } from "../audit/entry.ts";
 import { assertPlanRoom } from "../numbers/numbers.ts";
 import { iso } from "../http/iso-time.ts";
 import type { EmbeddedSignupConfig } from "../config/config.ts";
@@ -9,6 +11,7 @@ import { rateLimitStep } from "../limits/fail-open.ts";
 import { signupBucket } from "../limits/policy.ts";
 import { connectable } from "../numbers/connect.ts";
 import { randomId } from "../runtime/random.ts";
+import type { AuditEntry } from "../store/audit.ts";
 import { expired, type Onboarding } from "../store/onboardings.ts";
 import { preflightReceivers, type CoexistenceDeps } from "./coexistence.ts";
 import { RUN_LEASE_MS, runSteps, SIGNUP_STEPS, type SignupDeps } from "./steps.ts";
@@ -80,10 +83,18 @@ async function takeRun(deps: SignupDeps, app: EmbeddedSignupConfig, accountId: s
   throw new AppError("signup_rate_limited", message, { "retry-after": String(wait) });
 }
 
-/** Leases the account's onboarding for a run, or says why not: gone (404) or a run under way (409). */
-async function claimRun(deps: SignupDeps, accountId: string, onboardingId: string): Promise<Onboarding> {
+/**
+ * Leases the account's onboarding for a run, recorded by `entry`, or says why not: gone (404) or a
+ * run under way (409).
+ */
+async function claimRun(
+  deps: SignupDeps,
+  accountId: string,
+  onboardingId: string,
+  entry: AuditEntry,
+): Promise<Onboarding> {
   const now = deps.clock.now();
-  const o = await deps.store.onboardings.claim(onboardingId, accountId, now, now + RUN_LEASE_MS);
+  const o = await deps.store.onboardings.claim(onboardingId, accountId, now, now + RUN_LEASE_MS, entry);
   if (o) return o;
   await accountOnboarding(deps, accountId, onboardingId);
   throw new AppError(
@@ -102,7 +113,12 @@ const hashCode = (code: string) => createHash("sha256").update(code).digest("hex
  * up the same number again resumes its onboarding with the new code, so nothing is created twice;
  * once finished, a new signup runs every step again (a new token for a WABA whose token was revoked).
  */
-export async function startSignup(deps: CoexistenceDeps, accountId: string, input: SignupInput): Promise<Onboarding> {
+export async function startSignup(
+  deps: CoexistenceDeps,
+  accountId: string,
+  input: SignupInput,
+  by: AuditContext,
+): Promise<Onboarding> {
   const app = enabled(deps);
   const kind: Onboarding["kind"] = input.coexistence ? "coexistence" : "embedded";
   if (kind === "embedded" && input.pin === undefined) {
@@ -138,23 +154,32 @@ export async function startSignup(deps: CoexistenceDeps, accountId: string, inpu
     updatedAt: now,
   };
   const options = { now, numberIsTheirs: number !== undefined, maxUnfinished: app.maxUnfinished };
-  const created = await deps.store.onboardings.create(fresh, options);
+  // What the popup reported, the code and PIN named only as given.
+  const changes = changesOf(null, {
+    phoneNumberId: input.phone_number_id,
+    wabaId: input.waba_id,
+    kind,
+    code: input.code,
+    pin: popup.pin,
+  });
+  const started = (id: string) => auditEntry(deps, by, "signup.start", { kind: "onboarding", id }, accountId, changes);
+  const created = await deps.store.onboardings.create(fresh, options, started(fresh.id));
   if ("refused" in created) throw notCreated(app, created.refused, input.phone_number_id);
-  if (created.onboarding.id === fresh.id) return run(deps, fresh);
+  if (created.onboarding.id === fresh.id) return run(deps, fresh, by);
   // The account's own onboarding of the number: a new code from the popup runs the steps again from
   // the exchange (a finished one keeps its syncs and pre-flights); the same code again (a double
   // submit) resumes instead.
-  const o = await claimRun(deps, accountId, created.onboarding.id);
+  const o = await claimRun(deps, accountId, created.onboarding.id, started(created.onboarding.id));
   if (o.codeHash !== popup.codeHash || expired(o, now))
     Object.assign(o, popup, { steps: {}, accessToken: null, updatedAt: now });
-  return run(deps, o);
+  return run(deps, o, by);
 }
 
 /** Runs the steps; a coexistence number just onboarded gets its syncs' pre-flights at once. */
-async function run(deps: CoexistenceDeps, leased: Onboarding): Promise<Onboarding> {
+async function run(deps: CoexistenceDeps, leased: Onboarding, by: AuditContext): Promise<Onboarding> {
   const firstFinish = leased.finishedAt === null;
-  const o = await runSteps(deps, leased);
-  if (firstFinish && o.finishedAt !== null && o.kind === "coexistence") await preflightReceivers(deps, o);
+  const o = await runSteps(deps, leased, by);
+  if (firstFinish && o.finishedAt !== null && o.kind === "coexistence") await preflightReceivers(deps, o, by);
   return o;
 }
 
@@ -167,6 +192,7 @@ export async function retrySignup(
   accountId: string,
   onboardingId: string,
   input: typeof retryBody.static,
+  by: AuditContext,
 ): Promise<Onboarding> {
   const app = enabled(deps);
   const found = await accountOnboarding(deps, accountId, onboardingId);
@@ -178,9 +204,17 @@ export async function retrySignup(
     );
   }
   connectable(deps, accountId, found.phoneNumberId, found.wabaId, false);
-  const o = await claimRun(deps, accountId, onboardingId);
+  const newPin = input.pin !== undefined && found.steps.register?.status !== "done";
+  const object = { kind: "onboarding", id: onboardingId };
+  const changes = newPin ? changesOf(found, { pin: input.pin }) : {};
+  const o = await claimRun(
+    deps,
+    accountId,
+    onboardingId,
+    auditEntry(deps, by, "signup.retry", object, accountId, changes),
+  );
   if (input.pin !== undefined && o.steps.register?.status !== "done") o.pin = input.pin;
-  return run(deps, o);
+  return run(deps, o, by);
 }
 
 export type SignupStatus = "done" | "failed" | "pending";

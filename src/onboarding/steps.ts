@@ -1,3 +1,4 @@
+import type { AuditContext } from "../audit/entry.ts";
 import { connectNumber } from "../numbers/connect.ts";
 import { graphCall, type GraphResult } from "../numbers/graph-call.ts";
 import { fetchNumberDetails, type SyncResult } from "../numbers/sync.ts";
@@ -12,6 +13,8 @@ export type SignupDeps = Pick<
 
 /** What one run of the steps carries from one to the next (a resumed run reads the number again). */
 interface RunState {
+  /** Who started the run: the number's connection is recorded as theirs. */
+  by: AuditContext;
   details?: SyncResult;
 }
 
@@ -125,7 +128,7 @@ export const SIGNUP_STEPS: readonly Step[] = [
       try {
         // One write that checks again that the WABA and the number are free or the account's (issue 26).
         const details = state.details ?? (await fetchNumberDetails(deps, { phoneNumberId: o.phoneNumberId }, token(o)));
-        await connectNumber(deps, o.accountId, connection, details, { reconnect: true });
+        await connectNumber(deps, o.accountId, connection, details, state.by, { reconnect: true });
       } catch (error) {
         if (error instanceof AppError) return { status: "failed", reason: error.message };
         throw error;
@@ -143,7 +146,7 @@ export const RUN_LEASE_MS = 5 * 60_000;
  * saving after each so that a crash or a failure resumes there; every save is fenced on the lease,
  * so a run that lost it stops. Once finished, nothing is pending: no expiry, no token kept.
  */
-export async function runSteps(deps: SignupDeps, o: Onboarding): Promise<Onboarding> {
+export async function runSteps(deps: SignupDeps, o: Onboarding, by: AuditContext): Promise<Onboarding> {
   const held = o.leaseUntil;
   if (held === null) throw new Error(`onboarding ${o.id} runs without a lease`);
   const save = async (release: boolean) => {
@@ -152,7 +155,7 @@ export async function runSteps(deps: SignupDeps, o: Onboarding): Promise<Onboard
       throw new AppError("conflict", "This signup took too long and another run took it over: reload its page.");
   };
   try {
-    const state: RunState = {};
+    const state: RunState = { by };
     for (const step of SIGNUP_STEPS) {
       const before = o.steps[step.name]?.status;
       if (before === "done" || before === "skipped") continue;

@@ -1,4 +1,5 @@
 import { FAILURE_MEMORY_MS, SESSION_TTL_MS } from "../auth/sign-in.ts";
+import type { Config } from "../config/config.ts";
 import type { LogCutoff } from "../store/requests.ts";
 import type { Store } from "../store/store.ts";
 import type { Retention } from "../store/types.ts";
@@ -13,9 +14,9 @@ export const USAGE_KEPT_MS = 62 * DAY;
 
 /**
  * How long a policy keeps a row: its account's retention setting (ACCOUNT_RETENTION_MS), until the
- * row's own expiry, or this many ms after the row's time.
+ * row's own expiry, the operator's AUDIT_RETENTION, or this many ms after the row's time.
  */
-export type Window = "account" | "expiry" | number;
+export type Window = "account" | "expiry" | "AUDIT_RETENTION" | number;
 
 /** Where one run of a policy cuts, at `now`. */
 export interface Cut {
@@ -119,15 +120,28 @@ export const RETENTION_POLICIES: readonly RetentionPolicy[] = [
     batch: 100,
     purge: (store, { now }, batch) => store.retention.purgeRecoveries(now, ACCOUNT_RETENTION_MS, batch),
   },
+  {
+    name: "audit_log",
+    deletes: "Audit log entries: who changed what, when, from where",
+    window: "AUDIT_RETENTION",
+    batch: 5_000,
+    purge: (store, { before }, batch) => store.retention.purgeAudit(before, batch),
+  },
 ];
 
-/** Where a policy with this window cuts at `now`, for the accounts there are. */
-export function cutOf(window: Window, now: number, accounts: { id: string; retention: Retention }[]): Cut {
+/** Where a policy with this window cuts at `now`, for the accounts there are, under `config`'s settings. */
+export function cutOf(
+  window: Window,
+  now: number,
+  accounts: { id: string; retention: Retention }[],
+  config: Pick<Config, "auditRetentionMs">,
+): Cut {
+  const fixed = window === "AUDIT_RETENTION" ? config.auditRetentionMs : window;
   const length = (retention: Retention) =>
-    window === "account" ? ACCOUNT_RETENTION_MS[retention] : window === "expiry" ? 0 : window;
+    fixed === "account" ? ACCOUNT_RETENTION_MS[retention] : fixed === "expiry" ? 0 : fixed;
   return {
     now,
-    before: typeof window === "number" ? now - window : now,
+    before: typeof fixed === "number" ? now - fixed : now,
     accounts: accounts.map((a) => ({ accountId: a.id, before: now - length(a.retention) })),
   };
 }

@@ -11,7 +11,7 @@ export interface PolicyRun {
   removed: number | null;
 }
 
-export type RetentionDeps = Pick<Deps, "store" | "clock" | "logger" | "metrics">;
+export type RetentionDeps = Pick<Deps, "store" | "clock" | "logger" | "metrics" | "config">;
 
 /**
  * Runs every retention policy in turn, once a minute on the clock's tick (the first tick after
@@ -51,13 +51,13 @@ export class RetentionWorker implements Worker {
   }
 
   private async runPolicy(policy: RetentionPolicy): Promise<number | null> {
-    const { store, clock, logger, metrics } = this.deps;
+    const { store, clock, logger, metrics, config } = this.deps;
     const labels = { policy: policy.name };
     const started = performance.now();
     try {
       const removed = await policy.purge(
         store,
-        cutOf(policy.window, clock.now(), store.directory.accounts()),
+        cutOf(policy.window, clock.now(), store.directory.accounts(), config),
         policy.batch,
       );
       const ms = performance.now() - started;

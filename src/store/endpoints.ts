@@ -1,4 +1,6 @@
 import type { DISABLED_REASONS } from "./vocabulary.ts";
+import type { AuditEntry } from "./audit.ts";
+
 /** Webhook endpoints (secrets already decrypted), and their storage. */
 
 export type DisabledReason = (typeof DISABLED_REASONS)[number];
@@ -44,10 +46,11 @@ export type DeliveryEndpoint = Pick<
 /**
  * Webhook endpoints. Their health counters are changed by the delivery queue, as it records
  * attempts (DeliveryQueue.completeAttempt); every change made through the store is visible to
- * the very next read, here as in the queue.
+ * the very next read, here as in the queue. Each change takes an optional audit entry, written in
+ * its transaction when it changes the endpoint.
  */
 export interface EndpointStore {
-  create(endpoint: Endpoint): Promise<Endpoint>;
+  create(endpoint: Endpoint, audit?: AuditEntry): Promise<Endpoint>;
   get(id: string): Promise<Endpoint | undefined>;
   /** The account's endpoints, oldest first. */
   ofAccount(accountId: string): Promise<Endpoint[]>;
@@ -63,7 +66,10 @@ export interface EndpointStore {
    * completeAttempt) at once, and may be kept in memory while this store is the sole writer.
    */
   forDelivery(id: string): Promise<DeliveryEndpoint | undefined>;
-  update(id: string, patch: EndpointPatch): Promise<Endpoint | undefined>;
-  /** Deletes the endpoint with its deliveries and their attempts, and the events no other delivery needs. */
-  delete(id: string): Promise<boolean>;
+  update(id: string, patch: EndpointPatch, audit?: AuditEntry): Promise<Endpoint | undefined>;
+  /**
+   * Deletes the endpoint with its deliveries and their attempts, and the events no other delivery
+   * needs. It stops sending to it first (one write, with the entry), then deletes in steps.
+   */
+  delete(id: string, audit?: AuditEntry): Promise<boolean>;
 }

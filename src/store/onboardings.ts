@@ -1,3 +1,4 @@
+import type { AuditEntry } from "./audit.ts";
 import type { NumberKind } from "./types.ts";
 
 /**
@@ -140,20 +141,24 @@ export interface OnboardingStore {
    * In one transaction: when the number has no live onboarding, inserts `onboarding` (counting the
    * account's unfinished ones first against the cap); when it has the account's own, returns that
    * one; when another account's, replaces it with `onboarding` if it gives way (yieldsTo), else
-   * refuses. Never hands one account another's.
+   * refuses. Never hands one account another's. The audit entry is written with `onboarding`
+   * stored, never when the account's own is returned or nothing is stored.
    */
-  create(onboarding: Onboarding, options: CreateOptions): Promise<Created>;
-  /** Takes the run lease until `until` unless a run holds it past `now`; returns the onboarding as leased. */
-  claim(id: string, accountId: string, now: number, until: number): Promise<Onboarding | undefined>;
+  create(onboarding: Onboarding, options: CreateOptions, audit?: AuditEntry): Promise<Created>;
+  /**
+   * Takes the run lease until `until` unless a run holds it past `now`; returns the onboarding as
+   * leased (the entry written with the lease taken).
+   */
+  claim(id: string, accountId: string, now: number, until: number, audit?: AuditEntry): Promise<Onboarding | undefined>;
   /**
    * Writes a run's progress (code, token, PIN, kind, WABA, steps, finish, lease, expiry) if the run
    * still holds the lease `heldUntil`; false when it lost it. Pre-flights and syncs are left as they are.
    */
   saveRun(onboarding: Onboarding, heldUntil: number): Promise<boolean>;
   /** Records the pre-flight of one field beside the others' (a run in progress is left as it is). */
-  recordPreflight(id: string, field: string, preflight: Preflight, at: number): Promise<void>;
+  recordPreflight(id: string, field: string, preflight: Preflight, at: number, audit?: AuditEntry): Promise<void>;
   /** Records one sync's request beside the other's. */
-  recordSync(id: string, syncType: string, sync: SyncRequest, at: number): Promise<void>;
-  /** Deletes one (the operator's call); returns it as it was, or undefined when there is none. */
-  delete(id: string): Promise<Onboarding | undefined>;
+  recordSync(id: string, syncType: string, sync: SyncRequest, at: number, audit?: AuditEntry): Promise<void>;
+  /** Deletes one (the operator's call); returns it as it was, or undefined when there is none (and no entry). */
+  delete(id: string, audit?: AuditEntry): Promise<Onboarding | undefined>;
 }

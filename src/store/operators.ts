@@ -1,3 +1,4 @@
+import type { AuditEntry } from "./audit.ts";
 import type { SignInFailures } from "./sign-in-failures.ts";
 
 /** A person who runs the service (issue 29): signs in to the operator console; no account is theirs. */
@@ -17,20 +18,25 @@ export interface OperatorSession {
   expiresAt: number;
 }
 
-/** Operators, their sessions and their failed sign-ins (a table of their own: an email may also be a user's). */
+/**
+ * Operators, their sessions and their failed sign-ins (a table of their own: an email may also be a
+ * user's). Each change takes an optional audit entry (src/store/audit.ts), written in its
+ * transaction when it changes a row.
+ */
 export interface OperatorStore extends SignInFailures {
   /** Oldest first. */
   list(): Promise<Operator[]>;
   byEmail(email: string): Promise<Operator | undefined>;
   byId(id: string): Promise<Operator | undefined>;
-  /** Null when an operator has this email already (two creations at once: one wins). */
-  create(operator: Operator): Promise<Operator | null>;
+  /** Null when an operator has this email already (two creations at once: one wins; the other writes no entry). */
+  create(operator: Operator, audit?: AuditEntry): Promise<Operator | null>;
   /** Replaces the password hash and ends the operator's sessions, in one transaction; false when there is no such operator. */
-  setPasswordHash(id: string, passwordHash: string): Promise<boolean>;
+  setPasswordHash(id: string, passwordHash: string, audit?: AuditEntry): Promise<boolean>;
   /** Deletes the operator with its sessions; false when there was none. */
-  delete(id: string): Promise<boolean>;
+  delete(id: string, audit?: AuditEntry): Promise<boolean>;
 
-  createSession(session: OperatorSession): Promise<void>;
+  createSession(session: OperatorSession, audit?: AuditEntry): Promise<void>;
   findSession(tokenHash: string): Promise<OperatorSession | undefined>;
-  deleteSession(tokenHash: string): Promise<void>;
+  /** The entry is written only when a session was deleted. */
+  deleteSession(tokenHash: string, audit?: AuditEntry): Promise<void>;
 }

@@ -1,3 +1,4 @@
+import type { AuditEntry } from "./audit.ts";
 import type { DeliveryEndpoint, DisabledReason } from "./endpoints.ts";
 import type { Attempt, Delivery, EventMessage, ParkedReason } from "./history.ts";
 
@@ -32,6 +33,8 @@ export interface NewDelivery {
    * whose `soleWorker` is true is given leases here.
    */
   lease?: Lease;
+  /** The change it records (a replay asked for by someone), written in the same transaction. */
+  audit?: AuditEntry;
 }
 
 /** A delivery's lease: held until `until`; completions are fenced on `id`, so a stale holder cannot overwrite a new one. */
@@ -160,7 +163,8 @@ export interface DeliveryQueue {
    * was made), the delivery's next state (lease released), the endpoint's health by `effect`
    * under `rules` (a success resets the failure count; a failure increments it, sets warnedAt
    * when it reaches warnAt, and disables with `consecutive_failures` at disableAt when no success
-   * happened within quietMs; `gone` disables at once), the endpoint's hourly stats, and, when
+   * happened within quietMs; `gone` disables at once, with the disable's audit entry,
+   * automaticDisable), the endpoint's hourly stats, and, when
    * `deletePayload`, marks the delivery's payload deleted and drops the event body once no pending
    * delivery still needs it. A delivery that no longer exists (deleted with its endpoint while its
    * attempt ran), or whose lease is no longer `leaseId` (it ran out and another holder claimed

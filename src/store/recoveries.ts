@@ -1,4 +1,6 @@
 import type { RECOVERY_STATUSES } from "./vocabulary.ts";
+import type { AuditEntry } from "./audit.ts";
+
 /**
  * A bulk recover (issue 19): "replay every parked delivery of this endpoint since <time>", as a
  * job in the store so that every instance sees it: at most one runs per endpoint, its progress is
@@ -45,9 +47,10 @@ export function newRecovery(job: Pick<Recovery, "id" | "accountId" | "endpointId
 export interface RecoveryStore {
   /**
    * Starts a recovery unless one is running for the endpoint: returns the one that runs (the new
-   * one, or the one already there: asking twice replays nothing twice).
+   * one, or the one already there: asking twice replays nothing twice). The audit entry is written
+   * with a recovery that starts, never with one found running.
    */
-  start(recovery: Recovery): Promise<{ recovery: Recovery; started: boolean }>;
+  start(recovery: Recovery, audit?: AuditEntry): Promise<{ recovery: Recovery; started: boolean }>;
   get(id: string): Promise<Recovery | undefined>;
   /** The endpoint's newest recovery. */
   latest(endpointId: string): Promise<Recovery | undefined>;

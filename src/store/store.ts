@@ -10,6 +10,7 @@ import type {
   Waba,
   WabaStatus,
 } from "./types.ts";
+import type { AuditEntry, AuditStore } from "./audit.ts";
 import type { EndpointStore } from "./endpoints.ts";
 import type { OperatorStore } from "./operators.ts";
 import type { OverviewStore } from "./overview.ts";
@@ -54,6 +55,8 @@ export interface Store {
   history: DeliveryHistory;
   /** Deletion of what outlived its account's retention (src/store/retention.ts). */
   retention: RetentionStore;
+  /** Who changed what (src/store/audit.ts); entries are written by the changes' own methods (their `audit` argument). */
+  audit: AuditStore;
   /** True when the database answers a trivial query (promptly: /healthz waits for it). */
   healthy(): Promise<boolean>;
   /** Stops background work and releases the database; nothing is used after. */
@@ -62,7 +65,8 @@ export interface Store {
 
 /**
  * Accounts, API keys, WABAs and numbers: a write-through in-memory view, so that every read on the
- * proxy path is a map look-up and every change is visible to the very next request.
+ * proxy path is a map look-up and every change is visible to the very next request. Each write
+ * takes an optional audit entry, written in its transaction when it changes a row.
  */
 export interface Directory {
   /**
@@ -74,39 +78,46 @@ export interface Directory {
 
   account(id: string): Account | undefined;
   accounts(): Account[];
-  createAccount(account: Account): Promise<Account>;
-  updateAccount(id: string, patch: Partial<Omit<Account, "id" | "createdAt">>): Promise<Account | undefined>;
+  createAccount(account: Account, audit?: AuditEntry): Promise<Account>;
+  updateAccount(
+    id: string,
+    patch: Partial<Omit<Account, "id" | "createdAt">>,
+    audit?: AuditEntry,
+  ): Promise<Account | undefined>;
 
   apiKeyByHash(keyHash: string): ApiKey | undefined;
   apiKey(id: string): ApiKey | undefined;
   apiKeys(accountId: string): ApiKey[];
-  createApiKey(key: ApiKey): Promise<ApiKey>;
-  revokeApiKey(id: string, at: number): Promise<ApiKey | undefined>;
+  createApiKey(key: ApiKey, audit?: AuditEntry): Promise<ApiKey>;
+  /** A key revoked already keeps its first time, and gets no entry. */
+  revokeApiKey(id: string, at: number, audit?: AuditEntry): Promise<ApiKey | undefined>;
 
   waba(wabaId: string): Waba | undefined;
   wabas(accountId: string): Waba[];
-  /** Null when a WABA with this id is stored already (two creations at once: one wins). */
-  createWaba(waba: Waba): Promise<Waba | null>;
-  updateWaba(wabaId: string, patch: WabaPatch): Promise<Waba | undefined>;
+  /** Null when a WABA has this id already (two creations at once: one wins; the other writes no entry). */
+  createWaba(waba: Waba, audit?: AuditEntry): Promise<Waba | null>;
+  updateWaba(wabaId: string, patch: WabaPatch, audit?: AuditEntry): Promise<Waba | undefined>;
 
   number(phoneNumberId: string): PhoneNumber | undefined;
   numbers(accountId: string): PhoneNumber[];
   numbersOfWaba(wabaId: string): PhoneNumber[];
-  /** Null when a number with this id is stored already (two creations at once: one wins). */
-  createNumber(number: PhoneNumber): Promise<PhoneNumber | null>;
-  updateNumber(
-    phoneNumberId: string,
-    patch: Partial<Omit<PhoneNumber, "phoneNumberId" | "accountId" | "wabaId" | "createdAt">> & { updatedAt: number },
-  ): Promise<PhoneNumber | undefined>;
+  /** Null when a number has this id already (two creations at once: one wins; the other writes no entry). */
+  createNumber(number: PhoneNumber, audit?: AuditEntry): Promise<PhoneNumber | null>;
+  updateNumber(phoneNumberId: string, patch: NumberPatch, audit?: AuditEntry): Promise<PhoneNumber | undefined>;
 
   /**
    * Connects a number and its WABA for an account (a signup's save, a BYO connect) in one
    * transaction that checks ownership again (connectRefusal): each is inserted as given when
    * absent; a stored WABA takes the given token, app secret and state, a stored number stays as it
-   * is. When either is not free for the account, nothing is written.
+   * is. When either is not free for the account, nothing is written (nor the entry).
    */
-  connect(waba: Waba, number: PhoneNumber): Promise<Connected>;
+  connect(waba: Waba, number: PhoneNumber, audit?: AuditEntry): Promise<Connected>;
 }
+
+/** What a number's update may change. */
+export type NumberPatch = Partial<Omit<PhoneNumber, "phoneNumberId" | "accountId" | "wabaId" | "createdAt">> & {
+  updatedAt: number;
+};
 
 /** What a WABA's update may change; a status change carries its cause (NO_CAUSE when none). */
 export type WabaPatch = {
@@ -121,16 +132,17 @@ export interface UserStore extends SignInFailures {
   byId(id: string): Promise<User | undefined>;
   /** The account's users, oldest first (the operator console's account page). */
   ofAccount(accountId: string): Promise<User[]>;
-  /** Null when a user has this email already (two creations at once: one wins). */
-  create(user: User): Promise<User | null>;
+  /** Null when a user has this email already (two creations at once: one wins; the other writes no entry). */
+  create(user: User, audit?: AuditEntry): Promise<User | null>;
   /** Replaces a user's password hash (the demo resets its user's password at every start). */
   setPasswordHash(id: string, passwordHash: string): Promise<void>;
 }
 
 export interface SessionStore {
-  create(session: Session): Promise<void>;
+  create(session: Session, audit?: AuditEntry): Promise<void>;
   find(tokenHash: string): Promise<Session | undefined>;
-  delete(tokenHash: string): Promise<void>;
+  /** The entry is written only when a session was deleted. */
+  delete(tokenHash: string, audit?: AuditEntry): Promise<void>;
 }
 
 export interface NotificationStore {

@@ -22,3 +22,42 @@ export const USAGE_KINDS = ["forwarded", "upstream_error", "refused"] as const;
 export const RECOVERY_STATUSES = ["running", "done"] as const;
 /** The kinds of number Embedded Signup onboards. */
 export const ONBOARDING_KINDS = ["embedded", "coexistence"] as const satisfies readonly (typeof NUMBER_KINDS)[number][];
+/**
+ * Who makes a change the audit log records (src/store/audit.ts): an operator user (the console),
+ * the operator API's token or the CLI, an account's user, the service itself.
+ */
+export const ACTOR_KINDS = ["operator", "operator_token", "user", "system"] as const;
+/** Every change the audit log records, as `object.verb` (their words: src/audit/words.ts). */
+export const AUDIT_ACTIONS = [
+  "account.create",
+  "account.update",
+  "settings.update",
+  "user.create",
+  "session.create",
+  "session.failed",
+  "session.delete",
+  "api_key.create",
+  "api_key.revoke",
+  "waba.create",
+  "waba.update",
+  "number.create",
+  "number.update",
+  "number.sync",
+  "endpoint.create",
+  "endpoint.update",
+  "endpoint.enable",
+  "endpoint.disable",
+  "endpoint.delete",
+  "endpoint.rotate_secret",
+  "endpoint.recover",
+  "delivery.replay",
+  "signup.start",
+  "signup.retry",
+  "onboarding.delete",
+  "coexistence.preflight",
+  "coexistence.sync",
+  "backup.create",
+  "operator.create",
+  "operator.delete",
+  "operator.reset_password",
+] as const;

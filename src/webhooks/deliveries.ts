@@ -1,3 +1,4 @@
+import { auditEntry, type AuditContext } from "../audit/entry.ts";
 import { decodeCursor, encodeCursor } from "../http/cursor.ts";
 import { timeParam } from "../http/time-param.ts";
 import { AppError } from "../errors/catalog.ts";
@@ -124,7 +125,12 @@ export async function getDelivery(
  * (docs/webhooks.md#replay: a parked delivery whose payload exists is replayed): into a disabled endpoint the new
  * delivery parks when due, as every due delivery of a disabled endpoint does.
  */
-export async function replayDelivery(deps: DeliveryDeps & QueueDeps, accountId: string, id: string): Promise<Delivery> {
+export async function replayDelivery(
+  deps: DeliveryDeps & QueueDeps,
+  accountId: string,
+  id: string,
+  by: AuditContext,
+): Promise<Delivery> {
   const original = await mustDelivery(deps, accountId, id);
   if (!original.payloadAvailable) throw new AppError("payload_expired");
   const endpoint = await mustEndpoint(deps, accountId, original.endpointId);
@@ -141,6 +147,10 @@ export async function replayDelivery(deps: DeliveryDeps & QueueDeps, accountId: 
         nextAttemptAt: now,
         replayOf: original.id,
         createdAt: now,
+        audit: auditEntry(deps, by, "delivery.replay", { kind: "delivery", id: replayId }, accountId, {
+          replay_of: [null, original.id],
+          endpoint_id: [null, endpoint.id],
+        }),
       },
     ],
   );

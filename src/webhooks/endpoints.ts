@@ -1,8 +1,11 @@
+import { changesOf, removedOf } from "../audit/changes.ts";
+import { auditEntry, type AuditContext } from "../audit/entry.ts";
 import { checkWebhookUrl, type UrlRules } from "../net/url-rules.ts";
 import { AppError } from "../errors/catalog.ts";
 import type { Deps } from "../deps.ts";
 import { orNotFound } from "../errors/not-found.ts";
 import { randomId } from "../runtime/random.ts";
+import type { AuditAction } from "../store/audit.ts";
 import type { PhoneNumber } from "../store/types.ts";
 import type { Endpoint, EndpointPatch } from "../store/endpoints.ts";
 import type { DeliveryQueue } from "../store/queue.ts";
@@ -82,18 +85,32 @@ function hasLiveNumber(deps: EndpointDeps, accountId: string): boolean {
   return deps.store.directory.numbers(accountId).some(isLiveNumber);
 }
 
+/** An endpoint's entry: by `by`, of `action`, with what `patch` changes of `before` (null: created). */
+function entryOf(
+  deps: EndpointDeps,
+  by: AuditContext,
+  action: AuditAction,
+  before: Endpoint | null,
+  after: Endpoint | EndpointPatch,
+  endpoint: Pick<Endpoint, "id" | "accountId">,
+) {
+  const object = { kind: "endpoint", id: endpoint.id };
+  return auditEntry(deps, by, action, object, endpoint.accountId, changesOf(before, after));
+}
+
 /** Creates an endpoint; its secret is returned only here. */
 export async function createEndpoint(
   deps: EndpointDeps,
   accountId: string,
   input: Required<Pick<EndpointInput, "url" | "fields">> & EndpointInput,
+  by: AuditContext,
 ) {
   if (!hasLiveNumber(deps, accountId)) throw new AppError("no_numbers");
   const url = checkUrl(deps, input.url);
   const fields = checkFields(input.fields);
   const phoneNumberId = checkNumber(deps, accountId, input.phone_number_id ?? null);
   const now = deps.clock.now();
-  return deps.store.endpoints.create({
+  const endpoint: Endpoint = {
     id: randomId(deps.random, "ep"),
     accountId,
     url,
@@ -109,7 +126,20 @@ export async function createEndpoint(
     warnedAt: null,
     createdAt: now,
     updatedAt: now,
-  });
+  };
+  return deps.store.endpoints.create(endpoint, entryOf(deps, by, "endpoint.create", null, endpoint, endpoint));
+}
+
+/** Changes an endpoint (`action` names how: an edit, Enable, a rotation), with its entry by `by`. */
+async function change(
+  deps: EndpointDeps,
+  by: AuditContext,
+  action: AuditAction,
+  endpoint: Endpoint,
+  patch: EndpointPatch,
+): Promise<Endpoint> {
+  const entry = entryOf(deps, by, action, endpoint, patch, endpoint);
+  return orNotFound(await deps.store.endpoints.update(endpoint.id, patch, entry), `endpoint ${endpoint.id}`);
 }
 
 export async function updateEndpoint(
@@ -117,34 +147,41 @@ export async function updateEndpoint(
   accountId: string,
   id: string,
   input: EndpointInput,
+  by: AuditContext,
 ): Promise<Endpoint> {
-  await mustEndpoint(deps, accountId, id);
+  const endpoint = await mustEndpoint(deps, accountId, id);
   const patch: EndpointPatch = { updatedAt: deps.clock.now() };
   if (input.url !== undefined) patch.url = checkUrl(deps, input.url);
   if (input.fields !== undefined) patch.fields = checkFields(input.fields);
   if (input.phone_number_id !== undefined) patch.phoneNumberId = checkNumber(deps, accountId, input.phone_number_id);
-  return orNotFound(await deps.store.endpoints.update(id, patch), `endpoint ${id}`);
+  return change(deps, by, "endpoint.update", endpoint, patch);
 }
 
-export async function deleteEndpoint(deps: EndpointDeps, accountId: string, id: string): Promise<void> {
-  await mustEndpoint(deps, accountId, id);
-  await deps.store.endpoints.delete(id);
+export async function deleteEndpoint(deps: EndpointDeps, accountId: string, id: string, by: AuditContext) {
+  const endpoint = await mustEndpoint(deps, accountId, id);
+  // What it was: the entry is all that is left of it.
+  const entry = auditEntry(deps, by, "endpoint.delete", { kind: "endpoint", id }, accountId, removedOf(endpoint));
+  await deps.store.endpoints.delete(id, entry);
 }
 
 /**
  * docs/webhooks.md#endpoint-health-and-disabling: Enable resets the failure count. Deliveries parked meanwhile stay
  * parked (replay them).
  */
-export async function enableEndpoint(deps: EndpointDeps, accountId: string, id: string): Promise<Endpoint> {
-  await mustEndpoint(deps, accountId, id);
-  const enabled = await deps.store.endpoints.update(id, {
+export async function enableEndpoint(
+  deps: EndpointDeps,
+  accountId: string,
+  id: string,
+  by: AuditContext,
+): Promise<Endpoint> {
+  const endpoint = await mustEndpoint(deps, accountId, id);
+  return change(deps, by, "endpoint.enable", endpoint, {
     enabled: true,
     disabledReason: null,
     consecutiveFailures: 0,
     warnedAt: null,
     updatedAt: deps.clock.now(),
   });
-  return orNotFound(enabled, `endpoint ${id}`);
 }
 
 /** A new secret, shown once; the current one keeps signing beside it for ROTATION_OVERLAP_MS. */
@@ -152,17 +189,18 @@ export async function rotateSecret(
   deps: EndpointDeps,
   accountId: string,
   id: string,
+  by: AuditContext,
 ): Promise<{ secret: string; endpoint: Endpoint }> {
   const endpoint = await mustEndpoint(deps, accountId, id);
   const now = deps.clock.now();
   const secret = generateSecret(deps.random);
-  const updated = await deps.store.endpoints.update(id, {
+  const updated = await change(deps, by, "endpoint.rotate_secret", endpoint, {
     secret,
     previousSecret: endpoint.secret,
     previousSecretExpiresAt: now + ROTATION_OVERLAP_MS,
     updatedAt: now,
   });
-  return { secret, endpoint: orNotFound(updated, `endpoint ${id}`) };
+  return { secret, endpoint: updated };
 }
 
 /**

@@ -1,3 +1,4 @@
+import { auditEntry, type AuditContext } from "../audit/entry.ts";
 import { AppError } from "../errors/catalog.ts";
 import { iso } from "../http/iso-time.ts";
 import { timeParam } from "../http/time-param.ts";
@@ -27,14 +28,22 @@ export async function startRecover(
   accountId: string,
   endpointId: string,
   since: string,
+  by: AuditContext,
 ): Promise<Recovery> {
   await mustEndpoint(deps, accountId, endpointId);
   const from = timeParam("since", since);
   if (from === undefined)
     throw new AppError("invalid_request", "since is required: an ISO 8601 time such as 2026-11-24T10:00:00Z.");
   const now = deps.clock.now();
+  const id = randomId(deps.random, "rcv");
+  // Recorded when it starts; asking while one runs answers that one and records nothing.
+  const entry = auditEntry(deps, by, "endpoint.recover", { kind: "endpoint", id: endpointId }, accountId, {
+    recovery_id: [null, id],
+    since: [null, iso(from)],
+  });
   const { recovery, started } = await deps.store.recoveries.start(
-    newRecovery({ id: randomId(deps.random, "rcv"), accountId, endpointId, since: from }, now),
+    newRecovery({ id, accountId, endpointId, since: from }, now),
+    entry,
   );
   const runnable = started ? recovery : await deps.store.recoveries.takeOver(recovery.id, now - RECOVER_STALE_MS, now);
   if (runnable)

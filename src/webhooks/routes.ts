@@ -1,5 +1,6 @@
 import { constantTimeEqual } from "../crypto/constant-time.ts";
 import { Elysia, t } from "elysia";
+import { updateAccount } from "../accounts/accounts.ts";
 import { requireSession } from "../auth/session-routes.ts";
 import { AppError } from "../errors/catalog.ts";
 import type { Deps } from "../deps.ts";
@@ -104,8 +105,8 @@ export function webhookApiRoutes(deps: Deps, endpointDeps: endpoints.EndpointDep
     )
     .post(
       "/api/endpoints",
-      async ({ accountId, body, set }) => {
-        const endpoint = await endpoints.createEndpoint(endpointDeps, accountId, body);
+      async ({ accountId, body, by, set }) => {
+        const endpoint = await endpoints.createEndpoint(endpointDeps, accountId, body, await by());
         set.status = 201;
         return { ...endpointView(endpoint), secret: endpoint.secret };
       },
@@ -128,8 +129,8 @@ export function webhookApiRoutes(deps: Deps, endpointDeps: endpoints.EndpointDep
     )
     .patch(
       "/api/endpoints/:id",
-      async ({ accountId, params, body }) =>
-        endpointView(await endpoints.updateEndpoint(endpointDeps, accountId, params.id, body)),
+      async ({ accountId, params, body, by }) =>
+        endpointView(await endpoints.updateEndpoint(endpointDeps, accountId, params.id, body, await by())),
       {
         params: idParams,
         body: s.updateEndpointBody,
@@ -138,15 +139,16 @@ export function webhookApiRoutes(deps: Deps, endpointDeps: endpoints.EndpointDep
     )
     .delete(
       "/api/endpoints/:id",
-      async ({ accountId, params, set }) => {
-        await endpoints.deleteEndpoint(endpointDeps, accountId, params.id);
+      async ({ accountId, params, by, set }) => {
+        await endpoints.deleteEndpoint(endpointDeps, accountId, params.id, await by());
         set.status = 204;
       },
       { params: idParams, detail: { ...tag, summary: "Delete an endpoint with its deliveries" } },
     )
     .post(
       "/api/endpoints/:id/enable",
-      async ({ accountId, params }) => endpointView(await endpoints.enableEndpoint(endpointDeps, accountId, params.id)),
+      async ({ accountId, params, by }) =>
+        endpointView(await endpoints.enableEndpoint(endpointDeps, accountId, params.id, await by())),
       {
         params: idParams,
         detail: { ...tag, summary: "Enable a disabled endpoint; resets its failure count" },
@@ -154,8 +156,8 @@ export function webhookApiRoutes(deps: Deps, endpointDeps: endpoints.EndpointDep
     )
     .post(
       "/api/endpoints/:id/rotate-secret",
-      async ({ accountId, params }) => {
-        const { secret } = await endpoints.rotateSecret(endpointDeps, accountId, params.id);
+      async ({ accountId, params, by }) => {
+        const { secret } = await endpoints.rotateSecret(endpointDeps, accountId, params.id, await by());
         return { secret };
       },
       {
@@ -165,8 +167,8 @@ export function webhookApiRoutes(deps: Deps, endpointDeps: endpoints.EndpointDep
     )
     .post(
       "/api/endpoints/:id/recover",
-      async ({ accountId, params, body, set }) => {
-        const recovery = await startRecover({ ...deps, ...endpointDeps }, accountId, params.id, body.since);
+      async ({ accountId, params, body, by, set }) => {
+        const recovery = await startRecover({ ...deps, ...endpointDeps }, accountId, params.id, body.since, await by());
         set.status = 202;
         return recoveryView(recovery);
       },
@@ -256,8 +258,8 @@ export function webhookApiRoutes(deps: Deps, endpointDeps: endpoints.EndpointDep
     )
     .post(
       "/api/deliveries/:id/replay",
-      async ({ accountId, params, set }) => {
-        const replay = await deliveries.replayDelivery(endpointDeps, accountId, params.id);
+      async ({ accountId, params, by, set }) => {
+        const replay = await deliveries.replayDelivery(endpointDeps, accountId, params.id, await by());
         set.status = 201;
         return deliveryView(replay);
       },
@@ -277,9 +279,15 @@ export function webhookApiRoutes(deps: Deps, endpointDeps: endpoints.EndpointDep
     )
     .patch(
       "/api/settings",
-      async ({ accountId, body }) => {
-        const account = await deps.store.directory.updateAccount(accountId, { retention: body.retention });
-        return { retention: orNotFound(account, `account ${accountId}`).retention };
+      async ({ accountId, body, by }) => {
+        const account = await updateAccount(
+          deps,
+          accountId,
+          { retention: body.retention },
+          await by(),
+          "settings.update",
+        );
+        return { retention: account.retention };
       },
       { body: s.settingsBody, detail: { ...tag, summary: "Change delivery retention (24h or 7d)" } },
     );

@@ -23,6 +23,7 @@ const LAYERS: { modules: string[]; what: string }[] = [
   { modules: ["deps.ts"], what: "the injected parts createApp is given; each capability takes a slice of them" },
   { modules: ["instances"], what: "who is alive: this instance's heartbeat, and taking back a dead one's leases" },
   { modules: ["http", "notify"], what: "the plumbing every route shares (guards, time and JSON formats); notices" },
+  { modules: ["audit"], what: "the audit log's entries (who, what, before → after) and its queries" },
   { modules: ["auth", "accounts"], what: "sessions and the operator's token; accounts, their users and API keys" },
   {
     modules: ["numbers", "requests", "backup", "retention", "operators"],

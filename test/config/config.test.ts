@@ -35,6 +35,7 @@ describe("parseConfig", () => {
     expect(config.webhookTimeoutMs).toBe(10_000);
     expect(config.webhookRetrySchedule).toEqual([5_000, 60_000, 300_000, 1_800_000, 7_200_000, 21_600_000, 43_200_000]);
     expect(config.mail).toBeNull();
+    expect(config.auditRetentionMs).toBe(90 * 86_400_000);
     expect(config.instances).toEqual({ id: null, heartbeatMs: 1_000, deadAfterMs: 5_000 });
     expect(Object.isFrozen(config)).toBe(true);
   });
@@ -57,11 +58,13 @@ describe("parseConfig", () => {
       MAIL_FROM: "ops@example.com",
       PROXY_BODY_BUFFER_BYTES: "0",
       REQUEST_BODY_TIMEOUT_MS: "400",
+      AUDIT_RETENTION: "30d",
       INSTANCE_ID: "eu-1.example:8080",
       INSTANCE_HEARTBEAT_MS: "200",
       INSTANCE_DEAD_AFTER_MS: "600",
     });
     expect(config).toMatchObject({
+      auditRetentionMs: 30 * 86_400_000,
       port: 9090,
       host: "127.0.0.1",
       database: { kind: "sqlite", path: "/tmp/x.db" },
@@ -226,6 +229,8 @@ describe("parseConfig", () => {
     [{ ...base, SMTP_URL: "smtp://127.0.0.1:2525", MAIL_FROM: "ops" }, "MAIL_FROM"],
     [{ ...base, MAIL_FROM: "Switchboard <ops>" }, "MAIL_FROM"],
     [{ ...base, LOG_LEVEL: "loud" }, "LOG_LEVEL"],
+    [{ ...base, AUDIT_RETENTION: "12h" }, "AUDIT_RETENTION"],
+    [{ ...base, AUDIT_RETENTION: "forever" }, "AUDIT_RETENTION"],
     [{ ...base, INSTANCE_ID: "two words" }, "INSTANCE_ID"],
     [{ ...base, INSTANCE_ID: "x".repeat(201) }, "INSTANCE_ID"],
     [{ ...base, INSTANCE_HEARTBEAT_MS: "10" }, "INSTANCE_HEARTBEAT_MS"],

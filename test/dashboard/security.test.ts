@@ -30,6 +30,7 @@ const PAGES = [
   "/dashboard/api-keys",
   "/dashboard/settings",
   "/dashboard/notifications",
+  "/dashboard/activity",
 ];
 
 describe("Content-Security-Policy and page hygiene", () => {

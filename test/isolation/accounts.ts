@@ -1,4 +1,5 @@
 import { expect } from "bun:test";
+import { BY_CLI, byOperator } from "../../src/audit/entry.ts";
 import { createOperator } from "../../src/operators/operations.ts";
 import { OPERATOR_COOKIE, openOperatorSession } from "../../src/operators/session.ts";
 import { MemoryLimiter } from "../../src/limits/limiter.ts";
@@ -45,11 +46,12 @@ export type IsolationWorld = Awaited<ReturnType<typeof isolationWorld>>;
 /** The Cookie header of a new operator's session (opened as a sign-in opens one, without the slow password check). */
 export async function operatorSession(w: IsolationWorld): Promise<string> {
   const { deps } = w.t.world;
-  const operator = await createOperator(deps, {
-    email: `operator-${deps.random.bytes(4).join("")}@ops.example`,
-    password: "operator password 1",
-  });
-  return `${OPERATOR_COOKIE}=${await openOperatorSession(deps, operator)}`;
+  const operator = await createOperator(
+    deps,
+    { email: `operator-${deps.random.bytes(4).join("")}@ops.example`, password: "operator password 1" },
+    BY_CLI,
+  );
+  return `${OPERATOR_COOKIE}=${await openOperatorSession(deps, operator, byOperator(operator, null))}`;
 }
 
 /** Calls the dashboard API as a signed-in user, as the dashboard's own script does (JSON, same Origin). */
@@ -129,6 +131,7 @@ export async function seedAccount(w: IsolationWorld): Promise<Seeded> {
   const notifications = await api<Page>("GET", "/api/notifications", undefined, 200);
   expect(notifications.data.length).toBeGreaterThan(0);
   await quiet(t, cookie);
+  const stored = await t.world.deps.store.users.byEmail(user.email);
 
   return {
     id: user.id,
@@ -146,6 +149,7 @@ export async function seedAccount(w: IsolationWorld): Promise<Seeded> {
       recovery: recovery.id,
       key: key.id,
       notification: notifications.data[0]!.id,
+      user: stored?.id,
     },
   };
 }
@@ -161,11 +165,12 @@ export async function callerAccount(w: IsolationWorld): Promise<Seeded> {
     apiCall(t.url, cookie, "POST", "/api/endpoints", { url: w.hook().url, fields: ["messages"] }),
     201,
   );
+  const stored = await t.world.deps.store.users.byEmail(user.email);
   return {
     id: user.id,
     email: user.email,
     cookie,
-    ids: { account: user.id, number, waba: wabaId, endpoint: endpoint.id },
+    ids: { account: user.id, number, waba: wabaId, endpoint: endpoint.id, user: stored?.id },
   };
 }
 
@@ -187,7 +192,7 @@ async function quiet(t: SignupWorld, cookie: string): Promise<void> {
 const NOBODYS: Record<string, string> = {
   meta: "the server's own settings",
   changes: "PostgreSQL's change feed between instances (ids only, pruned)",
-  instances: "the service's running instances and their heartbeats (PostgreSQL)",
+  instances: "the server instances alive and their heartbeats (the scale-out mode's)",
   __drizzle_migrations: "applied migrations",
   sqlite_sequence: "SQLite's counters",
   operators: "the people who run the service, no account's",

@@ -19,6 +19,7 @@ import {
   routeTable,
   type Route,
 } from "./route-table.ts";
+import { byUser } from "../../src/audit/entry.ts";
 
 // Issue 26: a hostile-input sweep generated from the app's route table. Every path parameter,
 // every query parameter and body property a route's schema declares (an HTML form's: its API
@@ -102,8 +103,8 @@ let probed = 0;
  */
 async function session(): Promise<string> {
   const { deps } = w.t.world;
-  const user = await deps.store.users.byEmail(caller.email);
-  return `${SESSION_COOKIE}=${(await openSession(deps, user!)).token}`;
+  const user = (await deps.store.users.byEmail(caller.email))!;
+  return `${SESSION_COOKIE}=${(await openSession(deps, user, byUser(user, null))).token}`;
 }
 
 function event(): Record<string, unknown> {

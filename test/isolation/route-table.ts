@@ -59,7 +59,8 @@ export type Kind =
   | "recovery"
   | "key"
   | "notification"
-  | "account";
+  | "account"
+  | "user";
 
 /** A parameter named after what it holds (`:phone_number_id`, `?endpoint_id=`, a body's `waba_id`). */
 const BY_NAME: Record<string, Kind> = {
@@ -75,6 +76,8 @@ const BY_NAME: Record<string, Kind> = {
   api_key_id: "key",
   notification_id: "notification",
   account_id: "account",
+  // The audit log's filter by who made a change: a dashboard user's id (or email).
+  actor: "user",
 };
 
 /** A generic `:id` holds what the collection before it holds (`/api/endpoints/:id`, `/dashboard/numbers/:id/sync`). */
@@ -102,6 +105,7 @@ const NOT_AN_ID: Record<string, string> = {
 /** Query parameters that are not ids: filters by value, times, paging. */
 const NOT_AN_ID_QUERY = new Set([
   "status",
+  "action",
   "field",
   "from",
   "to",

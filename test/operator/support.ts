@@ -1,3 +1,4 @@
+import { BY_CLI } from "../../src/audit/entry.ts";
 import { createOperator } from "../../src/operators/operations.ts";
 import { dashboardWorld } from "../dashboard/support.ts";
 import { tempDir } from "../support/harness.ts";
@@ -36,7 +37,7 @@ export async function consoleWorld(env: Record<string, string> = {}) {
       backups.cleanup();
     },
     async operator(email = `operator-${++made}@ops.example`, password = "operator password 1"): Promise<TestOperator> {
-      const { id } = await createOperator(world.deps, { email, password });
+      const { id } = await createOperator(world.deps, { email, password }, BY_CLI);
       return { id, email, password, cookie: await operatorCookie(world.url, email, password) };
     },
     /** A console page as a browser asks for it (no redirect followed). */

@@ -61,6 +61,7 @@ test("a row at the edge of its window stays, and goes a millisecond later", asyn
     onboardings: 1,
     // The week's account's recover is a week from its edge; a running one is never purged.
     recoveries: 0,
+    audit_log: 1,
   });
   expect(await leftOver(deps)).toEqual({
     ...KEPT,
@@ -74,6 +75,7 @@ test("a row at the edge of its window stays, and goes a millisecond later", asyn
     operatorFailures: [],
     onboardings: ["keep_sgn_3"],
     secrets: [],
+    audit: [],
   });
 });
 
@@ -112,7 +114,7 @@ describe.skipIf(onSqlite)("on PostgreSQL", () => {
     cleanups.push(deps.cleanup);
     await seed(deps, clock.now());
     const worker = (store = deps.store) =>
-      new RetentionWorker({ store, clock, logger: deps.logger, metrics: createMetrics() });
+      new RetentionWorker({ store, clock, logger: deps.logger, metrics: createMetrics(), config: deps.config });
     const runs = await Promise.all([worker().run(), worker(await deps.anotherStore()).run()]);
     // One may find the other purging the webhook history and stop; the next run takes what is left.
     runs.push(await worker().run());

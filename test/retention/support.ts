@@ -19,6 +19,7 @@ export const SEEDED_REMOVALS = {
   operator_sign_in_failures: 1,
   onboardings: 2,
   recoveries: 1,
+  audit_log: 1,
 };
 
 const recovery = (id: string, accountId: string, endpointId: string, patch: Partial<Recovery>): Recovery => ({
@@ -134,6 +135,22 @@ export async function seed(deps: TestDeps, now: number): Promise<void> {
     recovery("keep_rcv_2", "acc_day", "ep_acc_day", { status: "running", updatedAt: now - 30 * DAY }),
   );
   await store.recoveries.start(recovery("keep_rcv_3", "acc_week", "ep_acc_week", { updatedAt: now - DAY - 1 }));
+
+  // Audit entries for AUDIT_RETENTION (the tests' default: 90 days), whatever their account keeps.
+  for (const [id, at] of [
+    ["aud_1", now - 90 * DAY - 1],
+    ["keep_aud_2", now - 90 * DAY],
+  ] as const)
+    await store.audit.record({
+      id,
+      at,
+      actor: { kind: "operator_token", id: "cli", email: null },
+      action: "account.update",
+      object: { kind: "account", id: "acc_day" },
+      accountId: "acc_day",
+      ip: null,
+      changes: { name: ["a", "b"] },
+    });
 }
 
 /** The ids left in every purged table (the request log's by its store: on SQLite it is a file of its own). */
@@ -153,6 +170,7 @@ export async function leftOver(deps: TestDeps): Promise<Record<string, unknown>>
     onboardings: await ids("SELECT id FROM onboardings ORDER BY id"),
     secrets: await ids("SELECT id FROM onboardings WHERE code_enc IS NOT NULL ORDER BY id"),
     recoveries: await ids("SELECT id FROM recoveries ORDER BY id"),
+    audit: await ids("SELECT id FROM audit_log ORDER BY id"),
   };
 }
 
@@ -170,4 +188,5 @@ export const KEPT = {
   onboardings: ["keep_sgn_2", "keep_sgn_3"],
   secrets: ["keep_sgn_2"],
   recoveries: ["keep_rcv_2", "keep_rcv_3"],
+  audit: ["keep_aud_2"],
 };

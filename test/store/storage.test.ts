@@ -15,6 +15,9 @@ import { embeddedMigrations } from "../../db/migrations.gen.ts";
 import { sqliteTestDeps, tempDir } from "../support/harness.ts";
 import { databaseBefore } from "../support/old-database.ts";
 import { eventually } from "../support/eventually.ts";
+import { bySystem } from "../../src/audit/entry.ts";
+
+const BY_TEST = bySystem("test");
 
 const cleanups: (() => unknown)[] = [];
 afterEach(async () => {
@@ -273,8 +276,8 @@ describe("the server lock", () => {
 describe("API keys", () => {
   test("only a SHA-256 hash of the key is stored, and the key is found by that hash", async () => {
     const deps = await fresh();
-    const account = await createAccount(deps, { name: "A", email: "a@example.com" });
-    const { key, record } = await createApiKey(deps, account.id, { mode: "live" });
+    const account = await createAccount(deps, { name: "A", email: "a@example.com" }, BY_TEST);
+    const { key, record } = await createApiKey(deps, account.id, { mode: "live" }, BY_TEST);
     expect(apiKeyMode(key)).toBe("live");
     expect(record.keyHash).toBe(hashApiKey(key));
     expect(deps.store.directory.apiKeyByHash(hashApiKey(key))?.id).toBe(record.id);
@@ -300,12 +303,12 @@ describe("API keys", () => {
 describe("encryption at rest", () => {
   test("upstream tokens, BYO app secrets and password never appear in the database file", async () => {
     const deps = await fresh();
-    const account = await createAccount(deps, { name: "A", email: "a@example.com" });
+    const account = await createAccount(deps, { name: "A", email: "a@example.com" }, BY_TEST);
     const token = `EAAGtoken-${"t".repeat(40)}`;
     const appSecret = `byo-app-secret-${"s".repeat(20)}`;
-    await createWaba(deps, account.id, { waba_id: "1001", access_token: token, app_secret: appSecret });
-    await updateWaba(deps, "1001", { access_token: `${token}-rotated` });
-    await createUser(deps, account.id, { email: "u@example.com", password: "hunter2hunter2" });
+    await createWaba(deps, account.id, { waba_id: "1001", access_token: token, app_secret: appSecret }, BY_TEST);
+    await updateWaba(deps, "1001", { access_token: `${token}-rotated` }, BY_TEST);
+    await createUser(deps, account.id, { email: "u@example.com", password: "hunter2hunter2" }, BY_TEST);
     expect(deps.store.directory.waba("1001")?.accessToken).toBe(`${token}-rotated`);
     await deps.store.close();
     const raw = rawBytes(deps.dbPath);

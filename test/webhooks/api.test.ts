@@ -20,6 +20,9 @@ import type {
   PageJson,
   StatsJson,
 } from "../support/api-json.ts";
+import { bySystem } from "../../src/audit/entry.ts";
+
+const BY_TEST = bySystem("test");
 
 let app: RelayApp;
 const cleanups: (() => unknown)[] = [];
@@ -311,15 +314,20 @@ describe("production rules end to end (not DEV_MODE)", () => {
     });
     cleanups.push(() => server.stop(true), deps.cleanup);
     const ca = await Bun.file(join(TLS, "ca.crt")).text();
-    const account = await createAccount(deps, { name: "TLS", email: "tls@example.com" });
-    await createWaba(deps, account.id, { waba_id: "waba-tls", access_token: "t" });
-    await createNumber(deps, account.id, { phone_number_id: "pn-tls", waba_id: "waba-tls", kind: "embedded" });
+    const account = await createAccount(deps, { name: "TLS", email: "tls@example.com" }, BY_TEST);
+    await createWaba(deps, account.id, { waba_id: "waba-tls", access_token: "t" }, BY_TEST);
+    await createNumber(deps, account.id, { phone_number_id: "pn-tls", waba_id: "waba-tls", kind: "embedded" }, BY_TEST);
     const url = `https://receiver.test:${server.port}/in`;
     const body = new TextEncoder().encode(eventBody([{ id: "waba-tls", changes: [messageChange("pn-tls")] }]));
 
     for (const allowLoopback of [false, true]) {
       const relay = webhookRelay(deps, { allowLoopback, ca });
-      const ep = await createEndpoint({ ...deps, urlRules: relay.urlRules }, account.id, { url, fields: ["messages"] });
+      const ep = await createEndpoint(
+        { ...deps, urlRules: relay.urlRules },
+        account.id,
+        { url, fields: ["messages"] },
+        BY_TEST,
+      );
       // Stored alone, as the dispatcher stores what it cannot start: the tick claims it.
       expect(
         await acceptEvent({ ...deps, queue: deps.store.queue }, body, hubSignature(TEST_APP_SECRET, body)),
@@ -336,10 +344,12 @@ describe("production rules end to end (not DEV_MODE)", () => {
       }
       // Plain http is refused at save without DEV_MODE, whatever the loopback allowance.
       await expect(
-        createEndpoint({ ...deps, urlRules: relay.urlRules }, account.id, {
-          url: "http://receiver.test/in",
-          fields: ["messages"],
-        }),
+        createEndpoint(
+          { ...deps, urlRules: relay.urlRules },
+          account.id,
+          { url: "http://receiver.test/in", fields: ["messages"] },
+          BY_TEST,
+        ),
       ).rejects.toThrow("https://");
     }
   });

@@ -4,6 +4,7 @@ import type { SqliteStoreOptions } from "../../src/store/sqlite/store.ts";
 import { sqliteTestDeps } from "../support/harness.ts";
 import { manualSync, settledFlags } from "../support/manual-sync.ts";
 import { deliveryRow, endpointRow, eventRow, firstAttempt } from "../support/queue-rows.ts";
+import { bySystem } from "../../src/audit/entry.ts";
 
 const cleanups: (() => unknown)[] = [];
 afterEach(async () => {
@@ -14,7 +15,7 @@ afterEach(async () => {
 async function withAccount(name: string, store?: SqliteStoreOptions) {
   const deps = await sqliteTestDeps({ store });
   cleanups.push(deps.cleanup);
-  const account = await createAccount(deps, { name, email: `${name.toLowerCase()}@example.com` });
+  const account = await createAccount(deps, { name, email: `${name.toLowerCase()}@example.com` }, bySystem("test"));
   return { deps, account, now: deps.clock.now() };
 }
 

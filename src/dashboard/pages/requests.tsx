@@ -1,6 +1,6 @@
 import { escapeHtml } from "@kitajs/html";
 import type { requestView } from "../../requests/queries.ts";
-import { Badge, Pager, Time, type Tone } from "../components.tsx";
+import { Badge, Pager, Time, TimeRangeAndFilter, type Tone } from "../components.tsx";
 
 export type RequestRow = ReturnType<typeof requestView>;
 
@@ -159,17 +159,7 @@ export function RequestsPage(props: {
               ))}
             </select>
           </div>
-          <div>
-            <label for="filter-from">From (UTC)</label>
-            <input id="filter-from" name="from" type="datetime-local" value={f.from ?? ""} />
-          </div>
-          <div>
-            <label for="filter-to">To (UTC)</label>
-            <input id="filter-to" name="to" type="datetime-local" value={f.to ?? ""} />
-          </div>
-          <div class="filter-submit">
-            <button type="submit">Filter</button>
-          </div>
+          <TimeRangeAndFilter from={f.from} to={f.to} />
         </form>
       </search>
       {props.requests.length === 0 ? (

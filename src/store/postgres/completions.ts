@@ -1,7 +1,9 @@
 import type { SQL } from "bun";
+import { automaticDisable, type AuditEntry } from "../audit.ts";
 import { typedParams } from "./connect.ts";
 import { hourCounts } from "../delivery-rows.ts";
 import { failureChange, noChange, type FailingHealth } from "../endpoint-health.ts";
+import { recordAudit } from "./audit.ts";
 import {
   LAST_SUCCESS_RESOLUTION_MS,
   type Completion,
@@ -52,7 +54,8 @@ export function needsTransaction(inputs: Completion[]): boolean {
  *    health of endpoints that only succeeded in the batch;
  * 2. the payloads to drop (history), once no pending delivery needs them;
  * 3. endpoints with a failure in the batch: locked (in id order, so two batches never wait on each
- *    other in a cycle) and their completions applied in order, as SQLite applies them.
+ *    other in a cycle) and their completions applied in order, as SQLite applies them, with the
+ *    audit entry of each disable.
  * Returns each input's EndpointChange, and the endpoints it disabled.
  */
 export async function recordCompletions(
@@ -119,11 +122,12 @@ export async function recordCompletions(
   const disabled: string[] = [];
   if (failing.size === 0) return { changes, disabled };
   const healthRows = (await tx.unsafe(
-    `SELECT id, consecutive_failures, last_success_at, warned_at, enabled, disabled_reason, updated_at
+    `SELECT id, account_id, consecutive_failures, last_success_at, warned_at, enabled, disabled_reason, updated_at
     FROM endpoints WHERE id = ANY($1::text[]) ORDER BY id FOR NO KEY UPDATE`,
     [[...failing].sort()],
   )) as Record<string, unknown>[];
   const updated: (Health & { id: string })[] = [];
+  const entries: AuditEntry[] = [];
   for (const row of healthRows) {
     const health: Health & { id: string } = {
       id: row.id as string,
@@ -134,8 +138,15 @@ export async function recordCompletions(
       disabledReason: row.disabled_reason as string | null,
       updatedAt: Number(row.updated_at),
     };
-    for (const { c, i } of byEndpoint.get(health.id) ?? [])
-      if (isApplied(c)) changes[i] = applyEffect(health, c.effect, c.now, c.rules);
+    for (const { c, i } of byEndpoint.get(health.id) ?? []) {
+      if (!isApplied(c)) continue;
+      const change = applyEffect(health, c.effect, c.now, c.rules);
+      changes[i] = change;
+      if (change.disabled)
+        entries.push(
+          automaticDisable({ id: health.id, accountId: row.account_id as string }, change.disabled, c.now, c),
+        );
+    }
     if (!health.enabled && row.enabled) disabled.push(health.id);
     updated.push(health);
   }
@@ -156,6 +167,7 @@ export async function recordCompletions(
       updated.map((h) => h.updatedAt),
     ],
   );
+  for (const entry of entries) await recordAudit(tx, entry);
   return { changes, disabled };
 }
 

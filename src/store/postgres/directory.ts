@@ -3,9 +3,11 @@ import type { Sealer } from "../../crypto/sealer.ts";
 import { CachedDirectory, defined } from "../cached-directory.ts";
 import { connectRefusal, type Connected, type Refusal } from "../ownership.ts";
 import { openWaba, reconnectedWaba, sealWaba } from "../sealed-rows.ts";
+import type { AuditEntry } from "../audit.ts";
 import { writtenRow } from "../errors.ts";
-import type { Directory, WabaPatch } from "../store.ts";
+import type { Directory, NumberPatch, WabaPatch } from "../store.ts";
 import type { Account, ApiKey, PhoneNumber, Waba } from "../types.ts";
+import { recordAudit } from "./audit.ts";
 import type { ChangeFeed, ChangeKind, FedCache } from "./changes.ts";
 import { transaction, type PgDb, type Tx } from "./connect.ts";
 import { accounts, apiKeys, numbers, wabas } from "./schema.ts";
@@ -75,18 +77,23 @@ export class PgDirectory extends CachedDirectory implements Directory, FedCache 
   }
 
   /**
-   * Commits `write` with its change record, then puts what it returned in the cache, in the feed's
-   * order: a reload of an older change that was under way cannot overwrite it.
+   * Commits `write` with its change record and its audit entry (when it wrote a row), then puts
+   * what it returned in the cache, in the feed's order: a reload of an older change that was under
+   * way cannot overwrite it.
    */
   private async write<T>(
     kind: ChangeKind,
     id: string,
     write: (tx: Tx["orm"]) => Promise<T | undefined>,
     cache: (row: T) => void,
+    audit: AuditEntry | undefined,
   ): Promise<T | undefined> {
     const row = await transaction(this.db, async (tx) => {
       const written = await write(tx.orm);
-      if (written !== undefined) await this.feed.record(tx, kind, [id]);
+      if (written !== undefined) {
+        await this.feed.record(tx, kind, [id]);
+        await recordAudit(tx.raw, audit);
+      }
       return written;
     });
     if (row !== undefined) await this.feed.serially(() => cache(row));
@@ -97,16 +104,17 @@ export class PgDirectory extends CachedDirectory implements Directory, FedCache 
     return openWaba(row, this.sealer);
   }
 
-  async createAccount(account: Account) {
+  async createAccount(account: Account, audit?: AuditEntry) {
     const row = await this.write(
       "account",
       account.id,
       async (tx) => (await tx.insert(accounts).values(account).returning())[0],
       (r) => this.cacheAccount(r),
+      audit,
     );
     return { ...writtenRow(row, `account ${account.id}`) };
   }
-  async updateAccount(id: string, given: Partial<Omit<Account, "id" | "createdAt">>) {
+  async updateAccount(id: string, given: Partial<Omit<Account, "id" | "createdAt">>, audit?: AuditEntry) {
     const patch = defined(given);
     const row = await this.write(
       "account",
@@ -116,49 +124,56 @@ export class PgDirectory extends CachedDirectory implements Directory, FedCache 
           ? (await tx.select().from(accounts).where(eq(accounts.id, id)))[0]
           : (await tx.update(accounts).set(patch).where(eq(accounts.id, id)).returning())[0],
       (r) => this.cacheAccount(r),
+      audit,
     );
     return row && { ...row };
   }
 
-  async createApiKey(key: ApiKey) {
+  async createApiKey(key: ApiKey, audit?: AuditEntry) {
     const row = await this.write(
       "api_key",
       key.id,
       async (tx) => (await tx.insert(apiKeys).values(key).returning())[0],
       (r) => this.cacheKey(r),
+      audit,
     );
     return { ...writtenRow(row, `API key ${key.id}`) };
   }
-  async revokeApiKey(id: string, at: number) {
+  async revokeApiKey(id: string, at: number, audit?: AuditEntry) {
     const current = this.apiKey(id);
     if (current?.revokedAt != null) return { ...current };
+    // Revoked once: a second revocation (here or on another instance) keeps the first time, and
+    // writes no entry; the key is then read as it is.
     const row = await this.write(
       "api_key",
       id,
-      async (tx) => {
-        // Revoked once: a second revocation (here or on another instance) keeps the first time.
-        const [revoked] = await tx
-          .update(apiKeys)
-          .set({ revokedAt: at })
-          .where(and(eq(apiKeys.id, id), isNull(apiKeys.revokedAt)))
-          .returning();
-        return revoked ?? (await tx.select().from(apiKeys).where(eq(apiKeys.id, id)))[0];
-      },
+      async (tx) =>
+        (
+          await tx
+            .update(apiKeys)
+            .set({ revokedAt: at })
+            .where(and(eq(apiKeys.id, id), isNull(apiKeys.revokedAt)))
+            .returning()
+        )[0],
       (r) => this.cacheKey(r),
+      audit,
     );
-    return row && { ...row };
+    if (row) return { ...row };
+    const [stored] = await this.db.select().from(apiKeys).where(eq(apiKeys.id, id));
+    return stored && { ...stored };
   }
 
-  async createWaba(waba: Waba) {
+  async createWaba(waba: Waba, audit?: AuditEntry) {
     const row = await this.write(
       "waba",
       waba.wabaId,
       async (tx) => (await tx.insert(wabas).values(sealWaba(waba, this.sealer)).onConflictDoNothing().returning())[0],
       (r) => this.cacheWaba(this.toWaba(r)),
+      audit,
     );
     return row ? { ...waba } : null;
   }
-  async updateWaba(wabaId: string, patch: WabaPatch) {
+  async updateWaba(wabaId: string, patch: WabaPatch, audit?: AuditEntry) {
     const set: Partial<typeof wabas.$inferInsert> = { updatedAt: patch.updatedAt };
     if (patch.status !== undefined) set.status = patch.status;
     if (patch.accessToken !== undefined) set.accessTokenEnc = this.sealer.seal(patch.accessToken);
@@ -178,23 +193,22 @@ export class PgDirectory extends CachedDirectory implements Directory, FedCache 
       wabaId,
       async (tx) => (await tx.update(wabas).set(set).where(eq(wabas.wabaId, wabaId)).returning())[0],
       (r) => this.cacheWaba(this.toWaba(r)),
+      audit,
     );
     return row && this.toWaba(row);
   }
 
-  async createNumber(number: PhoneNumber) {
+  async createNumber(number: PhoneNumber, audit?: AuditEntry) {
     const row = await this.write(
       "number",
       number.phoneNumberId,
       async (tx) => (await tx.insert(numbers).values(number).onConflictDoNothing().returning())[0],
       (r) => this.cacheNumber(r),
+      audit,
     );
     return row ? { ...row } : null;
   }
-  async updateNumber(
-    phoneNumberId: string,
-    given: Partial<Omit<PhoneNumber, "phoneNumberId" | "accountId" | "wabaId" | "createdAt">> & { updatedAt: number },
-  ) {
+  async updateNumber(phoneNumberId: string, given: NumberPatch, audit?: AuditEntry) {
     const patch = defined(given);
     const row = await this.write(
       "number",
@@ -202,11 +216,12 @@ export class PgDirectory extends CachedDirectory implements Directory, FedCache 
       async (tx) =>
         (await tx.update(numbers).set(patch).where(eq(numbers.phoneNumberId, phoneNumberId)).returning())[0],
       (r) => this.cacheNumber(r),
+      audit,
     );
     return row && { ...row };
   }
 
-  async connect(waba: Waba, number: PhoneNumber): Promise<Connected> {
+  async connect(waba: Waba, number: PhoneNumber, audit?: AuditEntry): Promise<Connected> {
     let written: { wabaRow: typeof wabas.$inferSelect; numberRow: PhoneNumber; created: boolean };
     try {
       written = await transaction(this.db, async (tx) => {
@@ -235,6 +250,7 @@ export class PgDirectory extends CachedDirectory implements Directory, FedCache 
           .returning();
         await this.feed.record(tx, "waba", [waba.wabaId]);
         if (created) await this.feed.record(tx, "number", [number.phoneNumberId]);
+        await recordAudit(tx.raw, audit);
         return { wabaRow: writtenRow(updated, `WABA ${waba.wabaId}`), numberRow, created };
       });
     } catch (error) {

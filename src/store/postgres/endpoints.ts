@@ -1,7 +1,9 @@
 import { asc, eq, inArray } from "drizzle-orm";
 import type { Sealer } from "../../crypto/sealer.ts";
+import type { AuditEntry } from "../audit.ts";
 import type { DeliveryEndpoint, Endpoint, EndpointPatch, EndpointStore, EndpointTarget } from "../endpoints.ts";
 import { EndpointOpener, sealEndpoint, sealEndpointPatch } from "../sealed-rows.ts";
+import { recordAudit } from "./audit.ts";
 import type { ChangeFeed, ChangeKind, FedCache } from "./changes.ts";
 import { transaction, type PgDb, type Tx } from "./connect.ts";
 import { DELETE_BATCH, type PgDeletions } from "./deletions.ts";
@@ -74,11 +76,21 @@ export class PgEndpoints implements EndpointStore, FedCache {
     this.generation++;
   }
 
-  /** Commits `write` with its change record, then updates this instance's view in the feed's order. */
-  private async write(id: string, write: (tx: Tx["orm"]) => Promise<Row | undefined>): Promise<Row | undefined> {
+  /**
+   * Commits `write` with its change record and audit entry (when it wrote a row), then updates
+   * this instance's view in the feed's order.
+   */
+  private async write(
+    id: string,
+    write: (tx: Tx["orm"]) => Promise<Row | undefined>,
+    audit?: AuditEntry,
+  ): Promise<Row | undefined> {
     const row = await transaction(this.db, async (tx) => {
       const written = await write(tx.orm);
-      if (written) await this.feed.record(tx, "endpoint", [id]);
+      if (written) {
+        await this.feed.record(tx, "endpoint", [id]);
+        await recordAudit(tx.raw, audit);
+      }
       return written;
     });
     await this.feed.serially(() => {
@@ -88,10 +100,11 @@ export class PgEndpoints implements EndpointStore, FedCache {
     return row;
   }
 
-  async create(endpoint: Endpoint): Promise<Endpoint> {
+  async create(endpoint: Endpoint, audit?: AuditEntry): Promise<Endpoint> {
     await this.write(
       endpoint.id,
       async (tx) => (await tx.insert(endpoints).values(sealEndpoint(endpoint, this.sealer)).returning())[0],
+      audit,
     );
     return { ...endpoint };
   }
@@ -147,21 +160,25 @@ export class PgEndpoints implements EndpointStore, FedCache {
     return found;
   }
 
-  async update(id: string, patch: EndpointPatch): Promise<Endpoint | undefined> {
+  async update(id: string, patch: EndpointPatch, audit?: AuditEntry): Promise<Endpoint | undefined> {
     const set = sealEndpointPatch(patch, this.sealer);
     const row = await this.write(
       id,
       async (tx) => (await tx.update(endpoints).set(set).where(eq(endpoints.id, id)).returning())[0],
+      audit,
     );
     return row ? this.opener.endpoint(row) : undefined;
   }
 
-  async delete(id: string): Promise<boolean> {
+  async delete(id: string, audit?: AuditEntry): Promise<boolean> {
     // Nothing more is sent to it meanwhile: an attempt starting now finds it disabled and parks.
-    await this.write(
+    // This first write is the change that counts: the entry goes with it.
+    const stopped = await this.write(
       id,
       async (tx) => (await tx.update(endpoints).set({ enabled: false }).where(eq(endpoints.id, id)).returning())[0],
+      audit,
     );
+    if (!stopped) return false;
     // Its deliveries in batches, so that no transaction grows with the endpoint's history.
     const batch = `SELECT id FROM deliveries WHERE endpoint_id = $1 LIMIT ${DELETE_BATCH}`;
     while ((await this.deletions.batch(batch, [id]))?.deliveries === DELETE_BATCH);

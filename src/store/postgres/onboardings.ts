@@ -19,6 +19,8 @@ import {
   type Preflight,
   type SyncRequest,
 } from "../onboardings.ts";
+import type { AuditEntry } from "../audit.ts";
+import { recordAudit, withAudit, withAuditStatement } from "./audit.ts";
 import { transaction, type PgDb } from "./connect.ts";
 import { onboardings } from "./schema.ts";
 
@@ -60,7 +62,7 @@ export class PgOnboardings implements OnboardingStore {
    * number meet on it), and the account's, so that two of its signups at once count each other
    * against the cap.
    */
-  async create(onboarding: Onboarding, options: CreateOptions): Promise<Created> {
+  async create(onboarding: Onboarding, options: CreateOptions, audit?: AuditEntry): Promise<Created> {
     const row = toOnboardingRow(onboarding, this.sealer);
     return transaction(this.db, async ({ orm, raw }) => {
       await raw.unsafe("SELECT 1 FROM accounts WHERE id = $1 FOR NO KEY UPDATE", [onboarding.accountId]);
@@ -94,6 +96,7 @@ export class PgOnboardings implements OnboardingStore {
       if (overCap(onboarding, options, unfinished)) throw new Refused({ refused: "too_many" });
       if (plan === "replace")
         await orm.update(onboardings).set(row).where(eq(onboardings.phoneNumberId, onboarding.phoneNumberId));
+      await recordAudit(raw, audit);
       return { onboarding };
     }).catch((error: unknown) => {
       if (error instanceof Refused) return error.created;
@@ -101,18 +104,24 @@ export class PgOnboardings implements OnboardingStore {
     });
   }
 
-  async claim(id: string, accountId: string, now: number, until: number) {
-    const [row] = await this.db
-      .update(onboardings)
-      .set({ leaseUntil: until })
-      .where(
-        and(
-          eq(onboardings.id, id),
-          eq(onboardings.accountId, accountId),
-          or(isNull(onboardings.leaseUntil), lte(onboardings.leaseUntil, now)),
-        ),
-      )
-      .returning();
+  async claim(id: string, accountId: string, now: number, until: number, audit?: AuditEntry) {
+    const [row] = await withAudit(
+      this.db,
+      audit,
+      (tx) =>
+        tx
+          .update(onboardings)
+          .set({ leaseUntil: until })
+          .where(
+            and(
+              eq(onboardings.id, id),
+              eq(onboardings.accountId, accountId),
+              or(isNull(onboardings.leaseUntil), lte(onboardings.leaseUntil, now)),
+            ),
+          )
+          .returning(),
+      (rows) => rows.length > 0,
+    );
     return row && fromOnboardingRow(row, this.sealer);
   }
 
@@ -125,30 +134,43 @@ export class PgOnboardings implements OnboardingStore {
     return done.length > 0;
   }
 
-  // One key of the JSON object set in place, so that two fields' writes never undo each other. The
-  // value goes as text first: Bun.sql would send a string bound straight to jsonb as a JSON string.
-  async recordPreflight(id: string, field: string, preflight: Preflight, at: number) {
-    await this.db
-      .update(onboardings)
-      .set({
-        preflights: sql`(${onboardings.preflights}::jsonb || jsonb_build_object(${field}::text, ${JSON.stringify(preflight)}::text::jsonb))::text`,
-        updatedAt: at,
-      })
-      .where(eq(onboardings.id, id));
+  async recordPreflight(id: string, field: string, preflight: Preflight, at: number, audit?: AuditEntry) {
+    await this.setKey(id, "preflights", field, preflight, at, audit);
   }
 
-  async recordSync(id: string, syncType: string, sync: SyncRequest, at: number) {
-    await this.db
-      .update(onboardings)
-      .set({
-        syncs: sql`(${onboardings.syncs}::jsonb || jsonb_build_object(${syncType}::text, ${JSON.stringify(sync)}::text::jsonb))::text`,
-        updatedAt: at,
-      })
-      .where(eq(onboardings.id, id));
+  async recordSync(id: string, syncType: string, sync: SyncRequest, at: number, audit?: AuditEntry) {
+    await this.setKey(id, "syncs", syncType, sync, at, audit);
   }
 
-  async delete(id: string) {
-    const [row] = await this.db.delete(onboardings).where(eq(onboardings.id, id)).returning();
+  /**
+   * One key of a JSON object column set in place, so that two keys' writes never undo each other,
+   * with its entry in the same statement. The value goes as text first: Bun.sql would send a
+   * string bound straight to jsonb as a JSON string.
+   */
+  private async setKey(
+    id: string,
+    column: "preflights" | "syncs",
+    key: string,
+    value: unknown,
+    at: number,
+    audit?: AuditEntry,
+  ) {
+    const merged = sql`(${onboardings[column]}::jsonb || jsonb_build_object(${key}::text, ${JSON.stringify(value)}::text::jsonb))::text`;
+    const change = this.db
+      .update(onboardings)
+      .set({ [column]: merged, updatedAt: at })
+      .where(eq(onboardings.id, id))
+      .returning({ id: onboardings.id });
+    await withAuditStatement(this.db, change, audit);
+  }
+
+  async delete(id: string, audit?: AuditEntry) {
+    const [row] = await withAudit(
+      this.db,
+      audit,
+      (tx) => tx.delete(onboardings).where(eq(onboardings.id, id)).returning(),
+      (rows) => rows.length > 0,
+    );
     return row && fromOnboardingRow(row, this.sealer);
   }
 }

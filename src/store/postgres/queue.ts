@@ -10,6 +10,7 @@ import type {
   NewDelivery,
   NewEvent,
 } from "../queue.ts";
+import { recordAudit } from "./audit.ts";
 import type { ChangeFeed } from "./changes.ts";
 import { needsTransaction, recordCompletions } from "./completions.ts";
 import { retried, transaction, typedParams, type PgDb } from "./connect.ts";
@@ -46,10 +47,16 @@ export class PgQueue implements DeliveryQueue {
     const retryAlone = (error: unknown) => !isUnavailable(error);
     this.enqueues = new GroupCommit({
       commit: async (batch) => {
-        await this.insert(
-          batch.flatMap((b) => b.events),
-          batch.flatMap((b) => b.deliveries),
-        );
+        const events = batch.flatMap((b) => b.events);
+        const deliveries = batch.flatMap((b) => b.deliveries);
+        const audits = deliveries.flatMap((d) => (d.audit ? [d.audit] : []));
+        // Replays asked for by someone come with their audit entry: written in the same transaction.
+        if (audits.length === 0) await this.insert(this.sql, events, deliveries);
+        else
+          await transaction(this.db, async (tx) => {
+            await this.insert(tx.raw, events, deliveries);
+            for (const entry of audits) await recordAudit(tx.raw, entry);
+          });
         return batch.map((): void => undefined);
       },
       retryAlone,
@@ -95,13 +102,14 @@ export class PgQueue implements DeliveryQueue {
   /**
    * Events, the message ids they mention and their deliveries in ONE statement (the
    * switchboard_enqueue function: one round trip, one commit), with the notification of new work
-   * (on WORK_CHANNEL). A shared queue is never given leases (see NewDelivery).
+   * (on WORK_CHANNEL), on `sql` (a transaction's, when replays bring their audit entries). A shared
+   * queue is never given leases (see NewDelivery).
    */
-  private async insert(events: NewEvent[], deliveries: NewDelivery[]): Promise<void> {
+  private async insert(sql: Pick<SQL, "unsafe">, events: NewEvent[], deliveries: NewDelivery[]): Promise<void> {
     const mentions = events.flatMap((e) =>
       (e.messages ?? []).map((m) => ({ ...m, eventId: e.id, accountId: e.accountId, at: e.receivedAt })),
     );
-    await this.sql.unsafe(
+    await sql.unsafe(
       `SELECT switchboard_enqueue(${typedParams(
         "text[] text[] bigint[] bytea[] text[] text[] bool[]",
         "text[] text[] text[] text[] bigint[] text[] bigint[]",

@@ -1,15 +1,28 @@
 import { and, desc, eq, lt } from "drizzle-orm";
 import { fromRecoveryRow, startAnswer, theRunningOne, toRecoveryRow } from "../recovery-rows.ts";
+import type { AuditEntry } from "../audit.ts";
 import type { Recovery, RecoveryStore } from "../recoveries.ts";
+import { withAudit } from "./audit.ts";
 import type { PgDb } from "./connect.ts";
 import { recoveries } from "./schema.ts";
 
 export class PgRecoveries implements RecoveryStore {
   constructor(private readonly db: PgDb) {}
 
-  async start(recovery: Recovery) {
-    const insert = this.db.insert(recoveries).values(toRecoveryRow(recovery));
-    return startAnswer(await insert.onConflictDoUpdate(theRunningOne(recoveries)).returning(), recovery);
+  async start(recovery: Recovery, audit?: AuditEntry) {
+    const rows = await withAudit(
+      this.db,
+      audit,
+      (orm) =>
+        orm
+          .insert(recoveries)
+          .values(toRecoveryRow(recovery))
+          .onConflictDoUpdate(theRunningOne(recoveries))
+          .returning(),
+      // The entry only when this start's row is the one running.
+      ([row]) => row?.id === recovery.id,
+    );
+    return startAnswer(rows, recovery);
   }
 
   async get(id: string) {

@@ -86,6 +86,14 @@ export class PgRetention implements RetentionStore {
     );
   }
 
+  purgeAudit(before: number, batch: number) {
+    return this.deleted(
+      "DELETE FROM audit_log WHERE id IN (SELECT id FROM audit_log WHERE at < $1 LIMIT $2)",
+      [before],
+      batch,
+    );
+  }
+
   async purgeOnboardings(now: number, batch: number) {
     const { deleting, dropping } = expiryConditions(onboardings, now);
     const some = (where: SQL | undefined) =>

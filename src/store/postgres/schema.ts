@@ -515,3 +515,23 @@ export const onboardings = pgTable(
     index("onboardings_expires").on(t.expiresAt).where(sql`${t.expiresAt} IS NOT NULL`),
   ],
 );
+
+/** The audit log, as in SQLite (src/store/audit.ts): no foreign key, it outlives what it names. */
+export const auditLog = pgTable(
+  "audit_log",
+  {
+    id: text("id").primaryKey(),
+    at: epochMs("at").notNull(),
+    actorKind: text("actor_kind").notNull(),
+    actorId: text("actor_id").notNull(),
+    actorEmail: text("actor_email"),
+    action: text("action").notNull(),
+    objectKind: text("object_kind").notNull(),
+    objectId: text("object_id").notNull(),
+    accountId: text("account_id"),
+    ip: text("ip"),
+    /** JSON text, not jsonb: `switchboard migrate` copies SQLite's text as it is. */
+    changes: text("changes").notNull(),
+  },
+  (t) => [index("audit_log_at").on(t.at, t.id), index("audit_log_account").on(t.accountId, t.at, t.id)],
+);

@@ -1,6 +1,7 @@
 import type { Sealer } from "../../crypto/sealer.ts";
 import { cryptoRandom, randomId, type Random } from "../../runtime/random.ts";
 import type { Store } from "../store.ts";
+import { PgAudit } from "./audit.ts";
 import { PgBuckets } from "./buckets.ts";
 import { ChangeFeed } from "./changes.ts";
 import { connect, type PgDb } from "./connect.ts";
@@ -80,6 +81,7 @@ export async function openPostgresStore(url: string, sealer: Sealer, options: Pg
       instances: unavailableAsStoreError(instances),
       history: unavailableAsStoreError(new PgHistory(db, endpoints)),
       retention: unavailableAsStoreError(new PgRetention(db, deletions)),
+      audit: unavailableAsStoreError(new PgAudit(db)),
       async healthy() {
         const answer = db.$client.unsafe("SELECT 1 AS ok").then(
           (rows) => rows.length === 1,

@@ -1,7 +1,9 @@
 import type { Database } from "bun:sqlite";
+import { automaticDisable } from "../audit.ts";
 import { failureChange, noChange } from "../endpoint-health.ts";
 import { hourCounts } from "../delivery-rows.ts";
 import { LAST_SUCCESS_RESOLUTION_MS, type Completion, type EndpointChange } from "../queue.ts";
+import type { AuditWriter } from "./audit.ts";
 import type { SqliteEndpoints } from "./endpoints.ts";
 import { statement } from "./open.ts";
 
@@ -51,9 +53,9 @@ function prepare(sqlite: Database) {
       RETURNING consecutive_failures, last_success_at, warned_at, enabled`,
     ),
     warn: statement(sqlite, "UPDATE endpoints SET warned_at = $now WHERE id = $id"),
-    disable: statement(
+    disable: statement<{ account_id: string }>(
       sqlite,
-      "UPDATE endpoints SET enabled = 0, disabled_reason = $reason, updated_at = $now WHERE id = $id",
+      "UPDATE endpoints SET enabled = 0, disabled_reason = $reason, updated_at = $now WHERE id = $id RETURNING account_id",
     ),
   };
 }
@@ -65,6 +67,7 @@ export class SqliteCompletions {
   constructor(
     sqlite: Database,
     private readonly endpoints: SqliteEndpoints,
+    private readonly audit: AuditWriter,
   ) {
     this.stmt = prepare(sqlite);
   }
@@ -114,7 +117,9 @@ export class SqliteCompletions {
       c.rules,
     );
     if (change.disabled) {
-      this.stmt.disable.run({ id: c.endpointId, reason: change.disabled, now });
+      const row = this.stmt.disable.get({ id: c.endpointId, reason: change.disabled, now });
+      if (row)
+        this.audit.record(automaticDisable({ id: c.endpointId, accountId: row.account_id }, change.disabled, now, c));
       this.endpoints.forget(c.endpointId);
     }
     if (change.warned) this.stmt.warn.run({ id: c.endpointId, now });

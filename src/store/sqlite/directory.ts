@@ -3,9 +3,11 @@ import type { Sealer } from "../../crypto/sealer.ts";
 import { CachedDirectory, defined } from "../cached-directory.ts";
 import { connectRefusal, type Connected, type Refusal } from "../ownership.ts";
 import { openWaba, reconnectedWaba, sealWaba } from "../sealed-rows.ts";
+import type { AuditEntry } from "../audit.ts";
 import { writtenRow } from "../errors.ts";
-import type { Directory, WabaPatch } from "../store.ts";
+import type { Directory, NumberPatch, WabaPatch } from "../store.ts";
 import type { Account, ApiKey, PhoneNumber, StatusCause, Waba } from "../types.ts";
+import type { AuditWriter } from "./audit.ts";
 import { oneRow } from "./one-row.ts";
 import type { Db } from "./open.ts";
 import { accounts, apiKeys, numbers, wabas } from "./schema.ts";
@@ -22,6 +24,7 @@ export class SqliteDirectory extends CachedDirectory implements Directory {
   constructor(
     private readonly db: Db,
     private readonly sealer: Sealer,
+    private readonly audit: AuditWriter,
   ) {
     super();
     this.load();
@@ -51,43 +54,49 @@ export class SqliteDirectory extends CachedDirectory implements Directory {
     return openWaba(row, this.sealer);
   }
 
-  async createAccount(account: Account) {
-    this.db.insert(accounts).values(account).run();
+  async createAccount(account: Account, audit?: AuditEntry) {
+    this.audit.audited(audit, () => this.db.insert(accounts).values(account).run());
     this.cacheAccount({ ...account });
     return { ...account };
   }
-  async updateAccount(id: string, given: Partial<Omit<Account, "id" | "createdAt">>) {
+  async updateAccount(id: string, given: Partial<Omit<Account, "id" | "createdAt">>, audit?: AuditEntry) {
     const patch = defined(given);
     const current = this.account(id);
     if (!current) return undefined;
     const next = { ...current, ...patch };
-    this.db.update(accounts).set(patch).where(eq(accounts.id, id)).run();
+    this.audit.audited(audit, () => {
+      if (Object.keys(patch).length > 0) this.db.update(accounts).set(patch).where(eq(accounts.id, id)).run();
+    });
     this.cacheAccount(next);
     return { ...next };
   }
 
-  async createApiKey(key: ApiKey) {
-    this.db.insert(apiKeys).values(key).run();
+  async createApiKey(key: ApiKey, audit?: AuditEntry) {
+    this.audit.audited(audit, () => this.db.insert(apiKeys).values(key).run());
     this.cacheKey({ ...key });
     return { ...key };
   }
-  async revokeApiKey(id: string, at: number) {
+  async revokeApiKey(id: string, at: number, audit?: AuditEntry) {
     const current = this.apiKey(id);
     if (!current) return undefined;
     if (current.revokedAt !== null) return { ...current };
-    this.db.update(apiKeys).set({ revokedAt: at }).where(eq(apiKeys.id, id)).run();
+    this.audit.audited(audit, () => this.db.update(apiKeys).set({ revokedAt: at }).where(eq(apiKeys.id, id)).run());
     const next = { ...current, revokedAt: at };
     this.cacheKey(next);
     return { ...next };
   }
 
-  async createWaba(waba: Waba) {
-    // Another process (the CLI beside a running server) may have stored it since the cache was read.
-    if (!this.db.insert(wabas).values(sealWaba(waba, this.sealer)).onConflictDoNothing().returning().get()) return null;
+  async createWaba(waba: Waba, audit?: AuditEntry) {
+    const inserted = this.audit.audited(
+      audit,
+      () => this.db.insert(wabas).values(sealWaba(waba, this.sealer)).onConflictDoNothing().returning().all(),
+      (rows) => rows.length > 0,
+    );
+    if (inserted.length === 0) return null;
     this.cacheWaba({ ...waba });
     return { ...waba };
   }
-  async updateWaba(wabaId: string, patch: WabaPatch) {
+  async updateWaba(wabaId: string, patch: WabaPatch, audit?: AuditEntry) {
     const current = this.waba(wabaId);
     if (!current) return undefined;
     const row: Partial<typeof wabas.$inferInsert> = { updatedAt: patch.updatedAt };
@@ -101,11 +110,13 @@ export class SqliteDirectory extends CachedDirectory implements Directory {
       causeAt: patch.causeAt,
       causeRequestId: patch.causeRequestId,
     });
-    this.db
-      .update(wabas)
-      .set({ ...row, ...cause })
-      .where(eq(wabas.wabaId, wabaId))
-      .run();
+    this.audit.audited(audit, () =>
+      this.db
+        .update(wabas)
+        .set({ ...row, ...cause })
+        .where(eq(wabas.wabaId, wabaId))
+        .run(),
+    );
     const next: Waba = {
       ...current,
       ...cause,
@@ -118,19 +129,23 @@ export class SqliteDirectory extends CachedDirectory implements Directory {
     return { ...next };
   }
 
-  async createNumber(number: PhoneNumber) {
-    if (!this.db.insert(numbers).values(number).onConflictDoNothing().returning().get()) return null;
+  async createNumber(number: PhoneNumber, audit?: AuditEntry) {
+    const inserted = this.audit.audited(
+      audit,
+      () => this.db.insert(numbers).values(number).onConflictDoNothing().returning().all(),
+      (rows) => rows.length > 0,
+    );
+    if (inserted.length === 0) return null;
     this.cacheNumber({ ...number });
     return { ...number };
   }
-  async updateNumber(
-    phoneNumberId: string,
-    given: Partial<Omit<PhoneNumber, "phoneNumberId" | "accountId" | "wabaId" | "createdAt">> & { updatedAt: number },
-  ) {
+  async updateNumber(phoneNumberId: string, given: NumberPatch, audit?: AuditEntry) {
     const patch = defined(given);
     const current = this.number(phoneNumberId);
     if (!current) return undefined;
-    this.db.update(numbers).set(patch).where(eq(numbers.phoneNumberId, phoneNumberId)).run();
+    this.audit.audited(audit, () =>
+      this.db.update(numbers).set(patch).where(eq(numbers.phoneNumberId, phoneNumberId)).run(),
+    );
     const next = { ...current, ...patch };
     this.cacheNumber(next);
     return { ...next };
@@ -138,7 +153,7 @@ export class SqliteDirectory extends CachedDirectory implements Directory {
 
   // Immediate: the write lock is taken before the reads, so another process (the CLI) cannot
   // change the rows between the check and the write.
-  async connect(waba: Waba, number: PhoneNumber): Promise<Connected> {
+  async connect(waba: Waba, number: PhoneNumber, audit?: AuditEntry): Promise<Connected> {
     const written = this.db.transaction(
       (tx): { refused: Refusal } | { wabaRow: typeof wabas.$inferSelect; numberRow: PhoneNumber; created: boolean } => {
         const stored = tx.select().from(wabas).where(eq(wabas.wabaId, waba.wabaId)).get();
@@ -151,6 +166,7 @@ export class SqliteDirectory extends CachedDirectory implements Directory {
         if (stored) tx.update(wabas).set(reconnectedWaba(waba, this.sealer)).where(eq(wabas.wabaId, waba.wabaId)).run();
         else tx.insert(wabas).values(sealWaba(waba, this.sealer)).run();
         if (!storedNumber) tx.insert(numbers).values(number).run();
+        this.audit.record(audit);
         return {
           wabaRow: writtenRow(
             tx.select().from(wabas).where(eq(wabas.wabaId, waba.wabaId)).get(),

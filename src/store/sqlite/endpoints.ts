@@ -1,8 +1,10 @@
 import type { Database } from "bun:sqlite";
 import { asc, eq, sql } from "drizzle-orm";
 import type { Sealer } from "../../crypto/sealer.ts";
+import type { AuditEntry } from "../audit.ts";
 import type { DeliveryEndpoint, Endpoint, EndpointPatch, EndpointStore, EndpointTarget } from "../endpoints.ts";
 import { EndpointOpener, sealEndpoint, sealEndpointPatch } from "../sealed-rows.ts";
+import type { AuditWriter } from "./audit.ts";
 import type { Removed, SqliteDeletions } from "./deletions.ts";
 import { DELETE_BATCH } from "./deletions.ts";
 import { statement, type Db } from "./open.ts";
@@ -49,6 +51,7 @@ export class SqliteEndpoints implements EndpointStore {
     private readonly sqlite: Database,
     private readonly sealer: Sealer,
     private readonly deletions: SqliteDeletions,
+    private readonly audit: AuditWriter,
   ) {
     this.stmt = prepare(db, sqlite);
     this.opener = new EndpointOpener(sealer);
@@ -61,9 +64,9 @@ export class SqliteEndpoints implements EndpointStore {
     this.deliveryEndpoints.delete(id);
   }
 
-  async create(endpoint: Endpoint) {
+  async create(endpoint: Endpoint, audit?: AuditEntry) {
     this.targetsByAccount.delete(endpoint.accountId);
-    this.db.insert(endpoints).values(sealEndpoint(endpoint, this.sealer)).run();
+    this.audit.audited(audit, () => this.db.insert(endpoints).values(sealEndpoint(endpoint, this.sealer)).run());
     return { ...endpoint };
   }
 
@@ -111,21 +114,32 @@ export class SqliteEndpoints implements EndpointStore {
     return this.forDeliveryNow(id);
   }
 
-  async update(id: string, patch: EndpointPatch) {
-    const changed = this.db
-      .update(endpoints)
-      .set(sealEndpointPatch(patch, this.sealer))
-      .where(eq(endpoints.id, id))
-      .returning()
-      .get();
+  async update(id: string, patch: EndpointPatch, audit?: AuditEntry) {
+    const changed = this.audit.audited(
+      audit,
+      () =>
+        this.db
+          .update(endpoints)
+          .set(sealEndpointPatch(patch, this.sealer))
+          .where(eq(endpoints.id, id))
+          .returning()
+          .get(),
+      (row) => row !== undefined,
+    );
     this.forget(id);
     return changed ? this.opener.endpoint(changed) : undefined;
   }
 
-  async delete(id: string) {
+  async delete(id: string, audit?: AuditEntry) {
     // Nothing more is sent to it meanwhile: an attempt starting now finds it disabled and parks.
-    this.stmt.stopSending.run({ id });
+    // This first write is the change that counts: the entry goes with it.
+    const stopped = this.audit.audited(
+      audit,
+      () => this.stmt.stopSending.run({ id }).changes,
+      (changes) => changes > 0,
+    );
     this.forget(id);
+    if (stopped === 0) return false;
     // Its deliveries first, in batches as the purge takes them: all in one transaction, a busy
     // endpoint's would hold the thread for seconds (8.5 us each).
     await this.deletions.inBatches(DELETE_BATCH, () => this.deleteBatch({ endpoint: id }));

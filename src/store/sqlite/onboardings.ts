@@ -19,6 +19,8 @@ import {
   type Preflight,
   type SyncRequest,
 } from "../onboardings.ts";
+import type { AuditEntry } from "../audit.ts";
+import type { AuditWriter } from "./audit.ts";
 import type { Db } from "./open.ts";
 import { onboardings } from "./schema.ts";
 
@@ -28,6 +30,7 @@ export class SqliteOnboardings implements OnboardingStore {
   constructor(
     private readonly db: Db,
     private readonly sealer: Sealer,
+    private readonly audit: AuditWriter,
   ) {}
 
   private read(condition: SQL | undefined, now: number): Onboarding[] {
@@ -58,7 +61,7 @@ export class SqliteOnboardings implements OnboardingStore {
 
   // Immediate: the write lock is taken before the read, so another process (the CLI) cannot
   // change the row between the two.
-  async create(onboarding: Onboarding, options: CreateOptions): Promise<Created> {
+  async create(onboarding: Onboarding, options: CreateOptions, audit?: AuditEntry): Promise<Created> {
     return this.db.transaction(
       (tx) => {
         const stored = tx
@@ -78,25 +81,31 @@ export class SqliteOnboardings implements OnboardingStore {
         if (plan === "replace")
           tx.update(onboardings).set(row).where(eq(onboardings.phoneNumberId, onboarding.phoneNumberId)).run();
         else tx.insert(onboardings).values(row).run();
+        this.audit.record(audit);
         return { onboarding };
       },
       { behavior: "immediate" },
     );
   }
 
-  async claim(id: string, accountId: string, now: number, until: number) {
-    const [row] = this.db
-      .update(onboardings)
-      .set({ leaseUntil: until })
-      .where(
-        and(
-          eq(onboardings.id, id),
-          eq(onboardings.accountId, accountId),
-          or(isNull(onboardings.leaseUntil), lte(onboardings.leaseUntil, now)),
-        ),
-      )
-      .returning()
-      .all();
+  async claim(id: string, accountId: string, now: number, until: number, audit?: AuditEntry) {
+    const [row] = this.audit.audited(
+      audit,
+      () =>
+        this.db
+          .update(onboardings)
+          .set({ leaseUntil: until })
+          .where(
+            and(
+              eq(onboardings.id, id),
+              eq(onboardings.accountId, accountId),
+              or(isNull(onboardings.leaseUntil), lte(onboardings.leaseUntil, now)),
+            ),
+          )
+          .returning()
+          .all(),
+      (rows) => rows.length > 0,
+    );
     return row && fromOnboardingRow(row, this.sealer);
   }
 
@@ -110,31 +119,43 @@ export class SqliteOnboardings implements OnboardingStore {
     return done.length > 0;
   }
 
-  // One key of the JSON object set in place, so that two fields' writes never undo each other.
-  async recordPreflight(id: string, field: string, preflight: Preflight, at: number) {
-    this.db
-      .update(onboardings)
-      .set({
-        preflights: sql`json_set(${onboardings.preflights}, ${`$."${field}"`}, json(${JSON.stringify(preflight)}))`,
-        updatedAt: at,
-      })
-      .where(eq(onboardings.id, id))
-      .run();
+  async recordPreflight(id: string, field: string, preflight: Preflight, at: number, audit?: AuditEntry) {
+    this.setKey(id, "preflights", field, preflight, at, audit);
   }
 
-  async recordSync(id: string, syncType: string, sync: SyncRequest, at: number) {
-    this.db
-      .update(onboardings)
-      .set({
-        syncs: sql`json_set(${onboardings.syncs}, ${`$."${syncType}"`}, json(${JSON.stringify(sync)}))`,
-        updatedAt: at,
-      })
-      .where(eq(onboardings.id, id))
-      .run();
+  async recordSync(id: string, syncType: string, sync: SyncRequest, at: number, audit?: AuditEntry) {
+    this.setKey(id, "syncs", syncType, sync, at, audit);
   }
 
-  async delete(id: string) {
-    const [row] = this.db.delete(onboardings).where(eq(onboardings.id, id)).returning().all();
+  /** One key of a JSON object column set in place, so that two keys' writes never undo each other. */
+  private setKey(
+    id: string,
+    column: "preflights" | "syncs",
+    key: string,
+    value: unknown,
+    at: number,
+    audit?: AuditEntry,
+  ) {
+    const set = { [column]: sql`json_set(${onboardings[column]}, ${`$."${key}"`}, json(${JSON.stringify(value)}))` };
+    this.audit.audited(
+      audit,
+      () =>
+        this.db
+          .update(onboardings)
+          .set({ ...set, updatedAt: at })
+          .where(eq(onboardings.id, id))
+          .returning({ id: onboardings.id })
+          .all(),
+      (rows) => rows.length > 0,
+    );
+  }
+
+  async delete(id: string, audit?: AuditEntry) {
+    const [row] = this.audit.audited(
+      audit,
+      () => this.db.delete(onboardings).where(eq(onboardings.id, id)).returning().all(),
+      (rows) => rows.length > 0,
+    );
     return row && fromOnboardingRow(row, this.sealer);
   }
 }

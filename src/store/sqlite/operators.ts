@@ -1,13 +1,15 @@
 import { asc, eq } from "drizzle-orm";
+import type { AuditEntry } from "../audit.ts";
 import type { Operator, OperatorSession, OperatorStore } from "../operators.ts";
+import type { AuditWriter } from "./audit.ts";
 import type { Db } from "./open.ts";
 import { operatorSessions, operatorSignInFailures, operators, type signInFailures } from "./schema.ts";
 import { SqliteSignInFailures } from "./sign-in-failures.ts";
 
 export class SqliteOperators extends SqliteSignInFailures implements OperatorStore {
-  constructor(db: Db) {
+  constructor(db: Db, audit: AuditWriter) {
     // The same columns as the users' table; only the name differs.
-    super(db, operatorSignInFailures as unknown as typeof signInFailures);
+    super(db, audit, operatorSignInFailures as unknown as typeof signInFailures);
   }
   async list() {
     return this.db.select().from(operators).orderBy(asc(operators.createdAt), asc(operators.id)).all();
@@ -18,33 +20,43 @@ export class SqliteOperators extends SqliteSignInFailures implements OperatorSto
   async byId(id: string) {
     return this.db.select().from(operators).where(eq(operators.id, id)).get();
   }
-  async create(operator: Operator) {
+  async create(operator: Operator, audit?: AuditEntry) {
     const row = { ...operator, email: operator.email.toLowerCase() };
-    return this.db.insert(operators).values(row).onConflictDoNothing().returning().get() ?? null;
+    return this.audit.audited(
+      audit,
+      () => this.db.insert(operators).values(row).onConflictDoNothing().returning().get() ?? null,
+      (created) => created !== null,
+    );
   }
-  async setPasswordHash(id: string, passwordHash: string) {
+  async setPasswordHash(id: string, passwordHash: string, audit?: AuditEntry) {
     return this.db.transaction((tx) => {
-      const changed = tx
-        .update(operators)
-        .set({ passwordHash })
-        .where(eq(operators.id, id))
-        .returning({ id: operators.id })
-        .all();
+      const changed =
+        tx.update(operators).set({ passwordHash }).where(eq(operators.id, id)).returning({ id: operators.id }).all()
+          .length > 0;
       tx.delete(operatorSessions).where(eq(operatorSessions.operatorId, id)).run();
-      return changed.length > 0;
+      if (changed) this.audit.record(audit);
+      return changed;
     });
   }
-  async delete(id: string) {
+  async delete(id: string, audit?: AuditEntry) {
     // Its sessions go with it (foreign key cascade).
-    return this.db.delete(operators).where(eq(operators.id, id)).returning({ id: operators.id }).all().length > 0;
+    return this.audit.audited(
+      audit,
+      () => this.db.delete(operators).where(eq(operators.id, id)).returning({ id: operators.id }).all().length > 0,
+      (deleted) => deleted,
+    );
   }
-  async createSession(session: OperatorSession) {
-    this.db.insert(operatorSessions).values(session).run();
+  async createSession(session: OperatorSession, audit?: AuditEntry) {
+    this.audit.audited(audit, () => this.db.insert(operatorSessions).values(session).run());
   }
   async findSession(tokenHash: string) {
     return this.db.select().from(operatorSessions).where(eq(operatorSessions.tokenHash, tokenHash)).get();
   }
-  async deleteSession(tokenHash: string) {
-    this.db.delete(operatorSessions).where(eq(operatorSessions.tokenHash, tokenHash)).run();
+  async deleteSession(tokenHash: string, audit?: AuditEntry) {
+    this.audit.audited(
+      audit,
+      () => this.db.delete(operatorSessions).where(eq(operatorSessions.tokenHash, tokenHash)).returning().all(),
+      (deleted) => deleted.length > 0,
+    );
   }
 }

@@ -11,6 +11,7 @@ import type {
   NewDelivery,
   NewEvent,
 } from "../queue.ts";
+import type { AuditWriter } from "./audit.ts";
 import { SqliteCompletions } from "./completions.ts";
 import type { SqliteEndpoints } from "./endpoints.ts";
 import { statement } from "./open.ts";
@@ -128,9 +129,10 @@ export class SqliteQueue implements DeliveryQueue {
     sqlite: Database,
     private readonly endpoints: SqliteEndpoints,
     private readonly durable: () => Promise<void>,
+    private readonly audit: AuditWriter,
   ) {
     this.stmt = prepare(sqlite);
-    this.completions = new SqliteCompletions(sqlite, endpoints);
+    this.completions = new SqliteCompletions(sqlite, endpoints, audit);
     this.turns = new GroupCommit({
       commit: sqlite.transaction((batch: TurnWork[]) => batch.map(({ work }) => work())),
       settle: (batch) => this.settleTurn(batch),
@@ -223,6 +225,7 @@ export class SqliteQueue implements DeliveryQueue {
           replayOf: d.replayOf,
           at: d.createdAt,
         });
+        this.audit.record(d.audit);
       }
     }, true);
   }

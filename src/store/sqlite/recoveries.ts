@@ -1,15 +1,26 @@
 import { and, desc, eq, lt } from "drizzle-orm";
 import { fromRecoveryRow, startAnswer, theRunningOne, toRecoveryRow } from "../recovery-rows.ts";
+import type { AuditEntry } from "../audit.ts";
 import type { Recovery, RecoveryStore } from "../recoveries.ts";
+import type { AuditWriter } from "./audit.ts";
 import type { Db } from "./open.ts";
 import { recoveries } from "./schema.ts";
 
 export class SqliteRecoveries implements RecoveryStore {
-  constructor(private readonly db: Db) {}
+  constructor(
+    private readonly db: Db,
+    private readonly audit: AuditWriter,
+  ) {}
 
-  async start(recovery: Recovery) {
+  async start(recovery: Recovery, audit?: AuditEntry) {
     const insert = this.db.insert(recoveries).values(toRecoveryRow(recovery));
-    return startAnswer(insert.onConflictDoUpdate(theRunningOne(recoveries)).returning().all(), recovery);
+    const rows = this.audit.audited(
+      audit,
+      () => insert.onConflictDoUpdate(theRunningOne(recoveries)).returning().all(),
+      // The entry only when this start's row is the one running.
+      ([row]) => row?.id === recovery.id,
+    );
+    return startAnswer(rows, recovery);
   }
 
   async get(id: string) {

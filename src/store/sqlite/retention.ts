@@ -52,6 +52,10 @@ function prepare(db: Db) {
       `DELETE FROM operator_sign_in_failures WHERE email IN (
       SELECT email FROM operator_sign_in_failures WHERE last_at < $before LIMIT $batch)`,
     ),
+    audit: statement<unknown, { before: number } & Batch>(
+      sqlite,
+      "DELETE FROM audit_log WHERE id IN (SELECT id FROM audit_log WHERE at < $before LIMIT $batch)",
+    ),
     recoveries: statement<unknown, Window & Batch>(
       sqlite,
       `DELETE FROM recoveries WHERE id IN (
@@ -115,5 +119,9 @@ export class SqliteRetention implements RetentionStore {
   purgeRecoveries(now: number, retentionMs: Record<Retention, number>, batch: number) {
     const window = { now, day: retentionMs["24h"], week: retentionMs["7d"], batch };
     return inBatches(batch, () => this.stmt.recoveries.run(window).changes);
+  }
+
+  purgeAudit(before: number, batch: number) {
+    return inBatches(batch, () => this.stmt.audit.run({ before, batch }).changes);
   }
 }

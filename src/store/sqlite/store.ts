@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import type { Sealer } from "../../crypto/sealer.ts";
 import type { Store } from "../store.ts";
+import { AuditWriter, SqliteAudit } from "./audit.ts";
 import { SqliteBuckets } from "./buckets.ts";
 import { startCheckpointer, type BackgroundCheckpoints } from "./checkpointer.ts";
 import { SqliteDeletions } from "./deletions.ts";
@@ -98,24 +99,26 @@ export function openSqliteStore(path: string, sealer: Sealer, options: SqliteSto
   const syncWal = untimed && options.onWalSync ? timedSync(untimed, options.onWalSync) : untimed;
   const durable = syncWal ? sharedSync(syncWal) : () => Promise.resolve();
   const deletions = new SqliteDeletions(sqlite);
-  const endpoints = new SqliteEndpoints(db, sqlite, sealer, deletions);
+  const audit = new AuditWriter(sqlite);
+  const endpoints = new SqliteEndpoints(db, sqlite, sealer, deletions, audit);
   return {
     db,
-    directory: new SqliteDirectory(db, sealer),
-    users: new SqliteUsers(db),
-    sessions: new SqliteSessions(db),
-    operators: new SqliteOperators(db),
+    directory: new SqliteDirectory(db, sealer, audit),
+    users: new SqliteUsers(db, audit),
+    sessions: new SqliteSessions(db, audit),
+    operators: new SqliteOperators(db, audit),
     overview: new SqliteOverview(sqlite),
     notifications: new SqliteNotifications(db),
     requests,
-    recoveries: new SqliteRecoveries(db),
-    onboardings: new SqliteOnboardings(db, sealer),
+    recoveries: new SqliteRecoveries(db, audit),
+    onboardings: new SqliteOnboardings(db, sealer, audit),
     buckets: new SqliteBuckets(db),
     endpoints,
-    queue: new SqliteQueue(sqlite, endpoints, durable),
+    queue: new SqliteQueue(sqlite, endpoints, durable, audit),
     instances: new SqliteInstances(options.instance ?? "local"),
     history: new SqliteHistory(sqlite, endpoints),
     retention: new SqliteRetention(db, deletions),
+    audit: new SqliteAudit(db, audit),
     async healthy() {
       try {
         return sqlite.query("SELECT 1 AS ok").get() !== null;

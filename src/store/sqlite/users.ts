@@ -1,13 +1,15 @@
 import { asc, eq } from "drizzle-orm";
+import type { AuditEntry } from "../audit.ts";
 import type { SessionStore, UserStore } from "../store.ts";
 import type { Session, User } from "../types.ts";
+import type { AuditWriter } from "./audit.ts";
 import type { Db } from "./open.ts";
 import { sessions, signInFailures, users } from "./schema.ts";
 import { SqliteSignInFailures } from "./sign-in-failures.ts";
 
 export class SqliteUsers extends SqliteSignInFailures implements UserStore {
-  constructor(db: Db) {
-    super(db, signInFailures);
+  constructor(db: Db, audit: AuditWriter) {
+    super(db, audit, signInFailures);
   }
   async byEmail(email: string) {
     return this.db.select().from(users).where(eq(users.email, email.toLowerCase())).get();
@@ -23,9 +25,13 @@ export class SqliteUsers extends SqliteSignInFailures implements UserStore {
       .orderBy(asc(users.createdAt), asc(users.id))
       .all();
   }
-  async create(user: User) {
+  async create(user: User, audit?: AuditEntry) {
     const row = { ...user, email: user.email.toLowerCase() };
-    return this.db.insert(users).values(row).onConflictDoNothing().returning().get() ?? null;
+    return this.audit.audited(
+      audit,
+      () => this.db.insert(users).values(row).onConflictDoNothing().returning().get() ?? null,
+      (created) => created !== null,
+    );
   }
   async setPasswordHash(id: string, passwordHash: string) {
     this.db.update(users).set({ passwordHash }).where(eq(users.id, id)).run();
@@ -33,14 +39,21 @@ export class SqliteUsers extends SqliteSignInFailures implements UserStore {
 }
 
 export class SqliteSessions implements SessionStore {
-  constructor(private readonly db: Db) {}
-  async create(session: Session) {
-    this.db.insert(sessions).values(session).run();
+  constructor(
+    private readonly db: Db,
+    private readonly audit: AuditWriter,
+  ) {}
+  async create(session: Session, audit?: AuditEntry) {
+    this.audit.audited(audit, () => this.db.insert(sessions).values(session).run());
   }
   async find(tokenHash: string) {
     return this.db.select().from(sessions).where(eq(sessions.tokenHash, tokenHash)).get();
   }
-  async delete(tokenHash: string) {
-    this.db.delete(sessions).where(eq(sessions.tokenHash, tokenHash)).run();
+  async delete(tokenHash: string, audit?: AuditEntry) {
+    this.audit.audited(
+      audit,
+      () => this.db.delete(sessions).where(eq(sessions.tokenHash, tokenHash)).returning().all(),
+      (deleted) => deleted.length > 0,
+    );
   }
 }

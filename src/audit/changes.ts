@@ -1,0 +1,57 @@
+import type { AuditChanges } from "../store/audit.ts";
+
+/** What an entry says of a secret that changed: never its value, nor anything derived from it. */
+export const SECRET_CHANGED = "[secret changed]";
+/** What it says a secret was before it changed. */
+export const SECRET_BEFORE = "[secret]";
+
+/**
+ * A field whose value is a secret or derived from one, by the last word of its name: tokens, app
+ * and signing secrets, passwords, PINs, keys and every hash; and an authorization `code`.
+ */
+const SECRET_WORDS = new Set(["secret", "token", "password", "hash", "pin", "key"]);
+const words = (field: string) => field.split(/(?=[A-Z])|_/).map((w) => w.toLowerCase());
+export const isSecret = (field: string) => field === "code" || SECRET_WORDS.has(words(field).at(-1) ?? "");
+
+/** Bookkeeping every write touches, and what the entry names already (its object, its account). */
+const UNRECORDED = new Set(["updatedAt", "createdAt", "id", "accountId"]);
+
+/** A record's field as the API names it. */
+const apiName = (field: string) => words(field).join("_");
+
+/** Times (`…At`) as ISO text, as every answer shows them. */
+function shown(field: string, value: unknown): unknown {
+  if (value === undefined) return null;
+  return words(field).at(-1) === "at" && typeof value === "number" ? new Date(value).toISOString() : value;
+}
+
+const same = (a: unknown, b: unknown) => a === b || JSON.stringify(a) === JSON.stringify(b);
+
+/**
+ * The fields `after` sets that differ from `before` (null: a record created), each as
+ * [before, after] under its API name: `after` is a patch or a whole new record. A secret is never
+ * shown: a changed one reads [SECRET_BEFORE, SECRET_CHANGED] (null for none).
+ */
+export function changesOf(before: object | null, after: object): AuditChanges {
+  const was = (before ?? {}) as Record<string, unknown>;
+  const changes: AuditChanges = {};
+  for (const [field, next] of Object.entries(after)) {
+    if (next === undefined || UNRECORDED.has(field)) continue;
+    const prev = was[field] ?? null;
+    if (same(prev, next)) continue;
+    changes[apiName(field)] = isSecret(field)
+      ? [prev === null ? null : SECRET_BEFORE, next === null ? null : SECRET_CHANGED]
+      : [shown(field, prev), shown(field, next)];
+  }
+  return changes;
+}
+
+/** A record deleted: each field it had as [before, null], its secrets left out. */
+export function removedOf(record: object): AuditChanges {
+  const changes: AuditChanges = {};
+  for (const [field, was] of Object.entries(record)) {
+    if (was === null || was === undefined || UNRECORDED.has(field) || isSecret(field)) continue;
+    changes[apiName(field)] = [shown(field, was), null];
+  }
+  return changes;
+}

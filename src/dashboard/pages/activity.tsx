@@ -1,0 +1,141 @@
+import { escapeHtml } from "@kitajs/html";
+import type { AuditView } from "../../audit/queries.ts";
+import { ACTION_WORDS, actorWords } from "../../audit/words.ts";
+import { AUDIT_ACTIONS } from "../../store/vocabulary.ts";
+import { Pager, Time, TimeRangeAndFilter } from "../components.tsx";
+
+export interface ActivityFilter {
+  action?: string;
+  actor?: string;
+  from?: string;
+  to?: string;
+}
+
+/** A before or after value as text: none, a list, or the value itself. */
+function valueText(value: unknown): string {
+  if (value === null || value === undefined) return "none";
+  if (Array.isArray(value)) return value.length === 0 ? "none" : value.join(", ");
+  return typeof value === "string" ? value : JSON.stringify(value);
+}
+
+function Changes(props: { changes: AuditView["changes"] }) {
+  const fields = Object.entries(props.changes);
+  if (fields.length === 0) return <span class="muted">no fields</span>;
+  return (
+    <ul class="plain">
+      {fields.map(([field, [before, after]]) => (
+        <li>
+          <span class="mono" safe>
+            {field}
+          </span>
+          : <span safe>{valueText(before)}</span> → <span safe>{valueText(after)}</span>
+        </li>
+      ))}
+    </ul>
+  );
+}
+
+/** The account's audit log: who changed what, when, from where, before → after. */
+export function ActivityPage(props: {
+  entries: AuditView[];
+  kinds: string[];
+  filter: ActivityFilter;
+  nextCursor: string | null;
+  firstPage: boolean;
+  now: number;
+}) {
+  const f = props.filter;
+  const pageLink = (cursor: string | null) => {
+    const query = new URLSearchParams(Object.entries(f).filter(([, v]) => v) as [string, string][]);
+    if (cursor) query.set("cursor", cursor);
+    const text = query.toString();
+    return `/dashboard/activity${text ? `?${text}` : ""}`;
+  };
+  const filtered = Object.values(f).some(Boolean);
+  return (
+    <>
+      <h1>Activity</h1>
+      <p class="lead">
+        Every change made to this account, newest first: by you and your colleagues, by your operator, and by
+        Switchboard itself (an endpoint disabled after failing). Secrets are never shown, only that they changed.
+      </p>
+      <search aria-label="Filter activity">
+        <form method="get" action="/dashboard/activity" class="panel row">
+          <div>
+            <label for="filter-action">What</label>
+            <select id="filter-action" name="action">
+              <option value="" selected={!f.action}>
+                Everything
+              </option>
+              {props.kinds.map((k) => (
+                <option value={k} selected={f.action === k} safe>
+                  {`All ${k.replaceAll("_", " ")} changes`}
+                </option>
+              ))}
+              {AUDIT_ACTIONS.map((a) => (
+                <option value={a} selected={f.action === a} safe>
+                  {ACTION_WORDS[a]}
+                </option>
+              ))}
+            </select>
+          </div>
+          <div>
+            <label for="filter-actor">Who (email or id)</label>
+            <input
+              id="filter-actor"
+              name="actor"
+              type="text"
+              maxlength="320"
+              value={f.actor ?? ""}
+              placeholder="you@example.com"
+            />
+          </div>
+          <TimeRangeAndFilter from={f.from} to={f.to} />
+        </form>
+      </search>
+      {props.entries.length === 0 ? (
+        <p class="panel">No activity{filtered ? " matches this filter" : " yet"}.</p>
+      ) : (
+        <div class="table-wrap">
+          <table class="cards">
+            <caption class="visually-hidden">Activity</caption>
+            <thead>
+              <tr>
+                <th scope="col">Time</th>
+                <th scope="col">Who</th>
+                <th scope="col">What</th>
+                <th scope="col">Changes</th>
+                <th scope="col">From</th>
+              </tr>
+            </thead>
+            <tbody>
+              {props.entries.map((e) => (
+                <tr>
+                  <td data-label="Time">
+                    <Time at={e.at} now={props.now} />
+                  </td>
+                  <td data-label="Who" class="break" safe>
+                    {actorWords(e.actor)}
+                  </td>
+                  <td data-label="What" class="break">
+                    {escapeHtml(ACTION_WORDS[e.action])}
+                    <div class="small mono" safe>
+                      {`${e.object.kind} ${e.object.id}`}
+                    </div>
+                  </td>
+                  <td data-label="Changes" class="break small">
+                    <Changes changes={e.changes} />
+                  </td>
+                  <td data-label="From" class="mono small" safe>
+                    {e.ip ?? ""}
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+      <Pager firstPage={props.firstPage} nextCursor={props.nextCursor} link={pageLink} />
+    </>
+  );
+}

@@ -1,0 +1,127 @@
+/**
+ * The audit log (docs/operations.md#audit-log): who changed what, when, from where, and the fields that
+ * changed before → after, never a secret. An entry is written by the store method that makes the
+ * change it records, in the same transaction (each such method takes an optional entry), so a
+ * change is never without its entry and a change that fails leaves none.
+ */
+import type { ACTOR_KINDS, AUDIT_ACTIONS } from "./vocabulary.ts";
+
+export type ActorKind = (typeof ACTOR_KINDS)[number];
+export type AuditAction = (typeof AUDIT_ACTIONS)[number];
+
+export interface Actor {
+  kind: ActorKind;
+  /** The operator's, user's or token's id; for the service, the part of it that acted. */
+  id: string;
+  email: string | null;
+}
+
+/** Each field that changed: [before, after]; a secret's values are never here (see src/audit/changes.ts). */
+export type AuditChanges = Record<string, [unknown, unknown]>;
+
+export interface AuditEntry {
+  id: string;
+  at: number;
+  actor: Actor;
+  action: AuditAction;
+  object: { kind: string; id: string };
+  /** The account the change belongs to; null for what belongs to none (a failed sign-in of an unknown email). */
+  accountId: string | null;
+  /** The address the request came from; null when no request did (the CLI, the service). */
+  ip: string | null;
+  changes: AuditChanges;
+}
+
+export interface AuditFilter {
+  accountId?: string;
+  /** An actor's id, or an actor's email. */
+  actor?: string;
+  /** One action, or every action on a kind of object (`endpoint` for `endpoint.*`). */
+  action?: string;
+  objectKind?: string;
+  objectId?: string;
+  /** [from, to) on the entry's time. */
+  from?: number;
+  to?: number;
+  /** Keyset: entries strictly older than this one (newest first). */
+  before?: { at: number; id: string };
+}
+
+export interface AuditStore {
+  /** Entries passing `filter`, newest first (by time, then id). */
+  list(filter: AuditFilter, limit: number): Promise<AuditEntry[]>;
+  /**
+   * Writes the entry of a change made outside the database (a backup's files) on its own, after
+   * that change; every change of rows hands its entry to the method that makes it instead.
+   */
+  record(entry: AuditEntry): Promise<void>;
+}
+
+/** Who disables an endpoint that keeps failing (docs/webhooks.md#endpoint-health-and-disabling): the relay, as it records an attempt. */
+export const RELAY_ACTOR: Actor = Object.freeze({ kind: "system", id: "webhook_relay", email: null });
+
+/**
+ * The entry of an automatic disable, written by the queue in the transaction of the attempt that
+ * disabled the endpoint; its id is that attempt's (delivery, lease), which completes once.
+ */
+export function automaticDisable(
+  endpoint: { id: string; accountId: string },
+  reason: string,
+  at: number,
+  by: { deliveryId: string; leaseId: string },
+): AuditEntry {
+  return {
+    id: `aud_${by.deliveryId}_${by.leaseId}`,
+    at,
+    actor: RELAY_ACTOR,
+    action: "endpoint.disable",
+    object: { kind: "endpoint", id: endpoint.id },
+    accountId: endpoint.accountId,
+    ip: null,
+    changes: { enabled: [true, false], disabled_reason: [null, reason] },
+  };
+}
+
+/** An entry as a row of either backend's `audit_log` (changes as JSON text: the move copies text as it is). */
+export interface AuditRow {
+  id: string;
+  at: number;
+  actorKind: string;
+  actorId: string;
+  actorEmail: string | null;
+  action: string;
+  objectKind: string;
+  objectId: string;
+  accountId: string | null;
+  ip: string | null;
+  changes: string;
+}
+
+export function auditRow(e: AuditEntry): AuditRow {
+  return {
+    id: e.id,
+    at: e.at,
+    actorKind: e.actor.kind,
+    actorId: e.actor.id,
+    actorEmail: e.actor.email,
+    action: e.action,
+    objectKind: e.object.kind,
+    objectId: e.object.id,
+    accountId: e.accountId,
+    ip: e.ip,
+    changes: JSON.stringify(e.changes),
+  };
+}
+
+export function fromAuditRow(r: AuditRow): AuditEntry {
+  return {
+    id: r.id,
+    at: r.at,
+    actor: { kind: r.actorKind as ActorKind, id: r.actorId, email: r.actorEmail },
+    action: r.action as AuditAction,
+    object: { kind: r.objectKind, id: r.objectId },
+    accountId: r.accountId,
+    ip: r.ip,
+    changes: JSON.parse(r.changes) as AuditChanges,
+  };
+}

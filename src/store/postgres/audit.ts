@@ -1,0 +1,95 @@
+import { desc } from "drizzle-orm";
+import type { SQL } from "bun";
+import { auditConditions } from "../audit-filter.ts";
+import { auditRow, fromAuditRow, type AuditEntry, type AuditFilter, type AuditStore } from "../audit.ts";
+import { transaction, type PgDb, type Tx } from "./connect.ts";
+import { auditLog } from "./schema.ts";
+
+const COLUMNS = "id, at, actor_kind, actor_id, actor_email, action, object_kind, object_id, account_id, ip, changes";
+
+function values(e: AuditEntry): unknown[] {
+  const r = auditRow(e);
+  return [
+    r.id,
+    r.at,
+    r.actorKind,
+    r.actorId,
+    r.actorEmail,
+    r.action,
+    r.objectKind,
+    r.objectId,
+    r.accountId,
+    r.ip,
+    r.changes,
+  ];
+}
+
+/** `count` placeholders numbered from `after + 1`. */
+const placeholders = (count: number, after: number) =>
+  Array.from({ length: count }, (_, i) => `$${after + i + 1}`).join(", ");
+
+/** Writes an entry in the transaction `tx` (nothing when none is given). */
+export async function recordAudit(tx: Pick<SQL, "unsafe">, entry: AuditEntry | undefined): Promise<void> {
+  if (!entry) return;
+  await tx.unsafe(`INSERT INTO audit_log (${COLUMNS}) VALUES (${placeholders(11, 0)})`, values(entry));
+}
+
+/** A statement drizzle built, to run as it is or inside a larger one. */
+interface Built extends PromiseLike<unknown> {
+  toSQL(): { sql: string; params: unknown[] };
+}
+
+/**
+ * Runs `change` (one INSERT, UPDATE or DELETE … RETURNING) and writes its entry, when there is one
+ * and `change` touched a row, in ONE statement (a data-modifying WITH is atomic as a transaction):
+ * one round trip, where a transaction takes three more. For the changes that are one statement
+ * of their own and come often (sign-ins).
+ */
+export async function withAuditStatement(db: PgDb, change: Built, entry: AuditEntry | undefined): Promise<void> {
+  if (!entry) {
+    await change;
+    return;
+  }
+  const { sql: text, params } = change.toSQL();
+  await db.$client.unsafe(
+    `WITH change AS (${text}) INSERT INTO audit_log (${COLUMNS})
+    SELECT ${placeholders(11, params.length)} WHERE EXISTS (SELECT 1 FROM change)`,
+    [...params, ...values(entry)],
+  );
+}
+
+/**
+ * Runs `write` with its entry in one transaction, the entry written only when `wrote` says the
+ * write changed something; with no entry, `write` runs alone (one statement, no transaction).
+ */
+export async function withAudit<T>(
+  db: PgDb,
+  entry: AuditEntry | undefined,
+  write: (orm: Pick<Tx["orm"], "insert" | "update" | "delete">) => Promise<T>,
+  wrote: (result: T) => boolean = () => true,
+): Promise<T> {
+  if (!entry) return write(db);
+  return transaction(db, async (tx) => {
+    const result = await write(tx.orm);
+    if (wrote(result)) await recordAudit(tx.raw, entry);
+    return result;
+  });
+}
+
+export class PgAudit implements AuditStore {
+  constructor(private readonly db: PgDb) {}
+
+  record(entry: AuditEntry) {
+    return recordAudit(this.db.$client, entry);
+  }
+
+  async list(filter: AuditFilter, limit: number) {
+    const rows = await this.db
+      .select()
+      .from(auditLog)
+      .where(auditConditions(auditLog, filter))
+      .orderBy(desc(auditLog.at), desc(auditLog.id))
+      .limit(limit);
+    return rows.map(fromAuditRow);
+  }
+}

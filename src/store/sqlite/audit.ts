@@ -1,0 +1,79 @@
+import { Database } from "bun:sqlite";
+import { desc } from "drizzle-orm";
+import { auditConditions } from "../audit-filter.ts";
+import { auditRow, fromAuditRow, type AuditEntry, type AuditFilter, type AuditStore } from "../audit.ts";
+import { statement, type Db } from "./open.ts";
+import { auditLog } from "./schema.ts";
+
+/**
+ * Writes entries on the connection, with a statement prepared once and shared by every SQLite
+ * store that records changes: inside a transaction open on the connection, as part of it.
+ */
+export class AuditWriter {
+  private readonly insert;
+
+  constructor(private readonly sqlite: Database) {
+    this.insert = statement(
+      sqlite,
+      `INSERT INTO audit_log (id, at, actor_kind, actor_id, actor_email, action, object_kind, object_id, account_id, ip, changes)
+      VALUES ($id, $at, $actorKind, $actorId, $actorEmail, $action, $objectKind, $objectId, $accountId, $ip, $changes)`,
+    );
+  }
+
+  /** Writes `entry` (nothing when none is given) in the transaction the caller has open. */
+  record(entry: AuditEntry | undefined): void {
+    if (entry) this.insert.run({ ...auditRow(entry) });
+  }
+
+  /**
+   * Runs `write` with its entry in one transaction, the entry written only when `wrote` says the
+   * write changed something; with no entry, `write` runs as it would alone.
+   */
+  audited<T>(entry: AuditEntry | undefined, write: () => T, wrote: (result: T) => boolean = () => true): T {
+    if (!entry) return write();
+    return this.sqlite.transaction(() => {
+      const result = write();
+      if (wrote(result)) this.record(entry);
+      return result;
+    })();
+  }
+}
+
+export class SqliteAudit implements AuditStore {
+  constructor(
+    private readonly db: Db,
+    private readonly writer: AuditWriter,
+  ) {}
+
+  async record(entry: AuditEntry) {
+    this.writer.record(entry);
+  }
+
+  async list(filter: AuditFilter, limit: number) {
+    return this.db
+      .select()
+      .from(auditLog)
+      .where(auditConditions(auditLog, filter))
+      .orderBy(desc(auditLog.at), desc(auditLog.id))
+      .limit(limit)
+      .all()
+      .map(fromAuditRow);
+  }
+}
+
+/**
+ * Writes one entry into the SQLite file at `path` on a connection of its own (`switchboard backup`,
+ * which opens no store), waiting for a running server's write in progress. False when the file
+ * predates the audit log (no server of this release has migrated it yet): nothing is written.
+ */
+export function recordInFile(path: string, entry: AuditEntry): boolean {
+  const sqlite = new Database(path);
+  try {
+    sqlite.run("PRAGMA busy_timeout = 5000");
+    if (!sqlite.query("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'audit_log'").get()) return false;
+    new AuditWriter(sqlite).record(entry);
+    return true;
+  } finally {
+    sqlite.close();
+  }
+}
