@@ -11,6 +11,7 @@ export const CONSOLE_SECTIONS = [
   { key: "accounts", href: "/operator/accounts", title: "Accounts" },
   { key: "numbers", href: "/operator/numbers", title: "Numbers" },
   { key: "usage", href: "/operator/usage", title: "Usage" },
+  { key: "audit", href: "/operator/audit", title: "Audit log" },
 ] as const;
 
 export type ConsoleSection = (typeof CONSOLE_SECTIONS)[number]["key"];

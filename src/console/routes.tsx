@@ -1,5 +1,7 @@
 import { Elysia, t } from "elysia";
+import { ACTION_KINDS, auditQuery, auditView, listAudit } from "../audit/queries.ts";
 import type { Backups } from "../backup/backups.ts";
+import { utcField } from "../dashboard/format.ts";
 import { Notice } from "../dashboard/components.tsx";
 import { readForm } from "../dashboard/form.ts";
 import { htmlResponse, seeOther } from "../dashboard/http.ts";
@@ -16,6 +18,7 @@ import { operatorOnly, type ConsoleHandler } from "./guard.ts";
 import { consolePage } from "./layout.tsx";
 import { AccountPage, type AccountPageProps } from "./pages/account.tsx";
 import { AccountsPage } from "./pages/accounts.tsx";
+import { AuditPage, type AuditPageFilter } from "./pages/audit.tsx";
 import { NumbersPage } from "./pages/numbers.tsx";
 import { OverviewPage } from "./pages/overview.tsx";
 import { UsagePage } from "./pages/usage.tsx";
@@ -54,6 +57,9 @@ const numbersQuery = t.Object({
   cause: t.Optional(t.String({ maxLength: 20 })),
   checked: t.Optional(t.String({ maxLength: 64 })),
 });
+/** The Audit log page's query: the operator API's filters but the object's and the page size. */
+const { account_id, actor, action, from, to, cursor } = auditQuery.properties;
+const auditPageQuery = t.Object({ account_id, actor, action, from, to, cursor });
 const detail = { hide: true };
 
 /** What a check found, in words. */
@@ -269,6 +275,49 @@ export function consoleRoutes(deps: Deps, backups: Backups | null) {
         );
       }),
       { query: usagePageQuery, detail },
+    )
+    .get(
+      "/audit",
+      page(async ({ query }, operator) => {
+        const filter: AuditPageFilter = {
+          account_id: query.account_id || undefined,
+          actor: query.actor || undefined,
+          action: query.action || undefined,
+          from: query.from || undefined,
+          to: query.to || undefined,
+        };
+        let result: Awaited<ReturnType<typeof listAudit>> = { data: [], nextCursor: null };
+        let refused: string | undefined;
+        try {
+          // The page's time fields have no zone: read as UTC, as every time on it is shown.
+          result = await listAudit(deps, {
+            ...filter,
+            from: utcField(filter.from),
+            to: utcField(filter.to),
+            cursor: query.cursor || undefined,
+          });
+        } catch (error) {
+          // What the form sends is always valid; a hand-made filter that is not is said, over no entries.
+          if (!(error instanceof AppError) || error.errorName !== "invalid_request") throw error;
+          refused = error.message;
+        }
+        return consolePage(
+          operator,
+          "Audit log",
+          "audit",
+          AuditPage({
+            entries: result.data.map(auditView),
+            accounts: [...deps.store.directory.accounts()].sort((a, b) => a.name.localeCompare(b.name)),
+            kinds: ACTION_KINDS,
+            filter,
+            refused,
+            nextCursor: result.nextCursor,
+            firstPage: !query.cursor,
+            now: deps.clock.now(),
+          }),
+        );
+      }),
+      { query: auditPageQuery, detail },
     )
     .get(
       "/*",
