@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { processEnv, runMain } from "../support/process.ts";
-import { consoleWorld, operatorCookie, type ConsoleWorld } from "./support.ts";
+import { consoleWorld, operatorCookie, operatorsCli, type ConsoleWorld } from "./support.ts";
 
 // Issue 29: `switchboard admin operators create|list|delete|reset-password`, run beside the server
 // on its database (either backend); what the CLI does holds for the server at once.
@@ -11,17 +11,7 @@ beforeAll(async () => {
 });
 afterAll(() => world.close());
 
-async function cli(...args: string[]) {
-  const { deps } = world;
-  const env = processEnv("unused", {
-    DATABASE_URL: deps.databaseUrl,
-    ...(deps.config.redis ? { REDIS_URL: deps.config.redis.url, REDIS_KEY_PREFIX: deps.config.redis.keyPrefix } : {}),
-  });
-  const result = await runMain(["admin", "operators", ...args], env);
-  // Exit 0: the JSON answer on stdout; exit 1: the error envelope on stderr; exit 2: the usage text.
-  const json = result.code === 0 ? JSON.parse(result.stdout) : result.code === 1 ? JSON.parse(result.stderr) : null;
-  return { ...result, json };
-}
+const cli = (...args: string[]) => operatorsCli(world, ...args);
 
 const signIn = (email: string, password: string) =>
   fetch(`${world.url}/operator/session`, {

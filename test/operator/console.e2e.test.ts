@@ -11,8 +11,9 @@ import { consoleWorld, type ConsoleWorld, type TestOperator } from "./support.ts
 import { recordsCounting } from "../support/store-rows.ts";
 
 // Issue 29 in Chromium, under the dashboard's CSP: an operator signs in, creates an account and its
-// user, revokes a key, finds an unhealthy number and checks it again, and downloads the month's
-// usage CSV. Each page is saved at 1280 and 390 px wide under test-artifacts/operator/.
+// user, revokes a key, finds an unhealthy number and checks it again, downloads the month's usage
+// CSV, and reads the audit entries of those changes on the Audit log page (a download changes
+// nothing, so it has none). Each page is saved at 1280 and 390 px wide under test-artifacts/operator/.
 
 const browser: Browser | null = await launchBrowser();
 const shot = (page: Page, name: string) => screenshot(page, name, "operator");
@@ -23,6 +24,7 @@ describe.skipIf(browser === null)("the operator console in a browser", () => {
   let acme: TestAccount;
   let other: TestAccount;
   let keyId: string;
+  let globexId: string;
 
   beforeAll(async () => {
     world = await consoleWorld();
@@ -125,6 +127,8 @@ describe.skipIf(browser === null)("the operator console in a browser", () => {
     expect(overview).toContain("Last backup1 h ago");
     await shot(page, "overview");
 
+    // A minute between changes, so the Audit log reads them in order.
+    world.deps.clock.advance(60_000);
     await page.getByRole("link", { name: "Accounts" }).click();
     await page.waitForURL("**/operator/accounts");
     await page.getByLabel("Name").fill("Globex");
@@ -138,6 +142,7 @@ describe.skipIf(browser === null)("the operator console in a browser", () => {
     await expect(page.locator("main").textContent()).resolves.toContain("hank@globex.example");
     const globex = world.deps.store.directory.accounts().find((a) => a.name === "Globex");
     expect(globex?.billingStatus).toBe("overdue");
+    globexId = globex?.id ?? "";
     expect((await world.deps.store.users.ofAccount(globex?.id ?? "")).map((u) => u.email)).toEqual([
       "hank@globex.example",
     ]);
@@ -152,6 +157,7 @@ describe.skipIf(browser === null)("the operator console in a browser", () => {
 
     await page.getByRole("link", { name: "Acme Trading Company International" }).click();
     await page.waitForURL(`**/operator/accounts/${acme.id}`);
+    world.deps.clock.advance(60_000);
     const row = page.getByRole("row", { name: /billing server/ });
     page.once("dialog", (dialog) => void dialog.accept());
     await row.getByRole("button", { name: /Revoke/ }).click();
@@ -174,6 +180,7 @@ describe.skipIf(browser === null)("the operator console in a browser", () => {
     await expect(row.textContent()).resolves.toContain("The platform answered error 190");
     await expect(page.getByRole("row").count()).resolves.toBe(2);
     await shot(page, "numbers");
+    world.deps.clock.advance(60_000);
     await row.getByRole("button", { name: "Check again +44 20 7946 0001" }).click();
     await page.waitForURL("**/operator/numbers?checked=2001");
     await expect(page.getByRole("status").first().textContent()).resolves.toContain(
@@ -212,9 +219,55 @@ describe.skipIf(browser === null)("the operator console in a browser", () => {
       dir.cleanup();
     }
 
+    expect(problems).toEqual([]);
+    await context.close();
+  });
+
+  test("read the audit entries of those changes, filtered by account and action; sign out", async () => {
+    const { context, page, problems } = await newContext(browser!, world.url);
+    await signIn(page, "/operator/audit");
+    const list = page.locator("main tbody");
+    const entry = (what: RegExp | string) => page.getByRole("row").filter({ hasText: what });
+    const who = `Operator ${op.email}`;
+    // Newest first: the check, the revocation, the user and the account, each the operator's, from their address.
+    for (const what of [
+      "Checked a number again",
+      "Revoked an API key",
+      "Added a dashboard user",
+      "Created the account",
+    ])
+      await expect(entry(what).filter({ hasText: who }).count()).resolves.toBeGreaterThan(0);
+    await expect(entry("Created the account").filter({ hasText: "Globex" }).textContent()).resolves.toContain(
+      "billing_status: none → overdue",
+    );
+    await expect(entry("Added a dashboard user").filter({ hasText: "Globex" }).textContent()).resolves.toContain(
+      "email: none → hank@globex.example",
+    );
+    await expect(entry("Revoked an API key").textContent()).resolves.toContain(`api_key ${keyId}`);
+    await expect(entry("Checked a number again").filter({ hasText: who }).textContent()).resolves.toContain(
+      "number 2001",
+    );
+    await expect(
+      entry(/Signed in/)
+        .first()
+        .textContent(),
+    ).resolves.toContain("127.0.0.1");
+    await expect(list.textContent()).resolves.not.toContain("hank password 1");
+    await shot(page, "audit");
+
+    await page.getByLabel("Account").selectOption(globexId);
+    await page.getByRole("button", { name: "Filter" }).click();
+    await page.waitForURL(`**/operator/audit?account_id=${globexId}**`);
+    await expect(page.getByRole("row").count()).resolves.toBe(3);
+    await page.getByLabel("What").selectOption("user.create");
+    await page.getByRole("button", { name: "Filter" }).click();
+    await page.waitForURL("**/operator/audit?**action=user.create**");
+    await expect(page.getByRole("row").count()).resolves.toBe(2);
+    await shot(page, "audit-filtered");
+
     await page.getByRole("button", { name: "Sign out" }).click();
     await page.waitForURL("**/operator/sign-in?signed_out=1");
-    await page.goto("/operator/usage");
+    await page.goto("/operator/audit");
     expect(new URL(page.url()).pathname).toBe("/operator/sign-in");
     expect(problems).toEqual([]);
     await context.close();

@@ -2,6 +2,7 @@ import { BY_CLI } from "../../src/audit/entry.ts";
 import { createOperator } from "../../src/operators/operations.ts";
 import { dashboardWorld } from "../dashboard/support.ts";
 import { tempDir } from "../support/harness.ts";
+import { processEnv, runMain } from "../support/process.ts";
 
 export interface TestOperator {
   id: string;
@@ -57,3 +58,18 @@ export async function consoleWorld(env: Record<string, string> = {}) {
 }
 
 export type ConsoleWorld = Awaited<ReturnType<typeof consoleWorld>>;
+
+/**
+ * `switchboard admin operators …` in a process of its own, on the world's database. Exit 0: the
+ * JSON answer on stdout; exit 1: the error envelope on stderr; exit 2: the usage text.
+ */
+export async function operatorsCli(world: ConsoleWorld, ...args: string[]) {
+  const { deps } = world;
+  const env = processEnv("unused", {
+    DATABASE_URL: deps.databaseUrl,
+    ...(deps.config.redis ? { REDIS_URL: deps.config.redis.url, REDIS_KEY_PREFIX: deps.config.redis.keyPrefix } : {}),
+  });
+  const result = await runMain(["admin", "operators", ...args], env);
+  const json = result.code === 0 ? JSON.parse(result.stdout) : result.code === 1 ? JSON.parse(result.stderr) : null;
+  return { ...result, json };
+}
