@@ -36,6 +36,7 @@ const LAYERS: { modules: string[]; what: string }[] = [
   { modules: ["dashboard"], what: "the HTML surface, showing what the account API answers" },
   { modules: ["cli", "demo", "move"], what: "the tools beside the server" },
   { modules: ["app.ts", "system-deps.ts"], what: "the composition root: the app and the real world's parts" },
+  { modules: ["start"], what: "each command's wiring: what it opens and runs, and how it fails" },
   { modules: ["main.ts"], what: "the only reader of the environment" },
 ];
 
