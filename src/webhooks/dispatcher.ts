@@ -3,71 +3,36 @@ import type { SpanContext } from "@opentelemetry/api";
 import type { Deps } from "../deps.ts";
 import type { Worker } from "../runtime/worker.ts";
 import { idSource } from "../runtime/random.ts";
-import type { ClaimedDelivery, NewDelivery, NewEvent } from "../store/queue.ts";
-import { runAttempt, type AttemptDeps } from "./attempt.ts";
+import type { NewDelivery, NewEvent } from "../store/queue.ts";
+import type { AttemptDeps } from "./attempt.ts";
+import { AttemptSlots } from "./attempt-slots.ts";
+import { CLAIM_BATCH, claimAtCapacity, leasedPerEndpoint, leaseMs } from "./claim-pacing.ts";
+import {
+  type BufferedDelivery,
+  EndpointBuffers,
+  leasedOnEnqueue,
+  MAX_BUFFERED,
+  MAX_BUFFERED_BYTES,
+} from "./endpoint-buffers.ts";
 import { MAX_EVENT_BYTES } from "./ingress.ts";
 
-/** docs/webhooks.md#at-least-once-and-in-no-fixed-order: up to 10 requests in flight to one endpoint. */
-export const PER_ENDPOINT_IN_FLIGHT = 10;
-/** Bounds sockets and memory whatever the number of endpoints. */
-export const GLOBAL_IN_FLIGHT = 256;
-/** Bound the deliveries, and the body bytes, held in endpoints' buffers (see Dispatcher.buffers). */
-const MAX_BUFFERED = 4 * GLOBAL_IN_FLIGHT;
-const MAX_BUFFERED_BYTES = 64 * 1024 * 1024;
-/**
- * At most this many deliveries per claim, so that one claim's transaction stays short (its bodies
- * are bounded by MAX_BUFFERED_BYTES).
- */
-const CLAIM_BATCH = 64;
-/** A lease outlasts an attempt's time-out by this much (see leaseMs). */
-const LEASE_MARGIN_MS = 60_000;
-/** How long a buffered delivery may wait for a slot: the lease margin, less some slack. */
-const BUFFER_WAIT_MS = 50_000;
 /** How often, by the injected clock, the pending deliveries are counted for the metrics. */
 const COUNT_PENDING_EVERY_MS = 60_000;
-
-/**
- * A delivery leased to this process (stored so by enqueue, or claimed from the store), waiting in
- * its endpoint's buffer for a slot. Its endpoint is read when it starts (see claimedFromBuffer).
- */
-interface BufferedDelivery {
-  claimed: Omit<ClaimedDelivery, "endpoint">;
-  /** Set on the turn after enqueue's commit (see enqueue): only then may it start. */
-  ready: boolean;
-  /** The trace its event arrived in (see enqueue). */
-  origin?: SpanContext;
-}
-
-const bytesOf = (item: BufferedDelivery) => item.claimed.body?.length ?? 0;
 
 export type DispatcherDeps = AttemptDeps & Pick<Deps, "random">;
 
 /**
- * Runs the durable queue: starts deliveries from their endpoint's buffer, fresh ones and due ones
- * leased from the store in batches, never more than GLOBAL_IN_FLIGHT attempts at once nor
- * PER_ENDPOINT_IN_FLIGHT to one endpoint. It is woken at once when deliveries are queued, and the
- * clock's tick each second (see Clock.everySecond) picks up due retries and expired leases.
+ * Runs the durable queue: starts deliveries from their endpoint's buffer (see EndpointBuffers), fresh
+ * ones and due ones leased from the store in batches, within the in-flight bounds (see AttemptSlots).
+ * It is woken at once when deliveries are queued, and the clock's tick each second (see
+ * Clock.everySecond) picks up due retries and expired leases.
  * (Deliveries past their retention are purged by src/retention/.)
  */
 export class Dispatcher implements Worker {
-  private inFlight = new Set<Promise<void>>();
   /** Enqueue's commits, and the turns after them that mark their deliveries ready (see enqueue). */
   private starting = new Set<Promise<void>>();
-  /**
-   * Per endpoint, deliveries leased to this process, oldest first, each waiting for one of the
-   * endpoint's slots: fresh ones, which start without a claim, and those a claim took ahead of the
-   * slots. A claim costs several times more than the attempt's own writes when it takes one
-   * delivery at a time (bench/RESULTS.md): without the buffer, a hiccup of a few milliseconds sent
-   * new deliveries to the store, each then needed a claim, and the queue stayed behind.
-   */
-  private buffers = new Map<string, BufferedDelivery[]>();
-  private bufferedCount = 0;
-  /** Body bytes of the buffered deliveries (an event's body counted once per delivery of it). */
-  private bufferedBytes = 0;
-  /** Per endpoint, the slots this process holds: attempts in flight or about to start (see acquire). */
-  private endpointInFlight = new Map<string, number>();
-  /** Attempts ended so far (see claim). */
-  private attemptsEnded = 0;
+  private buffers = new EndpointBuffers();
+  private slots: AttemptSlots;
   /** Endpoints that may have due deliveries waiting in the store: new ones must queue behind them. */
   private backlog = new Set<string>();
   private claiming: Promise<void> | null = null;
@@ -86,51 +51,30 @@ export class Dispatcher implements Worker {
 
   constructor(private readonly deps: DispatcherDeps) {
     this.newLeaseId = idSource(deps.random, "lease", 16);
+    this.slots = new AttemptSlots(deps, this.buffers, {
+      stopped: () => this.stopped,
+      attemptEnded: (endpointId) => this.attemptEnded(endpointId),
+    });
   }
 
   private get leaseMs(): number {
-    // Longer than any attempt can take, so a live attempt never loses its lease.
-    return this.deps.config.webhookTimeoutMs + LEASE_MARGIN_MS;
+    return leaseMs(this.deps.config.webhookTimeoutMs);
   }
 
-  /**
-   * How many deliveries an endpoint may have leased to this process, in flight or buffered. A sole
-   * worker: the slots, plus as many rounds of them as can wait within BUFFER_WAIT_MS, since each
-   * round ends within the time-out, so no buffered delivery's lease runs out before its attempt ends.
-   * On a shared queue the store counts every instance's leases against the 10 in flight of
-   * docs/webhooks.md#at-least-once-and-in-no-fixed-order, so a lease is a slot and nothing is buffered beyond them.
-   */
+  /** See leasedPerEndpoint. */
   private get leasedPerEndpoint(): number {
-    if (!this.deps.store.queue.soleWorker) return PER_ENDPOINT_IN_FLIGHT;
-    return PER_ENDPOINT_IN_FLIGHT * (1 + Math.floor(BUFFER_WAIT_MS / this.deps.config.webhookTimeoutMs));
+    return leasedPerEndpoint(this.deps.store.queue.soleWorker, this.deps.config.webhookTimeoutMs);
   }
 
   /** How many more deliveries the endpoint may have leased to this process: its spare capacity. */
   private capacityOf(endpointId: string): number {
-    return (
-      this.leasedPerEndpoint -
-      (this.endpointInFlight.get(endpointId) ?? 0) -
-      (this.buffers.get(endpointId)?.length ?? 0)
-    );
+    return this.leasedPerEndpoint - this.slots.of(endpointId) - this.buffers.lengthOf(endpointId);
   }
 
-  /**
-   * The capacity an endpoint needs before its stored work is claimed after an attempt ends: a
-   * round of slots, so that claims come in batches rather than one per released slot, while the
-   * buffer still has a round left to start meanwhile; one, when the buffer holds no more than the
-   * slots (long time-outs). On a shared queue, where nothing is buffered, half the slots: a claim
-   * costs the database about as much as the attempts of the deliveries it takes record, so one per
-   * released slot would double that, and the other half are still in flight meanwhile (new work,
-   * and the tick each second, claim whatever the capacity).
-   */
-  private get claimAtCapacity(): number {
-    if (!this.deps.store.queue.soleWorker) return PER_ENDPOINT_IN_FLIGHT / 2;
-    return Math.max(1, Math.min(PER_ENDPOINT_IN_FLIGHT, this.leasedPerEndpoint - PER_ENDPOINT_IN_FLIGHT));
-  }
-
-  /** Whether one of these endpoints has the capacity to make a claim worth its cost. */
+  /** Whether one of these endpoints has the capacity to make a claim worth its cost (see claimAtCapacity). */
   private claimWorthIt(endpointIds: Iterable<string>): boolean {
-    for (const id of endpointIds) if (this.capacityOf(id) >= this.claimAtCapacity) return true;
+    const atCapacity = claimAtCapacity(this.deps.store.queue.soleWorker, this.leasedPerEndpoint);
+    for (const id of endpointIds) if (this.capacityOf(id) >= atCapacity) return true;
     return false;
   }
 
@@ -169,32 +113,32 @@ export class Dispatcher implements Worker {
     await this.recovered;
     try {
       while (!this.stopped) {
-        const limit = Math.min(CLAIM_BATCH, MAX_BUFFERED - this.bufferedCount);
-        if (limit <= 0 || this.bufferedBytes >= MAX_BUFFERED_BYTES) return;
-        const endedBefore = this.attemptsEnded;
+        const limit = Math.min(CLAIM_BATCH, MAX_BUFFERED - this.buffers.count);
+        if (limit <= 0 || this.buffers.bytes >= MAX_BUFFERED_BYTES) return;
+        const endedBefore = this.slots.attemptsEnded;
         const batch = await this.deps.store.queue.claimDue(this.deps.clock.now(), {
           leaseId: this.newLeaseId(),
           limit,
           perEndpoint: this.leasedPerEndpoint,
           leaseMs: this.leaseMs,
-          maxBytes: MAX_BUFFERED_BYTES - this.bufferedBytes,
+          maxBytes: MAX_BUFFERED_BYTES - this.buffers.bytes,
         });
         const endpoints = new Set<string>();
         for (const { endpoint, ...claimed } of batch) {
-          this.addToBuffer(endpoint.id, { claimed, ready: true });
+          this.buffers.add(endpoint.id, { claimed, ready: true });
           endpoints.add(endpoint.id);
         }
         // An endpoint a claim took from may have more due; it is claimed again as capacity frees.
         for (const id of endpoints) {
           this.backlog.add(id);
-          this.startBuffered(id);
+          this.slots.startBuffered(id);
         }
         if (batch.length < limit) {
           // Unless the buffers' byte bound stopped it (no event is larger than MAX_EVENT_BYTES), or
           // slots were released while it ran (a shared queue's claim may have counted their leases
           // as still live), the claim stopped short of an endpoint's capacity only because nothing
           // more of it was due.
-          if (MAX_BUFFERED_BYTES - this.bufferedBytes >= MAX_EVENT_BYTES && this.attemptsEnded === endedBefore) {
+          if (MAX_BUFFERED_BYTES - this.buffers.bytes >= MAX_EVENT_BYTES && this.slots.attemptsEnded === endedBefore) {
             for (const id of this.backlog) if (this.capacityOf(id) > 0) this.backlog.delete(id);
           }
           return;
@@ -205,90 +149,17 @@ export class Dispatcher implements Worker {
     }
   }
 
-  /** Takes one of the endpoint's in-flight slots. */
-  private acquire(endpointId: string): void {
-    this.endpointInFlight.set(endpointId, (this.endpointInFlight.get(endpointId) ?? 0) + 1);
-  }
-
-  private release(endpointId: string): void {
-    const n = (this.endpointInFlight.get(endpointId) ?? 1) - 1;
-    if (n > 0) this.endpointInFlight.set(endpointId, n);
-    else this.endpointInFlight.delete(endpointId);
-  }
-
-  /**
-   * Runs one attempt in a slot of `endpointId` already acquired; `prepare` gives null when there is
-   * nothing left to attempt.
-   */
-  private launch(
-    endpointId: string,
-    deliveryId: string,
-    prepare: () => Promise<ClaimedDelivery | null>,
-    origin?: SpanContext,
-  ): void {
-    const attempt: Promise<void> = prepare()
-      .then((claimed) => (claimed ? runAttempt(this.deps, claimed, origin) : undefined))
-      .catch((error) => this.deps.logger.error("delivery attempt crashed", { delivery_id: deliveryId, error }))
-      .finally(() => {
-        const globalSlotReleased = this.inFlight.size >= GLOBAL_IN_FLIGHT;
-        this.attemptsEnded++;
-        this.inFlight.delete(attempt);
-        this.release(endpointId);
-        this.startBuffered(endpointId);
-        // Other endpoints' buffers wait on the global bound only while it is reached.
-        if (globalSlotReleased) for (const id of this.buffers.keys()) this.startBuffered(id);
-        // On a shared queue the lease this attempt held may be what kept another instance's
-        // deliveries to the endpoint waiting (the cap of 10 counts every instance's leases, and
-        // that instance's claim found no capacity): whoever releases a lease claims after it, or
-        // they would wait for the next tick.
-        if (!this.deps.store.queue.soleWorker) this.backlog.add(endpointId);
-        // A released slot matters only if stored work may be waiting and there is capacity enough
-        // for a claim; otherwise the claim query is skipped (fresh deliveries start without one,
-        // and the tick picks up retries).
-        if (this.claimWorthIt(this.backlog)) this.wakeSoon();
-      });
-    this.inFlight.add(attempt);
-  }
-
-  /** Starts the endpoint's buffered deliveries while it has free slots. */
-  private startBuffered(endpointId: string): void {
-    const buffer = this.buffers.get(endpointId);
-    if (!buffer) return;
-    let item = buffer[0];
-    while (
-      item?.ready &&
-      !this.stopped &&
-      (this.endpointInFlight.get(endpointId) ?? 0) < PER_ENDPOINT_IN_FLIGHT &&
-      this.inFlight.size < GLOBAL_IN_FLIGHT
-    ) {
-      const started = item;
-      buffer.shift();
-      this.bufferedCount--;
-      this.bufferedBytes -= bytesOf(started);
-      this.acquire(endpointId);
-      this.launch(endpointId, started.claimed.delivery.id, () => this.claimedFromBuffer(started), started.origin);
-      item = buffer[0];
-    }
-    if (buffer.length === 0) this.buffers.delete(endpointId);
-  }
-
-  /**
-   * A buffered delivery as an attempt takes it. The endpoint is read when the attempt starts, so a
-   * buffer never sends with a stale URL or secret; null when it was deleted meanwhile (its
-   * deliveries went with it).
-   */
-  private async claimedFromBuffer({ claimed }: BufferedDelivery): Promise<ClaimedDelivery | null> {
-    const endpoint = await this.deps.store.endpoints.forDelivery(claimed.delivery.endpointId);
-    return endpoint ? { ...claimed, endpoint } : null;
-  }
-
-  /** Puts a leased delivery at the end of its endpoint's buffer. */
-  private addToBuffer(endpointId: string, item: BufferedDelivery): void {
-    const buffer = this.buffers.get(endpointId);
-    if (buffer) buffer.push(item);
-    else this.buffers.set(endpointId, [item]);
-    this.bufferedCount++;
-    this.bufferedBytes += bytesOf(item);
+  /** After an attempt's end has started what its slot allows. */
+  private attemptEnded(endpointId: string): void {
+    // On a shared queue the lease this attempt held may be what kept another instance's
+    // deliveries to the endpoint waiting (the cap of 10 counts every instance's leases, and
+    // that instance's claim found no capacity): whoever releases a lease claims after it, or
+    // they would wait for the next tick.
+    if (!this.deps.store.queue.soleWorker) this.backlog.add(endpointId);
+    // A released slot matters only if stored work may be waiting and there is capacity enough
+    // for a claim; otherwise the claim query is skipped (fresh deliveries start without one,
+    // and the tick picks up retries).
+    if (this.claimWorthIt(this.backlog)) this.wakeSoon();
   }
 
   /**
@@ -317,39 +188,15 @@ export class Dispatcher implements Worker {
         d.nextAttemptAt <= now &&
         !this.backlog.has(d.endpointId) &&
         this.capacityOf(d.endpointId) > 0 &&
-        this.bufferedCount < MAX_BUFFERED &&
-        this.bufferedBytes + event.body.length <= MAX_BUFFERED_BYTES;
+        this.buffers.count < MAX_BUFFERED &&
+        this.buffers.bytes + event.body.length <= MAX_BUFFERED_BYTES;
       if (!take) {
         this.backlog.add(d.endpointId);
         toStore.add(d.endpointId);
         return d;
       }
-      const item: BufferedDelivery = {
-        claimed: {
-          leaseId: lease.id,
-          delivery: {
-            id: d.id,
-            accountId: d.accountId,
-            endpointId: d.endpointId,
-            eventId: d.eventId,
-            status: "pending",
-            attemptCount: 0,
-            nextAttemptAt: lease.until,
-            replayOf: d.replayOf,
-            parkedReason: null,
-            payloadAvailable: true,
-            fields: event.fields,
-            isTest: event.isTest,
-            createdAt: d.createdAt,
-            updatedAt: d.createdAt,
-          },
-          body: event.body,
-          upstreamSignature: event.upstreamSignature,
-        },
-        ready: false,
-        origin,
-      };
-      this.addToBuffer(d.endpointId, item);
+      const item = leasedOnEnqueue(d, event, lease, origin);
+      this.buffers.add(d.endpointId, item);
       buffered.push(item);
       return { ...d, lease };
     });
@@ -366,7 +213,7 @@ export class Dispatcher implements Worker {
     try {
       await storing;
     } catch (error) {
-      this.unbuffer(buffered);
+      this.buffers.remove(buffered);
       throw error;
     }
     if (this.claimWorthIt(toStore)) this.wake();
@@ -376,29 +223,18 @@ export class Dispatcher implements Worker {
     const starting: Promise<void> = nextTurn()
       .then(() => {
         for (const item of buffered) item.ready = true;
-        for (const id of new Set(buffered.map((item) => item.claimed.delivery.endpointId))) this.startBuffered(id);
+        for (const id of new Set(buffered.map((item) => item.claimed.delivery.endpointId)))
+          this.slots.startBuffered(id);
       })
       .finally(() => this.starting.delete(starting));
     this.starting.add(starting);
-  }
-
-  /** Takes back deliveries whose commit failed. */
-  private unbuffer(items: BufferedDelivery[]): void {
-    const gone = new Set(items);
-    for (const [id, buffer] of this.buffers) {
-      const kept = buffer.filter((item) => !gone.has(item));
-      this.bufferedCount -= buffer.length - kept.length;
-      for (const item of buffer) if (gone.has(item)) this.bufferedBytes -= bytesOf(item);
-      if (kept.length > 0) this.buffers.set(id, kept);
-      else this.buffers.delete(id);
-    }
   }
 
   /** What the clock's tick does each second: the pending count once a minute (by the injected clock), then a wake. */
   private async onTick(): Promise<void> {
     const now = this.deps.clock.now();
     // The claim skips endpoints without capacity; their due retries are claimed once capacity frees.
-    for (const id of new Set([...this.endpointInFlight.keys(), ...this.buffers.keys()]))
+    for (const id of new Set([...this.slots.endpointIds(), ...this.buffers.endpointIds()]))
       if (this.capacityOf(id) <= 0) this.backlog.add(id);
     if (now - this.lastCount >= COUNT_PENDING_EVERY_MS) {
       this.lastCount = now;
@@ -418,14 +254,14 @@ export class Dispatcher implements Worker {
     this.wake();
     while (
       this.claiming ||
-      this.inFlight.size > 0 ||
+      this.slots.inFlight.size > 0 ||
       this.starting.size > 0 ||
-      this.bufferedCount > 0 ||
+      this.buffers.count > 0 ||
       this.wakeScheduled
     ) {
       // Everything the loop waits on is in these (enqueue's commits included): awaiting settled
       // promises alone would never let the event loop turn, and the work never end.
-      await Promise.all([this.claiming, ...this.starting, ...this.inFlight]);
+      await Promise.all([this.claiming, ...this.starting, ...this.slots.inFlight]);
       if (this.wakeScheduled) await nextTurn();
     }
   }
@@ -457,6 +293,6 @@ export class Dispatcher implements Worker {
     this.ticker = null;
     await this.claiming;
     await Promise.all([...this.starting]);
-    await Promise.all([...this.inFlight]);
+    await Promise.all([...this.slots.inFlight]);
   }
 }

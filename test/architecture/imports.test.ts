@@ -37,6 +37,7 @@ const LAYERS: { modules: string[]; what: string }[] = [
   { modules: ["console"], what: "the operator console: HTML pages across accounts, in the dashboard's parts" },
   { modules: ["cli", "demo", "move"], what: "the tools beside the server" },
   { modules: ["app.ts", "system-deps.ts"], what: "the composition root: the app and the real world's parts" },
+  { modules: ["start"], what: "each command's wiring: what it opens and runs, and how it fails" },
   { modules: ["main.ts"], what: "the only reader of the environment" },
 ];
 
