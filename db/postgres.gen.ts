@@ -14,6 +14,7 @@ import m11 from "./postgres/0011_onboarding_expiry.sql" with { type: "text" };
 import m12 from "./postgres/0012_request_log_moved.sql" with { type: "text" };
 import m13 from "./postgres/0013_instances_and_slots.sql" with { type: "text" };
 import m14 from "./postgres/0014_audit_log.sql" with { type: "text" };
+import m15 from "./postgres/0015_operators.sql" with { type: "text" };
 
 export const embeddedMigrations: { tag: string; when: number; breakpoints: boolean; sql: string }[] = [
   { tag: "0000_init", when: 1795545145124, breakpoints: true, sql: m0 },
@@ -31,4 +32,5 @@ export const embeddedMigrations: { tag: string; when: number; breakpoints: boole
   { tag: "0012_request_log_moved", when: 1795703783404, breakpoints: true, sql: m12 },
   { tag: "0013_instances_and_slots", when: 1795713042018, breakpoints: true, sql: m13 },
   { tag: "0014_audit_log", when: 1795715146936, breakpoints: true, sql: m14 },
+  { tag: "0015_operators", when: 1795715916645, breakpoints: true, sql: m15 },
 ];

@@ -8,6 +8,7 @@ import { backupRoutes } from "./backup/routes.ts";
 import { scheduledBackups } from "./backup/schedule.ts";
 import { activityRoutes } from "./account-api/activity.ts";
 import { sessionRoutes } from "./auth/session-routes.ts";
+import { consoleRoutes } from "./console/routes.tsx";
 import { dashboardRoutes } from "./dashboard/routes.ts";
 import { apiDocs } from "./http/api-docs.ts";
 import { browserApiGuard } from "./http/browser-guard.ts";
@@ -16,6 +17,8 @@ import { requestBodies } from "./http/request-body.ts";
 import { caughtUpDirectory } from "./http/caught-up.ts";
 import { requestContext } from "./http/request-context.ts";
 import { opsRoutes } from "./http/ops-routes.ts";
+import { adminAccess } from "./operators/admin-access.ts";
+import { operatorSessionRoutes } from "./operators/routes.ts";
 import type { Deps } from "./deps.ts";
 import { Heartbeat } from "./instances/heartbeat.ts";
 import type { Worker } from "./runtime/worker.ts";
@@ -88,13 +91,16 @@ export function createApp(deps: Deps) {
     .use(requestContext(deps))
     // Generic input guards, in this order, for every route: see each one's file.
     .use(browserApiGuard("/api/"))
+    // The operator console's JSON sign-in is an API like /api's; its pages post HTML forms.
+    .use(browserApiGuard("/operator/session"))
+    .use(browserApiGuard("/operator", { forms: true }))
     .use(requestBodies(deps, MAX_EVENT_BYTES))
     .use(controlCharacterGuard())
     .use(caughtUpDirectory(deps))
     .use(apiDocs())
     .use(opsRoutes({ ...deps, instances: () => heartbeat.live() }, () => backupWorker?.report() ?? {}))
     .use(adminRoutes(deps))
-    .use(backupRoutes(deps, backups))
+    .use(backupRoutes(deps, backups, (request, ip) => adminAccess(deps, request, ip)))
     .use(sessionRoutes(deps))
     .use(webhooks.routes)
     .use(accountApiRoutes(deps))
@@ -103,6 +109,8 @@ export function createApp(deps: Deps) {
     .use(messageRoutes(deps))
     .use(onboardingRoutes(deps, webhooks))
     .use(dashboardRoutes(deps, webhooks))
+    .use(operatorSessionRoutes(deps))
+    .use(consoleRoutes(deps, backups))
     .onStart(() => {
       for (const worker of workers) worker.start();
     });

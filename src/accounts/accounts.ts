@@ -1,5 +1,6 @@
 import { changesOf } from "../audit/changes.ts";
 import { auditEntry, type AuditContext } from "../audit/entry.ts";
+import { hashPassword } from "../crypto/password.ts";
 import { AppError } from "../errors/catalog.ts";
 import type { Deps } from "../deps.ts";
 import { orNotFound } from "../errors/not-found.ts";
@@ -76,7 +77,7 @@ export async function createUser(
       id,
       accountId,
       email: input.email,
-      passwordHash: await Bun.password.hash(input.password, { algorithm: "argon2id" }),
+      passwordHash: await hashPassword(input.password),
       createdAt: deps.clock.now(),
     },
     entry,

@@ -1,7 +1,5 @@
 import { Elysia, t } from "elysia";
-import { byAdminToken } from "../audit/entry.ts";
 import { auditQuery, auditView, listAudit } from "../audit/queries.ts";
-import { checkAdminToken } from "../auth/admin-guard.ts";
 import type { Deps } from "../deps.ts";
 import { clientIp, type Arrived } from "../http/client-ip.ts";
 import { createAccount, createUser, getAccount, updateAccount } from "../accounts/accounts.ts";
@@ -13,6 +11,8 @@ import { createNumberBody, createWabaBody, updateNumberBody, updateWabaBody } fr
 import { numberView, wabaView } from "../numbers/views.ts";
 import { createWaba, getWaba, updateWaba } from "../numbers/wabas.ts";
 import { usage, usageQuery, usageView } from "../requests/queries.ts";
+import { usageCsvResponse, usageReportQuery } from "../requests/usage-report.ts";
+import { adminAccess } from "../operators/admin-access.ts";
 import { deleteOnboarding, listOnboardings, onboardingQuery, onboardingView } from "../onboarding/operator.ts";
 
 /** The operator API (docs/operations.md#provisioning): thin routes over the accounts/ and numbers/ operations. */
@@ -20,10 +20,12 @@ export function adminRoutes(deps: Deps) {
   const detail = { tags: ["Operator API"], security: [{ adminToken: [] }] };
   return (
     new Elysia({ prefix: "/admin" })
-      // onTransform runs before body validation, so an unauthenticated caller learns nothing about the schema.
-      .onTransform(({ request }) => checkAdminToken(deps.config.adminToken, request.headers.get("authorization")))
-      // Who makes the changes, for the audit log: the token's holder, from the request's address.
-      .derive((context) => ({ by: byAdminToken(clientIp(context.server, (context as Arrived).arrived)) }))
+      // A transform hook runs before body validation, so an unauthenticated caller learns nothing about the schema.
+      // `by`: who makes the changes, for the audit log (ADMIN_TOKEN's holder or a signed-in operator), from the
+      // request's address.
+      .derive(async (context) => ({
+        by: await adminAccess(deps, context.request, clientIp(context.server, (context as Arrived).arrived)),
+      }))
       .get(
         "/usage",
         async ({ query }) => {
@@ -39,6 +41,14 @@ export function adminRoutes(deps: Deps) {
           },
         },
       )
+      .get("/usage.csv", ({ query }) => usageCsvResponse(deps, query), {
+        query: usageReportQuery,
+        detail: {
+          ...detail,
+          summary:
+            "Usage for billing as CSV: one row per account, number (or WABA), UTC day, kind and label; from (default: the start of this month) and to are ISO 8601 dates or times",
+        },
+      })
       .post(
         "/accounts",
         async ({ body, by, set }) => {

@@ -21,6 +21,12 @@ export const byAdminToken = (ip: string | null): AuditContext => ({
 /** `switchboard admin …`: the operator at the server's shell, who holds what the token guards. */
 export const BY_CLI: AuditContext = { actor: { kind: "operator_token", id: "cli", email: null }, ip: null };
 
+/** A person who runs the service, signed in to the operator console (src/operators/). */
+export const byOperator = (operator: { id: string; email: string }, ip: string | null): AuditContext => ({
+  actor: { kind: "operator", id: operator.id, email: operator.email },
+  ip,
+});
+
 /** An account's user signed in to the dashboard or the dashboard API. */
 export const byUser = (user: { id: string; email: string }, ip: string | null): AuditContext => ({
   actor: { kind: "user", id: user.id, email: user.email },

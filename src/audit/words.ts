@@ -30,6 +30,9 @@ export const ACTION_WORDS: Record<AuditAction, string> = {
   "coexistence.preflight": "Ran a sync's pre-flight",
   "coexistence.sync": "Started a coexistence sync",
   "backup.create": "Took a backup",
+  "operator.create": "Added an operator",
+  "operator.delete": "Deleted an operator",
+  "operator.reset_password": "Reset an operator's password",
 };
 
 /** Who, in words: the user's email, or what the operator's side or the service is. */

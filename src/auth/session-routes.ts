@@ -3,7 +3,8 @@ import { byUser, type AuditContext } from "../audit/entry.ts";
 import { AppError } from "../errors/catalog.ts";
 import type { Deps } from "../deps.ts";
 import { clientIp, type Arrived } from "../http/client-ip.ts";
-import { findSession, SESSION_COOKIE, SESSION_TTL_MS, signIn, signOut } from "./session.ts";
+import { findSession, SESSION_COOKIE, signIn, signOut } from "./session.ts";
+import { SESSION_TTL_MS } from "./sign-in.ts";
 
 export function readCookie(header: string | null, name: string): string | undefined {
   if (!header) return undefined;
@@ -20,13 +21,21 @@ export const sessionToken = (request: Request) => readCookie(request.headers.get
 const isHttps = (request: Request) =>
   request.url.startsWith("https:") || request.headers.get("x-forwarded-proto") === "https";
 
-/** Set-Cookie for a new session: HttpOnly, SameSite=Strict, and Secure whenever the request came over https. */
-export function sessionCookie(token: string, request: Request): string {
+/**
+ * Set-Cookie for a new session: HttpOnly, SameSite=Strict, and Secure whenever the request came
+ * over https. `name`: the operator console's cookie is another one (src/operators/session.ts).
+ */
+export function sessionCookie(token: string, request: Request, name = SESSION_COOKIE): string {
   const secure = isHttps(request) ? "; Secure" : "";
-  return `${SESSION_COOKIE}=${token}; HttpOnly; SameSite=Strict; Path=/; Max-Age=${SESSION_TTL_MS / 1000}${secure}`;
+  return `${name}=${token}; HttpOnly; SameSite=Strict; Path=/; Max-Age=${SESSION_TTL_MS / 1000}${secure}`;
 }
 
-export const clearedSessionCookie = `${SESSION_COOKIE}=; HttpOnly; SameSite=Strict; Path=/; Max-Age=0`;
+export const clearedCookie = (name: string) => `${name}=; HttpOnly; SameSite=Strict; Path=/; Max-Age=0`;
+
+export const clearedSessionCookie = clearedCookie(SESSION_COOKIE);
+
+/** What a sign-in posts (the dashboard's and the operator console's). */
+export const signInBody = t.Object({ email: t.String({ maxLength: 320 }), password: t.String({ maxLength: 200 }) });
 
 /** POST/DELETE /api/session (docs/operations.md#the-dashboard-and-its-api); every /api call's Origin and body type are checked by browserApiGuard (app.ts). */
 export function sessionRoutes(deps: Deps) {
@@ -41,7 +50,7 @@ export function sessionRoutes(deps: Deps) {
         context.set.status = 204;
       },
       {
-        body: t.Object({ email: t.String({ maxLength: 320 }), password: t.String({ maxLength: 200 }) }),
+        body: signInBody,
         detail: { tags: ["Dashboard API"], summary: "Sign in; sets the session cookie" },
       },
     )

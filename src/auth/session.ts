@@ -1,33 +1,11 @@
-import { createHash } from "node:crypto";
 import { auditEntry, byUser, type AuditContext } from "../audit/entry.ts";
-import { AppError } from "../errors/catalog.ts";
 import type { Deps } from "../deps.ts";
 import type { Session } from "../store/types.ts";
+import { checkPassword, hashToken, newSessionToken, SESSION_TTL_MS } from "./sign-in.ts";
 
 export const SESSION_COOKIE = "sb_session";
-export const SESSION_TTL_MS = 12 * 60 * 60 * 1000;
-/** Failed sign-ins allowed before each further try must wait, doubling up to the cap. */
-const FREE_FAILURES = 5;
-const MAX_LOCK_MS = 15 * 60 * 1000;
-/** Failures older than this are forgotten, so last month's typos never lock anyone out. */
-export const FAILURE_MEMORY_MS = 24 * 60 * 60 * 1000;
-/**
- * An argon2id hash of a random password nobody knows. Checking a password against it when the
- * email is unknown costs the same time as a real check, so timing does not reveal which emails exist.
- */
-const UNKNOWN_USER_HASH =
-  "$argon2id$v=19$m=65536,t=2,p=1$p+6kEW439luP1UeHC7UwpZ4wCWz5Tg0jh7zSM+xor/A$BksyOll41xbwHL/uT4qurV1txqyfu8okrkTEWPUc47g";
 
 type SessionDeps = Pick<Deps, "store" | "clock" | "random">;
-
-const hashToken = (token: string) => createHash("sha256").update(token).digest("hex");
-
-/** How long a sign-in for this email must still wait, in ms (0 = may try now). */
-export function signInLockRemaining(failures: { count: number; lastAt: number } | undefined, now: number): number {
-  if (!failures || failures.count < FREE_FAILURES || now - failures.lastAt >= FAILURE_MEMORY_MS) return 0;
-  const lock = Math.min(1000 * 2 ** (failures.count - FREE_FAILURES), MAX_LOCK_MS);
-  return Math.max(0, failures.lastAt + lock - now);
-}
 
 /** Who a failed sign-in names: the user of that email, or nobody known (the email itself is not kept: it may be a password typed in the wrong box). */
 const UNKNOWN_USER = { id: "unknown", email: null } as const;
@@ -43,25 +21,11 @@ export async function signIn(
   password: string,
   ip: string | null,
 ): Promise<{ token: string; session: Session }> {
-  const now = deps.clock.now();
-  const failures = await deps.store.users.failures(email);
-  // Forgotten, though the retention purge (src/retention/) may not have deleted them yet: a new
-  // failure counts from one again.
-  if (failures && now - failures.lastAt >= FAILURE_MEMORY_MS) await deps.store.users.clearFailures(email);
-  const wait = signInLockRemaining(failures, now);
-  if (wait > 0)
-    throw new AppError("too_many_attempts", `Too many failed sign-ins; try again in ${Math.ceil(wait / 1000)} s.`);
-  const user = await deps.store.users.byEmail(email);
-  const ok = await Bun.password.verify(password, user?.passwordHash ?? UNKNOWN_USER_HASH);
-  if (!user || !ok) {
+  const user = await checkPassword(deps.clock, deps.store.users, email, password, (user) => {
     const who = user ? { id: user.id, email: user.email } : UNKNOWN_USER;
     const by: AuditContext = { actor: { kind: "user", ...who }, ip };
-    const object = { kind: "user", id: by.actor.id };
-    const entry = auditEntry(deps, by, "session.failed", object, user?.accountId ?? null);
-    await deps.store.users.recordFailure(email, now, entry);
-    throw new AppError("unauthorized", "Wrong email or password.");
-  }
-  await deps.store.users.clearFailures(email);
+    return auditEntry(deps, by, "session.failed", { kind: "user", id: who.id }, user?.accountId ?? null);
+  });
   return openSession(deps, user, byUser(user, ip));
 }
 
@@ -72,9 +36,9 @@ export async function openSession(
   by: AuditContext,
 ): Promise<{ token: string; session: Session }> {
   const now = deps.clock.now();
-  const token = Buffer.from(deps.random.bytes(32)).toString("base64url");
+  const { token, tokenHash } = newSessionToken(deps.random);
   const session: Session = {
-    tokenHash: hashToken(token),
+    tokenHash,
     userId: user.id,
     accountId: user.accountId,
     createdAt: now,

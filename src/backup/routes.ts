@@ -1,6 +1,6 @@
 import { optionalBody } from "../http/optional-body.ts";
 import { Elysia, t } from "elysia";
-import { byAdminToken } from "../audit/entry.ts";
+import { byAdminToken, type AuditContext } from "../audit/entry.ts";
 import { checkAdminToken } from "../auth/admin-guard.ts";
 import type { Deps } from "../deps.ts";
 import { AppError } from "../errors/catalog.ts";
@@ -8,8 +8,20 @@ import { clientIp, type Arrived } from "../http/client-ip.ts";
 import { recordedBackup } from "./audit.ts";
 import type { Backups } from "./backups.ts";
 
-/** The operator API's backups (docs/operations.md#backups); backups is null where the database is not a SQLite file. */
-export function backupRoutes(deps: Pick<Deps, "config" | "store" | "clock" | "random">, backups: Backups | null) {
+/**
+ * The operator API's backups (docs/operations.md#backups); backups is null where the database is
+ * not a SQLite file. `access` is the operator API's door and says who takes a backup, for the
+ * audit log (ADMIN_TOKEN's holder or a signed-in operator: src/operators/admin-access.ts); by
+ * default, ADMIN_TOKEN only.
+ */
+export function backupRoutes(
+  deps: Pick<Deps, "config" | "store" | "clock" | "random">,
+  backups: Backups | null,
+  access: (request: Request, ip: string | null) => Promise<AuditContext> = async (request, ip) => {
+    checkAdminToken(deps.config.adminToken, request.headers.get("authorization"));
+    return byAdminToken(ip);
+  },
+) {
   const detail = { tags: ["Operator API"], security: [{ adminToken: [] }] };
   const available = (): Backups => {
     if (backups === null) throw new AppError("backup_unsupported");
@@ -17,9 +29,10 @@ export function backupRoutes(deps: Pick<Deps, "config" | "store" | "clock" | "ra
   };
   return (
     new Elysia({ prefix: "/admin/backups" })
-      .onTransform(({ request }) => checkAdminToken(deps.config.adminToken, request.headers.get("authorization")))
-      // Who takes a backup, for the audit log: the token's holder, from the request's address.
-      .derive((context) => ({ by: byAdminToken(clientIp(context.server, (context as Arrived).arrived)) }))
+      // A transform hook, before the body is validated: who takes a backup, from the request's address.
+      .derive(async (context) => ({
+        by: await access(context.request, clientIp(context.server, (context as Arrived).arrived)),
+      }))
       .get(
         "",
         async () => {

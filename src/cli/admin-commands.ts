@@ -32,6 +32,7 @@ import { createBackups } from "../backup/backups.ts";
 import { BY_CLI } from "../audit/entry.ts";
 import { auditQuery, auditView, listAudit } from "../audit/queries.ts";
 import { AppError } from "../errors/catalog.ts";
+import * as operators from "../operators/operations.ts";
 import { deleteOnboarding, listOnboardings, onboardingQuery, onboardingView } from "../onboarding/operator.ts";
 import { usage, usageQuery, usageView } from "../requests/queries.ts";
 
@@ -216,6 +217,36 @@ export const ADMIN_COMMANDS: Command[] = [
       const backups = createBackups(d);
       return recordedBackup(d, () => backups.create(), BY_CLI);
     },
+  }),
+  command<typeof operators.createOperatorBody.static>({
+    noun: "operators",
+    verb: "create",
+    ids: [],
+    schema: operators.createOperatorBody,
+    summary: "--email E --password P (a person who signs in to the operator console at /operator)",
+    run: async (d, _, b) => operators.operatorView(await operators.createOperator(d, b, BY_CLI)),
+  }),
+  command({
+    noun: "operators",
+    verb: "list",
+    ids: [],
+    summary: "(every operator, oldest first)",
+    run: async (d) => ({ data: (await operators.listOperators(d)).map(operators.operatorView) }),
+  }),
+  command({
+    noun: "operators",
+    verb: "delete",
+    ids: ["operator"],
+    summary: "OPERATOR_ID|EMAIL (their sessions end)",
+    run: async (d, id) => operators.operatorView(await operators.deleteOperator(d, id, BY_CLI)),
+  }),
+  command<typeof operators.resetOperatorPasswordBody.static>({
+    noun: "operators",
+    verb: "reset-password",
+    ids: ["operator"],
+    schema: operators.resetOperatorPasswordBody,
+    summary: "OPERATOR_ID|EMAIL --password P (their sessions end)",
+    run: async (d, id, b) => operators.operatorView(await operators.resetOperatorPassword(d, id, b, BY_CLI)),
   }),
 ];
 

@@ -24,8 +24,8 @@ export function seeOther(location: string, headers: Record<string, string> = {})
 /** True for requests htmx made (they get a fragment instead of a whole page). */
 export const isHtmx = (request: Request) => request.headers.get("hx-request") === "true";
 
-/** Only our own dashboard paths may be the target of a post-sign-in redirect. */
-export function safeNext(next: string | undefined | null): string {
-  if (!next?.startsWith("/dashboard") || next.startsWith("//") || next.includes("\\")) return "/dashboard";
+/** Only our own paths under `home` (the dashboard's, or the operator console's) may be the target of a post-sign-in redirect. */
+export function safeNext(next: string | undefined | null, home = "/dashboard"): string {
+  if (!next?.startsWith(home) || next.startsWith("//") || next.includes("\\")) return home;
   return next;
 }

@@ -49,12 +49,29 @@ function Document(props: { title: string; children: Children }) {
   );
 }
 
-/** A page for a signed-in user: header with the account, the section menu, and the content. */
-export function Layout(props: {
+/** A section of a menu: where it goes and what it is called. */
+export interface NavItem {
+  key: string;
+  href: string;
   title: string;
-  section: SectionKey | null;
-  accountName: string;
-  userEmail: string;
+}
+
+/**
+ * A page for someone signed in (an account's user on the dashboard, an operator on the console):
+ * header with who they are and a sign-out button, the section menu, and the content.
+ */
+export function Frame(props: {
+  title: string;
+  /** Where the brand links to, and what it says. */
+  home: string;
+  brand: string;
+  /** Who is signed in, as the header shows it. */
+  who: Children;
+  signOut: string;
+  sections: readonly NavItem[];
+  section: string | null;
+  /** A class on the header, to tell the console from the dashboard at a glance. */
+  tone?: string;
   children: Children;
 }) {
   return (
@@ -62,27 +79,25 @@ export function Layout(props: {
       <a class="skip" href="#content">
         Skip to content
       </a>
-      <header class="top">
+      <header class={props.tone ? `top ${props.tone}` : "top"}>
         <div class="top-inner">
-          <a class="brand" href="/dashboard">
-            Switchboard
+          <a class="brand" href={props.home}>
+            {escapeHtml(props.brand)}
           </a>
-          <span class="account">
-            <span safe>{props.accountName}</span> · <span safe>{props.userEmail}</span>
-          </span>
-          <form method="post" action="/dashboard/sign-out">
+          <span class="account">{props.who}</span>
+          <form method="post" action={props.signOut}>
             <button type="submit" class="button">
               Sign out
             </button>
           </form>
         </div>
       </header>
-      <nav class="main" aria-label="Sections">
+      <nav class={props.tone ? `main ${props.tone}` : "main"} aria-label="Sections">
         <ul>
-          {SECTIONS.map((s) => (
+          {props.sections.map((s) => (
             <li>
               <a href={s.href} aria-current={s.key === props.section ? "page" : undefined}>
-                {s.title}
+                {escapeHtml(s.title)}
               </a>
             </li>
           ))}
@@ -92,6 +107,33 @@ export function Layout(props: {
         {props.children}
       </main>
     </Document>
+  );
+}
+
+/** A page for a signed-in user: header with the account, the section menu, and the content. */
+export function Layout(props: {
+  title: string;
+  section: SectionKey | null;
+  accountName: string;
+  userEmail: string;
+  children: Children;
+}) {
+  return (
+    <Frame
+      title={props.title}
+      home="/dashboard"
+      brand="Switchboard"
+      who={
+        <>
+          <span safe>{props.accountName}</span> · <span safe>{props.userEmail}</span>
+        </>
+      }
+      signOut="/dashboard/sign-out"
+      sections={SECTIONS}
+      section={props.section}
+    >
+      {props.children}
+    </Frame>
   );
 }
 

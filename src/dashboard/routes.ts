@@ -8,7 +8,7 @@ import { htmlResponse, seeOther } from "./http.ts";
 import { NotFound } from "./pages/not-found.tsx";
 import { onboardingPages } from "./onboarding-pages.tsx";
 import { requestPages } from "./request-pages.tsx";
-import { signInRoutes } from "./sign-in-routes.ts";
+import { dashboardDoor, signInRoutes } from "./sign-in-routes.ts";
 import type { RelayHandle } from "../webhooks/relay.ts";
 import { webhookPages } from "./webhook-pages.tsx";
 
@@ -16,7 +16,7 @@ import { webhookPages } from "./webhook-pages.tsx";
 export function dashboardRoutes(deps: Deps, relay: RelayHandle) {
   return new Elysia({ prefix: "/dashboard" })
     .use(assetRoutes())
-    .use(signInRoutes(deps))
+    .use(signInRoutes(dashboardDoor(deps)))
     .get("", () => seeOther("/dashboard/endpoints"), { detail: { hide: true } })
     .get("/", () => seeOther("/dashboard/endpoints"), { detail: { hide: true } })
     .use(webhookPages(deps, relay))

@@ -1,45 +1,77 @@
 import { Elysia } from "elysia";
-import { clearedSessionCookie, sessionCookie, sessionToken } from "../auth/session-routes.ts";
-import { findSession, signIn, signOut } from "../auth/session.ts";
+import { clearedCookie, readCookie, sessionCookie } from "../auth/session-routes.ts";
+import { findSession, SESSION_COOKIE, signIn, signOut } from "../auth/session.ts";
 import { checkOrigin } from "../http/browser-guard.ts";
 import { clientIp, type Arrived } from "../http/client-ip.ts";
 import { AppError } from "../errors/catalog.ts";
 import type { Deps } from "../deps.ts";
 import { formFields } from "./form.ts";
 import { htmlResponse, safeNext, seeOther } from "./http.ts";
-import { SignInPage } from "./pages/sign-in.tsx";
+import { SignInPage, type SignInWords } from "./pages/sign-in.tsx";
 
 const text = (body: unknown, key: string): string => {
   const value = formFields(body)[key];
   return typeof value === "string" ? value : "";
 };
 
-/** The sign-in form and sign-out button, over the same session functions as POST/DELETE /api/session. */
-export function signInRoutes(deps: Deps) {
+/**
+ * Whose sign-in form it is: the dashboard's (account users) or the operator console's. Each has
+ * its own pages, cookie and sessions; the form and its rules are the same.
+ */
+export interface SignInDoor {
+  /** The pages' root: sign-in goes back under it, and to it by default. */
+  home: string;
+  words: SignInWords;
+  cookie: string;
+  /** Checks the password (throttled) and opens a session, both recorded with `ip`; the cookie's value. */
+  signIn(email: string, password: string, ip: string | null): Promise<string>;
+  isSignedIn(token: string | undefined): Promise<boolean>;
+  signOut(token: string | undefined, ip: string | null): Promise<void>;
+}
+
+/** The dashboard's door: account users, over the same session functions as POST/DELETE /api/session. */
+export function dashboardDoor(deps: Deps): SignInDoor {
+  return {
+    home: "/dashboard",
+    words: {
+      action: "/dashboard/sign-in",
+      heading: "Sign in to Switchboard",
+      footnote: "Logins are created by the people who run this service.",
+    },
+    cookie: SESSION_COOKIE,
+    signIn: async (email, password, ip) => (await signIn(deps, email, password, ip)).token,
+    isSignedIn: async (token) => (await findSession(deps, token)) !== null,
+    signOut: (token, ip) => signOut(deps, token, ip),
+  };
+}
+
+/** The sign-in form and sign-out button of a door, mounted under its home. */
+export function signInRoutes(door: SignInDoor) {
+  const tokenOf = (request: Request) => readCookie(request.headers.get("cookie"), door.cookie);
   return new Elysia()
     .get(
       "/sign-in",
       async ({ request, query }) => {
-        const next = safeNext(query.next);
-        if (await findSession(deps, sessionToken(request))) return seeOther(next);
-        return htmlResponse(SignInPage({ next, signedOut: query.signed_out === "1" }));
+        const next = safeNext(query.next, door.home);
+        if (await door.isSignedIn(tokenOf(request))) return seeOther(next);
+        return htmlResponse(SignInPage({ next, signedOut: query.signed_out === "1", words: door.words }));
       },
       { detail: { hide: true } },
     )
     .post(
       "/sign-in",
       async (context) => {
-        const next = safeNext(text(context.body, "next"));
+        const next = safeNext(text(context.body, "next"), door.home);
         const email = text(context.body, "email").trim().slice(0, 320);
         const { method, headers } = context.request;
         try {
           checkOrigin(method, headers.get("origin"), headers.get("host"));
           const ip = clientIp(context.server, (context as Arrived).arrived);
-          const { token } = await signIn(deps, email, text(context.body, "password").slice(0, 200), ip);
-          return seeOther(next, { "set-cookie": sessionCookie(token, context.request) });
+          const token = await door.signIn(email, text(context.body, "password").slice(0, 200), ip);
+          return seeOther(next, { "set-cookie": sessionCookie(token, context.request, door.cookie) });
         } catch (error) {
           if (!(error instanceof AppError)) throw error;
-          return htmlResponse(SignInPage({ next, email, error: error.message }), error.status);
+          return htmlResponse(SignInPage({ next, email, error: error.message, words: door.words }), error.status);
         }
       },
       { detail: { hide: true } },
@@ -51,10 +83,10 @@ export function signInRoutes(deps: Deps) {
         try {
           checkOrigin(method, headers.get("origin"), headers.get("host"));
         } catch {
-          return htmlResponse("Sign-out must come from the dashboard itself.", 403);
+          return htmlResponse("Sign-out must come from these pages themselves.", 403);
         }
-        await signOut(deps, sessionToken(context.request), clientIp(context.server, (context as Arrived).arrived));
-        return seeOther("/dashboard/sign-in?signed_out=1", { "set-cookie": clearedSessionCookie });
+        await door.signOut(tokenOf(context.request), clientIp(context.server, (context as Arrived).arrived));
+        return seeOther(`${door.home}/sign-in?signed_out=1`, { "set-cookie": clearedCookie(door.cookie) });
       },
       { detail: { hide: true } },
     );

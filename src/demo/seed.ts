@@ -3,6 +3,7 @@ import { createApiKey, revokeApiKey } from "../accounts/keys.ts";
 import { bySystem } from "../audit/entry.ts";
 import { createNumber } from "../numbers/numbers.ts";
 import { createWaba } from "../numbers/wabas.ts";
+import { hashPassword } from "../crypto/password.ts";
 import type { Deps } from "../deps.ts";
 import type { Simulator } from "../simulator/server.ts";
 import { numericId } from "../simulator/world.ts";
@@ -46,8 +47,7 @@ export async function seedDemo(deps: SeedDeps, sim: Simulator, receiverUrl: stri
 
   const password = Buffer.from(deps.random.bytes(12)).toString("base64url");
   const user = await deps.store.users.byEmail(DEMO_EMAIL);
-  if (user)
-    await deps.store.users.setPasswordHash(user.id, await Bun.password.hash(password, { algorithm: "argon2id" }));
+  if (user) await deps.store.users.setPasswordHash(user.id, await hashPassword(password));
   else await createUser(deps, account.id, { email: DEMO_EMAIL, password }, DEMO);
 
   const waba =

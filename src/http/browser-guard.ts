@@ -16,6 +16,9 @@ export function checkOrigin(method: string, origin: string | null, host: string 
 
 const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
 
+/** The body types an HTML form of ours posts (the operator console's pages). */
+const FORM_TYPES = new Set(["application/json", "application/x-www-form-urlencoded"]);
+
 /**
  * The CSRF rules of a JSON API a browser calls with its session cookie, a layer beside the cookie's
  * SameSite=Strict (issue 26):
@@ -26,28 +29,34 @@ const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
  *   `unsupported_media_type`: the types a cross-site form (or a simple cross-site fetch) can send
  *   are form-urlencoded, multipart and text/plain; a JSON body from another origin needs a
  *   pre-flight that this service never grants.
+ * With `forms` (server-rendered pages that post HTML forms), a form-urlencoded body is also taken,
+ * so the Origin rules carry the defence; a page read (GET) is not checked: a link from another
+ * site may open it, and SameSite=Strict sends no cookie with that navigation.
  */
-export function checkBrowserCall(request: Request): void {
+export function checkBrowserCall(request: Request, { forms = false }: { forms?: boolean } = {}): void {
+  const safe = SAFE_METHODS.has(request.method);
+  if (forms && safe) return;
   const origin = request.headers.get("origin");
   if (origin === null && request.headers.get("sec-fetch-site") === "cross-site") {
     throw new AppError("forbidden", "A request made by another site is not allowed.");
   }
-  if (SAFE_METHODS.has(request.method)) return;
+  if (safe) return;
   checkOrigin(request.method, origin, request.headers.get("host"));
   const type = request.headers.get("content-type");
   const length = request.headers.get("content-length");
   const hasBody = (length !== null && length !== "0") || request.headers.has("transfer-encoding");
-  if ((type !== null || hasBody) && type?.split(";", 1)[0]?.trim().toLowerCase() !== "application/json") {
+  const mediaType = (type ?? "").split(";")[0]?.trim().toLowerCase();
+  if ((type !== null || hasBody) && !(forms ? FORM_TYPES.has(mediaType ?? "") : mediaType === "application/json")) {
     throw new AppError("unsupported_media_type");
   }
 }
 
 /**
- * checkBrowserCall for every request under `prefix` (/api/ today; the operator's web pages later),
- * before anything of it is read or routed.
+ * checkBrowserCall for every request under `prefix` (/api/, and the operator console with
+ * `forms`), before anything of it is read or routed.
  */
-export function browserApiGuard(prefix: string) {
+export function browserApiGuard(prefix: string, options: { forms?: boolean } = {}) {
   return new Elysia({ name: "browser-api-guard", seed: prefix }).onRequest(({ request }) => {
-    if (rawTarget(request.url).path.startsWith(prefix)) checkBrowserCall(request);
+    if (rawTarget(request.url).path.startsWith(prefix)) checkBrowserCall(request, options);
   });
 }

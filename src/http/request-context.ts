@@ -7,11 +7,12 @@ import type { Random } from "../runtime/random.ts";
 import { StoreUnavailableError } from "../store/errors.ts";
 
 /** Which part of the service a path belongs to, for metrics and for how a 404 is worded. */
-export function routeGroup(path: string): "admin" | "api" | "webhooks" | "dashboard" | "ops" | "proxy" {
+export function routeGroup(path: string): "admin" | "api" | "webhooks" | "dashboard" | "operator" | "ops" | "proxy" {
   if (path.startsWith("/admin")) return "admin";
   if (path.startsWith("/api/")) return "api";
   if (path.startsWith("/webhooks/")) return "webhooks";
   if (path.startsWith("/dashboard")) return "dashboard";
+  if (path === "/operator" || path.startsWith("/operator/")) return "operator";
   if (path === "/healthz" || path === "/metrics" || path.startsWith("/docs")) return "ops";
   return "proxy";
 }

@@ -26,6 +26,8 @@ export class LimiterUnavailableError extends Error {
 export interface Limits {
   limiter: RateLimiter;
   worker: Worker;
+  /** Whether the shared buckets' server (Redis) answers now; absent when the buckets are this process's own. */
+  healthy?: () => Promise<boolean>;
 }
 
 /**

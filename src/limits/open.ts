@@ -17,7 +17,7 @@ export async function openLimits(
   if (config.redis && config.database.kind === "postgres") {
     const { RedisLimiter } = await import("./redis/limiter.ts");
     const limiter = new RedisLimiter({ url: config.redis.url, keyPrefix: config.redis.keyPrefix, clock: deps.clock });
-    return { limiter, worker: { start() {}, stop: async () => limiter.close() } };
+    return { limiter, worker: { start() {}, stop: async () => limiter.close() }, healthy: () => limiter.healthy() };
   }
   if (config.redis)
     deps.logger.warn("REDIS_URL is set but unused: rate limits are kept in this process with a SQLite DATABASE_URL");

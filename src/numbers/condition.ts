@@ -6,8 +6,21 @@ import type { NumberKind, PhoneNumber, StatusCause, Waba } from "../store/types.
  * why not (the same words as the 422 of docs/errors.md#proxy-errors) and what to do about it. The WABA's state comes
  * first because the proxy checks it first: a revoked token stops every number on the WABA.
  */
+/** A number's condition in one word (for filters) and in words (its label, e.g. "WABA token revoked"). */
+export const NUMBER_STATES = {
+  connected: "Connected",
+  waba_disconnected: "WABA disconnected",
+  token_revoked: "WABA token revoked",
+  disconnected: "Number disconnected",
+  restricted: "Number restricted",
+  flagged: "Number flagged",
+  not_registered: "Number not registered",
+} as const;
+export type NumberState = keyof typeof NUMBER_STATES;
+
 export interface NumberCondition {
   usable: boolean;
+  state: NumberState;
   /** One line, e.g. "WABA token revoked". */
   label: string;
   /** What the owner can do about it; null when nothing is needed. */
@@ -29,7 +42,7 @@ export interface Cause {
   of: "waba" | "number";
 }
 
-function causeOf(entity: StatusCause, of: Cause["of"]): Cause | null {
+export function causeOf(entity: StatusCause, of: Cause["of"]): Cause | null {
   if (entity.causeCode === null || entity.causeAt === null) return null;
   return {
     code: entity.causeCode,
@@ -65,23 +78,27 @@ export function numberCondition(
       : waba?.status === "connected"
         ? causeOf(number, "number")
         : null;
-  return { ...condition, cause };
+  return { ...condition, label: NUMBER_STATES[condition.state], cause };
 }
 
 const SIGN_UP_AGAIN = "Connect with the platform again for this number (Numbers page): it";
 
-function conditionOf(number: PhoneNumber, waba: Waba | undefined, signup: boolean): Omit<NumberCondition, "cause"> {
+function conditionOf(
+  number: PhoneNumber,
+  waba: Waba | undefined,
+  signup: boolean,
+): Omit<NumberCondition, "label" | "cause"> {
   if (!waba || waba.status === "disconnected") {
     return {
       usable: false,
-      label: "WABA disconnected",
+      state: "waba_disconnected",
       action: "Connect the WABA again (Connect a number, with the same WABA id) or ask your operator.",
     };
   }
   if (waba.status === "token_revoked") {
     return {
       usable: false,
-      label: "WABA token revoked",
+      state: "token_revoked",
       action:
         waba.appSecret !== null
           ? "The WABA's access token was revoked or expired: connect the number again with a new access token for this WABA, then Check again."
@@ -92,27 +109,27 @@ function conditionOf(number: PhoneNumber, waba: Waba | undefined, signup: boolea
   }
   switch (number.status) {
     case "connected":
-      return { usable: true, label: "Connected", action: null };
+      return { usable: true, state: "connected", action: null };
     case "disconnected":
-      return { usable: false, label: "Number disconnected", action: "Connect the number again, or ask your operator." };
+      return { usable: false, state: "disconnected", action: "Connect the number again, or ask your operator." };
     case "restricted":
       return {
         usable: false,
-        label: "Number restricted",
+        state: "restricted",
         action:
           "The platform locked this business account or number (error 131031). Resolve it in the platform's business settings, then Check again.",
       };
     case "flagged":
       return {
         usable: false,
-        label: "Number flagged",
+        state: "flagged",
         action:
           "The platform blocked this number for a while for a policy violation (error 368). Wait for the block to end, then Check again.",
       };
     case "not_registered":
       return {
         usable: false,
-        label: "Number not registered",
+        state: "not_registered",
         action:
           signup && number.kind === "embedded"
             ? `The number is not registered with the platform's cloud API (error 133010). ${SIGN_UP_AGAIN} registers it with your PIN.`

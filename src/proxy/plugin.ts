@@ -9,7 +9,7 @@ type Handler = (request: Request) => Response | Promise<Response>;
 /**
  * Mounts the proxy as a Bun native route, for `serve.routes`: Elysia puts its own routes in Bun's
  * router, so only paths none of them match reach this catch-all. It answers every path outside
- * /admin, /api, /webhooks, /dashboard, /docs, /healthz and /metrics before any body parsing (the
+ * /admin, /api, /webhooks, /dashboard, /operator, /docs, /healthz and /metrics before any body parsing (the
  * body stream reaches upstream untouched, without the context Elysia's general handler would
  * build first: bench/RESULTS.md, Proxy) and hands anything else back to Elysia.
  */

@@ -1,4 +1,4 @@
-import { FAILURE_MEMORY_MS, SESSION_TTL_MS } from "../auth/session.ts";
+import { FAILURE_MEMORY_MS, SESSION_TTL_MS } from "../auth/sign-in.ts";
 import type { Config } from "../config/config.ts";
 import type { LogCutoff } from "../store/requests.ts";
 import type { Store } from "../store/store.ts";
@@ -89,6 +89,20 @@ export const RETENTION_POLICIES: readonly RetentionPolicy[] = [
     window: FAILURE_MEMORY_MS,
     batch: 1_000,
     purge: (store, { before }, batch) => store.retention.purgeSignInFailures(before, batch),
+  },
+  {
+    name: "operator_sessions",
+    deletes: `Operator console sessions, ${SESSION_TTL_MS / HOUR} hours after their sign-in`,
+    window: "expiry",
+    batch: 1_000,
+    purge: (store, { now }, batch) => store.retention.purgeOperatorSessions(now, batch),
+  },
+  {
+    name: "operator_sign_in_failures",
+    deletes: "Failed operator sign-ins per email, counted apart from account users'",
+    window: FAILURE_MEMORY_MS,
+    batch: 1_000,
+    purge: (store, { before }, batch) => store.retention.purgeOperatorSignInFailures(before, batch),
   },
   {
     name: "onboardings",

@@ -43,6 +43,24 @@ export interface UsageCount {
   count: number;
 }
 
+/** Calls of one account of one kind (forwarded, upstream error, refused). */
+export interface CallTotal {
+  accountId: string;
+  kind: UsageCount["kind"];
+  count: number;
+}
+
+/** Usage counts summed over a UTC day: one row per account, number (or WABA), day, kind and label. */
+export interface DailyUsage {
+  accountId: string;
+  targetId: string;
+  /** Start of the UTC day, epoch ms. */
+  day: number;
+  kind: UsageCount["kind"];
+  label: string;
+  count: number;
+}
+
 export interface RequestFilter {
   phoneNumberId?: string;
   /** 2, 4 or 5: the class of the status the caller got. */
@@ -79,6 +97,13 @@ export interface RequestLogStore {
   byMessageId(accountId: string, messageId: string): Promise<RequestRecord[]>;
   /** Usage counts of the hours in [from, to), of one account or of all. */
   usage(accountId: string | null, from: number, to: number): Promise<UsageCount[]>;
+  /** Calls per account and kind in the hours that start in [from, to) (the operator console's overview). */
+  callTotals(from: number, to: number): Promise<CallTotal[]>;
+  /**
+   * Usage per account, number, UTC day, kind and label in the hours that start in [from, to), of
+   * one account or all; ordered by account, day, number, kind, label (the usage report for billing).
+   */
+  usageByDay(accountId: string | null, from: number, to: number): Promise<DailyUsage[]>;
   /**
    * Deletes each account's records from before its cut-off, at most `batch` rows per statement
    * (src/store/retention.ts says how purges behave); returns how many.

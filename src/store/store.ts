@@ -12,6 +12,8 @@ import type {
 } from "./types.ts";
 import type { AuditEntry, AuditStore } from "./audit.ts";
 import type { EndpointStore } from "./endpoints.ts";
+import type { OperatorStore } from "./operators.ts";
+import type { OverviewStore } from "./overview.ts";
 import type { DeliveryHistory } from "./history.ts";
 import type { OnboardingStore } from "./onboardings.ts";
 import type { InstanceStore } from "./instances.ts";
@@ -20,6 +22,7 @@ import type { Connected } from "./ownership.ts";
 import type { RecoveryStore } from "./recoveries.ts";
 import type { RequestLogStore } from "./requests.ts";
 import type { RetentionStore } from "./retention.ts";
+import type { SignInFailures } from "./sign-in-failures.ts";
 
 /**
  * The storage seam. Each capability sees only its own small interface; a PostgreSQL backend
@@ -30,6 +33,10 @@ export interface Store {
   directory: Directory;
   users: UserStore;
   sessions: SessionStore;
+  /** The people who run the service and their sessions (src/store/operators.ts). */
+  operators: OperatorStore;
+  /** Counts across every account, for the operator console (src/store/overview.ts). */
+  overview: OverviewStore;
   notifications: NotificationStore;
   /** The request log of proxied calls and usage per number (src/store/requests.ts). */
   requests: RequestLogStore;
@@ -120,17 +127,15 @@ export type WabaPatch = {
   updatedAt: number;
 } & Partial<StatusCause>;
 
-export interface UserStore {
+export interface UserStore extends SignInFailures {
   byEmail(email: string): Promise<User | undefined>;
   byId(id: string): Promise<User | undefined>;
+  /** The account's users, oldest first (the operator console's account page). */
+  ofAccount(accountId: string): Promise<User[]>;
   /** Null when a user has this email already (two creations at once: one wins; the other writes no entry). */
   create(user: User, audit?: AuditEntry): Promise<User | null>;
   /** Replaces a user's password hash (the demo resets its user's password at every start). */
   setPasswordHash(id: string, passwordHash: string): Promise<void>;
-  /** Failed sign-ins per email, to slow down guessing. */
-  failures(email: string): Promise<{ count: number; lastAt: number } | undefined>;
-  recordFailure(email: string, at: number, audit?: AuditEntry): Promise<void>;
-  clearFailures(email: string): Promise<void>;
 }
 
 export interface SessionStore {

@@ -57,4 +57,7 @@ export const AUDIT_ACTIONS = [
   "coexistence.preflight",
   "coexistence.sync",
   "backup.create",
+  "operator.create",
+  "operator.delete",
+  "operator.reset_password",
 ] as const;

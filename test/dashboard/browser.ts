@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
 
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
-const ARTIFACTS = join(import.meta.dir, "../../test-artifacts/dashboard");
+const ARTIFACTS = join(import.meta.dir, "../../test-artifacts");
 
 /**
  * Debian's chromium, never a downloaded browser. Playwright's server runs under Node
@@ -72,16 +72,17 @@ export async function newContext(
   return { context, page, problems };
 }
 
-/** Saves the page at desktop and phone width under test-artifacts/dashboard/. */
-export async function screenshot(page: Page, name: string): Promise<void> {
-  mkdirSync(ARTIFACTS, { recursive: true });
+/** Saves the page at desktop and phone width under test-artifacts/<folder>/ (the dashboard's, or the operator console's). */
+export async function screenshot(page: Page, name: string, folder = "dashboard"): Promise<void> {
+  const dir = join(ARTIFACTS, folder);
+  mkdirSync(dir, { recursive: true });
   const size = page.viewportSize() ?? { width: 1280, height: 900 };
-  await page.screenshot({ path: join(ARTIFACTS, `${name}-desktop.png`), fullPage: true });
+  await page.screenshot({ path: join(dir, `${name}-desktop.png`), fullPage: true });
   await page.setViewportSize({ width: 390, height: 844 });
   // The top of the page at phone width (long lists would make a strip too thin to look at).
   const height = Math.min(await page.evaluate(() => document.documentElement.scrollHeight), 1600);
   await page.screenshot({
-    path: join(ARTIFACTS, `${name}-phone.png`),
+    path: join(dir, `${name}-phone.png`),
     fullPage: true,
     clip: { x: 0, y: 0, width: 390, height },
   });

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { FAILURE_MEMORY_MS, SESSION_TTL_MS } from "../../src/auth/session.ts";
+import { FAILURE_MEMORY_MS, SESSION_TTL_MS } from "../../src/auth/sign-in.ts";
 import { createAccount, dashboardWorld, operatorNumber, signInCookie, type TestAccount } from "./support.ts";
 
 const world = await dashboardWorld();

@@ -101,6 +101,8 @@ export async function dashboardWorld(env: Record<string, string> = {}) {
     deps,
     upstream,
     url: app.url,
+    /** The running app (its route table, for suites generated from it). */
+    app: app.app,
     /** The running relay: `relay.dispatcher.tick()` attempts what is due and waits until idle. */
     relay: app.app.decorator.webhookRelay,
     /** Runs the retention purges now (the server runs them once a minute). */

@@ -1,4 +1,7 @@
 import { expect } from "bun:test";
+import { BY_CLI, byOperator } from "../../src/audit/entry.ts";
+import { createOperator } from "../../src/operators/operations.ts";
+import { OPERATOR_COOKIE, openOperatorSession } from "../../src/operators/session.ts";
 import { MemoryLimiter } from "../../src/limits/limiter.ts";
 import { flushBuckets } from "../../src/limits/write-through.ts";
 import { eventually } from "../support/eventually.ts";
@@ -39,6 +42,17 @@ export async function isolationWorld(options: Parameters<typeof signupWorld>[0] 
 }
 
 export type IsolationWorld = Awaited<ReturnType<typeof isolationWorld>>;
+
+/** The Cookie header of a new operator's session (opened as a sign-in opens one, without the slow password check). */
+export async function operatorSession(w: IsolationWorld): Promise<string> {
+  const { deps } = w.t.world;
+  const operator = await createOperator(
+    deps,
+    { email: `operator-${deps.random.bytes(4).join("")}@ops.example`, password: "operator password 1" },
+    BY_CLI,
+  );
+  return `${OPERATOR_COOKIE}=${await openOperatorSession(deps, operator, byOperator(operator, null))}`;
+}
 
 /** Calls the dashboard API as a signed-in user, as the dashboard's own script does (JSON, same Origin). */
 export function apiCall(url: string, cookie: string, method: string, path: string, body?: unknown): Promise<Response> {
@@ -181,6 +195,9 @@ const NOBODYS: Record<string, string> = {
   instances: "the server instances alive and their heartbeats (the scale-out mode's)",
   __drizzle_migrations: "applied migrations",
   sqlite_sequence: "SQLite's counters",
+  operators: "the people who run the service, no account's",
+  operator_sessions: "operators' sessions",
+  operator_sign_in_failures: "operators' failed sign-ins",
 };
 
 /**

@@ -5,7 +5,7 @@ import { routeGroup } from "../../src/http/request-context.ts";
 import { platformNames } from "../../src/platform/names.ts";
 import { hubSignature } from "../../src/webhooks/hub-signature.ts";
 import { TEST_ADMIN_TOKEN, TEST_APP_SECRET } from "../support/harness.ts";
-import { isolationWorld, seedAccount, type Seeded } from "./accounts.ts";
+import { isolationWorld, operatorSession, seedAccount, type Seeded } from "./accounts.ts";
 import { BODIES, envelopeProblem, mustRefuse, PROPERTY_VALUES, URL_VALUES } from "./hostile.ts";
 import {
   bodyOf,
@@ -28,7 +28,8 @@ import { byUser } from "../../src/audit/entry.ts";
 // time in an otherwise valid request of an account that owns one of everything. No answer is a
 // 5xx; every error of the operator API, the dashboard API and ingress is in the catalog's
 // envelope; a value the schema does not admit (or a time no date holds, or a control character in
-// the URL) is refused with a 4xx. The HTML pages answer errors as pages: only "no 5xx" holds there.
+// the URL) is refused with a 4xx. The HTML pages (the dashboard's and the operator console's, the
+// latter with an operator's session) answer errors as pages: only "no 5xx" holds there.
 
 // Retries of a signup run hundreds of times here: its rate limit must not answer for the validation.
 const w = await isolationWorld({ env: { EMBEDDED_SIGNUP_STARTS_PER_HOUR: "10000" } });
@@ -134,9 +135,12 @@ function marked(json: unknown, place: (string | number)[]): string {
 }
 
 /** Every probe of one route: one hostile value at a time in an otherwise valid request. */
+/** The operator console's HTML pages and forms (its JSON sign-in is an API). */
+const isConsolePage = (route: Route) => routeGroup(route.path) === "operator" && route.path !== "/operator/session";
+
 function probes(route: Route, cookie: string): Probe[] {
   const group = routeGroup(route.path);
-  const strict = group === "api" || group === "admin";
+  const strict = group === "api" || group === "admin" || route.path === "/operator/session";
   const pathWith = (param: string | null, text: string, raw = false, realIds = true) =>
     route.path
       .split("/")
@@ -159,7 +163,7 @@ function probes(route: Route, cookie: string): Probe[] {
   const auth: Record<string, string> =
     group === "admin" ? { authorization: `Bearer ${TEST_ADMIN_TOKEN}` } : { cookie, origin: w.t.url };
   const schema = bodyOf(route, routes);
-  const isForm = group === "dashboard";
+  const isForm = group === "dashboard" || isConsolePage(route);
   const base = schema ? plausible(schema, "", values) : route.key === "POST /webhooks/upstream" ? event() : null;
   type Body = { text: string | Uint8Array<ArrayBuffer>; type: string } | null;
   const send = (what: string, path: string, search: string, body: Body, refuse: boolean, deep = false): Probe => {
@@ -310,7 +314,7 @@ async function judge(p: Probe, ms: number): Promise<string | null> {
   if (p.refuse && status < 400) return `${p.what}: accepted with ${status} ${excerpt}`;
   // A rate limit says nothing of the value: it must be refused for what it is.
   if (p.refuse && status === 429) return `${p.what}: rate limited, not judged: ${excerpt}`;
-  if (status >= 400 && group !== "dashboard" && group !== "ops") {
+  if (status >= 400 && group !== "dashboard" && group !== "ops" && !isConsolePage(p.route)) {
     const problem = envelopeProblem(status, text);
     if (problem) return `${p.what}: ${status} ${problem}: ${excerpt}`;
   }
@@ -336,7 +340,9 @@ beforeAll(async () => {
   for (const route of swept) {
     failures.set(route.key, []);
     const group = routeGroup(route.path);
-    all.push(...probes(route, group === "api" || group === "dashboard" ? await session() : ""));
+    const cookie =
+      group === "api" || group === "dashboard" ? await session() : group === "operator" ? await operatorSession(w) : "";
+    all.push(...probes(route, cookie));
   }
   probed = all.length;
   const fail = (p: Probe, problem: string | null) => {

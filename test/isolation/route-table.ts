@@ -1,5 +1,6 @@
 import { Kind as SchemaKind, OptionalKind, type TSchema } from "@sinclair/typebox";
 import type { App } from "../../src/app.ts";
+import { CONSOLE_FORMS } from "../../src/console/forms.ts";
 
 /**
  * The app's own route table, read from Elysia (`app.routes`), with what the isolation suites need
@@ -98,6 +99,7 @@ const BY_COLLECTION: Record<string, Kind> = {
 const NOT_AN_ID: Record<string, string> = {
   "/dashboard/assets/:name": "the dashboard's static files, the same for everyone",
   "/dashboard/*": "the dashboard's not-found page",
+  "/operator/*": "the operator console's not-found page",
 };
 
 /** Query parameters that are not ids: filters by value, times, paging. */
@@ -168,6 +170,8 @@ export const PLAUSIBLE: Record<string, unknown> = {
   code: "plausible-code",
   access_token: "EAAGplausible",
   app_secret: "plausible-secret",
+  user_email: "someone-new@example.com",
+  user_password: "a-plausible-password",
 };
 
 /** True for a schema of numbers, including Elysia's t.Numeric (a number or a numeric string). */
@@ -235,9 +239,14 @@ export function formTwin(route: Route, routes: Route[]): Route | null {
   return twin ?? null;
 }
 
-/** The schema a route's body is read against: its own, or for an HTML form, its API twin's. */
+/**
+ * The schema a route's body is read against: its own, or for an HTML form, its API twin's (the
+ * dashboard's), or the one the operator console names for it (src/console/forms.ts).
+ */
 export function bodyOf(route: Route, routes: Route[]): TSchema | null {
-  if (route.body || !route.path.startsWith("/dashboard/") || route.method === "GET") return route.body;
+  if (route.body || route.method === "GET") return route.body;
+  if (route.path.startsWith("/operator/")) return CONSOLE_FORMS[route.key] ?? null;
+  if (!route.path.startsWith("/dashboard/")) return route.body;
   return formTwin(route, routes)?.body ?? null;
 }
 

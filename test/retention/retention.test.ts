@@ -56,6 +56,8 @@ test("a row at the edge of its window stays, and goes a millisecond later", asyn
     usage: 1,
     sessions: 1,
     sign_in_failures: 1,
+    operator_sessions: 1,
+    operator_sign_in_failures: 1,
     onboardings: 1,
     // The week's account's recover is a week from its edge; a running one is never purged.
     recoveries: 0,
@@ -69,6 +71,8 @@ test("a row at the edge of its window stays, and goes a millisecond later", asyn
     usageHours: 4,
     sessions: [],
     failures: [],
+    operatorSessions: [],
+    operatorFailures: [],
     onboardings: ["keep_sgn_3"],
     secrets: [],
     audit: [],

@@ -15,6 +15,8 @@ export const SEEDED_REMOVALS = {
   usage: 1,
   sessions: 1,
   sign_in_failures: 1,
+  operator_sessions: 1,
+  operator_sign_in_failures: 1,
   onboardings: 2,
   recoveries: 1,
   audit_log: 1,
@@ -99,6 +101,16 @@ export async function seed(deps: TestDeps, now: number): Promise<void> {
   await store.users.recordFailure("gone@example.com", now - DAY - 1);
   await store.users.recordFailure("keep@example.com", now - DAY);
 
+  // Operators' sessions and failed sign-ins, the same windows in tables of their own.
+  await store.operators.create({ id: "opr_1", email: "o@example.com", passwordHash: "x", createdAt: now - DAY });
+  for (const [tokenHash, expiresAt] of [
+    ["operator_session", now],
+    ["keep_operator_session", now + 1],
+  ] as const)
+    await store.operators.createSession({ tokenHash, operatorId: "opr_1", createdAt: now - DAY, expiresAt });
+  await store.operators.recordFailure("gone@example.com", now - DAY - 1);
+  await store.operators.recordFailure("keep-operator@example.com", now - DAY);
+
   // Onboardings until their expiry: an unfinished one is deleted, a finished one's lapsed run loses its secrets.
   const options = { now: now - HOUR, numberIsTheirs: false };
   const onboarding = (id: string, expiresAt: number, patch: Partial<Onboarding> = {}) =>
@@ -153,6 +165,8 @@ export async function leftOver(deps: TestDeps): Promise<Record<string, unknown>>
     usageHours: (await store.requests.usage(null, 0, Number.MAX_SAFE_INTEGER)).length,
     sessions: await ids("SELECT token_hash FROM sessions ORDER BY token_hash"),
     failures: await ids("SELECT email FROM sign_in_failures ORDER BY email"),
+    operatorSessions: await ids("SELECT token_hash FROM operator_sessions ORDER BY token_hash"),
+    operatorFailures: await ids("SELECT email FROM operator_sign_in_failures ORDER BY email"),
     onboardings: await ids("SELECT id FROM onboardings ORDER BY id"),
     secrets: await ids("SELECT id FROM onboardings WHERE code_enc IS NOT NULL ORDER BY id"),
     recoveries: await ids("SELECT id FROM recoveries ORDER BY id"),
@@ -169,6 +183,8 @@ export const KEPT = {
   usageHours: 5,
   sessions: ["keep_session"],
   failures: ["keep@example.com"],
+  operatorSessions: ["keep_operator_session"],
+  operatorFailures: ["keep-operator@example.com"],
   onboardings: ["keep_sgn_2", "keep_sgn_3"],
   secrets: ["keep_sgn_2"],
   recoveries: ["keep_rcv_2", "keep_rcv_3"],

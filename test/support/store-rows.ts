@@ -1,5 +1,5 @@
 import type { Onboarding } from "../../src/store/onboardings.ts";
-import type { RequestRecord } from "../../src/store/requests.ts";
+import type { RequestRecord, UsageCount } from "../../src/store/requests.ts";
 
 // Rows the request log and onboarding stores take, for tests that write to them directly.
 
@@ -30,6 +30,28 @@ export function requestRecord(
     messageId: null,
     ...extra,
   };
+}
+
+let counted = 0;
+
+/**
+ * Request log records that add up to these usage counts (usageOf's inverse): `count` records per
+ * count, at its hour, on its number, answered as its kind and label say.
+ */
+export function recordsCounting(counts: UsageCount[]): RequestRecord[] {
+  return counts.flatMap((u) =>
+    Array.from({ length: u.count }, () =>
+      requestRecord(`req_usage_${++counted}`, u.accountId, u.hour, {
+        phoneNumberId: u.targetId,
+        wabaId: null,
+        route: u.kind === "forwarded" ? u.label : null,
+        status: u.kind === "forwarded" ? 200 : 400,
+        errorCode: u.kind === "refused" ? Number(u.label) : null,
+        upstreamStatus: u.kind === "refused" ? null : u.kind === "forwarded" ? 200 : 400,
+        upstreamErrorCode: u.kind === "upstream_error" ? Number(u.label) : null,
+      }),
+    ),
+  );
 }
 
 /** An Embedded Signup onboarding of `acc_suite` started at `at`, unfinished, with its sealed secrets; expires an hour later. */

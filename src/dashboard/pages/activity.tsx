@@ -35,6 +35,86 @@ function Changes(props: { changes: AuditView["changes"] }) {
   );
 }
 
+/** The "What" filter of an audit list: every action, or every action on a kind of object. */
+export function ActionChoice(props: { kinds: string[]; value: string | undefined }) {
+  return (
+    <div>
+      <label for="filter-action">What</label>
+      <select id="filter-action" name="action">
+        <option value="" selected={!props.value}>
+          Everything
+        </option>
+        {props.kinds.map((k) => (
+          <option value={k} selected={props.value === k} safe>
+            {`All ${k.replaceAll("_", " ")} changes`}
+          </option>
+        ))}
+        {AUDIT_ACTIONS.map((a) => (
+          <option value={a} selected={props.value === a} safe>
+            {ACTION_WORDS[a]}
+          </option>
+        ))}
+      </select>
+    </div>
+  );
+}
+
+/**
+ * Audit entries as a table (cards on a phone): when, who, what on which object, the fields before →
+ * after, from which address; with `account`, each entry's account too (the operator's list).
+ */
+export function AuditTable(props: {
+  entries: AuditView[];
+  now: number;
+  caption: string;
+  account?: (accountId: string | null) => JSX.Element;
+}) {
+  return (
+    <div class="table-wrap">
+      <table class="cards">
+        <caption class="visually-hidden" safe>
+          {props.caption}
+        </caption>
+        <thead>
+          <tr>
+            <th scope="col">Time</th>
+            <th scope="col">Who</th>
+            {props.account ? <th scope="col">Account</th> : ""}
+            <th scope="col">What</th>
+            <th scope="col">Changes</th>
+            <th scope="col">From</th>
+          </tr>
+        </thead>
+        <tbody>
+          {props.entries.map((e) => (
+            <tr>
+              <td data-label="Time">
+                <Time at={e.at} now={props.now} />
+              </td>
+              <td data-label="Who" class="break" safe>
+                {actorWords(e.actor)}
+              </td>
+              {props.account ? <td data-label="Account">{props.account(e.account_id)}</td> : ""}
+              <td data-label="What" class="break">
+                {escapeHtml(ACTION_WORDS[e.action])}
+                <div class="small mono" safe>
+                  {`${e.object.kind} ${e.object.id}`}
+                </div>
+              </td>
+              <td data-label="Changes" class="break small">
+                <Changes changes={e.changes} />
+              </td>
+              <td data-label="From" class="mono small" safe>
+                {e.ip ?? ""}
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}
+
 /** The account's audit log: who changed what, when, from where, before → after. */
 export function ActivityPage(props: {
   entries: AuditView[];
@@ -61,24 +141,7 @@ export function ActivityPage(props: {
       </p>
       <search aria-label="Filter activity">
         <form method="get" action="/dashboard/activity" class="panel row">
-          <div>
-            <label for="filter-action">What</label>
-            <select id="filter-action" name="action">
-              <option value="" selected={!f.action}>
-                Everything
-              </option>
-              {props.kinds.map((k) => (
-                <option value={k} selected={f.action === k} safe>
-                  {`All ${k.replaceAll("_", " ")} changes`}
-                </option>
-              ))}
-              {AUDIT_ACTIONS.map((a) => (
-                <option value={a} selected={f.action === a} safe>
-                  {ACTION_WORDS[a]}
-                </option>
-              ))}
-            </select>
-          </div>
+          <ActionChoice kinds={props.kinds} value={f.action} />
           <div>
             <label for="filter-actor">Who (email or id)</label>
             <input
@@ -96,44 +159,7 @@ export function ActivityPage(props: {
       {props.entries.length === 0 ? (
         <p class="panel">No activity{filtered ? " matches this filter" : " yet"}.</p>
       ) : (
-        <div class="table-wrap">
-          <table class="cards">
-            <caption class="visually-hidden">Activity</caption>
-            <thead>
-              <tr>
-                <th scope="col">Time</th>
-                <th scope="col">Who</th>
-                <th scope="col">What</th>
-                <th scope="col">Changes</th>
-                <th scope="col">From</th>
-              </tr>
-            </thead>
-            <tbody>
-              {props.entries.map((e) => (
-                <tr>
-                  <td data-label="Time">
-                    <Time at={e.at} now={props.now} />
-                  </td>
-                  <td data-label="Who" class="break" safe>
-                    {actorWords(e.actor)}
-                  </td>
-                  <td data-label="What" class="break">
-                    {escapeHtml(ACTION_WORDS[e.action])}
-                    <div class="small mono" safe>
-                      {`${e.object.kind} ${e.object.id}`}
-                    </div>
-                  </td>
-                  <td data-label="Changes" class="break small">
-                    <Changes changes={e.changes} />
-                  </td>
-                  <td data-label="From" class="mono small" safe>
-                    {e.ip ?? ""}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <AuditTable entries={props.entries} now={props.now} caption="Activity" />
       )}
       <Pager firstPage={props.firstPage} nextCursor={props.nextCursor} link={pageLink} />
     </>

@@ -1,3 +1,4 @@
+import { escapeHtml } from "@kitajs/html";
 import type { ApiKey } from "../../store/types.ts";
 import { ActionButton, Badge, FieldError, SecretOnce, Time } from "../components.tsx";
 
@@ -9,8 +10,15 @@ export interface ApiKeysPageProps {
   errors?: Record<string, string>;
 }
 
-function KeysTable(props: { keys: ApiKey[]; now: number }) {
-  if (props.keys.length === 0) return <p class="panel">No API keys yet. Create one below.</p>;
+/** The keys with their state, and a Revoke button (a form posting to `revokeAction`) for each active one. */
+export function KeysTable(props: {
+  keys: ApiKey[];
+  now: number;
+  revokeAction: (key: ApiKey) => string;
+  empty?: string;
+}) {
+  if (props.keys.length === 0)
+    return <p class="panel">{escapeHtml(props.empty ?? "No API keys yet. Create one below.")}</p>;
   return (
     <div class="table-wrap">
       <table class="cards">
@@ -50,7 +58,7 @@ function KeysTable(props: { keys: ApiKey[]; now: number }) {
               <td data-label="Actions">
                 {k.revokedAt === null ? (
                   <ActionButton
-                    action={`/dashboard/api-keys/${encodeURIComponent(k.id)}/revoke`}
+                    action={props.revokeAction(k)}
                     label="Revoke"
                     tone="danger"
                     name={`Revoke key ${k.name ?? k.prefix}`}
@@ -89,7 +97,11 @@ export function ApiKeysPage(props: ApiKeysPageProps) {
       ) : (
         ""
       )}
-      <KeysTable keys={props.keys} now={props.now} />
+      <KeysTable
+        keys={props.keys}
+        now={props.now}
+        revokeAction={(k) => `/dashboard/api-keys/${encodeURIComponent(k.id)}/revoke`}
+      />
       <section class="panel" aria-labelledby="create-heading">
         <h2 id="create-heading">Create a key</h2>
         <form method="post" action="/dashboard/api-keys" class="stack">

@@ -2,10 +2,24 @@ import { escapeHtml } from "@kitajs/html";
 import { Notice } from "../components.tsx";
 import { BarePage } from "../layout.tsx";
 
-export function SignInPage(props: { next: string; email?: string; error?: string; signedOut?: boolean }) {
+/** Where the form posts and what it says (the dashboard's, or the operator console's). */
+export interface SignInWords {
+  action: string;
+  heading: string;
+  footnote: string;
+}
+
+export function SignInPage(props: {
+  next: string;
+  email?: string;
+  error?: string;
+  signedOut?: boolean;
+  words: SignInWords;
+}) {
+  const { words } = props;
   return (
     <BarePage title="Sign in">
-      <h1>Sign in to Switchboard</h1>
+      <h1>{escapeHtml(words.heading)}</h1>
       {props.signedOut ? (
         <Notice tone="ok">
           <p>You are signed out.</p>
@@ -21,7 +35,7 @@ export function SignInPage(props: { next: string; email?: string; error?: string
         ""
       )}
       <div class="panel">
-        <form method="post" action="/dashboard/sign-in" class="stack">
+        <form method="post" action={words.action} class="stack">
           <input type="hidden" name="next" value={props.next} />
           <div>
             <label for="email">Email</label>
@@ -53,7 +67,7 @@ export function SignInPage(props: { next: string; email?: string; error?: string
           </div>
         </form>
       </div>
-      <p class="muted small">{escapeHtml("Logins are created by the people who run this service.")}</p>
+      <p class="muted small">{escapeHtml(words.footnote)}</p>
     </BarePage>
   ) as string;
 }

@@ -154,6 +154,25 @@ export class RedisLimiter implements RateLimiter {
     });
   }
 
+  /** True when Redis answers a PING within `ms` (the operator console's overview). */
+  async healthy(ms = 1_000): Promise<boolean> {
+    let timer: Timer | undefined;
+    const late = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
+    try {
+      return await Promise.race([
+        this.connected
+          .then(() => this.client.send("PING", []))
+          .then(
+            (answer) => answer === "PONG",
+            () => false,
+          ),
+        late,
+      ]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
   close(): void {
     this.client.close();
   }

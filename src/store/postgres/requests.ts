@@ -3,8 +3,11 @@ import { and, desc, eq, gte, lt } from "drizzle-orm";
 import { requestConditions } from "../request-filter.ts";
 import { inBatches } from "../batches.ts";
 import { usageOf, type LogCutoff, type RequestFilter, type RequestLogStore, type RequestRecord } from "../requests.ts";
+import { toCallTotal, toDailyUsage, USAGE_SQL } from "../usage-sql.ts";
 import { connect, type PgDb } from "./connect.ts";
 import { requestLog, usageHours } from "./schema.ts";
+
+type Row = Record<string, unknown>;
 
 /**
  * The request log in the shared database, read on the pool like everything else, but written on
@@ -109,6 +112,17 @@ export class PgRequestLog implements RequestLogStore {
       .from(usageHours)
       .where(accountId === null ? range : and(eq(usageHours.accountId, accountId), range))
       .orderBy(usageHours.hour, usageHours.targetId, usageHours.kind, usageHours.label);
+  }
+
+  async callTotals(from: number, to: number) {
+    return ((await this.db.$client.unsafe(USAGE_SQL.callTotals, [from, to])) as Row[]).map(toCallTotal);
+  }
+
+  async usageByDay(accountId: string | null, from: number, to: number) {
+    const params = accountId === null ? [from, to] : [from, to, accountId];
+    return ((await this.db.$client.unsafe(USAGE_SQL.usageByDay(accountId !== null), params)) as Row[]).map(
+      toDailyUsage,
+    );
   }
 
   /** On the log's own connection too: each account's cut-off, every account at once, a batch per statement. */

@@ -68,6 +68,24 @@ export class PgRetention implements RetentionStore {
     );
   }
 
+  purgeOperatorSessions(now: number, batch: number) {
+    return this.deleted(
+      `DELETE FROM operator_sessions WHERE token_hash IN (
+      SELECT token_hash FROM operator_sessions WHERE expires_at <= $1 LIMIT $2)`,
+      [now],
+      batch,
+    );
+  }
+
+  purgeOperatorSignInFailures(before: number, batch: number) {
+    return this.deleted(
+      `DELETE FROM operator_sign_in_failures WHERE email IN (
+      SELECT email FROM operator_sign_in_failures WHERE last_at < $1 LIMIT $2)`,
+      [before],
+      batch,
+    );
+  }
+
   purgeAudit(before: number, batch: number) {
     return this.deleted(
       "DELETE FROM audit_log WHERE id IN (SELECT id FROM audit_log WHERE at < $1 LIMIT $2)",

@@ -345,6 +345,40 @@ export const signInFailures = pgTable("sign_in_failures", {
   lastAt: epochMs("last_at").notNull(),
 });
 
+/** The people who run the service (issue 29): they sign in to /operator; no account is theirs. */
+export const operators = pgTable(
+  "operators",
+  {
+    id: text("id").primaryKey(),
+    email: text("email").notNull(),
+    passwordHash: text("password_hash").notNull(),
+    createdAt: epochMs("created_at").notNull(),
+  },
+  (t) => [uniqueIndex("operators_email").on(t.email)],
+);
+
+/** Operators' sessions: apart from account users' (sessions), so neither kind opens the other's pages. */
+export const operatorSessions = pgTable(
+  "operator_sessions",
+  {
+    // sha256 of the cookie value, as for sessions.
+    tokenHash: text("token_hash").primaryKey(),
+    operatorId: text("operator_id")
+      .notNull()
+      .references(() => operators.id, { onDelete: "cascade" }),
+    createdAt: epochMs("created_at").notNull(),
+    expiresAt: epochMs("expires_at").notNull(),
+  },
+  (t) => [index("operator_sessions_expires").on(t.expiresAt), index("operator_sessions_operator").on(t.operatorId)],
+);
+
+/** Failed operator sign-ins per email, counted apart from account users' (an email may be both). */
+export const operatorSignInFailures = pgTable("operator_sign_in_failures", {
+  email: text("email").primaryKey(),
+  count: integer("count").notNull(),
+  lastAt: epochMs("last_at").notNull(),
+});
+
 /**
  * One row: the number of the last change to what instances keep in memory (the directory,
  * endpoints). Each such change bumps it in its own transaction and sends it with pg_notify, so

@@ -13,6 +13,8 @@ import { PgInstances } from "./instances.ts";
 import { applyMigrations } from "./migrate.ts";
 import { PgNotifications } from "./notifications.ts";
 import { PgOnboardings } from "./onboardings.ts";
+import { PgOperators } from "./operators.ts";
+import { PgOverview } from "./overview.ts";
 import { PgQueue } from "./queue.ts";
 import { PgRecoveries } from "./recoveries.ts";
 import { PgRequestLog } from "./requests.ts";
@@ -67,6 +69,8 @@ export async function openPostgresStore(url: string, sealer: Sealer, options: Pg
       directory: unavailableAsStoreError(directory),
       users: unavailableAsStoreError(new PgUsers(db)),
       sessions: unavailableAsStoreError(new PgSessions(db)),
+      operators: unavailableAsStoreError(new PgOperators(db)),
+      overview: unavailableAsStoreError(new PgOverview(db.$client)),
       notifications: unavailableAsStoreError(new PgNotifications(db)),
       requests: unavailableAsStoreError(requests),
       recoveries: unavailableAsStoreError(new PgRecoveries(db)),

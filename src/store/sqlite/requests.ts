@@ -3,8 +3,11 @@ import { and, desc, eq, gte, lt, sql } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/bun-sqlite";
 import { requestConditions } from "../request-filter.ts";
 import type { LogCutoff, RequestFilter, RequestLogStore, RequestRecord, WriterTrouble } from "../requests.ts";
+import { toCallTotal, toDailyUsage, USAGE_SQL } from "../usage-sql.ts";
 import { requestLog, usageHours } from "./request-log-schema.ts";
 import { RequestLogThread, type LogFiles } from "./request-log-thread.ts";
+
+type Row = Record<string, unknown>;
 
 /**
  * The request log in its own file (request-log-file.ts): read on the serving thread's connection
@@ -68,6 +71,18 @@ export class SqliteRequestLog implements RequestLogStore {
       .where(accountId === null ? range : and(eq(usageHours.accountId, accountId), range))
       .orderBy(usageHours.hour, usageHours.targetId, usageHours.kind, usageHours.label)
       .all();
+  }
+
+  async callTotals(from: number, to: number) {
+    return this.sqlite.query<Row, [number, number]>(USAGE_SQL.callTotals).all(from, to).map(toCallTotal);
+  }
+
+  async usageByDay(accountId: string | null, from: number, to: number) {
+    const rows =
+      accountId === null
+        ? this.sqlite.query<Row, [number, number]>(USAGE_SQL.usageByDay(false)).all(from, to)
+        : this.sqlite.query<Row, [number, number, string]>(USAGE_SQL.usageByDay(true)).all(from, to, accountId);
+    return rows.map(toDailyUsage);
   }
 
   /** On the writer thread, which holds no request of the server's meanwhile. */

@@ -42,6 +42,16 @@ function prepare(db: Db) {
       `DELETE FROM sign_in_failures WHERE email IN (
       SELECT email FROM sign_in_failures WHERE last_at < $before LIMIT $batch)`,
     ),
+    operatorSessions: statement<unknown, { now: number } & Batch>(
+      sqlite,
+      `DELETE FROM operator_sessions WHERE token_hash IN (
+      SELECT token_hash FROM operator_sessions WHERE expires_at <= $now LIMIT $batch)`,
+    ),
+    operatorFailures: statement<unknown, { before: number } & Batch>(
+      sqlite,
+      `DELETE FROM operator_sign_in_failures WHERE email IN (
+      SELECT email FROM operator_sign_in_failures WHERE last_at < $before LIMIT $batch)`,
+    ),
     audit: statement<unknown, { before: number } & Batch>(
       sqlite,
       "DELETE FROM audit_log WHERE id IN (SELECT id FROM audit_log WHERE at < $before LIMIT $batch)",
@@ -80,6 +90,14 @@ export class SqliteRetention implements RetentionStore {
 
   purgeSignInFailures(before: number, batch: number) {
     return inBatches(batch, () => this.stmt.failures.run({ before, batch }).changes);
+  }
+
+  purgeOperatorSessions(now: number, batch: number) {
+    return inBatches(batch, () => this.stmt.operatorSessions.run({ now, batch }).changes);
+  }
+
+  purgeOperatorSignInFailures(before: number, batch: number) {
+    return inBatches(batch, () => this.stmt.operatorFailures.run({ before, batch }).changes);
   }
 
   async purgeOnboardings(now: number, batch: number) {

@@ -301,6 +301,40 @@ export const signInFailures = sqliteTable("sign_in_failures", {
   lastAt: integer("last_at").notNull(),
 });
 
+/** The people who run the service (issue 29): they sign in to /operator; no account is theirs. */
+export const operators = sqliteTable(
+  "operators",
+  {
+    id: text("id").primaryKey(),
+    email: text("email").notNull(),
+    passwordHash: text("password_hash").notNull(),
+    createdAt: integer("created_at").notNull(),
+  },
+  (t) => [uniqueIndex("operators_email").on(t.email)],
+);
+
+/** Operators' sessions: apart from account users' (sessions), so neither kind opens the other's pages. */
+export const operatorSessions = sqliteTable(
+  "operator_sessions",
+  {
+    // sha256 of the cookie value, as for sessions.
+    tokenHash: text("token_hash").primaryKey(),
+    operatorId: text("operator_id")
+      .notNull()
+      .references(() => operators.id, { onDelete: "cascade" }),
+    createdAt: integer("created_at").notNull(),
+    expiresAt: integer("expires_at").notNull(),
+  },
+  (t) => [index("operator_sessions_expires").on(t.expiresAt), index("operator_sessions_operator").on(t.operatorId)],
+);
+
+/** Failed operator sign-ins per email, counted apart from account users' (an email may be both). */
+export const operatorSignInFailures = sqliteTable("operator_sign_in_failures", {
+  email: text("email").primaryKey(),
+  count: integer("count").notNull(),
+  lastAt: integer("last_at").notNull(),
+});
+
 export const meta = sqliteTable("meta", {
   key: text("key").primaryKey(),
   value: text("value").notNull().default(sql`''`),

@@ -13,6 +13,8 @@ import { SqliteInstances } from "./instances.ts";
 import { SqliteHistory } from "./history.ts";
 import { SqliteNotifications } from "./notifications.ts";
 import { SqliteOnboardings } from "./onboardings.ts";
+import { SqliteOperators } from "./operators.ts";
+import { SqliteOverview } from "./overview.ts";
 import { SqliteQueue } from "./queue.ts";
 import { SqliteRecoveries } from "./recoveries.ts";
 import { openRequestLogFile, requestLogPath } from "./request-log-file.ts";
@@ -104,6 +106,8 @@ export function openSqliteStore(path: string, sealer: Sealer, options: SqliteSto
     directory: new SqliteDirectory(db, sealer, audit),
     users: new SqliteUsers(db, audit),
     sessions: new SqliteSessions(db, audit),
+    operators: new SqliteOperators(db, audit),
+    overview: new SqliteOverview(sqlite),
     notifications: new SqliteNotifications(db),
     requests,
     recoveries: new SqliteRecoveries(db, audit),

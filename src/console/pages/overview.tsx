@@ -1,0 +1,199 @@
+import { escapeHtml } from "@kitajs/html";
+import { Time } from "../../dashboard/components.tsx";
+import { relativeTime } from "../../dashboard/format.ts";
+import { disabledText } from "../../dashboard/pages/endpoints.tsx";
+import type { BackupState, CallWindow, Overview } from "../reports.ts";
+import { accountPath, count, Health, NumberName, perMinute, share, Stat } from "./words.tsx";
+
+/** "09:00 UTC", with the date when it is not the day of `now`. */
+function sinceText(ms: number, now: number): string {
+  const iso = new Date(ms).toISOString();
+  const sameDay = iso.slice(0, 10) === new Date(now).toISOString().slice(0, 10);
+  return `${sameDay ? "" : `${iso.slice(0, 10)} `}${iso.slice(11, 16)} UTC`;
+}
+
+function Calls(props: { title: string; calls: CallWindow; id: string; now: number }) {
+  const c = props.calls;
+  return (
+    <section class="panel" aria-labelledby={props.id}>
+      <h2 id={props.id}>{escapeHtml(props.title)}</h2>
+      <div class="stats">
+        <Stat
+          label="Calls per minute"
+          value={perMinute(c.perMinute)}
+          note={`counted by the hour since ${sinceText(c.since, props.now)}`}
+        />
+        <Stat
+          label="Upstream error rate"
+          value={share(c.errorRate)}
+          note={`${count(c.upstreamErrors)} of ${count(c.forwarded + c.upstreamErrors)} calls upstream answered`}
+          tone={c.errorRate !== null && c.errorRate >= 0.05 ? "warn" : "plain"}
+        />
+        <Stat label="Refused by Switchboard" value={count(c.refused)} note="key, billing, state or rate limit" />
+      </div>
+    </section>
+  );
+}
+
+/** The last verified backup and whether a later one failed; where the database is not a SQLite file, none is ours to take. */
+function Backup(props: { state: BackupState; now: number }) {
+  const b = props.state;
+  if (b === null)
+    return <Stat label="Backups" value="Not taken here" note="PostgreSQL: back it up with its own tools" />;
+  const failedSince = b.failure !== null && (b.last === null || b.failure.at > b.last.at);
+  const failure = b.failure && `${b.failure.stage} failed ${relativeTime(b.failure.at, props.now)}`;
+  const when = b.schedule === null ? "by hand only (no BACKUP_SCHEDULE)" : `on schedule ${b.schedule}`;
+  if (b.last === null)
+    return (
+      <Stat
+        label="Last backup"
+        value={failedSince ? "Failed" : "None yet"}
+        note={failedSince && failure ? failure : when}
+        tone={failedSince ? "bad" : b.schedule === null ? "plain" : "warn"}
+      />
+    );
+  return (
+    <Stat
+      label="Last backup"
+      value={relativeTime(b.last.at, props.now)}
+      note={failedSince && failure ? `a later one: ${failure}` : when}
+      tone={failedSince ? "warn" : "ok"}
+    />
+  );
+}
+
+export function OverviewPage(props: { o: Overview }) {
+  const { o } = props;
+  const d = o.deliveries.day;
+  return (
+    <>
+      <h1>Overview</h1>
+      <p class="lead">Every account at a glance. Times are UTC.</p>
+      <div class="columns">
+        <Calls title="Proxied calls, last hour" calls={o.calls.hour} id="calls-hour" now={o.now} />
+        <Calls title="Proxied calls, last 24 hours" calls={o.calls.day} id="calls-day" now={o.now} />
+      </div>
+      <section class="panel" aria-labelledby="webhooks-heading">
+        <h2 id="webhooks-heading">Webhooks</h2>
+        <div class="stats">
+          <Stat label="Events received, last hour" value={count(o.events.hour)} />
+          <Stat label="Events received, last 24 hours" value={count(o.events.day)} />
+          <Stat
+            label="Deliveries pending"
+            value={count(o.deliveries.pending)}
+            note="waiting for an attempt or a retry"
+          />
+          <Stat
+            label="Failed attempts, 24 hours"
+            value={count(d.failed)}
+            note={`${count(d.succeeded)} succeeded`}
+            tone={d.failed > 0 ? "warn" : "plain"}
+          />
+          <Stat label="Parked, 24 hours" value={count(d.parked)} tone={d.parked > 0 ? "bad" : "plain"} />
+          <Stat
+            label="Endpoints failing now"
+            value={count(o.failingEndpoints)}
+            note="enabled, last attempts failed"
+            tone={o.failingEndpoints > 0 ? "warn" : "plain"}
+          />
+        </div>
+      </section>
+      <section class="panel" aria-labelledby="service-heading">
+        <h2 id="service-heading">Service</h2>
+        <div class="stats">
+          <Stat
+            label={o.storage.kind === "postgres" ? "PostgreSQL" : "SQLite"}
+            value={o.storage.healthy ? "Answering" : "Not answering"}
+            tone={o.storage.healthy ? "ok" : "bad"}
+          />
+          {o.redis ? (
+            <Stat
+              label="Redis (rate limits)"
+              value={o.redis.healthy ? "Answering" : "Not answering"}
+              note={o.redis.healthy ? undefined : "the proxy lets calls through unlimited meanwhile"}
+              tone={o.redis.healthy ? "ok" : "bad"}
+            />
+          ) : (
+            <Stat label="Rate limits" value="Local" note="kept in this process: one instance, no Redis" />
+          )}
+          <Backup state={o.backups} now={o.now} />
+        </div>
+      </section>
+
+      <h2 id="disabled-heading">Endpoints disabled in the last 24 hours</h2>
+      {o.disabled.length === 0 ? (
+        <p class="panel">None.</p>
+      ) : (
+        <div class="table-wrap">
+          <table class="cards" aria-labelledby="disabled-heading">
+            <thead>
+              <tr>
+                <th scope="col">Account</th>
+                <th scope="col">URL</th>
+                <th scope="col">Why</th>
+                <th scope="col">Last changed</th>
+              </tr>
+            </thead>
+            <tbody>
+              {o.disabled.map((e) => (
+                <tr>
+                  <td data-label="Account">
+                    <a href={accountPath(e.accountId)} safe>
+                      {e.accountName}
+                    </a>
+                  </td>
+                  <td data-label="URL" class="break" safe>
+                    {e.url}
+                  </td>
+                  <td data-label="Why" class="small" safe>
+                    {disabledText(e.disabledReason)}
+                  </td>
+                  <td data-label="Last changed">
+                    <Time at={e.updatedAt} now={o.now} />
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+
+      <div class="row spread">
+        <h2 id="unusable-heading">Numbers not connected</h2>
+        <a href="/operator/numbers?state=unusable">All, by state and cause</a>
+      </div>
+      {o.notConnected.length === 0 ? (
+        <p class="panel">Every number is connected.</p>
+      ) : (
+        <div class="table-wrap">
+          <table class="cards" aria-labelledby="unusable-heading">
+            <thead>
+              <tr>
+                <th scope="col">Number</th>
+                <th scope="col">Account</th>
+                <th scope="col">Health</th>
+              </tr>
+            </thead>
+            <tbody>
+              {o.notConnected.map((h) => (
+                <tr>
+                  <td data-label="Number">
+                    <NumberName number={h.number} />
+                  </td>
+                  <td data-label="Account">
+                    <a href={accountPath(h.account.id)} safe>
+                      {h.account.name}
+                    </a>
+                  </td>
+                  <td data-label="Health">
+                    <Health health={h} />
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+    </>
+  );
+}

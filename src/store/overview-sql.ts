@@ -1,0 +1,42 @@
+import type { DeliveryTotals, DisabledEndpoint } from "./overview.ts";
+
+type Row = Record<string, unknown>;
+
+/**
+ * The overview's statements, the same text on both backends: `$1`… are positional on each, an
+ * endpoint's `enabled` is a truth value on each (SQLite's 0/1), and integer division floors on each.
+ */
+export const OVERVIEW_SQL = {
+  /** One count per time, parameters $1… in order; `where` narrows the rows read further (SQLite's rowid range). */
+  eventsSince: (times: number, where = "") =>
+    `SELECT ${Array.from({ length: times }, (_, i) => `count(*) FILTER (WHERE received_at >= $${i + 1}) AS c${i}`).join(", ")}
+    FROM events${where ? ` WHERE ${where}` : ""}`,
+  deliveriesSince: `SELECT coalesce(sum(succeeded), 0) AS succeeded, coalesce(sum(failed), 0) AS failed,
+    coalesce(sum(parked), 0) AS parked FROM endpoint_hours WHERE hour >= $1`,
+  failingEndpoints: "SELECT count(*) AS n FROM endpoints WHERE enabled AND consecutive_failures > 0",
+  disabledSince: `SELECT id, account_id, url, disabled_reason, updated_at FROM endpoints
+    WHERE NOT enabled AND updated_at >= $1 ORDER BY updated_at DESC, id LIMIT $2`,
+};
+
+/** PostgreSQL's sums and counts come back as text (bigint). */
+const n = (value: unknown) => Number(value ?? 0);
+
+export const toDeliveryTotals = (row: Row | undefined): DeliveryTotals => ({
+  succeeded: n(row?.succeeded),
+  failed: n(row?.failed),
+  parked: n(row?.parked),
+});
+
+export const toDisabledEndpoint = (row: Row): DisabledEndpoint => ({
+  id: row.id as string,
+  accountId: row.account_id as string,
+  url: row.url as string,
+  disabledReason: row.disabled_reason as DisabledEndpoint["disabledReason"],
+  updatedAt: n(row.updated_at),
+});
+
+export const toCount = (row: Row | undefined | null): number => n(row?.n);
+
+/** The counts of an eventsSince statement, in the order of its times. */
+export const toCounts = (row: Row | undefined | null, times: number): number[] =>
+  Array.from({ length: times }, (_, i) => n(row?.[`c${i}`]));
