@@ -1,0 +1,151 @@
+import { sql } from "drizzle-orm";
+import { bigint, boolean, index, integer, pgTable, primaryKey, text } from "drizzle-orm/pg-core";
+import { DELIVERY_STATUSES, DISABLED_REASONS, PARKED_REASONS } from "../../vocabulary.ts";
+import { accounts } from "./accounts.ts";
+import { bytea, epochMs } from "./columns.ts";
+
+export const endpoints = pgTable(
+  "endpoints",
+  {
+    id: text("id").primaryKey(),
+    accountId: text("account_id")
+      .notNull()
+      .references(() => accounts.id, { onDelete: "cascade" }),
+    url: text("url").notNull(),
+    fields: text("fields").array().notNull(),
+    phoneNumberId: text("phone_number_id"),
+    secretEnc: text("secret_enc").notNull(),
+    previousSecretEnc: text("previous_secret_enc"),
+    previousSecretExpiresAt: epochMs("previous_secret_expires_at"),
+    enabled: boolean("enabled").notNull(),
+    disabledReason: text("disabled_reason", { enum: DISABLED_REASONS }),
+    consecutiveFailures: integer("consecutive_failures").notNull().default(0),
+    lastSuccessAt: epochMs("last_success_at"),
+    warnedAt: epochMs("warned_at"),
+    createdAt: epochMs("created_at").notNull(),
+    updatedAt: epochMs("updated_at").notNull(),
+  },
+  (t) => [index("endpoints_account").on(t.accountId)],
+);
+
+// One row per account per upstream event: the body that account's endpoints receive.
+export const events = pgTable("events", {
+  id: text("id").primaryKey(),
+  accountId: text("account_id")
+    .notNull()
+    .references(() => accounts.id, { onDelete: "cascade" }),
+  receivedAt: epochMs("received_at").notNull(),
+  // Null once the payload is deleted (history payloads, retention).
+  body: bytea("body"),
+  upstreamSignature: text("upstream_signature"),
+  fields: text("fields").array().notNull(),
+  isTest: boolean("is_test").notNull().default(false),
+});
+
+export const deliveries = pgTable(
+  "deliveries",
+  {
+    // Sent as webhook-id; identical on every retry.
+    id: text("id").primaryKey(),
+    accountId: text("account_id")
+      .notNull()
+      .references(() => accounts.id, { onDelete: "cascade" }),
+    endpointId: text("endpoint_id")
+      .notNull()
+      .references(() => endpoints.id, { onDelete: "cascade" }),
+    eventId: text("event_id")
+      .notNull()
+      .references(() => events.id, { onDelete: "cascade" }),
+    status: text("status", { enum: DELIVERY_STATUSES }).notNull(),
+    attemptCount: integer("attempt_count").notNull().default(0),
+    // When it is due. A claim leaves it as it is: a lease lives in endpoint_slots, and the
+    // delivery is due again as soon as its lease ends without an attempt recorded.
+    nextAttemptAt: epochMs("next_attempt_at"),
+    replayOf: text("replay_of"),
+    parkedReason: text("parked_reason", {
+      enum: PARKED_REASONS,
+    }),
+    payloadDeleted: boolean("payload_deleted").notNull().default(false),
+    createdAt: epochMs("created_at").notNull(),
+    updatedAt: epochMs("updated_at").notNull(),
+  },
+  (t) => [
+    // An endpoint's oldest pending work (the claim; the few in flight are skipped by id). The id
+    // breaks ties in the claim's order, so a claim reads its few rows in index order: without it,
+    // every claim sorted the endpoint's whole backlog (27 ms for 6,400 due, bench/RESULTS.md).
+    index("deliveries_due").on(t.endpointId, t.nextAttemptAt, t.id).where(sql`${t.status} = 'pending'`),
+    // Dropping a history payload, purging events, and the foreign keys' cascades.
+    index("deliveries_event").on(t.eventId),
+    // The dashboard's lists (newest first, per endpoint), the retention purge, and the cascade.
+    index("deliveries_endpoint_created").on(t.endpointId, t.createdAt, t.id),
+    // The lists filtered by status, for the statuses most deliveries never keep long.
+    index("deliveries_parked").on(t.endpointId, t.createdAt, t.id).where(sql`${t.status} = 'parked'`),
+    // A delivery's replays: a bulk recover replays nothing twice.
+    index("deliveries_replay_of").on(t.replayOf).where(sql`${t.replayOf} IS NOT NULL`),
+    index("deliveries_pending").on(t.endpointId, t.createdAt, t.id).where(sql`${t.status} = 'pending'`),
+  ],
+);
+
+/**
+ * An endpoint's slots (docs/webhooks.md#at-least-once-and-in-no-fixed-order): one row per request it may have in flight across every instance,
+ * made by the first claim that needs it. A claim leases a delivery by writing it into a free slot
+ * (never used, released, or whose lease ran out); its completion, fenced on the lease id, frees
+ * it. No column a lease changes is indexed, so every lease and release is a HOT update of a small
+ * table, and the delivery's own row (and its five indexes) is written only when it changes state.
+ */
+export const endpointSlots = pgTable(
+  "endpoint_slots",
+  {
+    endpointId: text("endpoint_id")
+      .notNull()
+      .references(() => endpoints.id, { onDelete: "cascade" }),
+    slot: integer("slot").notNull(),
+    deliveryId: text("delivery_id"),
+    // The claim that holds (or last held) the slot: an attempt's record is kept only under it.
+    leaseId: text("lease_id"),
+    // The instance that made that claim (instances.id): its leases are taken back when it dies.
+    holder: text("holder"),
+    // The lease is live while this is in the future.
+    leaseUntil: epochMs("lease_until"),
+  },
+  (t) => [primaryKey({ columns: [t.endpointId, t.slot] })],
+);
+
+/**
+ * Where an endpoint's claims read its due deliveries from. Their older entries in deliveries_due
+ * point to versions of rows that have since changed (the deliveries attempted, thousands a
+ * second), until vacuum removes them: a claim that read from the start would step over all of
+ * them. A claim reads from a second before the due time of the last one taken (what a commit that
+ * came late brought in behind it), and from the start once a second, or when leases were taken back
+ * (scanned_at null), to find the rest that came due behind (a retry, a lease run out).
+ */
+export const endpointDue = pgTable("endpoint_due", {
+  endpointId: text("endpoint_id")
+    .primaryKey()
+    .references(() => endpoints.id, { onDelete: "cascade" }),
+  lastTakenAt: epochMs("last_taken_at"),
+  scannedAt: epochMs("scanned_at"),
+});
+
+/**
+ * The instances working the queue (src/store/instances.ts): each beats once a second; one whose
+ * count stops moving is taken for dead by the others, which free its slots at once.
+ */
+export const instances = pgTable("instances", {
+  id: text("id").primaryKey(),
+  // Random per process: another one under the same id shows as a change of it.
+  incarnation: text("incarnation").notNull(),
+  startedAt: epochMs("started_at").notNull(),
+  beatAt: epochMs("beat_at").notNull(),
+  beats: bigint("beats", { mode: "number" }).notNull(),
+});
+
+/**
+ * One row: the number of the last change to what instances keep in memory (the directory,
+ * endpoints). Each such change bumps it in its own transaction and sends it with pg_notify, so
+ * an instance that sees a gap, or a number ahead of its own, knows it missed one (changes.ts).
+ */
+export const changes = pgTable("changes", {
+  id: integer("id").primaryKey().default(1),
+  seq: bigint("seq", { mode: "number" }).notNull().default(0),
+});
