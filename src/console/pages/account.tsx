@@ -7,10 +7,12 @@ import type { NumberUsage } from "../../dashboard/usage.ts";
 import { causeOf, causeText, KIND_NAMES, NUMBER_STATES } from "../../numbers/condition.ts";
 import type { Waba } from "../../store/types.ts";
 import { endpointView } from "../../webhooks/views.ts";
-import type { AccountDetail, EndpointHealth, NumberHealth } from "../reports.ts";
+import type { AccountDetail, EndpointHealth } from "../reports.ts";
 import { BILLING_CHOICES } from "./accounts.tsx";
-import { Choice, Field, type FormState } from "./fields.tsx";
-import { accountPath, BillingBadge, count, Health, NumberName, numberName, share } from "./words.tsx";
+import { Choice, Field, type FormState, SubmitBeside } from "./fields.tsx";
+import { checkAgain, HEALTH, lastChecked, NUMBER } from "./number-columns.tsx";
+import { countColumn, Table } from "./table.tsx";
+import { accountPath, BillingBadge, count, numberName, share } from "./words.tsx";
 
 export interface AccountPageProps {
   detail: AccountDetail;
@@ -57,11 +59,7 @@ function Facts(props: { detail: AccountDetail }) {
           options={BILLING_CHOICES}
           value={a.billingStatus}
         />
-        <div class="filter-submit">
-          <button type="submit" class="secondary">
-            Set billing status
-          </button>
-        </div>
+        <SubmitBeside text="Set billing status" />
       </form>
       <p class="small muted">
         Overdue and suspended accounts' proxied calls are refused with 402; "No subscription" too.
@@ -75,32 +73,15 @@ function Users(props: { detail: AccountDetail; form?: FormState }) {
   return (
     <section aria-labelledby="users-heading">
       <h2 id="users-heading">Dashboard users</h2>
-      {users.length === 0 ? (
-        <p class="panel">No dashboard user yet.</p>
-      ) : (
-        <div class="table-wrap">
-          <table class="cards" aria-labelledby="users-heading">
-            <thead>
-              <tr>
-                <th scope="col">Email</th>
-                <th scope="col">Created</th>
-              </tr>
-            </thead>
-            <tbody>
-              {users.map((u) => (
-                <tr>
-                  <td data-label="Email" class="break" safe>
-                    {u.email}
-                  </td>
-                  <td data-label="Created">
-                    <Time at={u.createdAt} now={now} />
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      )}
+      <Table
+        rows={users}
+        columns={[
+          { head: "Email", class: "break", cell: (u) => escapeHtml(u.email) },
+          { head: "Created", cell: (u) => <Time at={u.createdAt} now={now} /> },
+        ]}
+        empty="No dashboard user yet."
+        labelledBy="users-heading"
+      />
       <details class="panel" open={props.form ? true : undefined}>
         <summary>Add a user</summary>
         {props.form?.message ? (
@@ -130,64 +111,37 @@ function Users(props: { detail: AccountDetail; form?: FormState }) {
   );
 }
 
-function Wabas(props: { detail: AccountDetail }) {
-  const { wabas, numbers } = props.detail;
-  if (wabas.length === 0) return <p class="panel">No WABA connected.</p>;
+function WabaState(props: { waba: Waba }) {
+  const w = props.waba;
+  const cause = causeOf(w, "waba");
   return (
-    <div class="table-wrap">
-      <table class="cards" aria-labelledby="wabas-heading">
-        <thead>
-          <tr>
-            <th scope="col">WABA</th>
-            <th scope="col">App</th>
-            <th scope="col">State</th>
-            <th scope="col" class="num">
-              Numbers
-            </th>
-          </tr>
-        </thead>
-        <tbody>
-          {wabas.map((w) => {
-            const cause = causeOf(w, "waba");
-            return (
-              <tr>
-                <td data-label="WABA" class="mono" safe>
-                  {w.wabaId}
-                </td>
-                <td data-label="App">{w.appSecret === null ? "The service's app" : "Their own app"}</td>
-                <td data-label="State">
-                  <Badge tone={w.status === "connected" ? "ok" : "bad"} text={NUMBER_STATES[WABA_STATE[w.status]]} />
-                  {cause && w.status !== "connected" ? (
-                    <p class="small muted" safe>
-                      {causeText(cause)}
-                    </p>
-                  ) : (
-                    ""
-                  )}
-                </td>
-                <td data-label="Numbers" class="num">
-                  {escapeHtml(count(numbers.filter((n) => n.number.wabaId === w.wabaId).length))}
-                </td>
-              </tr>
-            );
-          })}
-        </tbody>
-      </table>
-    </div>
+    <>
+      <Badge tone={w.status === "connected" ? "ok" : "bad"} text={NUMBER_STATES[WABA_STATE[w.status]]} />
+      {cause && w.status !== "connected" ? (
+        <p class="small muted" safe>
+          {causeText(cause)}
+        </p>
+      ) : (
+        ""
+      )}
+    </>
   );
 }
 
-/** Check again (or Re-sync, for a usable number): the operator API's sync, which also checks its condition. */
-export function CheckAgain(props: { health: NumberHealth; back: "account" | "numbers" }) {
-  const { number, condition, account } = props.health;
-  const label = condition.usable ? "Re-sync" : "Check again";
+function Wabas(props: { detail: AccountDetail }) {
+  const { wabas, numbers } = props.detail;
   return (
-    <form method="post" action={`${accountPath(account.id)}/numbers/${encodeURIComponent(number.phoneNumberId)}/check`}>
-      <input type="hidden" name="back" value={props.back} />
-      <button type="submit" class="secondary" aria-label={`${label} ${numberName(number)}`}>
-        {escapeHtml(label)}
-      </button>
-    </form>
+    <Table
+      rows={wabas}
+      columns={[
+        { head: "WABA", class: "mono", cell: (w) => escapeHtml(w.wabaId) },
+        { head: "App", cell: (w) => (w.appSecret === null ? "The service's app" : "Their own app") },
+        { head: "State", cell: (w) => <WabaState waba={w} /> },
+        countColumn<Waba>("Numbers", (w) => numbers.filter((n) => n.number.wabaId === w.wabaId).length),
+      ]}
+      empty="No WABA connected."
+      labelledBy="wabas-heading"
+    />
   );
 }
 
@@ -205,49 +159,33 @@ function NumberCalls(props: { usage: NumberUsage | undefined; label: string }) {
 
 function Numbers(props: { detail: AccountDetail }) {
   const { numbers, usage, now } = props.detail;
-  if (numbers.length === 0) return <p class="panel">No number connected.</p>;
   return (
-    <div class="table-wrap">
-      <table class="cards" aria-labelledby="numbers-heading">
-        <thead>
-          <tr>
-            <th scope="col">Number</th>
-            <th scope="col">Health</th>
-            <th scope="col">Kind and level</th>
-            <th scope="col">Last checked</th>
-            <th scope="col">Calls</th>
-            <th scope="col">
-              <span class="visually-hidden">Actions</span>
-            </th>
-          </tr>
-        </thead>
-        <tbody>
-          {numbers.map((h) => (
-            <tr>
-              <td data-label="Number">
-                <NumberName number={h.number} />
-              </td>
-              <td data-label="Health">
-                <Health health={h} />
-              </td>
-              <td data-label="Kind">
-                {escapeHtml(KIND_NAMES[h.number.kind])}
-                <div class="small">{escapeHtml(h.number.throughputLevel)}</div>
-              </td>
-              <td data-label="Last checked">
-                <Time at={h.number.syncedAt} now={now} />
-              </td>
-              <td data-label="Calls" class="usage">
-                <NumberCalls usage={usage.get(h.number.phoneNumberId)} label={numberName(h.number)} />
-              </td>
-              <td data-label="Actions">
-                <CheckAgain health={h} back="account" />
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-    </div>
+    <Table
+      rows={numbers}
+      columns={[
+        NUMBER,
+        HEALTH,
+        {
+          head: "Kind and level",
+          label: "Kind",
+          cell: (h) => (
+            <>
+              {escapeHtml(KIND_NAMES[h.number.kind])}
+              <div class="small">{escapeHtml(h.number.throughputLevel)}</div>
+            </>
+          ),
+        },
+        lastChecked(now),
+        {
+          head: "Calls",
+          class: "usage",
+          cell: (h) => <NumberCalls usage={usage.get(h.number.phoneNumberId)} label={numberName(h.number)} />,
+        },
+        checkAgain("account"),
+      ]}
+      empty="No number connected."
+      labelledBy="numbers-heading"
+    />
   );
 }
 
@@ -264,52 +202,48 @@ function SuccessRate(props: { e: EndpointHealth }) {
   );
 }
 
+function EndpointUrl(props: { endpoint: EndpointHealth["endpoint"] }) {
+  const e = props.endpoint;
+  return (
+    <>
+      <span safe>{e.url}</span>
+      <div class="small muted" safe>
+        {e.phoneNumberId === null ? "All numbers" : `Number ${e.phoneNumberId}`}
+      </div>
+    </>
+  );
+}
+
+function EndpointStateText(props: { endpoint: EndpointHealth["endpoint"] }) {
+  const e = props.endpoint;
+  return (
+    <>
+      <EndpointState endpoint={endpointView(e)} />
+      {e.enabled ? (
+        ""
+      ) : (
+        <p class="small" safe>
+          {disabledText(e.disabledReason)}
+        </p>
+      )}
+    </>
+  );
+}
+
 function Endpoints(props: { detail: AccountDetail }) {
   const { endpoints } = props.detail;
-  if (endpoints.length === 0) return <p class="panel">No webhook endpoint.</p>;
   return (
-    <div class="table-wrap">
-      <table class="cards" aria-labelledby="endpoints-heading">
-        <thead>
-          <tr>
-            <th scope="col">URL</th>
-            <th scope="col">State</th>
-            <th scope="col" class="num">
-              Failures in a row
-            </th>
-            <th scope="col">Succeeded, 24 hours</th>
-          </tr>
-        </thead>
-        <tbody>
-          {endpoints.map((e) => (
-            <tr>
-              <td data-label="URL" class="break">
-                <span safe>{e.endpoint.url}</span>
-                <div class="small muted" safe>
-                  {e.endpoint.phoneNumberId === null ? "All numbers" : `Number ${e.endpoint.phoneNumberId}`}
-                </div>
-              </td>
-              <td data-label="State">
-                <EndpointState endpoint={endpointView(e.endpoint)} />
-                {e.endpoint.enabled ? (
-                  ""
-                ) : (
-                  <p class="small" safe>
-                    {disabledText(e.endpoint.disabledReason)}
-                  </p>
-                )}
-              </td>
-              <td data-label="Failures" class="num">
-                {escapeHtml(count(e.endpoint.consecutiveFailures))}
-              </td>
-              <td data-label="24 hours">
-                <SuccessRate e={e} />
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-    </div>
+    <Table
+      rows={endpoints}
+      columns={[
+        { head: "URL", class: "break", cell: (e) => <EndpointUrl endpoint={e.endpoint} /> },
+        { head: "State", cell: (e) => <EndpointStateText endpoint={e.endpoint} /> },
+        countColumn<EndpointHealth>("Failures in a row", (e) => e.endpoint.consecutiveFailures, "Failures"),
+        { head: "Succeeded, 24 hours", label: "24 hours", cell: (e) => <SuccessRate e={e} /> },
+      ]}
+      empty="No webhook endpoint."
+      labelledBy="endpoints-heading"
+    />
   );
 }
 

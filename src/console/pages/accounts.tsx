@@ -1,74 +1,52 @@
 import { escapeHtml } from "@kitajs/html";
 import { Notice } from "../../dashboard/components.tsx";
 import type { AccountRow } from "../reports.ts";
-import { Choice, Field, type FormState } from "./fields.tsx";
+import { Choice, Field, type FormState, SubmitBeside } from "./fields.tsx";
+import { type Column, countColumn, Table } from "./table.tsx";
 import { accountPath, BILLING, BillingBadge, count } from "./words.tsx";
 
 export const BILLING_CHOICES = Object.entries(BILLING).map(([value, b]) => ({ value, text: b.text }));
 
-function AccountsTable(props: { rows: AccountRow[]; search: string }) {
-  if (props.rows.length === 0)
-    return <p class="panel">{props.search ? "No account matches." : "No accounts yet. Create one below."}</p>;
+function AccountName(props: { account: AccountRow["account"] }) {
+  const a = props.account;
   return (
-    <div class="table-wrap">
-      <table class="cards">
-        <caption class="visually-hidden">Accounts</caption>
-        <thead>
-          <tr>
-            <th scope="col">Account</th>
-            <th scope="col">Billing</th>
-            <th scope="col" class="num">
-              Numbers
-            </th>
-            <th scope="col" class="num">
-              Active keys
-            </th>
-            <th scope="col" class="num">
-              Calls this month
-            </th>
-          </tr>
-        </thead>
-        <tbody>
-          {props.rows.map((r) => (
-            <tr>
-              <td data-label="Account" class="break">
-                <a href={accountPath(r.account.id)}>
-                  <strong safe>{r.account.name}</strong>
-                </a>
-                <div class="small" safe>
-                  {r.account.email}
-                </div>
-                <div class="small muted mono" safe>
-                  {r.account.id}
-                </div>
-              </td>
-              <td data-label="Billing">
-                <BillingBadge status={r.account.billingStatus} />
-              </td>
-              <td data-label="Numbers" class="num">
-                {escapeHtml(count(r.numbers))}
-                {r.unusableNumbers > 0 ? (
-                  <div class="small error-text">{escapeHtml(count(r.unusableNumbers))} not connected</div>
-                ) : (
-                  ""
-                )}
-              </td>
-              <td data-label="Active keys" class="num">
-                {escapeHtml(count(r.activeKeys))}
-              </td>
-              <td data-label="This month" class="num">
-                {escapeHtml(count(r.callsThisMonth))}
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-    </div>
+    <>
+      <a href={accountPath(a.id)}>
+        <strong safe>{a.name}</strong>
+      </a>
+      <div class="small" safe>
+        {a.email}
+      </div>
+      <div class="small muted mono" safe>
+        {a.id}
+      </div>
+    </>
   );
 }
 
+function NumbersCount(props: { row: AccountRow }) {
+  const r = props.row;
+  return (
+    <>
+      {escapeHtml(count(r.numbers))}
+      {r.unusableNumbers > 0 ? (
+        <div class="small error-text">{escapeHtml(count(r.unusableNumbers))} not connected</div>
+      ) : (
+        ""
+      )}
+    </>
+  );
+}
+
+const COLUMNS: Column<AccountRow>[] = [
+  { head: "Account", class: "break", cell: (r) => <AccountName account={r.account} /> },
+  { head: "Billing", cell: (r) => <BillingBadge status={r.account.billingStatus} /> },
+  { head: "Numbers", num: true, cell: (r) => <NumbersCount row={r} /> },
+  countColumn("Active keys", (r) => r.activeKeys),
+  countColumn("Calls this month", (r) => r.callsThisMonth, "This month"),
+];
+
 export function AccountsPage(props: { rows: AccountRow[]; search: string; form?: FormState }) {
-  const values = props.form?.values ?? {};
   return (
     <>
       <h1>Accounts</h1>
@@ -86,14 +64,15 @@ export function AccountsPage(props: { rows: AccountRow[]; search: string; form?:
               placeholder="Name, email or id"
             />
           </div>
-          <div class="filter-submit">
-            <button type="submit" class="secondary">
-              Search
-            </button>
-          </div>
+          <SubmitBeside text="Search" />
         </form>
       </search>
-      <AccountsTable rows={props.rows} search={props.search} />
+      <Table
+        rows={props.rows}
+        columns={COLUMNS}
+        empty={props.search ? "No account matches." : "No accounts yet. Create one below."}
+        caption="Accounts"
+      />
 
       <section class="panel" aria-labelledby="create-heading">
         <h2 id="create-heading">Create an account</h2>
@@ -121,8 +100,8 @@ export function AccountsPage(props: { rows: AccountRow[]; search: string; form?:
             name="billing_status"
             label="Billing status"
             options={BILLING_CHOICES}
-            value={typeof values.billing_status === "string" ? values.billing_status : "active"}
-            error={props.form?.errors.billing_status}
+            value="active"
+            form={props.form}
           />
           <Choice
             id="account-retention"
@@ -132,8 +111,8 @@ export function AccountsPage(props: { rows: AccountRow[]; search: string; form?:
               { value: "24h", text: "24 hours" },
               { value: "7d", text: "7 days" },
             ]}
-            value={typeof values.retention === "string" ? values.retention : "24h"}
-            error={props.form?.errors.retention}
+            value="24h"
+            form={props.form}
           />
           <Field
             id="user-email"

@@ -2,7 +2,7 @@ import type { AuditView } from "../../audit/queries.ts";
 import { Notice, Pager, TimeRangeAndFilter } from "../../dashboard/components.tsx";
 import { ActionChoice, AuditTable } from "../../dashboard/pages/activity.tsx";
 import type { Account } from "../../store/types.ts";
-import { Choice } from "./fields.tsx";
+import { AccountChoice } from "./fields.tsx";
 import { accountPath } from "./words.tsx";
 
 /** The Audit log page's filter, as the form sends it (times as the datetime fields give them, UTC). */
@@ -60,16 +60,7 @@ export function AuditPage(props: AuditPageProps) {
       </p>
       <search aria-label="Filter the audit log">
         <form method="get" action="/operator/audit" class="row filters">
-          <Choice
-            id="filter-account"
-            name="account_id"
-            label="Account"
-            options={[
-              { value: "", text: "Every account" },
-              ...props.accounts.map((a) => ({ value: a.id, text: a.name })),
-            ]}
-            value={f.account_id ?? ""}
-          />
+          <AccountChoice id="filter-account" accounts={props.accounts} value={f.account_id} />
           <div>
             <label for="filter-actor">Who (email or id)</label>
             <input

@@ -3,7 +3,9 @@ import { Time } from "../../dashboard/components.tsx";
 import { relativeTime } from "../../dashboard/format.ts";
 import { disabledText } from "../../dashboard/pages/endpoints.tsx";
 import type { BackupState, CallWindow, Overview } from "../reports.ts";
-import { accountPath, count, Health, NumberName, perMinute, share, Stat } from "./words.tsx";
+import { HEALTH, NUMBER, OWNER } from "./number-columns.tsx";
+import { accountColumn, Table } from "./table.tsx";
+import { count, perMinute, share, Stat } from "./words.tsx";
 
 /** "09:00 UTC", with the date when it is not the day of `now`. */
 function sinceText(ms: number, now: number): string {
@@ -121,79 +123,28 @@ export function OverviewPage(props: { o: Overview }) {
       </section>
 
       <h2 id="disabled-heading">Endpoints disabled in the last 24 hours</h2>
-      {o.disabled.length === 0 ? (
-        <p class="panel">None.</p>
-      ) : (
-        <div class="table-wrap">
-          <table class="cards" aria-labelledby="disabled-heading">
-            <thead>
-              <tr>
-                <th scope="col">Account</th>
-                <th scope="col">URL</th>
-                <th scope="col">Why</th>
-                <th scope="col">Last changed</th>
-              </tr>
-            </thead>
-            <tbody>
-              {o.disabled.map((e) => (
-                <tr>
-                  <td data-label="Account">
-                    <a href={accountPath(e.accountId)} safe>
-                      {e.accountName}
-                    </a>
-                  </td>
-                  <td data-label="URL" class="break" safe>
-                    {e.url}
-                  </td>
-                  <td data-label="Why" class="small" safe>
-                    {disabledText(e.disabledReason)}
-                  </td>
-                  <td data-label="Last changed">
-                    <Time at={e.updatedAt} now={o.now} />
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      )}
+      <Table
+        rows={o.disabled}
+        columns={[
+          accountColumn<Overview["disabled"][number]>((e) => ({ id: e.accountId, name: e.accountName })),
+          { head: "URL", class: "break", cell: (e) => escapeHtml(e.url) },
+          { head: "Why", class: "small", cell: (e) => escapeHtml(disabledText(e.disabledReason)) },
+          { head: "Last changed", cell: (e) => <Time at={e.updatedAt} now={o.now} /> },
+        ]}
+        empty="None."
+        labelledBy="disabled-heading"
+      />
 
       <div class="row spread">
         <h2 id="unusable-heading">Numbers not connected</h2>
         <a href="/operator/numbers?state=unusable">All, by state and cause</a>
       </div>
-      {o.notConnected.length === 0 ? (
-        <p class="panel">Every number is connected.</p>
-      ) : (
-        <div class="table-wrap">
-          <table class="cards" aria-labelledby="unusable-heading">
-            <thead>
-              <tr>
-                <th scope="col">Number</th>
-                <th scope="col">Account</th>
-                <th scope="col">Health</th>
-              </tr>
-            </thead>
-            <tbody>
-              {o.notConnected.map((h) => (
-                <tr>
-                  <td data-label="Number">
-                    <NumberName number={h.number} />
-                  </td>
-                  <td data-label="Account">
-                    <a href={accountPath(h.account.id)} safe>
-                      {h.account.name}
-                    </a>
-                  </td>
-                  <td data-label="Health">
-                    <Health health={h} />
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      )}
+      <Table
+        rows={o.notConnected}
+        columns={[NUMBER, OWNER, HEALTH]}
+        empty="Every number is connected."
+        labelledBy="unusable-heading"
+      />
     </>
   );
 }

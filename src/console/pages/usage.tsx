@@ -1,8 +1,8 @@
 import { escapeHtml } from "@kitajs/html";
 import type { Account } from "../../store/types.ts";
 import type { UsageTotal } from "../../requests/usage-report.ts";
-import { Choice } from "./fields.tsx";
-import { accountPath, count } from "./words.tsx";
+import { AccountChoice, Choice, SubmitBeside } from "./fields.tsx";
+import { accountColumn, countColumn, Table } from "./table.tsx";
 
 export interface UsagePageProps {
   accounts: Account[];
@@ -27,16 +27,7 @@ export function UsagePage(props: UsagePageProps) {
         UTC; the Until day is not included.
       </p>
       <form method="get" action="/operator/usage" class="row filters">
-        <Choice
-          id="usage-account"
-          name="account_id"
-          label="Account"
-          options={[
-            { value: "", text: "Every account" },
-            ...props.accounts.map((a) => ({ value: a.id, text: a.name })),
-          ]}
-          value={q.account_id ?? ""}
-        />
+        <AccountChoice id="usage-account" accounts={props.accounts} value={q.account_id} />
         <div>
           <label for="usage-from">From</label>
           <input type="date" id="usage-from" name="from" value={props.first} />
@@ -55,11 +46,7 @@ export function UsagePage(props: UsagePageProps) {
           ]}
           value={q.by}
         />
-        <div class="filter-submit">
-          <button type="submit" class="secondary">
-            Show
-          </button>
-        </div>
+        <SubmitBeside text="Show" />
       </form>
       <p>
         <a class="button" href={props.csv} download="">
@@ -67,55 +54,19 @@ export function UsagePage(props: UsagePageProps) {
         </a>{" "}
         <span class="small muted">{escapeHtml(`${props.first} to ${props.last}`)}</span>
       </p>
-      {props.rows.length === 0 ? (
-        <p class="panel">No proxied calls in this period.</p>
-      ) : (
-        <div class="table-wrap">
-          <table class="cards">
-            <caption class="visually-hidden">Usage</caption>
-            <thead>
-              <tr>
-                <th scope="col">Account</th>
-                <th scope="col">Number</th>
-                <th scope="col">{q.by === "month" ? "Month" : "Day"}</th>
-                <th scope="col" class="num">
-                  Forwarded
-                </th>
-                <th scope="col" class="num">
-                  Upstream errors
-                </th>
-                <th scope="col" class="num">
-                  Refused
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {props.rows.map((r) => (
-                <tr>
-                  <td data-label="Account">
-                    <a href={accountPath(r.accountId)} safe>
-                      {name(r.accountId)}
-                    </a>
-                  </td>
-                  <td data-label="Number" class="mono" safe>
-                    {r.targetId}
-                  </td>
-                  <td data-label={q.by === "month" ? "Month" : "Day"}>{escapeHtml(r.period)}</td>
-                  <td data-label="Forwarded" class="num">
-                    {escapeHtml(count(r.forwarded))}
-                  </td>
-                  <td data-label="Errors" class="num">
-                    {escapeHtml(count(r.upstreamErrors))}
-                  </td>
-                  <td data-label="Refused" class="num">
-                    {escapeHtml(count(r.refused))}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      )}
+      <Table<UsageTotal>
+        rows={props.rows}
+        columns={[
+          accountColumn((r) => ({ id: r.accountId, name: name(r.accountId) })),
+          { head: "Number", class: "mono", cell: (r) => escapeHtml(r.targetId) },
+          { head: q.by === "month" ? "Month" : "Day", cell: (r) => escapeHtml(r.period) },
+          countColumn("Forwarded", (r) => r.forwarded),
+          countColumn("Upstream errors", (r) => r.upstreamErrors, "Errors"),
+          countColumn("Refused", (r) => r.refused),
+        ]}
+        empty="No proxied calls in this period."
+        caption="Usage"
+      />
     </>
   );
 }
