@@ -15,7 +15,8 @@ import { utcField } from "./format.ts";
 import { formFields, readForm } from "./form.ts";
 import { guarded, page, pathId, type Viewer } from "./guard.tsx";
 import { htmlResponse, isHtmx, seeOther } from "./http.ts";
-import { DeliveriesPage, DeliveryPage, TestResult } from "./pages/deliveries.tsx";
+import { DeliveriesPage } from "./pages/deliveries.tsx";
+import { DeliveryPage, TestResult } from "./pages/delivery.tsx";
 import { RecoverSection } from "./pages/recover.tsx";
 import {
   EditEndpointPage,

@@ -1,5 +1,6 @@
 import { escapeHtml } from "@kitajs/html";
 import { ActionButton, Badge, CodeList, FieldError, Notice, SecretOnce, Time } from "../components.tsx";
+import { CardsTable } from "../list.tsx";
 import { DeliveryChart } from "../chart.tsx";
 import { FIELD_GUIDE } from "../field-guide.ts";
 import { formatTime } from "../format.ts";
@@ -68,55 +69,42 @@ export function EndpointsPage(props: {
           No endpoints yet. <a href="/dashboard/endpoints/new">Add one</a> to start receiving events.
         </p>
       ) : (
-        <div class="table-wrap">
-          <table class="cards">
-            <caption class="visually-hidden">Webhook endpoints</caption>
-            <thead>
-              <tr>
-                <th scope="col">URL</th>
-                <th scope="col">State</th>
-                <th scope="col" class="num">
-                  Failures in a row
-                </th>
-                <th scope="col">Events</th>
-                <th scope="col">Last 24 hours</th>
-              </tr>
-            </thead>
-            <tbody>
-              {props.endpoints.map(({ endpoint: e, hours }) => (
-                <tr>
-                  <td data-label="URL" class="break">
-                    <a href={path(e.id)} safe>
-                      {e.url}
-                    </a>
-                    <div class="small muted" safe>
-                      {numberLabel(e, props.numbers)}
-                    </div>
-                  </td>
-                  <td data-label="State">
-                    <EndpointState endpoint={e} />
-                    {e.enabled ? (
-                      ""
-                    ) : (
-                      <p class="small" safe>
-                        {disabledText(e.disabled_reason)}
-                      </p>
-                    )}
-                  </td>
-                  <td data-label="Failures" class="num">
-                    {e.consecutive_failures}
-                  </td>
-                  <td data-label="Events" class="small">
-                    {e.fields.length === 1 ? <code safe>{e.fields[0]}</code> : <>{e.fields.length} fields</>}
-                  </td>
-                  <td data-label="Last 24 hours">
-                    <DeliveryChart hours={hours} label={e.url} />
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <CardsTable
+          caption="Webhook endpoints"
+          columns={["URL", "State", { text: "Failures in a row", num: true }, "Events", "Last 24 hours"]}
+        >
+          {props.endpoints.map(({ endpoint: e, hours }) => (
+            <tr>
+              <td data-label="URL" class="break">
+                <a href={path(e.id)} safe>
+                  {e.url}
+                </a>
+                <div class="small muted" safe>
+                  {numberLabel(e, props.numbers)}
+                </div>
+              </td>
+              <td data-label="State">
+                <EndpointState endpoint={e} />
+                {e.enabled ? (
+                  ""
+                ) : (
+                  <p class="small" safe>
+                    {disabledText(e.disabled_reason)}
+                  </p>
+                )}
+              </td>
+              <td data-label="Failures" class="num">
+                {e.consecutive_failures}
+              </td>
+              <td data-label="Events" class="small">
+                {e.fields.length === 1 ? <code safe>{e.fields[0]}</code> : <>{e.fields.length} fields</>}
+              </td>
+              <td data-label="Last 24 hours">
+                <DeliveryChart hours={hours} label={e.url} />
+              </td>
+            </tr>
+          ))}
+        </CardsTable>
       )}
     </>
   );

@@ -4,6 +4,7 @@ import { KIND_NAMES, WABA_RATE_LIMIT_PER_HOUR } from "../../numbers/condition.ts
 import type { NumberKind } from "../../store/types.ts";
 import { UsageChart } from "../chart.tsx";
 import { ActionButton, Badge, FieldError, Notice, Time } from "../components.tsx";
+import { CardsTable } from "../list.tsx";
 import type { NumberUsage } from "../usage.ts";
 import type { SignupView } from "../../onboarding/signup.ts";
 import { SignupPanel, UnfinishedSignups, type SignupSettings } from "./signup.tsx";
@@ -74,92 +75,77 @@ function NumbersTable(props: { numbers: NumberRow[]; usage: Map<string, NumberUs
     );
   }
   return (
-    <div class="table-wrap">
-      <table class="cards">
-        <caption class="visually-hidden">Connected numbers</caption>
-        <thead>
-          <tr>
-            <th scope="col">Number</th>
-            <th scope="col">Kind</th>
-            <th scope="col">Status</th>
-            <th scope="col">Throughput</th>
-            <th scope="col">Last sync</th>
-            <th scope="col">Calls</th>
-            <th scope="col">
-              <span class="visually-hidden">Actions</span>
-            </th>
-          </tr>
-        </thead>
-        <tbody>
-          {props.numbers.map((n) => (
-            <tr>
-              <td data-label="Number">
-                <NumberName n={n} />
-              </td>
-              <td data-label="Kind">{escapeHtml(KIND_NAMES[n.kind as NumberKind])}</td>
-              <td data-label="Status">
-                <Badge tone={n.usable ? "ok" : "bad"} text={n.status_text} />
-                {n.action ? (
-                  <p class="small" safe>
-                    {n.action}
-                  </p>
-                ) : (
-                  ""
-                )}
-                {n.cause ? (
-                  <p class="small muted" data-cause safe>
-                    {n.cause.text}
-                  </p>
-                ) : (
-                  ""
-                )}
-              </td>
-              <td data-label="Throughput">
-                {n.kind === "coexistence" ? (
-                  <>
-                    {escapeHtml(n.throughput_level)} <span class="muted small">(coexistence caps it)</span>
-                  </>
-                ) : (
-                  escapeHtml(n.throughput_level)
-                )}
-                <div class="small">{escapeHtml(grouped(n.rate_limit_per_second))} requests/s</div>
-              </td>
-              <td data-label="Last sync">
-                <Time at={n.synced_at} now={props.now} />
-                {n.sync_error ? (
-                  <p class="small error-text">
-                    Last sync failed: <span safe>{n.sync_error}</span>
-                  </p>
-                ) : (
-                  ""
-                )}
-              </td>
-              <td data-label="Calls" class="usage">
-                <NumberCalls
-                  usage={props.usage.get(n.phone_number_id)}
-                  label={n.display_phone_number ?? n.phone_number_id}
-                  id={n.phone_number_id}
-                />
-              </td>
-              <td data-label="Actions">
-                <ActionButton
-                  action={`/dashboard/numbers/${encodeURIComponent(n.phone_number_id)}/sync`}
-                  label={n.usable ? "Re-sync" : "Check again"}
-                  name={`${n.usable ? "Re-sync" : "Check again"} ${n.display_phone_number ?? n.phone_number_id}`}
-                />
-                {n.kind === "coexistence" ? (
-                  <a class="small" href={`/dashboard/numbers/${encodeURIComponent(n.phone_number_id)}/coexistence`}>
-                    Contacts and history sync
-                  </a>
-                ) : (
-                  ""
-                )}
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-    </div>
+    <CardsTable
+      caption="Connected numbers"
+      columns={["Number", "Kind", "Status", "Throughput", "Last sync", "Calls", { text: "Actions", hidden: true }]}
+    >
+      {props.numbers.map((n) => (
+        <tr>
+          <td data-label="Number">
+            <NumberName n={n} />
+          </td>
+          <td data-label="Kind">{escapeHtml(KIND_NAMES[n.kind as NumberKind])}</td>
+          <td data-label="Status">
+            <Badge tone={n.usable ? "ok" : "bad"} text={n.status_text} />
+            {n.action ? (
+              <p class="small" safe>
+                {n.action}
+              </p>
+            ) : (
+              ""
+            )}
+            {n.cause ? (
+              <p class="small muted" data-cause safe>
+                {n.cause.text}
+              </p>
+            ) : (
+              ""
+            )}
+          </td>
+          <td data-label="Throughput">
+            {n.kind === "coexistence" ? (
+              <>
+                {escapeHtml(n.throughput_level)} <span class="muted small">(coexistence caps it)</span>
+              </>
+            ) : (
+              escapeHtml(n.throughput_level)
+            )}
+            <div class="small">{escapeHtml(grouped(n.rate_limit_per_second))} requests/s</div>
+          </td>
+          <td data-label="Last sync">
+            <Time at={n.synced_at} now={props.now} />
+            {n.sync_error ? (
+              <p class="small error-text">
+                Last sync failed: <span safe>{n.sync_error}</span>
+              </p>
+            ) : (
+              ""
+            )}
+          </td>
+          <td data-label="Calls" class="usage">
+            <NumberCalls
+              usage={props.usage.get(n.phone_number_id)}
+              label={n.display_phone_number ?? n.phone_number_id}
+              id={n.phone_number_id}
+            />
+          </td>
+          <td data-label="Actions">
+            <ActionButton
+              action={`/dashboard/numbers/${encodeURIComponent(n.phone_number_id)}/sync`}
+              label={n.usable ? "Re-sync" : "Check again"}
+              name={`${n.usable ? "Re-sync" : "Check again"} ${n.display_phone_number ?? n.phone_number_id}`}
+            />
+            {n.kind === "coexistence" ? (
+              <a class="small" href={`/dashboard/numbers/${encodeURIComponent(n.phone_number_id)}/coexistence`}>
+                Contacts and history sync
+              </a>
+            ) : (
+              ""
+            )}
+          </td>
+        </tr>
+      ))}
+    </CardsTable>
   );
 }
 
