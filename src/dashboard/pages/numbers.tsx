@@ -190,6 +190,38 @@ function TextField(props: {
 
 const ID_PATTERN = "[0-9A-Za-z_\\-]+";
 
+/** The bring-your-own form's fields; the two secrets are never sent back into the page. */
+const CONNECT_FIELDS: Omit<Parameters<typeof TextField>[0], "form">[] = [
+  {
+    name: "waba_id",
+    label: "WABA id",
+    hint: "The business account id, digits only on the platform.",
+    pattern: ID_PATTERN,
+    maxlength: 64,
+  },
+  {
+    name: "phone_number_id",
+    label: "Phone number id",
+    hint: "Not the phone number itself: its id on the platform.",
+    pattern: ID_PATTERN,
+    maxlength: 64,
+  },
+  {
+    name: "access_token",
+    label: "Access token",
+    hint: "A system-user token of your app with messaging permission. Stored encrypted.",
+    type: "password",
+    maxlength: 4096,
+  },
+  {
+    name: "app_secret",
+    label: "App secret",
+    hint: "Your app's secret: it signs calls upstream and checks your app's webhooks. Stored encrypted.",
+    type: "password",
+    maxlength: 256,
+  },
+];
+
 export function NumbersPage(props: NumbersPageProps) {
   const { flash = "" } = props;
   return (
@@ -224,38 +256,9 @@ export function NumbersPage(props: NumbersPageProps) {
           ""
         )}
         <form method="post" action="/dashboard/numbers" class="stack">
-          <TextField
-            name="waba_id"
-            label="WABA id"
-            hint="The business account id, digits only on the platform."
-            pattern={ID_PATTERN}
-            maxlength={64}
-            form={props.form}
-          />
-          <TextField
-            name="phone_number_id"
-            label="Phone number id"
-            hint="Not the phone number itself: its id on the platform."
-            pattern={ID_PATTERN}
-            maxlength={64}
-            form={props.form}
-          />
-          <TextField
-            name="access_token"
-            label="Access token"
-            hint="A system-user token of your app with messaging permission. Stored encrypted."
-            type="password"
-            maxlength={4096}
-            form={props.form}
-          />
-          <TextField
-            name="app_secret"
-            label="App secret"
-            hint="Your app's secret: it signs calls upstream and checks your app's webhooks. Stored encrypted."
-            type="password"
-            maxlength={256}
-            form={props.form}
-          />
+          {CONNECT_FIELDS.map((field) => (
+            <TextField {...field} form={props.form} />
+          ))}
           <div>
             <button type="submit">Connect number</button>
           </div>
