@@ -15,14 +15,9 @@ import { utcField } from "./format.ts";
 import { formFields, readForm } from "./form.ts";
 import { guarded, page, pathId, type Viewer } from "./guard.tsx";
 import { htmlResponse, isHtmx, seeOther } from "./http.ts";
-import {
-  EditEndpointPage,
-  EndpointPage,
-  EndpointsPage,
-  NewEndpointPage,
-  type EndpointFormValues,
-  type ShownSecret,
-} from "./pages/endpoints.tsx";
+import { EndpointPage, type ShownSecret } from "./pages/endpoint.tsx";
+import { EditEndpointPage, type EndpointFormValues, NewEndpointPage } from "./pages/endpoint-form.tsx";
+import { EndpointsPage } from "./pages/endpoints.tsx";
 import { RecoverSection } from "./pages/recover.tsx";
 
 const numberLabel = (n: PhoneNumber) =>
