@@ -44,6 +44,20 @@ export function FilterSelect(props: {
   );
 }
 
+/** The number filter of a list: all numbers, or one of the account's. */
+export function NumberFilter(props: { value: string | undefined; numbers: readonly string[] }) {
+  return (
+    <FilterSelect
+      id="filter-number"
+      name="number"
+      label="Number"
+      any="All numbers"
+      value={props.value}
+      options={props.numbers}
+    />
+  );
+}
+
 /** A table head's column: its name, right-aligned for numbers, or read only by screen readers. */
 export type Column = string | { text: string; num?: boolean; hidden?: boolean };
 

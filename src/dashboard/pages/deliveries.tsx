@@ -1,5 +1,5 @@
 import { Badge, Pager, Time, TimeRangeAndFilter } from "../components.tsx";
-import { CardsTable, FilterSelect, isFiltered, pageLinks } from "../list.tsx";
+import { CardsTable, FilterSelect, isFiltered, NumberFilter, pageLinks } from "../list.tsx";
 import { EVENT_FIELDS } from "../../webhooks/fields.ts";
 import type { DeliveryShape, EndpointShape } from "../webhook-shapes.ts";
 import { DeliveryStatus, deliveryPath } from "./delivery-status.tsx";
@@ -47,14 +47,7 @@ export function DeliveriesPage(props: {
           />
           <FilterSelect id="filter-status" name="status" label="Status" any="Any" value={f.status} options={STATUSES} />
           <FilterSelect id="filter-field" name="field" label="Field" any="Any" value={f.field} options={EVENT_FIELDS} />
-          <FilterSelect
-            id="filter-number"
-            name="number"
-            label="Number"
-            any="All numbers"
-            value={f.number}
-            options={props.numbers}
-          />
+          <NumberFilter value={f.number} numbers={props.numbers} />
           <div>
             <label for="filter-message">Message id</label>
             <input

@@ -1,7 +1,7 @@
 import { escapeHtml } from "@kitajs/html";
 import type { requestView } from "../../requests/queries.ts";
 import { Badge, Pager, Time, TimeRangeAndFilter, type Tone } from "../components.tsx";
-import { CardsTable, FilterSelect, isFiltered, pageLinks } from "../list.tsx";
+import { CardsTable, FilterSelect, isFiltered, NumberFilter, pageLinks } from "../list.tsx";
 
 export type RequestRow = ReturnType<typeof requestView>;
 
@@ -102,14 +102,7 @@ export function RequestsPage(props: {
       )}
       <search aria-label="Filter requests">
         <form method="get" action="/dashboard/requests" class="panel row">
-          <FilterSelect
-            id="filter-number"
-            name="number"
-            label="Number"
-            any="All numbers"
-            value={f.number}
-            options={props.numbers}
-          />
+          <NumberFilter value={f.number} numbers={props.numbers} />
           <FilterSelect
             id="filter-status"
             name="status"
