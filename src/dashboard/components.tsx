@@ -128,17 +128,21 @@ export function Pager(props: {
   );
 }
 
-/** The end of a list's filter form: its time range (UTC, as every time reads) and the Filter button. */
-export function TimeRangeAndFilter(props: { from?: string; to?: string }) {
+/**
+ * The end of a list's filter form: its time range (UTC, as every time reads) and the Filter button.
+ * `ids` names the two fields where a page already used other names.
+ */
+export function TimeRangeAndFilter(props: { from?: string; to?: string; ids?: { from: string; to: string } }) {
+  const ids = props.ids ?? { from: "filter-from", to: "filter-to" };
   return (
     <>
       <div>
-        <label for="filter-from">From (UTC)</label>
-        <input id="filter-from" name="from" type="datetime-local" value={props.from ?? ""} />
+        <label for={ids.from}>From (UTC)</label>
+        <input id={ids.from} name="from" type="datetime-local" value={props.from ?? ""} />
       </div>
       <div>
-        <label for="filter-to">To (UTC)</label>
-        <input id="filter-to" name="to" type="datetime-local" value={props.to ?? ""} />
+        <label for={ids.to}>To (UTC)</label>
+        <input id={ids.to} name="to" type="datetime-local" value={props.to ?? ""} />
       </div>
       <div class="filter-submit">
         <button type="submit">Filter</button>

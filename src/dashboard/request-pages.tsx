@@ -5,6 +5,7 @@ import type { Deps } from "../deps.ts";
 import { utcField } from "./format.ts";
 import { guarded, page, pathId, type Viewer } from "./guard.tsx";
 import { htmlResponse, seeOther } from "./http.ts";
+import { filterOf, listOrNone } from "./list-query.ts";
 import { RequestPage, RequestsPage, type RequestsFilter } from "./pages/requests.tsx";
 import { MessagePage } from "./pages/message.tsx";
 import { messageTimeline } from "../messages/timeline.ts";
@@ -18,14 +19,7 @@ export function requestPages(deps: Deps) {
     status = 200,
     messageNotFound?: string,
   ) => {
-    const filter: RequestsFilter = {
-      number: query.number || undefined,
-      status: query.status || undefined,
-      error_code: query.error_code || undefined,
-      api_key_id: query.api_key_id || undefined,
-      from: query.from || undefined,
-      to: query.to || undefined,
-    };
+    const filter: RequestsFilter = filterOf(query, ["number", "status", "error_code", "api_key_id", "from", "to"]);
     const apiQuery: RequestQuery = {
       number: filter.number,
       status: (["2xx", "4xx", "5xx"] as const).find((s) => s === filter.status),
@@ -35,13 +29,10 @@ export function requestPages(deps: Deps) {
       to: utcField(filter.to),
       cursor: query.cursor || undefined,
     };
-    let result: Awaited<ReturnType<typeof listRequests>>;
-    try {
-      result = await listRequests(deps, viewer.accountId, apiQuery);
-    } catch (error) {
-      if (!(error instanceof AppError) || error.errorName !== "invalid_request") throw error;
-      result = { data: [], nextCursor: null };
-    }
+    const result = await listOrNone(() => listRequests(deps, viewer.accountId, apiQuery), {
+      data: [],
+      nextCursor: null,
+    });
     return htmlResponse(
       page(
         viewer,

@@ -3,6 +3,8 @@ import type { Deps } from "../deps.ts";
 import { accountPages } from "./account-pages.tsx";
 import { activityPages } from "./activity-pages.tsx";
 import { assetRoutes } from "./assets/routes.ts";
+import { deliveryPages } from "./delivery-pages.tsx";
+import { endpointPages } from "./endpoint-pages.tsx";
 import { guarded, page } from "./guard.tsx";
 import { htmlResponse, seeOther } from "./http.ts";
 import { NotFound } from "./pages/not-found.tsx";
@@ -10,7 +12,6 @@ import { onboardingPages } from "./onboarding-pages.tsx";
 import { requestPages } from "./request-pages.tsx";
 import { dashboardDoor, signInRoutes } from "./sign-in-routes.ts";
 import type { RelayHandle } from "../webhooks/relay.ts";
-import { webhookPages } from "./webhook-pages.tsx";
 
 /** The web dashboard at /dashboard: server-rendered pages over the dashboard API's plain functions. */
 export function dashboardRoutes(deps: Deps, relay: RelayHandle) {
@@ -19,7 +20,8 @@ export function dashboardRoutes(deps: Deps, relay: RelayHandle) {
     .use(signInRoutes(dashboardDoor(deps)))
     .get("", () => seeOther("/dashboard/endpoints"), { detail: { hide: true } })
     .get("/", () => seeOther("/dashboard/endpoints"), { detail: { hide: true } })
-    .use(webhookPages(deps, relay))
+    .use(endpointPages(deps, relay))
+    .use(deliveryPages(deps, relay))
     .use(accountPages(deps, relay))
     .use(onboardingPages(deps, relay))
     .use(requestPages(deps))

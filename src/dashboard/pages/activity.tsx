@@ -3,6 +3,7 @@ import type { AuditView } from "../../audit/queries.ts";
 import { ACTION_WORDS, actorWords } from "../../audit/words.ts";
 import { AUDIT_ACTIONS } from "../../store/vocabulary.ts";
 import { Pager, Time, TimeRangeAndFilter } from "../components.tsx";
+import { CardsTable, FilterSelect, isFiltered, pageLinks } from "../list.tsx";
 
 export interface ActivityFilter {
   action?: string;
@@ -38,24 +39,17 @@ function Changes(props: { changes: AuditView["changes"] }) {
 /** The "What" filter of an audit list: every action, or every action on a kind of object. */
 export function ActionChoice(props: { kinds: string[]; value: string | undefined }) {
   return (
-    <div>
-      <label for="filter-action">What</label>
-      <select id="filter-action" name="action">
-        <option value="" selected={!props.value}>
-          Everything
-        </option>
-        {props.kinds.map((k) => (
-          <option value={k} selected={props.value === k} safe>
-            {`All ${k.replaceAll("_", " ")} changes`}
-          </option>
-        ))}
-        {AUDIT_ACTIONS.map((a) => (
-          <option value={a} selected={props.value === a} safe>
-            {ACTION_WORDS[a]}
-          </option>
-        ))}
-      </select>
-    </div>
+    <FilterSelect
+      id="filter-action"
+      name="action"
+      label="What"
+      any="Everything"
+      value={props.value}
+      options={[
+        ...props.kinds.map((k) => ({ value: k, text: `All ${k.replaceAll("_", " ")} changes` })),
+        ...AUDIT_ACTIONS.map((a) => ({ value: a, text: ACTION_WORDS[a] })),
+      ]}
+    />
   );
 }
 
@@ -70,48 +64,34 @@ export function AuditTable(props: {
   account?: (accountId: string | null) => JSX.Element;
 }) {
   return (
-    <div class="table-wrap">
-      <table class="cards">
-        <caption class="visually-hidden" safe>
-          {props.caption}
-        </caption>
-        <thead>
-          <tr>
-            <th scope="col">Time</th>
-            <th scope="col">Who</th>
-            {props.account ? <th scope="col">Account</th> : ""}
-            <th scope="col">What</th>
-            <th scope="col">Changes</th>
-            <th scope="col">From</th>
-          </tr>
-        </thead>
-        <tbody>
-          {props.entries.map((e) => (
-            <tr>
-              <td data-label="Time">
-                <Time at={e.at} now={props.now} />
-              </td>
-              <td data-label="Who" class="break" safe>
-                {actorWords(e.actor)}
-              </td>
-              {props.account ? <td data-label="Account">{props.account(e.account_id)}</td> : ""}
-              <td data-label="What" class="break">
-                {escapeHtml(ACTION_WORDS[e.action])}
-                <div class="small mono" safe>
-                  {`${e.object.kind} ${e.object.id}`}
-                </div>
-              </td>
-              <td data-label="Changes" class="break small">
-                <Changes changes={e.changes} />
-              </td>
-              <td data-label="From" class="mono small" safe>
-                {e.ip ?? ""}
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-    </div>
+    <CardsTable
+      caption={props.caption}
+      columns={["Time", "Who", ...(props.account ? ["Account"] : []), "What", "Changes", "From"]}
+    >
+      {props.entries.map((e) => (
+        <tr>
+          <td data-label="Time">
+            <Time at={e.at} now={props.now} />
+          </td>
+          <td data-label="Who" class="break" safe>
+            {actorWords(e.actor)}
+          </td>
+          {props.account ? <td data-label="Account">{props.account(e.account_id)}</td> : ""}
+          <td data-label="What" class="break">
+            {escapeHtml(ACTION_WORDS[e.action])}
+            <div class="small mono" safe>
+              {`${e.object.kind} ${e.object.id}`}
+            </div>
+          </td>
+          <td data-label="Changes" class="break small">
+            <Changes changes={e.changes} />
+          </td>
+          <td data-label="From" class="mono small" safe>
+            {e.ip ?? ""}
+          </td>
+        </tr>
+      ))}
+    </CardsTable>
   );
 }
 
@@ -125,13 +105,6 @@ export function ActivityPage(props: {
   now: number;
 }) {
   const f = props.filter;
-  const pageLink = (cursor: string | null) => {
-    const query = new URLSearchParams(Object.entries(f).filter(([, v]) => v) as [string, string][]);
-    if (cursor) query.set("cursor", cursor);
-    const text = query.toString();
-    return `/dashboard/activity${text ? `?${text}` : ""}`;
-  };
-  const filtered = Object.values(f).some(Boolean);
   return (
     <>
       <h1>Activity</h1>
@@ -157,11 +130,11 @@ export function ActivityPage(props: {
         </form>
       </search>
       {props.entries.length === 0 ? (
-        <p class="panel">No activity{filtered ? " matches this filter" : " yet"}.</p>
+        <p class="panel">No activity{isFiltered(f) ? " matches this filter" : " yet"}.</p>
       ) : (
         <AuditTable entries={props.entries} now={props.now} caption="Activity" />
       )}
-      <Pager firstPage={props.firstPage} nextCursor={props.nextCursor} link={pageLink} />
+      <Pager firstPage={props.firstPage} nextCursor={props.nextCursor} link={pageLinks("/dashboard/activity", f)} />
     </>
   );
 }

@@ -1,6 +1,6 @@
 import type { Timeline } from "../../messages/timeline.ts";
 import { Badge, Time, type Tone } from "../components.tsx";
-import { DeliveryStatus } from "./deliveries.tsx";
+import { DeliveryStatus } from "./delivery-status.tsx";
 
 const STATUS_TONE: Record<string, Tone> = { sent: "plain", delivered: "ok", read: "ok", failed: "bad" };
 

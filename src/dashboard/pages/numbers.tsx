@@ -4,6 +4,7 @@ import { KIND_NAMES, WABA_RATE_LIMIT_PER_HOUR } from "../../numbers/condition.ts
 import type { NumberKind } from "../../store/types.ts";
 import { UsageChart } from "../chart.tsx";
 import { ActionButton, Badge, FieldError, Notice, Time } from "../components.tsx";
+import { CardsTable } from "../list.tsx";
 import type { NumberUsage } from "../usage.ts";
 import type { SignupView } from "../../onboarding/signup.ts";
 import { SignupPanel, UnfinishedSignups, type SignupSettings } from "./signup.tsx";
@@ -74,92 +75,77 @@ function NumbersTable(props: { numbers: NumberRow[]; usage: Map<string, NumberUs
     );
   }
   return (
-    <div class="table-wrap">
-      <table class="cards">
-        <caption class="visually-hidden">Connected numbers</caption>
-        <thead>
-          <tr>
-            <th scope="col">Number</th>
-            <th scope="col">Kind</th>
-            <th scope="col">Status</th>
-            <th scope="col">Throughput</th>
-            <th scope="col">Last sync</th>
-            <th scope="col">Calls</th>
-            <th scope="col">
-              <span class="visually-hidden">Actions</span>
-            </th>
-          </tr>
-        </thead>
-        <tbody>
-          {props.numbers.map((n) => (
-            <tr>
-              <td data-label="Number">
-                <NumberName n={n} />
-              </td>
-              <td data-label="Kind">{escapeHtml(KIND_NAMES[n.kind as NumberKind])}</td>
-              <td data-label="Status">
-                <Badge tone={n.usable ? "ok" : "bad"} text={n.status_text} />
-                {n.action ? (
-                  <p class="small" safe>
-                    {n.action}
-                  </p>
-                ) : (
-                  ""
-                )}
-                {n.cause ? (
-                  <p class="small muted" data-cause safe>
-                    {n.cause.text}
-                  </p>
-                ) : (
-                  ""
-                )}
-              </td>
-              <td data-label="Throughput">
-                {n.kind === "coexistence" ? (
-                  <>
-                    {escapeHtml(n.throughput_level)} <span class="muted small">(coexistence caps it)</span>
-                  </>
-                ) : (
-                  escapeHtml(n.throughput_level)
-                )}
-                <div class="small">{escapeHtml(grouped(n.rate_limit_per_second))} requests/s</div>
-              </td>
-              <td data-label="Last sync">
-                <Time at={n.synced_at} now={props.now} />
-                {n.sync_error ? (
-                  <p class="small error-text">
-                    Last sync failed: <span safe>{n.sync_error}</span>
-                  </p>
-                ) : (
-                  ""
-                )}
-              </td>
-              <td data-label="Calls" class="usage">
-                <NumberCalls
-                  usage={props.usage.get(n.phone_number_id)}
-                  label={n.display_phone_number ?? n.phone_number_id}
-                  id={n.phone_number_id}
-                />
-              </td>
-              <td data-label="Actions">
-                <ActionButton
-                  action={`/dashboard/numbers/${encodeURIComponent(n.phone_number_id)}/sync`}
-                  label={n.usable ? "Re-sync" : "Check again"}
-                  name={`${n.usable ? "Re-sync" : "Check again"} ${n.display_phone_number ?? n.phone_number_id}`}
-                />
-                {n.kind === "coexistence" ? (
-                  <a class="small" href={`/dashboard/numbers/${encodeURIComponent(n.phone_number_id)}/coexistence`}>
-                    Contacts and history sync
-                  </a>
-                ) : (
-                  ""
-                )}
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-    </div>
+    <CardsTable
+      caption="Connected numbers"
+      columns={["Number", "Kind", "Status", "Throughput", "Last sync", "Calls", { text: "Actions", hidden: true }]}
+    >
+      {props.numbers.map((n) => (
+        <tr>
+          <td data-label="Number">
+            <NumberName n={n} />
+          </td>
+          <td data-label="Kind">{escapeHtml(KIND_NAMES[n.kind as NumberKind])}</td>
+          <td data-label="Status">
+            <Badge tone={n.usable ? "ok" : "bad"} text={n.status_text} />
+            {n.action ? (
+              <p class="small" safe>
+                {n.action}
+              </p>
+            ) : (
+              ""
+            )}
+            {n.cause ? (
+              <p class="small muted" data-cause safe>
+                {n.cause.text}
+              </p>
+            ) : (
+              ""
+            )}
+          </td>
+          <td data-label="Throughput">
+            {n.kind === "coexistence" ? (
+              <>
+                {escapeHtml(n.throughput_level)} <span class="muted small">(coexistence caps it)</span>
+              </>
+            ) : (
+              escapeHtml(n.throughput_level)
+            )}
+            <div class="small">{escapeHtml(grouped(n.rate_limit_per_second))} requests/s</div>
+          </td>
+          <td data-label="Last sync">
+            <Time at={n.synced_at} now={props.now} />
+            {n.sync_error ? (
+              <p class="small error-text">
+                Last sync failed: <span safe>{n.sync_error}</span>
+              </p>
+            ) : (
+              ""
+            )}
+          </td>
+          <td data-label="Calls" class="usage">
+            <NumberCalls
+              usage={props.usage.get(n.phone_number_id)}
+              label={n.display_phone_number ?? n.phone_number_id}
+              id={n.phone_number_id}
+            />
+          </td>
+          <td data-label="Actions">
+            <ActionButton
+              action={`/dashboard/numbers/${encodeURIComponent(n.phone_number_id)}/sync`}
+              label={n.usable ? "Re-sync" : "Check again"}
+              name={`${n.usable ? "Re-sync" : "Check again"} ${n.display_phone_number ?? n.phone_number_id}`}
+            />
+            {n.kind === "coexistence" ? (
+              <a class="small" href={`/dashboard/numbers/${encodeURIComponent(n.phone_number_id)}/coexistence`}>
+                Contacts and history sync
+              </a>
+            ) : (
+              ""
+            )}
+          </td>
+        </tr>
+      ))}
+    </CardsTable>
   );
 }
 
@@ -204,6 +190,38 @@ function TextField(props: {
 
 const ID_PATTERN = "[0-9A-Za-z_\\-]+";
 
+/** The bring-your-own form's fields; the two secrets are never sent back into the page. */
+const CONNECT_FIELDS: Omit<Parameters<typeof TextField>[0], "form">[] = [
+  {
+    name: "waba_id",
+    label: "WABA id",
+    hint: "The business account id, digits only on the platform.",
+    pattern: ID_PATTERN,
+    maxlength: 64,
+  },
+  {
+    name: "phone_number_id",
+    label: "Phone number id",
+    hint: "Not the phone number itself: its id on the platform.",
+    pattern: ID_PATTERN,
+    maxlength: 64,
+  },
+  {
+    name: "access_token",
+    label: "Access token",
+    hint: "A system-user token of your app with messaging permission. Stored encrypted.",
+    type: "password",
+    maxlength: 4096,
+  },
+  {
+    name: "app_secret",
+    label: "App secret",
+    hint: "Your app's secret: it signs calls upstream and checks your app's webhooks. Stored encrypted.",
+    type: "password",
+    maxlength: 256,
+  },
+];
+
 export function NumbersPage(props: NumbersPageProps) {
   const { flash = "" } = props;
   return (
@@ -238,38 +256,9 @@ export function NumbersPage(props: NumbersPageProps) {
           ""
         )}
         <form method="post" action="/dashboard/numbers" class="stack">
-          <TextField
-            name="waba_id"
-            label="WABA id"
-            hint="The business account id, digits only on the platform."
-            pattern={ID_PATTERN}
-            maxlength={64}
-            form={props.form}
-          />
-          <TextField
-            name="phone_number_id"
-            label="Phone number id"
-            hint="Not the phone number itself: its id on the platform."
-            pattern={ID_PATTERN}
-            maxlength={64}
-            form={props.form}
-          />
-          <TextField
-            name="access_token"
-            label="Access token"
-            hint="A system-user token of your app with messaging permission. Stored encrypted."
-            type="password"
-            maxlength={4096}
-            form={props.form}
-          />
-          <TextField
-            name="app_secret"
-            label="App secret"
-            hint="Your app's secret: it signs calls upstream and checks your app's webhooks. Stored encrypted."
-            type="password"
-            maxlength={256}
-            form={props.form}
-          />
+          {CONNECT_FIELDS.map((field) => (
+            <TextField {...field} form={props.form} />
+          ))}
           <div>
             <button type="submit">Connect number</button>
           </div>

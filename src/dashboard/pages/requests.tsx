@@ -1,6 +1,7 @@
 import { escapeHtml } from "@kitajs/html";
 import type { requestView } from "../../requests/queries.ts";
 import { Badge, Pager, Time, TimeRangeAndFilter, type Tone } from "../components.tsx";
+import { CardsTable, FilterSelect, isFiltered, NumberFilter, pageLinks } from "../list.tsx";
 
 export type RequestRow = ReturnType<typeof requestView>;
 
@@ -39,13 +40,6 @@ export function RequestsPage(props: {
   messageNotFound?: string;
 }) {
   const f = props.filter;
-  const pageLink = (cursor: string | null) => {
-    const query = new URLSearchParams(Object.entries(f).filter(([, v]) => v) as [string, string][]);
-    if (cursor) query.set("cursor", cursor);
-    const text = query.toString();
-    return `/dashboard/requests${text ? `?${text}` : ""}`;
-  };
-  const filtered = Object.values(f).some(Boolean);
   return (
     <>
       <h1>Requests</h1>
@@ -108,32 +102,15 @@ export function RequestsPage(props: {
       )}
       <search aria-label="Filter requests">
         <form method="get" action="/dashboard/requests" class="panel row">
-          <div>
-            <label for="filter-number">Number</label>
-            <select id="filter-number" name="number">
-              <option value="" selected={!f.number}>
-                All numbers
-              </option>
-              {props.numbers.map((n) => (
-                <option value={n} selected={f.number === n} safe>
-                  {n}
-                </option>
-              ))}
-            </select>
-          </div>
-          <div>
-            <label for="filter-status">Status</label>
-            <select id="filter-status" name="status">
-              <option value="" selected={!f.status}>
-                Any
-              </option>
-              {(["2xx", "4xx", "5xx"] as const).map((s) => (
-                <option value={s} selected={f.status === s}>
-                  {s}
-                </option>
-              ))}
-            </select>
-          </div>
+          <NumberFilter value={f.number} numbers={props.numbers} />
+          <FilterSelect
+            id="filter-status"
+            name="status"
+            label="Status"
+            any="Any"
+            value={f.status}
+            options={["2xx", "4xx", "5xx"]}
+          />
           <div>
             <label for="filter-code">Error code</label>
             <input
@@ -146,73 +123,54 @@ export function RequestsPage(props: {
               placeholder="e.g. 1006 or 131047"
             />
           </div>
-          <div>
-            <label for="filter-key">API key</label>
-            <select id="filter-key" name="api_key_id">
-              <option value="" selected={!f.api_key_id}>
-                All keys
-              </option>
-              {props.keys.map((k) => (
-                <option value={k.id} selected={f.api_key_id === k.id} safe>
-                  {k.label}
-                </option>
-              ))}
-            </select>
-          </div>
+          <FilterSelect
+            id="filter-key"
+            name="api_key_id"
+            label="API key"
+            any="All keys"
+            value={f.api_key_id}
+            options={props.keys.map((k) => ({ value: k.id, text: k.label }))}
+          />
           <TimeRangeAndFilter from={f.from} to={f.to} />
         </form>
       </search>
       {props.requests.length === 0 ? (
-        <p class="panel">No calls{filtered ? " match this filter" : " yet"}.</p>
+        <p class="panel">No calls{isFiltered(f) ? " match this filter" : " yet"}.</p>
       ) : (
-        <div class="table-wrap">
-          <table class="cards">
-            <caption class="visually-hidden">Requests</caption>
-            <thead>
-              <tr>
-                <th scope="col">Time</th>
-                <th scope="col">Call</th>
-                <th scope="col">Number or WABA</th>
-                <th scope="col">Outcome</th>
-                <th scope="col">Key</th>
-                <th scope="col" class="num">
-                  Upstream
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {props.requests.map((r) => (
-                <tr>
-                  <td data-label="Time">
-                    <Time at={r.at} now={props.now} />
-                  </td>
-                  <td data-label="Call" class="break">
-                    <a href={requestPath(r.id)} class="mono" safe>
-                      {r.id}
-                    </a>
-                    <div class="small" safe>
-                      {r.route ?? r.method}
-                    </div>
-                  </td>
-                  <td data-label="Number or WABA" class="mono small" safe>
-                    {r.phone_number_id ?? r.waba_id ?? ""}
-                  </td>
-                  <td data-label="Outcome">
-                    <Badge tone={statusTone(r.status)} text={outcome(r)} />
-                  </td>
-                  <td data-label="Key" class="small" safe>
-                    {keyName(r)}
-                  </td>
-                  <td data-label="Upstream" class="num small">
-                    {r.upstream_ms === null ? <span class="muted">not asked</span> : escapeHtml(`${r.upstream_ms} ms`)}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <CardsTable
+          caption="Requests"
+          columns={["Time", "Call", "Number or WABA", "Outcome", "Key", { text: "Upstream", num: true }]}
+        >
+          {props.requests.map((r) => (
+            <tr>
+              <td data-label="Time">
+                <Time at={r.at} now={props.now} />
+              </td>
+              <td data-label="Call" class="break">
+                <a href={requestPath(r.id)} class="mono" safe>
+                  {r.id}
+                </a>
+                <div class="small" safe>
+                  {r.route ?? r.method}
+                </div>
+              </td>
+              <td data-label="Number or WABA" class="mono small" safe>
+                {r.phone_number_id ?? r.waba_id ?? ""}
+              </td>
+              <td data-label="Outcome">
+                <Badge tone={statusTone(r.status)} text={outcome(r)} />
+              </td>
+              <td data-label="Key" class="small" safe>
+                {keyName(r)}
+              </td>
+              <td data-label="Upstream" class="num small">
+                {r.upstream_ms === null ? <span class="muted">not asked</span> : escapeHtml(`${r.upstream_ms} ms`)}
+              </td>
+            </tr>
+          ))}
+        </CardsTable>
       )}
-      <Pager firstPage={props.firstPage} nextCursor={props.nextCursor} link={pageLink} />
+      <Pager firstPage={props.firstPage} nextCursor={props.nextCursor} link={pageLinks("/dashboard/requests", f)} />
     </>
   );
 }

@@ -1,0 +1,305 @@
+import { Elysia } from "elysia";
+import { AppError } from "../errors/catalog.ts";
+import type { Deps } from "../deps.ts";
+import type { PhoneNumber } from "../store/types.ts";
+import * as deliveries from "../webhooks/deliveries.ts";
+import * as endpoints from "../webhooks/endpoints.ts";
+import { EVENT_FIELDS } from "../webhooks/fields.ts";
+import { latestRecover, recoveryView, startRecover } from "../webhooks/recover.ts";
+import type { RelayHandle } from "../webhooks/relay.ts";
+import { createEndpointBody } from "../webhooks/schemas.ts";
+import { endpointView, statsView } from "../webhooks/views.ts";
+import { Notice } from "./components.tsx";
+import { testResult } from "./delivery-pages.tsx";
+import { utcField } from "./format.ts";
+import { formFields, readForm } from "./form.ts";
+import { guarded, page, pathId, type Viewer } from "./guard.tsx";
+import { htmlResponse, isHtmx, seeOther } from "./http.ts";
+import { EndpointPage, type ShownSecret } from "./pages/endpoint.tsx";
+import { EditEndpointPage, type EndpointFormValues, NewEndpointPage } from "./pages/endpoint-form.tsx";
+import { EndpointsPage } from "./pages/endpoints.tsx";
+import { RecoverSection } from "./pages/recover.tsx";
+
+const numberLabel = (n: PhoneNumber) =>
+  `${n.displayPhoneNumber ?? n.phoneNumberId}${n.verifiedName ? ` (${n.verifiedName})` : ""}`;
+
+/** Which form field an error of the endpoint operations belongs to. */
+const FIELD_OF_ERROR: Partial<Record<string, keyof EndpointFormValues>> = {
+  invalid_url: "url",
+  invalid_fields: "fields",
+  invalid_request: "phone_number_id",
+};
+
+/** What is wrong with a posted add or edit form, to show on the form again. */
+interface FormFailure {
+  errors: Record<string, string>;
+  message?: string;
+  status: number;
+  noNumbers?: boolean;
+}
+
+/** The form did not parse: each field's error under it; "no event ticked" in the page's own words. */
+const invalidForm = (errors: Record<string, string>): FormFailure => ({
+  errors: errors.fields ? { ...errors, fields: "Choose at least one event." } : errors,
+  status: 400,
+});
+
+/** The operation refused: under the field it concerns, or above the form. */
+function refusal(error: AppError): FormFailure {
+  const field = FIELD_OF_ERROR[error.errorName];
+  return {
+    ...(field ? { errors: { [field]: error.message } } : { errors: {}, message: error.message }),
+    status: error.status,
+    noNumbers: error.errorName === "no_numbers",
+  };
+}
+
+/** The add/edit form as posted; "All numbers" arrives as an empty value, which means null. */
+function readEndpointForm(body: unknown) {
+  const form = readForm(createEndpointBody, body, ["fields"]);
+  const raw = form.ok ? form.value : form.raw;
+  const values: EndpointFormValues = {
+    url: typeof raw.url === "string" ? raw.url : "",
+    fields: Array.isArray(raw.fields) ? raw.fields.filter((f): f is string => typeof f === "string") : [],
+    phone_number_id: typeof raw.phone_number_id === "string" ? raw.phone_number_id : null,
+  };
+  return { form, values };
+}
+
+/**
+ * Endpoint pages: thin handlers over the relay's own plain functions (webhooks/endpoints.ts) and its
+ * views, the same ones the API answers with.
+ */
+export function endpointPages(deps: Deps, relay: RelayHandle) {
+  const endpointDeps = { ...deps, urlRules: relay.urlRules, queue: relay.dispatcher };
+  const choices = (accountId: string) =>
+    deps.store.directory.numbers(accountId).map((n) => ({ phone_number_id: n.phoneNumberId, label: numberLabel(n) }));
+  const hours = async (accountId: string, id: string) =>
+    (await deliveries.endpointStats(deps, accountId, id, 24)).map(statsView);
+  const latestRecovery = async (accountId: string, id: string) => {
+    const r = await latestRecover(deps, accountId, id);
+    return r && recoveryView(r);
+  };
+
+  const endpointPage = async (
+    viewer: Viewer,
+    id: string,
+    extra: { secret?: ShownSecret; flash?: JSX.Element } = {},
+    status = 200,
+  ) => {
+    const endpoint = endpointView(await endpoints.mustEndpoint(deps, viewer.accountId, id));
+    return htmlResponse(
+      page(
+        viewer,
+        "Endpoint",
+        "endpoints",
+        EndpointPage({
+          endpoint,
+          hours: await hours(viewer.accountId, id),
+          numbers: choices(viewer.accountId),
+          now: deps.clock.now(),
+          recovery: await latestRecovery(viewer.accountId, id),
+          ...extra,
+        }),
+      ),
+      status,
+    );
+  };
+
+  /** The add form (`id` null) or an endpoint's edit form, with what was posted and what was wrong. */
+  const formPage = (
+    viewer: Viewer,
+    id: string | null,
+    values: EndpointFormValues,
+    failure?: Omit<FormFailure, "status">,
+  ) => {
+    const props = {
+      action: id === null ? "/dashboard/endpoints" : `/dashboard/endpoints/${encodeURIComponent(id)}/edit`,
+      submit: id === null ? "Add endpoint" : "Save changes",
+      values,
+      numbers: choices(viewer.accountId),
+      fieldNames: EVENT_FIELDS,
+      errors: failure?.errors,
+      message: failure?.message,
+    };
+    return id === null
+      ? page(viewer, "Add endpoint", "endpoints", NewEndpointPage({ ...props, noNumbers: failure?.noNumbers ?? false }))
+      : page(viewer, "Edit endpoint", "endpoints", EditEndpointPage(props));
+  };
+
+  /** A posted add or edit form: saved and answered by `save`, or shown again with what is wrong. */
+  const submitForm = async (
+    viewer: Viewer,
+    id: string | null,
+    body: unknown,
+    save: (input: EndpointFormValues) => Promise<Response>,
+  ) => {
+    const { form, values } = readEndpointForm(body);
+    const again = (failure: FormFailure) => htmlResponse(formPage(viewer, id, values, failure), failure.status);
+    if (!form.ok) return again(invalidForm(form.errors));
+    try {
+      return await save({ url: form.value.url, fields: form.value.fields, phone_number_id: values.phone_number_id });
+    } catch (error) {
+      if (!(error instanceof AppError)) throw error;
+      return again(refusal(error));
+    }
+  };
+
+  return new Elysia()
+    .get(
+      "/endpoints",
+      guarded(deps, async ({ query }, viewer) => {
+        const list = await deps.store.endpoints.ofAccount(viewer.accountId);
+        const rows = await Promise.all(
+          list.map(async (e) => ({ endpoint: endpointView(e), hours: await hours(viewer.accountId, e.id) })),
+        );
+        const flash =
+          query.done === "deleted" ? (
+            <Notice tone="ok">
+              <p>The endpoint is deleted.</p>
+            </Notice>
+          ) : undefined;
+        return page(
+          viewer,
+          "Endpoints",
+          "endpoints",
+          EndpointsPage({ endpoints: rows, numbers: choices(viewer.accountId), now: deps.clock.now(), flash }),
+        );
+      }),
+      { detail: { hide: true } },
+    )
+    .get(
+      "/endpoints/new",
+      guarded(deps, (_ctx, viewer) => formPage(viewer, null, { url: "", fields: ["messages"], phone_number_id: null })),
+      { detail: { hide: true } },
+    )
+    .post(
+      "/endpoints",
+      guarded(deps, ({ body }, viewer) =>
+        submitForm(viewer, null, body, async (input) => {
+          const endpoint = await endpoints.createEndpoint(endpointDeps, viewer.accountId, input, viewer.by);
+          // Answered directly (no redirect): the secret exists only in this response.
+          return endpointPage(viewer, endpoint.id, { secret: { secret: endpoint.secret, rotated: false } }, 201);
+        }),
+      ),
+      { detail: { hide: true } },
+    )
+    .get(
+      "/endpoints/:id",
+      guarded(deps, ({ params, query }, viewer) => {
+        const flash =
+          query.done === "enabled" ? (
+            <Notice tone="ok">
+              <p>
+                The endpoint is enabled and its failure count reset. Parked deliveries stay parked: replay the ones you
+                need.
+              </p>
+            </Notice>
+          ) : query.done === "saved" ? (
+            <Notice tone="ok">
+              <p>Changes saved.</p>
+            </Notice>
+          ) : undefined;
+        return endpointPage(viewer, pathId(params), { flash });
+      }),
+      { detail: { hide: true } },
+    )
+    .get(
+      "/endpoints/:id/edit",
+      guarded(deps, async ({ params }, viewer) => {
+        const e = endpointView(await endpoints.mustEndpoint(deps, viewer.accountId, pathId(params)));
+        return formPage(viewer, e.id, { url: e.url, fields: e.fields, phone_number_id: e.phone_number_id });
+      }),
+      { detail: { hide: true } },
+    )
+    .post(
+      "/endpoints/:id/edit",
+      guarded(deps, async ({ params, body }, viewer) => {
+        const id = pathId(params);
+        await endpoints.mustEndpoint(deps, viewer.accountId, id);
+        return submitForm(viewer, id, body, async (input) => {
+          await endpoints.updateEndpoint(endpointDeps, viewer.accountId, id, input, viewer.by);
+          return seeOther(`/dashboard/endpoints/${encodeURIComponent(id)}?done=saved`);
+        });
+      }),
+      { detail: { hide: true } },
+    )
+    .post(
+      "/endpoints/:id/delete",
+      guarded(deps, async ({ params }, viewer) => {
+        await endpoints.deleteEndpoint(endpointDeps, viewer.accountId, pathId(params), viewer.by);
+        return seeOther("/dashboard/endpoints?done=deleted");
+      }),
+      { detail: { hide: true } },
+    )
+    .post(
+      "/endpoints/:id/enable",
+      guarded(deps, async ({ params }, viewer) => {
+        const e = await endpoints.enableEndpoint(endpointDeps, viewer.accountId, pathId(params), viewer.by);
+        return seeOther(`/dashboard/endpoints/${encodeURIComponent(e.id)}?done=enabled`);
+      }),
+      { detail: { hide: true } },
+    )
+    .post(
+      "/endpoints/:id/rotate-secret",
+      guarded(deps, async ({ params }, viewer) => {
+        const { secret, endpoint } = await endpoints.rotateSecret(
+          endpointDeps,
+          viewer.accountId,
+          pathId(params),
+          viewer.by,
+        );
+        return endpointPage(viewer, endpoint.id, { secret: { secret, rotated: true } });
+      }),
+      { detail: { hide: true } },
+    )
+    .get(
+      "/endpoints/:id/recover",
+      guarded(deps, async ({ params }, viewer) =>
+        htmlResponse(
+          RecoverSection({
+            endpointId: pathId(params),
+            recovery: await latestRecovery(viewer.accountId, pathId(params)),
+            now: deps.clock.now(),
+          }) as string,
+        ),
+      ),
+      { detail: { hide: true } },
+    )
+    .post(
+      "/endpoints/:id/recover",
+      guarded(deps, async ({ params, body }, viewer) => {
+        const { since } = formFields(body);
+        const from = utcField(typeof since === "string" ? since : undefined) ?? "";
+        try {
+          await startRecover(endpointDeps, viewer.accountId, pathId(params), from, viewer.by);
+        } catch (error) {
+          if (!(error instanceof AppError) || error.errorName !== "invalid_request") throw error;
+          return endpointPage(
+            viewer,
+            pathId(params),
+            {
+              flash: (
+                <Notice tone="warn">
+                  <p>Give the time to recover from.</p>
+                </Notice>
+              ),
+            },
+            400,
+          );
+        }
+        return seeOther(`/dashboard/endpoints/${encodeURIComponent(pathId(params))}#recover`);
+      }),
+      { detail: { hide: true } },
+    )
+    .post(
+      "/endpoints/:id/test",
+      guarded(deps, async ({ params, request }, viewer) => {
+        const deliveryId = await endpoints.sendTest(endpointDeps, viewer.accountId, pathId(params));
+        return isHtmx(request)
+          ? testResult(deps, viewer, deliveryId)
+          : seeOther(`/dashboard/deliveries/${encodeURIComponent(deliveryId)}`);
+      }),
+      { detail: { hide: true } },
+    );
+}

@@ -1,0 +1,152 @@
+import { escapeHtml } from "@kitajs/html";
+import { ActionButton, CodeList, Notice, SecretOnce, Time } from "../components.tsx";
+import { DeliveryChart } from "../chart.tsx";
+import { formatTime } from "../format.ts";
+import type { EndpointShape, HourBucket } from "../webhook-shapes.ts";
+import { disabledText, EndpointState, endpointPath, type NumberChoice, numberLabel } from "./endpoints.tsx";
+import { RecoverSection, type RecoveryShape } from "./recover.tsx";
+import { ReceiverGuide } from "./receiver-guide.tsx";
+
+/** A secret that was just created or rotated, with the overlap's end after a rotation. */
+export interface ShownSecret {
+  secret: string;
+  rotated: boolean;
+}
+
+export function EndpointPage(props: {
+  endpoint: EndpointShape;
+  hours: HourBucket[];
+  numbers: NumberChoice[];
+  now: number;
+  secret?: ShownSecret;
+  flash?: JSX.Element;
+  recovery: RecoveryShape | null;
+}) {
+  const { endpoint: e, flash = "" } = props;
+  const base = endpointPath(e.id);
+  return (
+    <>
+      <p class="small">
+        <a href="/dashboard/endpoints">← Endpoints</a>
+      </p>
+      <h1 class="break" safe>
+        {e.url}
+      </h1>
+      {flash}
+      {props.secret ? (
+        <SecretOnce
+          id="signing-secret"
+          label={props.secret.rotated ? "New signing secret" : "Signing secret"}
+          value={props.secret.secret}
+        >
+          {props.secret.rotated && e.previous_secret_expires_at ? (
+            <>
+              Copy it now: it is shown only this once. Until{" "}
+              {escapeHtml(formatTime(Date.parse(e.previous_secret_expires_at)))} every delivery is signed with both the
+              new and the old secret, so update your receiver before then.
+            </>
+          ) : (
+            "Copy it now: it is shown only this once. Your receiver verifies webhook-signature with it."
+          )}
+        </SecretOnce>
+      ) : (
+        ""
+      )}
+      {e.enabled ? (
+        ""
+      ) : (
+        <Notice tone="bad">
+          <p safe>{disabledText(e.disabled_reason)}</p>
+          <p>
+            While disabled, the endpoint receives nothing and deliveries that come due are parked; replay them after
+            enabling.
+          </p>
+        </Notice>
+      )}
+
+      <section class="panel" aria-labelledby="state-heading">
+        <h2 id="state-heading">State</h2>
+        <dl class="facts">
+          <dt>State</dt>
+          <dd>
+            <EndpointState endpoint={e} />
+          </dd>
+          <dt>Failures in a row</dt>
+          <dd>
+            {e.consecutive_failures}
+            {e.consecutive_failures >= 20 && e.enabled
+              ? " (you were warned by email; 50 with no success for 24 hours disables it)"
+              : ""}
+          </dd>
+          <dt>Last success</dt>
+          <dd>
+            <Time at={e.last_success_at} now={props.now} />
+          </dd>
+          <dt>Number</dt>
+          <dd safe>{numberLabel(e, props.numbers)}</dd>
+          <dt>Events</dt>
+          <dd>
+            <CodeList items={e.fields} />
+          </dd>
+          <dt>Created</dt>
+          <dd>
+            <Time at={e.created_at} now={props.now} />
+          </dd>
+          {e.previous_secret_expires_at ? (
+            <>
+              <dt>Old secret</dt>
+              <dd>
+                also signs until <Time at={e.previous_secret_expires_at} now={props.now} />
+              </dd>
+            </>
+          ) : (
+            ""
+          )}
+        </dl>
+      </section>
+
+      <section class="panel" aria-labelledby="chart-heading">
+        <h2 id="chart-heading">Last 24 hours</h2>
+        <DeliveryChart hours={props.hours} size="large" label="Deliveries" />
+        <p class="small">
+          <a href={`/dashboard/deliveries?endpoint_id=${encodeURIComponent(e.id)}`}>See this endpoint's deliveries</a>
+        </p>
+      </section>
+
+      <section class="panel" aria-labelledby="actions-heading">
+        <h2 id="actions-heading">Actions</h2>
+        <div class="row">
+          <form
+            method="post"
+            action={`${base}/test`}
+            hx-post={`${base}/test`}
+            hx-target="#test-result"
+            hx-swap="innerHTML"
+          >
+            <button type="submit">Send test</button>
+          </form>
+          {e.enabled ? "" : <ActionButton action={`${base}/enable`} label="Enable" tone="primary" />}
+          <ActionButton
+            action={`${base}/rotate-secret`}
+            label="Rotate secret"
+            confirm="Rotate the signing secret? The old one keeps signing beside the new one for 24 hours."
+          />
+          <a class="button secondary" href={`${base}/edit`}>
+            Edit
+          </a>
+          <ActionButton
+            action={`${base}/delete`}
+            label="Delete"
+            tone="danger"
+            confirm="Delete this endpoint and its deliveries? This cannot be undone."
+          />
+        </div>
+        <div id="test-result" class="result" aria-live="polite"></div>
+      </section>
+
+      <RecoverSection endpointId={e.id} recovery={props.recovery} now={props.now} />
+
+      <ReceiverGuide />
+    </>
+  );
+}
