@@ -4,7 +4,7 @@ import { Value, ValueErrorType, type ValueError } from "@sinclair/typebox/value"
 /**
  * Reads an HTML form post against the same TypeBox schema the JSON API validates with, so a
  * dashboard form and its API call accept exactly the same input. Empty optional fields count as
- * absent; `arrays` names checkbox groups, which arrive as one string when one box is ticked.
+ * absent, and text is trimmed except a password; `arrays` names checkbox groups, which arrive as one string when one box is ticked.
  */
 export type FormResult<T> =
   | { ok: true; value: T }
@@ -18,7 +18,8 @@ export function readForm<S extends TSchema>(
   const raw: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(formFields(body))) {
     if (value === "") continue;
-    raw[key] = typeof value === "string" ? value.trim() : value;
+    // A password is taken as typed, as the JSON API and the CLI take it.
+    raw[key] = typeof value === "string" && !key.endsWith("password") ? value.trim() : value;
   }
   for (const key of arrays) {
     const value = raw[key];
