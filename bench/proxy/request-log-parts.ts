@@ -15,7 +15,7 @@ import { join } from "node:path";
 import { cryptoRandom, randomId, timeOrderedIdSource } from "../../src/runtime/random.ts";
 import type { RequestRecord } from "../../src/store/requests.ts";
 import { openRequestLogFile } from "../../src/store/sqlite/request-log-file.ts";
-import { requestLogWrites } from "../../src/store/sqlite/request-log-writes.ts";
+import { recordValues, requestLogWrites } from "../../src/store/sqlite/request-log-writes.ts";
 
 const RECORDS = Number(process.env.RECORDS ?? 200_000);
 const BATCH = Number(process.env.BATCH ?? 500);
@@ -62,27 +62,6 @@ const COLUMNS = `id TEXT NOT NULL, account_id TEXT NOT NULL, at INTEGER NOT NULL
   method TEXT NOT NULL, route TEXT, phone_number_id TEXT, waba_id TEXT, status INTEGER NOT NULL, error_code INTEGER,
   upstream_status INTEGER, upstream_error_code INTEGER, upstream_error_subcode INTEGER, upstream_ms REAL,
   request_bytes INTEGER, response_bytes INTEGER, message_id TEXT`;
-const values = (r: RequestRecord) =>
-  [
-    r.id,
-    r.accountId,
-    r.at,
-    r.apiKeyId,
-    r.method,
-    r.route,
-    r.phoneNumberId,
-    r.wabaId,
-    r.status,
-    r.errorCode,
-    r.upstreamStatus,
-    r.upstreamErrorCode,
-    r.upstreamErrorSubcode,
-    r.upstreamMs,
-    r.requestBytes,
-    r.responseBytes,
-    r.messageId,
-  ] as const;
-
 /** A bare table in a file of its own (WAL, synchronous NORMAL, as the log's), one prepared insert a row. */
 function bareInserts(name: string, ddl: string): number {
   const db = new Database(join(work, `${name}.db`), { create: true, strict: true });
@@ -90,7 +69,7 @@ function bareInserts(name: string, ddl: string): number {
   db.exec(ddl);
   const insert = db.prepare(`INSERT INTO t VALUES (${Array(17).fill("?").join(", ")})`);
   const write = db.transaction((batch: RequestRecord[]) => {
-    for (const r of batch) insert.run(...values(r));
+    for (const r of batch) insert.run(...recordValues(r));
   });
   const us = perRecord(write);
   db.close();

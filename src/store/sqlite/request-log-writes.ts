@@ -4,6 +4,28 @@ import { usageOf, type LogCutoff, type RequestRecord } from "../requests.ts";
 /** The log's two tables, as a purge names them. */
 export type LogTable = "records" | "usage";
 
+/** A record's values in the order of the log's columns (the insert below binds them so). */
+export const recordValues = (r: RequestRecord) =>
+  [
+    r.id,
+    r.accountId,
+    r.at,
+    r.apiKeyId,
+    r.method,
+    r.route,
+    r.phoneNumberId,
+    r.wabaId,
+    r.status,
+    r.errorCode,
+    r.upstreamStatus,
+    r.upstreamErrorCode,
+    r.upstreamErrorSubcode,
+    r.upstreamMs,
+    r.requestBytes,
+    r.responseBytes,
+    r.messageId,
+  ] as const;
+
 /**
  * The log's writes, on the writer thread's own connection: a batch in one transaction of plain
  * prepared statements, and the usage counts of the records it really added (a record already
@@ -28,25 +50,7 @@ export function requestLogWrites(db: Database) {
   const write = db.transaction((records: RequestRecord[]) => {
     const added: RequestRecord[] = [];
     for (const r of records) {
-      const { changes } = insert.run(
-        r.id,
-        r.accountId,
-        r.at,
-        r.apiKeyId,
-        r.method,
-        r.route,
-        r.phoneNumberId,
-        r.wabaId,
-        r.status,
-        r.errorCode,
-        r.upstreamStatus,
-        r.upstreamErrorCode,
-        r.upstreamErrorSubcode,
-        r.upstreamMs,
-        r.requestBytes,
-        r.responseBytes,
-        r.messageId,
-      );
+      const { changes } = insert.run(...recordValues(r));
       if (changes > 0) added.push(r);
     }
     for (const u of usageOf(added)) addUsage.run(u.accountId, u.targetId, u.hour, u.kind, u.label, u.count);
