@@ -27,6 +27,7 @@ import { systemClock } from "../../src/runtime/clock.ts";
 import { cryptoRandom, timeOrderedIdSource } from "../../src/runtime/random.ts";
 import type { RequestLogStore } from "../../src/store/requests.ts";
 import type { ApiKey, PhoneNumber, Waba } from "../../src/store/types.ts";
+import { SEND_ANSWER, SEND_HEADERS } from "./send-answer.ts";
 
 const CALLS = Number(process.env.CALLS ?? 100_000);
 const ROUNDS = Number(process.env.ROUNDS ?? 3);
@@ -67,16 +68,10 @@ const directory = {
   number: (id: string) => numbers.get(id),
   numbersOfWaba: () => [...numbers.values()],
 };
-const answer = JSON.stringify({
-  messaging_product: "chat",
-  contacts: [{ input: "15550100", wa_id: "15550100" }],
-  messages: [{ id: "wamid.HBgLMTU1NTAxMDAVAgARGBI5QTNDQTVCM0Q0Q0Q2RTY3RTcA" }],
-});
+const answer = SEND_ANSWER;
 const upstreamHeaders = {
-  "content-type": "application/json",
+  ...SEND_HEADERS,
   "content-length": String(answer.length),
-  "x-upstream-trace-id": "AbCdEfGh123",
-  "x-app-usage": '{"call_count":1}',
   date: "Sat, 28 Nov 2026 07:00:00 GMT",
 };
 /** Upstream: a fresh answer each call, as fetch gives one. */
