@@ -1,5 +1,10 @@
-/** Row (c): the floor of what our runtime costs, a few lines of Bun fetch with no checks at all. */
+/**
+ * Rows (c) and (w): the floor of what our runtime costs, a few lines of Bun fetch with no checks at
+ * all. BODY=stream (row c) hands the caller's body to fetch as a stream; BODY=whole (row w) reads
+ * it whole first, as Switchboard does for a body declaring at most PROXY_BODY_BUFFER_BYTES.
+ */
 const upstream = process.env.UPSTREAM_URL!;
+const whole = process.env.BODY === "whole";
 const server = Bun.serve({
   port: Number(process.env.PORT ?? 0),
   hostname: "127.0.0.1",
@@ -12,7 +17,7 @@ const server = Bun.serve({
         "content-type": request.headers.get("content-type") ?? "application/json",
         authorization: "Bearer upstream-token",
       },
-      body: request.body,
+      body: whole ? await request.arrayBuffer() : request.body,
       duplex: "half",
       decompress: false,
       redirect: "manual",

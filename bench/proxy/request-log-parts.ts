@@ -3,10 +3,11 @@
  * The request log's parts, each beside its floor, in CPU time per record on one thread (no load
  * test's noise): the hand-over (a batch as JSON text, stringified on the serving thread and parsed
  * on the writer's), and the writer's inserts into a fresh log file, against bare inserts of the
- * same rows with fewer indexes. Records look like row (d)'s of bench/proxy/run.ts: message sends
- * over NUMBERS numbers of one account, each with a message id.
+ * same rows with fewer indexes; then one message id looked up. Records look like row (d)'s of
+ * bench/proxy/run.ts: message sends over NUMBERS numbers of one account, each with a message id.
  *
- *   bun bench/proxy/request-log-parts.ts      (RECORDS=200000 BATCH=500 NUMBERS=1000 by default)
+ *   bun bench/proxy/request-log-parts.ts      (RECORDS=200000 BATCH=500 NUMBERS=1000 by default;
+ *                                               BATCH=2000: a lagging writer's batches)
  */
 import { Database } from "bun:sqlite";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -15,7 +16,8 @@ import { join } from "node:path";
 import { cryptoRandom, randomId, timeOrderedIdSource } from "../../src/runtime/random.ts";
 import type { RequestRecord } from "../../src/store/requests.ts";
 import { openRequestLogFile } from "../../src/store/sqlite/request-log-file.ts";
-import { recordValues, requestLogWrites } from "../../src/store/sqlite/request-log-writes.ts";
+import { recordValues, requestLogWrites, SLOT_RECORDS } from "../../src/store/sqlite/request-log-writes.ts";
+import { SqliteRequestLog } from "../../src/store/sqlite/requests.ts";
 
 const RECORDS = Number(process.env.RECORDS ?? 200_000);
 const BATCH = Number(process.env.BATCH ?? 500);
@@ -61,15 +63,16 @@ const work = mkdtempSync(join(tmpdir(), "switchboard-log-parts-"));
 const COLUMNS = `id TEXT NOT NULL, account_id TEXT NOT NULL, at INTEGER NOT NULL, api_key_id TEXT NOT NULL,
   method TEXT NOT NULL, route TEXT, phone_number_id TEXT, waba_id TEXT, status INTEGER NOT NULL, error_code INTEGER,
   upstream_status INTEGER, upstream_error_code INTEGER, upstream_error_subcode INTEGER, upstream_ms REAL,
-  request_bytes INTEGER, response_bytes INTEGER, message_id TEXT`;
+  request_bytes INTEGER, response_bytes INTEGER, message_id TEXT, slot INTEGER`;
 /** A bare table in a file of its own (WAL, synchronous NORMAL, as the log's), one prepared insert a row. */
 function bareInserts(name: string, ddl: string): number {
   const db = new Database(join(work, `${name}.db`), { create: true, strict: true });
   db.exec("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL");
   db.exec(ddl);
-  const insert = db.prepare(`INSERT INTO t VALUES (${Array(17).fill("?").join(", ")})`);
+  const insert = db.prepare(`INSERT INTO t VALUES (${Array(18).fill("?").join(", ")})`);
+  let n = 0;
   const write = db.transaction((batch: RequestRecord[]) => {
-    for (const r of batch) insert.run(...recordValues(r));
+    for (const r of batch) insert.run(...recordValues(r), Math.floor(n++ / SLOT_RECORDS));
   });
   const us = perRecord(write);
   db.close();
@@ -78,7 +81,7 @@ function bareInserts(name: string, ddl: string): number {
 
 try {
   const handOver = perRecord((batch) => {
-    JSON.parse(JSON.stringify(batch));
+    JSON.parse(JSON.stringify(batch.map(recordValues)));
   });
   const table = `CREATE TABLE t (${COLUMNS});`;
   const ends = `${table} CREATE UNIQUE INDEX t_id ON t (id); CREATE INDEX t_account ON t (account_id, at);`;
@@ -91,6 +94,10 @@ try {
       `${ends} CREATE INDEX t_m ON t (substr(message_id, -16)) WHERE message_id IS NOT NULL;`,
     ],
     [
+      "+ its last 16 characters after a slot of 8,192 (version 3's index)",
+      `${ends} CREATE INDEX t_m ON t (slot, substr(message_id, -16)) WHERE message_id IS NOT NULL;`,
+    ],
+    [
       "version 1: WITHOUT ROWID by id, account+time, whole message id",
       `CREATE TABLE t (${COLUMNS}, PRIMARY KEY (id)) WITHOUT ROWID; CREATE INDEX t_account ON t (account_id, at); CREATE INDEX t_m ON t (message_id) WHERE message_id IS NOT NULL;`,
     ],
@@ -98,7 +105,17 @@ try {
   const measured = floors.map(([what, ddl], i) => [what, bareInserts(`floor${i}`, ddl)] as const);
   const log = openRequestLogFile(join(work, "log.db"));
   const writes = requestLogWrites(log);
-  const logged = perRecord((batch) => writes.write(batch));
+  const logged = perRecord((batch) => writes.write(batch.map(recordValues)));
+  const store = new SqliteRequestLog(log, { path: join(work, "log.db"), mainPath: null }, "");
+  const wanted = records[Math.floor(RECORDS / 2)]!;
+  // The first lookup prepares its statements: the second is the one timed.
+  let lookupMs = 0;
+  for (let i = 0; i < 2; i++) {
+    const lookupStarted = performance.now();
+    const found = await store.byMessageId(wanted.accountId, wanted.messageId!);
+    lookupMs = performance.now() - lookupStarted;
+    if (found.length !== 1) throw new Error(`the lookup found ${found.length} records`);
+  }
   const pages = log
     .query<{ n: number }, []>("SELECT page_count * page_size AS n FROM pragma_page_count(), pragma_page_size()")
     .get();
@@ -109,6 +126,7 @@ try {
   row("hand-over: a batch as JSON text, stringified and parsed", handOver);
   for (const [what, us] of measured) row(what, us);
   row("the log's writes (its schema, INSERT OR IGNORE, usage counts)", logged);
+  console.log(`  a message id looked up among them: ${lookupMs.toFixed(2)} ms`);
   console.log(`  the log's file: ${((pages?.n ?? 0) / RECORDS).toFixed(0)} bytes per record`);
 } finally {
   rmSync(work, { recursive: true, force: true });

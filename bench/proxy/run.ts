@@ -1,107 +1,141 @@
 #!/usr/bin/env bun
 /**
- * Proxy benchmark (issue 3): one run, one machine, one load generator (wrk, 50 connections),
- * one fake upstream (bench/proxy/upstream.ts). Rows:
+ * Proxy benchmark (issues 3 and 40): one run, one machine, one load generator (wrk, 50
+ * connections), one fake upstream (bench/proxy/upstream.ts). Rows:
  *   (a) the upstream directly  (b) nginx proxy_pass with keep-alive
- *   (c) a bare Bun fetch pass-through  (d) Switchboard (src/main.ts serve) with every check on,
+ *   (c) a bare Bun fetch pass-through that streams the request body
+ *   (w) the same reading the body whole first, as Switchboard does below PROXY_BODY_BUFFER_BYTES:
+ *       the floor Switchboard's own cost is measured against
+ *   (d) Switchboard (src/main.ts serve) with every check on and its defaults (request log on),
  *       message POSTs spread over NUMBERS numbers so none passes its 80/s bucket
- *   (e) a second Switchboard, the same but with OpenTelemetry traces on, exporting every call's
- *       span over OTLP/HTTP to a collector stand-in (bench/proxy/collector.ts); its own database
- *   (f) a third, keeping SAMPLED (0.1) of the traces (OTEL_TRACES_SAMPLER=parentbased_traceidratio)
- *   (g) one more, every call traced with OTEL_SPAN_DETAIL=full (four spans a call)
- *   (p) a fourth in the scale-out mode: state on a PostgreSQL server of its own, rate limits in Redis
- *   (q) a fifth with the request log off (REQUEST_LOG=0); (d) keeps it, as by default.
- * Then the RSS a 100 MB upload adds to a fresh Switchboard process (chunked and declared).
+ *   (e) the same with OpenTelemetry traces on, every call's span exported over OTLP/HTTP to a
+ *       collector stand-in (bench/proxy/collector.ts); its own database
+ *   (f) keeping SAMPLED (0.1) of the traces  (g) every call traced with OTEL_SPAN_DETAIL=full
+ *   (p) the scale-out mode: state on a PostgreSQL server of its own, rate limits in Redis
+ *   (q) the request log off (REQUEST_LOG=0)
+ * Only the chosen rows' servers are started. Then the RSS a 100 MB upload adds to a fresh
+ * Switchboard process (chunked and declared). The load average is printed before and after.
  *
- *   bun bench/proxy/run.ts            (BENCH_SECONDS=10 ROUNDS=2 NUMBERS=1000 SAMPLED=0.1 by default)
+ *   bun bench/proxy/run.ts     (ROWS=abcwdefgpq BENCH_SECONDS=10 ROUNDS=2 NUMBERS=1000 SAMPLED=0.1 UPLOADS=1)
+ *   ROWS=wdq bun bench/proxy/run.ts    the issue-40 targets: Switchboard against its floor, log on and off
  * Needs `wrk`, `nginx` and `curl` (Debian: apt-get install -y wrk nginx curl).
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
-import type { Subprocess } from "bun";
+import { join } from "node:path";
 import { logFootprint } from "./request-log.ts";
 import { startScaleOutBacking } from "./scale-out.ts";
-import { CONNECTIONS, seedProxyLoad, wrk as wrkRun, type WrkRun } from "./wrk.ts";
+import {
+  ADMIN_TOKEN,
+  cpuSeconds,
+  freePort,
+  loadAverage,
+  sampling,
+  start,
+  startSwitchboard,
+  status,
+  stopAll,
+  upload,
+  waitFor,
+} from "./processes.ts";
+import { report, ROW_NAMES, type Measured, type Row, type Summary } from "./report.ts";
+import { benchNumbers, CONNECTIONS, seedProxyLoad, wrk, writeLoadScript } from "./wrk.ts";
 
-const ROOT = resolve(import.meta.dir, "../..");
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const ROUNDS = Number(process.env.ROUNDS ?? 2);
 const NUMBERS = Number(process.env.NUMBERS ?? 1000);
-/** Which rows to run (default all): e.g. ROWS=cd while working on Switchboard's own cost, ROWS=deg for the cost of tracing. */
-const ROWS = process.env.ROWS ?? "abcdefgpq";
+const ROWS = process.env.ROWS ?? "abcwdefgpq";
 const UPLOADS = process.env.UPLOADS !== "0";
 /** The share of traces row (f) keeps (OTEL_TRACES_SAMPLER=parentbased_traceidratio). */
 const SAMPLED = Number(process.env.SAMPLED ?? 0.1);
-const ADMIN_TOKEN = "bench-admin-token";
-/** The rows that trace (each with a collector stand-in of its own). */
-type Traced = "e" | "f" | "g";
-const isTraced = (row: string): row is Traced => row === "e" || row === "f" || row === "g";
 const work = mkdtempSync(join(tmpdir(), "switchboard-bench-"));
-const children: Subprocess[] = [];
 const cleanups: (() => Promise<void>)[] = [];
 
-async function freePort(): Promise<number> {
-  const socket = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
-  const port = socket.port;
-  socket.stop(true);
-  return port;
+const isTraced = (row: Row) => row === "e" || row === "f" || row === "g";
+
+interface Server {
+  url: string;
+  pid: number;
+  /** wrk's script of sends with a key this server knows. */
+  script: string;
+  key: string;
+  /** Traced rows: their collector stand-in's pid and figures. */
+  collector?: { pid: number; stats(): Promise<{ exports: number; bytes: number; spans: number }> };
+  /** Row (p): the Redis server's pid, when it runs here. */
+  redisPid?: number;
 }
 
-async function waitFor(url: string): Promise<void> {
-  for (let i = 0; i < 200; i++) {
-    try {
-      await fetch(url);
-      return;
-    } catch {
-      await Bun.sleep(50);
+/** wrk's script for the rows that check no key (a, b, c, w). */
+function plainScript(): string {
+  const path = join(work, "plain.lua");
+  writeLoadScript(path, "px_live_unchecked", benchNumbers(NUMBERS));
+  return path;
+}
+
+async function switchboardRow(row: Row, upstreamPort: number, env: Record<string, string> = {}): Promise<Server> {
+  const database = env.DATABASE_URL ?? `file:${join(work, `row-${row}.db`)}`;
+  const { url, child } = await startSwitchboard(upstreamPort, database, env);
+  const script = join(work, `load-${row}.lua`);
+  const { key } = await seedProxyLoad(url, ADMIN_TOKEN, NUMBERS, script);
+  return { url, pid: child.pid, script, key };
+}
+
+/** Starts row `row`'s server(s). */
+async function startRow(row: Row, upstream: { url: string; port: number; pid: number }): Promise<Server> {
+  const plain = (url: string, pid: number): Server => ({ url, pid, script: plainScript(), key: "px_live_unchecked" });
+  switch (row) {
+    case "a":
+      return plain(upstream.url, upstream.pid);
+    case "b": {
+      const port = await freePort();
+      const conf = readFileSync(join(import.meta.dir, "nginx.conf.template"), "utf8")
+        .replaceAll("__DIR__", work)
+        .replaceAll("__UPSTREAM_PORT__", String(upstream.port))
+        .replaceAll("__PORT__", String(port));
+      writeFileSync(join(work, "nginx.conf"), conf);
+      const child = start(["nginx", "-p", work, "-c", join(work, "nginx.conf")]);
+      await waitFor(`http://127.0.0.1:${port}/`);
+      return plain(`http://127.0.0.1:${port}`, child.pid);
     }
+    case "c":
+    case "w": {
+      const port = await freePort();
+      const child = start([process.execPath, "bench/proxy/bare.ts"], {
+        PORT: String(port),
+        UPSTREAM_URL: upstream.url,
+        BODY: row === "w" ? "whole" : "stream",
+      });
+      await waitFor(`http://127.0.0.1:${port}/`);
+      return plain(`http://127.0.0.1:${port}`, child.pid);
+    }
+    case "e":
+    case "f":
+    case "g": {
+      const port = await freePort();
+      const collector = start([process.execPath, "bench/proxy/collector.ts"], { PORT: String(port) });
+      const collectorUrl = `http://127.0.0.1:${port}`;
+      await waitFor(`${collectorUrl}/stats`);
+      const env: Record<string, string> =
+        row === "f"
+          ? { OTEL_TRACES_SAMPLER: "parentbased_traceidratio", OTEL_TRACES_SAMPLER_ARG: String(SAMPLED) }
+          : row === "g"
+            ? { OTEL_SPAN_DETAIL: "full" }
+            : {};
+      const server = await switchboardRow(row, upstream.port, { OTEL_EXPORTER_OTLP_ENDPOINT: collectorUrl, ...env });
+      const stats = async () =>
+        (await (await fetch(`${collectorUrl}/stats`)).json()) as { exports: number; bytes: number; spans: number };
+      return { ...server, collector: { pid: collector.pid, stats } };
+    }
+    case "p": {
+      const backing = await startScaleOutBacking(await freePort());
+      cleanups.push(backing.stop);
+      return { ...(await switchboardRow(row, upstream.port, backing.env)), redisPid: backing.redisPid };
+    }
+    case "q":
+      return switchboardRow(row, upstream.port, { REQUEST_LOG: "0" });
+    case "d":
+      return switchboardRow(row, upstream.port);
   }
-  throw new Error(`nothing answered at ${url}`);
-}
-
-function start(cmd: string[], env: Record<string, string> = {}): Subprocess {
-  // (pids of the servers are read from here for the CPU column)
-  const child = Bun.spawn(cmd, { cwd: ROOT, env: { ...process.env, ...env }, stdout: "ignore", stderr: "inherit" });
-  children.push(child);
-  return child;
-}
-
-function status(pid: number, field: "VmRSS" | "VmHWM"): number {
-  const match = new RegExp(`${field}:\\s+(\\d+) kB`).exec(readFileSync(`/proc/${pid}/status`, "utf8"));
-  return match ? Number(match[1]) / 1024 : NaN;
-}
-
-/** Runs `work` while sampling a process's RSS every 20 ms; returns its result and the peak seen (MB). */
-async function sampling<T>(pid: number, task: Promise<T>): Promise<{ result: T; peakMb: number }> {
-  let peak = status(pid, "VmRSS");
-  const timer = setInterval(() => (peak = Math.max(peak, status(pid, "VmRSS"))), 20);
-  const result = await task;
-  clearInterval(timer);
-  return { result, peakMb: Math.max(peak, status(pid, "VmRSS")) };
-}
-
-interface WrkResult extends WrkRun {
-  cpuUsPerRequest: number;
-}
-
-/** CPU seconds (user + system) used so far by a process and its children's threads (nginx's worker). */
-function cpuSeconds(pid: number): number {
-  const ticks = (p: number) => {
-    const fields = readFileSync(`/proc/${p}/stat`, "utf8").split(") ")[1]!.split(" ");
-    return Number(fields[11]) + Number(fields[12]);
-  };
-  let total = ticks(pid);
-  for (const child of readFileSync(`/proc/${pid}/task/${pid}/children`, "utf8").trim().split(" ").filter(Boolean))
-    total += ticks(Number(child));
-  return total / 100;
-}
-
-/** A wrk run and the CPU the server (all its threads: the request log's writer too) used per request meanwhile. */
-async function wrk(url: string, script: string, seconds = SECONDS, serverPid?: number): Promise<WrkResult> {
-  const cpuBefore = serverPid ? cpuSeconds(serverPid) : 0;
-  const run = await wrkRun(url, script, seconds);
-  return { ...run, cpuUsPerRequest: serverPid ? ((cpuSeconds(serverPid) - cpuBefore) * 1e6) / run.requests : NaN };
 }
 
 /** Waits until a collector stand-in has received nothing new for 1.5 s (the exporter sends at least once a second while it has spans). */
@@ -113,327 +147,95 @@ async function drained(stats: () => Promise<{ spans: number }>): Promise<void> {
   }
 }
 
-async function startSwitchboard(
-  upstreamPort: number,
-  databaseUrl: string,
-  env: Record<string, string> = {},
-): Promise<{ url: string; child: Subprocess }> {
-  const port = await freePort();
-  const child = start([process.execPath, "src/main.ts", "serve"], {
-    PORT: String(port),
-    HOST: "127.0.0.1",
-    DATABASE_URL: databaseUrl,
-    UPSTREAM_URL: `http://127.0.0.1:${upstreamPort}`,
-    APP_SECRET: "bench-app-secret",
-    ENCRYPTION_KEY: Buffer.alloc(32, 3).toString("base64"),
-    ADMIN_TOKEN,
-    DEV_MODE: "0",
-    ...env,
-  });
-  const url = `http://127.0.0.1:${port}`;
-  await waitFor(`${url}/healthz`);
-  return { url, child };
-}
-
-async function upload(url: string, key: string, mode: "chunked" | "declared", file: string): Promise<string> {
-  const args = [
-    "curl",
-    "-sS",
-    "-o",
-    "/dev/null",
-    "-w",
-    "%{http_code}",
-    "-X",
-    "POST",
-    "-H",
-    `Authorization: Bearer ${key}`,
-    "-H",
-    "Content-Type: application/octet-stream",
-  ];
-  if (mode === "chunked") args.push("-H", "Transfer-Encoding: chunked");
-  const child = Bun.spawn([...args, "--data-binary", `@${file}`, `${url}/v21.0/100000000000000/media`], {
-    stdout: "pipe",
-    stderr: "inherit",
-  });
-  const code = await new Response(child.stdout).text();
-  await child.exited;
-  return code;
+/** One round of `seconds` against a row, with its server's CPU and RSS meanwhile. */
+async function measure(server: Server, row: Row, seconds: number): Promise<Measured> {
+  const beside = server.collector?.pid ?? server.redisPid;
+  const cpuBefore = cpuSeconds(server.pid);
+  const besideBefore = beside ? cpuSeconds(beside) : 0;
+  const { result, peakMb } = await sampling(server.pid, wrk(server.url, server.script, seconds));
+  // Spans still queued when the load stops are exported after it: that work is the row's own.
+  if (isTraced(row) && server.collector) await drained(server.collector.stats);
+  return {
+    ...result,
+    cpuUs: ((cpuSeconds(server.pid) - cpuBefore) * 1e6) / result.requests,
+    peakMb,
+    besideCpu: beside ? cpuSeconds(beside) - besideBefore : 0,
+  };
 }
 
 async function main() {
+  const loadBefore = loadAverage();
+  const chosen = (Object.keys(ROW_NAMES) as Row[]).filter((row) => ROWS.includes(row));
   const upstreamPort = await freePort();
   const upstreamChild = start([process.execPath, "bench/proxy/upstream.ts"], { PORT: String(upstreamPort) });
-  const upstream = `http://127.0.0.1:${upstreamPort}`;
-  await waitFor(upstream);
+  const upstream = { url: `http://127.0.0.1:${upstreamPort}`, port: upstreamPort, pid: upstreamChild.pid };
+  await waitFor(upstream.url);
 
-  const nginxPort = await freePort();
-  const conf = readFileSync(join(import.meta.dir, "nginx.conf.template"), "utf8")
-    .replaceAll("__DIR__", work)
-    .replaceAll("__UPSTREAM_PORT__", String(upstreamPort))
-    .replaceAll("__PORT__", String(nginxPort));
-  writeFileSync(join(work, "nginx.conf"), conf);
-  const nginxChild = start(["nginx", "-p", work, "-c", join(work, "nginx.conf")]);
-  await waitFor(`http://127.0.0.1:${nginxPort}/`);
-
-  const barePort = await freePort();
-  const bareChild = start([process.execPath, "bench/proxy/bare.ts"], {
-    PORT: String(barePort),
-    UPSTREAM_URL: upstream,
-  });
-  await waitFor(`http://127.0.0.1:${barePort}/`);
-
-  const dbPath = join(work, "switchboard.db");
-  let sb = await startSwitchboard(upstreamPort, `file:${dbPath}`);
-  const loadScript = async (base: string, name: string) => {
-    const path = join(work, name);
-    return { ...(await seedProxyLoad(base, ADMIN_TOKEN, NUMBERS, path)), path };
-  };
-  const { key, numbers, path: script } = await loadScript(sb.url, "load.lua");
-
-  /** Rows (e), (f) and (g): a Switchboard of their own (database, key) exporting to a collector stand-in of their own. */
-  const tracedRow = async (row: Traced, env: Record<string, string>) => {
-    const collectorPort = await freePort();
-    const collector = start([process.execPath, "bench/proxy/collector.ts"], { PORT: String(collectorPort) });
-    const collectorUrl = `http://127.0.0.1:${collectorPort}`;
-    await waitFor(`${collectorUrl}/stats`);
-    const server = await startSwitchboard(upstreamPort, `file:${join(work, `traced-${row}.db`)}`, {
-      OTEL_EXPORTER_OTLP_ENDPOINT: collectorUrl,
-      ...env,
-    });
-    const load = await loadScript(server.url, `load-${row}.lua`);
-    return {
-      server,
-      load,
-      collector,
-      stats: async () =>
-        (await (await fetch(`${collectorUrl}/stats`)).json()) as { exports: number; bytes: number; spans: number },
-      /** Calls made to it; each kept trace should reach the collector as one span (four with OTEL_SPAN_DETAIL=full). */
-      calls: 1,
-      collectorCpu: 0,
-    };
-  };
-  const traced = {
-    e: await tracedRow("e", {}),
-    f: await tracedRow("f", {
-      OTEL_TRACES_SAMPLER: "parentbased_traceidratio",
-      OTEL_TRACES_SAMPLER_ARG: String(SAMPLED),
-    }),
-    g: await tracedRow("g", { OTEL_SPAN_DETAIL: "full" }),
-  };
-  const backing = await startScaleOutBacking(await freePort());
-  cleanups.push(backing.stop);
-  const scaled = await startSwitchboard(upstreamPort, backing.env.DATABASE_URL!, backing.env);
-  const scaledLoad = await loadScript(scaled.url, "load-p.lua");
-  const unlogged = await startSwitchboard(upstreamPort, `file:${join(work, "unlogged.db")}`, { REQUEST_LOG: "0" });
-  const unloggedLoad = await loadScript(unlogged.url, "load-q.lua");
-
+  const servers = {} as Record<Row, Server>;
+  for (const row of chosen) servers[row] = await startRow(row, upstream);
   // Every row must answer 200 before it is measured.
-  const probes = [
-    [upstream, key],
-    [`http://127.0.0.1:${nginxPort}`, key],
-    [`http://127.0.0.1:${barePort}`, key],
-    [sb.url, key],
-    [traced.e.server.url, traced.e.load.key],
-    [traced.f.server.url, traced.f.load.key],
-    [traced.g.server.url, traced.g.load.key],
-    [scaled.url, scaledLoad.key],
-    [unlogged.url, unloggedLoad.key],
-  ];
-  for (const [url, bearer] of probes) {
-    const r = await fetch(`${url}/v21.0/${numbers[0]}/messages`, {
+  for (const row of chosen) {
+    const { url, key } = servers[row];
+    const r = await fetch(`${url}/v21.0/${benchNumbers(1)[0]}/messages`, {
       method: "POST",
-      headers: { authorization: `Bearer ${bearer}`, "content-type": "application/json" },
+      headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
       body: '{"to":"1"}',
     });
-    if (r.status !== 200) throw new Error(`${url} answered ${r.status}: ${await r.text()}`);
+    if (r.status !== 200) throw new Error(`row ${row} answered ${r.status}: ${await r.text()}`);
   }
 
-  const rows = {
-    a: "upstream directly",
-    b: "nginx proxy_pass (keep-alive)",
-    c: "bare Bun fetch pass-through",
-    d: "Switchboard, every check on",
-    e: "Switchboard, every check on, every call traced (OTLP/HTTP)",
-    f: `Switchboard, every check on, traces sampled at ${SAMPLED} (OTLP/HTTP)`,
-    g: "Switchboard, every check on, every call traced in four spans (OTEL_SPAN_DETAIL=full)",
-    p: "Switchboard, every check on, scale-out mode (PostgreSQL + Redis)",
-    q: "Switchboard, every check on, request log off",
-  } as const;
-  type Row = keyof typeof rows;
-  const urls: Record<Row, string> = {
-    a: upstream,
-    b: `http://127.0.0.1:${nginxPort}`,
-    c: `http://127.0.0.1:${barePort}`,
-    d: sb.url,
-    e: traced.e.server.url,
-    f: traced.f.server.url,
-    g: traced.g.server.url,
-    p: scaled.url,
-    q: unlogged.url,
-  };
-  const pids: Record<Row, number> = {
-    a: upstreamChild.pid,
-    b: nginxChild.pid,
-    c: bareChild.pid,
-    d: sb.child.pid,
-    e: traced.e.server.child.pid,
-    f: traced.f.server.child.pid,
-    g: traced.g.server.child.pid,
-    p: scaled.child.pid,
-    q: unlogged.child.pid,
-  };
-  const scripts: Record<Row, string> = {
-    a: script,
-    b: script,
-    c: script,
-    d: script,
-    e: traced.e.load.path,
-    f: traced.f.load.path,
-    g: traced.g.load.path,
-    p: scaledLoad.path,
-    q: unloggedLoad.path,
-  };
-  const results: Record<Row, WrkResult[]> = { a: [], b: [], c: [], d: [], e: [], f: [], g: [], p: [], q: [] };
-  const peakUnderLoad = { d: 0, e: 0, f: 0, g: 0, p: 0, q: 0 };
-  /** Row (p): the Redis server's CPU per request, on the same 2 cores. */
-  const redisCpu: number[] = [];
-  const chosen = (Object.keys(rows) as Row[]).filter((row) => ROWS.includes(row));
-  for (const row of chosen) {
-    const warm = await wrk(urls[row], scripts[row], 2); // warm-up
-    if (isTraced(row)) traced[row].calls += warm.requests;
-  }
-  // Row (d)'s request log, before its rounds: what they add is the log's disk use.
+  const calls = Object.fromEntries(chosen.map((row) => [row, 1])) as Record<Row, number>;
+  for (const row of chosen) calls[row] += (await wrk(servers[row].url, servers[row].script, 2)).requests; // warm-up
   await Bun.sleep(1500);
-  const logBefore = logFootprint(dbPath);
+  const logBefore = chosen.includes("d") ? logFootprint(join(work, "row-d.db")) : null;
+  const results = Object.fromEntries(chosen.map((row) => [row, [] as Measured[]])) as Record<Row, Measured[]>;
   for (let round = 0; round < ROUNDS; round++) {
     for (const row of chosen) {
-      if (row !== "a" && row !== "b" && row !== "c") {
-        const cpuBefore = cpuSeconds(pids[row]);
-        const collectorBefore = isTraced(row) ? cpuSeconds(traced[row].collector.pid) : 0;
-        const redisBefore = row === "p" && backing.redisPid ? cpuSeconds(backing.redisPid) : 0;
-        const { result, peakMb } = await sampling(pids[row], wrk(urls[row], scripts[row], SECONDS));
-        if (isTraced(row)) {
-          // Spans still queued when the load stops are exported after it: that work is the row's
-          // own, and must not run into the next row's time.
-          await drained(traced[row].stats);
-          traced[row].calls += result.requests;
-          traced[row].collectorCpu += cpuSeconds(traced[row].collector.pid) - collectorBefore;
-        }
-        result.cpuUsPerRequest = ((cpuSeconds(pids[row]) - cpuBefore) * 1e6) / result.requests;
-        if (row === "p" && backing.redisPid)
-          redisCpu.push(((cpuSeconds(backing.redisPid) - redisBefore) * 1e6) / result.requests);
-        peakUnderLoad[row] = Math.max(peakUnderLoad[row], peakMb);
-        results[row].push(result);
-      } else {
-        results[row].push(await wrk(urls[row], scripts[row], SECONDS, pids[row]));
-      }
+      const measured = await measure(servers[row], row, SECONDS);
+      calls[row] += measured.requests;
+      results[row].push(measured);
     }
   }
-  const exported = { e: await traced.e.stats(), f: await traced.f.stats(), g: await traced.g.stats() };
   await Bun.sleep(1500); // the log's last batch
-  const logAfter = logFootprint(dbPath);
+  const logAfter = logBefore ? logFootprint(join(work, "row-d.db")) : null;
+  const exported: Partial<Record<Row, { exports: number; bytes: number; spans: number }>> = {};
+  for (const row of chosen) if (servers[row].collector) exported[row] = await servers[row].collector!.stats();
 
   // A fresh process for the upload, so the load above does not hide what the upload adds.
   const uploads: { mode: string; code: string; addedMb: number; baseMb: number }[] = [];
   if (UPLOADS) {
-    sb.child.kill();
-    await sb.child.exited;
-    sb = await startSwitchboard(upstreamPort, `file:${dbPath}`);
+    const { url, child } = await startSwitchboard(upstreamPort, `file:${join(work, "uploads.db")}`);
+    const { key } = await seedProxyLoad(url, ADMIN_TOKEN, 1, join(work, "uploads.lua"));
     const file = join(work, "100mb.bin");
     writeFileSync(file, new Uint8Array(100 * 1024 * 1024).fill(7));
-    await wrk(sb.url, script, 1);
+    await wrk(url, join(work, "uploads.lua"), 1);
     await Bun.sleep(500);
     for (const mode of ["declared", "chunked"] as const) {
-      const baseMb = status(sb.child.pid, "VmRSS");
-      const { result: code, peakMb } = await sampling(sb.child.pid, upload(sb.url, key, mode, file));
+      const baseMb = status(child.pid, "VmRSS");
+      const { result: code, peakMb } = await sampling(child.pid, upload(url, key, mode, file));
       uploads.push({ mode, code, addedMb: peakMb - baseMb, baseMb });
     }
   }
 
-  const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
-  const summary = Object.fromEntries(
-    Object.entries(results).map(([row, rs]) => [
-      row,
-      {
-        rps: mean(rs.map((r) => r.rps)),
-        p99: mean(rs.map((r) => r.p99)),
-        p50: mean(rs.map((r) => r.p50)),
-        cpu: mean(rs.map((r) => r.cpuUsPerRequest)),
-        errors: rs.map((r) => r.errors).filter(Boolean),
-      },
-    ]),
-  );
-  const s = summary as Record<Row, { rps: number; p99: number; p50: number; cpu: number; errors: string[] }>;
-  const load = readFileSync("/proc/loadavg", "utf8").split(" ").slice(0, 3).join(" ");
-  console.log(
-    `\nwrk -t2 -c${CONNECTIONS} -d${SECONDS}s, ${ROUNDS} round(s) per row (mean shown), ${NUMBERS} numbers; load average now ${load}\n`,
-  );
-  console.log("| row | what | req/s | p50 ms | p99 ms | server CPU µs/req | note |");
-  console.log("|---|---|---:|---:|---:|---:|---|");
-  for (const row of chosen) {
-    const r = s[row];
-    const each = results[row]!.map((x) => `${Math.round(x.rps)} (${x.cpuUsPerRequest.toFixed(0)} µs)`).join(" / ");
-    console.log(
-      `| ${row} | ${rows[row]} | ${Math.round(r.rps)} | ${r.p50.toFixed(2)} | ${r.p99.toFixed(2)} | ${r.cpu.toFixed(1)} | rounds: ${each}${r.errors.length ? `; ${r.errors.join("; ")}` : ""} |`,
-    );
-  }
-  console.log("");
-  console.log(`(d)/(c) = ${(s.d.rps / s.c.rps).toFixed(2)}   (target >= 0.90)`);
-  console.log(
-    `(d)/(b) = ${(s.d.rps / s.b.rps).toFixed(2)}   (Switchboard with its defaults against nginx; target >= 0.50)`,
-  );
-  console.log(`(c)/(b) = ${(s.c.rps / s.b.rps).toFixed(2)}`);
-  console.log(
-    `CPU per request (c)/(d) = ${(s.c.cpu / s.d.cpu).toFixed(2)}   (the throughput ratio (d)/(c) this implies on an idle machine; less noisy than req/s under shared CPU)`,
-  );
-  console.log(`p99 (d) - p99 (c) = ${(s.d.p99 - s.c.p99).toFixed(2)} ms   (target <= 1 ms)`);
-  console.log(`peak RSS of Switchboard under load = ${peakUnderLoad.d.toFixed(0)} MB   (target <= 150 MB)`);
-  for (const row of ["e", "f", "g"] as const) {
-    if (!chosen.includes(row)) continue;
-    const requests = results[row].reduce((sum, r) => sum + r.requests, 0);
-    const target = row === "e" ? "; target >= 0.80 with the default span detail" : "";
-    console.log(
-      `(${row})/(d) = ${(s[row].rps / s.d.rps).toFixed(2)} by req/s, ${(s.d.cpu / s[row].cpu).toFixed(2)} by CPU per request   (traces on against off${target})`,
-    );
-    console.log(
-      `  spans its collector stand-in received per call = ${(exported[row].spans / traced[row].calls).toFixed(2)}   (${row === "g" ? 4 : 1} per kept trace; ${exported[row].exports} exports, ${(exported[row].bytes / 1e6).toFixed(0)} MB)`,
-    );
-    console.log(
-      `  collector stand-in CPU = ${((traced[row].collectorCpu * 1e6) / requests).toFixed(1)} µs per call (on the same 2 cores); peak RSS of this Switchboard under load = ${peakUnderLoad[row].toFixed(0)} MB`,
-    );
-  }
-  if (chosen.includes("p")) {
-    console.log(
-      `(p)/(d) = ${(s.p.rps / s.d.rps).toFixed(2)} by req/s, ${(s.d.cpu / s.p.cpu).toFixed(2)} by CPU per request   (scale-out against SQLite; target >= 0.80)`,
-    );
-    console.log(
-      `  p99 (p) - p99 (d) = ${(s.p.p99 - s.d.p99).toFixed(2)} ms   (target <= 1 ms); peak RSS under load = ${peakUnderLoad.p.toFixed(0)} MB`,
-    );
-    if (redisCpu.length)
-      console.log(
-        `  Redis server CPU = ${mean(redisCpu).toFixed(1)} µs per request (beside Switchboard's own, on the same cores)`,
-      );
-  }
-  if (chosen.includes("q") && chosen.includes("d")) {
-    console.log(
-      `(d)/(q) = ${(s.d.rps / s.q.rps).toFixed(2)} by req/s, ${(s.q.cpu / s.d.cpu).toFixed(2)} by CPU per request   (request log on against off; target >= 0.90)`,
-    );
-    const records = logAfter.records - logBefore.records;
-    console.log(
-      `  the log's CPU per call = ${(s.d.cpu - s.q.cpu).toFixed(1)} µs (capture and hand-over on the serving thread, batched writes on the log's own); ${records} records written, ${((((logAfter.bytes - logBefore.bytes) / Math.max(1, records)) * 1e6) / 2 ** 20).toFixed(0)} MiB of the log's file per million calls`,
-    );
-  }
-  for (const u of uploads)
-    console.log(
-      `100 MB ${u.mode} upload: HTTP ${u.code}, RSS ${u.baseMb.toFixed(0)} MB before, +${u.addedMb.toFixed(1)} MB at peak   (target <= 32 MB)`,
-    );
+  const summary: Summary = {
+    sampled: SAMPLED,
+    header: `wrk -t2 -c${CONNECTIONS} -d${SECONDS}s, ${ROUNDS} round(s) per row (mean shown), ${NUMBERS} numbers; load average before ${loadBefore}, after ${loadAverage()}`,
+    results,
+    calls,
+    exported,
+    log:
+      logBefore && logAfter
+        ? { records: logAfter.records - logBefore.records, bytes: logAfter.bytes - logBefore.bytes }
+        : null,
+    uploads,
+  };
+  report(summary);
 }
 
 try {
   await main();
 } finally {
-  for (const child of children) child.kill();
-  await Promise.all(children.map((c) => c.exited));
+  await stopAll();
   for (const cleanup of cleanups) await cleanup();
   rmSync(work, { recursive: true, force: true });
 }

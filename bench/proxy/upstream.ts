@@ -3,16 +3,7 @@
  * checks every request and would measure itself). It answers every call with a fixed message-send
  * answer and drains request bodies as they stream, so a 100 MB upload costs it no memory either.
  */
-const answer = JSON.stringify({
-  messaging_product: "chat",
-  contacts: [{ input: "15550100", wa_id: "15550100" }],
-  messages: [{ id: "wamid.HBgLMTU1NTAxMDAVAgARGBI5QTNDQTVCM0Q0Q0Q2RTY3RTcA" }],
-});
-const headers = {
-  "content-type": "application/json",
-  "x-upstream-trace-id": "AbCdEfGh123",
-  "x-app-usage": '{"call_count":1,"total_cputime":1,"total_time":1}',
-};
+import { SEND_ANSWER as answer, SEND_HEADERS as headers } from "./send-answer.ts";
 
 const server = Bun.serve({
   port: Number(process.env.PORT ?? 0),
@@ -26,4 +17,3 @@ const server = Bun.serve({
   },
 });
 console.log(`listening ${server.port}`);
-export {};

@@ -39,6 +39,19 @@ export async function wrk(url: string, script: string, seconds: number): Promise
   };
 }
 
+/** The numbers a bench account has: `count` ids from 100000000000000 on. */
+export const benchNumbers = (count: number) => Array.from({ length: count }, (_, i) => String(100_000_000_000_000 + i));
+
+/** wrk's script of message sends with `key`, spread over `numbers`, written to `scriptPath`. */
+export function writeLoadScript(scriptPath: string, key: string, numbers: string[]): void {
+  writeFileSync(
+    scriptPath,
+    readFileSync(join(import.meta.dir, "load.lua.template"), "utf8")
+      .replace("__PATHS__", numbers.map((n) => `"/v21.0/${n}/messages"`).join(", "))
+      .replace("__KEY__", key),
+  );
+}
+
 async function admin(base: string, token: string, path: string, body: unknown): Promise<{ id: string; key: string }> {
   const r = await fetch(`${base}${path}`, {
     method: "POST",
@@ -65,7 +78,7 @@ export async function seedProxyLoad(
     waba_id: "900000000000001",
     access_token: "EAAGbench",
   });
-  const numbers = Array.from({ length: count }, (_, i) => String(100_000_000_000_000 + i));
+  const numbers = benchNumbers(count);
   for (let i = 0; i < numbers.length; i += 25) {
     await Promise.all(
       numbers.slice(i, i + 25).map((id) =>
@@ -77,11 +90,6 @@ export async function seedProxyLoad(
       ),
     );
   }
-  writeFileSync(
-    scriptPath,
-    readFileSync(join(import.meta.dir, "load.lua.template"), "utf8")
-      .replace("__PATHS__", numbers.map((n) => `"/v21.0/${n}/messages"`).join(", "))
-      .replace("__KEY__", key),
-  );
+  writeLoadScript(scriptPath, key, numbers);
   return { key, numbers };
 }

@@ -37,7 +37,7 @@ export function opsRoutes(
       "/metrics",
       async ({ set }) => {
         set.headers["content-type"] = deps.metrics.registry.contentType;
-        return deps.metrics.registry.metrics();
+        return deps.metrics.text();
       },
       { detail: { tags: ["Operations"], summary: "Prometheus metrics" } },
     );

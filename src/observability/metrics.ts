@@ -1,14 +1,39 @@
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
+import Counter from "prom-client/lib/counter";
+import Gauge from "prom-client/lib/gauge";
+import Histogram from "prom-client/lib/histogram";
+import Registry from "prom-client/lib/registry";
+import type { Registry as MetricRegistry } from "prom-client";
+
+/**
+ * prom-client's default metrics (process, event loop, GC, heap size), installed at the first scrape:
+ * their modules (perf_hooks, v8, the tracing API) are loaded then, not at every start. The heap
+ * spaces' are left out: Bun answers v8.getHeapSpaceStatistics() by walking the whole heap, on the
+ * server's thread, which held every request 20-45 ms at each scrape (bench/RESULTS.md). The heap's
+ * size and use stay (switchboard_nodejs_heap_size_*_bytes, from process.memoryUsage()).
+ */
+async function installDefaultMetrics(registry: MetricRegistry): Promise<void> {
+  const modules = await Promise.all([
+    import("prom-client/lib/metrics/processCpuTotal"),
+    import("prom-client/lib/metrics/processStartTime"),
+    import("prom-client/lib/metrics/osMemoryHeap"),
+    import("prom-client/lib/metrics/processOpenFileDescriptors"),
+    import("prom-client/lib/metrics/processMaxFileDescriptors"),
+    import("prom-client/lib/metrics/eventLoopLag"),
+    import("prom-client/lib/metrics/processResources"),
+    import("prom-client/lib/metrics/processHandles"),
+    import("prom-client/lib/metrics/processRequests"),
+    import("prom-client/lib/metrics/heapSizeAndUsed"),
+    import("prom-client/lib/metrics/version"),
+    import("prom-client/lib/metrics/gc"),
+  ]);
+  const config = { prefix: "switchboard_", eventLoopMonitoringPrecision: 10 };
+  for (const module of modules) module.default(registry, config);
+}
 
 /** One registry per app (never prom-client's global one), so two apps in one test process do not mix. */
 export function createMetrics() {
   const registry = new Registry();
-  collectDefaultMetrics({ register: registry, prefix: "switchboard_" });
-  // Bun answers v8.getHeapSpaceStatistics() by walking the whole heap, on the server's thread: with
-  // the server's heap that held every request 20-45 ms at each scrape (bench/RESULTS.md). The
-  // heap's size and use stay (switchboard_nodejs_heap_size_*_bytes, from process.memoryUsage()).
-  for (const kind of ["total", "used", "available"])
-    registry.removeSingleMetric(`switchboard_nodejs_heap_space_size_${kind}_bytes`);
+  let defaults: Promise<void> | null = null;
   /** Hot paths that count in plain tallies add them to their counters here, before a scrape reads them. */
   const beforeCollect = new Set<() => void>();
   const collect = () => {
@@ -16,6 +41,12 @@ export function createMetrics() {
   };
   return {
     registry,
+    /** The Prometheus text of every metric (the default ones installed on the first call). */
+    async text(): Promise<string> {
+      defaults ??= installDefaultMetrics(registry);
+      await defaults;
+      return registry.metrics();
+    },
     beforeCollect,
     httpRequests: new Counter({
       name: "switchboard_http_requests_total",

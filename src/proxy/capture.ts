@@ -39,7 +39,7 @@ const size = (value: string | null) => (value === null || !/^\d+$/.test(value) ?
 /**
  * The rest of a call's record once the caller has its answer: our error code (null when upstream
  * answered), upstream's status when it did. An upstream error's code comes later, when its body
- * has passed (noteUpstreamError: the record is still in the log's buffer then).
+ * has passed (noteUpstreamError): the record goes to the log only then.
  */
 export function finishRecord(
   record: RequestRecord,

@@ -15,8 +15,12 @@ export interface Exchange {
   headers: Record<string, string>;
   /** Renders one of our errors. */
   fail(name: ErrorName, headers?: Record<string, string>): Response;
-  /** Called with an upstream error body of at most 64 KB once it has been passed on. */
-  onErrorBody(bytes: Uint8Array): void;
+  /**
+   * Called when an upstream error answer is passed on through a copy of its first 64 KB; returns
+   * what is called once that body has ended (with its bytes when they fit), failed or been
+   * cancelled (null): the call is only complete then.
+   */
+  inspectError(): (bytes: Uint8Array | null) => void;
   /** Called when upstream's response headers arrive. */
   onHeaders?(ms: number): void;
   /**
@@ -114,7 +118,7 @@ export async function forward(
     return new Response(bytes, { status: upstream.status, headers: answerHeaders });
   }
   if (upstream.status < 400 || Number(declared ?? 0) > INSPECT_LIMIT || !upstream.body) return upstream;
-  return new Response(inspectedBody(upstream.body, exchange.onErrorBody), {
+  return new Response(inspectedBody(upstream.body, exchange.inspectError()), {
     status: upstream.status,
     headers: answerHeaders,
   });

@@ -65,6 +65,11 @@ function outcomeCounter(metrics: ProxyDeps["metrics"]) {
   };
 }
 
+/** A call as it goes: how it ended so far, and how many of its parts have not (see complete). */
+interface Call extends CallOutcome {
+  parts: number;
+}
+
 const bucketOf = (target: Target) =>
   target.route.bucket === "number" && target.number ? numberBucket(target.number) : wabaBucket(target.waba.wabaId);
 
@@ -81,12 +86,33 @@ export function createProxy(deps: ProxyDeps, limiter: RateLimiter, requestLog: R
   const decide = rateLimitStep(limiter, deps);
   const matchRoute = routeMatcher(allowList(config.platform));
 
+  /** An upstream error body has passed: its code goes on the record, and a state change it calls for is made. */
+  function inspected(bytes: Uint8Array, record: RequestRecord, target: Target, requestId: string): void {
+    if (requestLog) noteUpstreamError(record, bytes);
+    const effect = effectOf(bytes, target);
+    // After the caller's answer has gone out: the state write must not hold it back.
+    if (effect)
+      setImmediate(() =>
+        applyEffect({ directory, clock: deps.clock, logger }, effect, requestId).catch((error: unknown) =>
+          logger.error("recording an upstream state change failed", { error }),
+        ),
+      );
+  }
+
+  /**
+   * One part of the call has ended (the answer's headers, or an upstream error's body); once every
+   * part has, its record is complete and goes to the log (a batch may go to the writer any time).
+   */
+  function complete(outcome: Call, record: RequestRecord): void {
+    if (--outcome.parts === 0 && requestLog && hasCaller(record)) requestLog.add(record);
+  }
+
   /** docs/proxy.md#order-of-checks: every check in order, stopping at the first failure. */
   async function pipeline(
     request: Request,
     { path, query }: RawTarget,
     requestId: string,
-    outcome: CallOutcome,
+    outcome: Call,
     record: RequestRecord,
     trace?: ProxyCallTrace,
   ): Promise<Response> {
@@ -137,16 +163,13 @@ export function createProxy(deps: ProxyDeps, limiter: RateLimiter, requestLog: R
         requestLog && target.route.edge === "messages" && target.route.method === "POST"
           ? (bytes) => (record.messageId = messageIdIn(bytes))
           : undefined,
-      onErrorBody(bytes) {
-        if (requestLog) noteUpstreamError(record, bytes);
-        const effect = effectOf(bytes, target);
-        // After the caller's answer has gone out: the state write must not hold it back.
-        if (effect)
-          setImmediate(() =>
-            applyEffect({ directory, clock: deps.clock, logger }, effect, requestId).catch((error: unknown) =>
-              logger.error("recording an upstream state change failed", { error }),
-            ),
-          );
+      inspectError() {
+        // The record waits for the body: its upstream error code is in it.
+        outcome.parts++;
+        return (bytes) => {
+          if (bytes) inspected(bytes, record, target, requestId);
+          complete(outcome, record);
+        };
       },
     });
   }
@@ -156,7 +179,7 @@ export function createProxy(deps: ProxyDeps, limiter: RateLimiter, requestLog: R
     const at = deps.clock.now();
     const requestId = nextRequestId(at);
     const started = performance.now();
-    const outcome: CallOutcome = { code: null, error: null };
+    const outcome: Call = { code: null, error: null, parts: 1 };
     const record = startRecord(requestId, at, request.method);
     const trace = startTrace?.(request, target.path, requestId);
     let response: Response;
@@ -170,15 +193,14 @@ export function createProxy(deps: ProxyDeps, limiter: RateLimiter, requestLog: R
     }
     trace?.end(response.status, outcome);
     count(outcome.code, response.status);
-    if (requestLog && hasCaller(record)) {
+    if (requestLog && hasCaller(record))
       finishRecord(
         record,
         response,
         typeof outcome.code === "number" ? outcome.code : null,
         request.headers.get("content-length"),
       );
-      requestLog.add(record);
-    }
+    complete(outcome, record);
     // Every failure is logged; successes only at debug: a JSON line per call costs about a tenth of
     // the proxy's throughput, and the metrics count them anyway.
     if (response.status >= 400 || logAll) {

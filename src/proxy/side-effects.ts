@@ -26,27 +26,49 @@ export function effectOf(body: Uint8Array, target: Target): Effect | null {
 }
 
 /**
- * Passes an upstream error body to the caller chunk by chunk, untouched and without waiting, while
- * keeping a copy of its first 64 KB; once it has ended, a body that fit is handed to `inspect`.
+ * Passes an upstream error body to the caller chunk by chunk, untouched and as the caller reads it,
+ * while keeping a copy of its first 64 KB; `ended` is called once, when the body has ended (with
+ * the copy, if the whole body fit), failed or been cancelled by the caller (null).
  * (Buffering the body first would hold the caller's answer back by a round of reads; teeing would
  * tie the caller's pace to the copy's. A pass-through copy costs neither.)
  */
 export function inspectedBody(
   body: ReadableStream<Uint8Array>,
-  inspect: (bytes: Uint8Array) => void,
+  ended: (bytes: Uint8Array | null) => void,
 ): ReadableStream<Uint8Array> {
+  const reader = body.getReader();
   const kept: Uint8Array[] = [];
   let length = 0;
-  return body.pipeThrough(
-    new TransformStream<Uint8Array, Uint8Array>({
-      transform(chunk, controller) {
-        length += chunk.byteLength;
-        if (length <= INSPECT_LIMIT) kept.push(chunk.slice());
-        controller.enqueue(chunk);
+  let open = true;
+  const end = (bytes: Uint8Array | null) => {
+    if (!open) return;
+    open = false;
+    ended(bytes);
+  };
+  return new ReadableStream<Uint8Array>(
+    {
+      async pull(controller) {
+        let chunk: Awaited<ReturnType<typeof reader.read>>;
+        try {
+          chunk = await reader.read();
+        } catch (error) {
+          end(null);
+          return controller.error(error);
+        }
+        if (chunk.done) {
+          controller.close();
+          return end(length <= INSPECT_LIMIT ? Buffer.concat(kept) : null);
+        }
+        length += chunk.value.byteLength;
+        if (length <= INSPECT_LIMIT) kept.push(chunk.value.slice());
+        else kept.length = 0;
+        controller.enqueue(chunk.value);
       },
-      flush() {
-        if (length <= INSPECT_LIMIT) inspect(Buffer.concat(kept));
+      cancel(reason) {
+        end(null);
+        return reader.cancel(reason);
       },
-    }),
+    },
+    { highWaterMark: 0 },
   );
 }

@@ -6,6 +6,12 @@ import type { RequestLogStore, RequestRecord } from "../store/requests.ts";
 
 /** A batch is handed to the store as soon as this many records wait, not only once a second. */
 export const BATCH = 500;
+/**
+ * While a batch is still being written, the next one grows to this many before it is handed over:
+ * a writer that lags gets fewer, larger transactions, each cheaper per record (the message-id
+ * index's pages, bench/RESULTS.md#request-log).
+ */
+export const LAGGING_BATCH = 4 * BATCH;
 
 /**
  * The serving thread's side of the request log: a record appended to a buffer in memory, handed to
@@ -37,7 +43,7 @@ export class RequestLog {
       return;
     }
     this.buffer.push(record);
-    if (this.buffer.length === BATCH) this.hand();
+    if (this.buffer.length >= (this.writes.size === 0 ? BATCH : LAGGING_BATCH)) this.hand();
   }
 
   /** Hands the buffer to the store; a batch the store fails to write is counted as dropped. */
@@ -54,6 +60,8 @@ export class RequestLog {
       .finally(() => {
         this.handed -= records.length;
         this.writes.delete(write);
+        // What waited for this write goes now, as one larger batch.
+        if (this.writes.size === 0 && this.buffer.length >= BATCH) this.hand();
       });
     this.writes.add(write);
   }

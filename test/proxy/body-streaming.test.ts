@@ -51,7 +51,7 @@ function front(upstreamUrl: string, bufferBytes: number): string {
         bufferBytes,
         headers: {},
         fail: (name) => errorResponse(name, "req_test"),
-        onErrorBody: () => undefined,
+        inspectError: () => () => undefined,
       }),
   });
   servers.push(server);

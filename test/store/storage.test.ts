@@ -11,6 +11,8 @@ import { createSealer, SealError } from "../../src/crypto/sealer.ts";
 import { cryptoRandom } from "../../src/runtime/random.ts";
 import { DatabaseInUseError, takeServerLock } from "../../src/store/sqlite/server-lock.ts";
 import { openSqliteStore } from "../../src/store/sqlite/store.ts";
+import { SLOT_RECORDS } from "../../src/store/sqlite/request-log-writes.ts";
+import type { RequestRecord } from "../../src/store/requests.ts";
 import { embeddedMigrations } from "../../db/migrations.gen.ts";
 import { sqliteTestDeps, tempDir } from "../support/harness.ts";
 import { databaseBefore } from "../support/old-database.ts";
@@ -192,7 +194,7 @@ describe("the request log's own file", () => {
     expect(tables(path)).not.toContain("moved_usage_hours");
   });
 
-  test("a log file of version 1 (WITHOUT ROWID, the whole message id indexed) keeps its records at version 2", async () => {
+  test("a log file of version 1 (WITHOUT ROWID, the whole message id indexed) keeps its records at version 3", async () => {
     const dir = tempDir();
     cleanups.push(dir.cleanup);
     const path = join(dir.path, "db.sqlite");
@@ -217,14 +219,44 @@ describe("the request log's own file", () => {
     expect(await store.requests.byMessageId("acc_old", "wamid.old")).toHaveLength(3);
     expect(await store.requests.byMessageId("acc_old", "x.wamid.old")).toEqual([]);
     const file = new Database(join(dir.path, "db-requests.sqlite"), { readonly: true });
-    expect(file.query<{ user_version: number }, []>("PRAGMA user_version").get()?.user_version).toBe(2);
+    expect(file.query<{ user_version: number }, []>("PRAGMA user_version").get()?.user_version).toBe(3);
     expect(
       file
         .query<{ name: string }, []>("SELECT name FROM sqlite_master WHERE tbl_name = 'request_log' ORDER BY name")
         .all()
         .map((r) => r.name),
-    ).toEqual(["request_log", "request_log_account", "request_log_id", "request_log_message_tail"]);
+    ).toEqual(["request_log", "request_log_account", "request_log_id", "request_log_message"]);
     file.close();
+
+    // Records written since, over more than two slots of the message-id index, are found beside
+    // the older ones (whose slot is null), and another account's are not.
+    const sent = (i: number, accountId = "acc_old"): RequestRecord => ({
+      id: `req_new_${String(i).padStart(6, "0")}`,
+      accountId,
+      at: HOUR + 10 + i,
+      apiKeyId: "key_1",
+      method: "POST",
+      route,
+      phoneNumberId: "555",
+      wabaId: "444",
+      status: 200,
+      errorCode: null,
+      upstreamStatus: 200,
+      upstreamErrorCode: null,
+      upstreamErrorSubcode: null,
+      upstreamMs: 1,
+      requestBytes: 100,
+      responseBytes: 150,
+      messageId: i % 1000 === 7 ? "wamid.old" : `wamid.new${i}`,
+    });
+    const batch = Array.from({ length: 2 * SLOT_RECORDS + 100 }, (_, i) => sent(i));
+    for (let i = 0; i < batch.length; i += 4000) await store.requests.append(batch.slice(i, i + 4000));
+    await store.requests.append([sent(999_999, "acc_other")]);
+    expect((await store.requests.byMessageId("acc_old", "wamid.old")).length).toBe(3 + 17);
+    expect(await store.requests.byMessageId("acc_old", `wamid.new${2 * SLOT_RECORDS + 50}`)).toMatchObject([
+      { id: `req_new_${String(2 * SLOT_RECORDS + 50).padStart(6, "0")}` },
+    ]);
+    expect(await store.requests.byMessageId("acc_old", "wamid.new999999")).toEqual([]);
   });
 });
 

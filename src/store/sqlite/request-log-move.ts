@@ -57,7 +57,7 @@ export function oldLogMover(db: Database, mainPath: string): { step(): boolean }
     `SELECT max(id) AS end FROM (SELECT id FROM old.moved_request_log WHERE id > ? ORDER BY id LIMIT ${STEP_ROWS})`,
   );
   const copy = db.prepare(
-    `INSERT OR IGNORE INTO main.request_log SELECT ${COLUMNS} FROM old.moved_request_log WHERE id > ? AND id <= ? ORDER BY id`,
+    `INSERT OR IGNORE INTO main.request_log (${COLUMNS}) SELECT ${COLUMNS} FROM old.moved_request_log WHERE id > ? AND id <= ? ORDER BY id`,
   );
   let after = "";
   const step = db.transaction((): boolean => {

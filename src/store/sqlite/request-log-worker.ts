@@ -1,11 +1,10 @@
 // The request log's writer (request-log-thread.ts), run in its own Worker thread with its own
 // connection to the log's file: the serving thread only hands it batches.
 import type { Database } from "bun:sqlite";
-import type { RequestRecord } from "../requests.ts";
 import { openRequestLogFile } from "./request-log-file.ts";
 import { oldLogMover } from "./request-log-move.ts";
 import type { FromWriter, ToWriter } from "./request-log-thread.ts";
-import { requestLogWrites, type RequestLogWrites } from "./request-log-writes.ts";
+import { requestLogWrites, type RecordValues, type RequestLogWrites } from "./request-log-writes.ts";
 
 declare const self: Worker;
 
@@ -55,7 +54,7 @@ self.onmessage = ({ data }: MessageEvent<ToWriter>) => {
   try {
     const result =
       data.kind === "write"
-        ? writes.write(JSON.parse(data.records) as RequestRecord[])
+        ? writes.write(JSON.parse(data.records) as RecordValues[])
         : writes.purge(data.table, data.cutoffs, data.batch);
     answer({ seq: data.seq, result });
   } catch (error) {

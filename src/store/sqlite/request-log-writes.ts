@@ -4,7 +4,7 @@ import { usageOf, type LogCutoff, type RequestRecord } from "../requests.ts";
 /** The log's two tables, as a purge names them. */
 export type LogTable = "records" | "usage";
 
-/** A record's values in the order of the log's columns (the insert below binds them so). */
+/** A record's values in the order of the log's columns (the insert below binds them so): what crosses to the writer. */
 export const recordValues = (r: RequestRecord) =>
   [
     r.id,
@@ -26,6 +26,36 @@ export const recordValues = (r: RequestRecord) =>
     r.messageId,
   ] as const;
 
+export type RecordValues = ReturnType<typeof recordValues>;
+
+/** The record of its values (for the usage counts of the records a batch added). */
+const recordOf = (v: RecordValues): RequestRecord => ({
+  id: v[0],
+  accountId: v[1],
+  at: v[2],
+  apiKeyId: v[3],
+  method: v[4],
+  route: v[5],
+  phoneNumberId: v[6],
+  wabaId: v[7],
+  status: v[8],
+  errorCode: v[9],
+  upstreamStatus: v[10],
+  upstreamErrorCode: v[11],
+  upstreamErrorSubcode: v[12],
+  upstreamMs: v[13],
+  requestBytes: v[14],
+  responseBytes: v[15],
+  messageId: v[16],
+});
+
+/**
+ * Records with a message id per slot of the message-id index (request-log-file.ts, version 3): a
+ * slot's part of the index is about 60 pages, so a batch of 500 dirties at most those, where an
+ * index over the whole log took a page a record (bench/RESULTS.md#request-log).
+ */
+export const SLOT_RECORDS = 8192;
+
 /**
  * The log's writes, on the writer thread's own connection: a batch in one transaction of plain
  * prepared statements, and the usage counts of the records it really added (a record already
@@ -35,8 +65,16 @@ export const recordValues = (r: RequestRecord) =>
 export function requestLogWrites(db: Database) {
   const insert =
     db.prepare(`INSERT OR IGNORE INTO request_log (id, account_id, at, api_key_id, method, route, phone_number_id, waba_id,
-    status, error_code, upstream_status, upstream_error_code, upstream_error_subcode, upstream_ms, request_bytes, response_bytes, message_id)
-    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
+    status, error_code, upstream_status, upstream_error_code, upstream_error_subcode, upstream_ms, request_bytes, response_bytes, message_id,
+    message_slot) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
+  // A new slot after each start: slots need not be full, only few.
+  let slot =
+    (db
+      .query<{ slot: number | null }, []>(
+        "SELECT max(message_slot) AS slot FROM request_log WHERE message_id IS NOT NULL",
+      )
+      .get()?.slot ?? -1) + 1;
+  let inSlot = 0;
   const addUsage =
     db.prepare(`INSERT INTO usage_hours (account_id, target_id, hour, kind, label, count) VALUES (?, ?, ?, ?, ?, ?)
     ON CONFLICT (account_id, hour, target_id, kind, label) DO UPDATE SET count = count + excluded.count`);
@@ -47,11 +85,17 @@ export function requestLogWrites(db: Database) {
     (SELECT account_id, hour, target_id, kind, label FROM usage_hours WHERE account_id = ? AND hour < ? LIMIT ?)`),
   };
 
-  const write = db.transaction((records: RequestRecord[]) => {
+  const write = db.transaction((records: RecordValues[]) => {
     const added: RequestRecord[] = [];
-    for (const r of records) {
-      const { changes } = insert.run(...recordValues(r));
-      if (changes > 0) added.push(r);
+    for (const values of records) {
+      const withId = values[16] !== null;
+      const { changes } = insert.run(...values, withId ? slot : null);
+      if (changes === 0) continue;
+      added.push(recordOf(values));
+      if (withId && ++inSlot === SLOT_RECORDS) {
+        slot++;
+        inSlot = 0;
+      }
     }
     for (const u of usageOf(added)) addUsage.run(u.accountId, u.targetId, u.hour, u.kind, u.label, u.count);
     return added.length;
@@ -70,8 +114,8 @@ export function requestLogWrites(db: Database) {
   });
 
   return {
-    /** Writes a batch; returns how many of its records were new. */
-    write: (records: RequestRecord[]): number => write(records),
+    /** Writes a batch (each record as recordValues gives it); returns how many of its records were new. */
+    write: (records: RecordValues[]): number => write(records),
     /** Passes over the accounts while any had more to delete; returns the rows removed. */
     purge(table: LogTable, cutoffs: LogCutoff[], batch: number): number {
       let removed = 0;

@@ -1,5 +1,5 @@
 import type { Database } from "bun:sqlite";
-import { and, desc, eq, gte, lt, sql } from "drizzle-orm";
+import { and, desc, eq, gte, lt, sql, type SQL } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/bun-sqlite";
 import { requestConditions } from "../request-filter.ts";
 import type { LogCutoff, RequestFilter, RequestLogStore, RequestRecord, WriterTrouble } from "../requests.ts";
@@ -8,6 +8,12 @@ import { requestLog, usageHours } from "./request-log-schema.ts";
 import { RequestLogThread, type LogFiles } from "./request-log-thread.ts";
 
 type Row = Record<string, unknown>;
+
+/** Every slot of the message-id index from its first to its last (request-log-file.ts, version 3). */
+const SLOTS = sql.raw(`WITH RECURSIVE slots(slot) AS (
+  SELECT min(message_slot) FROM request_log WHERE message_id IS NOT NULL
+  UNION ALL SELECT slot + 1 FROM slots WHERE slot < (SELECT max(message_slot) FROM request_log WHERE message_id IS NOT NULL)
+) SELECT slot FROM slots`);
 
 /**
  * The request log in its own file (request-log-file.ts): read on the serving thread's connection
@@ -49,18 +55,24 @@ export class SqliteRequestLog implements RequestLogStore {
   }
 
   async byMessageId(accountId: string, messageId: string) {
-    return this.db
-      .select()
-      .from(requestLog)
-      .where(
-        and(
-          // The index holds the id's tail (request-log-file.ts); the whole id is checked on its rows.
-          sql`substr(${requestLog.messageId}, -16) = substr(${messageId}, -16)`,
-          eq(requestLog.messageId, messageId),
-          eq(requestLog.accountId, accountId),
-        ),
-      )
-      .all();
+    // The index is by slot and the id's tail (request-log-file.ts, version 3): each slot from the
+    // first to the last is probed, and the null slot of records from before; the whole id is
+    // checked on the rows found.
+    const found = (slots: SQL) =>
+      this.db
+        .select()
+        .from(requestLog)
+        .where(
+          and(
+            slots,
+            sql`substr(${requestLog.messageId}, -16) = substr(${messageId}, -16)`,
+            eq(requestLog.messageId, messageId),
+            // Unary +: the account's index would be the planner's pick without statistics.
+            sql`+${requestLog.accountId} = ${accountId}`,
+          ),
+        )
+        .all();
+    return [...found(sql`message_slot IS NULL`), ...found(sql`message_slot IN (${SLOTS})`)];
   }
 
   async usage(accountId: string | null, from: number, to: number) {
