@@ -1,6 +1,6 @@
 import { platformNames, type PlatformNames } from "../platform/names.ts";
 import { ConfigError } from "./errors.ts";
-import { type BackupConfig, requireS3Keys, type S3Settings } from "./backup-config.ts";
+import { type BackupConfig, besideDatabase, requireS3Keys, type S3Settings } from "./backup-config.ts";
 import type { DatabaseConfig, SamplerName, SpanDetail } from "./readers.ts";
 import { DEFAULT_SIGNUP_SDK_URL, readSetting, type SettingName, type SettingValue } from "./settings.ts";
 
@@ -251,7 +251,7 @@ function backup(get: Get, env: Env, database: DatabaseConfig): BackupConfig {
       }).filter(([, value]) => value !== undefined),
     ),
   );
-  const to = get("BACKUP_TO");
+  const to = besideDatabase(get("BACKUP_TO"), database);
   if (to.kind === "s3") requireS3Keys(s3);
   return Object.freeze({ schedule, to: Object.freeze(to), keep: get("BACKUP_KEEP"), s3 });
 }

@@ -23,7 +23,11 @@ async function withBackups() {
 describe.skipIf(!onSqlite)("GET/POST /admin/backups (docs/operations.md#backups)", () => {
   test("a backup is listed with its manifest and downloads as the file the manifest describes; its manifest as <name>.json", async () => {
     const { url, to } = await withBackups();
-    expect(await (await admin(url, "GET", "/admin/backups")).json()).toEqual({ data: [], last_failure: null });
+    expect(await (await admin(url, "GET", "/admin/backups")).json()).toEqual({
+      location: to,
+      data: [],
+      last_failure: null,
+    });
     const created = await admin(url, "POST", "/admin/backups");
     expect(created.status).toBe(201);
     const manifest = (await created.json()) as {
@@ -33,7 +37,11 @@ describe.skipIf(!onSqlite)("GET/POST /admin/backups (docs/operations.md#backups)
       counts: Record<string, number>;
     };
     expect(manifest.counts).toMatchObject({ accounts: 0, events: 0, deliveries: 0 });
-    expect(await (await admin(url, "GET", "/admin/backups")).json()).toEqual({ data: [manifest], last_failure: null });
+    expect(await (await admin(url, "GET", "/admin/backups")).json()).toEqual({
+      location: to,
+      data: [manifest],
+      last_failure: null,
+    });
     // For the owner's eyes only: the directory, the backup and its manifest.
     expect([
       statSync(to).mode & 0o777,

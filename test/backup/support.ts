@@ -38,7 +38,11 @@ export async function startS3(bucket = "backups"): Promise<LocalS3> {
     hostname: "127.0.0.1",
     async fetch(request) {
       const url = new URL(request.url);
-      if (refusing && (request.method === "PUT" || request.method === "POST") && /\.db\.zst$/.test(url.pathname)) {
+      if (
+        refusing &&
+        (request.method === "PUT" || request.method === "POST") &&
+        /\.(tar|db)\.zst$/.test(url.pathname)
+      ) {
         const xml = `<?xml version="1.0" encoding="UTF-8"?><Error><Code>AccessDenied</Code><Message>Access Denied</Message></Error>`;
         return new Response(xml, { status: 403, headers: { "content-type": "application/xml" } });
       }
@@ -100,7 +104,7 @@ export function filesIn(dir: string): string[] {
 }
 
 /** What a backup's name looks like (src/backup/names.ts); a file named so must be a whole, verified backup. */
-export const BACKUP_FILE = /^switchboard-\d{8}T\d{6}Z-v\d+(-\d+)?\.db\.zst(\.json)?$/;
+export const BACKUP_FILE = /^switchboard-\d{8}T\d{6}Z-v\d+(-\d+)?\.(tar|db)\.zst(\.json)?$/;
 
 /** Waits, boundedly, until `ready` holds (a file appears, a delivery arrives). */
 export async function until(ready: () => boolean, what: string, ms = 30_000): Promise<void> {
