@@ -88,7 +88,7 @@ export async function compressInto(
 /** A backup that decompresses to more than it may: nothing past the limit was written. */
 export class TooLarge extends Error {
   constructor(readonly limit: number) {
-    super(`it decompresses past ${limit.toLocaleString("en")} bytes`);
+    super(`decompresses past ${limit.toLocaleString("en")} bytes`);
   }
 }
 

@@ -85,7 +85,9 @@ export async function unpack(local: string, manifest: Manifest, scratch: Scratch
     if (error instanceof RestoreRefused) throw error;
     if (error instanceof TooLarge) {
       const whose =
-        stated === undefined ? `the most an unsigned backup of ${manifest.bytes} bytes may` : "its manifest states";
+        stated === undefined
+          ? `the most an unsigned backup of ${manifest.bytes} bytes may`
+          : "the size its manifest states";
       throw new RestoreRefused(`the backup ${error.message}, ${whose}: it was stopped there and nothing of it kept`);
     }
     if (error instanceof ArchiveError) throw new RestoreRefused(error.message);

@@ -51,11 +51,17 @@ export async function repack(
   return written;
 }
 
-/** Bytes held by the files of `dir` whose name starts with `prefix`. */
+/** The manifest beside `backup` with `fields` over it, signed again with the key. */
+export function resign(backup: string, fields: Partial<Manifest>): void {
+  const { mac: _mac, ...rest } = { ...readManifest(backup), ...fields };
+  writeManifest(backup, signManifest(rest, TEST_MAC_KEY));
+}
+
+/** Bytes held by the files of `dir` whose name starts with `prefix` (the target's lock file aside). */
 function bytesOf(dir: string, prefix: string): number {
   let total = 0;
   for (const name of readdirSync(dir)) {
-    if (!name.startsWith(prefix)) continue;
+    if (!name.startsWith(prefix) || name.endsWith("-lock")) continue;
     try {
       total += statSync(join(dir, name)).size;
     } catch {
@@ -67,7 +73,8 @@ function bytesOf(dir: string, prefix: string): number {
 
 /**
  * `switchboard restore` in a process of its own, the disk under the target sampled meanwhile: the
- * most that files named like the target (its scratch files, its request log) held at once.
+ * most that files named like the target (its scratch files, its request log) held at once, the
+ * lock file a server would hold too aside.
  */
 export async function restoreSampled(
   args: string[],
