@@ -9,7 +9,7 @@ import { recordDownload, recordedBackup } from "./audit.ts";
 import type { Backups } from "./backups.ts";
 
 /**
- * The operator API's backups (docs/operations.md#backups); backups is null where the database is
+ * The operator API's backups (docs/backups.md); backups is null where the database is
  * not a SQLite file. `access` is the operator API's door and says who takes a backup, for the
  * audit log (ADMIN_TOKEN's holder or a signed-in operator: src/operators/admin-access.ts); by
  * default, ADMIN_TOKEN only.

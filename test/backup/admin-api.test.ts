@@ -20,7 +20,7 @@ async function withBackups() {
   return { url: server.url, to, dir: dir.path };
 }
 
-describe.skipIf(!onSqlite)("GET/POST /admin/backups (docs/operations.md#backups)", () => {
+describe.skipIf(!onSqlite)("GET/POST /admin/backups (docs/backups.md)", () => {
   test("a backup is listed with its manifest and downloads as the file the manifest describes; its manifest as <name>.json", async () => {
     const { url, to } = await withBackups();
     expect(await (await admin(url, "GET", "/admin/backups")).json()).toEqual({

@@ -15,7 +15,7 @@ function errorOf(env: Record<string, string>): string {
   throw new Error("parseConfig accepted the environment");
 }
 
-describe("backup settings (docs/operations.md#backups)", () => {
+describe("backup settings (docs/backups.md)", () => {
   test("defaults: no schedule, backups beside the database (./data/backups), the newest 7 kept", () => {
     expect(parseConfig(base).backup).toEqual({
       schedule: null,

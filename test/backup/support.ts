@@ -1,4 +1,4 @@
-import { readdirSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import S3rver from "s3rver";
 import { openDatabase } from "../../src/store/sqlite/open.ts";
 import { freePort, MAIN, ROOT, waitForOk } from "../support/process.ts";
@@ -132,4 +132,40 @@ export async function serverProcess(env: Record<string, string>) {
     throw error;
   }
   return { proc, url };
+}
+
+/** The backup's own process started by `parent` (src/backup/child.ts), or null while there is none. */
+export function backupChildOf(parent: number): number | null {
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
+      // pid (comm) state ppid …: the command name may hold spaces, so fields are read after its ")".
+      const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+      if (ppid !== parent) continue;
+      if (readFileSync(`/proc/${entry}/cmdline`, "utf8").split("\0").includes("backup-snapshot")) return Number(entry);
+    } catch {
+      // A process that ended meanwhile.
+    }
+  }
+  return null;
+}
+
+/** The nice value of each thread of process `pid`. */
+export function threadNiceness(pid: number): number[] {
+  return readdirSync(`/proc/${pid}/task`).map((thread) => {
+    const stat = readFileSync(`/proc/${pid}/task/${thread}/stat`, "utf8");
+    // Field 19 of stat is the nice value; fields after the ")" start at field 3.
+    return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[16]);
+  });
+}
+
+/** Whether process `pid` is still running (a zombie is not). */
+export function isRunning(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2)[0] !== "Z";
+  } catch {
+    return false;
+  }
 }
