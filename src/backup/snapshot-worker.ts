@@ -1,11 +1,12 @@
-// The thread that takes a backup's snapshot (snapshot.ts) while the server's own thread goes on serving.
+// The thread of the backup's own process (snapshot-child.ts) that makes its artifact (snapshot.ts).
+import { niceEveryThread, WORK_NICE } from "./priority.ts";
 import { BackupStageError, makeArtifact, type ArtifactRequest } from "./snapshot.ts";
 
 declare const self: Worker;
 
 self.onmessage = async ({ data }: MessageEvent<ArtifactRequest>) => {
   try {
-    postMessage({ artifact: await makeArtifact(data) });
+    postMessage({ artifact: await makeArtifact(data, () => niceEveryThread(WORK_NICE)) });
   } catch (error) {
     postMessage({
       stage: error instanceof BackupStageError ? error.stage : "snapshot",

@@ -80,9 +80,10 @@ function vacuumInto(live: string, copy: string): void {
  * integrity check, its schema against this release's, row counts), then both archived (archive.ts)
  * and compressed as they are read, and the compressed file read back to prove it decompresses to
  * exactly the bytes that were checked. A deployment without a request log file gets an empty one.
- * Blocking SQLite calls throughout: run in a process of its own at a low priority (snapshot-child.ts).
+ * Blocking SQLite calls throughout: run in a process of its own at a low priority (snapshot-child.ts),
+ * told by `snapshotted` when both snapshots are taken (priority.ts).
  */
-export async function makeArtifact(request: ArtifactRequest): Promise<Artifact> {
+export async function makeArtifact(request: ArtifactRequest, snapshotted: () => void = () => {}): Promise<Artifact> {
   const { databasePath, requestLogPath, snapshotPath, requestLogSnapshotPath, artifactPath } = request;
   const work = [snapshotPath, requestLogSnapshotPath, artifactPath];
   for (const path of work) rmSync(path, { force: true });
@@ -93,6 +94,8 @@ export async function makeArtifact(request: ArtifactRequest): Promise<Artifact> 
       else openRequestLogFile(requestLogSnapshotPath).close();
       vacuumInto(databasePath, snapshotPath);
     });
+    // Nothing of the live files is held from here on.
+    snapshotted();
     const database = await during("verify", () => inspectDatabase(snapshotPath));
     const requestLog = await during("verify", () => inspectRequestLog(requestLogSnapshotPath));
     const files = [snapshotPath, requestLogSnapshotPath];
