@@ -9,7 +9,7 @@ import { admin, tempDir } from "../support/harness.ts";
 import { processEnv } from "../support/process.ts";
 import {
   BACKUP_FILE,
-  backupChildOf,
+  backupChild,
   filesIn,
   isRunning,
   padDatabase,
@@ -51,21 +51,20 @@ describe.skipIf(!onSqlite || process.platform !== "linux")("the backup's own pro
     expect(started.status).toBe(202);
     const { name } = (await started.json()) as { name: string };
     expect(name).toMatch(BACKUP_FILE);
-    let child: number | null = null;
-    await until(() => (child = backupChildOf(server.proc.pid)) !== null, "the backup's process");
+    const child = await backupChild(server.proc.pid);
     // Once it works, every thread of it runs below the server: nice 10 for the snapshots, then 19.
     // It is stopped (SIGSTOP) at each stage while it is looked at, so that it cannot finish meanwhile.
     await until(() => existsSync(`${server.dbPath}-backup-snapshot`), "the snapshots to begin");
-    process.kill(child!, "SIGSTOP");
-    const snapshotting = threadNiceness(child!);
+    process.kill(child, "SIGSTOP");
+    const snapshotting = threadNiceness(child);
     expect(snapshotting.length).toBeGreaterThan(1);
     for (const nice of snapshotting) expect([10, 19]).toContain(nice);
-    process.kill(child!, "SIGCONT");
+    process.kill(child, "SIGCONT");
     await until(() => existsSync(`${server.dbPath}-backup-artifact`), "the compression to begin");
-    process.kill(child!, "SIGSTOP");
-    expect(new Set(threadNiceness(child!))).toEqual(new Set([19]));
+    process.kill(child, "SIGSTOP");
+    expect(new Set(threadNiceness(child))).toEqual(new Set([19]));
 
-    process.kill(child!, "SIGKILL");
+    process.kill(child, "SIGKILL");
     const failed = await outcome(server.url, name);
     expect(failed.status).toBe(500);
     expect(await failed.json()).toMatchObject({
@@ -90,10 +89,9 @@ describe.skipIf(!onSqlite || process.platform !== "linux")("the backup's own pro
   test("a server killed mid-backup takes its backup's process with it", async () => {
     const server = await serverWithBulk(24);
     expect((await admin(server.url, "POST", "/admin/backups?wait=false")).status).toBe(202);
-    let child: number | null = null;
-    await until(() => (child = backupChildOf(server.proc.pid)) !== null, "the backup's process");
+    const child = await backupChild(server.proc.pid);
     server.proc.kill("SIGKILL");
     await server.proc.exited;
-    await until(() => !isRunning(child!), "the backup's process to end with its server", 10_000);
+    await until(() => !isRunning(child), "the backup's process to end with its server", 10_000);
   }, 300_000);
 });

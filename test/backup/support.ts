@@ -169,3 +169,14 @@ export function isRunning(pid: number): boolean {
     return false;
   }
 }
+
+/** Waits, boundedly, for the backup's own process of `parent` to start; its pid. */
+export async function backupChild(parent: number): Promise<number> {
+  const found: { pid: number | null } = { pid: null };
+  await until(() => {
+    found.pid = backupChildOf(parent);
+    return found.pid !== null;
+  }, "the backup's process");
+  if (found.pid === null) throw new Error("no backup process");
+  return found.pid;
+}
