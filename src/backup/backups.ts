@@ -12,6 +12,7 @@ import type { Random } from "../runtime/random.ts";
 import { requestLogPath } from "../store/sqlite/request-log-file.ts";
 import { holdFileLock } from "../store/sqlite/server-lock.ts";
 import { artifactInChild } from "./child.ts";
+import { SymlinkRefused } from "./directory-target.ts";
 import { schemaVersionOf } from "./inspect.ts";
 import { backupsToDelete } from "./keep.ts";
 import { listManifests, parseManifest, type Manifest } from "./manifest.ts";
@@ -117,6 +118,15 @@ export function createBackups(deps: BackupDeps, to: BackupLocation = deps.config
     logger.error(what, { name, stage, error: message, to: target.where });
   };
 
+  /** `work`, with a BACKUP_TO that is a symbolic link answered as such (SymlinkRefused). */
+  const located = async <T>(work: () => Promise<T>): Promise<T> => {
+    try {
+      return await work();
+    } catch (error) {
+      if (error instanceof SymlinkRefused) throw new AppError("backup_location_refused", error.message);
+      throw error;
+    }
+  };
   const manifests = () =>
     listManifests(target, (name) => logger.warn("a backup's manifest cannot be read; it is left out", { name }));
 
@@ -234,11 +244,11 @@ export function createBackups(deps: BackupDeps, to: BackupLocation = deps.config
       return (await start()).done;
     },
     /** Every verified backup at the target, newest first. */
-    list: () => manifests(),
+    list: () => located(manifests),
     /** A backup's file, or its manifest (`<name>.json`); null for anything else. */
     async open(name: string): Promise<StoredFile | null> {
       if (!isBackupName(name) && backupOfManifest(name) === null) return null;
-      return target.open(name);
+      return located(() => target.open(name));
     },
     /** Where backup `name` is: taken (its manifest), still running, failed, or unknown here (null). */
     async status(
@@ -251,7 +261,7 @@ export function createBackups(deps: BackupDeps, to: BackupLocation = deps.config
     > {
       if (!isBackupName(name)) return null;
       if (running?.name === name) return { state: "running", at: new Date(running.at).toISOString() };
-      const text = await target.readText(manifestName(name));
+      const text = await located(() => target.readText(manifestName(name)));
       const manifest = text === null ? null : parseManifest(text);
       if (manifest?.name === name) return { state: "taken", manifest };
       if (lastFailure?.name === name) return { state: "failed", failure: lastFailure };
