@@ -2,6 +2,7 @@ import { afterEach, describe, expect, test } from "bun:test";
 import { statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { onSqlite } from "../support/backend.ts";
+import { filesIn } from "./support.ts";
 import { admin, sqliteTestDeps, startApp, tempDir, TEST_ADMIN_TOKEN, testDeps } from "../support/harness.ts";
 import { processEnv, runMain } from "../support/process.ts";
 import { rawRequest } from "../support/raw-http.ts";
@@ -57,6 +58,40 @@ describe.skipIf(!onSqlite)("GET/POST /admin/backups (docs/backups.md)", () => {
     expect(new Bun.CryptoHasher("sha256").update(bytes).digest("hex")).toBe(manifest.sha256);
     expect(await (await admin(url, "GET", `/admin/backups/${manifest.name}.json`)).json()).toEqual(manifest);
   });
+
+  test("?wait=false answers 202 with the name at once; its manifest answers 202 while it runs, then 200", async () => {
+    const { url, to } = await withBackups();
+    const started = await admin(url, "POST", "/admin/backups?wait=false");
+    expect(started.status).toBe(202);
+    const body = (await started.json()) as { name: string; status: string; manifest: string };
+    expect(body).toEqual({
+      name: expect.stringMatching(/^switchboard-\d{8}T\d{6}Z-v\d+\.tar\.zst$/),
+      status: "running",
+      manifest: `/admin/backups/${body.name}.json`,
+    });
+    expect(started.headers.get("location")).toBe(body.manifest);
+    // While it runs: another is refused, and its manifest says it runs.
+    const again = await admin(url, "POST", "/admin/backups?wait=false");
+    const polled: number[] = [];
+    let answer: Response;
+    for (;;) {
+      answer = await admin(url, "GET", body.manifest);
+      polled.push(answer.status);
+      if (answer.status !== 202) break;
+      expect(await answer.json()).toEqual({ name: body.name, status: "running", at: expect.any(String) });
+      expect(answer.headers.get("retry-after")).toBe("2");
+      await Bun.sleep(10);
+    }
+    expect(again.status).toBe(409);
+    expect(answer.status).toBe(200);
+    const manifest = (await answer.json()) as { name: string; mac: string };
+    expect(manifest).toMatchObject({ name: body.name, mac: expect.stringMatching(/^[0-9a-f]{64}$/) });
+    expect(filesIn(to)).toEqual([body.name, `${body.name}.json`]);
+    // A value of wait that is not true or false is refused before anything starts.
+    const bad = await admin(url, "POST", "/admin/backups?wait=later");
+    expect(bad.status).toBe(400);
+    expect(filesIn(to)).toHaveLength(2);
+  }, 60_000);
 
   test("every backup route needs the admin token; unknown names are 404", async () => {
     const { url } = await withBackups();
