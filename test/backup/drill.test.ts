@@ -6,12 +6,12 @@ import { afterEach, describe, expect, test } from "bun:test";
 import { chmodSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Webhook } from "standardwebhooks";
-import { startSimulator } from "../../src/simulator/server.ts";
 import { onSqlite } from "../support/backend.ts";
-import { admin, tempDir, TEST_APP_SECRET } from "../support/harness.ts";
+import { admin, tempDir } from "../support/harness.ts";
 import { freePort, MAIN, processEnv, ROOT, waitForOk } from "../support/process.ts";
-import { eventBody, postUpstream, receiver } from "../webhooks/support.ts";
-import { serverProcess, until } from "./support.ts";
+import { createAccount, signInCookie, type TestAccount } from "../dashboard/support.ts";
+import { eventBody, postUpstream } from "../webhooks/support.ts";
+import { serverProcess, until, upstreamWithNumber } from "./support.ts";
 
 const cleanups: (() => unknown)[] = [];
 afterEach(async () => {
@@ -34,15 +34,9 @@ async function json<T>(response: Response | Promise<Response>): Promise<T> {
   return (await r.json()) as T;
 }
 
-/** The dashboard API of `url` as `user`. */
-async function dashboard(url: string, user: { email: string; password: string }) {
-  const session = await fetch(`${url}/api/session`, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify(user),
-  });
-  expect(session.status).toBe(204);
-  const cookie = session.headers.get("set-cookie")!.split(";")[0]!;
+/** The dashboard API of `url` as `account`'s user. */
+async function dashboard(url: string, account: TestAccount) {
+  const cookie = await signInCookie(url, account);
   return <T>(path: string) => json<T>(fetch(`${url}${path}`, { headers: { cookie } }));
 }
 
@@ -57,16 +51,10 @@ const statusChange = (phone: string, wamid: string, status: string) => ({
 
 describe.skipIf(!onSqlite)("the restore drill (docs/backups.md#the-restore-drill)", () => {
   test("run as printed, it serves what was there before the backup: old key, old endpoint, usage, request log, timelines", async () => {
-    const sim = startSimulator();
-    const rx = receiver();
-    cleanups.push(
-      () => sim.stop(),
-      () => rx.stop(),
-    );
     const wabaId = "3100200300";
     const phone = "3100200301";
-    sim.addWaba({ wabaId, accessToken: "token-of-the-old-deployment", appSecret: TEST_APP_SECRET });
-    sim.addNumber(wabaId, { phoneNumberId: phone, throughputLevel: "STANDARD" });
+    const { sim, rx, stop } = upstreamWithNumber(wabaId, phone, "token-of-the-old-deployment", "STANDARD");
+    cleanups.push(stop);
 
     const dir = tempDir();
     cleanups.push(dir.cleanup);
@@ -81,9 +69,7 @@ describe.skipIf(!onSqlite)("the restore drill (docs/backups.md#the-restore-drill
     const old = await serverProcess(env);
     cleanups.push(() => old.proc.kill("SIGKILL"));
 
-    const account = await json<{ id: string }>(
-      admin(old.url, "POST", "/admin/accounts", { name: "Acme", email: "o@acme.example" }),
-    );
+    const account = await createAccount(old.url, "Acme");
     await json(
       admin(old.url, "POST", `/admin/accounts/${account.id}/wabas`, {
         waba_id: wabaId,
@@ -100,14 +86,7 @@ describe.skipIf(!onSqlite)("the restore drill (docs/backups.md#the-restore-drill
     const { key } = await json<{ key: string }>(
       admin(old.url, "POST", `/admin/accounts/${account.id}/api-keys`, { mode: "live" }),
     );
-    const user = { email: "you@acme.example", password: "correct horse battery" };
-    await json(admin(old.url, "POST", `/admin/accounts/${account.id}/users`, user));
-    const session = await fetch(`${old.url}/api/session`, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify(user),
-    });
-    const cookie = session.headers.get("set-cookie")!.split(";")[0]!;
+    const cookie = await signInCookie(old.url, account);
     const endpoint = await json<{ secret: string }>(
       fetch(`${old.url}/api/endpoints`, {
         method: "POST",
@@ -145,7 +124,7 @@ describe.skipIf(!onSqlite)("the restore drill (docs/backups.md#the-restore-drill
     const taken = await admin(old.url, "POST", "/admin/backups");
     expect(taken.status).toBe(201);
     const since = new Date(Date.now() - 3_600_000).toISOString();
-    const before = await dashboard(old.url, user);
+    const before = await dashboard(old.url, account);
     const usageBefore = await json(admin(old.url, "GET", `/admin/usage?from=${since}`));
     const requestsBefore = await before<{ data: unknown[] }>("/api/requests");
     const timelineBefore = await before(`/api/messages/${encodeURIComponent(wamids[0]!)}`);
@@ -192,7 +171,7 @@ describe.skipIf(!onSqlite)("the restore drill (docs/backups.md#the-restore-drill
     ]);
 
     // As before the backup: the usage, the request log and the first message's timeline.
-    const after = await dashboard(url, user);
+    const after = await dashboard(url, account);
     expect(await json(admin(url, "GET", `/admin/usage?from=${since}`))).toEqual(usageBefore);
     expect(await after<{ data: unknown[] }>("/api/requests")).toEqual(requestsBefore);
     expect(await after(`/api/messages/${encodeURIComponent(wamids[0]!)}`)).toEqual(timelineBefore);

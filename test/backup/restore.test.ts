@@ -1,17 +1,16 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
-import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, truncateSync, writeFileSync } from "node:fs";
+import { copyFileSync, mkdirSync, readFileSync, rmSync, truncateSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { onSqlite } from "../support/backend.ts";
-import { sqliteTestDeps, startApp, tempDir } from "../support/harness.ts";
+import { tempDir } from "../support/harness.ts";
 import { databaseBefore } from "../support/old-database.ts";
 import { processEnv, runMain } from "../support/process.ts";
 import { embeddedMigrations } from "../../db/migrations.gen.ts";
 import { openRequestLogFile, requestLogPath } from "../../src/store/sqlite/request-log-file.ts";
 import { takeServerLock } from "../../src/store/sqlite/server-lock.ts";
-import { relayAccount } from "../webhooks/support.ts";
-import { filesIn } from "./support.ts";
-import { readManifest, repack, unpackBackup, writeManifest } from "./tamper.ts";
+import { backedUpDeployment, filesIn } from "./support.ts";
+import { expectRefused, nothingWritten, readManifest, repack, unpackBackup, writeManifest } from "./tamper.ts";
 
 type Manifest = {
   name: string;
@@ -26,7 +25,7 @@ type Manifest = {
 };
 
 const dir = tempDir();
-let deployment: Awaited<ReturnType<typeof sqliteTestDeps>>;
+let deployment: Awaited<ReturnType<typeof backedUpDeployment>>["deployment"];
 let backupPath: string;
 let manifest: Manifest;
 /** The environment of the CLI beside the deployment (its DATABASE_URL, ENCRYPTION_KEY, BACKUP_TO). */
@@ -46,45 +45,19 @@ function copyOfBackup(label: string): string {
   return copy;
 }
 
-/** What a refused restore must have left: no database, no request log, no scratch file (only the lock file a server would make too). */
-function nothingWritten(target: string): void {
-  expect(existsSync(target)).toBe(false);
-  expect(existsSync(requestLogPath(target))).toBe(false);
-  const base = target.slice(target.lastIndexOf("/") + 1).replace(/\.db$/, "");
-  expect(filesIn(join(target, "..")).filter((name) => name.startsWith(base) && name !== `${base}.db-lock`)).toEqual([]);
-}
-
-function expectRefused(result: { code: number; stdout: string; stderr: string }, reason: string): void {
-  expect(result.code).toBe(2);
-  expect(result.stdout).toBe("");
-  const lines = result.stderr.trim().split("\n");
-  expect(lines).toHaveLength(1);
-  expect(lines[0]).toStartWith("switchboard: restore refused: ");
-  expect(lines[0]).toContain(reason);
-}
-
 beforeAll(async () => {
   if (!onSqlite) return;
-  // A deployment with sealed secrets: a WABA's upstream token, an endpoint's signing secret.
-  deployment = await sqliteTestDeps({ env: { DEV_MODE: "1" } });
-  const server = startApp(deployment);
-  const account = await relayAccount(server.url);
-  await account.endpoint("http://127.0.0.1:9/hook");
-  await server.stop();
   // A call in the request log's file, and its usage count.
-  const log = openRequestLogFile(requestLogPath(deployment.dbPath));
-  log.run(
-    "INSERT INTO request_log (id, account_id, at, api_key_id, method, status) VALUES ('req_before', 'acc', 1, 'key', 'POST', 200)",
-  );
-  log.run(
-    "INSERT INTO usage_hours (account_id, target_id, hour, kind, label, count) VALUES ('acc', 'pn', 0, 'forwarded', 'messages', 1)",
-  );
-  log.close();
-  env = processEnv(deployment.dbPath, { BACKUP_TO: join(dir.path, "backups") });
-  const taken = await runMain(["backup"], env);
-  expect(taken.code).toBe(0);
-  manifest = JSON.parse(taken.stdout);
-  backupPath = join(dir.path, "backups", manifest.name);
+  ({ deployment, env, manifest, backupPath } = await backedUpDeployment(dir.path, (dbPath) => {
+    const log = openRequestLogFile(requestLogPath(dbPath));
+    log.run(
+      "INSERT INTO request_log (id, account_id, at, api_key_id, method, status) VALUES ('req_before', 'acc', 1, 'key', 'POST', 200)",
+    );
+    log.run(
+      "INSERT INTO usage_hours (account_id, target_id, hour, kind, label, count) VALUES ('acc', 'pn', 0, 'forwarded', 'messages', 1)",
+    );
+    log.close();
+  }));
 });
 
 afterAll(async () => {

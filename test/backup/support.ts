@@ -1,8 +1,13 @@
 import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
 import S3rver from "s3rver";
+import type { Manifest } from "../../src/backup/manifest.ts";
+import { startSimulator } from "../../src/simulator/server.ts";
 import { openDatabase } from "../../src/store/sqlite/open.ts";
-import { freePort, MAIN, ROOT, waitForOk } from "../support/process.ts";
+import { sqliteTestDeps, startApp, TEST_APP_SECRET } from "../support/harness.ts";
+import { freePort, MAIN, processEnv, ROOT, runMain, waitForOk } from "../support/process.ts";
 import { tempDir } from "../support/temp-dir.ts";
+import { receiver, relayAccount } from "../webhooks/support.ts";
 
 /** s3rver's own keys: it checks every request's signature with them. */
 const S3_KEYS = { S3_ACCESS_KEY_ID: "S3RVER", S3_SECRET_ACCESS_KEY: "S3RVER", S3_REGION: "us-east-1" };
@@ -179,4 +184,41 @@ export async function backupChild(parent: number): Promise<number> {
   }, "the backup's process");
   if (found.pid === null) throw new Error("no backup process");
   return found.pid;
+}
+
+/**
+ * The platform's stand-in with one WABA (its token and the tests' app secret) and one number, and a
+ * webhook receiver; `stop` ends both.
+ */
+export function upstreamWithNumber(wabaId: string, phone: string, token: string, level: "STANDARD" | "HIGH") {
+  const sim = startSimulator();
+  const rx = receiver();
+  sim.addWaba({ wabaId, accessToken: token, appSecret: TEST_APP_SECRET });
+  sim.addNumber(wabaId, { phoneNumberId: phone, throughputLevel: level });
+  return {
+    sim,
+    rx,
+    async stop() {
+      await sim.stop();
+      rx.stop();
+    },
+  };
+}
+
+/**
+ * A stopped deployment with sealed secrets (a WABA's upstream token, an endpoint's signing secret),
+ * `beforeBackup` run on its files, then backed up by `switchboard backup` into `dir`/backups.
+ */
+export async function backedUpDeployment(dir: string, beforeBackup: (dbPath: string) => void = () => {}) {
+  const deployment = await sqliteTestDeps({ env: { DEV_MODE: "1" } });
+  const server = startApp(deployment);
+  const account = await relayAccount(server.url);
+  await account.endpoint("http://127.0.0.1:9/hook");
+  await server.stop();
+  beforeBackup(deployment.dbPath);
+  const env = processEnv(deployment.dbPath, { BACKUP_TO: join(dir, "backups") });
+  const taken = await runMain(["backup"], env);
+  if (taken.code !== 0) throw new Error(`switchboard backup: ${taken.stderr}`);
+  const manifest = JSON.parse(taken.stdout) as Manifest;
+  return { deployment, env, manifest, backupPath: join(dir, "backups", manifest.name) };
 }

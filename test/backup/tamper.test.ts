@@ -3,20 +3,28 @@
 // backup's manifest states (the disk under the target is sampled while restore runs).
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
-import { copyFileSync, existsSync, mkdirSync, readFileSync, truncateSync, writeFileSync } from "node:fs";
+import { copyFileSync, mkdirSync, readFileSync, truncateSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { zstdCompressSync } from "node:zlib";
 import { requestLogPath } from "../../src/store/sqlite/request-log-file.ts";
 import { onSqlite } from "../support/backend.ts";
-import { sqliteTestDeps, startApp, tempDir } from "../support/harness.ts";
-import { processEnv, runMain } from "../support/process.ts";
-import { relayAccount } from "../webhooks/support.ts";
-import { filesIn } from "./support.ts";
-import { readManifest, repack, resign, restoreSampled, unpackBackup, writeManifest } from "./tamper.ts";
+import { tempDir } from "../support/harness.ts";
+import { runMain } from "../support/process.ts";
+import { backedUpDeployment } from "./support.ts";
+import {
+  expectRefused,
+  nothingWritten,
+  readManifest,
+  repack,
+  resign,
+  restoreSampled,
+  unpackBackup,
+  writeManifest,
+} from "./tamper.ts";
 import type { Manifest } from "../../src/backup/manifest.ts";
 
 const dir = tempDir();
-let deployment: Awaited<ReturnType<typeof sqliteTestDeps>>;
+let deployment: Awaited<ReturnType<typeof backedUpDeployment>>["deployment"];
 let env: Record<string, string>;
 let backupPath: string;
 let manifest: Manifest;
@@ -44,15 +52,8 @@ async function refused(
     copy.folder,
     "target",
   );
-  expect(result.code).toBe(2);
-  expect(result.stdout).toBe("");
-  const lines = result.stderr.trim().split("\n");
-  expect(lines).toHaveLength(1);
-  expect(lines[0]).toStartWith("switchboard: restore refused: ");
-  expect(lines[0]).toContain(reason);
-  expect(existsSync(copy.target)).toBe(false);
-  expect(existsSync(requestLogPath(copy.target))).toBe(false);
-  expect(filesIn(copy.folder).filter((name) => name.startsWith("target") && name !== "target.db-lock")).toEqual([]);
+  expectRefused(result, reason);
+  nothingWritten(copy.target);
   return result.peakBytes;
 }
 
@@ -85,16 +86,7 @@ const TABLE = "CREATE TABLE stash (secret TEXT);";
 
 beforeAll(async () => {
   if (!onSqlite) return;
-  deployment = await sqliteTestDeps({ env: { DEV_MODE: "1" } });
-  const server = startApp(deployment);
-  const account = await relayAccount(server.url);
-  await account.endpoint("http://127.0.0.1:9/hook");
-  await server.stop();
-  env = processEnv(deployment.dbPath, { BACKUP_TO: join(dir.path, "backups") });
-  const taken = await runMain(["backup"], env);
-  expect(taken.code).toBe(0);
-  manifest = JSON.parse(taken.stdout);
-  backupPath = join(dir.path, "backups", manifest.name);
+  ({ deployment, env, manifest, backupPath } = await backedUpDeployment(dir.path));
 });
 
 afterAll(async () => {

@@ -1,8 +1,10 @@
-import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { expect } from "bun:test";
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { basename, dirname, join } from "node:path";
 import { archiveOf, unpacker } from "../../src/backup/archive.ts";
 import { compressInto, decompressInto } from "../../src/backup/codec.ts";
 import type { Manifest } from "../../src/backup/manifest.ts";
+import { requestLogPath } from "../../src/store/sqlite/request-log-file.ts";
 import { manifestKey, signManifest } from "../../src/backup/manifest-mac.ts";
 import { TEST_ENCRYPTION_KEY } from "../support/harness.ts";
 import { runMain } from "../support/process.ts";
@@ -57,11 +59,11 @@ export function resign(backup: string, fields: Partial<Manifest>): void {
   writeManifest(backup, signManifest(rest, TEST_MAC_KEY));
 }
 
-/** Bytes held by the files of `dir` whose name starts with `prefix` (the target's lock file aside). */
+/** Bytes held by the files of `dir` whose name starts with `prefix` (the target's lock file, and its journal, aside). */
 function bytesOf(dir: string, prefix: string): number {
   let total = 0;
   for (const name of readdirSync(dir)) {
-    if (!name.startsWith(prefix) || name.endsWith("-lock")) continue;
+    if (!name.startsWith(prefix) || name.includes("-lock")) continue;
     try {
       total += statSync(join(dir, name)).size;
     } catch {
@@ -94,4 +96,24 @@ export async function restoreSampled(
   } finally {
     clearInterval(sampler);
   }
+}
+
+/** A restore's refusal: one line naming `reason`, exit 2, nothing on standard output. */
+export function expectRefused(result: { code: number; stdout: string; stderr: string }, reason: string): void {
+  expect(result.code).toBe(2);
+  expect(result.stdout).toBe("");
+  const lines = result.stderr.trim().split("\n");
+  expect(lines).toHaveLength(1);
+  expect(lines[0]).toStartWith("switchboard: restore refused: ");
+  expect(lines[0]).toContain(reason);
+}
+
+/** What a refused restore must have left: no database, no request log, no scratch file (only the lock file a server would make too). */
+export function nothingWritten(target: string): void {
+  expect(existsSync(target)).toBe(false);
+  expect(existsSync(requestLogPath(target))).toBe(false);
+  const base = basename(target).replace(/\.db$/, "");
+  expect(readdirSync(dirname(target)).filter((name) => name.startsWith(base) && name !== `${base}.db-lock`)).toEqual(
+    [],
+  );
 }
