@@ -170,12 +170,15 @@ const started = await fetch(`${base}/admin/backups?wait=false`, {
 });
 if (started.status !== 202) throw new Error(`the backup did not start: ${started.status} ${await started.text()}`);
 const { manifest: manifestPath } = (await started.json()) as { manifest: string };
+/** When each step of the backup was first seen (polled every 250 ms). */
+const steps: { step: string; at: number }[] = [];
 let answer: Response;
 for (;;) {
   answer = await fetch(`${base}${manifestPath}`, { headers: { authorization: `Bearer ${BENCH_ADMIN}` } });
   if (answer.status !== 202) break;
-  await answer.arrayBuffer();
-  await Bun.sleep(1000);
+  const { step } = (await answer.json()) as { step: string };
+  if (steps.at(-1)?.step !== step) steps.push({ step, at: epochNow() });
+  await Bun.sleep(250);
 }
 marks.done = epochNow();
 const manifest = (await answer.json()) as { name?: string; bytes?: number; error?: unknown };
@@ -219,6 +222,18 @@ for (const [label, from, to] of windows) {
   p99.push(pct(ms, 99));
   console.log(
     `  ${label.padEnd(40)} ${fmt(pct(ms, 50)).padStart(10)} ${fmt(pct(ms, 99)).padStart(10)} ${fmt(ms.at(-1)!).padStart(10)} ${String(ms.length).padStart(9)}  ${mb(walPeak(from, to))}`,
+  );
+}
+// The backup's steps, each its own window (snapshot at nice 10; verify and compress at 19; upload in the server).
+for (const [i, { step, at }] of steps.entries()) {
+  const to = steps[i + 1]?.at ?? marks.done;
+  const ms = acks
+    .filter((a) => a.sent >= at && a.sent < to)
+    .map((a) => a.acked - a.sent)
+    .sort((x, y) => x - y);
+  if (ms.length === 0) continue;
+  console.log(
+    `    step ${step.padEnd(35)} ${fmt(pct(ms, 50)).padStart(10)} ${fmt(pct(ms, 99)).padStart(10)} ${fmt(ms.at(-1)!).padStart(10)} ${String(ms.length).padStart(9)}  ${mb(walPeak(at, to))}  (${seconds(to - at)})`,
   );
 }
 console.log(

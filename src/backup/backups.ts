@@ -19,7 +19,7 @@ import { listManifests, parseManifest, type Manifest } from "./manifest.ts";
 import { manifestKey, signManifest } from "./manifest-mac.ts";
 import { backupOfManifest, isBackupName, manifestName, newBackupName } from "./names.ts";
 import { openTarget } from "./open-target.ts";
-import { BackupStageError, type ArtifactRequest, type BackupStage } from "./snapshot.ts";
+import { BackupStageError, type ArtifactRequest, type BackupStage, type BackupStep } from "./snapshot.ts";
 import type { StoredFile } from "./target.ts";
 
 export interface BackupDeps {
@@ -43,10 +43,11 @@ export interface BackupFailure {
   error: string;
 }
 
-/** A backup under way: when it began, and its name once it has one. */
+/** A backup under way: when it began, its name once it has one, and what it is doing. */
 interface Begun {
   name: string | null;
   at: number;
+  step: BackupStep;
 }
 
 const SOURCE_COMMAND = [process.execPath, fileURLToPath(new URL("../main.ts", import.meta.url))];
@@ -161,11 +162,14 @@ export function createBackups(deps: BackupDeps, to: BackupLocation = deps.config
       // Everything the server was told before the backup began is then in the request log's file.
       await deps.beforeSnapshot?.();
       const request: ArtifactRequest = { ...work, at: Math.floor(state.at / 1000) };
-      const artifact = await artifactInChild(deps.backupCommand ?? SOURCE_COMMAND, request, stopping.signal);
+      const artifact = await artifactInChild(deps.backupCommand ?? SOURCE_COMMAND, request, stopping.signal, (step) => {
+        state.step = step;
+      });
       if (artifact.schemaVersion !== schemaVersion) {
         throw new BackupStageError("verify", "the database was migrated while the backup was taken; take another");
       }
       stage = "upload";
+      state.step = "upload";
       await target.put(name, work.artifactPath);
       placed = name;
       const stored = await target.open(name);
@@ -225,7 +229,7 @@ export function createBackups(deps: BackupDeps, to: BackupLocation = deps.config
     const elsewhere = "Another process is taking a backup of this database; try again when it is done.";
     if (lock === null) throw new AppError("backup_running", elsewhere);
     const naming = Promise.withResolvers<string>();
-    const state: Begun = { name: null, at: clock.now() };
+    const state: Begun = { name: null, at: clock.now(), step: "snapshot" };
     const done = run(state, naming.resolve).finally(() => {
       lock.release();
       running = null;
@@ -255,21 +259,23 @@ export function createBackups(deps: BackupDeps, to: BackupLocation = deps.config
       name: string,
     ): Promise<
       | { state: "taken"; manifest: Manifest }
-      | { state: "running"; at: string }
+      | { state: "running"; at: string; step: BackupStep }
       | { state: "failed"; failure: BackupFailure }
       | null
     > {
       if (!isBackupName(name)) return null;
-      if (running?.name === name) return { state: "running", at: new Date(running.at).toISOString() };
+      if (running?.name === name) {
+        return { state: "running", at: new Date(running.at).toISOString(), step: running.step };
+      }
       const text = await located(() => target.readText(manifestName(name)));
       const manifest = text === null ? null : parseManifest(text);
       if (manifest?.name === name) return { state: "taken", manifest };
       if (lastFailure?.name === name) return { state: "failed", failure: lastFailure };
       return null;
     },
-    /** The backup under way: its name (null until it has one) and when it began; null when none runs here. */
-    current: (): { name: string | null; at: string } | null =>
-      running && { name: running.name, at: new Date(running.at).toISOString() },
+    /** The backup under way: its name (null until it has one), when it began and its step; null when none runs here. */
+    current: (): { name: string | null; at: string; step: BackupStep } | null =>
+      running && { name: running.name, at: new Date(running.at).toISOString(), step: running.step },
     lastFailure: (): BackupFailure | null => lastFailure,
     lastSuccess: (): Manifest | null => lastSuccess,
     /** Reads the newest backup kept at the target, so that a restarted server knows how old it is. */

@@ -89,7 +89,7 @@ export function backupRoutes(
             }
             set.status = 202;
             set.headers["retry-after"] = "2";
-            return { name: backup, status: "running", at: status.at };
+            return { name: backup, status: "running", step: status.step, at: status.at };
           }
           const file = await service.open(params.name);
           if (file === null) throw new AppError("not_found", "No backup of that name.");

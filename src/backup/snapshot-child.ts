@@ -1,13 +1,15 @@
 import { niceEveryThread, SNAPSHOT_NICE } from "./priority.ts";
-import type { Artifact, ArtifactRequest, BackupStage } from "./snapshot.ts";
+import type { Artifact, ArtifactRequest, BackupStage, BackupStep } from "./snapshot.ts";
 
-/** What the child prints on its one line of standard output. */
+/** What the child prints on its last line of standard output; each line before it is a ChildStep. */
 export type ChildReply = { artifact: Artifact } | { stage: BackupStage; error: string };
+export type ChildStep = { step: BackupStep };
 
 /**
  * `switchboard backup-snapshot`, the backup's own process (child.ts starts it; not for people):
  * reads its ArtifactRequest as the first line of standard input, makes the artifact on a thread
- * (snapshot-worker.ts at `workerUrl`) below the server's priority (priority.ts), and prints a ChildReply. Its standard
+ * (snapshot-worker.ts at `workerUrl`) below the server's priority (priority.ts), prints a line for
+ * each step it begins (ChildStep), then its ChildReply. Its standard
  * input stays open while the server that started it lives: when it closes first (the server died,
  * however), the process ends at once, mid-snapshot or not; the server's next backup removes what it
  * left.
@@ -24,7 +26,10 @@ export async function snapshotChild(workerUrl: string): Promise<void> {
       if (end < 0) return;
       started = true;
       const worker = new Worker(workerUrl, { smol: true });
-      worker.onmessage = ({ data }: MessageEvent<ChildReply>) => resolve(data);
+      worker.onmessage = ({ data }: MessageEvent<ChildReply | ChildStep>) => {
+        if ("step" in data) process.stdout.write(`${JSON.stringify(data)}\n`);
+        else resolve(data);
+      };
       worker.onerror = (event) => resolve({ stage: "snapshot", error: event.message });
       worker.postMessage(JSON.parse(input.slice(0, end)) as ArtifactRequest);
     });

@@ -6,7 +6,12 @@ declare const self: Worker;
 
 self.onmessage = async ({ data }: MessageEvent<ArtifactRequest>) => {
   try {
-    postMessage({ artifact: await makeArtifact(data, () => niceEveryThread(WORK_NICE)) });
+    const artifact = await makeArtifact(data, (step) => {
+      // The snapshots are taken: nothing of the live files is held from here on.
+      if (step === "verify") niceEveryThread(WORK_NICE);
+      postMessage({ step });
+    });
+    postMessage({ artifact });
   } catch (error) {
     postMessage({
       stage: error instanceof BackupStageError ? error.stage : "snapshot",

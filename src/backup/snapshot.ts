@@ -9,6 +9,10 @@ import { inspectDatabase, inspectRequestLog } from "./inspect.ts";
 export const BACKUP_STAGES = ["snapshot", "verify", "upload", "prune"] as const;
 export type BackupStage = (typeof BACKUP_STAGES)[number];
 
+/** What a running backup is doing, in order: the step GET /admin/backups/{name}.json answers while it runs. */
+export const BACKUP_STEPS = ["snapshot", "verify", "compress", "upload"] as const;
+export type BackupStep = (typeof BACKUP_STEPS)[number];
+
 /** A backup that failed, and where. */
 export class BackupStageError extends Error {
   constructor(
@@ -81,9 +85,12 @@ function vacuumInto(live: string, copy: string): void {
  * and compressed as they are read, and the compressed file read back to prove it decompresses to
  * exactly the bytes that were checked. A deployment without a request log file gets an empty one.
  * Blocking SQLite calls throughout: run in a process of its own at a low priority (snapshot-child.ts),
- * told by `snapshotted` when both snapshots are taken (priority.ts).
+ * told by `step` what comes next (after the snapshots, its priority drops: priority.ts).
  */
-export async function makeArtifact(request: ArtifactRequest, snapshotted: () => void = () => {}): Promise<Artifact> {
+export async function makeArtifact(
+  request: ArtifactRequest,
+  step: (next: BackupStep) => void = () => {},
+): Promise<Artifact> {
   const { databasePath, requestLogPath, snapshotPath, requestLogSnapshotPath, artifactPath } = request;
   const work = [snapshotPath, requestLogSnapshotPath, artifactPath];
   for (const path of work) rmSync(path, { force: true });
@@ -95,10 +102,11 @@ export async function makeArtifact(request: ArtifactRequest, snapshotted: () => 
       vacuumInto(databasePath, snapshotPath);
     });
     // Nothing of the live files is held from here on.
-    snapshotted();
+    step("verify");
     const database = await during("verify", () => inspectDatabase(snapshotPath));
     const requestLog = await during("verify", () => inspectRequestLog(requestLogSnapshotPath));
     const files = [snapshotPath, requestLogSnapshotPath];
+    step("compress");
     const compressed = await during("snapshot", () => compressInto(archiveOf(files, request.at), artifactPath));
     const size = archiveSize(files.map((path) => Bun.file(path).size));
     const readBack = await during("verify", () => decompressInto(artifactPath, null, size));

@@ -17,7 +17,7 @@ export type BackupState = {
   /** When the last failure was, and at which stage. */
   failure: { at: number; stage: string; error: string } | null;
   /** The backup under way here, if any. */
-  running: { name: string | null; at: number } | null;
+  running: { name: string | null; at: number; step: string } | null;
   /** Why the backups could not be listed; null when they could. */
   unlisted: string | null;
 } | null;
@@ -40,7 +40,7 @@ export async function backupState(backups: Backups | null, schedule: string | nu
     backups: listed,
     last: newest && { at: Date.parse(newest.at), name: newest.name },
     failure: failure && { at: Date.parse(failure.at), stage: failure.stage, error: failure.error },
-    running: running && { name: running.name, at: Date.parse(running.at) },
+    running: running && { name: running.name, at: Date.parse(running.at), step: running.step },
     unlisted,
   };
 }

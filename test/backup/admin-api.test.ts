@@ -73,17 +73,27 @@ describe.skipIf(!onSqlite)("GET/POST /admin/backups (docs/backups.md)", () => {
     // While it runs: another is refused, and its manifest says it runs.
     const again = await admin(url, "POST", "/admin/backups?wait=false");
     const polled: number[] = [];
+    const steps: string[] = [];
     let answer: Response;
     for (;;) {
       answer = await admin(url, "GET", body.manifest);
       polled.push(answer.status);
       if (answer.status !== 202) break;
-      expect(await answer.json()).toEqual({ name: body.name, status: "running", at: expect.any(String) });
+      const running = (await answer.json()) as { name: string; status: string; step: string; at: string };
+      expect(running).toEqual({ name: body.name, status: "running", step: expect.any(String), at: expect.any(String) });
+      steps.push(running.step);
       expect(answer.headers.get("retry-after")).toBe("2");
       await Bun.sleep(10);
     }
     expect(again.status).toBe(409);
     expect(answer.status).toBe(200);
+    // The steps it was seen at, in the order it goes through them.
+    const order = ["snapshot", "verify", "compress", "upload"];
+    expect(steps.length).toBeGreaterThan(0);
+    expect(steps.map((step) => order.indexOf(step))).toEqual(
+      steps.map((step) => order.indexOf(step)).sort((a, b) => a - b),
+    );
+    expect(steps.every((step) => order.includes(step))).toBe(true);
     const manifest = (await answer.json()) as { name: string; mac: string };
     expect(manifest).toMatchObject({ name: body.name, mac: expect.stringMatching(/^[0-9a-f]{64}$/) });
     expect(filesIn(to)).toEqual([body.name, `${body.name}.json`]);

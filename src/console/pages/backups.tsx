@@ -72,7 +72,7 @@ export function BackupsPage(props: BackupsPageProps) {
         />
         <Stat
           label="Now"
-          value={b.running ? "Taking a backup" : "Idle"}
+          value={b.running ? `Taking a backup: ${b.running.step}` : "Idle"}
           note={
             b.running ? `${b.running.name ?? "starting"}, began ${relativeTime(b.running.at, props.now)}` : undefined
           }
