@@ -1,6 +1,5 @@
-import { dirname, resolve } from "node:path";
+import { resolve } from "node:path";
 import { ConfigError } from "./errors.ts";
-import type { DatabaseConfig } from "./readers.ts";
 
 /** Where backups go: a directory, or a bucket and a key prefix of an S3-compatible store. */
 export type BackupLocation =
@@ -41,18 +40,6 @@ export function parseBackupLocation(variable: string, raw: string): BackupLocati
 /** A directory location as an absolute path, a relative one taken from `base`. */
 export function resolveLocation(location: BackupLocation, base: string): BackupLocation {
   return location.kind === "directory" ? { kind: "directory", path: resolve(base, location.path) } : location;
-}
-
-/**
- * BACKUP_TO's directory as an absolute path: a relative one is taken from the SQLite file's
- * directory, not from wherever a command happens to run (`backups` beside `./data/switchboard.db`
- * is `./data/backups`, for the server and for `switchboard admin backups list` run elsewhere).
- */
-export function besideDatabase(location: BackupLocation, database: DatabaseConfig): BackupLocation {
-  return resolveLocation(
-    location,
-    database.kind === "sqlite" && database.path !== ":memory:" ? dirname(database.path) : ".",
-  );
 }
 
 /** A backup to S3 signs its requests: without keys it could only fail later, at the first backup. */
