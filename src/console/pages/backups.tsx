@@ -6,7 +6,10 @@ import type { BackupState } from "../backup-report.ts";
 import { Table } from "./table.tsx";
 import { count, Stat } from "./words.tsx";
 
-const megabytes = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(bytes < 10 * 1024 * 1024 ? 2 : 0)} MB`;
+const MB = 1024 * 1024;
+/** A file's size: kilobytes below a megabyte, megabytes with a decimal below ten. */
+const size = (bytes: number) =>
+  bytes < MB ? `${Math.ceil(bytes / 1024)} KB` : `${(bytes / MB).toFixed(bytes < 10 * MB ? 1 : 0)} MB`;
 
 /** A backup's rows that an operator looks for first: accounts, and the request log's calls. */
 function rows(m: Manifest): string {
@@ -90,7 +93,7 @@ export function BackupsPage(props: BackupsPageProps) {
         columns={[
           { head: "Taken", cell: (m) => <Time at={m.at} now={props.now} /> },
           { head: "Name", class: "break small", cell: (m) => escapeHtml(m.name) },
-          { head: "Size", num: true, cell: (m) => escapeHtml(megabytes(m.bytes)) },
+          { head: "Size", num: true, cell: (m) => escapeHtml(size(m.bytes)) },
           { head: "Holds", class: "small", cell: (m) => escapeHtml(rows(m)) },
           {
             head: "Download",
