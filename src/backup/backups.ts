@@ -1,5 +1,5 @@
 import { Database } from "bun:sqlite";
-import { rmSync } from "node:fs";
+import { rm } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
 import type { BackupLocation } from "../config/backup-config.ts";
 import type { Config } from "../config/config.ts";
@@ -94,9 +94,10 @@ export function createBackups(deps: BackupDeps, to: BackupLocation = deps.config
     requestLogSnapshotPath: `${databasePath}-backup-log-snapshot`,
     artifactPath: `${databasePath}-backup-artifact`,
   };
-  const removeWork = () => {
+  // Off the serving thread: unlinking a large file takes the file system a while.
+  const removeWork = async () => {
     for (const path of [work.snapshotPath, work.requestLogSnapshotPath, work.artifactPath]) {
-      for (const suffix of ["", "-wal", "-shm", "-journal"]) rmSync(`${path}${suffix}`, { force: true });
+      for (const suffix of ["", "-wal", "-shm", "-journal"]) await rm(`${path}${suffix}`, { force: true });
     }
   };
   let running: (Begun & { done: Promise<Manifest> }) | null = null;
@@ -154,7 +155,7 @@ export function createBackups(deps: BackupDeps, to: BackupLocation = deps.config
     /** The backup's file once stored: deleted again when its run fails before the manifest. */
     let placed: string | null = null;
     try {
-      removeWork();
+      await removeWork();
       const schemaVersion = liveSchemaVersion(databasePath);
       const name = newBackupName(state.at, schemaVersion, await removeUnfinished());
       state.name = name;
@@ -215,7 +216,7 @@ export function createBackups(deps: BackupDeps, to: BackupLocation = deps.config
       if (placed !== null) await target.remove(placed).catch(() => undefined);
       throw new AppError("backup_failed", `The backup failed (${failure.stage}): ${failure.message}`);
     } finally {
-      removeWork();
+      await removeWork();
     }
   }
 

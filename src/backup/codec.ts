@@ -1,5 +1,6 @@
 import { createHash, type Hash } from "node:crypto";
-import { closeSync, createReadStream, createWriteStream, fsyncSync, openSync, statSync } from "node:fs";
+import { createReadStream, createWriteStream, statSync } from "node:fs";
+import { open } from "node:fs/promises";
 import { Readable, Transform, Writable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { constants, createZstdCompress, createZstdDecompress } from "node:zlib";
@@ -28,14 +29,15 @@ const discard = () => new Writable({ write: (_chunk, _encoding, done) => done() 
 
 /**
  * Flushes a file's bytes, or a directory's entries, to the disk: a file is synced before it is
- * renamed into place, and its directory after, so a crash never leaves a name the disk lacks.
+ * renamed into place, and its directory after, so a crash never leaves a name the disk lacks. Off
+ * the calling thread: a server's thread never waits for the disk.
  */
-export function syncToDisk(path: string): void {
-  const fd = openSync(path, "r");
+export async function syncToDisk(path: string): Promise<void> {
+  const handle = await open(path, "r");
   try {
-    fsyncSync(fd);
+    await handle.sync();
   } finally {
-    closeSync(fd);
+    await handle.close();
   }
 }
 

@@ -78,13 +78,13 @@ export function directoryTarget(directory: string, ownFiles: readonly string[] =
     const temporary = join(directory, partial(name));
     try {
       await write(temporary);
-      syncToDisk(temporary);
+      await syncToDisk(temporary);
       await rename(temporary, join(directory, name));
     } catch (error) {
       await rm(temporary, { force: true });
       throw error;
     }
-    syncToDisk(directory);
+    await syncToDisk(directory);
   };
   const list = async () => {
     if ((await checkDirectory()) === null) return [];

@@ -189,7 +189,7 @@ export async function restore(request: RestoreRequest): Promise<Restored> {
     }
     renameSync(scratch.requestLog, logTarget);
     renameSync(scratch.database, target);
-    syncToDisk(dirname(target));
+    await syncToDisk(dirname(target));
     return { manifest, from, schemaVersion };
   } finally {
     removeScratch();
