@@ -120,10 +120,10 @@ export function createBackups(deps: BackupDeps, to: BackupLocation = deps.config
     logger.error(what, { name, stage, error: message, to: target.where });
   };
 
-  /** `work`, with a BACKUP_TO that is a symbolic link answered as such (SymlinkRefused). */
-  const located = async <T>(work: () => Promise<T>): Promise<T> => {
+  /** `task` at the target, a BACKUP_TO that is a symbolic link answered as such (SymlinkRefused). */
+  const located = async <T>(task: () => Promise<T>): Promise<T> => {
     try {
-      return await work();
+      return await task();
     } catch (error) {
       if (error instanceof SymlinkRefused) throw new AppError("backup_location_refused", error.message);
       throw error;

@@ -42,7 +42,7 @@ export function checkMac(manifest: Manifest, key: Uint8Array, trustUnsigned: boo
   }
   if (mac === "missing" && !trustUnsigned) {
     throw new RestoreRefused(
-      "the backup's manifest is not signed (no MAC: taken by an older release, or stripped), so nothing proves where it came from; if you know, pass --trust-unsigned",
+      "the backup's manifest is not signed (no MAC: taken by an older release, or stripped), so nothing proves where it came from; if you know, pass --trust-unsigned to restore it anyway",
     );
   }
 }
