@@ -120,8 +120,11 @@ export async function until(ready: () => boolean, what: string, ms = 30_000): Pr
   }
 }
 
-/** `switchboard serve` in a process of its own with `env` (processEnv's), on a free port; resolves once /healthz answers. */
-export async function serverProcess(env: Record<string, string>) {
+/**
+ * `switchboard serve` in a process of its own with `env` (processEnv's), on a free port; resolves
+ * once /healthz answers (within `readyMs`: a start takes long beside busy loops on every core).
+ */
+export async function serverProcess(env: Record<string, string>, readyMs = 15_000) {
   const port = freePort();
   const proc = Bun.spawn([process.execPath, MAIN, "serve"], {
     cwd: ROOT,
@@ -131,7 +134,7 @@ export async function serverProcess(env: Record<string, string>) {
   });
   const url = `http://127.0.0.1:${port}`;
   try {
-    await waitForOk(`${url}/healthz`);
+    await waitForOk(`${url}/healthz`, readyMs);
   } catch (error) {
     proc.kill("SIGKILL");
     throw error;
@@ -176,12 +179,16 @@ export function isRunning(pid: number): boolean {
 }
 
 /** Waits, boundedly, for the backup's own process of `parent` to start; its pid. */
-export async function backupChild(parent: number): Promise<number> {
+export async function backupChild(parent: number, ms?: number): Promise<number> {
   const found: { pid: number | null } = { pid: null };
-  await until(() => {
-    found.pid = backupChildOf(parent);
-    return found.pid !== null;
-  }, "the backup's process");
+  await until(
+    () => {
+      found.pid = backupChildOf(parent);
+      return found.pid !== null;
+    },
+    "the backup's process",
+    ms,
+  );
   if (found.pid === null) throw new Error("no backup process");
   return found.pid;
 }
