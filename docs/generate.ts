@@ -84,6 +84,8 @@ const WHEN: Record<ErrorName, string> = {
   body_not_expected: "A GET or HEAD that declares a body; the connection is closed.",
   backup_running: "Asking for a backup while one is being taken (scheduled, by the API or by `switchboard backup`).",
   backup_unsupported: "The backup API of a PostgreSQL deployment: back PostgreSQL up with its own tools.",
+  backup_location_refused:
+    "Backups listed, downloaded or taken where `BACKUP_TO` is a symbolic link: name the directory it points to.",
   backup_failed:
     "A backup that could not be taken or stored, or did not verify; nothing counts as a backup and the older ones are kept.",
   internal: "An unexpected error outside the proxy; the log has it under the request id.",

@@ -63,12 +63,13 @@ export function createApp(deps: Deps) {
       deps.config.requestLog.buffer,
     );
   if (requestLog) workers.push(requestLog.worker());
-  const backups = backupsOf(deps);
+  // A backup holds every call the server was told of before it began: the records in memory are written first.
+  const backups = backupsOf({ ...deps, beforeSnapshot: requestLog ? () => requestLog.flush() : undefined });
   // A scheduled backup is the service's own, in the audit log.
   const backupWorker =
     backups &&
     scheduledBackups(backups, deps.config.backup.schedule, deps.clock, deps.logger, () =>
-      recordedBackup(deps, () => backups.create(), bySystem("backup_schedule")),
+      recordedBackup(deps, backups.create(), bySystem("backup_schedule")),
     );
   if (backupWorker) workers.push(backupWorker);
   // Stopped last: this instance leaves the list once its delivery attempts have ended.

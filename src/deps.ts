@@ -24,8 +24,8 @@ export interface Deps {
   /** OpenTelemetry traces; absent when OTEL_EXPORTER_OTLP_ENDPOINT is not set, and then no span is made. */
   tracing?: Tracing;
   /**
-   * The backup snapshot thread's entry (src/backup/snapshot-worker.ts), resolved by main.ts as the
-   * checkpoint thread's is (see BackgroundCheckpoints.workerUrl); from source it defaults to the file itself.
+   * How to run this program, for a backup's own process (src/backup/child.ts): resolved by main.ts,
+   * as the compiled binary runs itself; from source it defaults to `bun src/main.ts`.
    */
-  snapshotWorkerUrl?: string;
+  backupCommand?: readonly string[];
 }

@@ -25,11 +25,15 @@ const USAGE = `Usage:
   switchboard healthcheck            exit 0 when the server on PORT answers /healthz with 200
 Configuration comes from the environment; see README.md.`;
 
+/** The compiled binary runs its own code from Bun's embedded file system, and is run as itself. */
+const COMPILED = /[/\\]\$bunfs[/\\]|~BUN/.test(import.meta.path);
+
 /** The server's threads' entries (see BackgroundCheckpoints.workerUrl): resolved here, where the compiled binary keeps src/'s layout. */
 const WORKERS: Workers = {
   checkpointWorker: new URL("./store/sqlite/checkpoint-worker.ts", import.meta.url).href,
   requestLogWorker: new URL("./store/sqlite/request-log-worker.ts", import.meta.url).href,
   snapshotWorker: new URL("./backup/snapshot-worker.ts", import.meta.url).href,
+  self: COMPILED ? [process.execPath] : [process.execPath, import.meta.path],
 };
 
 async function healthcheck(): Promise<void> {
@@ -58,6 +62,10 @@ switch (command ?? "serve") {
     break;
   case "backup":
     await (await import("./start/backup.ts")).backup(rest, process.env, WORKERS);
+    break;
+  case "backup-snapshot":
+    // A backup's own process, started by the server or `switchboard backup` (src/backup/child.ts).
+    await (await import("./backup/snapshot-child.ts")).snapshotChild(WORKERS.snapshotWorker);
     break;
   case "restore":
     await (await import("./start/restore.ts")).restoreCommand(rest, process.env);

@@ -1,6 +1,6 @@
 import { hostname } from "node:os";
 import type { Config } from "./config/config.ts";
-import { devEncryptionKey } from "./crypto/dev-key.ts";
+import { deploymentKey } from "./crypto/dev-key.ts";
 import { createSealer } from "./crypto/sealer.ts";
 import { openLimits } from "./limits/open.ts";
 import type { Logger } from "./observability/logger.ts";
@@ -34,7 +34,7 @@ function instanceId(config: Config): string {
  * also holds the database's server lock and checkpoints it from a background thread.
  */
 export async function systemDeps(config: Config, logger: Logger, server?: ServerOptions): Promise<Deps> {
-  const key = config.encryptionKey ?? devEncryptionKey(config.database, cryptoRandom);
+  const key = deploymentKey(config, cryptoRandom);
   const metrics = createMetrics();
   const store = await openStore(config, createSealer(key, cryptoRandom), {
     server: server && {

@@ -30,6 +30,7 @@ export const ACTION_WORDS: Record<AuditAction, string> = {
   "coexistence.preflight": "Ran a sync's pre-flight",
   "coexistence.sync": "Started a coexistence sync",
   "backup.create": "Took a backup",
+  "backup.download": "Downloaded a backup",
   "operator.create": "Added an operator",
   "operator.delete": "Deleted an operator",
   "operator.reset_password": "Reset an operator's password",

@@ -16,13 +16,28 @@ export function backupEntry(deps: Pick<Deps, "clock" | "random">, manifest: Mani
   });
 }
 
-/** Takes a backup with `take` and records who took it (backupEntry). */
+/** Waits for a backup being taken and records who took it (backupEntry). */
 export async function recordedBackup(
   deps: Pick<Deps, "store" | "clock" | "random">,
-  take: () => Promise<Manifest>,
+  taken: Promise<Manifest>,
   by: AuditContext,
 ): Promise<Manifest> {
-  const manifest = await take();
+  const manifest = await taken;
   await deps.store.audit.record(backupEntry(deps, manifest, by));
   return manifest;
+}
+
+/**
+ * Who downloaded a backup (the whole database, secrets sealed): recorded before its first byte is
+ * sent, so a download whose entry cannot be written is refused rather than left unrecorded.
+ */
+export async function recordDownload(
+  deps: Pick<Deps, "store" | "clock" | "random">,
+  name: string,
+  bytes: number,
+  by: AuditContext,
+): Promise<void> {
+  await deps.store.audit.record(
+    auditEntry(deps, by, "backup.download", { kind: "backup", id: name }, null, { bytes: [null, bytes] }),
+  );
 }

@@ -1,6 +1,7 @@
 import { createHash, type Hash } from "node:crypto";
-import { closeSync, createReadStream, createWriteStream, fsyncSync, openSync, statSync } from "node:fs";
-import { Transform, Writable } from "node:stream";
+import { createReadStream, createWriteStream, statSync } from "node:fs";
+import { open } from "node:fs/promises";
+import { Readable, Transform, Writable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { constants, createZstdCompress, createZstdDecompress } from "node:zlib";
 
@@ -28,53 +29,103 @@ const discard = () => new Writable({ write: (_chunk, _encoding, done) => done() 
 
 /**
  * Flushes a file's bytes, or a directory's entries, to the disk: a file is synced before it is
- * renamed into place, and its directory after, so a crash never leaves a name the disk lacks.
+ * renamed into place, and its directory after, so a crash never leaves a name the disk lacks. Off
+ * the calling thread: a server's thread never waits for the disk.
  */
-export function syncToDisk(path: string): void {
-  const fd = openSync(path, "r");
+export async function syncToDisk(path: string): Promise<void> {
+  const handle = await open(path, "r");
   try {
-    fsyncSync(fd);
+    await handle.sync();
   } finally {
-    closeSync(fd);
+    await handle.close();
   }
 }
 
 export interface Compressed {
-  /** sha256 of the source's bytes. */
+  /** sha256 and size of the bytes compressed. */
   sourceSha256: string;
+  sourceBytes: number;
   /** sha256 and size of the compressed file. */
   sha256: string;
   bytes: number;
 }
 
-/** Compresses `source` into a new file `target` (synced to disk), hashing both sides as they pass. */
-export async function compressFile(source: string, target: string): Promise<Compressed> {
+/** Passes bytes through, counting them. */
+function counting(count: { bytes: number }): Transform {
+  return new Transform({
+    transform(chunk: Buffer, _encoding, done) {
+      count.bytes += chunk.length;
+      done(null, chunk);
+    },
+  });
+}
+
+/**
+ * Compresses `source`'s bytes into a new file `target`, hashing both sides as they pass. A work
+ * file: not synced here (the copy stored under the backup's name is, by its target).
+ */
+export async function compressInto(
+  source: Iterable<Buffer> | AsyncIterable<Buffer>,
+  target: string,
+): Promise<Compressed> {
   const plain = createHash("sha256");
   const packed = createHash("sha256");
+  const count = { bytes: 0 };
   await pipeline(
-    createReadStream(source, { highWaterMark: CHUNK }),
+    Readable.from(source),
     hashing(plain),
+    counting(count),
     createZstdCompress({ params: { [constants.ZSTD_c_compressionLevel]: ZSTD_LEVEL } }),
     hashing(packed),
     createWriteStream(target, { flags: "wx", mode: PRIVATE_FILE }),
   );
-  syncToDisk(target);
-  return { sourceSha256: plain.digest("hex"), sha256: packed.digest("hex"), bytes: statSync(target).size };
+  return {
+    sourceSha256: plain.digest("hex"),
+    sourceBytes: count.bytes,
+    sha256: packed.digest("hex"),
+    bytes: statSync(target).size,
+  };
+}
+
+/** A backup that decompresses to more than it may: nothing past the limit was written. */
+export class TooLarge extends Error {
+  constructor(readonly limit: number) {
+    super(`decompresses past ${limit.toLocaleString("en")} bytes`);
+  }
+}
+
+/** Passes at most `limit` bytes through; the chunk that would pass it fails the stream, unwritten. */
+function bounded(limit: number): Transform {
+  let passed = 0;
+  return new Transform({
+    transform(chunk: Buffer, _encoding, done) {
+      passed += chunk.length;
+      done(passed > limit ? new TooLarge(limit) : null, passed > limit ? undefined : chunk);
+    },
+  });
 }
 
 /**
- * Decompresses `source` into a new file `target`, or only reads it through when `target` is null;
- * resolves with the sha256 of the decompressed bytes. Rejects when the file is not whole zstd.
+ * Decompresses `source` into `sink` (a sink that keeps nothing when null), stopping with TooLarge
+ * before the first byte past `limit`; resolves with the sha256 and size of what it decompressed.
+ * Rejects when the file is not whole zstd.
  */
-export async function decompressFile(source: string, target: string | null): Promise<string> {
+export async function decompressInto(
+  source: string,
+  sink: Writable | null,
+  limit: number,
+): Promise<{ sha256: string; bytes: number }> {
   const plain = createHash("sha256");
+  const count = { bytes: 0 };
   await pipeline(
     createReadStream(source, { highWaterMark: CHUNK }),
     createZstdDecompress(),
+    bounded(limit),
     hashing(plain),
-    target === null ? discard() : createWriteStream(target, { flags: "wx", mode: PRIVATE_FILE }),
+    counting(count),
+    sink ?? discard(),
   );
-  return plain.digest("hex");
+  return { sha256: plain.digest("hex"), bytes: count.bytes };
 }
 
 /** sha256 and size of a file, read as it is stored. */

@@ -1,6 +1,9 @@
 import { Database } from "bun:sqlite";
 import { SealError, type Sealer } from "../crypto/sealer.ts";
+import { embeddedMigrations } from "../../db/migrations.gen.ts";
 import { oneRow } from "../store/sqlite/one-row.ts";
+import { REQUEST_LOG_SCHEMA } from "../store/sqlite/request-log-file.ts";
+import { databaseSchemaDifference, requestLogSchemaDifference } from "./schema-check.ts";
 
 /** What a database file holds, as a backup's manifest records it. */
 export interface DatabaseFacts {
@@ -38,34 +41,79 @@ function readOnly(path: string): Database {
   }
 }
 
-/**
- * Checks a database file the way a backup is verified before it counts: SQLite's integrity check
- * (every page, index and constraint), then which migrations it has and how many rows each table
- * holds. Throws DamagedDatabaseError with the first problems found.
- */
-export function inspectDatabase(path: string): DatabaseFacts {
+/** A file of a newer release than this one: it cannot be checked (nor run) by this one. */
+export class NewerSchemaError extends Error {
+  constructor(
+    readonly version: number,
+    readonly known: number,
+  ) {
+    super(`schema ${version}; this release knows ${known}`);
+  }
+}
+
+/** SQLite's integrity check (every page, index and constraint); throws DamagedDatabaseError with the first problems. */
+function checkIntegrity(db: Database): void {
+  let problems: string[];
+  try {
+    // Its lines may hold line breaks of their own; a refusal is one line.
+    const rows = db.query<{ integrity_check: string }, []>("PRAGMA integrity_check(5)").all();
+    problems = rows.map((row) => row.integrity_check.replace(/\s+/g, " ").trim());
+  } catch (error) {
+    throw new DamagedDatabaseError(`fails SQLite's integrity check: ${(error as Error).message.replace(/\s+/g, " ")}`);
+  }
+  if (problems.join() !== "ok")
+    throw new DamagedDatabaseError(`fails SQLite's integrity check: ${problems.join("; ")}`);
+}
+
+/** Opens `path` read-only and checks it: integrity, then `check` (its version and schema); closes it. */
+function inspect(path: string, check: (db: Database) => number, known: number): DatabaseFacts {
   const db = readOnly(path);
   try {
-    let problems: string[];
-    try {
-      // Its lines may hold line breaks of their own; a refusal is one line.
-      const rows = db.query<{ integrity_check: string }, []>("PRAGMA integrity_check(5)").all();
-      problems = rows.map((row) => row.integrity_check.replace(/\s+/g, " ").trim());
-    } catch (error) {
-      throw new DamagedDatabaseError(
-        `fails SQLite's integrity check: ${(error as Error).message.replace(/\s+/g, " ")}`,
-      );
-    }
-    if (problems.join() !== "ok") {
-      throw new DamagedDatabaseError(`fails SQLite's integrity check: ${problems.join("; ")}`);
-    }
-    if (count(db, "SELECT COUNT(*) AS n FROM sqlite_master WHERE name = '__drizzle_migrations'") === 0) {
-      throw new DamagedDatabaseError("is a SQLite database but not a Switchboard one (it has no migrations table)");
-    }
-    return { schemaVersion: schemaVersionOf(db), counts: countRows(db) };
+    checkIntegrity(db);
+    const schemaVersion = check(db);
+    if (schemaVersion > known) throw new NewerSchemaError(schemaVersion, known);
+    return { schemaVersion, counts: countRows(db) };
   } finally {
     db.close();
   }
+}
+
+/**
+ * Checks a database file the way a backup is verified before it counts, and again before it is
+ * restored: SQLite's integrity check, which migrations it has, that its schema is exactly what
+ * those migrations make (schema-check.ts), and how many rows each table holds. Throws
+ * DamagedDatabaseError with the first problem found, NewerSchemaError for a newer release's file.
+ */
+export function inspectDatabase(path: string): DatabaseFacts {
+  const known = embeddedMigrations.length;
+  return inspect(
+    path,
+    (db) => {
+      if (count(db, "SELECT COUNT(*) AS n FROM sqlite_master WHERE name = '__drizzle_migrations'") === 0) {
+        throw new DamagedDatabaseError("is a SQLite database but not a Switchboard one (it has no migrations table)");
+      }
+      const version = schemaVersionOf(db);
+      const different = version <= known ? databaseSchemaDifference(db, version) : null;
+      if (different !== null) throw new DamagedDatabaseError(different);
+      return version;
+    },
+    known,
+  );
+}
+
+/** The same checks of a request log's file (its version is its user_version). */
+export function inspectRequestLog(path: string): DatabaseFacts {
+  const known = REQUEST_LOG_SCHEMA.length;
+  return inspect(
+    path,
+    (db) => {
+      const version = oneRow<{ user_version: number }>(db, "PRAGMA user_version").user_version;
+      const different = version <= known ? requestLogSchemaDifference(db, version) : null;
+      if (different !== null) throw new DamagedDatabaseError(different);
+      return version;
+    },
+    known,
+  );
 }
 
 /**

@@ -1,45 +1,45 @@
 import { Database } from "bun:sqlite";
 import { createWriteStream, existsSync, mkdirSync, renameSync, rmSync, statSync } from "node:fs";
-import { basename, dirname } from "node:path";
+import { basename, dirname, join } from "node:path";
 import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
-import { embeddedMigrations } from "../../db/migrations.gen.ts";
-import { parseBackupLocation, requireS3Keys, type S3Settings } from "../config/backup-config.ts";
+import { type BackupLocation, parseBackupLocation, requireS3Keys, type S3Settings } from "../config/backup-config.ts";
 import { ConfigError } from "../config/config.ts";
-import { SealError, type Sealer } from "../crypto/sealer.ts";
+import type { Sealer } from "../crypto/sealer.ts";
 import { openDatabase } from "../store/sqlite/open.ts";
+import { openRequestLogFile, requestLogPath } from "../store/sqlite/request-log-file.ts";
 import { DatabaseInUseError, takeServerLock } from "../store/sqlite/server-lock.ts";
-import { decompressFile, fileDigest, PRIVATE_FILE, syncToDisk } from "./codec.ts";
-import {
-  countRows,
-  DamagedDatabaseError,
-  type DatabaseFacts,
-  inspectDatabase,
-  openSealedSecrets,
-  schemaVersionOf,
-} from "./inspect.ts";
-import { parseManifest, type Manifest } from "./manifest.ts";
+import { PRIVATE_FILE, syncToDisk } from "./codec.ts";
+import { SymlinkRefused } from "./directory-target.ts";
+import { countRows, schemaVersionOf } from "./inspect.ts";
+import { listManifests, parseManifest, type Manifest } from "./manifest.ts";
+import { manifestKey } from "./manifest-mac.ts";
 import { manifestName } from "./names.ts";
 import { openTarget } from "./open-target.ts";
 import type { BackupTarget } from "./target.ts";
+import { checkDigest, checkMac, checkUnpacked, RestoreRefused, type Scratch, unpack } from "./unpack.ts";
 
-/** A restore that will not go ahead; the message says why in one line, and nothing was written. */
-export class RestoreRefused extends Error {}
+export { RestoreRefused } from "./unpack.ts";
 
 export interface RestoreRequest {
-  /** A backup's path, or s3://bucket/prefix/NAME; its manifest is beside it (<NAME>.json). */
-  from: string;
-  /** The SQLite file to restore into. */
+  /** A backup's path, or s3://bucket/prefix/NAME (its manifest is beside it, <NAME>.json); or the newest at `latestAt`. */
+  from: string | { latestAt: BackupLocation };
+  /** The SQLite file to restore into (the request log's file goes beside it). */
   to: string;
   /** Replace a database that holds data. */
   force: boolean;
-  /** ENCRYPTION_KEY's sealer: it must open the backup's sealed secrets. */
+  /** ENCRYPTION_KEY: its MAC key checks the manifest, its sealer must open the backup's sealed secrets. */
+  encryptionKey: Uint8Array;
   sealer: Sealer;
+  /** Restore a backup whose manifest has no MAC (the release before signed none). */
+  trustUnsigned: boolean;
   s3: S3Settings;
 }
 
 export interface Restored {
   manifest: Manifest;
+  /** Where the backup was read from. */
+  from: string;
   /** The schema version after the migrations this build added were applied. */
   schemaVersion: number;
 }
@@ -67,85 +67,92 @@ function rowsIn(path: string): Record<string, number> | null {
   }
 }
 
-/** The backup's manifest and its file, fetched to `download` when it is not a local file. */
-async function fetchBackup(request: RestoreRequest, download: string): Promise<{ manifest: Manifest; local: string }> {
-  const s3 = request.from.startsWith("s3://");
-  const name = s3 ? request.from.slice(request.from.lastIndexOf("/") + 1) : basename(request.from);
-  const place = s3 ? request.from.slice(0, request.from.lastIndexOf("/")) : dirname(request.from);
-  if (name === "") throw new RestoreRefused("--from must name a backup's file, not a directory or a prefix");
-  let target: BackupTarget;
+/** The target at a location, with its errors as refusals. */
+function targetAt(variable: string, place: string | BackupLocation, s3: S3Settings): BackupTarget {
   try {
-    const location = parseBackupLocation("--from", place);
-    if (location.kind === "s3") requireS3Keys(request.s3);
-    target = openTarget(location, request.s3);
+    const location = typeof place === "string" ? parseBackupLocation(variable, place) : place;
+    if (location.kind === "s3") requireS3Keys(s3);
+    return openTarget(location, s3);
   } catch (error) {
     if (error instanceof ConfigError) throw new RestoreRefused(error.message);
     throw error;
   }
-  const text = await target.readText(manifestName(name));
-  if (text === null) {
-    throw new RestoreRefused(
-      `no manifest ${manifestName(name)} beside ${request.from}: its sha256 cannot be checked (download both)`,
-    );
-  }
-  const manifest = parseManifest(text);
-  if (manifest === null) throw new RestoreRefused(`${manifestName(name)} is not a backup manifest`);
-  if (!s3) {
-    if (!existsSync(request.from)) throw new RestoreRefused(`${request.from} does not exist`);
-    return { manifest, local: request.from };
-  }
-  const file = await target.open(name);
-  if (file === null) throw new RestoreRefused(`${request.from} does not exist`);
-  const copy = createWriteStream(download, { flags: "wx", mode: PRIVATE_FILE });
-  await pipeline(Readable.fromWeb(file.stream() as never), copy);
-  return { manifest, local: download };
 }
 
-/** The checks of docs/operations.md#backups, in order; each refusal says what is wrong with the backup. */
-async function checkBackup(local: string, manifest: Manifest, decompressed: string, sealer: Sealer): Promise<void> {
-  const stored = await fileDigest(local);
-  if (stored.bytes !== manifest.bytes) {
-    const sizes = `${stored.bytes} bytes where its manifest says ${manifest.bytes}`;
-    throw new RestoreRefused(`the backup is ${sizes}: it is truncated or damaged`);
+/** The backup's name and where it is: `--from`'s, or the newest verified one at BACKUP_TO. */
+async function locate(request: RestoreRequest): Promise<{ target: BackupTarget; name: string; from: string }> {
+  const { from } = request;
+  if (typeof from !== "string") {
+    const target = targetAt("BACKUP_TO", from.latestAt, request.s3);
+    const newest = (await listManifests(target, () => undefined))[0];
+    if (newest === undefined) throw new RestoreRefused(`no backup at ${target.where} (BACKUP_TO)`);
+    const where = target.where.startsWith("s3://") ? `${target.where}/${newest.name}` : join(target.where, newest.name);
+    return { target, name: newest.name, from: where };
   }
-  if (stored.sha256 !== manifest.sha256) {
-    throw new RestoreRefused("the backup's sha256 does not match its manifest: the file is damaged");
-  }
-  try {
-    await decompressFile(local, decompressed);
-  } catch (error) {
-    throw new RestoreRefused(`the backup cannot be decompressed: ${(error as Error).message}`);
-  }
-  let facts: DatabaseFacts;
-  try {
-    facts = inspectDatabase(decompressed);
-  } catch (error) {
-    if (error instanceof DamagedDatabaseError) throw new RestoreRefused(`the backup's database ${error.message}`);
-    throw error;
-  }
-  if (facts.schemaVersion > embeddedMigrations.length) {
-    const versions = `schema ${facts.schemaVersion}; this one knows ${embeddedMigrations.length}`;
-    throw new RestoreRefused(`the backup was taken by a newer Switchboard (${versions}): restore it with that version`);
-  }
-  try {
-    openSealedSecrets(decompressed, sealer);
-  } catch (error) {
-    if (!(error instanceof SealError)) throw error;
-    const advice = "set the ENCRYPTION_KEY of the server the backup was taken from";
-    throw new RestoreRefused(`ENCRYPTION_KEY does not open the backup's sealed secrets (${error.message}): ${advice}`);
-  }
+  const s3 = from.startsWith("s3://");
+  const name = s3 ? from.slice(from.lastIndexOf("/") + 1) : basename(from);
+  if (name === "") throw new RestoreRefused("--from must name a backup's file, not a directory or a prefix");
+  return {
+    target: targetAt("--from", s3 ? from.slice(0, from.lastIndexOf("/")) : dirname(from), request.s3),
+    name,
+    from,
+  };
 }
 
 /**
- * `switchboard restore` (docs/operations.md#backups). Refuses, before writing anything, a target a server holds
- * (its lock) or that holds data (unless `force`), and a backup whose size or sha256 differs from
- * its manifest, that does not decompress, fails SQLite's integrity check, comes from a newer
- * build, or whose sealed secrets ENCRYPTION_KEY does not open. Then brings the restored copy up to
- * this build's migrations and renames it over the target, whose old write-ahead log is removed
- * first (its pages belong to the old file).
+ * The backup's manifest, checked (its MAC first: nothing else of an unauthenticated backup is read),
+ * and its file, fetched to `download` when it is not a local file.
+ */
+async function fetchBackup(
+  request: RestoreRequest,
+  download: string,
+): Promise<{ manifest: Manifest; local: string; from: string }> {
+  const { target, name, from } = await locate(request);
+  const text = await target.readText(manifestName(name));
+  if (text === null) {
+    throw new RestoreRefused(
+      `no manifest ${manifestName(name)} beside ${from}: its sha256 cannot be checked (download both)`,
+    );
+  }
+  const manifest = parseManifest(text);
+  if (manifest === null || manifest.name !== name) {
+    throw new RestoreRefused(`${manifestName(name)} is not the manifest of a backup named ${name}`);
+  }
+  checkMac(manifest, manifestKey(request.encryptionKey), request.trustUnsigned);
+  const file = await target.open(name);
+  if (file === null) throw new RestoreRefused(`${from} does not exist`);
+  if (!target.where.startsWith("s3://")) return { manifest, local: join(target.where, name), from };
+  const copy = createWriteStream(download, { flags: "wx", mode: PRIVATE_FILE });
+  await pipeline(Readable.fromWeb(file.stream() as never), copy);
+  return { manifest, local: download, from };
+}
+
+/** Refuses a target whose database or request log holds rows (unless `force`). */
+function checkTargetEmpty(target: string, force: boolean): void {
+  if (force) return;
+  const held = { ...rowsIn(requestLogPath(target)), ...rowsIn(target) };
+  if (Object.keys(held).length === 0) return;
+  const some = Object.entries(held)
+    .slice(0, 3)
+    .map(([table, rows]) => `${table}: ${rows}`)
+    .join(", ");
+  throw new RestoreRefused(
+    `${target} already holds data (${some}); restore into a new file, or pass --force to replace it`,
+  );
+}
+
+/**
+ * `switchboard restore` (docs/backups.md#restore). Refuses, before writing anything, a target a
+ * server holds (its lock) or that holds data (unless `force`), and a backup whose manifest's MAC
+ * does not verify (or is missing, unless `trustUnsigned`), whose size or sha256 differs from its
+ * manifest, that decompresses past the size its manifest states, whose archive, integrity or schema
+ * is not this release's, that comes from a newer build, or whose sealed secrets ENCRYPTION_KEY does
+ * not open. Then brings both files up to this build's schema and renames them over the target's
+ * (the request log's first), whose old write-ahead logs are removed first.
  */
 export async function restore(request: RestoreRequest): Promise<Restored> {
   const target = request.to;
+  const logTarget = requestLogPath(target);
   mkdirSync(dirname(target), { recursive: true });
   let lock: ReturnType<typeof takeServerLock>;
   try {
@@ -155,33 +162,35 @@ export async function restore(request: RestoreRequest): Promise<Restored> {
     throw error;
   }
   const download = `${target}-restore-download`;
-  const decompressed = `${target}-restore`;
-  const scratch = [download, decompressed, `${decompressed}-wal`, `${decompressed}-shm`];
+  const scratch: Scratch = { database: `${target}-restore`, requestLog: `${target}-restore-log` };
   const removeScratch = () => {
-    for (const path of scratch) rmSync(path, { force: true });
+    for (const path of [download, scratch.database, scratch.requestLog]) {
+      for (const suffix of ["", "-wal", "-shm", "-journal"]) rmSync(`${path}${suffix}`, { force: true });
+    }
   };
   try {
     removeScratch();
-    const held = request.force ? null : rowsIn(target);
-    if (held !== null) {
-      const some = Object.entries(held)
-        .slice(0, 3)
-        .map(([table, rows]) => `${table}: ${rows}`)
-        .join(", ");
-      const advice = "restore into a new file, or pass --force to replace it";
-      throw new RestoreRefused(`${target} already holds data (${some}); ${advice}`);
-    }
-    const { manifest, local } = await fetchBackup(request, download);
-    await checkBackup(local, manifest, decompressed, request.sealer);
-    // Applies the migrations this build added since the backup; then one file again, without a WAL.
-    const { sqlite } = openDatabase(decompressed);
+    checkTargetEmpty(target, request.force);
+    const { manifest, local, from } = await fetchBackup(request, download).catch((error) => {
+      throw error instanceof SymlinkRefused ? new RestoreRefused(error.message) : error;
+    });
+    await checkDigest(local, manifest);
+    await unpack(local, manifest, scratch);
+    checkUnpacked(scratch, request.sealer);
+    // Applies the migrations this build added since the backup; then each one file again, without a WAL.
+    const { sqlite } = openDatabase(scratch.database);
     const schemaVersion = schemaVersionOf(sqlite);
-    sqlite.exec("PRAGMA wal_checkpoint(TRUNCATE)");
-    sqlite.close();
-    for (const beside of [`${target}-wal`, `${target}-shm`]) rmSync(beside, { force: true });
-    renameSync(decompressed, target);
-    syncToDisk(dirname(target));
-    return { manifest, schemaVersion };
+    for (const db of [sqlite, openRequestLogFile(scratch.requestLog)]) {
+      db.exec("PRAGMA wal_checkpoint(TRUNCATE)");
+      db.close();
+    }
+    for (const live of [target, logTarget]) {
+      for (const beside of [`${live}-wal`, `${live}-shm`]) rmSync(beside, { force: true });
+    }
+    renameSync(scratch.requestLog, logTarget);
+    renameSync(scratch.database, target);
+    await syncToDisk(dirname(target));
+    return { manifest, from, schemaVersion };
   } finally {
     removeScratch();
     lock.release();

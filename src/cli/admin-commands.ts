@@ -205,18 +205,18 @@ export const ADMIN_COMMANDS: Command[] = [
     noun: "backups",
     verb: "list",
     ids: [],
-    summary: "(the verified backups at BACKUP_TO, newest first)",
-    run: async (d) => ({ data: await createBackups(d).list() }),
+    summary: "(the verified backups at BACKUP_TO, newest first, and where it looked)",
+    run: async (d) => {
+      const backups = createBackups(d);
+      return { location: backups.target.where, data: await backups.list() };
+    },
   }),
   command({
     noun: "backups",
     verb: "create",
     ids: [],
     summary: "(a backup to BACKUP_TO now, as switchboard backup; prints its manifest)",
-    run: (d) => {
-      const backups = createBackups(d);
-      return recordedBackup(d, () => backups.create(), BY_CLI);
-    },
+    run: (d) => recordedBackup(d, createBackups(d).create(), BY_CLI),
   }),
   command<typeof operators.createOperatorBody.static>({
     noun: "operators",

@@ -1,3 +1,4 @@
+import { resolve } from "node:path";
 import { ConfigError } from "./errors.ts";
 
 /** Where backups go: a directory, or a bucket and a key prefix of an S3-compatible store. */
@@ -34,6 +35,11 @@ export function parseBackupLocation(variable: string, raw: string): BackupLocati
     throw new ConfigError(variable, `must look like s3://bucket/prefix with a valid bucket name, got "${raw}"`);
   }
   return { kind: "s3", bucket, prefix: rest.filter((part) => part !== "").join("/") };
+}
+
+/** A directory location as an absolute path, a relative one taken from `base`. */
+export function resolveLocation(location: BackupLocation, base: string): BackupLocation {
+  return location.kind === "directory" ? { kind: "directory", path: resolve(base, location.path) } : location;
 }
 
 /** A backup to S3 signs its requests: without keys it could only fail later, at the first backup. */

@@ -1,6 +1,7 @@
 import { platformNames, type PlatformNames } from "../platform/names.ts";
 import { ConfigError } from "./errors.ts";
-import { type BackupConfig, requireS3Keys, type S3Settings } from "./backup-config.ts";
+import { dirname } from "node:path";
+import { type BackupConfig, requireS3Keys, resolveLocation, type S3Settings } from "./backup-config.ts";
 import type { DatabaseConfig, SamplerName, SpanDetail } from "./readers.ts";
 import { DEFAULT_SIGNUP_SDK_URL, readSetting, type SettingName, type SettingValue } from "./settings.ts";
 
@@ -251,7 +252,11 @@ function backup(get: Get, env: Env, database: DatabaseConfig): BackupConfig {
       }).filter(([, value]) => value !== undefined),
     ),
   );
-  const to = get("BACKUP_TO");
+  // A relative directory is taken from the SQLite file's directory, not from wherever a command
+  // runs (`backups` beside ./data/switchboard.db is ./data/backups, for the server and for
+  // `switchboard admin backups list` run elsewhere).
+  const beside = database.kind === "sqlite" && database.path !== ":memory:" ? dirname(database.path) : ".";
+  const to = resolveLocation(get("BACKUP_TO"), beside);
   if (to.kind === "s3") requireS3Keys(s3);
   return Object.freeze({ schedule, to: Object.freeze(to), keep: get("BACKUP_KEEP"), s3 });
 }

@@ -183,13 +183,13 @@ export const SETTINGS = {
     read.cron,
   ),
   BACKUP_TO: setting(
-    "./data/backups",
-    "where backups go: a directory, or `s3://bucket/prefix` on any S3-compatible store",
+    "backups",
+    "where backups go: a directory (a relative one is taken from the database's directory), or `s3://bucket/prefix` on any S3-compatible store",
     read.backupLocation,
   ),
   BACKUP_KEEP: setting(
     "7",
-    "the newest this many backups are kept; older ones go once a new one is verified",
+    "the newest this many backups are kept, and the newest of each of the last 7 days; older ones go once a new one is verified",
     read.integer(1, 10_000),
   ),
   S3_ENDPOINT: setting(null, "the S3 store of an `s3://` backup location (else `AWS_ENDPOINT`)", read.httpUrl),

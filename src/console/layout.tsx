@@ -12,6 +12,7 @@ export const CONSOLE_SECTIONS = [
   { key: "numbers", href: "/operator/numbers", title: "Numbers" },
   { key: "usage", href: "/operator/usage", title: "Usage" },
   { key: "audit", href: "/operator/audit", title: "Audit log" },
+  { key: "backups", href: "/operator/backups", title: "Backups" },
 ] as const;
 
 export type ConsoleSection = (typeof CONSOLE_SECTIONS)[number]["key"];

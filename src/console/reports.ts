@@ -1,5 +1,6 @@
 import { getAccount } from "../accounts/accounts.ts";
 import type { Backups } from "../backup/backups.ts";
+import { type BackupState, backupState } from "./backup-report.ts";
 import { numberUsage, USAGE_WINDOW_MS, type NumberUsage } from "../dashboard/usage.ts";
 import { causeText, numberCondition, type NumberCondition, type NumberState } from "../numbers/condition.ts";
 import type { Deps } from "../deps.ts";
@@ -92,30 +93,6 @@ export interface Overview {
   backups: BackupState;
 }
 
-/**
- * Backups as this server knows them (docs/operations.md#backups): null where the database is not a
- * SQLite file. The last success is the one this server took, or with a schedule the newest kept
- * at the target when it started; the last failure is this server's since it started.
- */
-export type BackupState = {
-  schedule: string | null;
-  /** When the last verified backup's snapshot was taken. */
-  last: { at: number } | null;
-  /** When the last failure was, and at which stage. */
-  failure: { at: number; stage: string } | null;
-} | null;
-
-function backupState(backups: Backups | null, schedule: string | null): BackupState {
-  if (backups === null) return null;
-  const last = backups.lastSuccess();
-  const failure = backups.lastFailure();
-  return {
-    schedule,
-    last: last && { at: Date.parse(last.at) },
-    failure: failure && { at: Date.parse(failure.at), stage: failure.stage },
-  };
-}
-
 /** GET /operator: the service at a glance; `backups` is null where the database is not a SQLite file. */
 export async function overview(deps: ReportDeps, backups: Backups | null): Promise<Overview> {
   const now = deps.clock.now();
@@ -146,7 +123,7 @@ export async function overview(deps: ReportDeps, backups: Backups | null): Promi
     notConnected: allNumbers(deps, byName(deps.store.directory.accounts())).filter((n) => !n.condition.usable),
     storage: { kind: deps.config.database.kind, healthy: storageOk },
     redis: redisOk === null ? null : { healthy: redisOk },
-    backups: backupState(backups, deps.config.backup.schedule),
+    backups: await backupState(backups, deps.config.backup.schedule),
   };
 }
 

@@ -21,6 +21,9 @@ import { AccountsPage } from "./pages/accounts.tsx";
 import { AuditPage, type AuditPageFilter } from "./pages/audit.tsx";
 import { NumbersPage } from "./pages/numbers.tsx";
 import { OverviewPage } from "./pages/overview.tsx";
+import { BackupsPage } from "./pages/backups.tsx";
+import { backupState } from "./backup-report.ts";
+import { recordedBackup } from "../backup/audit.ts";
 import { UsagePage } from "./pages/usage.tsx";
 import { accountPath, numberName } from "./pages/words.tsx";
 import {
@@ -87,7 +90,7 @@ function checkedFlash(h: NumberHealth | undefined): JSX.Element | undefined {
  * The operator console at /operator (docs/operations.md#the-operator-console): server-rendered pages in the dashboard's frame and
  * under its CSP, over the console's reports and actions (which go through the operator API's
  * operations). Every page needs an operator session. `backups`: this server's (null where the
- * database is not a SQLite file), for the overview.
+ * database is not a SQLite file), for the overview and the Backups page.
  */
 export function consoleRoutes(deps: Deps, backups: Backups | null) {
   const page = (handler: ConsoleHandler) => operatorOnly(deps, handler);
@@ -318,6 +321,45 @@ export function consoleRoutes(deps: Deps, backups: Backups | null) {
         );
       }),
       { query: auditPageQuery, detail },
+    )
+    .get(
+      "/backups",
+      page(async ({ query }, operator) => {
+        const started = typeof query.started === "string" ? query.started : null;
+        const flash = started ? (
+          <Notice tone="ok">
+            <p>
+              A backup is being taken: <code safe>{started}</code>. It shows below once it is verified and stored.
+            </p>
+          </Notice>
+        ) : undefined;
+        const state = await backupState(backups, deps.config.backup.schedule);
+        return consolePage(operator, "Backups", "backups", BackupsPage({ state, now: deps.clock.now(), flash }));
+      }),
+      { detail },
+    )
+    .post(
+      "/backups",
+      page(async (_ctx, operator, by) => {
+        if (backups === null) throw new AppError("backup_unsupported");
+        try {
+          const { name, done } = await backups.start();
+          // A failure is logged, counted, and shown on this page (Last failure) by Backups.
+          recordedBackup(deps, done, by).catch(() => undefined);
+          return seeOther(`/operator/backups?started=${encodeURIComponent(name)}`);
+        } catch (error) {
+          if (!(error instanceof AppError) || error.errorName !== "backup_running") throw error;
+          const flash = (
+            <Notice tone="warn">
+              <p safe>{error.message}</p>
+            </Notice>
+          );
+          const state = await backupState(backups, deps.config.backup.schedule);
+          const body = BackupsPage({ state, now: deps.clock.now(), flash });
+          return htmlResponse(consolePage(operator, "Backups", "backups", body), 409);
+        }
+      }),
+      { detail },
     )
     .get(
       "/*",

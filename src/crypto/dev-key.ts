@@ -1,7 +1,7 @@
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import type { Random } from "../runtime/random.ts";
-import type { DatabaseConfig } from "../config/config.ts";
+import type { Config, DatabaseConfig } from "../config/config.ts";
 
 /**
  * In DEV_MODE without ENCRYPTION_KEY, secrets are sealed with a key kept beside the SQLite file
@@ -17,4 +17,9 @@ export function devEncryptionKey(database: DatabaseConfig, random: Random): Uint
   writeFileSync(file, `${Buffer.from(key).toString("base64")}\n`, { mode: 0o600 });
   chmodSync(file, 0o600);
   return key;
+}
+
+/** The deployment's ENCRYPTION_KEY, or in DEV_MODE without one the key kept beside the database. */
+export function deploymentKey(config: Pick<Config, "encryptionKey" | "database">, random: Random): Uint8Array {
+  return config.encryptionKey ?? devEncryptionKey(config.database, random);
 }

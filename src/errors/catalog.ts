@@ -224,6 +224,12 @@ export const ERRORS = {
     message:
       "Backups are taken of the SQLite database; back up PostgreSQL with its own tools (pg_dump, point-in-time recovery).",
   },
+  backup_location_refused: {
+    status: 409,
+    type: "ConflictException",
+    code: "backup_location_refused",
+    message: "BACKUP_TO is a symbolic link, which backups never follow: name the directory it points to.",
+  },
   backup_failed: {
     status: 500,
     type: "InternalException",

@@ -10,7 +10,7 @@ export async function admin(argv: string[], env: Record<string, string | undefin
     return;
   }
   const config = loadConfig(env);
-  const deps = await openDeps(config, stderrLogger(config), workers.snapshotWorker);
+  const deps = await openDeps(config, stderrLogger(config), workers.self);
   try {
     console.log(JSON.stringify(await runAdminCommand(deps, argv), null, 2));
   } catch (error) {

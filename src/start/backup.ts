@@ -1,3 +1,5 @@
+import { existsSync } from "node:fs";
+import { resolve } from "node:path";
 import { AppError } from "../errors/catalog.ts";
 import { loadConfig, usageFailure } from "./exits.ts";
 import { stderrLogger, type Workers } from "./open-deps.ts";
@@ -10,7 +12,7 @@ export async function backup(argv: string[], env: Record<string, string | undefi
     { BY_CLI },
     { recordInFile },
     { BACKUP_USAGE, parseBackupArgs },
-    { parseBackupLocation, requireS3Keys },
+    { parseBackupLocation, requireS3Keys, resolveLocation },
     { createMetrics },
     { systemClock },
     { cryptoRandom },
@@ -27,7 +29,8 @@ export async function backup(argv: string[], env: Record<string, string | undefi
   ]);
   if (argv.includes("--help")) return console.log(BACKUP_USAGE);
   const config = loadConfig(env);
-  if (backupSource(config) === null) {
+  const source = backupSource(config);
+  if (source === null) {
     const how = "pg_dump for a snapshot, WAL archiving for point-in-time recovery (PITR)";
     console.error(
       `switchboard: backup: DATABASE_URL is not a SQLite file; back up PostgreSQL with its own tools: ${how}`,
@@ -37,27 +40,33 @@ export async function backup(argv: string[], env: Record<string, string | undefi
   let to = config.backup.to;
   try {
     const args = parseBackupArgs(argv);
-    if (args.to !== null) to = parseBackupLocation("--to", args.to);
+    // A directory on the command line is the shell's: taken from where the command runs.
+    if (args.to !== null) to = resolveLocation(parseBackupLocation("--to", args.to), process.cwd());
     if (to.kind === "s3") requireS3Keys(config.backup.s3);
   } catch (error) {
     usageFailure("backup", BACKUP_USAGE, error);
   }
+  // Only a server (or restore) makes a database: a backup of one that is not there is a mistake.
+  if (!existsSync(source)) {
+    console.error(`switchboard: backup: no database at ${resolve(source)} (DATABASE_URL); nothing was backed up`);
+    process.exit(2);
+  }
   const deps = {
     config,
     clock: systemClock,
+    random: cryptoRandom,
     logger: stderrLogger(config),
     metrics: createMetrics(),
-    snapshotWorkerUrl: workers.snapshotWorker,
+    backupCommand: workers.self,
   };
   const backups = createBackups(deps, to);
   try {
     const manifest = await backups.create();
     // Who took it, in the audit log of the file it is a backup of (src/backup/audit.ts). The backup
     // stands whatever happens to its entry: a failure to write it is said, not the command's failure.
-    const source = backupSource(config);
     try {
       const entry = backupEntry({ clock: systemClock, random: cryptoRandom }, manifest, BY_CLI);
-      if (source !== null && !recordInFile(source, entry))
+      if (!recordInFile(source, entry))
         deps.logger.warn("the backup is not in the audit log: the database predates it (a server's start migrates it)");
     } catch (error) {
       deps.logger.error("the backup's audit entry could not be written", { error: (error as Error).message });

@@ -6,10 +6,12 @@ import { DatabaseInUseError } from "../store/sqlite/server-lock.ts";
 import { systemDeps, type ServerOptions } from "../system-deps.ts";
 import { configurationError } from "./exits.ts";
 
-/** The threads' entries, resolved by src/main.ts (see WORKERS there). */
+/** The threads' entries and this program's command, resolved by src/main.ts (see WORKERS there). */
 export interface Workers extends ServerOptions {
-  /** The backup's snapshot thread's entry. */
+  /** The backup's snapshot thread's entry, in the backup's own process. */
   snapshotWorker: string;
+  /** How to run this program again: the backup's own process (src/backup/child.ts). */
+  self: readonly string[];
 }
 
 /** Errors that mean the database file cannot be made or opened where DATABASE_URL points. */
@@ -27,11 +29,11 @@ export function databaseName(config: Config): string {
 export async function openDeps(
   config: Config,
   logger: Logger,
-  snapshotWorkerUrl: string,
+  backupCommand: readonly string[],
   server?: ServerOptions,
 ): Promise<Deps> {
   try {
-    return { ...(await systemDeps(config, logger, server)), snapshotWorkerUrl };
+    return { ...(await systemDeps(config, logger, server)), backupCommand };
   } catch (error) {
     if (error instanceof SealError) configurationError(`ENCRYPTION_KEY: ${error.message}`);
     if (error instanceof DatabaseInUseError) configurationError(`DATABASE_URL: ${error.message}`);

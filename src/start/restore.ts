@@ -9,7 +9,7 @@ export async function restoreCommand(argv: string[], env: Record<string, string 
     { restore, RestoreRefused },
     { parseRestoreArgs, RESTORE_USAGE },
     { createSealer },
-    { devEncryptionKey },
+    { deploymentKey },
     { cryptoRandom },
   ] = await Promise.all([
     import("../backup/backups.ts"),
@@ -34,18 +34,24 @@ export async function restoreCommand(argv: string[], env: Record<string, string 
     );
     process.exit(2);
   }
-  const sealer = createSealer(config.encryptionKey ?? devEncryptionKey(config.database, cryptoRandom), cryptoRandom);
+  const encryptionKey = deploymentKey(config, cryptoRandom);
   try {
-    const { manifest, schemaVersion } = await restore({
-      from: args.from,
+    const restored = await restore({
+      // --latest: the newest at the environment's BACKUP_TO (a relative one beside DATABASE_URL's file, not --to's).
+      from: args.from ?? { latestAt: loadConfig(env).backup.to },
       to: path,
       force: args.force,
-      sealer,
+      encryptionKey,
+      sealer: createSealer(encryptionKey, cryptoRandom),
+      trustUnsigned: args.trustUnsigned,
       s3: config.backup.s3,
     });
-    const from = manifest.schema_version;
-    const migrated = schemaVersion === from ? "" : `, migrated from schema ${from} to ${schemaVersion}`;
-    console.log(`restored ${manifest.name} (taken ${manifest.at}, schema ${from}${migrated}) into ${path}:`);
+    const { manifest, schemaVersion } = restored;
+    const was = manifest.schema_version;
+    const migrated = schemaVersion === was ? "" : `, migrated from schema ${was} to ${schemaVersion}`;
+    console.log(
+      `restored ${manifest.name} (taken ${manifest.at}, schema ${was}${migrated}) from ${restored.from} into ${path}:`,
+    );
     printCounts(manifest.counts);
   } catch (error) {
     if (error instanceof RestoreRefused) console.error(`switchboard: restore refused: ${error.message}`);

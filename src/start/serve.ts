@@ -38,7 +38,7 @@ export async function serve(
   });
   if (stack && demo) config = loadConfig({ ...env, UPSTREAM_URL: demo.sim.url, ...stack.demoSignupEnv(env, demo.sim) });
   const [deps, { createApp }] = await Promise.all([
-    openDeps(config, createLogger(config.logLevel), workers.snapshotWorker, workers),
+    openDeps(config, createLogger(config.logLevel), workers.self, workers),
     import("../app.ts"),
   ]);
   const app = createApp(deps);

@@ -57,6 +57,7 @@ export const AUDIT_ACTIONS = [
   "coexistence.preflight",
   "coexistence.sync",
   "backup.create",
+  "backup.download",
   "operator.create",
   "operator.delete",
   "operator.reset_password",

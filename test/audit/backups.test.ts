@@ -74,6 +74,52 @@ describe.skipIf(!onSqlite)("backups", () => {
     ]);
   });
 
+  test("a download is recorded before its first byte, as who downloaded which backup from where; a manifest's read is not", async () => {
+    const { url } = await withBackups();
+    const trail = auditTrail(url);
+    const manifest = (await (await admin(url, "POST", "/admin/backups")).json()) as Manifest;
+    await trail.fresh();
+    expect((await admin(url, "GET", `/admin/backups/${manifest.name}.json`)).status).toBe(200);
+    expect(await trail.fresh()).toEqual([]);
+    const file = await admin(url, "GET", `/admin/backups/${manifest.name}`);
+    expect(file.status).toBe(200);
+    await file.arrayBuffer();
+    expect(await trail.fresh()).toEqual([
+      expect.objectContaining({
+        action: "backup.download",
+        object: { kind: "backup", id: manifest.name },
+        account_id: null,
+        actor: expect.objectContaining(TOKEN),
+        ip: LOOPBACK,
+        changes: { bytes: [null, manifest.bytes] },
+      }),
+    ]);
+    // A name that is no backup is 404 and recorded nowhere.
+    await trail.none(() => admin(url, "GET", "/admin/backups/switchboard-20200101T000000Z-v1.tar.zst"), 404);
+  }, 60_000);
+
+  test("a backup taken with ?wait=false is recorded once it is verified", async () => {
+    const { url } = await withBackups();
+    const trail = auditTrail(url);
+    await trail.fresh();
+    const started = await admin(url, "POST", "/admin/backups?wait=false");
+    expect(started.status).toBe(202);
+    const { name } = (await started.json()) as { name: string };
+    let manifest: Manifest | null = null;
+    while (manifest === null) {
+      const polled = await admin(url, "GET", `/admin/backups/${name}.json`);
+      if (polled.status === 200) manifest = (await polled.json()) as Manifest;
+      else await Bun.sleep(20);
+    }
+    // Recorded just after the manifest is written.
+    let entries = await trail.fresh();
+    while (entries.length === 0) {
+      await Bun.sleep(20);
+      entries = await trail.fresh();
+    }
+    expect(entries).toEqual([expect.objectContaining({ ...entryOf(manifest), actor: expect.objectContaining(TOKEN) })]);
+  }, 60_000);
+
   test("a scheduled backup is the service's own", async () => {
     const dir = tempDir();
     const clock = new ManualClock(Date.UTC(2026, 0, 1));

@@ -2,6 +2,7 @@ import { afterEach, describe, expect, test } from "bun:test";
 import { statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { onSqlite } from "../support/backend.ts";
+import { filesIn } from "./support.ts";
 import { admin, sqliteTestDeps, startApp, tempDir, TEST_ADMIN_TOKEN, testDeps } from "../support/harness.ts";
 import { processEnv, runMain } from "../support/process.ts";
 import { rawRequest } from "../support/raw-http.ts";
@@ -20,10 +21,14 @@ async function withBackups() {
   return { url: server.url, to, dir: dir.path };
 }
 
-describe.skipIf(!onSqlite)("GET/POST /admin/backups (docs/operations.md#backups)", () => {
+describe.skipIf(!onSqlite)("GET/POST /admin/backups (docs/backups.md)", () => {
   test("a backup is listed with its manifest and downloads as the file the manifest describes; its manifest as <name>.json", async () => {
     const { url, to } = await withBackups();
-    expect(await (await admin(url, "GET", "/admin/backups")).json()).toEqual({ data: [], last_failure: null });
+    expect(await (await admin(url, "GET", "/admin/backups")).json()).toEqual({
+      location: to,
+      data: [],
+      last_failure: null,
+    });
     const created = await admin(url, "POST", "/admin/backups");
     expect(created.status).toBe(201);
     const manifest = (await created.json()) as {
@@ -33,7 +38,11 @@ describe.skipIf(!onSqlite)("GET/POST /admin/backups (docs/operations.md#backups)
       counts: Record<string, number>;
     };
     expect(manifest.counts).toMatchObject({ accounts: 0, events: 0, deliveries: 0 });
-    expect(await (await admin(url, "GET", "/admin/backups")).json()).toEqual({ data: [manifest], last_failure: null });
+    expect(await (await admin(url, "GET", "/admin/backups")).json()).toEqual({
+      location: to,
+      data: [manifest],
+      last_failure: null,
+    });
     // For the owner's eyes only: the directory, the backup and its manifest.
     expect([
       statSync(to).mode & 0o777,
@@ -49,6 +58,50 @@ describe.skipIf(!onSqlite)("GET/POST /admin/backups (docs/operations.md#backups)
     expect(new Bun.CryptoHasher("sha256").update(bytes).digest("hex")).toBe(manifest.sha256);
     expect(await (await admin(url, "GET", `/admin/backups/${manifest.name}.json`)).json()).toEqual(manifest);
   });
+
+  test("?wait=false answers 202 with the name at once; its manifest answers 202 while it runs, then 200", async () => {
+    const { url, to } = await withBackups();
+    const started = await admin(url, "POST", "/admin/backups?wait=false");
+    expect(started.status).toBe(202);
+    const body = (await started.json()) as { name: string; status: string; manifest: string };
+    expect(body).toEqual({
+      name: expect.stringMatching(/^switchboard-\d{8}T\d{6}Z-v\d+\.tar\.zst$/),
+      status: "running",
+      manifest: `/admin/backups/${body.name}.json`,
+    });
+    expect(started.headers.get("location")).toBe(body.manifest);
+    // While it runs: another is refused, and its manifest says it runs.
+    const again = await admin(url, "POST", "/admin/backups?wait=false");
+    const polled: number[] = [];
+    const steps: string[] = [];
+    let answer: Response;
+    for (;;) {
+      answer = await admin(url, "GET", body.manifest);
+      polled.push(answer.status);
+      if (answer.status !== 202) break;
+      const running = (await answer.json()) as { name: string; status: string; step: string; at: string };
+      expect(running).toEqual({ name: body.name, status: "running", step: expect.any(String), at: expect.any(String) });
+      steps.push(running.step);
+      expect(answer.headers.get("retry-after")).toBe("2");
+      await Bun.sleep(10);
+    }
+    expect(again.status).toBe(409);
+    expect(answer.status).toBe(200);
+    // The steps it was seen at, in the order it goes through them.
+    const order = ["snapshot", "verify", "compress", "upload"];
+    expect(steps.length).toBeGreaterThan(0);
+    expect(steps.map((step) => order.indexOf(step))).toEqual(
+      steps.map((step) => order.indexOf(step)).sort((a, b) => a - b),
+    );
+    expect(steps.every((step) => order.includes(step))).toBe(true);
+    const manifest = (await answer.json()) as { name: string; mac: string };
+    expect(manifest).toMatchObject({ name: body.name, mac: expect.stringMatching(/^[0-9a-f]{64}$/) });
+    expect(filesIn(to)).toEqual([body.name, `${body.name}.json`]);
+    // A value of wait that is not true or false is refused before anything starts.
+    const bad = await admin(url, "POST", "/admin/backups?wait=later");
+    expect(bad.status).toBe(400);
+    expect(filesIn(to)).toHaveLength(2);
+  }, 60_000);
 
   test("every backup route needs the admin token; unknown names are 404", async () => {
     const { url } = await withBackups();

@@ -1,4 +1,5 @@
 import { describe, expect, test } from "bun:test";
+import { resolve } from "node:path";
 import { ConfigError, parseConfig } from "../../src/config/config.ts";
 import { TEST_ENCRYPTION_KEY } from "../support/harness.ts";
 
@@ -14,13 +15,30 @@ function errorOf(env: Record<string, string>): string {
   throw new Error("parseConfig accepted the environment");
 }
 
-describe("backup settings (docs/operations.md#backups)", () => {
-  test("defaults: no schedule, ./data/backups, the newest 7 kept", () => {
+describe("backup settings (docs/backups.md)", () => {
+  test("defaults: no schedule, backups beside the database (./data/backups), the newest 7 kept", () => {
     expect(parseConfig(base).backup).toEqual({
       schedule: null,
-      to: { kind: "directory", path: "./data/backups" },
+      to: { kind: "directory", path: resolve("data", "backups") },
       keep: 7,
       s3: {},
+    });
+  });
+
+  test("a relative BACKUP_TO is taken from the database's directory, not the working directory", () => {
+    const at = (env: Record<string, string>) => parseConfig({ ...base, ...env }).backup.to;
+    expect(at({ DATABASE_URL: "file:/srv/sb/switchboard.db", BACKUP_TO: "nightly" })).toEqual({
+      kind: "directory",
+      path: "/srv/sb/nightly",
+    });
+    expect(at({ DATABASE_URL: "file:/srv/sb/switchboard.db", BACKUP_TO: "../elsewhere/backups" })).toEqual({
+      kind: "directory",
+      path: "/srv/elsewhere/backups",
+    });
+    expect(at({ DATABASE_URL: "file:/srv/sb/switchboard.db" })).toEqual({ kind: "directory", path: "/srv/sb/backups" });
+    expect(at({ DATABASE_URL: "file:/srv/sb/switchboard.db", BACKUP_TO: "/mnt/b" })).toEqual({
+      kind: "directory",
+      path: "/mnt/b",
     });
   });
 

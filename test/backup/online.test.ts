@@ -1,12 +1,11 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import { Webhook } from "standardwebhooks";
-import { startSimulator } from "../../src/simulator/server.ts";
 import { onSqlite } from "../support/backend.ts";
-import { admin, tempDir, TEST_APP_SECRET } from "../support/harness.ts";
+import { admin, tempDir } from "../support/harness.ts";
 import { processEnv, runMain } from "../support/process.ts";
-import { eventBody, messageChange, postUpstream, receiver } from "../webhooks/support.ts";
-import { padDatabase, serverProcess, until } from "./support.ts";
+import { eventBody, messageChange, postUpstream } from "../webhooks/support.ts";
+import { padDatabase, serverProcess, until, upstreamWithNumber } from "./support.ts";
 
 const cleanups: (() => unknown)[] = [];
 afterEach(async () => {
@@ -47,16 +46,10 @@ async function signIn(url: string, user: { email: string; password: string }) {
 
 describe.skipIf(!onSqlite)("an online backup", () => {
   test("taken while the relay acknowledges events and the proxy serves: verified; restored, a new server proxies with the old keys and tokens, delivers with the old signing secrets, and holds every event acknowledged before it began", async () => {
-    const sim = startSimulator();
-    const rx = receiver();
-    cleanups.push(
-      () => sim.stop(),
-      () => rx.stop(),
-    );
     const wabaId = "1200300400";
     const phone = "5500600700";
-    sim.addWaba({ wabaId, accessToken: "token-before-the-backup", appSecret: TEST_APP_SECRET });
-    sim.addNumber(wabaId, { phoneNumberId: phone, throughputLevel: "HIGH" });
+    const { sim, rx, stop } = upstreamWithNumber(wabaId, phone, "token-before-the-backup", "HIGH");
+    cleanups.push(stop);
 
     const dir = tempDir();
     cleanups.push(dir.cleanup);

@@ -1,28 +1,31 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
-import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, truncateSync, writeFileSync } from "node:fs";
+import { copyFileSync, mkdirSync, readFileSync, rmSync, truncateSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { zstdCompressSync, zstdDecompressSync } from "node:zlib";
 import { onSqlite } from "../support/backend.ts";
-import { sqliteTestDeps, startApp, tempDir } from "../support/harness.ts";
+import { tempDir } from "../support/harness.ts";
 import { databaseBefore } from "../support/old-database.ts";
 import { processEnv, runMain } from "../support/process.ts";
 import { embeddedMigrations } from "../../db/migrations.gen.ts";
+import { openRequestLogFile, requestLogPath } from "../../src/store/sqlite/request-log-file.ts";
 import { takeServerLock } from "../../src/store/sqlite/server-lock.ts";
-import { relayAccount } from "../webhooks/support.ts";
-import { filesIn } from "./support.ts";
+import { backedUpDeployment, filesIn } from "./support.ts";
+import { expectRefused, nothingWritten, readManifest, repack, unpackBackup, writeManifest } from "./tamper.ts";
 
 type Manifest = {
   name: string;
   at: string;
   bytes: number;
   sha256: string;
+  uncompressed_bytes?: number;
   schema_version: number;
+  request_log_version?: number;
   counts: Record<string, number>;
+  mac?: string;
 };
 
 const dir = tempDir();
-let deployment: Awaited<ReturnType<typeof sqliteTestDeps>>;
+let deployment: Awaited<ReturnType<typeof backedUpDeployment>>["deployment"];
 let backupPath: string;
 let manifest: Manifest;
 /** The environment of the CLI beside the deployment (its DATABASE_URL, ENCRYPTION_KEY, BACKUP_TO). */
@@ -42,35 +45,19 @@ function copyOfBackup(label: string): string {
   return copy;
 }
 
-/** What a refused restore must have left: no database, no scratch file (only the lock file a server would make too). */
-function nothingWritten(target: string): void {
-  expect(existsSync(target)).toBe(false);
-  const base = target.slice(target.lastIndexOf("/") + 1);
-  expect(filesIn(join(target, "..")).filter((name) => name.startsWith(base) && name !== `${base}-lock`)).toEqual([]);
-}
-
-function expectRefused(result: { code: number; stdout: string; stderr: string }, reason: string): void {
-  expect(result.code).toBe(2);
-  expect(result.stdout).toBe("");
-  const lines = result.stderr.trim().split("\n");
-  expect(lines).toHaveLength(1);
-  expect(lines[0]).toStartWith("switchboard: restore refused: ");
-  expect(lines[0]).toContain(reason);
-}
-
 beforeAll(async () => {
   if (!onSqlite) return;
-  // A deployment with sealed secrets: a WABA's upstream token, an endpoint's signing secret.
-  deployment = await sqliteTestDeps({ env: { DEV_MODE: "1" } });
-  const server = startApp(deployment);
-  const account = await relayAccount(server.url);
-  await account.endpoint("http://127.0.0.1:9/hook");
-  await server.stop();
-  env = processEnv(deployment.dbPath, { BACKUP_TO: join(dir.path, "backups") });
-  const taken = await runMain(["backup"], env);
-  expect(taken.code).toBe(0);
-  manifest = JSON.parse(taken.stdout);
-  backupPath = join(dir.path, "backups", manifest.name);
+  // A call in the request log's file, and its usage count.
+  ({ deployment, env, manifest, backupPath } = await backedUpDeployment(dir.path, (dbPath) => {
+    const log = openRequestLogFile(requestLogPath(dbPath));
+    log.run(
+      "INSERT INTO request_log (id, account_id, at, api_key_id, method, status) VALUES ('req_before', 'acc', 1, 'key', 'POST', 200)",
+    );
+    log.run(
+      "INSERT INTO usage_hours (account_id, target_id, hour, kind, label, count) VALUES ('acc', 'pn', 0, 'forwarded', 'messages', 1)",
+    );
+    log.close();
+  }));
 });
 
 afterAll(async () => {
@@ -78,24 +65,44 @@ afterAll(async () => {
   dir.cleanup();
 });
 
-describe.skipIf(!onSqlite)("switchboard restore (docs/operations.md#backups)", () => {
-  test("restores into a new file and prints what it restored", async () => {
+describe.skipIf(!onSqlite)("switchboard restore (docs/backups.md#restore)", () => {
+  test("restores the database and its request log into a new file and prints what it restored, from where", async () => {
+    expect(manifest.counts).toMatchObject({ accounts: 1, endpoints: 1, request_log: 1, usage_hours: 1 });
     const target = join(dir.path, "restored", "switchboard.db");
     const result = await restore(backupPath, target);
     expect(result.stderr).toBe("");
     expect(result.code).toBe(0);
     expect(result.stdout.split("\n")[0]).toBe(
-      `restored ${manifest.name} (taken ${manifest.at}, schema ${manifest.schema_version}) into ${target}:`,
+      `restored ${manifest.name} (taken ${manifest.at}, schema ${manifest.schema_version}) from ${backupPath} into ${target}:`,
     );
     expect(result.stdout).toMatch(/^ {2}accounts +1$/m);
     expect(result.stdout).toMatch(/^ {2}endpoints +1$/m);
-    expect(filesIn(join(target, ".."))).toEqual(["switchboard.db", "switchboard.db-lock"]);
+    expect(result.stdout).toMatch(/^ {2}request_log +1$/m);
+    expect(filesIn(join(target, ".."))).toEqual(["switchboard-requests.db", "switchboard.db", "switchboard.db-lock"]);
     const restored = new Database(target, { readonly: true });
     const rows = (table: string) => (restored.query(`SELECT COUNT(*) AS n FROM ${table}`).get() as { n: number }).n;
     expect([rows("accounts"), rows("wabas"), rows("numbers"), rows("endpoints"), rows("users")]).toEqual([
       1, 1, 1, 1, 1,
     ]);
     restored.close();
+    const log = new Database(requestLogPath(target), { readonly: true });
+    expect(log.query("SELECT id FROM request_log").all()).toEqual([{ id: "req_before" }]);
+    expect(log.query("SELECT count FROM usage_hours").all()).toEqual([{ count: 1 }]);
+    log.close();
+  });
+
+  test("--latest restores the newest verified backup at BACKUP_TO, saying which and where it looked", async () => {
+    const target = join(dir.path, "latest", "switchboard.db");
+    const result = await runMain(["restore", "--latest", "--to", `file:${target}`], env);
+    expect(result.stderr).toBe("");
+    expect(result.code).toBe(0);
+    expect(result.stdout.split("\n")[0]).toContain(`${manifest.name} (taken ${manifest.at}, schema`);
+    expect(result.stdout.split("\n")[0]).toContain(`from ${backupPath} into ${target}:`);
+    const none = await runMain(["restore", "--latest", "--to", `file:${join(dir.path, "latest", "b.db")}`], {
+      ...env,
+      BACKUP_TO: join(dir.path, "no-backups-here"),
+    });
+    expectRefused(none, `no backup at ${join(dir.path, "no-backups-here")} (BACKUP_TO)`);
   });
 
   test("a backup with bytes flipped is refused with its reason, before anything is written", async () => {
@@ -119,16 +126,15 @@ describe.skipIf(!onSqlite)("switchboard restore (docs/operations.md#backups)", (
     nothingWritten(target);
   });
 
-  test("a backup whose manifest matches but whose database is damaged fails the integrity check", async () => {
+  test("a backup signed by the key's holder whose database is damaged fails the integrity check", async () => {
     const copy = copyOfBackup("damaged");
-    const database = zstdDecompressSync(readFileSync(copy));
+    const files = await unpackBackup(copy, join(dir.path, "damaged", "unpacked"));
+    const database = readFileSync(files.database);
     // A page in the middle of the file (not the header) overwritten.
     const pageSize = database.readUInt16BE(16);
     database.fill(0xa5, pageSize * 3 + 100, pageSize * 4);
-    const packed = zstdCompressSync(database);
-    writeFileSync(copy, packed);
-    const sha256 = new Bun.CryptoHasher("sha256").update(packed).digest("hex");
-    writeFileSync(`${copy}.json`, JSON.stringify({ ...manifest, bytes: packed.length, sha256 }));
+    writeFileSync(files.database, database);
+    await repack(copy, files, readManifest(copy), "with the key");
     const target = join(dir.path, "damaged", "target.db");
     expectRefused(await restore(copy, target), "the backup's database fails SQLite's integrity check");
     nothingWritten(target);
@@ -138,8 +144,18 @@ describe.skipIf(!onSqlite)("switchboard restore (docs/operations.md#backups)", (
     const otherKey = Buffer.alloc(32, 9).toString("base64");
     const target = join(dir.path, "wrong-key", "target.db");
     mkdirSync(join(dir.path, "wrong-key"), { recursive: true });
+    // The manifest's MAC is checked first, under a key derived from ENCRYPTION_KEY.
     expectRefused(
       await restore(backupPath, target, [], otherKey),
+      "the backup's manifest does not verify (its MAC) under this ENCRYPTION_KEY: the backup or its manifest was changed, or it was taken under another key",
+    );
+    nothingWritten(target);
+    // Unsigned and trusted, the sealed secrets still say it.
+    const unsigned = copyOfBackup("wrong-key-unsigned");
+    const { mac: _mac, ...fields } = readManifest(unsigned);
+    writeManifest(unsigned, fields);
+    expectRefused(
+      await restore(unsigned, target, ["--trust-unsigned"], otherKey),
       "ENCRYPTION_KEY does not open the backup's sealed secrets (endpoints.secret_enc: a stored secret cannot be decrypted",
     );
     nothingWritten(target);
@@ -149,14 +165,22 @@ describe.skipIf(!onSqlite)("switchboard restore (docs/operations.md#backups)", (
     expect((await restore(backupPath, existing)).code).toBe(0);
     const before = new Bun.CryptoHasher("sha256").update(readFileSync(existing)).digest("hex");
     const refused = await restore(backupPath, existing, ["--force"], otherKey);
-    expectRefused(refused, "set the ENCRYPTION_KEY of the server the backup was taken from");
+    expectRefused(refused, "or it was taken under another key");
     expect(new Bun.CryptoHasher("sha256").update(readFileSync(existing)).digest("hex")).toBe(before);
   });
 
   test("a database that holds data is refused unless --force; one a server holds, even with --force", async () => {
     const target = join(dir.path, "occupied", "switchboard.db");
     expect((await restore(backupPath, target)).code).toBe(0);
-    expectRefused(await restore(backupPath, target), `${target} already holds data (accounts: 1, `);
+    expectRefused(await restore(backupPath, target), `${target} already holds data (`);
+    // A request log alone holding calls is data too.
+    const logOnly = join(dir.path, "occupied", "log-only.db");
+    const log = openRequestLogFile(requestLogPath(logOnly));
+    log.run(
+      "INSERT INTO request_log (id, account_id, at, api_key_id, method, status) VALUES ('r', 'a', 1, 'k', 'GET', 200)",
+    );
+    log.close();
+    expectRefused(await restore(backupPath, logOnly), `${logOnly} already holds data (request_log: 1)`);
     expect((await restore(backupPath, target, ["--force"])).code).toBe(0);
 
     const lock = takeServerLock(target);
@@ -195,7 +219,7 @@ describe.skipIf(!onSqlite)("switchboard restore (docs/operations.md#backups)", (
     expect(taken.code).toBe(0);
     const oldManifest = JSON.parse(taken.stdout) as Manifest;
     expect(oldManifest.schema_version).toBe(10);
-    expect(oldManifest.name).toMatch(/-v10\.db\.zst$/);
+    expect(oldManifest.name).toMatch(/-v10\.tar\.zst$/);
 
     const target = join(dir.path, "old", "restored.db");
     const result = await restore(join(dir.path, "old", "backups", oldManifest.name), target);

@@ -36,7 +36,7 @@ describe.skipIf(!onSqlite)("backups to an S3-compatible store (a local s3rver)",
     expect(await s3.keys()).toEqual(kept.flatMap((m) => [`eu/prod/${m.name}`, `eu/prod/${m.name}.json`]).sort());
     const listed = await runMain(["admin", "backups", "list"], env);
     expect(listed.code).toBe(0);
-    expect(JSON.parse(listed.stdout)).toEqual({ data: kept });
+    expect(JSON.parse(listed.stdout)).toEqual({ location: `s3://${s3.bucket}/eu/prod`, data: kept });
 
     const dir = tempDir();
     cleanups.push(dir.cleanup);

@@ -68,7 +68,7 @@ describe("scheduled backups (injected clock)", () => {
     const { data, last_failure } = await server.list();
     expect(last_failure).toBeNull();
     expect(data.map((b) => b.at)).toEqual(["2026-01-01T00:04:00.000Z", "2026-01-01T00:03:00.000Z"]);
-    expect(data[0]!.name).toMatch(/^switchboard-20260101T000400Z-v\d+\.db\.zst$/);
+    expect(data[0]!.name).toMatch(/^switchboard-20260101T000400Z-v\d+\.tar\.zst$/);
     // Only the two kept are on disk, each beside its manifest.
     expect(filesIn(to)).toEqual(data.flatMap((b) => [b.name, `${b.name}.json`]).sort());
 
@@ -83,7 +83,7 @@ describe("scheduled backups (injected clock)", () => {
     expect(Number(await server.metric("switchboard_backup_last_size_bytes"))).toBe(data[0]!.bytes);
     expect(Number(await server.metric("switchboard_backup_last_duration_seconds"))).toBeGreaterThan(0);
     expect(await server.metric("switchboard_backup_failures_total")).toBeUndefined();
-  });
+  }, 60_000);
 
   test("a failed upload keeps the older backups, is counted and shown; the next run deletes past BACKUP_KEEP again", async () => {
     const s3 = await startS3();
@@ -122,7 +122,7 @@ describe("scheduled backups (injected clock)", () => {
     const after = (await server.list()).data;
     expect(after.map((b) => b.at)).toEqual(["2026-01-01T00:04:00.000Z", "2026-01-01T00:02:00.000Z"]);
     expect(await s3.keys()).toEqual(after.flatMap((b) => [`nightly/${b.name}`, `nightly/${b.name}.json`]).sort());
-  });
+  }, 60_000);
 
   test("two backups asked for at once give one run and one 409 backup_running; so does one asked for while a scheduled one runs", async () => {
     const dir = tempDir();
@@ -149,7 +149,7 @@ describe("scheduled backups (injected clock)", () => {
     expect((await admin(server.url, "POST", "/admin/backups")).status).toBe(409);
     await tick;
     expect(filesIn(to).filter((name) => BACKUP_FILE.test(name))).toHaveLength(4);
-  });
+  }, 60_000);
 
   test("a backup another process is taking (its lock beside the database) is refused with 409 too", async () => {
     const dir = tempDir();
@@ -164,5 +164,5 @@ describe("scheduled backups (injected clock)", () => {
     });
     lock.release();
     expect((await admin(server.url, "POST", "/admin/backups")).status).toBe(201);
-  });
+  }, 60_000);
 });

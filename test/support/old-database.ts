@@ -9,7 +9,8 @@ export function databaseBefore(path: string, tag: string): Database {
   const upTo = embeddedMigrations.findIndex((m) => m.tag === tag);
   if (upTo < 1) throw new Error(`no migration before ${tag}`);
   const db = new Database(path, { create: true });
-  db.run("CREATE TABLE __drizzle_migrations (id SERIAL PRIMARY KEY, hash text NOT NULL, created_at numeric)");
+  // As drizzle's migrator declares it (a backup's schema is compared with what the migrator makes).
+  db.run('CREATE TABLE "__drizzle_migrations" (id SERIAL PRIMARY KEY, hash text NOT NULL, created_at numeric)');
   for (const migration of embeddedMigrations.slice(0, upTo)) {
     for (const statement of migration.sql.split("--> statement-breakpoint")) db.run(statement);
     db.run("INSERT INTO __drizzle_migrations (hash, created_at) VALUES (?, ?)", [

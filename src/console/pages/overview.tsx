@@ -2,7 +2,8 @@ import { escapeHtml } from "@kitajs/html";
 import { Time } from "../../dashboard/components.tsx";
 import { relativeTime } from "../../dashboard/format.ts";
 import { disabledText } from "../../dashboard/pages/endpoints.tsx";
-import type { BackupState, CallWindow, Overview } from "../reports.ts";
+import type { BackupState } from "../backup-report.ts";
+import type { CallWindow, Overview } from "../reports.ts";
 import { HEALTH, NUMBER, OWNER } from "./number-columns.tsx";
 import { accountColumn, Table } from "./table.tsx";
 import { count, perMinute, share, Stat } from "./words.tsx";
@@ -44,7 +45,9 @@ function Backup(props: { state: BackupState; now: number }) {
     return <Stat label="Backups" value="Not taken here" note="PostgreSQL: back it up with its own tools" />;
   const failedSince = b.failure !== null && (b.last === null || b.failure.at > b.last.at);
   const failure = b.failure && `${b.failure.stage} failed ${relativeTime(b.failure.at, props.now)}`;
-  const when = b.schedule === null ? "by hand only (no BACKUP_SCHEDULE)" : `on schedule ${b.schedule}`;
+  const when = `${b.schedule === null ? "by hand only (no BACKUP_SCHEDULE)" : `on schedule ${b.schedule}`}, at ${b.location}`;
+  if (b.last === null && b.unlisted !== null)
+    return <Stat label="Last backup" value="Unknown" note={`cannot list ${b.location}: ${b.unlisted}`} tone="warn" />;
   if (b.last === null)
     return (
       <Stat

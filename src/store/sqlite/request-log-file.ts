@@ -31,7 +31,7 @@ export function requestLogPath(mainPath: string): string {
  * over an index as large as the log, and a lookup probes each slot (request-log-writes.ts,
  * requests.ts). Records from before keep a null slot, which is probed too.
  */
-const SCHEMA: string[] = [
+export const REQUEST_LOG_SCHEMA: readonly string[] = [
   `CREATE TABLE request_log (
     id TEXT PRIMARY KEY NOT NULL,
     account_id TEXT NOT NULL,
@@ -88,10 +88,11 @@ export function openRequestLogFile(path: string): Database {
     db.exec("PRAGMA temp_store = MEMORY");
     db.exec(`PRAGMA journal_size_limit = ${WAL_SIZE_LIMIT_BYTES}`);
     const version = () => oneRow<{ user_version: number }>(db, "PRAGMA user_version").user_version;
-    if (version() < SCHEMA.length) {
+    if (version() < REQUEST_LOG_SCHEMA.length) {
       db.transaction(() => {
         // Read again under the write lock: another process may have just done it.
-        for (let v = version(); v < SCHEMA.length; v++) db.exec(`${SCHEMA[v]}; PRAGMA user_version = ${v + 1}`);
+        for (let v = version(); v < REQUEST_LOG_SCHEMA.length; v++)
+          db.exec(`${REQUEST_LOG_SCHEMA[v]}; PRAGMA user_version = ${v + 1}`);
       }).immediate();
     }
     return db;

@@ -5,10 +5,14 @@ const STEP_ROWS = 5_000;
 const COLUMNS = `id, account_id, at, api_key_id, method, route, phone_number_id, waba_id, status, error_code, upstream_status,
   upstream_error_code, upstream_error_subcode, upstream_ms, request_bytes, response_bytes, message_id`;
 
-// An older release kept the log in the main database; its migration 0012 renamed the tables to
-// `moved_request_log` and `moved_usage_hours`, and here their rows move into the log's file and the
-// tables are dropped. Every copy is OR IGNORE and every drop comes after its copy, so a move cut
-// short is simply done again (SQLite commits a transaction over two WAL files file by file).
+/**
+ * An older release kept the log in the main database; its migration 0012 renamed the tables to
+ * these, and here their rows move into the log's file and the tables are dropped (with their indexes).
+ */
+export const MOVED_TABLES = ["moved_request_log", "moved_usage_hours"] as const;
+
+// Every copy is OR IGNORE and every drop comes after its copy, so a move cut short is simply done
+// again (SQLite commits a transaction over two WAL files file by file).
 
 /** Attaches the main database as `old`; the moved tables it still holds. */
 function attachOld(db: Database, mainPath: string): Set<string> {
@@ -16,7 +20,7 @@ function attachOld(db: Database, mainPath: string): Set<string> {
   return new Set(
     db
       .query<{ name: string }, []>(
-        "SELECT name FROM old.sqlite_master WHERE type = 'table' AND name IN ('moved_request_log', 'moved_usage_hours')",
+        `SELECT name FROM old.sqlite_master WHERE type = 'table' AND name IN (${MOVED_TABLES.map((t) => `'${t}'`).join(", ")})`,
       )
       .all()
       .map((t) => t.name),
