@@ -1,6 +1,6 @@
 import { Database } from "bun:sqlite";
 import { createWriteStream, existsSync, mkdirSync, renameSync, rmSync, statSync } from "node:fs";
-import { basename, dirname } from "node:path";
+import { basename, dirname, resolve } from "node:path";
 import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { embeddedMigrations } from "../../db/migrations.gen.ts";
@@ -84,16 +84,14 @@ async function fetchBackup(request: RestoreRequest, download: string): Promise<{
   }
   const text = await target.readText(manifestName(name));
   if (text === null) {
+    if (s3 && (await target.open(name)) === null) throw new RestoreRefused(`no backup at ${request.from}`);
     throw new RestoreRefused(
       `no manifest ${manifestName(name)} beside ${request.from}: its sha256 cannot be checked (download both)`,
     );
   }
   const manifest = parseManifest(text);
   if (manifest === null) throw new RestoreRefused(`${manifestName(name)} is not a backup manifest`);
-  if (!s3) {
-    if (!existsSync(request.from)) throw new RestoreRefused(`${request.from} does not exist`);
-    return { manifest, local: request.from };
-  }
+  if (!s3) return { manifest, local: request.from };
   const file = await target.open(name);
   if (file === null) throw new RestoreRefused(`${request.from} does not exist`);
   const copy = createWriteStream(download, { flags: "wx", mode: PRIVATE_FILE });
@@ -145,6 +143,9 @@ async function checkBackup(local: string, manifest: Manifest, decompressed: stri
  * first (its pages belong to the old file).
  */
 export async function restore(request: RestoreRequest): Promise<Restored> {
+  // The backup itself first, before anything is made: a missing file is said as such, not as a missing manifest.
+  if (!request.from.startsWith("s3://") && !existsSync(request.from))
+    throw new RestoreRefused(`no backup at ${resolve(request.from)}: the file does not exist`);
   const target = request.to;
   mkdirSync(dirname(target), { recursive: true });
   let lock: ReturnType<typeof takeServerLock>;

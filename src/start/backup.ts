@@ -1,4 +1,6 @@
+import { resolve } from "node:path";
 import { AppError } from "../errors/catalog.ts";
+import { announceDatabase, requireSqliteFile } from "./database.ts";
 import { loadConfig, usageFailure } from "./exits.ts";
 import { stderrLogger, type Workers } from "./open-deps.ts";
 
@@ -27,13 +29,16 @@ export async function backup(argv: string[], env: Record<string, string | undefi
   ]);
   if (argv.includes("--help")) return console.log(BACKUP_USAGE);
   const config = loadConfig(env);
-  if (backupSource(config) === null) {
+  const source = backupSource(config);
+  if (source === null) {
     const how = "pg_dump for a snapshot, WAL archiving for point-in-time recovery (PITR)";
     console.error(
       `switchboard: backup: DATABASE_URL is not a SQLite file; back up PostgreSQL with its own tools: ${how}`,
     );
     process.exit(2);
   }
+  requireSqliteFile("backup", source);
+  announceDatabase(resolve(source));
   let to = config.backup.to;
   try {
     const args = parseBackupArgs(argv);
@@ -54,10 +59,9 @@ export async function backup(argv: string[], env: Record<string, string | undefi
     const manifest = await backups.create();
     // Who took it, in the audit log of the file it is a backup of (src/backup/audit.ts). The backup
     // stands whatever happens to its entry: a failure to write it is said, not the command's failure.
-    const source = backupSource(config);
     try {
       const entry = backupEntry({ clock: systemClock, random: cryptoRandom }, manifest, BY_CLI);
-      if (source !== null && !recordInFile(source, entry))
+      if (!recordInFile(source, entry))
         deps.logger.warn("the backup is not in the audit log: the database predates it (a server's start migrates it)");
     } catch (error) {
       deps.logger.error("the backup's audit entry could not be written", { error: (error as Error).message });

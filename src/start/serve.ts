@@ -3,7 +3,8 @@ import type { App } from "../app.ts";
 import type { Config } from "../config/config.ts";
 import { createLogger } from "../observability/logger.ts";
 import { configurationError, loadConfig } from "./exits.ts";
-import { databaseName, openDeps, type Workers } from "./open-deps.ts";
+import { announceDatabase, databaseName } from "./database.ts";
+import { openDeps, type Workers } from "./open-deps.ts";
 
 function listen(app: App, config: Config): void {
   try {
@@ -27,6 +28,7 @@ export async function serve(
   const env = { ...environment };
   if (values.dev || values.demo) env.DEV_MODE = "1";
   let config = loadConfig(env);
+  announceDatabase(databaseName(config));
   const appUrl = `http://${config.host === "0.0.0.0" || config.host === "::" ? "127.0.0.1" : config.host}:${config.port}`;
   // The demo's simulator must be up before the config is final: it is the upstream.
   const stack = values.demo ? await import("../demo/stack.ts") : null;
