@@ -1,6 +1,7 @@
 import { parseArgs } from "node:util";
 import type { App } from "../app.ts";
 import type { Config } from "../config/config.ts";
+import type { Deps } from "../deps.ts";
 import { createLogger } from "../observability/logger.ts";
 import { configurationError, loadConfig } from "./exits.ts";
 import { announceDatabase, databaseName } from "./database.ts";
@@ -15,6 +16,26 @@ function listen(app: App, config: Config): void {
     const { code, message } = error as { code?: unknown; message?: string };
     if (code === "EADDRINUSE") configurationError(`PORT: ${config.port} is in use on ${config.host}`);
     configurationError(`HOST: cannot listen on ${config.host}:${config.port}: ${message}`);
+  }
+}
+
+/**
+ * What a new deployment needs next, in its log: on a database with no operator, the command that
+ * makes the first one (naming this database, so that it works from any directory) and where the
+ * console is; with no account yet, the commands that make one and its first login.
+ */
+async function firstSteps(deps: Deps, config: Config, appUrl: string): Promise<void> {
+  const database = config.database.kind === "sqlite" ? `DATABASE_URL=file:${databaseName(config)} ` : "";
+  if ((await deps.store.operators.list()).length === 0) {
+    deps.logger.info("no operator yet: make the first one, then sign in to the console", {
+      command: `${database}switchboard admin operators create --email you@example.com --password '<at least 10 characters>'`,
+      console: `${appUrl}/operator`,
+    });
+  }
+  if (deps.store.directory.accounts().length === 0) {
+    deps.logger.info("no accounts yet: create one on the console's Accounts page, or with", {
+      command: `${database}switchboard admin accounts create --name 'Acme' --email ops@acme.example && ${database}switchboard admin users create <account_id> --email you@acme.example --password '<at least 10 characters>'`,
+    });
   }
 }
 
@@ -66,11 +87,8 @@ export async function serve(
         config.platform.product,
       ),
     );
-  } else if (deps.store.directory.accounts().length === 0) {
-    deps.logger.info("no accounts yet; create the first one with", {
-      command:
-        "switchboard admin accounts create --name 'Acme' --email ops@acme.example && switchboard admin users create <account_id> --email you@acme.example --password '<at least 10 characters>'",
-    });
+  } else {
+    await firstSteps(deps, config, appUrl);
   }
   const shutdown = async (signal: string) => {
     deps.logger.info("shutting down", { signal });
