@@ -29,7 +29,7 @@ type Schema = TSchema & Record<string, unknown>;
 /** The fixed values a field admits (a union of literals, or of literals and null), or null. */
 function choicesOf(schema: Schema): unknown[] | null {
   const members = (schema.anyOf as Schema[] | undefined)?.filter((m) => m[Kind] !== "Null");
-  if (!members || !members.every((m) => "const" in m)) return null;
+  if (members === undefined || members.some((m) => !("const" in m))) return null;
   return members.map((m) => m.const);
 }
 
