@@ -100,13 +100,13 @@ export function accountPages(deps: Deps, relay: RelayHandle) {
           flash = mine.syncError ? (
             <Notice tone="warn">
               <p>
-                Re-sync of <strong safe>{mine.phoneNumberId}</strong> failed: <span safe>{mine.syncError}</span>
+                The check of <strong safe>{mine.phoneNumberId}</strong> failed: <span safe>{mine.syncError}</span>
               </p>
             </Notice>
           ) : (
             <Notice tone="ok">
               <p>
-                Re-synced <strong safe>{mine.displayPhoneNumber ?? mine.phoneNumberId}</strong>: throughput level{" "}
+                Checked <strong safe>{mine.displayPhoneNumber ?? mine.phoneNumberId}</strong>: throughput level{" "}
                 {mine.throughputLevel}.
               </p>
             </Notice>

@@ -187,7 +187,7 @@ function Wabas(props: { detail: AccountDetail }) {
         { head: "State", cell: (w) => <WabaState waba={w} /> },
         countColumn<Waba>("Numbers", (w) => numbers.filter((n) => n.number.wabaId === w.wabaId).length),
       ]}
-      empty="No WABA connected."
+      empty="No WABA yet: one comes with the first number the account's users connect on their dashboard's Numbers page, or with switchboard admin wabas create."
       labelledBy="wabas-heading"
     />
   );
@@ -231,7 +231,7 @@ function Numbers(props: { detail: AccountDetail }) {
         },
         checkAgain("account"),
       ]}
-      empty="No number connected."
+      empty="No number yet: the account's users connect one on their dashboard's Numbers page (bring your own, or Embedded Signup), or run switchboard admin numbers create."
       labelledBy="numbers-heading"
     />
   );
@@ -289,7 +289,7 @@ function Endpoints(props: { detail: AccountDetail }) {
         countColumn<EndpointHealth>("Failures in a row", (e) => e.endpoint.consecutiveFailures, "Failures"),
         { head: "Succeeded, 24 hours", label: "24 hours", cell: (e) => <SuccessRate e={e} /> },
       ]}
-      empty="No webhook endpoint."
+      empty="No webhook endpoint yet: the account's users add theirs on their dashboard's Endpoints page."
       labelledBy="endpoints-heading"
     />
   );
@@ -322,7 +322,7 @@ export function AccountPage(props: AccountPageProps) {
         keys={detail.keys}
         now={detail.now}
         revokeAction={(k) => `${accountPath(account.id)}/api-keys/${encodeURIComponent(k.id)}/revoke`}
-        empty="No API keys."
+        empty="No API keys yet: the account's users create theirs on their dashboard's API keys page, or run switchboard admin api-keys create."
       />
       <h2 id="wabas-heading">WABAs</h2>
       <Wabas detail={detail} />
