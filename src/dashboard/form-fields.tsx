@@ -22,6 +22,8 @@ export interface FieldSpec {
   hint?: string;
   /** How it is typed; an email format makes it `email` whatever this says. */
   type?: "text" | "password";
+  /** What the browser may fill in: a new password by default for a password, nothing for text. */
+  autocomplete?: "current-password";
   rule: TSchema;
 }
 
@@ -64,7 +66,7 @@ export function Field(props: FieldSpec & { form?: FormState; focus?: boolean }) 
         id={props.id}
         name={props.name}
         value={typeof raw === "string" ? raw : undefined}
-        autocomplete={props.type === "password" ? "new-password" : "off"}
+        autocomplete={props.autocomplete ?? (props.type === "password" ? "new-password" : "off")}
         spellcheck="false"
         autofocus={props.focus}
         aria-invalid={error ? "true" : undefined}

@@ -19,7 +19,8 @@ function sinceText(ms: number, now: number): string {
 /** "1 of the 6 answers upstream gave was an error": every call counted got an answer, some of them errors. */
 function errorsNote(errors: number, answered: number): string {
   if (answered === 0) return "no call reached upstream";
-  return `${count(errors)} of the ${count(answered)} answer${answered === 1 ? "" : "s"} upstream gave ${errors === 1 ? "was an error" : "were errors"}`;
+  if (answered === 1) return `the one answer upstream gave was ${errors === 1 ? "an error" : "no error"}`;
+  return `${count(errors)} of the ${count(answered)} answers upstream gave ${errors === 1 ? "was an error" : "were errors"}`;
 }
 
 /** Events received in a window: every one ingress accepted, and how many went to no endpoint. */
@@ -177,7 +178,7 @@ export function OverviewPage(props: { o: Overview }) {
           o.numbers === 0
             ? NO_NUMBERS_YET
             : o.numbers === 1
-              ? "The one number there is is connected."
+              ? "The only number is connected."
               : `All ${count(o.numbers)} numbers are connected.`
         }
         labelledBy="unusable-heading"

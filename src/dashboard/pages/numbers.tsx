@@ -77,7 +77,7 @@ function NumbersTable(props: { numbers: NumberRow[]; usage: Map<string, NumberUs
   return (
     <CardsTable
       caption="Connected numbers"
-      columns={["Number", "Kind", "Status", "Throughput", "Last sync", "Calls", { text: "Actions", hidden: true }]}
+      columns={["Number", "Kind", "Status", "Throughput", "Last checked", "Calls", { text: "Actions", hidden: true }]}
     >
       {props.numbers.map((n) => (
         <tr>
@@ -112,11 +112,11 @@ function NumbersTable(props: { numbers: NumberRow[]; usage: Map<string, NumberUs
             )}
             <div class="small">{escapeHtml(grouped(n.rate_limit_per_second))} requests/s</div>
           </td>
-          <td data-label="Last sync">
+          <td data-label="Last checked">
             <Time at={n.synced_at} now={props.now} />
             {n.sync_error ? (
               <p class="small error-text">
-                Last sync failed: <span safe>{n.sync_error}</span>
+                The last check failed: <span safe>{n.sync_error}</span>
               </p>
             ) : (
               ""

@@ -9,6 +9,7 @@ export const PASSWORD_FIELDS = [
     name: "current_password",
     label: "Current password",
     type: "password",
+    autocomplete: "current-password",
     rule: changePasswordBody.properties.current_password,
   },
   {
