@@ -3,7 +3,7 @@ import { resolve } from "node:path";
 import type { Config } from "../config/config.ts";
 
 /**
- * Which database a command works on, said before it does anything (docs/cli.md#which-database): only `serve`,
+ * Which database a command works on, said before it does anything (docs/operations.md#command-line): only `serve`,
  * `restore` and `migrate --to` may create one, so every other command refuses a SQLite file that
  * is not there rather than make a new, empty one where the operator did not mean to.
  */
