@@ -1,7 +1,7 @@
 import { asc, eq } from "drizzle-orm";
 import type { AuditEntry } from "../audit.ts";
 import type { Operator, OperatorSession, OperatorStore } from "../operators.ts";
-import { recordAudit, withAudit, withAuditStatement } from "./audit.ts";
+import { deleteAudited, recordAudit, withAudit, withAuditStatement } from "./audit.ts";
 import { transaction, type PgDb } from "./connect.ts";
 import { operatorSessions, operatorSignInFailures, operators, type signInFailures } from "./schema.ts";
 import { PgSignInFailures } from "./sign-in-failures.ts";
@@ -42,15 +42,9 @@ export class PgOperators extends PgSignInFailures implements OperatorStore {
       return changed.length > 0;
     });
   }
-  async delete(id: string, audit?: AuditEntry) {
+  delete(id: string, audit?: AuditEntry) {
     // Its sessions go with it (foreign key cascade).
-    const deleted = await withAudit(
-      this.db,
-      audit,
-      (tx) => tx.delete(operators).where(eq(operators.id, id)).returning({ id: operators.id }),
-      (rows) => rows.length > 0,
-    );
-    return deleted.length > 0;
+    return deleteAudited(this.db, operators, operators.id, id, audit);
   }
   async createSession(session: OperatorSession, audit?: AuditEntry) {
     const change = this.db

@@ -2,7 +2,7 @@ import { and, asc, eq, ne } from "drizzle-orm";
 import type { AuditEntry } from "../audit.ts";
 import type { SessionStore, UserStore } from "../store.ts";
 import type { Session, User } from "../types.ts";
-import { recordAudit, withAudit } from "./audit.ts";
+import { deleteAudited, recordAudit, withAudit } from "./audit.ts";
 import { transaction, type PgDb } from "./connect.ts";
 import { sessions, signInFailures, users } from "./schema.ts";
 import { PgSignInFailures } from "./sign-in-failures.ts";
@@ -43,15 +43,9 @@ export class PgUsers extends PgSignInFailures implements UserStore {
       return changed.length > 0;
     });
   }
-  async delete(id: string, audit?: AuditEntry) {
+  delete(id: string, audit?: AuditEntry) {
     // Their sessions go with them (foreign key cascade).
-    const deleted = await withAudit(
-      this.db,
-      audit,
-      (tx) => tx.delete(users).where(eq(users.id, id)).returning({ id: users.id }),
-      (rows) => rows.length > 0,
-    );
-    return deleted.length > 0;
+    return deleteAudited(this.db, users, users.id, id, audit);
   }
 }
 

@@ -1,7 +1,7 @@
 import { asc, eq } from "drizzle-orm";
 import type { AuditEntry } from "../audit.ts";
 import type { Operator, OperatorSession, OperatorStore } from "../operators.ts";
-import type { AuditWriter } from "./audit.ts";
+import { deleteAudited, type AuditWriter } from "./audit.ts";
 import type { Db } from "./open.ts";
 import { operatorSessions, operatorSignInFailures, operators, type signInFailures } from "./schema.ts";
 import { SqliteSignInFailures } from "./sign-in-failures.ts";
@@ -40,11 +40,7 @@ export class SqliteOperators extends SqliteSignInFailures implements OperatorSto
   }
   async delete(id: string, audit?: AuditEntry) {
     // Its sessions go with it (foreign key cascade).
-    return this.audit.audited(
-      audit,
-      () => this.db.delete(operators).where(eq(operators.id, id)).returning({ id: operators.id }).all().length > 0,
-      (deleted) => deleted,
-    );
+    return deleteAudited(this.db, this.audit, operators, operators.id, id, audit);
   }
   async createSession(session: OperatorSession, audit?: AuditEntry) {
     this.audit.audited(audit, () => this.db.insert(operatorSessions).values(session).run());

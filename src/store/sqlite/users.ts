@@ -2,7 +2,7 @@ import { and, asc, eq, ne } from "drizzle-orm";
 import type { AuditEntry } from "../audit.ts";
 import type { SessionStore, UserStore } from "../store.ts";
 import type { Session, User } from "../types.ts";
-import type { AuditWriter } from "./audit.ts";
+import { deleteAudited, type AuditWriter } from "./audit.ts";
 import type { Db } from "./open.ts";
 import { sessions, signInFailures, users } from "./schema.ts";
 import { SqliteSignInFailures } from "./sign-in-failures.ts";
@@ -47,11 +47,7 @@ export class SqliteUsers extends SqliteSignInFailures implements UserStore {
   }
   async delete(id: string, audit?: AuditEntry) {
     // Their sessions go with them (foreign key cascade).
-    return this.audit.audited(
-      audit,
-      () => this.db.delete(users).where(eq(users.id, id)).returning({ id: users.id }).all().length > 0,
-      (deleted) => deleted,
-    );
+    return deleteAudited(this.db, this.audit, users, users.id, id, audit);
   }
 }
 
