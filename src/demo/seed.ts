@@ -2,7 +2,7 @@ import { createAccount, createUser } from "../accounts/accounts.ts";
 import { createApiKey, revokeApiKey } from "../accounts/keys.ts";
 import { bySystem } from "../audit/entry.ts";
 import { createNumber } from "../numbers/numbers.ts";
-import { createOperator, resetOperatorPassword } from "../operators/operations.ts";
+import { createOperator } from "../operators/operations.ts";
 import { createWaba } from "../numbers/wabas.ts";
 import { hashPassword } from "../crypto/password.ts";
 import type { Deps } from "../deps.ts";
@@ -52,7 +52,8 @@ export async function seedDemo(deps: SeedDeps, sim: Simulator, receiverUrl: stri
 
   const password = Buffer.from(deps.random.bytes(12)).toString("base64url");
   const user = await deps.store.users.byEmail(DEMO_EMAIL);
-  if (user) await deps.store.users.setPasswordHash(user.id, await hashPassword(password));
+  // Its sessions stay: `bun --watch` restarts at every save, which would sign the browser out each time.
+  if (user) await deps.store.users.setPasswordHash(user.id, await hashPassword(password), undefined, "all");
   else await createUser(deps, account.id, { email: DEMO_EMAIL, password }, DEMO);
 
   const waba =
@@ -102,12 +103,12 @@ export async function seedDemo(deps: SeedDeps, sim: Simulator, receiverUrl: stri
     ({ id: endpointId, secret } = created);
   }
 
-  // The operator's side too: a new password at every start, as the user's (their sessions end).
+  // The operator's side too: a new password at every start, as the user's (their sessions stay).
   const operatorPassword = Buffer.from(deps.random.bytes(12)).toString("base64url");
-  const operatorInput = { email: DEMO_OPERATOR_EMAIL, password: operatorPassword };
-  if (await deps.store.operators.byEmail(DEMO_OPERATOR_EMAIL))
-    await resetOperatorPassword(deps, DEMO_OPERATOR_EMAIL, { password: operatorPassword }, DEMO);
-  else await createOperator(deps, operatorInput, DEMO);
+  const operator = await deps.store.operators.byEmail(DEMO_OPERATOR_EMAIL);
+  if (operator)
+    await deps.store.operators.setPasswordHash(operator.id, await hashPassword(operatorPassword), undefined, "all");
+  else await createOperator(deps, { email: DEMO_OPERATOR_EMAIL, password: operatorPassword }, DEMO);
 
   return {
     accountId: account.id,

@@ -127,6 +127,9 @@ export type WabaPatch = {
   updatedAt: number;
 } & Partial<StatusCause>;
 
+/** Which sessions a new password leaves: one (by its token's hash), or every one ("all"). */
+export type KeptSessions = string | "all";
+
 export interface UserStore extends SignInFailures {
   byEmail(email: string): Promise<User | undefined>;
   byId(id: string): Promise<User | undefined>;
@@ -136,9 +139,10 @@ export interface UserStore extends SignInFailures {
   create(user: Omit<User, "lastSignInAt">, audit?: AuditEntry): Promise<User | null>;
   /**
    * Replaces a user's password hash and ends every session of theirs but `keep` (a token hash: the
-   * session that changed its own password), in one transaction; false when there is no such user.
+   * session that changed its own password; "all": the demo's restarts, which keep them), in one
+   * transaction; false when there is no such user.
    */
-  setPasswordHash(id: string, passwordHash: string, audit?: AuditEntry, keep?: string): Promise<boolean>;
+  setPasswordHash(id: string, passwordHash: string, audit?: AuditEntry, keep?: KeptSessions): Promise<boolean>;
   /** Deletes the user with their sessions; false when there was none (two deletions at once: one writes the entry). */
   delete(id: string, audit?: AuditEntry): Promise<boolean>;
 }

@@ -25,12 +25,13 @@ function parseUnit(text: string): Record<string, Record<string, string[]>> {
     if (line === "" || line.startsWith("#") || line.startsWith(";")) continue;
     const section = /^\[(\w+)\]$/.exec(line);
     if (section) {
-      current = sections[section[1]!] = {};
+      current = {};
+      sections[section[1]!] = current;
       continue;
     }
     const pair = /^([A-Za-z]+)=(.*)$/.exec(line);
     if (!pair || current === null) throw new Error(`line ${i + 1} is not key=value in a section: ${raw}`);
-    (current[pair[1]!] ??= []).push(pair[2]!);
+    current[pair[1]!] = [...(current[pair[1]!] ?? []), pair[2]!];
   }
   return sections;
 }

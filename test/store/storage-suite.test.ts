@@ -1055,6 +1055,9 @@ describe("dashboard logins", () => {
     expect([await store.sessions.find("a"), await store.sessions.find("c")]).toEqual([undefined, undefined]);
     expect(await store.sessions.find("b")).toMatchObject({ userId: "usr_1" });
     expect(await store.sessions.find("d")).toMatchObject({ userId: "usr_2" });
+    // "all": the demo's restarts keep every session.
+    expect(await store.users.setPasswordHash("usr_1", "demo", undefined, "all")).toBe(true);
+    expect(await store.sessions.find("b")).toMatchObject({ userId: "usr_1" });
     expect(await store.users.setPasswordHash("usr_1", "newer")).toBe(true);
     expect(await store.sessions.find("b")).toBeUndefined();
     expect(await store.users.setPasswordHash("usr_nobody", "x")).toBe(false);

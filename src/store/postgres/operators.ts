@@ -30,14 +30,14 @@ export class PgOperators extends PgSignInFailures implements OperatorStore {
     );
     return created ?? null;
   }
-  async setPasswordHash(id: string, passwordHash: string, audit?: AuditEntry) {
+  async setPasswordHash(id: string, passwordHash: string, audit?: AuditEntry, keep?: "all") {
     return transaction(this.db, async ({ orm, raw }) => {
       const changed = await orm
         .update(operators)
         .set({ passwordHash })
         .where(eq(operators.id, id))
         .returning({ id: operators.id });
-      await orm.delete(operatorSessions).where(eq(operatorSessions.operatorId, id));
+      if (keep !== "all") await orm.delete(operatorSessions).where(eq(operatorSessions.operatorId, id));
       if (changed.length > 0) await recordAudit(raw, audit);
       return changed.length > 0;
     });

@@ -1,6 +1,6 @@
 import { and, asc, eq, ne } from "drizzle-orm";
 import type { AuditEntry } from "../audit.ts";
-import type { SessionStore, UserStore } from "../store.ts";
+import type { KeptSessions, SessionStore, UserStore } from "../store.ts";
 import type { Session, User } from "../types.ts";
 import { deleteAudited, recordAudit, withAudit } from "./audit.ts";
 import { transaction, type PgDb } from "./connect.ts";
@@ -34,11 +34,12 @@ export class PgUsers extends PgSignInFailures implements UserStore {
     );
     return created ?? null;
   }
-  async setPasswordHash(id: string, passwordHash: string, audit?: AuditEntry, keep?: string) {
+  async setPasswordHash(id: string, passwordHash: string, audit?: AuditEntry, keep?: KeptSessions) {
     return transaction(this.db, async ({ orm, raw }) => {
       const changed = await orm.update(users).set({ passwordHash }).where(eq(users.id, id)).returning({ id: users.id });
       const theirs = eq(sessions.userId, id);
-      await orm.delete(sessions).where(keep === undefined ? theirs : and(theirs, ne(sessions.tokenHash, keep)));
+      if (keep !== "all")
+        await orm.delete(sessions).where(keep === undefined ? theirs : and(theirs, ne(sessions.tokenHash, keep)));
       if (changed.length > 0) await recordAudit(raw, audit);
       return changed.length > 0;
     });

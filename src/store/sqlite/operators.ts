@@ -28,12 +28,12 @@ export class SqliteOperators extends SqliteSignInFailures implements OperatorSto
       (created) => created !== null,
     );
   }
-  async setPasswordHash(id: string, passwordHash: string, audit?: AuditEntry) {
+  async setPasswordHash(id: string, passwordHash: string, audit?: AuditEntry, keep?: "all") {
     return this.db.transaction((tx) => {
       const changed =
         tx.update(operators).set({ passwordHash }).where(eq(operators.id, id)).returning({ id: operators.id }).all()
           .length > 0;
-      tx.delete(operatorSessions).where(eq(operatorSessions.operatorId, id)).run();
+      if (keep !== "all") tx.delete(operatorSessions).where(eq(operatorSessions.operatorId, id)).run();
       if (changed) this.audit.record(audit);
       return changed;
     });

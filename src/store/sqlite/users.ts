@@ -1,6 +1,6 @@
 import { and, asc, eq, ne } from "drizzle-orm";
 import type { AuditEntry } from "../audit.ts";
-import type { SessionStore, UserStore } from "../store.ts";
+import type { KeptSessions, SessionStore, UserStore } from "../store.ts";
 import type { Session, User } from "../types.ts";
 import { deleteAudited, type AuditWriter } from "./audit.ts";
 import type { Db } from "./open.ts";
@@ -33,14 +33,15 @@ export class SqliteUsers extends SqliteSignInFailures implements UserStore {
       (created) => created !== null,
     );
   }
-  async setPasswordHash(id: string, passwordHash: string, audit?: AuditEntry, keep?: string) {
+  async setPasswordHash(id: string, passwordHash: string, audit?: AuditEntry, keep?: KeptSessions) {
     return this.db.transaction((tx) => {
       const changed =
         tx.update(users).set({ passwordHash }).where(eq(users.id, id)).returning({ id: users.id }).all().length > 0;
       const theirs = eq(sessions.userId, id);
-      tx.delete(sessions)
-        .where(keep === undefined ? theirs : and(theirs, ne(sessions.tokenHash, keep)))
-        .run();
+      if (keep !== "all")
+        tx.delete(sessions)
+          .where(keep === undefined ? theirs : and(theirs, ne(sessions.tokenHash, keep)))
+          .run();
       if (changed) this.audit.record(audit);
       return changed;
     });
