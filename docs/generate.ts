@@ -217,7 +217,6 @@ export const SECTIONS: Record<string, { file: string; render(): string }> = {
   metrics: { file: "operations.md", render: metricsTable },
   retention: { file: "operations.md", render: retentionTable },
   settings: { file: "configuration.md", render: settingsTable },
-  "readme-settings": { file: "../README.md", render: settingsTable },
 };
 
 const begin = (name: string) => `<!-- BEGIN GENERATED ${name}: bun docs/generate.ts -->`;

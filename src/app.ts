@@ -51,6 +51,7 @@ export function createApp(deps: Deps) {
   const retention = new RetentionWorker(deps);
   const workers: Worker[] = [
     webhooks.dispatcher,
+    webhooks.events.worker,
     deps.limits.worker,
     // The CLI (or another instance) may change accounts, keys or numbers while the server runs.
     intervalWorker("directory refresh", 1000, () => deps.store.directory.refresh(), deps.logger),
@@ -119,7 +120,7 @@ export function createApp(deps: Deps) {
   let stopping: Promise<void> | undefined;
   return Object.assign(app, {
     /** The relay's URL rules and dispatcher, for code that runs beside the server (the demo seed). */
-    relay: { urlRules: webhooks.urlRules, dispatcher: webhooks.dispatcher },
+    relay: { urlRules: webhooks.urlRules, dispatcher: webhooks.dispatcher, events: webhooks.events },
     /** The request log's buffer (null when REQUEST_LOG=0); tests flush it instead of waiting a second. */
     requestLog,
     /** The retention purges (src/retention/); tests run them instead of waiting for the clock's minute. */

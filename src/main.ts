@@ -23,7 +23,7 @@ const USAGE = `Usage:
   switchboard backup [--to DIR|s3://bucket/prefix]      a verified backup of the SQLite database, while it serves
   switchboard restore --from PATH|s3://… [--to file:…]  restore one; --help for what it checks
   switchboard healthcheck            exit 0 when the server on PORT answers /healthz with 200
-Configuration comes from the environment; see README.md.`;
+Configuration comes from the environment; see docs/configuration.md.`;
 
 /** The compiled binary runs its own code from Bun's embedded file system, and is run as itself. */
 const COMPILED = /[/\\]\$bunfs[/\\]|~BUN/.test(import.meta.path);

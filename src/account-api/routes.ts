@@ -2,9 +2,10 @@ import { Elysia, t } from "elysia";
 import { createApiKey, revokeApiKey } from "../accounts/keys.ts";
 import { createApiKeyBody } from "../accounts/schemas.ts";
 import { apiKeyView } from "../accounts/views.ts";
-import { requireSession } from "../auth/session-routes.ts";
+import { requireSession, sessionToken } from "../auth/session-routes.ts";
 import { connectByoNumber, connectNumberBody, resyncNumber } from "../numbers/connect.ts";
 import type { Deps } from "../deps.ts";
+import { changeOwnPassword, changePasswordBody } from "./password.ts";
 import { accountNumberView, notificationView } from "./views.ts";
 
 /**
@@ -72,6 +73,19 @@ export function accountApiRoutes(deps: Deps) {
         set.status = 204;
       },
       { params: t.Object({ id: t.String() }), detail: detail("Revoke an API key") },
+    )
+    .post(
+      "/password",
+      async ({ userId, body, by, request, set }) => {
+        await changeOwnPassword(deps, userId, sessionToken(request) ?? "", body, await by());
+        set.status = 204;
+      },
+      {
+        body: changePasswordBody,
+        detail: detail(
+          "Change the signed-in user's own password (the current one is required); every other session of theirs ends",
+        ),
+      },
     )
     .get(
       "/notifications",

@@ -22,6 +22,10 @@ export function getAccount(deps: Pick<AccountDeps, "store">, id: string): Accoun
   return account;
 }
 
+/** Every account, oldest first. */
+export const listAccounts = (deps: Pick<AccountDeps, "store">): Account[] =>
+  [...deps.store.directory.accounts()].sort((a, b) => a.createdAt - b.createdAt || a.id.localeCompare(b.id));
+
 export async function createAccount(deps: AccountDeps, input: CreateAccountInput, by: AuditContext): Promise<Account> {
   const account: Account = {
     id: randomId(deps.random, "acc"),

@@ -23,9 +23,10 @@ export const apiKeyView = (k: ApiKey) => ({
   revoked_at: iso(k.revokedAt),
 });
 
-export const userView = (u: User) => ({
+export const userView = (u: Pick<User, "id" | "accountId" | "email" | "createdAt" | "lastSignInAt">) => ({
   id: u.id,
   account_id: u.accountId,
   email: u.email,
   created_at: iso(u.createdAt),
+  last_sign_in_at: iso(u.lastSignInAt),
 });

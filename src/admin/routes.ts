@@ -2,7 +2,8 @@ import { Elysia, t } from "elysia";
 import { auditQuery, auditView, listAudit } from "../audit/queries.ts";
 import type { Deps } from "../deps.ts";
 import { clientIp, type Arrived } from "../http/client-ip.ts";
-import { createAccount, createUser, getAccount, updateAccount } from "../accounts/accounts.ts";
+import { createAccount, createUser, getAccount, listAccounts, updateAccount } from "../accounts/accounts.ts";
+import { deleteUser, listUsers, resetPasswordBody, resetUserPassword } from "../accounts/logins.ts";
 import { createApiKey, revokeApiKey } from "../accounts/keys.ts";
 import { createAccountBody, createApiKeyBody, createUserBody, updateAccountBody } from "../accounts/schemas.ts";
 import { accountView, apiKeyView, userView } from "../accounts/views.ts";
@@ -57,6 +58,9 @@ export function adminRoutes(deps: Deps) {
         },
         { body: createAccountBody, detail: { ...detail, summary: "Create an account" } },
       )
+      .get("/accounts", () => ({ data: listAccounts(deps).map(accountView) }), {
+        detail: { ...detail, summary: "Every account, oldest first" },
+      })
       .get("/accounts/:id", ({ params }) => accountView(getAccount(deps, params.id)), {
         detail: { ...detail, summary: "Read an account" },
       })
@@ -76,6 +80,28 @@ export function adminRoutes(deps: Deps) {
           return userView(user);
         },
         { body: createUserBody, detail: { ...detail, summary: "Create a dashboard login for an account" } },
+      )
+      .get("/accounts/:id/users", async ({ params }) => ({ data: (await listUsers(deps, params.id)).map(userView) }), {
+        detail: { ...detail, summary: "An account's dashboard logins, oldest first, with their last sign-in" },
+      })
+      .post(
+        "/users/:id/password",
+        async ({ params, body, by, set }) => {
+          await resetUserPassword(deps, params.id, body, by);
+          set.status = 204;
+        },
+        {
+          body: resetPasswordBody,
+          detail: { ...detail, summary: "Give a dashboard login a new password; every session of it ends" },
+        },
+      )
+      .delete(
+        "/users/:id",
+        async ({ params, by, set }) => {
+          await deleteUser(deps, params.id, by);
+          set.status = 204;
+        },
+        { detail: { ...detail, summary: "Remove a dashboard login; its sessions end" } },
       )
       .post(
         "/accounts/:id/api-keys",

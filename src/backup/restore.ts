@@ -1,6 +1,6 @@
 import { Database } from "bun:sqlite";
 import { createWriteStream, existsSync, mkdirSync, renameSync, rmSync, statSync } from "node:fs";
-import { basename, dirname, join } from "node:path";
+import { basename, dirname, join, resolve } from "node:path";
 import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { type BackupLocation, parseBackupLocation, requireS3Keys, type S3Settings } from "../config/backup-config.ts";
@@ -92,6 +92,8 @@ async function locate(request: RestoreRequest): Promise<{ target: BackupTarget; 
   const s3 = from.startsWith("s3://");
   const name = s3 ? from.slice(from.lastIndexOf("/") + 1) : basename(from);
   if (name === "") throw new RestoreRefused("--from must name a backup's file, not a directory or a prefix");
+  // A missing file is said as such, not as a missing manifest.
+  if (!s3 && !existsSync(from)) throw new RestoreRefused(`no backup at ${resolve(from)}: the file does not exist`);
   return {
     target: targetAt("--from", s3 ? from.slice(0, from.lastIndexOf("/")) : dirname(from), request.s3),
     name,

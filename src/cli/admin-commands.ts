@@ -1,7 +1,8 @@
 import type { TSchema } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
 import { type ParseArgsConfig, parseArgs } from "node:util";
-import { createAccount, createUser, getAccount, updateAccount } from "../accounts/accounts.ts";
+import { createAccount, createUser, getAccount, listAccounts, updateAccount } from "../accounts/accounts.ts";
+import { deleteUser, listUsers, resetPasswordBody, resetUserPassword } from "../accounts/logins.ts";
 import { createApiKey, revokeApiKey } from "../accounts/keys.ts";
 import {
   createAccountBody,
@@ -32,6 +33,7 @@ import { createBackups } from "../backup/backups.ts";
 import { BY_CLI } from "../audit/entry.ts";
 import { auditQuery, auditView, listAudit } from "../audit/queries.ts";
 import { AppError } from "../errors/catalog.ts";
+import { fieldOf, ruleOf } from "../http/rules.ts";
 import * as operators from "../operators/operations.ts";
 import { deleteOnboarding, listOnboardings, onboardingQuery, onboardingView } from "../onboarding/operator.ts";
 import { usage, usageQuery, usageView } from "../requests/queries.ts";
@@ -77,6 +79,13 @@ export const ADMIN_COMMANDS: Command[] = [
   }),
   command({
     noun: "accounts",
+    verb: "list",
+    ids: [],
+    summary: "(every account, oldest first)",
+    run: (d) => ({ data: listAccounts(d).map(accountView) }),
+  }),
+  command({
+    noun: "accounts",
     verb: "get",
     ids: ["account_id"],
     summary: "ACCOUNT_ID",
@@ -89,6 +98,28 @@ export const ADMIN_COMMANDS: Command[] = [
     schema: createUserBody,
     summary: "ACCOUNT_ID --email E --password P",
     run: async (d, id, b) => userView(await createUser(d, id, b, BY_CLI)),
+  }),
+  command({
+    noun: "users",
+    verb: "list",
+    ids: ["account_id"],
+    summary: "ACCOUNT_ID (the account's dashboard logins, with their last sign-in)",
+    run: async (d, id) => ({ data: (await listUsers(d, id)).map(userView) }),
+  }),
+  command<typeof resetPasswordBody.static>({
+    noun: "users",
+    verb: "reset-password",
+    ids: ["user_id"],
+    schema: resetPasswordBody,
+    summary: "USER_ID --password P (every session of theirs ends)",
+    run: async (d, id, b) => userView(await resetUserPassword(d, id, b, BY_CLI)),
+  }),
+  command({
+    noun: "users",
+    verb: "delete",
+    ids: ["user_id"],
+    summary: "USER_ID (the login is removed; its sessions end)",
+    run: async (d, id) => userView(await deleteUser(d, id, BY_CLI)),
   }),
   command<CreateApiKeyInput>({
     noun: "api-keys",
@@ -305,8 +336,8 @@ export function parseAdminCommand(argv: string[]): { command: Command; ids: stri
   if (found.schema) {
     const first = Value.Errors(found.schema, body).First();
     if (first) {
-      const where = first.path ? `--${kebab(first.path.slice(1))}` : "flags";
-      throw new AppError("invalid_request", `${where}: ${first.message}`);
+      const where = first.path ? `--${kebab(fieldOf(first.path))}` : "flags";
+      throw new AppError("invalid_request", `${where}: ${ruleOf(first)}`);
     }
   }
   return { command: found, ids, body };

@@ -2,9 +2,9 @@ import * as read from "./readers.ts";
 
 /**
  * One environment variable: what it is called, what it is when unset, how its text is read, and
- * what it means in one line. parseConfig reads every value through this table, and the README's
- * configuration table and docs/configuration.md are written from it (`bun docs/generate.ts`), so
- * the three cannot drift apart (test/docs/generated.test.ts).
+ * what it means in one line. parseConfig reads every value through this table, and
+ * docs/configuration.md's table is written from it (`bun docs/generate.ts`), so the two cannot
+ * drift apart (test/docs/generated.test.ts).
  */
 export interface Setting<T, F extends string | null = string | null> {
   /** The value used when the variable is unset or blank, read like a given one; null: no value. */

@@ -1,4 +1,5 @@
 import { t, type TSchema } from "elysia";
+import { resetPasswordBody } from "../accounts/logins.ts";
 import { createAccountBody, createUserBody } from "../accounts/schemas.ts";
 
 /**
@@ -27,6 +28,9 @@ export const billingForm = t.Object(
 
 export const addUserForm = createUserBody;
 
+/** A login's new password, as POST /admin/users/{id}/password takes it. */
+export const resetPasswordForm = resetPasswordBody;
+
 /** Check again: which page to come back to. */
 export const checkForm = t.Object(
   { back: t.Optional(t.Union([t.Literal("account"), t.Literal("numbers")])) },
@@ -38,5 +42,6 @@ export const CONSOLE_FORMS: Record<string, TSchema> = {
   "POST /operator/accounts": createAccountForm,
   "POST /operator/accounts/:account_id/billing": billingForm,
   "POST /operator/accounts/:account_id/users": addUserForm,
+  "POST /operator/accounts/:account_id/users/:user_id/password": resetPasswordForm,
   "POST /operator/accounts/:account_id/numbers/:phone_number_id/check": checkForm,
 };

@@ -6,7 +6,7 @@ import { causeText, numberCondition, type NumberCondition, type NumberState } fr
 import type { Deps } from "../deps.ts";
 import type { Endpoint } from "../store/endpoints.ts";
 import { HOUR, hourOf } from "../store/hours.ts";
-import type { DeliveryTotals, DisabledEndpoint } from "../store/overview.ts";
+import type { DeliveryTotals, DisabledEndpoint, EventCounts } from "../store/overview.ts";
 import type { CallTotal } from "../store/requests.ts";
 import type { Account, ApiKey, PhoneNumber, User, Waba } from "../store/types.ts";
 import { monthOf } from "../requests/usage-report.ts";
@@ -82,7 +82,11 @@ const byName = (accounts: Account[]) =>
 export interface Overview {
   now: number;
   calls: { hour: CallWindow; day: CallWindow };
-  events: { hour: number; day: number };
+  /** Upstream events accepted by the hour (since the start of the hour before this one, and the day before). */
+  events: { hour: EventCounts; day: EventCounts };
+  accounts: number;
+  /** Numbers of every account, whatever their state. */
+  numbers: number;
   deliveries: { pending: number; day: DeliveryTotals };
   failingEndpoints: number;
   disabled: (DisabledEndpoint & { accountName: string })[];
@@ -100,19 +104,30 @@ export async function overview(deps: ReportDeps, backups: Backups | null): Promi
   const daySince = hourOf(now) - DAY;
   const end = hourOf(now) + HOUR;
   const { overview: o } = deps.store;
-  const [hourCalls, dayCalls, [eventsHour = 0, eventsDay = 0], pending, day, failing, disabled, storageOk, redisOk] =
-    await Promise.all([
-      deps.store.requests.callTotals(hourSince, end),
-      deps.store.requests.callTotals(daySince, end),
-      o.eventsSince([now - HOUR, now - DAY]),
-      deps.store.queue.pendingCount(),
-      o.deliveriesSince(daySince),
-      o.failingEndpoints(),
-      o.disabledSince(now - DAY, DISABLED_SHOWN),
-      deps.store.healthy(),
-      deps.limits.healthy?.() ?? Promise.resolve(null),
-    ]);
+  const none = { received: 0, unrouted: 0 };
+  const [
+    hourCalls,
+    dayCalls,
+    [eventsHour = none, eventsDay = none],
+    pending,
+    day,
+    failing,
+    disabled,
+    storageOk,
+    redisOk,
+  ] = await Promise.all([
+    deps.store.requests.callTotals(hourSince, end),
+    deps.store.requests.callTotals(daySince, end),
+    o.eventsSince([hourSince, daySince]),
+    deps.store.queue.pendingCount(),
+    o.deliveriesSince(daySince),
+    o.failingEndpoints(),
+    o.disabledSince(now - DAY, DISABLED_SHOWN),
+    deps.store.healthy(),
+    deps.limits.healthy?.() ?? Promise.resolve(null),
+  ]);
   const accountName = (id: string) => deps.store.directory.account(id)?.name ?? id;
+  const numbers = allNumbers(deps, byName(deps.store.directory.accounts()));
   return {
     now,
     calls: { hour: callWindow(hourCalls, hourSince, now), day: callWindow(dayCalls, daySince, now) },
@@ -120,7 +135,9 @@ export async function overview(deps: ReportDeps, backups: Backups | null): Promi
     deliveries: { pending, day },
     failingEndpoints: failing,
     disabled: disabled.map((e) => ({ ...e, accountName: accountName(e.accountId) })),
-    notConnected: allNumbers(deps, byName(deps.store.directory.accounts())).filter((n) => !n.condition.usable),
+    notConnected: numbers.filter((n) => !n.condition.usable),
+    accounts: deps.store.directory.accounts().length,
+    numbers: numbers.length,
     storage: { kind: deps.config.database.kind, healthy: storageOk },
     redis: redisOk === null ? null : { healthy: redisOk },
     backups: await backupState(backups, deps.config.backup.schedule),

@@ -8,12 +8,13 @@ import { htmlResponse, seeOther } from "../dashboard/http.ts";
 import { NotFound } from "../dashboard/pages/not-found.tsx";
 import { signInRoutes, type SignInDoor } from "../dashboard/sign-in-routes.ts";
 import { AppError } from "../errors/catalog.ts";
+import { deleteUser, getUser, resetUserPassword } from "../accounts/logins.ts";
 import { NUMBER_STATES } from "../numbers/condition.ts";
 import { findOperator, OPERATOR_COOKIE, operatorSignIn, operatorSignOut } from "../operators/session.ts";
 import type { Deps } from "../deps.ts";
 import type { Operator } from "../store/operators.ts";
 import { addUser, checkNumber, createAccountWithUser, revokeKey, setBillingStatus } from "./actions.ts";
-import { addUserForm, billingForm, checkForm, createAccountForm } from "./forms.ts";
+import { addUserForm, billingForm, checkForm, createAccountForm, resetPasswordForm } from "./forms.ts";
 import { operatorOnly, type ConsoleHandler } from "./guard.ts";
 import { consolePage } from "./layout.tsx";
 import { AccountPage, type AccountPageProps } from "./pages/account.tsx";
@@ -132,6 +133,9 @@ export function consoleRoutes(deps: Deps, backups: Backups | null) {
     if (query.done === "created") flash = ok("The account and its first user are created.");
     if (query.done === "billing") flash = ok(`Billing status saved.`);
     if (query.done === "user") flash = ok("The user is added.");
+    const user = d.users.find((u) => u.id === query.user);
+    if (query.done === "password" && user) flash = ok(`${user.email} has a new password; their sessions are ended.`);
+    if (query.done === "removed") flash = ok("The user is removed; their sessions are ended.");
     const revoked = d.keys.find((k) => k.id === query.revoked);
     if (revoked) flash = ok(`Key ${revoked.prefix}… is revoked.`);
     if (query.checked) flash = checkedFlash(d.numbers.find((n) => n.number.phoneNumberId === query.checked));
@@ -206,6 +210,36 @@ export function consoleRoutes(deps: Deps, backups: Backups | null) {
             error.status,
           );
         }
+      }),
+      { detail },
+    )
+    .post(
+      "/accounts/:account_id/users/:user_id/password",
+      page(async ({ params, body }, operator, by) => {
+        const accountId = params.account_id ?? "";
+        const userId = params.user_id ?? "";
+        // Another account's user answers as an unknown one, before the form is read.
+        await getUser(deps, userId, accountId);
+        const form = readForm(resetPasswordForm, body);
+        if (!form.ok)
+          return accountPage(
+            operator,
+            accountId,
+            {},
+            { passwordForm: { values: {}, errors: form.errors, userId } },
+            400,
+          );
+        await resetUserPassword(deps, userId, form.value, by, accountId);
+        return seeOther(`${accountPath(accountId)}?done=password&user=${encodeURIComponent(userId)}`);
+      }),
+      { detail },
+    )
+    .post(
+      "/accounts/:account_id/users/:user_id/delete",
+      page(async ({ params }, _operator, by) => {
+        const accountId = params.account_id ?? "";
+        await deleteUser(deps, params.user_id ?? "", by, accountId);
+        return seeOther(`${accountPath(accountId)}?done=removed`);
       }),
       { detail },
     )

@@ -19,9 +19,18 @@ import { ApiKeysPage, type ApiKeysPageProps } from "./pages/api-keys.tsx";
 import { NotificationsPage } from "./pages/notifications.tsx";
 import { NumbersPage, type NumbersPageProps } from "./pages/numbers.tsx";
 import { SettingsPage } from "./pages/settings.tsx";
+import type { FormState } from "./form-fields.tsx";
+import { changeOwnPassword, changePasswordBody } from "../account-api/password.ts";
+import { sessionToken } from "../auth/session-routes.ts";
 import { numberUsage, USAGE_WINDOW_MS } from "./usage.ts";
 
 const settingsBody = t.Object({ retention: literals(RETENTIONS) });
+
+/** What the settings page says after a save (`?saved=`). */
+const SAVED: Record<string, string> = {
+  "1": "Settings saved.",
+  password: "Your password is changed; your other sessions are signed out.",
+};
 
 /** Numbers, API keys, settings and notifications pages: thin handlers over the account API's plain functions. */
 export function accountPages(deps: Deps, relay: RelayHandle) {
@@ -66,6 +75,12 @@ export function accountPages(deps: Deps, relay: RelayHandle) {
       status,
     );
 
+  const settingsPage = (viewer: Viewer, extra: { flash?: JSX.Element; passwordForm?: FormState }, status = 200) =>
+    htmlResponse(
+      page(viewer, "Settings", "settings", SettingsPage({ retention: viewer.account.retention, ...extra })),
+      status,
+    );
+
   return new Elysia()
     .get(
       "/numbers",
@@ -85,13 +100,13 @@ export function accountPages(deps: Deps, relay: RelayHandle) {
           flash = mine.syncError ? (
             <Notice tone="warn">
               <p>
-                Re-sync of <strong safe>{mine.phoneNumberId}</strong> failed: <span safe>{mine.syncError}</span>
+                The check of <strong safe>{mine.phoneNumberId}</strong> failed: <span safe>{mine.syncError}</span>
               </p>
             </Notice>
           ) : (
             <Notice tone="ok">
               <p>
-                Re-synced <strong safe>{mine.displayPhoneNumber ?? mine.phoneNumberId}</strong>: throughput level{" "}
+                Checked <strong safe>{mine.displayPhoneNumber ?? mine.phoneNumberId}</strong>: throughput level{" "}
                 {mine.throughputLevel}.
               </p>
             </Notice>
@@ -198,22 +213,32 @@ export function accountPages(deps: Deps, relay: RelayHandle) {
 
     .get(
       "/settings",
-      guarded(deps, ({ query }, viewer) =>
-        page(
-          viewer,
-          "Settings",
-          "settings",
-          SettingsPage({
-            retention: viewer.account.retention,
-            flash:
-              query.saved === "1" ? (
-                <Notice tone="ok">
-                  <p>Settings saved.</p>
-                </Notice>
-              ) : undefined,
-          }),
-        ),
-      ),
+      guarded(deps, ({ query }, viewer) => {
+        const saved = SAVED[query.saved ?? ""];
+        const flash = saved ? (
+          <Notice tone="ok">
+            <p safe>{saved}</p>
+          </Notice>
+        ) : undefined;
+        return settingsPage(viewer, { flash });
+      }),
+      { detail: { hide: true } },
+    )
+    .post(
+      "/settings/password",
+      guarded(deps, async (ctx, viewer) => {
+        const form = readForm(changePasswordBody, ctx.body);
+        if (!form.ok) return settingsPage(viewer, { passwordForm: { values: {}, errors: form.errors } }, 400);
+        try {
+          await changeOwnPassword(deps, viewer.userId, sessionToken(ctx.request) ?? "", form.value, viewer.by);
+        } catch (error) {
+          // The wrong current password is said beside its field; the rest (429) as a page.
+          if (!(error instanceof AppError) || error.errorName !== "invalid_request") throw error;
+          const errors = { current_password: "This is not your current password." };
+          return settingsPage(viewer, { passwordForm: { values: {}, errors } }, 400);
+        }
+        return seeOther("/dashboard/settings?saved=password");
+      }),
       { detail: { hide: true } },
     )
     .post(

@@ -1,5 +1,6 @@
 import type { Static, TSchema } from "@sinclair/typebox";
-import { Value, ValueErrorType, type ValueError } from "@sinclair/typebox/value";
+import { Value } from "@sinclair/typebox/value";
+import { sentenceOf } from "../http/rules.ts";
 
 /**
  * Reads an HTML form post against the same TypeBox schema the JSON API validates with, so a
@@ -29,7 +30,8 @@ export function readForm<S extends TSchema>(
   const errors: Record<string, string> = {};
   for (const error of Value.Errors(schema, raw)) {
     const field = error.path.split("/")[1] ?? "";
-    errors[field] ??= describe(error);
+    // The rule it broke, in the API's words, as a sentence beside the field.
+    errors[field] ??= sentenceOf(error);
   }
   return { ok: false, errors, raw };
 }
@@ -40,19 +42,4 @@ export function readForm<S extends TSchema>(
  */
 export function formFields(body: unknown): Record<string, unknown> {
   return body !== null && typeof body === "object" && !Array.isArray(body) ? (body as Record<string, unknown>) : {};
-}
-
-function describe(error: ValueError): string {
-  const schema = error.schema as { minLength?: number; maxLength?: number; minItems?: number; maxItems?: number };
-  if (error.value === undefined) return "This is required.";
-  if (error.type === ValueErrorType.StringPattern) return "Use only letters, digits, - and _.";
-  if (schema.minLength !== undefined && typeof error.value === "string" && error.value.length < schema.minLength)
-    return "This is required.";
-  if (schema.maxLength !== undefined && typeof error.value === "string" && error.value.length > schema.maxLength)
-    return `At most ${schema.maxLength} characters.`;
-  if (schema.minItems !== undefined && Array.isArray(error.value) && error.value.length < schema.minItems)
-    return `Choose at least ${schema.minItems}.`;
-  if (schema.maxItems !== undefined && Array.isArray(error.value) && error.value.length > schema.maxItems)
-    return `Choose at most ${schema.maxItems}.`;
-  return error.message;
 }

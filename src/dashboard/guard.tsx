@@ -16,6 +16,7 @@ import { BarePage, Layout, type SectionKey } from "./layout.tsx";
 export interface Viewer {
   accountId: string;
   account: Account;
+  userId: string;
   userEmail: string;
   /** Who makes the changes the page posts, for the audit log. */
   by: AuditContext;
@@ -67,6 +68,7 @@ export function guarded(deps: Deps, handler: PageHandler) {
       viewer = {
         accountId: account.id,
         account,
+        userId: user.id,
         userEmail: user.email,
         by: byUser(user, clientIp(ctx.server, (ctx as Arrived).arrived)),
       };

@@ -2,6 +2,7 @@ import { createAccount, createUser } from "../accounts/accounts.ts";
 import { createApiKey, revokeApiKey } from "../accounts/keys.ts";
 import { bySystem } from "../audit/entry.ts";
 import { createNumber } from "../numbers/numbers.ts";
+import { createOperator } from "../operators/operations.ts";
 import { createWaba } from "../numbers/wabas.ts";
 import { hashPassword } from "../crypto/password.ts";
 import type { Deps } from "../deps.ts";
@@ -11,6 +12,8 @@ import type { PhoneNumber } from "../store/types.ts";
 import { createEndpoint, rotateSecret, updateEndpoint, type EndpointDeps } from "../webhooks/endpoints.ts";
 
 export const DEMO_EMAIL = "demo@switchboard.local";
+/** The demo's operator: signs in to the console at /operator. */
+export const DEMO_OPERATOR_EMAIL = "operator@switchboard.local";
 const DEMO_KEY_NAMES = ["demo live", "demo test"];
 const DEMO_FIELDS = ["messages", "message_template_status_update", "phone_number_quality_update", "account_update"];
 
@@ -25,6 +28,8 @@ export interface DemoCredentials {
   sandboxNumberId: string;
   endpointId: string;
   endpointSecret: string;
+  operatorEmail: string;
+  operatorPassword: string;
 }
 
 type SeedDeps = EndpointDeps & Pick<Deps, "fetch" | "logger">;
@@ -47,7 +52,8 @@ export async function seedDemo(deps: SeedDeps, sim: Simulator, receiverUrl: stri
 
   const password = Buffer.from(deps.random.bytes(12)).toString("base64url");
   const user = await deps.store.users.byEmail(DEMO_EMAIL);
-  if (user) await deps.store.users.setPasswordHash(user.id, await hashPassword(password));
+  // Its sessions stay: `bun --watch` restarts at every save, which would sign the browser out each time.
+  if (user) await deps.store.users.setPasswordHash(user.id, await hashPassword(password), undefined, "all");
   else await createUser(deps, account.id, { email: DEMO_EMAIL, password }, DEMO);
 
   const waba =
@@ -97,6 +103,13 @@ export async function seedDemo(deps: SeedDeps, sim: Simulator, receiverUrl: stri
     ({ id: endpointId, secret } = created);
   }
 
+  // The operator's side too: a new password at every start, as the user's (their sessions stay).
+  const operatorPassword = Buffer.from(deps.random.bytes(12)).toString("base64url");
+  const operator = await deps.store.operators.byEmail(DEMO_OPERATOR_EMAIL);
+  if (operator)
+    await deps.store.operators.setPasswordHash(operator.id, await hashPassword(operatorPassword), undefined, "all");
+  else await createOperator(deps, { email: DEMO_OPERATOR_EMAIL, password: operatorPassword }, DEMO);
+
   return {
     accountId: account.id,
     email: DEMO_EMAIL,
@@ -108,6 +121,8 @@ export async function seedDemo(deps: SeedDeps, sim: Simulator, receiverUrl: stri
     sandboxNumberId: sandbox.phoneNumberId,
     endpointId,
     endpointSecret: secret,
+    operatorEmail: DEMO_OPERATOR_EMAIL,
+    operatorPassword,
   };
 }
 
@@ -125,6 +140,7 @@ export function demoBanner(
     "",
     `Switchboard demo: DEV_MODE=1, the upstream platform is the built-in simulator at ${urls.simulator}`,
     `  dashboard  ${urls.app}/dashboard   email ${c.email}   password ${c.password}   (new at every start)`,
+    `  console    ${urls.app}/operator   email ${c.operatorEmail}   password ${c.operatorPassword}   (the operator's side: every account)`,
     `  live key   ${c.liveKey}   for number ${c.numberId}`,
     `  test key   ${c.testKey}   for sandbox number ${c.sandboxNumberId}`,
     `  endpoint   ${c.endpointId} → the demo receiver below, which verifies every signature`,
@@ -134,6 +150,7 @@ export function demoBanner(
     '2) Its sent, delivered and read status webhooks print here as "demo receiver: verified …"; list the deliveries:',
     `   ${deliveries}`,
     `3) Open the dashboard: ${urls.app}/dashboard`,
+    `4) Open the operator console: ${urls.app}/operator (email and password above)`,
     "Also: a customer writes in (an inbound message webhook):",
     `   ${inbound}`,
     `   and "Connect with the platform" on ${urls.app}/dashboard/numbers runs Embedded Signup against the simulator's stand-in popup.`,

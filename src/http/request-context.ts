@@ -1,3 +1,4 @@
+import type { ValueError } from "@sinclair/typebox/value";
 import { Elysia } from "elysia";
 import { AppError, errorResponse, type ErrorName } from "../errors/catalog.ts";
 import type { Logger } from "../observability/logger.ts";
@@ -5,6 +6,7 @@ import type { Metrics } from "../observability/metrics.ts";
 import { randomId } from "../runtime/random.ts";
 import type { Random } from "../runtime/random.ts";
 import { StoreUnavailableError } from "../store/errors.ts";
+import { fieldOf, ruleOf } from "./rules.ts";
 
 /** Which part of the service a path belongs to, for metrics and for how a 404 is worded. */
 export function routeGroup(path: string): "admin" | "api" | "webhooks" | "dashboard" | "operator" | "ops" | "proxy" {
@@ -44,15 +46,15 @@ function whereIs(value: unknown, parsed: Parsed): string | null {
   return null;
 }
 
-/** `query parameter limit: Expected union value`: which part of the request, which field, what is wrong. */
+/** `body field retention: must be one of "24h", "7d"`: which part of the request, which field, which rule (http/rules.ts). */
 function validationMessage(error: unknown, parsed: Parsed): string {
-  const detail = error as { type?: string; value?: unknown; all?: { path?: string; message?: string }[] } | undefined;
+  const detail = error as { type?: string; value?: unknown; all?: ValueError[] } | undefined;
   const first = detail?.all?.[0];
-  const what = first?.message ?? "is not valid";
+  const what = first ? ruleOf(first) : "is not valid";
   const type = detail?.type ?? "body";
   if (!(type in PARTS)) return `${whereIs(detail?.value, parsed) ?? "A value"}: ${what}`;
   const part = PARTS[type as keyof typeof PARTS];
-  const field = first?.path ? first.path.replace(/^\//, "").replaceAll("/", ".") : "";
+  const field = first?.path ? fieldOf(first.path) : "";
   return field ? `${part} ${field}: ${what}` : `${type}: ${what}`;
 }
 

@@ -77,6 +77,13 @@ export const RETENTION_POLICIES: readonly RetentionPolicy[] = [
     purge: (store, { accounts }, batch) => store.requests.purgeUsage(accounts, batch),
   },
   {
+    name: "event_counts",
+    deletes: "Hourly counts of upstream events received, for the operator's overview",
+    window: USAGE_KEPT_MS,
+    batch: 5_000,
+    purge: (store, { before }, batch) => store.retention.purgeEventCounts(before, batch),
+  },
+  {
     name: "sessions",
     deletes: `Dashboard sessions, ${SESSION_TTL_MS / HOUR} hours after their sign-in`,
     window: "expiry",

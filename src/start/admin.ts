@@ -1,4 +1,5 @@
 import { AppError, errorEnvelope } from "../errors/catalog.ts";
+import { announceDatabase, databaseName, requireDatabase } from "./database.ts";
 import { loadConfig } from "./exits.ts";
 import { openDeps, stderrLogger, type Workers } from "./open-deps.ts";
 
@@ -10,6 +11,8 @@ export async function admin(argv: string[], env: Record<string, string | undefin
     return;
   }
   const config = loadConfig(env);
+  requireDatabase("admin", config);
+  announceDatabase(databaseName(config));
   const deps = await openDeps(config, stderrLogger(config), workers.self);
   try {
     console.log(JSON.stringify(await runAdminCommand(deps, argv), null, 2));

@@ -1,6 +1,6 @@
-import { existsSync } from "node:fs";
 import { resolve } from "node:path";
 import { AppError } from "../errors/catalog.ts";
+import { announceDatabase, requireSqliteFile } from "./database.ts";
 import { loadConfig, usageFailure } from "./exits.ts";
 import { stderrLogger, type Workers } from "./open-deps.ts";
 
@@ -37,6 +37,8 @@ export async function backup(argv: string[], env: Record<string, string | undefi
     );
     process.exit(2);
   }
+  requireSqliteFile("backup", source);
+  announceDatabase(resolve(source));
   let to = config.backup.to;
   try {
     const args = parseBackupArgs(argv);
@@ -45,11 +47,6 @@ export async function backup(argv: string[], env: Record<string, string | undefi
     if (to.kind === "s3") requireS3Keys(config.backup.s3);
   } catch (error) {
     usageFailure("backup", BACKUP_USAGE, error);
-  }
-  // Only a server (or restore) makes a database: a backup of one that is not there is a mistake.
-  if (!existsSync(source)) {
-    console.error(`switchboard: backup: no database at ${resolve(source)} (DATABASE_URL); nothing was backed up`);
-    process.exit(2);
   }
   const deps = {
     config,

@@ -1,6 +1,8 @@
+import { resolve } from "node:path";
 import type { MigrateArgs } from "../cli/migrate-args.ts";
 import { printCounts } from "../cli/print-counts.ts";
 import { DatabaseInUseError } from "../store/sqlite/server-lock.ts";
+import { announceDatabase, postgresName, requireSqliteFile } from "./database.ts";
 
 /** `switchboard migrate --from --to`: move a SQLite deployment to PostgreSQL. */
 export async function migrate(argv: string[]): Promise<void> {
@@ -29,6 +31,8 @@ export async function migrate(argv: string[]): Promise<void> {
     console.error(`switchboard: ${error.message}\n\n${MIGRATE_USAGE}`);
     process.exit(2);
   }
+  requireSqliteFile("migrate", args.sqlitePath, "--from");
+  announceDatabase(`${resolve(args.sqlitePath)} → ${postgresName(args.postgresUrl)}`);
   const bar = progressBar((text) => process.stderr.write(text), process.stderr.isTTY === true);
   try {
     const counts = await moveToPostgres(args.sqlitePath, args.postgresUrl, bar);

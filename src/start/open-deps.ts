@@ -4,6 +4,7 @@ import type { Deps } from "../deps.ts";
 import { createLogger, type Logger } from "../observability/logger.ts";
 import { DatabaseInUseError } from "../store/sqlite/server-lock.ts";
 import { systemDeps, type ServerOptions } from "../system-deps.ts";
+import { databaseName } from "./database.ts";
 import { configurationError } from "./exits.ts";
 
 /** The threads' entries and this program's command, resolved by src/main.ts (see WORKERS there). */
@@ -17,13 +18,6 @@ export interface Workers extends ServerOptions {
 /** Errors that mean the database file cannot be made or opened where DATABASE_URL points. */
 const CANNOT_OPEN =
   /^(ENOENT|EACCES|EPERM|EROFS|ENOTDIR|EISDIR|EEXIST|SQLITE_CANTOPEN|SQLITE_NOTADB|SQLITE_READONLY|SQLITE_PERM)/;
-
-/** Where DATABASE_URL points, for messages: never the URL itself, which may hold a password. */
-export function databaseName(config: Config): string {
-  if (config.database.kind === "sqlite") return config.database.path;
-  const url = new URL(config.database.url);
-  return `postgres://${url.host}${url.pathname}`;
-}
 
 /** The real world's parts for a command; `server`, for the server's background threads. */
 export async function openDeps(

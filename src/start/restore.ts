@@ -1,5 +1,7 @@
+import { resolve } from "node:path";
 import type { RestoreArgs } from "../cli/backup-args.ts";
 import { printCounts } from "../cli/print-counts.ts";
+import { announceDatabase } from "./database.ts";
 import { loadConfig, usageFailure } from "./exits.ts";
 
 /** `switchboard restore`: a backup back into a SQLite file. */
@@ -34,6 +36,7 @@ export async function restoreCommand(argv: string[], env: Record<string, string 
     );
     process.exit(2);
   }
+  announceDatabase(resolve(path));
   const encryptionKey = deploymentKey(config, cryptoRandom);
   try {
     const restored = await restore({

@@ -1,9 +1,11 @@
 import { parseArgs } from "node:util";
 import type { App } from "../app.ts";
 import type { Config } from "../config/config.ts";
+import type { Deps } from "../deps.ts";
 import { createLogger } from "../observability/logger.ts";
 import { configurationError, loadConfig } from "./exits.ts";
-import { databaseName, openDeps, type Workers } from "./open-deps.ts";
+import { announceDatabase, databaseName } from "./database.ts";
+import { openDeps, type Workers } from "./open-deps.ts";
 
 function listen(app: App, config: Config): void {
   try {
@@ -17,6 +19,26 @@ function listen(app: App, config: Config): void {
   }
 }
 
+/**
+ * What a new deployment needs next, in its log: on a database with no operator, the command that
+ * makes the first one (naming this database, so that it works from any directory) and where the
+ * console is; with no account yet, the commands that make one and its first login.
+ */
+async function firstSteps(deps: Deps, config: Config, appUrl: string): Promise<void> {
+  const database = config.database.kind === "sqlite" ? `DATABASE_URL=file:${databaseName(config)} ` : "";
+  if ((await deps.store.operators.list()).length === 0) {
+    deps.logger.info("no operator yet: make the first one, then sign in to the console", {
+      command: `${database}switchboard admin operators create --email you@example.com --password '<at least 10 characters>'`,
+      console: `${appUrl}/operator`,
+    });
+  }
+  if (deps.store.directory.accounts().length === 0) {
+    deps.logger.info("no accounts yet: create one on the console's Accounts page, or with", {
+      command: `${database}switchboard admin accounts create --name 'Acme' --email ops@acme.example && ${database}switchboard admin users create <account_id> --email you@acme.example --password '<at least 10 characters>'`,
+    });
+  }
+}
+
 /** `switchboard serve [--dev|--demo]`: the whole service on one port. */
 export async function serve(
   argv: string[],
@@ -27,6 +49,7 @@ export async function serve(
   const env = { ...environment };
   if (values.dev || values.demo) env.DEV_MODE = "1";
   let config = loadConfig(env);
+  announceDatabase(databaseName(config));
   const appUrl = `http://${config.host === "0.0.0.0" || config.host === "::" ? "127.0.0.1" : config.host}:${config.port}`;
   // The demo's simulator must be up before the config is final: it is the upstream.
   const stack = values.demo ? await import("../demo/stack.ts") : null;
@@ -64,11 +87,8 @@ export async function serve(
         config.platform.product,
       ),
     );
-  } else if (deps.store.directory.accounts().length === 0) {
-    deps.logger.info("no accounts yet; create the first one with", {
-      command:
-        "switchboard admin accounts create --name 'Acme' --email ops@acme.example && switchboard admin users create <account_id> --email you@acme.example --password '<at least 10 characters>'",
-    });
+  } else {
+    await firstSteps(deps, config, appUrl);
   }
   const shutdown = async (signal: string) => {
     deps.logger.info("shutting down", { signal });

@@ -30,8 +30,11 @@ export interface OperatorStore extends SignInFailures {
   byId(id: string): Promise<Operator | undefined>;
   /** Null when an operator has this email already (two creations at once: one wins; the other writes no entry). */
   create(operator: Operator, audit?: AuditEntry): Promise<Operator | null>;
-  /** Replaces the password hash and ends the operator's sessions, in one transaction; false when there is no such operator. */
-  setPasswordHash(id: string, passwordHash: string, audit?: AuditEntry): Promise<boolean>;
+  /**
+   * Replaces the password hash and ends the operator's sessions ("all" keeps them: the demo's
+   * restarts), in one transaction; false when there is no such operator.
+   */
+  setPasswordHash(id: string, passwordHash: string, audit?: AuditEntry, keep?: "all"): Promise<boolean>;
   /** Deletes the operator with its sessions; false when there was none. */
   delete(id: string, audit?: AuditEntry): Promise<boolean>;
 

@@ -1,4 +1,4 @@
-import type { DeliveryTotals, DisabledEndpoint } from "./overview.ts";
+import type { DeliveryTotals, DisabledEndpoint, EventCounts } from "./overview.ts";
 
 type Row = Record<string, unknown>;
 
@@ -7,10 +7,17 @@ type Row = Record<string, unknown>;
  * endpoint's `enabled` is a truth value on each (SQLite's 0/1), and integer division floors on each.
  */
 export const OVERVIEW_SQL = {
-  /** One count per time, parameters $1… in order; `where` narrows the rows read further (SQLite's rowid range). */
-  eventsSince: (times: number, where = "") =>
-    `SELECT ${Array.from({ length: times }, (_, i) => `count(*) FILTER (WHERE received_at >= $${i + 1}) AS c${i}`).join(", ")}
-    FROM events${where ? ` WHERE ${where}` : ""}`,
+  /** Two sums per hour given, parameters $1… in order. */
+  eventsSince: (hours: number) =>
+    `SELECT ${Array.from(
+      { length: hours },
+      (_, i) =>
+        `coalesce(sum(received) FILTER (WHERE hour >= $${i + 1}), 0) AS r${i}, coalesce(sum(unrouted) FILTER (WHERE hour >= $${i + 1}), 0) AS u${i}`,
+    ).join(", ")} FROM event_hours`,
+  /** Adds one hour's counts ($1 hour, $2 received, $3 unrouted) to what is there. */
+  addEventCounts: `INSERT INTO event_hours (hour, received, unrouted) VALUES ($1, $2, $3)
+    ON CONFLICT (hour) DO UPDATE SET received = event_hours.received + excluded.received,
+    unrouted = event_hours.unrouted + excluded.unrouted`,
   deliveriesSince: `SELECT coalesce(sum(succeeded), 0) AS succeeded, coalesce(sum(failed), 0) AS failed,
     coalesce(sum(parked), 0) AS parked FROM endpoint_hours WHERE hour >= $1`,
   failingEndpoints: "SELECT count(*) AS n FROM endpoints WHERE enabled AND consecutive_failures > 0",
@@ -37,6 +44,6 @@ export const toDisabledEndpoint = (row: Row): DisabledEndpoint => ({
 
 export const toCount = (row: Row | undefined | null): number => n(row?.n);
 
-/** The counts of an eventsSince statement, in the order of its times. */
-export const toCounts = (row: Row | undefined | null, times: number): number[] =>
-  Array.from({ length: times }, (_, i) => n(row?.[`c${i}`]));
+/** The counts of an eventsSince statement, in the order of its hours. */
+export const toEventCounts = (row: Row | undefined | null, hours: number): EventCounts[] =>
+  Array.from({ length: hours }, (_, i) => ({ received: n(row?.[`r${i}`]), unrouted: n(row?.[`u${i}`]) }));

@@ -10,6 +10,17 @@ export interface DisabledEndpoint {
   updatedAt: number;
 }
 
+/** Upstream events ingress accepted (answered 200), and how many of them went to no endpoint. */
+export interface EventCounts {
+  received: number;
+  unrouted: number;
+}
+
+/** One hour's event counts (the hour's start, in epoch ms). */
+export interface EventHour extends EventCounts {
+  hour: number;
+}
+
 /** Delivery work of every endpoint in the hours counted (the endpoints' hourly stats). */
 export interface DeliveryTotals {
   succeeded: number;
@@ -23,11 +34,10 @@ export interface DeliveryTotals {
  * count does, so the server keeps answering while the console reads.
  */
 export interface OverviewStore {
-  /**
-   * Events received at or after each of `times`, counted in one pass (an upstream event counts once
-   * per account it went to).
-   */
-  eventsSince(times: number[]): Promise<number[]>;
+  /** Adds to each hour's counts of upstream events accepted (each instance adds its own). */
+  addEventCounts(counts: EventHour[]): Promise<void>;
+  /** The upstream events accepted in the hours that start at or after each of `hours`, in one pass. */
+  eventsSince(hours: number[]): Promise<EventCounts[]>;
   /** Attempts that succeeded or failed, and deliveries parked, in the hours that start at or after `since`. */
   deliveriesSince(since: number): Promise<DeliveryTotals>;
   /** Enabled endpoints whose last attempts failed (one failure or more since their last success). */

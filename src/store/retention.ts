@@ -31,6 +31,8 @@ export interface RetentionStore {
    * ones whose later run expired (their record stays: a retry knows the run lapsed); counts both.
    */
   purgeOnboardings(now: number, batch: number): Promise<number>;
+  /** Deletes the hourly counts of upstream events of hours that start before `before`. */
+  purgeEventCounts(before: number, batch: number): Promise<number>;
   /** Deletes audit log entries older than `before` (AUDIT_RETENTION). */
   purgeAudit(before: number, batch: number): Promise<number>;
   /** Deletes finished bulk recovers whose last progress is older than their account's retention. */

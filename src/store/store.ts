@@ -127,18 +127,28 @@ export type WabaPatch = {
   updatedAt: number;
 } & Partial<StatusCause>;
 
+/** Which sessions a new password leaves: one (by its token's hash), or every one ("all"). */
+export type KeptSessions = string | "all";
+
 export interface UserStore extends SignInFailures {
   byEmail(email: string): Promise<User | undefined>;
   byId(id: string): Promise<User | undefined>;
   /** The account's users, oldest first (the operator console's account page). */
   ofAccount(accountId: string): Promise<User[]>;
   /** Null when a user has this email already (two creations at once: one wins; the other writes no entry). */
-  create(user: User, audit?: AuditEntry): Promise<User | null>;
-  /** Replaces a user's password hash (the demo resets its user's password at every start). */
-  setPasswordHash(id: string, passwordHash: string): Promise<void>;
+  create(user: Omit<User, "lastSignInAt">, audit?: AuditEntry): Promise<User | null>;
+  /**
+   * Replaces a user's password hash and ends every session of theirs but `keep` (a token hash: the
+   * session that changed its own password; "all": the demo's restarts, which keep them), in one
+   * transaction; false when there is no such user.
+   */
+  setPasswordHash(id: string, passwordHash: string, audit?: AuditEntry, keep?: KeptSessions): Promise<boolean>;
+  /** Deletes the user with their sessions; false when there was none (two deletions at once: one writes the entry). */
+  delete(id: string, audit?: AuditEntry): Promise<boolean>;
 }
 
 export interface SessionStore {
+  /** Opens a session; the user's `lastSignInAt` becomes its creation time, in the same transaction. */
   create(session: Session, audit?: AuditEntry): Promise<void>;
   find(tokenHash: string): Promise<Session | undefined>;
   /** The entry is written only when a session was deleted. */

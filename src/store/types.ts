@@ -93,6 +93,8 @@ export interface User {
   email: string;
   passwordHash: string;
   createdAt: number;
+  /** When a session of theirs was last opened; null until they first sign in. */
+  lastSignInAt: number | null;
 }
 
 export interface Session {

@@ -7,6 +7,7 @@ import { createNotifier } from "../notify/notifier.ts";
 import type { Deps } from "../deps.ts";
 import type { DeliveryQueue } from "../store/queue.ts";
 import { Dispatcher } from "./dispatcher.ts";
+import { eventCounter } from "./event-counts.ts";
 import { ingressRoutes, webhookApiRoutes } from "./routes.ts";
 
 export interface RelayOptions {
@@ -31,7 +32,8 @@ function ownAddresses(config: Config): string[] {
 
 /**
  * The webhook relay (docs/webhooks.md): ingress, the dashboard's webhook API, and the delivery queue worker.
- * `dispatcher` is exposed (also as the `webhookRelay` decorator) so tests can drive its tick.
+ * `dispatcher` is exposed (also as the `webhookRelay` decorator) so tests can drive its tick, and
+ * `events` (the counts of accepted events, whose worker the app runs) so they can flush it.
  */
 export function webhookRelay(deps: Deps, options: RelayOptions = {}) {
   const urlRules: UrlRules = {
@@ -48,10 +50,12 @@ export function webhookRelay(deps: Deps, options: RelayOptions = {}) {
     notifier,
     client: { resolver: deps.resolver, fetch: deps.fetch, urls: urlChecker(urlRules), ca: options.ca },
   });
-  const relay = { dispatcher, urlRules };
+  // Counted per upstream event accepted, for the operator's overview.
+  const events = eventCounter(deps);
+  const relay = { dispatcher, urlRules, events };
   const routes = new Elysia()
     .decorate("webhookRelay", relay)
-    .use(ingressRoutes(deps, dispatcher))
+    .use(ingressRoutes(deps, dispatcher, events))
     .use(webhookApiRoutes(deps, { ...deps, urlRules, queue: dispatcher }));
   return { ...relay, routes };
 }

@@ -11,13 +11,14 @@ import type { Dispatcher } from "./dispatcher.ts";
 import * as endpoints from "./endpoints.ts";
 import { latestRecover, recoveryView, startRecover } from "./recover.ts";
 import { EVENT_FIELDS } from "./fields.ts";
+import type { EventCounter } from "./event-counts.ts";
 import { acceptEvent } from "./ingress.ts";
 import { ingressSpan, type IngressSpan } from "./traces.ts";
 import * as s from "./schemas.ts";
 import { attemptView, deliveryView, endpointView, statsView } from "./views.ts";
 
 /** docs/webhooks.md#intake: the subscription handshake and the event intake. */
-export function ingressRoutes(deps: Deps, dispatcher: Dispatcher) {
+export function ingressRoutes(deps: Deps, dispatcher: Dispatcher, counter: EventCounter) {
   const ingressDeps = { ...deps, queue: dispatcher };
 
   /**
@@ -37,6 +38,7 @@ export function ingressRoutes(deps: Deps, dispatcher: Dispatcher) {
       );
     }
     deps.metrics.webhookEvents.inc({ result: "accepted" });
+    counter.count(result.deliveries > 0);
     deps.metrics.webhookAckLatency.observe((performance.now() - started) / 1000);
     span?.accepted(result.events, result.deliveries);
     return new Response("ok", { headers: { "content-type": "text/plain" } });

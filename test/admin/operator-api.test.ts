@@ -236,7 +236,7 @@ describe("dashboard users", () => {
       headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}`, "content-type": "application/json" },
       body: JSON.stringify("x".repeat(100_000)),
     });
-    expect(await expectError(response, 400, "invalid_request")).toBe("body: Expected object");
+    expect(await expectError(response, 400, "invalid_request")).toBe("body: must be an object");
     const message = await expectError(
       await admin(url, "POST", "/admin/accounts", { name: "Acme", email: "ops@acme.example", max_numbers: "3" }),
       400,

@@ -4,17 +4,19 @@ import { createSealer } from "../../src/crypto/sealer.ts";
 import { cryptoRandom } from "../../src/runtime/random.ts";
 import { openSqliteStore } from "../../src/store/sqlite/store.ts";
 import { tempDir, TEST_ENCRYPTION_KEY } from "../support/harness.ts";
-import { processEnv, runMain } from "../support/process.ts";
+import { makeDatabase, processEnv, runMain } from "../support/process.ts";
 
 const cleanups: (() => void)[] = [];
 afterEach(() => {
   for (const cleanup of cleanups.splice(0)) cleanup();
 });
 
-function database(): { env: Record<string, string>; path: string } {
+/** A database as a first `switchboard serve` leaves it: the CLI makes none (test/cli/database.test.ts). */
+async function database(): Promise<{ env: Record<string, string>; path: string }> {
   const dir = tempDir();
   cleanups.push(dir.cleanup);
   const path = join(dir.path, "db.sqlite");
+  await makeDatabase(path);
   return { env: processEnv(path), path };
 }
 
@@ -26,7 +28,7 @@ async function cli(env: Record<string, string>, ...args: string[]): Promise<Reco
 
 describe("switchboard admin", () => {
   test("provisions an account end to end and prints the JSON the HTTP API answers", async () => {
-    const { env, path } = database();
+    const { env, path } = await database();
     const account = await cli(
       env,
       "accounts",
@@ -79,8 +81,51 @@ describe("switchboard admin", () => {
     await store.close();
   });
 
+  test("accounts list, and an account's logins listed, given a new password and removed", async () => {
+    const { env } = await database();
+    expect(await cli(env, "accounts", "list")).toEqual({ data: [] });
+    const acme = await cli(env, "accounts", "create", "--name", "Acme", "--email", "ops@acme.example");
+    const globex = await cli(env, "accounts", "create", "--name", "Globex", "--email", "ops@globex.example");
+    expect(((await cli(env, "accounts", "list")).data as { id: string }[]).map((a) => a.id)).toEqual([
+      acme.id as string,
+      globex.id as string,
+    ]);
+    const user = await cli(
+      env,
+      "users",
+      "create",
+      acme.id as string,
+      "--email",
+      "me@acme.example",
+      "--password",
+      "long enough pw",
+    );
+    expect(await cli(env, "users", "list", acme.id as string)).toEqual({
+      data: [{ ...user, last_sign_in_at: null }],
+    });
+    expect(await cli(env, "users", "list", globex.id as string)).toEqual({ data: [] });
+    const reset = await runMain(
+      ["admin", "users", "reset-password", user.id as string, "--password", "a new password!"],
+      env,
+    );
+    expect(reset.code).toBe(0);
+    expect(reset.stdout + reset.stderr).not.toContain("a new password!");
+    const short = await runMain(["admin", "users", "reset-password", user.id as string, "--password", "short"], env);
+    expect(short.code).toBe(1);
+    expect(JSON.parse(short.stderr).error.message).toBe("--password: must be at least 10 characters long");
+    expect(await cli(env, "users", "delete", user.id as string)).toMatchObject({ id: user.id });
+    const again = await runMain(["admin", "users", "delete", user.id as string], env);
+    expect(again.code).toBe(1);
+    expect(JSON.parse(again.stderr).error.code).toBe("not_found");
+    expect(await cli(env, "users", "list", acme.id as string)).toEqual({ data: [] });
+    const entries = (await cli(env, "audit", "list", "--account-id", acme.id as string, "--action", "user")).data as {
+      action: string;
+    }[];
+    expect(entries.map((e) => e.action)).toEqual(["user.delete", "user.reset_password", "user.create"]);
+  });
+
   test("an invalid flag value is a JSON error naming the flag, exit 1", async () => {
-    const { env } = database();
+    const { env } = await database();
     const result = await runMain(
       ["admin", "accounts", "create", "--name", "Acme", "--email", "ops@acme.example", "--billing-status", "gold"],
       env,
@@ -92,7 +137,7 @@ describe("switchboard admin", () => {
   });
 
   test("an unknown id is a not_found error, exit 1", async () => {
-    const { env } = database();
+    const { env } = await database();
     const result = await runMain(["admin", "numbers", "get", "404404"], env);
     expect(result.code).toBe(1);
     expect(JSON.parse(result.stderr).error.code).toBe("not_found");
@@ -104,14 +149,14 @@ describe("switchboard admin", () => {
     [["admin", "api-keys", "revoke", "key_1", "--force", "yes"]],
     [["admin", "accounts", "create", "--name"]],
   ])("%j is a usage error, exit 2", async (args) => {
-    const { env } = database();
+    const { env } = await database();
     const result = await runMain(args, env);
     expect(result.code).toBe(2);
     expect(result.stderr).toContain("Usage: switchboard admin");
   });
 
   test("help lists every command", async () => {
-    const { env } = database();
+    const { env } = await database();
     const result = await runMain(["admin", "help"], env);
     expect(result.code).toBe(0);
     for (const line of [

@@ -64,7 +64,7 @@ describe.skipIf(browser === null)(
       await context.close();
     });
 
-    test("numbers: status in words, rate limits, connect a BYO number (bad token stores nothing), re-sync, revoked token", async () => {
+    test("numbers: status in words, rate limits, connect a BYO number (bad token stores nothing), check again, revoked token", async () => {
       const { context, page, problems } = await newContext(browser!, world.url);
       await signIn(page, acme);
       const row = page.getByRole("row", { name: /Acme Sales/ });
@@ -92,9 +92,9 @@ describe.skipIf(browser === null)(
       await expect(byo.textContent()).resolves.toContain("1,000 requests/s");
       expect(world.deps.store.directory.waba("waba-byo")?.appSecret).toBe("byo-app-secret");
 
-      // Upstream lowers the level; Re-sync reads it again.
+      // Upstream lowers the level; Check again reads it again.
       world.upstream.numbers.set("1002", { level: "STANDARD", display: "+1 555 0102", name: "Acme Support" });
-      await page.getByRole("button", { name: "Re-sync +1 555 0102" }).click();
+      await page.getByRole("button", { name: "Check again +1 555 0102" }).click();
       await page.waitForURL("**/dashboard/numbers?done=synced**");
       await expect(page.getByRole("status").first().textContent()).resolves.toContain("throughput level STANDARD");
       await expect(page.getByRole("row", { name: /Acme Support/ }).textContent()).resolves.toContain("80 requests/s");

@@ -62,8 +62,25 @@ const line = (output: string, after: RegExp) => {
   return lines[lines.findIndex((l) => after.test(l)) + 1]!.trim();
 };
 
+/** The banner's console line: `console    <url>/operator   email E   password P …`. */
+function consoleLogin(output: string): { url: string; email: string; password: string } {
+  const m = output.match(/^ {2}console +(\S+\/operator) +email (\S+) +password (\S+)/m);
+  if (!m) throw new Error(`no console line in:\n${output}`);
+  return { url: m[1]!, email: m[2]!, password: m[3]! };
+}
+
+async function operatorSignIn(login: { url: string; email: string; password: string }): Promise<string> {
+  const r = await fetch(`${login.url}/session`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ email: login.email, password: login.password }),
+  });
+  if (r.status !== 204) throw new Error(`operator sign-in: ${r.status}`);
+  return r.headers.get("set-cookie")!.split(";")[0]!;
+}
+
 describe("the demo (`bun run dev`)", () => {
-  test("the printed curl line sends a message to the simulator and its signed status webhooks reach the demo receiver; a restart keeps the account and rotates the credentials", async () => {
+  test("the printed curl line sends a message to the simulator and its signed status webhooks reach the demo receiver; the printed console login opens /operator; a restart keeps the account and rotates the credentials", async () => {
     const dir = tempDir();
     cleanups.push(dir.cleanup);
     const env = { PORT: String(freePort()), HOST: "127.0.0.1", DATABASE_URL: `file:${join(dir.path, "demo.db")}` };
@@ -88,6 +105,11 @@ describe("the demo (`bun run dev`)", () => {
     expect(listing.data.filter((d) => d.status === "succeeded").length).toBeGreaterThanOrEqual(3);
     const dashboard = first.output().match(/3\) Open the dashboard: (\S+)/)![1]!;
     expect((await fetch(dashboard, { redirect: "manual" })).status).toBeLessThan(400);
+    // The operator's side: the printed console login signs in, and the overview answers.
+    const operator = consoleLogin(first.output());
+    expect(first.output()).toContain(`4) Open the operator console: ${operator.url}`);
+    const cookie = await operatorSignIn(operator);
+    expect((await fetch(operator.url, { headers: { cookie }, redirect: "manual" })).status).toBe(200);
     await first.stop();
 
     const second = runDev(env);
@@ -99,6 +121,13 @@ describe("the demo (`bun run dev`)", () => {
     expect(JSON.parse(await sh(sendLine)).error.code).toBe(1001);
     expect(JSON.parse(await sh(again)).messages[0].id).toStartWith("wamid.");
     await second.waitFor(/demo receiver: verified msg_\w+: status read/);
+    // A new console password too: the first run's no longer signs in; its session stays (`bun --watch`
+    // restarts at every save, which must not sign the browser out).
+    await expect(operatorSignIn(operator)).rejects.toThrow("401");
+    expect((await fetch(operator.url, { headers: { cookie }, redirect: "manual" })).status).toBe(200);
+    const again2 = consoleLogin(second.output());
+    expect(again2.email).toBe(operator.email);
+    await operatorSignIn(again2);
     expect(second.output()).not.toContain("REJECTED");
   }, 120_000);
 });

@@ -198,6 +198,7 @@ const NOBODYS: Record<string, string> = {
   operators: "the people who run the service, no account's",
   operator_sessions: "operators' sessions",
   operator_sign_in_failures: "operators' failed sign-ins",
+  event_hours: "the upstream events ingress accepted per hour, of every account together",
 };
 
 /**

@@ -76,6 +76,7 @@ const BY_NAME: Record<string, Kind> = {
   api_key_id: "key",
   notification_id: "notification",
   account_id: "account",
+  user_id: "user",
   // The audit log's filter by who made a change: a dashboard user's id (or email).
   actor: "user",
 };
@@ -93,6 +94,7 @@ const BY_COLLECTION: Record<string, Kind> = {
   "api-keys": "key",
   notifications: "notification",
   accounts: "account",
+  users: "user",
 };
 
 /** Path parameters that name nothing an account owns, and why. */

@@ -4,7 +4,7 @@ import { accountRows } from "../../src/console/reports.ts";
 import { testBackend } from "../support/backend.ts";
 import { admin } from "../support/harness.ts";
 import { createAccount, operatorNumber, signInCookie, type TestAccount } from "../dashboard/support.ts";
-import { receiver } from "../webhooks/support.ts";
+import { eventBody, messageChange, postUpstream, receiver } from "../webhooks/support.ts";
 import { consoleWorld, type ConsoleWorld } from "./support.ts";
 import { recordsCounting } from "../support/store-rows.ts";
 
@@ -202,7 +202,7 @@ describe("accounts", () => {
       "Acme Sales",
       "+1 555 0102",
       "Connected",
-      "Re-sync",
+      "Check again",
       '100.0 %</strong> <span class="small muted">of 1 attempt<',
       '0.0 %</strong> <span class="small muted">of 1 attempt<',
       "Disabled (410 Gone)",
@@ -296,7 +296,7 @@ describe("overview", () => {
     // errors and 2 refused (the first test's and these) are 19.2 a minute; 30 errors of 1,148 answered.
     expect(page).toContain('<span class="stat-value">19</span>');
     expect(page).toContain("2.6 %");
-    expect(page).toContain("30 of 1,148 calls upstream answered");
+    expect(page).toContain("30 of the 1,148 answers upstream gave were errors");
     // The 24 hours since 00:00 UTC the day before: 1,150 calls in 1,440 minutes.
     expect(page).toContain('<span class="stat-value">0.8</span>');
     expect(page).toContain("Number flagged");
@@ -305,6 +305,38 @@ describe("overview", () => {
     expect(page).toContain(testBackend() === "postgres" ? "Redis (rate limits)" : "kept in this process");
     expect(page).not.toContain("Not answering");
     await admin(world.url, "PATCH", "/admin/numbers/2001", { status: "connected" });
+  });
+
+  test("events received count every event ingress accepted, those for no endpoint too, and say how many went nowhere", async () => {
+    const hook = receiver();
+    try {
+      const user = await signInCookie(world.url, other);
+      const created = await fetch(`${world.url}/api/endpoints`, {
+        method: "POST",
+        headers: { cookie: user, origin: world.url, "content-type": "application/json" },
+        body: JSON.stringify({ url: hook.url, fields: ["messages"] }),
+      });
+      expect(created.status).toBe(201);
+      const post = async (wabaId: string, field: string) =>
+        expect(
+          (await postUpstream(world.url, eventBody([{ id: wabaId, changes: [messageChange("2001", "hi", field)] }])))
+            .status,
+        ).toBe(200);
+      await post("waba-other", "messages"); // to Other's endpoint
+      await post("waba-other", "account_update"); // no endpoint takes this field
+      await post("999000999", "messages"); // no WABA known
+      await world.relay.events.flush();
+      const page = await text(await world.get(cookie, "/operator"));
+      expect(page).toContain(
+        '<span class="stat-label">Events received, last hour</span><span class="stat-value">3</span>',
+      );
+      expect(page).toContain("2 for no endpoint (no WABA known, or no endpoint takes their fields)");
+      expect(page).toContain(
+        '<span class="stat-label">Events received, last 24 hours</span><span class="stat-value">3</span>',
+      );
+    } finally {
+      hook.stop();
+    }
   });
 
   test("the last backup: none yet, then the one an operator took (SQLite); none taken here on PostgreSQL", async () => {

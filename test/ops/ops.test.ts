@@ -210,13 +210,66 @@ describe("the server process", () => {
     expect(await proc.exited).toBe(0);
     const log = await new Response(proc.stdout).text();
     expect(log).toContain('"msg":"listening"');
-    expect(log).toContain('"msg":"no accounts yet; create the first one with"');
+    expect(log).toContain('"msg":"no accounts yet: create one on the console\'s Accounts page, or with"');
     expect(log).toContain('"msg":"shutting down","signal":"SIGTERM"');
     const stopped = Bun.spawnSync([process.execPath, MAIN, "healthcheck"], {
       cwd: ROOT,
       env: { PATH: process.env.PATH ?? "", PORT: String(port) },
     });
     expect(stopped.exitCode).toBe(1);
+  });
+});
+
+describe("the first start", () => {
+  test("on an empty database the log prints the command that makes the first operator; run as printed, from another directory, its operator signs in to this server's console", async () => {
+    const dir = tempDir();
+    cleanups.push(dir.cleanup);
+    const port = freePort();
+    const env = processEnv(join(dir.path, "data", "switchboard.db"), { PORT: String(port), HOST: "127.0.0.1" });
+    const proc = Bun.spawn([process.execPath, MAIN, "serve"], {
+      cwd: ROOT,
+      env,
+      stdout: "pipe",
+      stderr: "inherit",
+    });
+    cleanups.push(() => proc.kill("SIGKILL"));
+    let log = "";
+    const reader = proc.stdout.getReader();
+    const decoder = new TextDecoder();
+    while (!log.includes("no operator yet")) {
+      const { done, value } = await reader.read();
+      if (done) throw new Error(`the server stopped:\n${log}`);
+      log += decoder.decode(value, { stream: true });
+    }
+    while (!log.slice(log.indexOf("no operator yet")).includes("\n")) {
+      const { value } = await reader.read();
+      log += decoder.decode(value, { stream: true });
+    }
+    const line = JSON.parse(log.split("\n").find((l) => l.includes("no operator yet"))!) as {
+      command: string;
+      console: string;
+    };
+    expect(line.console).toBe(`http://127.0.0.1:${port}/operator`);
+    const command = line.command
+      .replace(" switchboard admin ", ` '${process.execPath}' '${MAIN}' admin `)
+      .replace("you@example.com", "first@ops.example")
+      .replace("'<at least 10 characters>'", "'first operator pw'");
+    expect(command).toStartWith(`DATABASE_URL=file:${join(dir.path, "data", "switchboard.db")} `);
+    // From another directory, with no DATABASE_URL of its own: the printed one says where.
+    const { DATABASE_URL: _, ...elsewhere } = env;
+    const made = Bun.spawnSync(["sh", "-c", command], { cwd: dir.path, env: elsewhere });
+    expect(made.exitCode).toBe(0);
+    const signIn = await fetch(`${line.console}/session`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ email: "first@ops.example", password: "first operator pw" }),
+    });
+    expect(signIn.status).toBe(204);
+    const cookie = signIn.headers.get("set-cookie")!.split(";")[0]!;
+    expect((await fetch(line.console, { headers: { cookie }, redirect: "manual" })).status).toBe(200);
+    reader.releaseLock();
+    proc.kill("SIGTERM");
+    await proc.exited;
   });
 });
 

@@ -13,6 +13,7 @@ export const SEEDED_REMOVALS = {
   webhook_history: 4,
   request_log: 4,
   usage: 1,
+  event_counts: 1,
   sessions: 1,
   sign_in_failures: 1,
   operator_sessions: 1,
@@ -83,6 +84,11 @@ export async function seed(deps: TestDeps, now: number): Promise<void> {
   // Usage is kept 62 days: the hour before that goes (its record too, past the account's window).
   await store.requests.append([record("req_usage_1", "acc_day", now - 62 * DAY - 1)]);
   await store.requests.append([record("req_usage_2", "acc_day", now - 62 * DAY)]);
+  // The overview's counts of upstream events are kept as long, by the hour they count.
+  await store.overview.addEventCounts([
+    { hour: now - 62 * DAY - 1, received: 3, unrouted: 1 },
+    { hour: now - 62 * DAY, received: 2, unrouted: 0 },
+  ]);
 
   await store.users.create({
     id: "usr_1",
@@ -163,6 +169,7 @@ export async function leftOver(deps: TestDeps): Promise<Record<string, unknown>>
     events: await ids("SELECT id FROM events ORDER BY id"),
     requests: [...(await log("acc_day")), ...(await log("acc_week"))].sort(),
     usageHours: (await store.requests.usage(null, 0, Number.MAX_SAFE_INTEGER)).length,
+    eventHours: (await store.overview.eventsSince([0]))[0]!.received,
     sessions: await ids("SELECT token_hash FROM sessions ORDER BY token_hash"),
     failures: await ids("SELECT email FROM sign_in_failures ORDER BY email"),
     operatorSessions: await ids("SELECT token_hash FROM operator_sessions ORDER BY token_hash"),
@@ -181,6 +188,8 @@ export const KEPT = {
   requests: ["keep_req_2", "keep_req_3"],
   // One hour each of the six records' but the oldest.
   usageHours: 5,
+  // The later of the two hours' counts.
+  eventHours: 2,
   sessions: ["keep_session"],
   failures: ["keep@example.com"],
   operatorSessions: ["keep_operator_session"],

@@ -9,7 +9,7 @@ import { tool } from "../support/test-tools.ts";
 import { eventBody, messageChange, postUpstream, relayAccount } from "../webhooks/support.ts";
 import { countingReceiver, scaleOut, until } from "./instances.ts";
 
-// What README "Scale-out" tells an operator to run: compose.yaml and the load balancer's
+// What docs/operations.md#scale-out tells an operator to run: compose.yaml and the load balancer's
 // deploy/nginx.conf, checked as far as this machine allows (docker, when there is one).
 
 const cleanups: (() => unknown)[] = [];

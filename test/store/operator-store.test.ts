@@ -2,6 +2,7 @@
 // account, the request log's usage reports), on the backend SWITCHBOARD_TEST_BACKEND names, as storage-suite.test.ts is.
 import { afterEach, describe, expect, test } from "bun:test";
 import type { Completion } from "../../src/store/queue.ts";
+import { hourOf } from "../../src/store/hours.ts";
 import type { Store } from "../../src/store/store.ts";
 import { newDeliveryId, newEventId } from "../../src/webhooks/ids.ts";
 import { testDeps, type TestDeps } from "../support/harness.ts";
@@ -114,19 +115,26 @@ describe("operators", () => {
 });
 
 describe("the overview's counts", () => {
-  test("events received since a time, across accounts", async () => {
-    const { store, clock, random } = await fresh();
-    const t = clock.now();
-    await account(store, "acc_a", t);
-    await account(store, "acc_b", t);
-    const events = [
-      eventRow(newEventId(random, t - 2 * HOUR), "acc_a", t - 2 * HOUR),
-      eventRow(newEventId(random, t - 30 * 60_000), "acc_a", t - 30 * 60_000),
-      eventRow(newEventId(random, t), "acc_b", t),
-    ];
-    await store.queue.enqueue(events, []);
-    expect(await store.overview.eventsSince([t - HOUR, t - DAY, t + 1])).toEqual([2, 3, 0]);
+  test("events received by the hour: counts added up, by several writers (instances) too, summed since each hour", async () => {
+    const { store, clock } = await fresh();
+    const h = hourOf(clock.now());
+    await store.overview.addEventCounts([
+      { hour: h - 2 * HOUR, received: 4, unrouted: 1 },
+      { hour: h, received: 2, unrouted: 0 },
+    ]);
+    // Added to what is there, as another instance's flush of the same hour is.
+    await Promise.all([
+      store.overview.addEventCounts([{ hour: h, received: 3, unrouted: 2 }]),
+      store.overview.addEventCounts([{ hour: h, received: 1, unrouted: 1 }]),
+    ]);
+    expect(await store.overview.eventsSince([h, h - DAY, h + HOUR])).toEqual([
+      { received: 6, unrouted: 3 },
+      { received: 10, unrouted: 4 },
+      { received: 0, unrouted: 0 },
+    ]);
     expect(await store.overview.eventsSince([])).toEqual([]);
+    expect(await store.retention.purgeEventCounts(h - HOUR, 10)).toBe(1);
+    expect(await store.overview.eventsSince([h - DAY])).toEqual([{ received: 6, unrouted: 3 }]);
   });
 
   test("attempts and parks by the hour, endpoints failing now, and those disabled since a time", async () => {

@@ -1034,6 +1034,42 @@ describe("history", () => {
   });
 });
 
+describe("dashboard logins", () => {
+  test("a session opened is the user's last sign-in; a new password ends their sessions but the one kept, a removal all", async () => {
+    const q = await queue();
+    const { store } = q.deps;
+    const user = (id: string, email: string) =>
+      store.users.create({ id, accountId: "acc_suite", email, passwordHash: "old", createdAt: q.t });
+    expect(await user("usr_1", "one@example.com")).toMatchObject({ lastSignInAt: null });
+    await user("usr_2", "two@example.com");
+    const session = (tokenHash: string, userId: string, at: number) =>
+      store.sessions.create({ tokenHash, userId, accountId: "acc_suite", createdAt: at, expiresAt: at + HOUR });
+    await session("a", "usr_1", q.t + 1);
+    await session("b", "usr_1", q.t + 2);
+    await session("c", "usr_1", q.t + 3);
+    await session("d", "usr_2", q.t + 4);
+    expect(await store.users.byId("usr_1")).toMatchObject({ lastSignInAt: q.t + 3 });
+
+    expect(await store.users.setPasswordHash("usr_1", "new", undefined, "b")).toBe(true);
+    expect(await store.users.byId("usr_1")).toMatchObject({ passwordHash: "new" });
+    expect([await store.sessions.find("a"), await store.sessions.find("c")]).toEqual([undefined, undefined]);
+    expect(await store.sessions.find("b")).toMatchObject({ userId: "usr_1" });
+    expect(await store.sessions.find("d")).toMatchObject({ userId: "usr_2" });
+    // "all": the demo's restarts keep every session.
+    expect(await store.users.setPasswordHash("usr_1", "demo", undefined, "all")).toBe(true);
+    expect(await store.sessions.find("b")).toMatchObject({ userId: "usr_1" });
+    expect(await store.users.setPasswordHash("usr_1", "newer")).toBe(true);
+    expect(await store.sessions.find("b")).toBeUndefined();
+    expect(await store.users.setPasswordHash("usr_nobody", "x")).toBe(false);
+
+    expect(await store.users.delete("usr_2")).toBe(true);
+    expect(await store.users.byId("usr_2")).toBeUndefined();
+    expect(await store.sessions.find("d")).toBeUndefined();
+    expect(await store.users.delete("usr_2")).toBe(false);
+    expect((await store.users.ofAccount("acc_suite")).map((u) => u.id)).toEqual(["usr_1"]);
+  });
+});
+
 describe("retention purges", () => {
   test("sessions go at their expiry, a batch at a time; the live ones stay", async () => {
     const q = await queue();

@@ -1,4 +1,7 @@
 import { join } from "node:path";
+import { createSealer } from "../../src/crypto/sealer.ts";
+import { cryptoRandom } from "../../src/runtime/random.ts";
+import { openSqliteStore } from "../../src/store/sqlite/store.ts";
 import { TEST_ADMIN_TOKEN, TEST_APP_SECRET, TEST_ENCRYPTION_KEY } from "./harness.ts";
 
 export const ROOT = join(import.meta.dir, "..", "..");
@@ -52,4 +55,24 @@ export function freePort(): number {
   const port = server.port!;
   server.stop(true);
   return port;
+}
+
+/**
+ * Makes the SQLite file at `path`, migrated and empty, as a first `switchboard serve` does: the
+ * other commands refuse a file that is not there (docs/operations.md#command-line).
+ */
+export async function makeDatabase(path: string): Promise<void> {
+  const key = new Uint8Array(Buffer.from(TEST_ENCRYPTION_KEY, "base64"));
+  await openSqliteStore(path, createSealer(key, cryptoRandom)).close();
+}
+
+/** Runs `switchboard <args>` on a pseudo-terminal (util-linux's script), as an operator's shell does; its output, both streams. */
+export async function runOnTerminal(
+  args: string[],
+  env: Record<string, string>,
+): Promise<{ code: number; output: string }> {
+  const command = [process.execPath, MAIN, ...args].map((a) => `'${a.replaceAll("'", "'\\''")}'`).join(" ");
+  const proc = Bun.spawn(["script", "-qefc", command, "/dev/null"], { env, cwd: ROOT, stdout: "pipe", stderr: "pipe" });
+  const [output, code] = await Promise.all([new Response(proc.stdout).text(), proc.exited]);
+  return { code, output: output.replaceAll("\r\n", "\n") };
 }

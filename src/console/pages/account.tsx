@@ -1,23 +1,28 @@
 import { escapeHtml } from "@kitajs/html";
 import { UsageChart } from "../../dashboard/chart.tsx";
-import { Badge, Notice, Time } from "../../dashboard/components.tsx";
+import { Badge, Time } from "../../dashboard/components.tsx";
 import { KeysTable } from "../../dashboard/pages/api-keys.tsx";
 import { disabledText, EndpointState } from "../../dashboard/pages/endpoints.tsx";
 import type { NumberUsage } from "../../dashboard/usage.ts";
 import { causeOf, causeText, KIND_NAMES, NUMBER_STATES } from "../../numbers/condition.ts";
-import type { Waba } from "../../store/types.ts";
+import type { User, Waba } from "../../store/types.ts";
+import { addUserForm, resetPasswordForm } from "../forms.ts";
 import { endpointView } from "../../webhooks/views.ts";
 import type { AccountDetail, EndpointHealth } from "../reports.ts";
 import { BILLING_CHOICES } from "./accounts.tsx";
-import { Choice, Field, type FormState, SubmitBeside } from "./fields.tsx";
+import { Choice, ErrorSummary, type FieldSpec, Fields, type FormState, SubmitBeside } from "./fields.tsx";
 import { checkAgain, HEALTH, lastChecked, NUMBER } from "./number-columns.tsx";
 import { countColumn, Table } from "./table.tsx";
 import { accountPath, BillingBadge, count, numberName, share } from "./words.tsx";
+
+/** A refused new password: the form state, and whose it was. */
+export type PasswordForm = FormState & { userId: string };
 
 export interface AccountPageProps {
   detail: AccountDetail;
   flash?: JSX.Element;
   userForm?: FormState;
+  passwordForm?: PasswordForm;
 }
 
 const WABA_STATE: Record<Waba["status"], keyof typeof NUMBER_STATES> = {
@@ -68,7 +73,56 @@ function Facts(props: { detail: AccountDetail }) {
   );
 }
 
-function Users(props: { detail: AccountDetail; form?: FormState }) {
+/** The add-user form's fields, read against the operator API's own rules. */
+const USER_FIELDS = [
+  { id: "new-user-email", name: "email", label: "Email", rule: addUserForm.properties.email },
+  {
+    id: "new-user-password",
+    name: "password",
+    label: "Password",
+    hint: "At least 10 characters.",
+    type: "password",
+    rule: addUserForm.properties.password,
+  },
+] as const satisfies readonly FieldSpec[];
+
+/** A user's new-password field; its id names the user, as each row has one. */
+const passwordField = (user: User): FieldSpec => ({
+  id: `password-${user.id}`,
+  name: "password",
+  label: `New password for ${user.email}`,
+  hint: "At least 10 characters. Every session of theirs ends.",
+  type: "password",
+  rule: resetPasswordForm.properties.password,
+});
+
+function UserActions(props: { user: User; accountId: string; form?: PasswordForm }) {
+  const { user } = props;
+  const base = `${accountPath(props.accountId)}/users/${encodeURIComponent(user.id)}`;
+  const mine = props.form?.userId === user.id ? props.form : undefined;
+  return (
+    <div class="row actions">
+      <details open={mine ? true : undefined}>
+        <summary>New password</summary>
+        <form method="post" action={`${base}/password`} class="stack">
+          <Fields fields={[passwordField(user)]} form={mine} />
+          <div>
+            <button type="submit" class="secondary">
+              Set the new password
+            </button>
+          </div>
+        </form>
+      </details>
+      <form method="post" action={`${base}/delete`} data-confirm={`Remove ${user.email}? They can no longer sign in.`}>
+        <button type="submit" class="danger" aria-label={`Remove ${user.email}`}>
+          Remove
+        </button>
+      </form>
+    </div>
+  );
+}
+
+function Users(props: { detail: AccountDetail; form?: FormState; passwordForm?: PasswordForm }) {
   const { users, account, now } = props.detail;
   return (
     <section aria-labelledby="users-heading">
@@ -78,30 +132,24 @@ function Users(props: { detail: AccountDetail; form?: FormState }) {
         columns={[
           { head: "Email", class: "break", cell: (u) => escapeHtml(u.email) },
           { head: "Created", cell: (u) => <Time at={u.createdAt} now={now} /> },
+          {
+            head: "Last sign-in",
+            cell: (u) =>
+              u.lastSignInAt === null ? <span class="muted">Never</span> : <Time at={u.lastSignInAt} now={now} />,
+          },
+          {
+            head: "Actions",
+            hidden: true,
+            cell: (u) => <UserActions user={u} accountId={account.id} form={props.passwordForm} />,
+          },
         ]}
-        empty="No dashboard user yet."
+        empty="No dashboard user yet: add one below, and give them the email and password."
         labelledBy="users-heading"
       />
       <details class="panel" open={props.form ? true : undefined}>
         <summary>Add a user</summary>
-        {props.form?.message ? (
-          <Notice tone="bad">
-            <p safe>{props.form.message}</p>
-          </Notice>
-        ) : (
-          ""
-        )}
         <form method="post" action={`${accountPath(account.id)}/users`} class="stack">
-          <Field id="new-user-email" name="email" label="Email" type="email" maxlength={320} form={props.form} />
-          <Field
-            id="new-user-password"
-            name="password"
-            label="Password"
-            hint="At least 10 characters."
-            type="password"
-            maxlength={200}
-            form={props.form}
-          />
+          <Fields fields={USER_FIELDS} form={props.form} />
           <div>
             <button type="submit">Add user</button>
           </div>
@@ -139,7 +187,7 @@ function Wabas(props: { detail: AccountDetail }) {
         { head: "State", cell: (w) => <WabaState waba={w} /> },
         countColumn<Waba>("Numbers", (w) => numbers.filter((n) => n.number.wabaId === w.wabaId).length),
       ]}
-      empty="No WABA connected."
+      empty="No WABA yet: one comes with the first number the account's users connect on their dashboard's Numbers page, or with switchboard admin wabas create."
       labelledBy="wabas-heading"
     />
   );
@@ -183,7 +231,7 @@ function Numbers(props: { detail: AccountDetail }) {
         },
         checkAgain("account"),
       ]}
-      empty="No number connected."
+      empty="No number yet: the account's users connect one on their dashboard's Numbers page (bring your own, or Embedded Signup), or run switchboard admin numbers create."
       labelledBy="numbers-heading"
     />
   );
@@ -241,7 +289,7 @@ function Endpoints(props: { detail: AccountDetail }) {
         countColumn<EndpointHealth>("Failures in a row", (e) => e.endpoint.consecutiveFailures, "Failures"),
         { head: "Succeeded, 24 hours", label: "24 hours", cell: (e) => <SuccessRate e={e} /> },
       ]}
-      empty="No webhook endpoint."
+      empty="No webhook endpoint yet: the account's users add theirs on their dashboard's Endpoints page."
       labelledBy="endpoints-heading"
     />
   );
@@ -257,14 +305,24 @@ export function AccountPage(props: AccountPageProps) {
       </p>
       <h1 safe>{account.name}</h1>
       {flash}
+      <ErrorSummary form={props.userForm} fields={USER_FIELDS} what="The new user" />
+      {props.passwordForm ? (
+        <ErrorSummary
+          form={props.passwordForm}
+          fields={detail.users.filter((u) => u.id === props.passwordForm?.userId).map(passwordField)}
+          what="The new password"
+        />
+      ) : (
+        ""
+      )}
       <Facts detail={detail} />
-      <Users detail={detail} form={props.userForm} />
+      <Users detail={detail} form={props.userForm} passwordForm={props.passwordForm} />
       <h2 id="keys-heading">API keys</h2>
       <KeysTable
         keys={detail.keys}
         now={detail.now}
         revokeAction={(k) => `${accountPath(account.id)}/api-keys/${encodeURIComponent(k.id)}/revoke`}
-        empty="No API keys."
+        empty="No API keys yet: the account's users create theirs on their dashboard's API keys page, or run switchboard admin api-keys create."
       />
       <h2 id="wabas-heading">WABAs</h2>
       <Wabas detail={detail} />

@@ -1,7 +1,8 @@
 import { escapeHtml } from "@kitajs/html";
-import { Notice } from "../../dashboard/components.tsx";
+import { firstBad } from "../../dashboard/form-fields.tsx";
+import { createAccountForm } from "../forms.ts";
 import type { AccountRow } from "../reports.ts";
-import { Choice, Field, type FormState, SubmitBeside } from "./fields.tsx";
+import { Choice, ErrorSummary, Field, type FieldSpec, type FormState, SubmitBeside } from "./fields.tsx";
 import { type Column, countColumn, Table } from "./table.tsx";
 import { accountPath, BILLING, BillingBadge, count } from "./words.tsx";
 
@@ -46,10 +47,39 @@ const COLUMNS: Column<AccountRow>[] = [
   countColumn("Calls this month", (r) => r.callsThisMonth, "This month"),
 ];
 
+/** The create form's text fields, read against createAccountForm's rules (src/console/forms.ts). */
+const ACCOUNT_FIELDS = [
+  { id: "account-name", name: "name", label: "Name", rule: createAccountForm.properties.name },
+  {
+    id: "account-email",
+    name: "email",
+    label: "Contact email",
+    hint: "Where warnings and disable notices go.",
+    rule: createAccountForm.properties.email,
+  },
+  {
+    id: "user-email",
+    name: "user_email",
+    label: "First user's email",
+    hint: "Their dashboard login.",
+    rule: createAccountForm.properties.user_email,
+  },
+  {
+    id: "user-password",
+    name: "user_password",
+    label: "First user's password",
+    hint: "At least 10 characters.",
+    type: "password",
+    rule: createAccountForm.properties.user_password,
+  },
+] as const satisfies readonly FieldSpec[];
+
 export function AccountsPage(props: { rows: AccountRow[]; search: string; form?: FormState }) {
+  const first = firstBad(ACCOUNT_FIELDS, props.form);
   return (
     <>
       <h1>Accounts</h1>
+      <ErrorSummary form={props.form} fields={ACCOUNT_FIELDS} what="The new account" />
       <p class="lead">Every customer account: billing state, numbers, keys and this month's proxied calls.</p>
       <search>
         <form method="get" action="/operator/accounts" class="row filters">
@@ -77,24 +107,9 @@ export function AccountsPage(props: { rows: AccountRow[]; search: string; form?:
       <section class="panel" aria-labelledby="create-heading">
         <h2 id="create-heading">Create an account</h2>
         <p class="small">The account, and its first dashboard login: give the person the email and password.</p>
-        {props.form?.message ? (
-          <Notice tone="bad">
-            <p safe>{props.form.message}</p>
-          </Notice>
-        ) : (
-          ""
-        )}
         <form method="post" action="/operator/accounts" class="stack">
-          <Field id="account-name" name="name" label="Name" maxlength={200} form={props.form} />
-          <Field
-            id="account-email"
-            name="email"
-            label="Contact email"
-            hint="Where warnings and disable notices go."
-            type="email"
-            maxlength={320}
-            form={props.form}
-          />
+          <Field {...ACCOUNT_FIELDS[0]} form={props.form} focus={first === ACCOUNT_FIELDS[0]} />
+          <Field {...ACCOUNT_FIELDS[1]} form={props.form} focus={first === ACCOUNT_FIELDS[1]} />
           <Choice
             id="account-billing"
             name="billing_status"
@@ -114,24 +129,8 @@ export function AccountsPage(props: { rows: AccountRow[]; search: string; form?:
             value="24h"
             form={props.form}
           />
-          <Field
-            id="user-email"
-            name="user_email"
-            label="First user's email"
-            hint="Their dashboard login."
-            type="email"
-            maxlength={320}
-            form={props.form}
-          />
-          <Field
-            id="user-password"
-            name="user_password"
-            label="First user's password"
-            hint="At least 10 characters."
-            type="password"
-            maxlength={200}
-            form={props.form}
-          />
+          <Field {...ACCOUNT_FIELDS[2]} form={props.form} focus={first === ACCOUNT_FIELDS[2]} />
+          <Field {...ACCOUNT_FIELDS[3]} form={props.form} focus={first === ACCOUNT_FIELDS[3]} />
           <div>
             <button type="submit">Create account</button>
           </div>

@@ -81,7 +81,15 @@ export function AuditPage(props: AuditPageProps) {
           <p safe>{props.refused}</p>
         </Notice>
       ) : props.entries.length === 0 ? (
-        <p class="panel">No entries{filtered ? " match this filter" : " yet"}.</p>
+        <p class="panel">
+          {filtered ? (
+            <>
+              No entries match this filter. <a href="/operator/audit">Show them all</a>.
+            </>
+          ) : (
+            "No entries yet: every change made here, through the operator API, the command line or the dashboards is listed as it happens."
+          )}
+        </p>
       ) : (
         <AuditTable entries={props.entries} now={props.now} caption="Audit log" account={account} />
       )}

@@ -1,58 +1,9 @@
 import { escapeHtml } from "@kitajs/html";
 import { FieldError } from "../../dashboard/components.tsx";
+import type { FormState } from "../../dashboard/form-fields.tsx";
 import type { Account } from "../../store/types.ts";
 
-/** What a form shows again after a refused post: the values sent (never a password) and each field's error. */
-export interface FormState {
-  values: Record<string, unknown>;
-  errors: Record<string, string>;
-  message?: string;
-}
-
-/** A labelled input with its hint and error, wired for screen readers. */
-export function Field(props: {
-  id: string;
-  name: string;
-  label: string;
-  hint?: string;
-  type?: "text" | "email" | "password";
-  maxlength: number;
-  form?: FormState;
-  required?: boolean;
-}) {
-  const error = props.form?.errors[props.name];
-  const raw = props.type === "password" ? undefined : props.form?.values[props.name];
-  const hintId = `${props.id}-hint`;
-  const errorId = `${props.id}-error`;
-  const described = [props.hint ? hintId : "", error ? errorId : ""].filter(Boolean).join(" ");
-  return (
-    <div>
-      <label for={props.id}>
-        {escapeHtml(props.label)}
-        {props.hint ? (
-          <span class="hint" id={hintId}>
-            {escapeHtml(props.hint)}
-          </span>
-        ) : (
-          ""
-        )}
-      </label>
-      <input
-        type={props.type ?? "text"}
-        id={props.id}
-        name={props.name}
-        required={props.required !== false}
-        maxlength={String(props.maxlength)}
-        value={typeof raw === "string" ? raw : undefined}
-        autocomplete={props.type === "password" ? "new-password" : "off"}
-        spellcheck="false"
-        aria-invalid={error ? "true" : undefined}
-        aria-describedby={described || undefined}
-      />
-      <FieldError id={errorId} message={error} />
-    </div>
-  );
-}
+export { ErrorSummary, Field, Fields, type FieldSpec, type FormState } from "../../dashboard/form-fields.tsx";
 
 /** A select of fixed choices, the current one chosen: the one sent again after a refused post, else `value`. */
 export function Choice(props: {

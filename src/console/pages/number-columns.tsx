@@ -17,10 +17,10 @@ export const lastChecked = (now: number): Column<NumberHealth> => ({
   cell: (h) => <Time at={h.number.syncedAt} now={now} />,
 });
 
-/** Check again (or Re-sync, for a usable number): the operator API's sync, which also checks its condition. */
+/** Check again: the operator API's sync, which re-reads the number upstream and so checks its condition. */
 export function CheckAgain(props: { health: NumberHealth; back: "account" | "numbers" }) {
-  const { number, condition, account } = props.health;
-  const label = condition.usable ? "Re-sync" : "Check again";
+  const { number, account } = props.health;
+  const label = "Check again";
   return (
     <form method="post" action={`${accountPath(account.id)}/numbers/${encodeURIComponent(number.phoneNumberId)}/check`}>
       <input type="hidden" name="back" value={props.back} />

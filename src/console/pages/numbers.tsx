@@ -14,6 +14,10 @@ export const STATE_CHOICES = [
 
 const KIND: Column<NumberHealth> = { head: "Kind", cell: (h) => escapeHtml(KIND_NAMES[h.number.kind]) };
 
+/** Where numbers come from, for a service that has none yet. */
+export const NO_NUMBERS_YET =
+  "No numbers yet: customers connect theirs on their dashboard's Numbers page (bring your own, or Embedded Signup), or run switchboard admin numbers create.";
+
 export function NumbersPage(props: {
   rows: NumberHealth[];
   causes: number[];
@@ -41,7 +45,11 @@ export function NumbersPage(props: {
       <Table
         rows={props.rows}
         columns={[NUMBER, OWNER, HEALTH, KIND, lastChecked(props.now), checkAgain("numbers")]}
-        empty="No number matches."
+        empty={
+          props.filter.state || props.filter.cause
+            ? "No number matches: choose another state or cause, or every number."
+            : NO_NUMBERS_YET
+        }
         caption="Numbers"
       />
     </>

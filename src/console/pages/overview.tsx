@@ -1,9 +1,11 @@
 import { escapeHtml } from "@kitajs/html";
-import { Time } from "../../dashboard/components.tsx";
+import { Notice, Time } from "../../dashboard/components.tsx";
 import { relativeTime } from "../../dashboard/format.ts";
 import { disabledText } from "../../dashboard/pages/endpoints.tsx";
+import type { EventCounts } from "../../store/overview.ts";
 import type { BackupState } from "../backup-report.ts";
 import type { CallWindow, Overview } from "../reports.ts";
+import { NO_NUMBERS_YET } from "./numbers.tsx";
 import { HEALTH, NUMBER, OWNER } from "./number-columns.tsx";
 import { accountColumn, Table } from "./table.tsx";
 import { count, perMinute, share, Stat } from "./words.tsx";
@@ -13,6 +15,26 @@ function sinceText(ms: number, now: number): string {
   const iso = new Date(ms).toISOString();
   const sameDay = iso.slice(0, 10) === new Date(now).toISOString().slice(0, 10);
   return `${sameDay ? "" : `${iso.slice(0, 10)} `}${iso.slice(11, 16)} UTC`;
+}
+
+/** "1 of the 6 answers upstream gave was an error": every call counted got an answer, some of them errors. */
+function errorsNote(errors: number, answered: number): string {
+  if (answered === 0) return "no call reached upstream";
+  if (answered === 1) return `the one answer upstream gave was ${errors === 1 ? "an error" : "no error"}`;
+  return `${count(errors)} of the ${count(answered)} answers upstream gave ${errors === 1 ? "was an error" : "were errors"}`;
+}
+
+/** Events received in a window: every one ingress accepted, and how many went to no endpoint. */
+function Events(props: { label: string; events: EventCounts; since: number; now: number }) {
+  const { received, unrouted } = props.events;
+  const since = `since ${sinceText(props.since, props.now)}`;
+  const note =
+    unrouted === 0
+      ? received === 0
+        ? `none accepted ${since}`
+        : `${since}, each for an endpoint`
+      : `${since}; ${count(unrouted)} for no endpoint (no WABA known, or no endpoint takes their fields)`;
+  return <Stat label={props.label} value={count(received)} note={note} />;
 }
 
 function Calls(props: { title: string; calls: CallWindow; id: string; now: number }) {
@@ -29,7 +51,7 @@ function Calls(props: { title: string; calls: CallWindow; id: string; now: numbe
         <Stat
           label="Upstream error rate"
           value={share(c.errorRate)}
-          note={`${count(c.upstreamErrors)} of ${count(c.forwarded + c.upstreamErrors)} calls upstream answered`}
+          note={errorsNote(c.upstreamErrors, c.forwarded + c.upstreamErrors)}
           tone={c.errorRate !== null && c.errorRate >= 0.05 ? "warn" : "plain"}
         />
         <Stat label="Refused by Switchboard" value={count(c.refused)} note="key, billing, state or rate limit" />
@@ -74,6 +96,16 @@ export function OverviewPage(props: { o: Overview }) {
     <>
       <h1>Overview</h1>
       <p class="lead">Every account at a glance. Times are UTC.</p>
+      {o.accounts === 0 ? (
+        <Notice tone="warn">
+          <p>
+            No accounts yet. <a href="/operator/accounts">Create the first one</a>, with the dashboard login you give
+            your customer.
+          </p>
+        </Notice>
+      ) : (
+        ""
+      )}
       <div class="columns">
         <Calls title="Proxied calls, last hour" calls={o.calls.hour} id="calls-hour" now={o.now} />
         <Calls title="Proxied calls, last 24 hours" calls={o.calls.day} id="calls-day" now={o.now} />
@@ -81,8 +113,8 @@ export function OverviewPage(props: { o: Overview }) {
       <section class="panel" aria-labelledby="webhooks-heading">
         <h2 id="webhooks-heading">Webhooks</h2>
         <div class="stats">
-          <Stat label="Events received, last hour" value={count(o.events.hour)} />
-          <Stat label="Events received, last 24 hours" value={count(o.events.day)} />
+          <Events label="Events received, last hour" events={o.events.hour} since={o.calls.hour.since} now={o.now} />
+          <Events label="Events received, last 24 hours" events={o.events.day} since={o.calls.day.since} now={o.now} />
           <Stat
             label="Deliveries pending"
             value={count(o.deliveries.pending)}
@@ -91,7 +123,7 @@ export function OverviewPage(props: { o: Overview }) {
           <Stat
             label="Failed attempts, 24 hours"
             value={count(d.failed)}
-            note={`${count(d.succeeded)} succeeded`}
+            note={`${count(d.succeeded)} other attempt${d.succeeded === 1 ? "" : "s"} succeeded`}
             tone={d.failed > 0 ? "warn" : "plain"}
           />
           <Stat label="Parked, 24 hours" value={count(d.parked)} tone={d.parked > 0 ? "bad" : "plain"} />
@@ -134,7 +166,7 @@ export function OverviewPage(props: { o: Overview }) {
           { head: "Why", class: "small", cell: (e) => escapeHtml(disabledText(e.disabledReason)) },
           { head: "Last changed", cell: (e) => <Time at={e.updatedAt} now={o.now} /> },
         ]}
-        empty="None."
+        empty="None: no endpoint was disabled in the last 24 hours."
         labelledBy="disabled-heading"
       />
 
@@ -145,7 +177,13 @@ export function OverviewPage(props: { o: Overview }) {
       <Table
         rows={o.notConnected}
         columns={[NUMBER, OWNER, HEALTH]}
-        empty="Every number is connected."
+        empty={
+          o.numbers === 0
+            ? NO_NUMBERS_YET
+            : o.numbers === 1
+              ? "The only number is connected."
+              : `All ${count(o.numbers)} numbers are connected.`
+        }
         labelledBy="unusable-heading"
       />
     </>

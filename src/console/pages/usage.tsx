@@ -64,7 +64,7 @@ export function UsagePage(props: UsagePageProps) {
           countColumn("Upstream errors", (r) => r.upstreamErrors, "Errors"),
           countColumn("Refused", (r) => r.refused),
         ]}
-        empty="No proxied calls in this period."
+        empty="No proxied calls in this period: choose an earlier one, or another account."
         caption="Usage"
       />
     </>

@@ -130,7 +130,15 @@ export function ActivityPage(props: {
         </form>
       </search>
       {props.entries.length === 0 ? (
-        <p class="panel">No activity{isFiltered(f) ? " matches this filter" : " yet"}.</p>
+        <p class="panel">
+          {isFiltered(f) ? (
+            <>
+              No activity matches this filter. <a href="/dashboard/activity">Show all of it</a>.
+            </>
+          ) : (
+            "No activity yet: sign-ins and every change to keys, endpoints, numbers and settings are listed here."
+          )}
+        </p>
       ) : (
         <AuditTable entries={props.entries} now={props.now} caption="Activity" />
       )}

@@ -76,8 +76,17 @@ export function DeliveriesPage(props: {
       </search>
       {props.deliveries.length === 0 ? (
         <p class="panel">
-          No deliveries
-          {isFiltered(f) ? " match this filter" : " yet"}.
+          {isFiltered(f) ? (
+            <>
+              No deliveries match this filter. <a href="/dashboard/deliveries">Show them all</a>.
+            </>
+          ) : (
+            <>
+              No deliveries yet: each event the platform sends for your numbers is delivered to the{" "}
+              <a href="/dashboard/endpoints">endpoints</a> that take its fields, and listed here. An endpoint's Send
+              test makes one.
+            </>
+          )}
         </p>
       ) : (
         <CardsTable

@@ -77,7 +77,7 @@ function NumbersTable(props: { numbers: NumberRow[]; usage: Map<string, NumberUs
   return (
     <CardsTable
       caption="Connected numbers"
-      columns={["Number", "Kind", "Status", "Throughput", "Last sync", "Calls", { text: "Actions", hidden: true }]}
+      columns={["Number", "Kind", "Status", "Throughput", "Last checked", "Calls", { text: "Actions", hidden: true }]}
     >
       {props.numbers.map((n) => (
         <tr>
@@ -112,11 +112,11 @@ function NumbersTable(props: { numbers: NumberRow[]; usage: Map<string, NumberUs
             )}
             <div class="small">{escapeHtml(grouped(n.rate_limit_per_second))} requests/s</div>
           </td>
-          <td data-label="Last sync">
+          <td data-label="Last checked">
             <Time at={n.synced_at} now={props.now} />
             {n.sync_error ? (
               <p class="small error-text">
-                Last sync failed: <span safe>{n.sync_error}</span>
+                The last check failed: <span safe>{n.sync_error}</span>
               </p>
             ) : (
               ""
@@ -132,8 +132,8 @@ function NumbersTable(props: { numbers: NumberRow[]; usage: Map<string, NumberUs
           <td data-label="Actions">
             <ActionButton
               action={`/dashboard/numbers/${encodeURIComponent(n.phone_number_id)}/sync`}
-              label={n.usable ? "Re-sync" : "Check again"}
-              name={`${n.usable ? "Re-sync" : "Check again"} ${n.display_phone_number ?? n.phone_number_id}`}
+              label="Check again"
+              name={`Check again ${n.display_phone_number ?? n.phone_number_id}`}
             />
             {n.kind === "coexistence" ? (
               <a class="small" href={`/dashboard/numbers/${encodeURIComponent(n.phone_number_id)}/coexistence`}>
@@ -235,8 +235,8 @@ export function NumbersPage(props: NumbersPageProps) {
       <p class="small muted">
         Sends and media uploads count against each number's own limit (80 requests/s standard, 1,000 requests/s at the
         HIGH throughput level, 20 requests/s for coexistence numbers). Templates, media reads and profile reads share
-        the WABA's budget of {escapeHtml(grouped(WABA_RATE_LIMIT_PER_HOUR))} requests/hour. Re-sync reads the throughput
-        level from the platform again.
+        the WABA's budget of {escapeHtml(grouped(WABA_RATE_LIMIT_PER_HOUR))} requests/hour. Check again reads the
+        throughput level and the number's state from the platform again.
       </p>
 
       {props.signup ? <SignupPanel settings={props.signup} message={props.signupMessage} /> : ""}

@@ -135,7 +135,18 @@ export function RequestsPage(props: {
         </form>
       </search>
       {props.requests.length === 0 ? (
-        <p class="panel">No calls{isFiltered(f) ? " match this filter" : " yet"}.</p>
+        <p class="panel">
+          {isFiltered(f) ? (
+            <>
+              No calls match this filter. <a href="/dashboard/requests">Show them all</a>.
+            </>
+          ) : (
+            <>
+              No calls yet: send one through the proxy with a key from <a href="/dashboard/api-keys">API keys</a>, and
+              each call is listed here with its answer.
+            </>
+          )}
+        </p>
       ) : (
         <CardsTable
           caption="Requests"

@@ -1,4 +1,5 @@
-import { desc } from "drizzle-orm";
+import { desc, eq } from "drizzle-orm";
+import type { PgColumn, PgTable } from "drizzle-orm/pg-core";
 import type { SQL } from "bun";
 import { auditConditions } from "../audit-filter.ts";
 import { auditRow, fromAuditRow, type AuditEntry, type AuditFilter, type AuditStore } from "../audit.ts";
@@ -92,4 +93,24 @@ export class PgAudit implements AuditStore {
       .limit(limit);
     return rows.map(fromAuditRow);
   }
+}
+
+/**
+ * Deletes the row of `table` whose `key` is `id`, with its entry in the same transaction when
+ * there was one (two deletions at once: one deletes and writes the entry); whether there was one.
+ */
+export async function deleteAudited(
+  db: PgDb,
+  table: PgTable,
+  key: PgColumn,
+  id: string,
+  entry: AuditEntry | undefined,
+): Promise<boolean> {
+  const deleted = await withAudit(
+    db,
+    entry,
+    (tx) => tx.delete(table).where(eq(key, id)).returning({ id: key }),
+    (rows) => rows.length > 0,
+  );
+  return deleted.length > 0;
 }

@@ -1,7 +1,7 @@
 import { asc, eq } from "drizzle-orm";
 import type { AuditEntry } from "../audit.ts";
 import type { Operator, OperatorSession, OperatorStore } from "../operators.ts";
-import { recordAudit, withAudit, withAuditStatement } from "./audit.ts";
+import { deleteAudited, recordAudit, withAudit, withAuditStatement } from "./audit.ts";
 import { transaction, type PgDb } from "./connect.ts";
 import { operatorSessions, operatorSignInFailures, operators, type signInFailures } from "./schema.ts";
 import { PgSignInFailures } from "./sign-in-failures.ts";
@@ -30,27 +30,21 @@ export class PgOperators extends PgSignInFailures implements OperatorStore {
     );
     return created ?? null;
   }
-  async setPasswordHash(id: string, passwordHash: string, audit?: AuditEntry) {
+  async setPasswordHash(id: string, passwordHash: string, audit?: AuditEntry, keep?: "all") {
     return transaction(this.db, async ({ orm, raw }) => {
       const changed = await orm
         .update(operators)
         .set({ passwordHash })
         .where(eq(operators.id, id))
         .returning({ id: operators.id });
-      await orm.delete(operatorSessions).where(eq(operatorSessions.operatorId, id));
+      if (keep !== "all") await orm.delete(operatorSessions).where(eq(operatorSessions.operatorId, id));
       if (changed.length > 0) await recordAudit(raw, audit);
       return changed.length > 0;
     });
   }
-  async delete(id: string, audit?: AuditEntry) {
+  delete(id: string, audit?: AuditEntry) {
     // Its sessions go with it (foreign key cascade).
-    const deleted = await withAudit(
-      this.db,
-      audit,
-      (tx) => tx.delete(operators).where(eq(operators.id, id)).returning({ id: operators.id }),
-      (rows) => rows.length > 0,
-    );
-    return deleted.length > 0;
+    return deleteAudited(this.db, operators, operators.id, id, audit);
   }
   async createSession(session: OperatorSession, audit?: AuditEntry) {
     const change = this.db

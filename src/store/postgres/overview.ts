@@ -1,6 +1,6 @@
 import type { SQL } from "bun";
-import type { OverviewStore } from "../overview.ts";
-import { OVERVIEW_SQL, toCount, toCounts, toDeliveryTotals, toDisabledEndpoint } from "../overview-sql.ts";
+import type { EventHour, OverviewStore } from "../overview.ts";
+import { OVERVIEW_SQL, toCount, toDeliveryTotals, toDisabledEndpoint, toEventCounts } from "../overview-sql.ts";
 
 type Row = Record<string, unknown>;
 
@@ -11,9 +11,15 @@ export class PgOverview implements OverviewStore {
     return (await this.sql.unsafe(text, params)) as Row[];
   }
 
-  async eventsSince(times: number[]) {
-    if (times.length === 0) return [];
-    return toCounts((await this.rows(OVERVIEW_SQL.eventsSince(times.length), times))[0], times.length);
+  async addEventCounts(counts: EventHour[]) {
+    if (counts.length === 0) return;
+    await this.sql.begin(async (tx) => {
+      for (const c of counts) await tx.unsafe(OVERVIEW_SQL.addEventCounts, [c.hour, c.received, c.unrouted]);
+    });
+  }
+  async eventsSince(hours: number[]) {
+    if (hours.length === 0) return [];
+    return toEventCounts((await this.rows(OVERVIEW_SQL.eventsSince(hours.length), hours))[0], hours.length);
   }
   async deliveriesSince(since: number) {
     return toDeliveryTotals((await this.rows(OVERVIEW_SQL.deliveriesSince, [since]))[0]);

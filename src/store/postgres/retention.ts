@@ -86,6 +86,14 @@ export class PgRetention implements RetentionStore {
     );
   }
 
+  purgeEventCounts(before: number, batch: number) {
+    return this.deleted(
+      "DELETE FROM event_hours WHERE hour IN (SELECT hour FROM event_hours WHERE hour < $1 LIMIT $2)",
+      [before],
+      batch,
+    );
+  }
+
   purgeAudit(before: number, batch: number) {
     return this.deleted(
       "DELETE FROM audit_log WHERE id IN (SELECT id FROM audit_log WHERE at < $1 LIMIT $2)",

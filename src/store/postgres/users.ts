@@ -1,9 +1,9 @@
-import { asc, eq } from "drizzle-orm";
+import { and, asc, eq, ne } from "drizzle-orm";
 import type { AuditEntry } from "../audit.ts";
-import type { SessionStore, UserStore } from "../store.ts";
+import type { KeptSessions, SessionStore, UserStore } from "../store.ts";
 import type { Session, User } from "../types.ts";
-import { withAudit, withAuditStatement } from "./audit.ts";
-import type { PgDb } from "./connect.ts";
+import { deleteAudited, recordAudit, withAudit } from "./audit.ts";
+import { transaction, type PgDb } from "./connect.ts";
 import { sessions, signInFailures, users } from "./schema.ts";
 import { PgSignInFailures } from "./sign-in-failures.ts";
 
@@ -24,7 +24,7 @@ export class PgUsers extends PgSignInFailures implements UserStore {
       .where(eq(users.accountId, accountId))
       .orderBy(asc(users.createdAt), asc(users.id));
   }
-  async create(user: User, audit?: AuditEntry) {
+  async create(user: Omit<User, "lastSignInAt">, audit?: AuditEntry) {
     const row = { ...user, email: user.email.toLowerCase() };
     const [created] = await withAudit(
       this.db,
@@ -34,16 +34,30 @@ export class PgUsers extends PgSignInFailures implements UserStore {
     );
     return created ?? null;
   }
-  async setPasswordHash(id: string, passwordHash: string) {
-    await this.db.update(users).set({ passwordHash }).where(eq(users.id, id));
+  async setPasswordHash(id: string, passwordHash: string, audit?: AuditEntry, keep?: KeptSessions) {
+    return transaction(this.db, async ({ orm, raw }) => {
+      const changed = await orm.update(users).set({ passwordHash }).where(eq(users.id, id)).returning({ id: users.id });
+      const theirs = eq(sessions.userId, id);
+      if (keep !== "all")
+        await orm.delete(sessions).where(keep === undefined ? theirs : and(theirs, ne(sessions.tokenHash, keep)));
+      if (changed.length > 0) await recordAudit(raw, audit);
+      return changed.length > 0;
+    });
+  }
+  delete(id: string, audit?: AuditEntry) {
+    // Their sessions go with them (foreign key cascade).
+    return deleteAudited(this.db, users, users.id, id, audit);
   }
 }
 
 export class PgSessions implements SessionStore {
   constructor(private readonly db: PgDb) {}
   async create(session: Session, audit?: AuditEntry) {
-    const change = this.db.insert(sessions).values(session).returning({ tokenHash: sessions.tokenHash });
-    await withAuditStatement(this.db, change, audit);
+    await transaction(this.db, async ({ orm, raw }) => {
+      await orm.insert(sessions).values(session);
+      await orm.update(users).set({ lastSignInAt: session.createdAt }).where(eq(users.id, session.userId));
+      await recordAudit(raw, audit);
+    });
   }
   async find(tokenHash: string) {
     return (await this.db.select().from(sessions).where(eq(sessions.tokenHash, tokenHash)))[0];

@@ -1,5 +1,6 @@
 import { Database } from "bun:sqlite";
-import { desc } from "drizzle-orm";
+import { desc, eq } from "drizzle-orm";
+import type { SQLiteColumn, SQLiteTable } from "drizzle-orm/sqlite-core";
 import { auditConditions } from "../audit-filter.ts";
 import { auditRow, fromAuditRow, type AuditEntry, type AuditFilter, type AuditStore } from "../audit.ts";
 import { statement, type Db } from "./open.ts";
@@ -37,6 +38,25 @@ export class AuditWriter {
       return result;
     })();
   }
+}
+
+/**
+ * Deletes the row of `table` whose `key` is `id`, with its entry in the same transaction when
+ * there was one (two deletions at once: one deletes and writes the entry); whether there was one.
+ */
+export function deleteAudited(
+  db: Db,
+  writer: AuditWriter,
+  table: SQLiteTable,
+  key: SQLiteColumn,
+  id: string,
+  entry: AuditEntry | undefined,
+): boolean {
+  return writer.audited(
+    entry,
+    () => db.delete(table).where(eq(key, id)).returning({ id: key }).all().length > 0,
+    (deleted) => deleted,
+  );
 }
 
 export class SqliteAudit implements AuditStore {

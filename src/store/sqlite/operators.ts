@@ -1,7 +1,7 @@
 import { asc, eq } from "drizzle-orm";
 import type { AuditEntry } from "../audit.ts";
 import type { Operator, OperatorSession, OperatorStore } from "../operators.ts";
-import type { AuditWriter } from "./audit.ts";
+import { deleteAudited, type AuditWriter } from "./audit.ts";
 import type { Db } from "./open.ts";
 import { operatorSessions, operatorSignInFailures, operators, type signInFailures } from "./schema.ts";
 import { SqliteSignInFailures } from "./sign-in-failures.ts";
@@ -28,23 +28,19 @@ export class SqliteOperators extends SqliteSignInFailures implements OperatorSto
       (created) => created !== null,
     );
   }
-  async setPasswordHash(id: string, passwordHash: string, audit?: AuditEntry) {
+  async setPasswordHash(id: string, passwordHash: string, audit?: AuditEntry, keep?: "all") {
     return this.db.transaction((tx) => {
       const changed =
         tx.update(operators).set({ passwordHash }).where(eq(operators.id, id)).returning({ id: operators.id }).all()
           .length > 0;
-      tx.delete(operatorSessions).where(eq(operatorSessions.operatorId, id)).run();
+      if (keep !== "all") tx.delete(operatorSessions).where(eq(operatorSessions.operatorId, id)).run();
       if (changed) this.audit.record(audit);
       return changed;
     });
   }
   async delete(id: string, audit?: AuditEntry) {
     // Its sessions go with it (foreign key cascade).
-    return this.audit.audited(
-      audit,
-      () => this.db.delete(operators).where(eq(operators.id, id)).returning({ id: operators.id }).all().length > 0,
-      (deleted) => deleted,
-    );
+    return deleteAudited(this.db, this.audit, operators, operators.id, id, audit);
   }
   async createSession(session: OperatorSession, audit?: AuditEntry) {
     this.audit.audited(audit, () => this.db.insert(operatorSessions).values(session).run());

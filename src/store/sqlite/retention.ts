@@ -52,6 +52,10 @@ function prepare(db: Db) {
       `DELETE FROM operator_sign_in_failures WHERE email IN (
       SELECT email FROM operator_sign_in_failures WHERE last_at < $before LIMIT $batch)`,
     ),
+    eventCounts: statement<unknown, { before: number } & Batch>(
+      sqlite,
+      "DELETE FROM event_hours WHERE hour IN (SELECT hour FROM event_hours WHERE hour < $before LIMIT $batch)",
+    ),
     audit: statement<unknown, { before: number } & Batch>(
       sqlite,
       "DELETE FROM audit_log WHERE id IN (SELECT id FROM audit_log WHERE at < $before LIMIT $batch)",
@@ -119,6 +123,10 @@ export class SqliteRetention implements RetentionStore {
   purgeRecoveries(now: number, retentionMs: Record<Retention, number>, batch: number) {
     const window = { now, day: retentionMs["24h"], week: retentionMs["7d"], batch };
     return inBatches(batch, () => this.stmt.recoveries.run(window).changes);
+  }
+
+  purgeEventCounts(before: number, batch: number) {
+    return inBatches(batch, () => this.stmt.eventCounts.run({ before, batch }).changes);
   }
 
   purgeAudit(before: number, batch: number) {

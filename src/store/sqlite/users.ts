@@ -1,8 +1,8 @@
-import { asc, eq } from "drizzle-orm";
+import { and, asc, eq, ne } from "drizzle-orm";
 import type { AuditEntry } from "../audit.ts";
-import type { SessionStore, UserStore } from "../store.ts";
+import type { KeptSessions, SessionStore, UserStore } from "../store.ts";
 import type { Session, User } from "../types.ts";
-import type { AuditWriter } from "./audit.ts";
+import { deleteAudited, type AuditWriter } from "./audit.ts";
 import type { Db } from "./open.ts";
 import { sessions, signInFailures, users } from "./schema.ts";
 import { SqliteSignInFailures } from "./sign-in-failures.ts";
@@ -25,7 +25,7 @@ export class SqliteUsers extends SqliteSignInFailures implements UserStore {
       .orderBy(asc(users.createdAt), asc(users.id))
       .all();
   }
-  async create(user: User, audit?: AuditEntry) {
+  async create(user: Omit<User, "lastSignInAt">, audit?: AuditEntry) {
     const row = { ...user, email: user.email.toLowerCase() };
     return this.audit.audited(
       audit,
@@ -33,8 +33,22 @@ export class SqliteUsers extends SqliteSignInFailures implements UserStore {
       (created) => created !== null,
     );
   }
-  async setPasswordHash(id: string, passwordHash: string) {
-    this.db.update(users).set({ passwordHash }).where(eq(users.id, id)).run();
+  async setPasswordHash(id: string, passwordHash: string, audit?: AuditEntry, keep?: KeptSessions) {
+    return this.db.transaction((tx) => {
+      const changed =
+        tx.update(users).set({ passwordHash }).where(eq(users.id, id)).returning({ id: users.id }).all().length > 0;
+      const theirs = eq(sessions.userId, id);
+      if (keep !== "all")
+        tx.delete(sessions)
+          .where(keep === undefined ? theirs : and(theirs, ne(sessions.tokenHash, keep)))
+          .run();
+      if (changed) this.audit.record(audit);
+      return changed;
+    });
+  }
+  async delete(id: string, audit?: AuditEntry) {
+    // Their sessions go with them (foreign key cascade).
+    return deleteAudited(this.db, this.audit, users, users.id, id, audit);
   }
 }
 
@@ -44,7 +58,11 @@ export class SqliteSessions implements SessionStore {
     private readonly audit: AuditWriter,
   ) {}
   async create(session: Session, audit?: AuditEntry) {
-    this.audit.audited(audit, () => this.db.insert(sessions).values(session).run());
+    this.db.transaction((tx) => {
+      tx.insert(sessions).values(session).run();
+      tx.update(users).set({ lastSignInAt: session.createdAt }).where(eq(users.id, session.userId)).run();
+      this.audit.record(audit);
+    });
   }
   async find(tokenHash: string) {
     return this.db.select().from(sessions).where(eq(sessions.tokenHash, tokenHash)).get();

@@ -22,6 +22,8 @@ export const users = pgTable(
     email: text("email").notNull(),
     passwordHash: text("password_hash").notNull(),
     createdAt: epochMs("created_at").notNull(),
+    /** When a session of theirs was last opened; null until they first sign in. */
+    lastSignInAt: epochMs("last_sign_in_at"),
   },
   (t) => [uniqueIndex("users_email").on(t.email)],
 );
@@ -40,7 +42,8 @@ export const sessions = pgTable(
     createdAt: epochMs("created_at").notNull(),
     expiresAt: epochMs("expires_at").notNull(),
   },
-  (t) => [index("sessions_expires").on(t.expiresAt)],
+  // By user: a new password or a removed login ends every session of theirs.
+  (t) => [index("sessions_expires").on(t.expiresAt), index("sessions_user").on(t.userId)],
 );
 
 export const apiKeys = pgTable(

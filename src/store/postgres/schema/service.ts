@@ -73,3 +73,10 @@ export const auditLog = pgTable(
   },
   (t) => [index("audit_log_at").on(t.at, t.id), index("audit_log_account").on(t.accountId, t.at, t.id)],
 );
+
+/** Upstream events ingress accepted per hour, as in SQLite; each instance adds its own counts. */
+export const eventHours = pgTable("event_hours", {
+  hour: epochMs("hour").primaryKey(),
+  received: integer("received").notNull(),
+  unrouted: integer("unrouted").notNull(),
+});

@@ -21,6 +21,8 @@ export const users = sqliteTable(
     email: text("email").notNull(),
     passwordHash: text("password_hash").notNull(),
     createdAt: integer("created_at").notNull(),
+    /** When a session of theirs was last opened; null until they first sign in. */
+    lastSignInAt: integer("last_sign_in_at"),
   },
   (t) => [uniqueIndex("users_email").on(t.email)],
 );
@@ -39,7 +41,8 @@ export const sessions = sqliteTable(
     createdAt: integer("created_at").notNull(),
     expiresAt: integer("expires_at").notNull(),
   },
-  (t) => [index("sessions_expires").on(t.expiresAt)],
+  // By user: a new password or a removed login ends every session of theirs.
+  (t) => [index("sessions_expires").on(t.expiresAt), index("sessions_user").on(t.userId)],
 );
 
 export const apiKeys = sqliteTable(

@@ -34,3 +34,13 @@ export const auditLog = sqliteTable(
   },
   (t) => [index("audit_log_at").on(t.at, t.id), index("audit_log_account").on(t.accountId, t.at, t.id)],
 );
+
+/**
+ * Upstream events ingress accepted, per hour (the operator's overview): every one answered 200,
+ * and those of them that went to no endpoint (no known WABA, or no endpoint takes their fields).
+ */
+export const eventHours = sqliteTable("event_hours", {
+  hour: integer("hour").primaryKey(),
+  received: integer("received").notNull(),
+  unrouted: integer("unrouted").notNull(),
+});
