@@ -92,8 +92,6 @@ async function locate(request: RestoreRequest): Promise<{ target: BackupTarget; 
   const s3 = from.startsWith("s3://");
   const name = s3 ? from.slice(from.lastIndexOf("/") + 1) : basename(from);
   if (name === "") throw new RestoreRefused("--from must name a backup's file, not a directory or a prefix");
-  // A missing file is said as such, not as a missing manifest.
-  if (!s3 && !existsSync(from)) throw new RestoreRefused(`no backup at ${resolve(from)}: the file does not exist`);
   return {
     target: targetAt("--from", s3 ? from.slice(0, from.lastIndexOf("/")) : dirname(from), request.s3),
     name,
@@ -112,6 +110,8 @@ async function fetchBackup(
   const { target, name, from } = await locate(request);
   const text = await target.readText(manifestName(name));
   if (text === null) {
+    // A missing backup is said as such, not as a missing manifest.
+    if ((await target.open(name)) === null) throw new RestoreRefused(`no backup at ${from}`);
     throw new RestoreRefused(
       `no manifest ${manifestName(name)} beside ${from}: its sha256 cannot be checked (download both)`,
     );
@@ -153,6 +153,10 @@ function checkTargetEmpty(target: string, force: boolean): void {
  * (the request log's first), whose old write-ahead logs are removed first.
  */
 export async function restore(request: RestoreRequest): Promise<Restored> {
+  const { from } = request;
+  // A local backup that is not there is said as such, before anything is made at the target.
+  if (typeof from === "string" && !from.startsWith("s3://") && !existsSync(from))
+    throw new RestoreRefused(`no backup at ${resolve(from)}: the file does not exist`);
   const target = request.to;
   const logTarget = requestLogPath(target);
   mkdirSync(dirname(target), { recursive: true });
