@@ -49,7 +49,7 @@ const WHEN: Record<ErrorName, string> = {
   not_found:
     "An id that does not exist or belongs to another account (the same answer), an unknown `/admin` or `/api` path, or the operator API while `ADMIN_TOKEN` is unset.",
   invalid_request:
-    "A body, query or flag that does not fit its schema (the message names the field), or an id that does not fit the call, such as a WABA of another account.",
+    "A body, query or flag that does not fit its schema (the message names the field), or an id that does not fit the call, such as a WABA of another account; outside the proxy, a request whose `Host` is missing or is no host.",
   conflict:
     "The record exists already: a dashboard user's email, a WABA or number connected before, a signup that is running elsewhere.",
   plan_limit: "Connecting a number would pass the account's `max_numbers` (disconnected numbers do not count).",
