@@ -78,7 +78,7 @@ const WHEN: Record<ErrorName, string> = {
   signup_rate_limited:
     "More Embedded Signup starts and retries from one account than `EMBEDDED_SIGNUP_STARTS_PER_HOUR` allows; `Retry-After` says when the next one may start.",
   body_timeout:
-    "A request body (outside the proxy) that had not fully arrived `REQUEST_BODY_TIMEOUT_MS` after its headers; the connection is closed.",
+    "A request body that had not fully arrived `REQUEST_BODY_TIMEOUT_MS` after its headers: outside the proxy, or a proxied body read before it is forwarded (nothing was sent upstream); the connection is closed.",
   unsupported_media_type:
     "A state-changing `/api` call whose body is not `application/json` (what a cross-site HTML form could send).",
   body_not_expected: "A GET or HEAD that declares a body; the connection is closed.",
