@@ -45,7 +45,8 @@ const WHEN: Record<ErrorName, string> = {
   upstream_timeout: "Upstream sent no response headers within the row's time-out (step 9).",
   unauthorized:
     "Operator API without the right `ADMIN_TOKEN`; dashboard API without a live session; a wrong email or password at sign-in.",
-  forbidden: "A state-changing dashboard call whose `Origin` is not the service's own host.",
+  forbidden:
+    "A state-changing dashboard or console call whose `Origin` is not the service's own host, or that has no `Origin` and is marked `Sec-Fetch-Site: cross-site` or `same-site`.",
   not_found:
     "An id that does not exist or belongs to another account (the same answer), an unknown `/admin` or `/api` path, or the operator API while `ADMIN_TOKEN` is unset.",
   invalid_request:
