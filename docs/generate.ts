@@ -161,7 +161,7 @@ function blockedTable(): string {
       ["IPv4", list(BLOCKED_IPV4)],
       [
         "IPv6",
-        `${list(BLOCKED_IPV6)}; an IPv6 address that carries an IPv4 address (IPv4-mapped, IPv4-compatible or NAT64) is checked as that IPv4 address`,
+        `${list(BLOCKED_IPV6)} (\`fec0::/10\` is site-local; \`64:ff9b:1::/48\`, NAT64 for local use, \`2001::/32\`, Teredo, and \`2002::/16\`, 6to4, are blocked whole, whatever IPv4 address they carry); an IPv6 address that carries an IPv4 address (IPv4-mapped, IPv4-compatible or NAT64's well-known prefix) is checked as that IPv4 address`,
       ],
     ],
   );
