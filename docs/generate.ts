@@ -45,11 +45,12 @@ const WHEN: Record<ErrorName, string> = {
   upstream_timeout: "Upstream sent no response headers within the row's time-out (step 9).",
   unauthorized:
     "Operator API without the right `ADMIN_TOKEN`; dashboard API without a live session; a wrong email or password at sign-in.",
-  forbidden: "A state-changing dashboard call whose `Origin` is not the service's own host.",
+  forbidden:
+    "A state-changing dashboard or console call whose `Origin` is not the service's own host, or that has no `Origin` and is marked `Sec-Fetch-Site: cross-site` or `same-site`.",
   not_found:
     "An id that does not exist or belongs to another account (the same answer), an unknown `/admin` or `/api` path, or the operator API while `ADMIN_TOKEN` is unset.",
   invalid_request:
-    "A body, query or flag that does not fit its schema (the message names the field), or an id that does not fit the call, such as a WABA of another account.",
+    "A body, query or flag that does not fit its schema (the message names the field), or an id that does not fit the call, such as a WABA of another account; outside the proxy, a request whose `Host` is missing or is no host.",
   conflict:
     "The record exists already: a dashboard user's email, a WABA or number connected before, a signup that is running elsewhere.",
   plan_limit: "Connecting a number would pass the account's `max_numbers` (disconnected numbers do not count).",
@@ -78,7 +79,7 @@ const WHEN: Record<ErrorName, string> = {
   signup_rate_limited:
     "More Embedded Signup starts and retries from one account than `EMBEDDED_SIGNUP_STARTS_PER_HOUR` allows; `Retry-After` says when the next one may start.",
   body_timeout:
-    "A request body (outside the proxy) that had not fully arrived `REQUEST_BODY_TIMEOUT_MS` after its headers; the connection is closed.",
+    "A request body that had not fully arrived `REQUEST_BODY_TIMEOUT_MS` after its headers: outside the proxy, or a proxied body read before it is forwarded (nothing was sent upstream); the connection is closed.",
   unsupported_media_type:
     "A state-changing `/api` call whose body is not `application/json` (what a cross-site HTML form could send).",
   body_not_expected: "A GET or HEAD that declares a body; the connection is closed.",
@@ -160,7 +161,7 @@ function blockedTable(): string {
       ["IPv4", list(BLOCKED_IPV4)],
       [
         "IPv6",
-        `${list(BLOCKED_IPV6)}; an IPv6 address that carries an IPv4 address (IPv4-mapped, IPv4-compatible or NAT64) is checked as that IPv4 address`,
+        `${list(BLOCKED_IPV6)} (\`fec0::/10\` is site-local; \`64:ff9b:1::/48\`, NAT64 for local use, \`2001::/32\`, Teredo, and \`2002::/16\`, 6to4, are blocked whole, whatever IPv4 address they carry); an IPv6 address that carries an IPv4 address (IPv4-mapped, IPv4-compatible or NAT64's well-known prefix) is checked as that IPv4 address`,
       ],
     ],
   );

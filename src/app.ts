@@ -13,6 +13,7 @@ import { dashboardRoutes } from "./dashboard/routes.ts";
 import { apiDocs } from "./http/api-docs.ts";
 import { browserApiGuard } from "./http/browser-guard.ts";
 import { controlCharacterGuard } from "./http/control-chars.ts";
+import { hostGuard } from "./http/host-guard.ts";
 import { requestBodies } from "./http/request-body.ts";
 import { caughtUpDirectory } from "./http/caught-up.ts";
 import { requestContext } from "./http/request-context.ts";
@@ -92,6 +93,7 @@ export function createApp(deps: Deps) {
   })
     .use(requestContext(deps))
     // Generic input guards, in this order, for every route: see each one's file.
+    .use(hostGuard())
     .use(browserApiGuard("/api/"))
     // The operator console's JSON sign-in is an API like /api's; its pages post HTML forms.
     .use(browserApiGuard("/operator/session"))

@@ -117,7 +117,7 @@ export const SETTINGS = {
   ),
   REQUEST_BODY_TIMEOUT_MS: setting(
     "30000",
-    "how long a body outside the proxy may take to arrive whole; then 408 `body_timeout` and the connection is closed",
+    "how long a request body may take to arrive whole (outside the proxy, and a proxied body read before it is forwarded); then 408 `body_timeout` and the connection is closed",
     read.integer(1, 600_000),
   ),
   WEBHOOK_TIMEOUT_MS: setting(

@@ -57,7 +57,7 @@ export function guarded(deps: Deps, handler: PageHandler) {
     const { request } = ctx;
     let viewer: Viewer | null = null;
     try {
-      checkOrigin(request.method, request.headers.get("origin"), request.headers.get("host"));
+      checkOrigin(request);
       const session = await findSession(deps, sessionToken(request));
       const account = session ? deps.store.directory.account(session.accountId) : undefined;
       const user = session ? await deps.store.users.byId(session.userId) : undefined;

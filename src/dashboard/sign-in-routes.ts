@@ -63,9 +63,8 @@ export function signInRoutes(door: SignInDoor) {
       async (context) => {
         const next = safeNext(text(context.body, "next"), door.home);
         const email = text(context.body, "email").trim().slice(0, 320);
-        const { method, headers } = context.request;
         try {
-          checkOrigin(method, headers.get("origin"), headers.get("host"));
+          checkOrigin(context.request);
           const ip = clientIp(context.server, (context as Arrived).arrived);
           const token = await door.signIn(email, text(context.body, "password").slice(0, 200), ip);
           return seeOther(next, { "set-cookie": sessionCookie(token, context.request, door.cookie) });
@@ -79,9 +78,8 @@ export function signInRoutes(door: SignInDoor) {
     .post(
       "/sign-out",
       async (context) => {
-        const { method, headers } = context.request;
         try {
-          checkOrigin(method, headers.get("origin"), headers.get("host"));
+          checkOrigin(context.request);
         } catch {
           return htmlResponse("Sign-out must come from these pages themselves.", 403);
         }

@@ -2,19 +2,38 @@ import { Elysia } from "elysia";
 import { AppError } from "../errors/catalog.ts";
 import { rawTarget } from "./raw-target.ts";
 
-/** State-changing calls from a browser must come from our own origin (CSRF defence beside SameSite). */
-export function checkOrigin(method: string, origin: string | null, host: string | null): void {
-  if (method === "GET" || method === "HEAD" || origin === null) return;
+const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
+
+/**
+ * What a browser's Sec-Fetch-Site says of a request another origin's page made: another site's,
+ * or (`same-site`) a sibling origin's, such as another subdomain, whose requests carry even
+ * SameSite=Strict cookies.
+ */
+const OTHER_ORIGIN = new Set(["cross-site", "same-site"]);
+
+const FROM_ELSEWHERE = "A request made by another site or origin is not allowed.";
+
+/**
+ * State-changing calls from a browser must come from our own origin (CSRF defence beside
+ * SameSite): one from another `Origin` is 403 `forbidden`, and so is one without `Origin` that
+ * the browser marks as another site's or origin's. A request with neither header (a script, curl)
+ * passes: it carries no browser's cookies by itself.
+ */
+export function checkOrigin(request: Request): void {
+  if (SAFE_METHODS.has(request.method)) return;
+  const origin = request.headers.get("origin");
+  if (origin === null) {
+    if (OTHER_ORIGIN.has(request.headers.get("sec-fetch-site") ?? "")) throw new AppError("forbidden", FROM_ELSEWHERE);
+    return;
+  }
   let originHost: string;
   try {
     originHost = new URL(origin).host;
   } catch {
     throw new AppError("forbidden");
   }
-  if (originHost !== host) throw new AppError("forbidden");
+  if (originHost !== request.headers.get("host")) throw new AppError("forbidden");
 }
-
-const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
 
 /** The body types an HTML form of ours posts (the operator console's pages). */
 const FORM_TYPES = new Set(["application/json", "application/x-www-form-urlencoded"]);
@@ -22,9 +41,10 @@ const FORM_TYPES = new Set(["application/json", "application/x-www-form-urlencod
 /**
  * The CSRF rules of a JSON API a browser calls with its session cookie, a layer beside the cookie's
  * SameSite=Strict (issue 26):
- * - a request a page of another site made, told by the browser's `Sec-Fetch-Site: cross-site`
+ * - a read a page of another site made, told by the browser's `Sec-Fetch-Site: cross-site`
  *   where it sent no Origin, is 403 `forbidden`;
- * - a state-changing request from another Origin is 403 `forbidden` (checkOrigin);
+ * - a state-changing request from another Origin, or without one from another site or origin,
+ *   is 403 `forbidden` (checkOrigin);
  * - a state-changing request with a body, or a content type, other than application/json is 415
  *   `unsupported_media_type`: the types a cross-site form (or a simple cross-site fetch) can send
  *   are form-urlencoded, multipart and text/plain; a JSON body from another origin needs a
@@ -34,14 +54,13 @@ const FORM_TYPES = new Set(["application/json", "application/x-www-form-urlencod
  * site may open it, and SameSite=Strict sends no cookie with that navigation.
  */
 export function checkBrowserCall(request: Request, { forms = false }: { forms?: boolean } = {}): void {
-  const safe = SAFE_METHODS.has(request.method);
-  if (forms && safe) return;
-  const origin = request.headers.get("origin");
-  if (origin === null && request.headers.get("sec-fetch-site") === "cross-site") {
-    throw new AppError("forbidden", "A request made by another site is not allowed.");
+  if (SAFE_METHODS.has(request.method)) {
+    if (!forms && !request.headers.has("origin") && request.headers.get("sec-fetch-site") === "cross-site") {
+      throw new AppError("forbidden", FROM_ELSEWHERE);
+    }
+    return;
   }
-  if (safe) return;
-  checkOrigin(request.method, origin, request.headers.get("host"));
+  checkOrigin(request);
   const type = request.headers.get("content-type");
   const length = request.headers.get("content-length");
   const hasBody = (length !== null && length !== "0") || request.headers.has("transfer-encoding");

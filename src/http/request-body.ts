@@ -3,6 +3,7 @@ import { AppError, type ErrorName } from "../errors/catalog.ts";
 import type { Deps } from "../deps.ts";
 import { MAX_JSON_DEPTH, nestsDeeperThan } from "./json-depth.ts";
 import { rawTarget } from "./raw-target.ts";
+import { readWithin } from "./read-body.ts";
 import { routeGroup } from "./request-context.ts";
 
 /** The operator API, the dashboard and its API take small JSON or form posts. */
@@ -23,42 +24,6 @@ const API_BODIES: BodyRule = { max: API_BODY_LIMIT, tooLarge: "body_too_large", 
 /** Elysia picks its JSON parser by the 13th character of the media type (the "j" of application/json). */
 const parsedAsJson = (contentType: string | null) => contentType?.charCodeAt(12) === 0x6a;
 
-/** A body read whole, or why not. */
-type Read = Uint8Array<ArrayBuffer> | "too_large" | "late";
-
-/** Reads a body whole, counting it against `max`, unless `ms` pass first. */
-async function readWithin(body: ReadableStream<Uint8Array>, max: number, ms: number): Promise<Read> {
-  const reader = body.getReader();
-  let timer: Timer | undefined;
-  const late = new Promise<"late">((resolve) => (timer = setTimeout(() => resolve("late"), ms)));
-  // The rest is never read: the answer closes the connection (ERRORS' `closes`).
-  const stop = (why: "too_large" | "late") => {
-    void reader.cancel().catch(() => {});
-    return why;
-  };
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  try {
-    for (;;) {
-      const next = await Promise.race([reader.read(), late]);
-      if (next === "late") return stop("late");
-      if (next.done) break;
-      size += next.value.byteLength;
-      if (size > max) return stop("too_large");
-      chunks.push(next.value);
-    }
-  } finally {
-    clearTimeout(timer);
-  }
-  const whole = new Uint8Array(size);
-  let at = 0;
-  for (const chunk of chunks) {
-    whole.set(chunk, at);
-    at += chunk.byteLength;
-  }
-  return whole;
-}
-
 /**
  * Every body outside the proxy is read here, whole, before any route sees it (the server itself
  * caps no body, see app.ts):
@@ -70,10 +35,10 @@ async function readWithin(body: ReadableStream<Uint8Array>, max: number, ms: num
  *   trickles in is 408 and its connection closed, rather than holding it for as long as its
  *   sender likes;
  * - a JSON body nested deeper than MAX_JSON_DEPTH is 400 before it is parsed and validated.
- * The route then gets the request with its body in memory. Proxied calls never reach Elysia and
- * stream under their own limits.
+ * The route then gets the request with its body in memory. Proxied calls never reach Elysia: a
+ * small body is read by the proxy under the same deadline (proxy/forward.ts), a larger one streams.
  */
-export function requestBodies(deps: Pick<Deps, "config" | "metrics">, maxEventBytes: number) {
+export function requestBodies(deps: Pick<Deps, "config" | "metrics" | "clock">, maxEventBytes: number) {
   const ms = deps.config.requestBodyTimeoutMs;
   const upstreamEvents: BodyRule = { max: maxEventBytes, tooLarge: "event_too_large", chunked: true, json: false };
   return new Elysia({ name: "request-bodies" }).onRequest(async (context) => {
@@ -86,7 +51,7 @@ export function requestBodies(deps: Pick<Deps, "config" | "metrics">, maxEventBy
     const rule = group === "webhooks" ? upstreamEvents : API_BODIES;
     if (declared === null && !rule.chunked) throw new AppError("length_required");
     if (declared !== null && Number(declared) > rule.max) throw new AppError(rule.tooLarge);
-    const read = await readWithin(request.body, rule.max, ms);
+    const read = await readWithin(request.body, rule.max, ms, deps.clock);
     if (read === "late") {
       deps.metrics.bodyTimeouts.inc({ group });
       throw new AppError("body_timeout", `The request body did not arrive whole within ${ms / 1000} s.`);

@@ -14,7 +14,24 @@ export const BLOCKED_IPV4 = [
   "224.0.0.0/4",
   "240.0.0.0/4",
 ] as const;
-export const BLOCKED_IPV6 = ["::/128", "::1/128", "fc00::/7", "fe80::/10", "ff00::/8"] as const;
+/**
+ * Besides the unspecified, loopback, unique-local, link-local and multicast ranges: site-local
+ * (deprecated, still routed inside some networks), and, whole, the ranges that tunnel to IPv4 or
+ * to a local network at an address we cannot check as IPv4 (NAT64 for local use, whose prefix
+ * length varies; 6to4, deprecated; Teredo, whose client address is obscured). No public receiver
+ * needs them.
+ */
+export const BLOCKED_IPV6 = [
+  "::/128",
+  "::1/128",
+  "fc00::/7",
+  "fe80::/10",
+  "fec0::/10",
+  "ff00::/8",
+  "64:ff9b:1::/48",
+  "2001::/32",
+  "2002::/16",
+] as const;
 
 /** What DEV_MODE opens up (docs/operations.md#configuration): loopback only. Every other range stays blocked. */
 const LOOPBACK = ["127.0.0.0/8", "::1/128"] as const;

@@ -57,7 +57,7 @@ export function createMetrics() {
     }),
     bodyTimeouts: new Counter({
       name: "switchboard_http_body_timeouts_total",
-      help: "Requests outside the proxy answered 408 because their body had not arrived whole within REQUEST_BODY_TIMEOUT_MS, by route group.",
+      help: "Requests answered 408 because their body had not arrived whole within REQUEST_BODY_TIMEOUT_MS, by route group (proxy: a body read before it is forwarded).",
       labelNames: ["group"] as const,
       registers: [registry],
     }),

@@ -1,4 +1,6 @@
 import type { ErrorName } from "../errors/catalog.ts";
+import { readWithin } from "../http/read-body.ts";
+import type { Clock } from "../runtime/clock.ts";
 import type { Fetch } from "../runtime/fetch.ts";
 import { countedBody, MAX_BODY_BYTES } from "./body-limit.ts";
 import { keepResponseHeaders, PASSED_REQUEST_HEADERS } from "./headers.ts";
@@ -11,6 +13,8 @@ export interface Exchange {
   timeoutMs: number;
   /** A body declaring at most this many bytes is read before it is sent (see forward). */
   bufferBytes: number;
+  /** How long such a body may take to arrive whole (REQUEST_BODY_TIMEOUT_MS); `missed` is told when one did not. */
+  bodyDeadline: { clock: Clock; ms: number; missed(): void };
   /** RateLimit-* and X-Proxy-Request-Id, added to whatever the caller gets from here on. */
   headers: Record<string, string>;
   /** Renders one of our errors. */
@@ -45,6 +49,9 @@ type AbortReason = "timeout" | "too_large";
  * bytes it costs a fifth of what a stream does, because Bun's fetch keeps its upstream connection
  * only for a body of known size, and reopens one for about a third of streamed calls (bench/RESULTS.md,
  * Proxy: about 10 µs of CPU per call, the difference between meeting and missing the target).
+ * Such a body must arrive whole within the body deadline, or it is 408 `body_timeout` and its
+ * connection closed: nothing else would end a caller's trickle (a streamed body is bounded by the
+ * upstream time-out, which runs while it is sent).
  */
 export async function forward(
   fetch: Fetch,
@@ -64,12 +71,21 @@ export async function forward(
     headers["content-length"] = length;
     // Bun has already checked the declared length against the body it reads.
     if (Number(length) <= exchange.bufferBytes) {
+      const { clock, ms, missed } = exchange.bodyDeadline;
+      let read: Awaited<ReturnType<typeof readWithin>>;
       try {
-        body = await request.bytes();
+        read = await readWithin(body, Number(length), ms, clock);
       } catch {
         // The caller went away mid-body; there is nobody left to answer, and nothing was sent.
         return exchange.fail("upstream_unreachable", exchange.headers);
       }
+      if (read === "late") {
+        missed();
+        return exchange.fail("body_timeout", exchange.headers);
+      }
+      // More than it declared: Bun holds a body to its declared length, so only ever a guard.
+      if (read === "too_large") return exchange.fail("payload_too_large");
+      body = read;
     }
   } else if (body) {
     body = countedBody(body, MAX_BODY_BYTES, () => abort("too_large"));

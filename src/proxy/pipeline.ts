@@ -153,6 +153,11 @@ export function createProxy(deps: ProxyDeps, limiter: RateLimiter, requestLog: R
       token: target.waba.accessToken,
       timeoutMs: target.route.timeout === "media" ? config.upstreamMediaTimeoutMs : config.upstreamTimeoutMs,
       bufferBytes: config.proxyBodyBufferBytes,
+      bodyDeadline: {
+        clock: deps.clock,
+        ms: config.requestBodyTimeoutMs,
+        missed: () => metrics.bodyTimeouts.inc({ group: "proxy" }),
+      },
       headers,
       fail,
       onHeaders: (ms) => {

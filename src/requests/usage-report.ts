@@ -56,13 +56,21 @@ export async function dailyUsage(
 export const dayText = (ms: number) => new Date(ms).toISOString().slice(0, 10);
 
 /**
- * A cell of CSV text: quoted when it holds a comma, quote or line break; text a spreadsheet would
- * run as a formula (=, +, -, @ first) is kept text by a leading apostrophe.
+ * Where a spreadsheet may start a cell, followed by what makes it a formula (OWASP, CSV
+ * injection): the cell's start, and the start of each part after a `,` or `;`, which a spreadsheet
+ * set to split on `;` (or splitting naively) reads as a cell of its own, quotes or not.
+ */
+const FORMULA_START = /(^|[,;])([=+\-@\t\r])/g;
+
+/**
+ * A cell of CSV text (docs/operations.md#operator-api): each part a spreadsheet would run as a
+ * formula is kept text by an apostrophe before it, and a cell holding a comma, semicolon, quote or
+ * line break is quoted.
  */
 function cell(value: string | number): string {
   if (typeof value === "number") return String(value);
-  const text = /^[=+\-@\t\r]/.test(value) ? `'${value}` : value;
-  return /[",\r\n]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
+  const text = value.replace(FORMULA_START, "$1'$2");
+  return /[",;\r\n]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
 }
 
 const CSV_HEADER = ["account_id", "account_name", "target_id", "day", "kind", "label", "count"];

@@ -1,11 +1,13 @@
 /**
- * Epoch milliseconds, and the scheduler's once-a-second tick. Every time the service reads, and
- * every run it schedules by the wall clock, comes from here, so tests can move it.
+ * Epoch milliseconds, the scheduler's once-a-second tick, and deadlines. Every time the service
+ * reads, and every run it schedules by the wall clock, comes from here, so tests can move it.
  */
 export interface Clock {
   now(): number;
   /** Runs `run` at the start of every second until stopped; a second whose run finds the last one still going is skipped. */
   everySecond(run: () => void | Promise<void>): { stop(): void };
+  /** Runs `run` once, `ms` from now, unless cancelled first (a deadline, such as a request body's). */
+  after(ms: number, run: () => void): { cancel(): void };
 }
 
 export const systemClock: Clock = {
@@ -39,6 +41,10 @@ export const systemClock: Clock = {
       },
     };
   },
+  after(ms, run) {
+    const timer = setTimeout(run, ms);
+    return { cancel: () => clearTimeout(timer) };
+  },
 };
 
 /**
@@ -48,6 +54,7 @@ export const systemClock: Clock = {
  */
 export class ManualClock implements Clock {
   private readonly runs = new Set<() => void | Promise<void>>();
+  private readonly deadlines = new Set<{ at: number; run: () => void }>();
   constructor(private current: number = Date.UTC(2026, 0, 1)) {}
   now(): number {
     return this.current;
@@ -56,14 +63,29 @@ export class ManualClock implements Clock {
     this.runs.add(run);
     return { stop: () => this.runs.delete(run) };
   }
+  /** Runs `run` once the clock has been moved `ms` on (advance, set). */
+  after(ms: number, run: () => void): { cancel(): void } {
+    const deadline = { at: this.current + ms, run };
+    this.deadlines.add(deadline);
+    return { cancel: () => this.deadlines.delete(deadline) };
+  }
+  /** How many `after` runs are waiting: a test moves the clock once the deadline it means to pass is set. */
+  get waiting(): number {
+    return this.deadlines.size;
+  }
   /** Starts a second: runs what everySecond scheduled, as the system clock does at each, and waits for it. */
   async second(): Promise<void> {
     await Promise.all([...this.runs].map(async (run) => run()));
   }
   advance(ms: number): void {
-    this.current += ms;
+    this.set(this.current + ms);
   }
   set(ms: number): void {
     this.current = ms;
+    const due = [...this.deadlines].filter((d) => d.at <= ms).sort((a, b) => a.at - b.at);
+    for (const deadline of due) {
+      this.deadlines.delete(deadline);
+      deadline.run();
+    }
   }
 }

@@ -4,7 +4,9 @@ import { appWithAccount } from "../webhooks/support.ts";
 // Issue 26, item 10: CSRF rests on more than the cookie. /api/* refuses a state-changing request
 // whose body is not JSON (the types a cross-site form can send) with 415, and a request a page of
 // another site made without Origin (Sec-Fetch-Site: cross-site) with 403; the dashboard's own
-// HTML forms, under /dashboard, keep working.
+// HTML forms, under /dashboard, keep working. Issue 34, item 10: a state-changing request without
+// Origin that the browser marks cross-site or same-site (another origin of the site) is 403 on the
+// API and on the dashboard's forms alike.
 
 const my = appWithAccount();
 
@@ -120,7 +122,7 @@ describe("a request another site made", () => {
     );
   });
 
-  test("from another Origin is 403; same-origin and same-site requests, and tools that send neither header, pass", async () => {
+  test("from another Origin, or marked same-site without one, is 403; same-origin requests, and tools that send neither header, pass", async () => {
     const before = await endpoints();
     const post = (headers: Record<string, string>) =>
       fetch(`${my.app.url}/api/endpoints`, {
@@ -131,7 +133,10 @@ describe("a request another site made", () => {
     await expectError(await post({ origin: "https://evil.example", "sec-fetch-site": "cross-site" }), 403, "forbidden");
     expect(await endpoints()).toBe(before);
     expect((await post({ origin: my.app.url, "sec-fetch-site": "same-origin" })).status).toBe(201);
-    expect((await post({ "sec-fetch-site": "same-site" })).status).toBe(201);
+    // Another origin of the same site (a sibling subdomain's page): SameSite cookies go along.
+    await expectError(await post({ "sec-fetch-site": "same-site" }), 403, "forbidden");
+    expect(await endpoints()).toBe(before + 1);
+    expect((await post({ "sec-fetch-site": "same-origin" })).status).toBe(201);
     expect((await post({})).status).toBe(201);
   });
 });
@@ -159,5 +164,50 @@ describe("the dashboard's own forms", () => {
       body: new URLSearchParams(my.a.user).toString(),
     });
     expect(signedIn.status).toBe(303);
+  });
+});
+
+describe("a form post another site, or another origin of the site, made without Origin", () => {
+  const post = (path: string, form: Record<string, string>, headers: Record<string, string>) =>
+    fetch(`${my.app.url}${path}`, {
+      method: "POST",
+      redirect: "manual",
+      headers: { "content-type": "application/x-www-form-urlencoded", ...headers },
+      body: new URLSearchParams(form).toString(),
+    });
+
+  test.each(["cross-site", "same-site"])(
+    "marked %s is 403 on the dashboard's forms and changes nothing",
+    async (site) => {
+      const cookie = my.a.sessionCookie();
+      const before = await keys();
+      const created = await post(
+        "/dashboard/api-keys",
+        { mode: "live", name: "forged" },
+        { cookie, "sec-fetch-site": site },
+      );
+      expect(created.status).toBe(403);
+      expect(await created.text()).toContain("another site");
+      expect(await keys()).toBe(before);
+      const signIn = await post("/dashboard/sign-in", my.a.user, { "sec-fetch-site": site });
+      expect(signIn.status).toBe(403);
+      expect(signIn.headers.get("set-cookie")).toBeNull();
+      expect((await post("/dashboard/sign-out", {}, { cookie, "sec-fetch-site": site })).status).toBe(403);
+      expect((await fetch(`${my.app.url}/api/numbers`, { headers: { cookie } })).status).toBe(200);
+    },
+  );
+
+  test("from the dashboard itself (same-origin), or from a tool that sends neither header, it passes", async () => {
+    const before = await keys();
+    const headers = { cookie: my.a.sessionCookie() };
+    expect(
+      (await post("/dashboard/api-keys", { mode: "live" }, { ...headers, "sec-fetch-site": "same-origin" })).status,
+    ).toBe(201);
+    expect((await post("/dashboard/api-keys", { mode: "live" }, headers)).status).toBe(201);
+    expect(await keys()).toBe(before + 2);
+    // A page opened from a link of another site is still shown (SameSite keeps the cookie back).
+    expect(
+      (await fetch(`${my.app.url}/dashboard/sign-in`, { headers: { "sec-fetch-site": "cross-site" } })).status,
+    ).toBe(200);
   });
 });

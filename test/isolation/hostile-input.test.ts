@@ -6,7 +6,8 @@ import { platformNames } from "../../src/platform/names.ts";
 import { hubSignature } from "../../src/webhooks/hub-signature.ts";
 import { TEST_ADMIN_TOKEN, TEST_APP_SECRET } from "../support/harness.ts";
 import { isolationWorld, operatorSession, seedAccount, type Seeded } from "./accounts.ts";
-import { BODIES, envelopeProblem, mustRefuse, PROPERTY_VALUES, URL_VALUES } from "./hostile.ts";
+import { BODIES, envelopeProblem, HOSTLESS, mustRefuse, PROPERTY_VALUES, URL_VALUES } from "./hostile.ts";
+import { rawRequest } from "../support/raw-http.ts";
 import {
   bodyOf,
   formEncode,
@@ -30,6 +31,8 @@ import { byUser } from "../../src/audit/entry.ts";
 // envelope; a value the schema does not admit (or a time no date holds, or a control character in
 // the URL) is refused with a 4xx. The HTML pages (the dashboard's and the operator console's, the
 // latter with an operator's session) answer errors as pages: only "no 5xx" holds there.
+// Issue 34: every route is also sent, over a raw socket, without a usable Host (each is a 400 in
+// the envelope, whatever the route) and as HTTP/1.0 with one (no 5xx).
 
 // Retries of a signup run hundreds of times here: its rate limit must not answer for the validation.
 const w = await isolationWorld({ env: { EMBEDDED_SIGNUP_STARTS_PER_HOUR: "10000" } });
@@ -90,6 +93,8 @@ interface Probe {
   body?: string | Uint8Array<ArrayBuffer>;
   refuse: boolean;
   deep: boolean;
+  /** Sent over a raw socket with this request line and Host (HTTP/1.0, or no usable Host). */
+  head?: string;
 }
 
 let caller: Seeded;
@@ -288,7 +293,36 @@ function probes(route: Route, cookie: string): Probe[] {
       );
     }
   }
+  const target = `${pathWith(null, "")}${search("")}`;
+  for (const h of HOSTLESS) out.push({ ...send(h.name, "", "", baseBody, true), head: h.head(route.method, target) });
+  const host = `${route.method} ${target} HTTP/1.0\r\nHost: ${new URL(w.t.url).host}`;
+  out.push({ ...send("HTTP/1.0 with a Host", "", "", baseBody, false), head: host });
   return out;
+}
+
+/** A probe's status and body, over a raw socket when it has a `head`, else by fetch. */
+async function answer(p: Probe, ms: number): Promise<{ status: number; text: string }> {
+  if (p.head === undefined) {
+    const r = await fetch(p.url, {
+      method: p.method,
+      headers: p.headers,
+      body: p.body,
+      redirect: "manual",
+      signal: AbortSignal.timeout(ms),
+    });
+    return { status: r.status, text: await r.text() };
+  }
+  const body = typeof p.body === "string" ? new TextEncoder().encode(p.body) : (p.body ?? new Uint8Array());
+  const lines = Object.entries({ ...p.headers, ...(p.body === undefined ? {} : { "content-length": body.length }) });
+  const head = [p.head, ...lines.map(([name, value]) => `${name}: ${value}`)].join("\r\n");
+  let timer: Timer | undefined;
+  const late = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error("timed out")), ms)));
+  try {
+    const r = await Promise.race([rawRequest(w.t.url, head, body), late]);
+    return { status: r.status, text: r.body };
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /** Sends one probe and judges its answer; a probe that gets no answer within `ms` is a failure. */
@@ -297,15 +331,7 @@ async function judge(p: Probe, ms: number): Promise<string | null> {
   let status: number;
   let text: string;
   try {
-    const r = await fetch(p.url, {
-      method: p.method,
-      headers: p.headers,
-      body: p.body,
-      redirect: "manual",
-      signal: AbortSignal.timeout(ms),
-    });
-    status = r.status;
-    text = await r.text();
+    ({ status, text } = await answer(p, ms));
   } catch (error) {
     return `${p.what}: no answer within ${ms / 1000} s (${String(error)})`;
   }
@@ -314,7 +340,10 @@ async function judge(p: Probe, ms: number): Promise<string | null> {
   if (p.refuse && status < 400) return `${p.what}: accepted with ${status} ${excerpt}`;
   // A rate limit says nothing of the value: it must be refused for what it is.
   if (p.refuse && status === 429) return `${p.what}: rate limited, not judged: ${excerpt}`;
-  if (status >= 400 && group !== "dashboard" && group !== "ops" && !isConsolePage(p.route)) {
+  // No usable Host is refused before routing, the same way everywhere.
+  const hostless = p.head !== undefined && p.refuse;
+  if (hostless && status !== 400) return `${p.what}: ${status}, not 400: ${excerpt}`;
+  if (status >= 400 && (hostless || (group !== "dashboard" && group !== "ops" && !isConsolePage(p.route)))) {
     const problem = envelopeProblem(status, text);
     if (problem) return `${p.what}: ${status} ${problem}: ${excerpt}`;
   }

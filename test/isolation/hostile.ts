@@ -145,3 +145,15 @@ export function envelopeProblem(status: number, text: string): string | null {
   );
   return known ? null : `${status} ${String(error.type)}/${String(error.code)} is not in the catalog`;
 }
+
+/**
+ * Request lines and Host headers that leave a request without a usable host, each a function of
+ * the method and target: every one is a 400 in the envelope on every route (issue 34, item 5).
+ * (HTTP/1.1 without Host is Bun's own bare 400, before the app: test/http/malformed-host.test.ts.)
+ */
+export const HOSTLESS: { name: string; head: (method: string, target: string) => string }[] = [
+  { name: "Host: a b", head: (method, target) => `${method} ${target} HTTP/1.1\r\nHost: a b` },
+  { name: "Host: [::1", head: (method, target) => `${method} ${target} HTTP/1.1\r\nHost: [::1` },
+  { name: "an empty Host", head: (method, target) => `${method} ${target} HTTP/1.1\r\nHost:` },
+  { name: "HTTP/1.0 without Host", head: (method, target) => `${method} ${target} HTTP/1.0` },
+];

@@ -115,6 +115,7 @@ describe("CSRF", () => {
   test("another Origin, or a cross-site request without one, is refused: sign-in, console forms, /admin with the cookie", async () => {
     expect((await signIn(op.email, op.password, { origin: "https://evil.example" })).status).toBe(403);
     expect((await signIn(op.email, op.password, { "sec-fetch-site": "cross-site" })).status).toBe(403);
+    expect((await signIn(op.email, op.password, { "sec-fetch-site": "same-site" })).status).toBe(403);
     const textPlain = await fetch(`${world.url}/operator/session`, {
       method: "POST",
       headers: { "content-type": "text/plain" },
@@ -135,6 +136,17 @@ describe("CSRF", () => {
       redirect: "manual",
     });
     expect(evil.status).toBe(403);
+    // Issue 34, item 10: without Origin, a post the browser marks as another site's, or another
+    // origin's of the same site, is refused as well.
+    for (const site of ["cross-site", "same-site"]) {
+      const forged = await fetch(`${world.url}${billing}`, {
+        method: "POST",
+        headers: { cookie, "sec-fetch-site": site, "content-type": "application/x-www-form-urlencoded" },
+        body: "billing_status=suspended",
+        redirect: "manual",
+      });
+      expect({ site, status: forged.status }).toEqual({ site, status: 403 });
+    }
     const plain = await fetch(`${world.url}${billing}`, {
       method: "POST",
       headers: { cookie, origin: world.url, "content-type": "text/plain" },
@@ -159,6 +171,7 @@ describe("CSRF", () => {
     const before = accounts();
     expect((await adminCall({ origin: "https://evil.example" })).status).toBe(403);
     expect((await adminCall({ "sec-fetch-site": "cross-site" })).status).toBe(403);
+    expect((await adminCall({ "sec-fetch-site": "same-site" })).status).toBe(403);
     expect((await adminCall({ origin: world.url, "content-type": "text/plain" })).status).toBe(415);
     expect(accounts()).toBe(before);
     expect((await adminCall({ origin: world.url })).status).toBe(201);

@@ -2,6 +2,7 @@ import { afterEach, describe, expect, test } from "bun:test";
 import { createHash } from "node:crypto";
 import { errorResponse } from "../../src/errors/catalog.ts";
 import { forward } from "../../src/proxy/forward.ts";
+import { systemClock } from "../../src/runtime/clock.ts";
 
 /**
  * Which request bodies stream and which are read first (forward, step 9): a body is held back only
@@ -49,6 +50,7 @@ function front(upstreamUrl: string, bufferBytes: number): string {
         token: "upstream-token",
         timeoutMs: 10_000,
         bufferBytes,
+        bodyDeadline: { clock: systemClock, ms: 10_000, missed: () => undefined },
         headers: {},
         fail: (name) => errorResponse(name, "req_test"),
         inspectError: () => () => undefined,

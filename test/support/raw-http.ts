@@ -75,3 +75,44 @@ export function rawRequest(
     }).catch(reject);
   });
 }
+
+/**
+ * A connection the test writes to piece by piece (a body that arrives as slowly as the test
+ * says): `answer` is the first response, `closed` settles when the server has closed it.
+ */
+export async function rawConnection(url: string) {
+  const { hostname, port } = new URL(url);
+  let received = Buffer.alloc(0);
+  const answer = Promise.withResolvers<RawResponse>();
+  const closed = Promise.withResolvers<void>();
+  let answered = false;
+  const settle = (final: boolean) => {
+    const response = answered ? null : parseResponse(received, final);
+    if (response) {
+      answered = true;
+      answer.resolve(response);
+    }
+  };
+  const socket = await Bun.connect({
+    hostname,
+    port: Number(port),
+    socket: {
+      data(_socket, chunk) {
+        received = Buffer.concat([received, chunk]);
+        settle(false);
+      },
+      close() {
+        settle(true);
+        if (!answered) answer.reject(new Error(`connection closed after ${received.length} bytes without an answer`));
+        closed.resolve();
+      },
+      error: (_socket, error) => answer.reject(error),
+    },
+  });
+  return {
+    write: (bytes: string | Uint8Array) => socket.write(bytes),
+    answer: answer.promise,
+    closed: closed.promise,
+    end: () => socket.end(),
+  };
+}

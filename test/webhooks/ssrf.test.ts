@@ -76,6 +76,15 @@ describe("blocked ranges (docs/webhooks.md#url-rules)", () => {
     "::ffff:a9fe:a9fe",
     "::10.0.0.7",
     "64:ff9b::a00:7",
+    // Issue 34, item 10: NAT64 for local use, site-local, 6to4 and Teredo, each as a whole range.
+    "64:ff9b:1::808:808",
+    "64:ff9b:1:ffff::1",
+    "fec0::1",
+    "feff:ffff::1",
+    "2002:a00:7::1",
+    "2002:808:808::1",
+    "2001:0:4136:e378:8000:63bf:3fff:fdd2",
+    "2001::1",
     "0x0a000007",
     "167772167",
     "012.0.0.7",
@@ -93,6 +102,10 @@ describe("blocked ranges (docs/webhooks.md#url-rules)", () => {
     "192.0.1.1",
     "198.20.0.1",
     "2606:4700::1111",
+    "2001:4860:4860::8888",
+    "2001:1::1",
+    "2003::1",
+    "64:ff9b:2::1",
     "::ffff:8.8.8.8",
     "223.255.255.255",
   ])("%s is allowed", (address) => {
@@ -238,6 +251,28 @@ describe("the service's own addresses (docs/webhooks.md#url-rules)", () => {
     expect((await b.api("POST", "/api/endpoints", { url: "https://8.8.4.4/in", fields: ["messages"] })).status).toBe(
       201,
     );
+  });
+});
+
+describe("IPv6 ranges that reach IPv4 or local networks (issue 34, item 10)", () => {
+  test("a webhook URL in NAT64 for local use, site-local, 6to4 or Teredo is refused when saved", async () => {
+    const app = await relayApp({ env: { DEV_MODE: "0" } });
+    stops.push(() => app.close());
+    const a = await app.account();
+    for (const host of ["64:ff9b:1::a00:7", "fec0::1", "2002:808:808::1", "2001:0:4136:e378:8000:63bf:3fff:fdd2"]) {
+      const refused = await a.api<ErrorEnvelope>("POST", "/api/endpoints", {
+        url: `https://[${host}]/in`,
+        fields: ["messages"],
+      });
+      expect([host, refused.status, refused.body.error.code]).toEqual([host, 422, "invalid_url"]);
+      expect(refused.body.error.message).toContain("blocked range");
+    }
+    expect(
+      (await a.api("POST", "/api/endpoints", { url: "https://[2606:4700::1111]/in", fields: ["messages"] })).status,
+    ).toBe(201);
+    expect(await app.deps.query(`SELECT url FROM endpoints WHERE account_id = '${a.id}'`)).toEqual([
+      { url: "https://[2606:4700::1111]/in" },
+    ]);
   });
 });
 
