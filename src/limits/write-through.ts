@@ -10,6 +10,7 @@ export const FLUSH_EVERY_MS = 1000;
 /** Saves the buckets changed since the last flush in one batch; on failure they wait for the next one. */
 export async function flushBuckets(limiter: MemoryLimiter, store: BucketStore): Promise<number> {
   const changes = limiter.takeChanges();
+  if (changes.length === 0) return 0; // an idle second costs the database nothing
   try {
     await store.saveMany(changes);
   } catch (error) {

@@ -192,6 +192,7 @@ describe("coalesced write-through", () => {
       ],
     ]);
     expect(await flushBuckets(limiter, store)).toBe(0);
+    expect(store.saves).toHaveLength(1); // an idle flush writes nothing
   });
 
   test("a failed save keeps the buckets for the next flush", async () => {

@@ -130,12 +130,15 @@ describe.skipIf(!onSqlite)("write-through and restore", () => {
       saves.push(states.length);
       return save(states);
     };
+    const began = performance.now();
     await burst(biz, 80);
     await world.restart(); // the old app's shutdown flushes
-    // At most one periodic flush may have happened during the burst, plus the one at shutdown.
+    // The flush runs on a real one-second timer: one save per second that saw a change, plus the
+    // one at shutdown, however slow a busy machine makes the 80 calls; never one per call.
+    const seconds = Math.ceil((performance.now() - began) / 1000);
     expect(saves.length).toBeGreaterThanOrEqual(1);
-    expect(saves.length).toBeLessThanOrEqual(2);
-    expect(saves.every((n) => n <= 1)).toBe(true);
+    expect(saves.length).toBeLessThanOrEqual(Math.min(seconds + 1, 79));
+    expect(saves.every((n) => n === 1)).toBe(true);
     expect(limits(await send(biz))).toMatchObject({ status: 429, retryAfter: "1" });
     world.deps.clock.advance(1000);
     expect(limits(await send(biz))).toMatchObject({ status: 200, remaining: "79" });
