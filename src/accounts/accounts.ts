@@ -1,5 +1,5 @@
 import { changesOf } from "../audit/changes.ts";
-import { auditEntry, type AuditContext } from "../audit/entry.ts";
+import { auditEntry, changeEntry, type AuditContext } from "../audit/entry.ts";
 import { hashPassword } from "../crypto/password.ts";
 import { AppError } from "../errors/catalog.ts";
 import type { Deps } from "../deps.ts";
@@ -61,7 +61,7 @@ export async function updateAccount(
   if (input.billing_status !== undefined) patch.billingStatus = input.billing_status;
   if (input.retention !== undefined) patch.retention = input.retention;
   if (input.max_numbers !== undefined) patch.maxNumbers = input.max_numbers;
-  const entry = auditEntry(deps, by, action, { kind: "account", id }, id, changesOf(account, patch));
+  const entry = changeEntry(deps, by, action, { kind: "account", id }, id, changesOf(account, patch));
   return orNotFound(await deps.store.directory.updateAccount(id, patch, entry), `account ${id}`);
 }
 
