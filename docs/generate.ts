@@ -186,7 +186,8 @@ function metricsTable(): string {
 function kept(window: Window): string {
   if (window === "account") return "the account's retention: 24 hours, or 7 days once set";
   if (window === "expiry") return "until it expires";
-  if (window === "AUDIT_RETENTION") return `\`AUDIT_RETENTION\`: ${SETTINGS.AUDIT_RETENTION.fallback} by default`;
+  if (window === "AUDIT_RETENTION")
+    return `\`AUDIT_RETENTION\`: ${SETTINGS.AUDIT_RETENTION.fallback} by default; an account's entries but the operator's: its retention, when shorter`;
   const [n, unit] = window % 86_400_000 === 0 ? [window / 86_400_000, "day"] : [window / 3_600_000, "hour"];
   return `${n} ${unit}${n === 1 ? "" : "s"}`;
 }

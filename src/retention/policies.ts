@@ -134,8 +134,7 @@ export const RETENTION_POLICIES: readonly RetentionPolicy[] = [
   },
   {
     name: "audit_log",
-    deletes:
-      "Audit log entries: who changed what, when, from where. An account's entries but the operator's go sooner, with its retention setting, when that is shorter",
+    deletes: "Audit log entries: who changed what, when, from where",
     window: "AUDIT_RETENTION",
     batch: 5_000,
     purge: (store, { now, before }, batch) =>
