@@ -76,6 +76,8 @@ const WHEN: Record<ErrorName, string> = {
     "A sign-in too soon after 5 or more failures in a row for its email: the wait starts at 1 s and doubles with each failure, up to 15 minutes; a success or 24 quiet hours clear it.",
   too_many_signups:
     "Starting an Embedded Signup while the account already has `EMBEDDED_SIGNUP_MAX_UNFINISHED` signups neither finished nor expired.",
+  number_not_readable:
+    "An Embedded Signup whose code, once exchanged, gives a token the platform refuses to show the number to (another business's number): nothing is held; connect again as the number's business.",
   signup_rate_limited:
     "More Embedded Signup starts and retries from one account than `EMBEDDED_SIGNUP_STARTS_PER_HOUR` allows; `Retry-After` says when the next one may start.",
   body_timeout:
@@ -185,7 +187,8 @@ function metricsTable(): string {
 function kept(window: Window): string {
   if (window === "account") return "the account's retention: 24 hours, or 7 days once set";
   if (window === "expiry") return "until it expires";
-  if (window === "AUDIT_RETENTION") return `\`AUDIT_RETENTION\`: ${SETTINGS.AUDIT_RETENTION.fallback} by default`;
+  if (window === "AUDIT_RETENTION")
+    return `\`AUDIT_RETENTION\`: ${SETTINGS.AUDIT_RETENTION.fallback} by default; an account's entries but the operator's: its retention, when shorter`;
   const [n, unit] = window % 86_400_000 === 0 ? [window / 86_400_000, "day"] : [window / 3_600_000, "hour"];
   return `${n} ${unit}${n === 1 ? "" : "s"}`;
 }

@@ -1,12 +1,12 @@
 import { changesOf } from "../audit/changes.ts";
-import { auditEntry, type AuditContext } from "../audit/entry.ts";
+import { auditEntry, changeEntry, type AuditContext } from "../audit/entry.ts";
 import { hashPassword } from "../crypto/password.ts";
 import { AppError } from "../errors/catalog.ts";
 import type { Deps } from "../deps.ts";
 import { orNotFound } from "../errors/not-found.ts";
 import { randomId } from "../runtime/random.ts";
 import type { AuditAction } from "../store/audit.ts";
-import type { Account, User } from "../store/types.ts";
+import { userRow, type Account, type NewUser, type User } from "../store/types.ts";
 import type { CreateAccountInput, CreateUserInput, UpdateAccountInput } from "./schemas.ts";
 
 /**
@@ -26,7 +26,8 @@ export function getAccount(deps: Pick<AccountDeps, "store">, id: string): Accoun
 export const listAccounts = (deps: Pick<AccountDeps, "store">): Account[] =>
   [...deps.store.directory.accounts()].sort((a, b) => a.createdAt - b.createdAt || a.id.localeCompare(b.id));
 
-export async function createAccount(deps: AccountDeps, input: CreateAccountInput, by: AuditContext): Promise<Account> {
+/** A new account's record and the entry of its creation, by `by`. */
+function newAccount(deps: AccountDeps, input: CreateAccountInput, by: AuditContext) {
   const account: Account = {
     id: randomId(deps.random, "acc"),
     name: input.name,
@@ -37,10 +38,12 @@ export async function createAccount(deps: AccountDeps, input: CreateAccountInput
     createdAt: deps.clock.now(),
   };
   const object = { kind: "account", id: account.id };
-  return deps.store.directory.createAccount(
-    account,
-    auditEntry(deps, by, "account.create", object, account.id, changesOf(null, account)),
-  );
+  return { account, entry: auditEntry(deps, by, "account.create", object, account.id, changesOf(null, account)) };
+}
+
+export async function createAccount(deps: AccountDeps, input: CreateAccountInput, by: AuditContext): Promise<Account> {
+  const { account, entry } = newAccount(deps, input, by);
+  return deps.store.directory.createAccount(account, entry);
 }
 
 /** Changes an account; `account.update` by the operator, `settings.update` by the account itself. */
@@ -58,8 +61,27 @@ export async function updateAccount(
   if (input.billing_status !== undefined) patch.billingStatus = input.billing_status;
   if (input.retention !== undefined) patch.retention = input.retention;
   if (input.max_numbers !== undefined) patch.maxNumbers = input.max_numbers;
-  const entry = auditEntry(deps, by, action, { kind: "account", id }, id, changesOf(account, patch));
+  const entry = changeEntry(deps, by, action, { kind: "account", id }, id, changesOf(account, patch));
   return orNotFound(await deps.store.directory.updateAccount(id, patch, entry), `account ${id}`);
+}
+
+const emailTaken = (email: string) => new AppError("conflict", `A dashboard user with email ${email} already exists.`);
+
+/** A new user's record (its password hashed) and the entry of its creation; a taken email is refused first, to spare the hash. */
+async function newUser(deps: AccountDeps, accountId: string, input: CreateUserInput, by: AuditContext) {
+  if (await deps.store.users.byEmail(input.email)) throw emailTaken(input.email);
+  const id = randomId(deps.random, "usr");
+  const entry = auditEntry(deps, by, "user.create", { kind: "user", id }, accountId, {
+    email: [null, input.email.toLowerCase()],
+  });
+  const user: NewUser = {
+    id,
+    accountId,
+    email: input.email,
+    passwordHash: await hashPassword(input.password),
+    createdAt: deps.clock.now(),
+  };
+  return { user, entry };
 }
 
 export async function createUser(
@@ -69,23 +91,29 @@ export async function createUser(
   by: AuditContext,
 ): Promise<User> {
   getAccount(deps, accountId);
-  const taken = () => new AppError("conflict", `A dashboard user with email ${input.email} already exists.`);
-  // Checked first to spare the hash; the insert decides when two requests create the same email at once.
-  if (await deps.store.users.byEmail(input.email)) throw taken();
-  const id = randomId(deps.random, "usr");
-  const entry = auditEntry(deps, by, "user.create", { kind: "user", id }, accountId, {
-    email: [null, input.email.toLowerCase()],
+  const { user, entry } = await newUser(deps, accountId, input, by);
+  // The insert decides when two requests create the same email at once.
+  const created = await deps.store.users.create(user, entry);
+  if (!created) throw emailTaken(input.email);
+  return created;
+}
+
+/**
+ * A new account and its first dashboard login as one change: when the email is taken, even by a
+ * request that won a race with this one, neither is created and nothing is recorded.
+ */
+export async function createAccountWithUser(
+  deps: AccountDeps,
+  input: CreateAccountInput,
+  login: CreateUserInput,
+  by: AuditContext,
+): Promise<{ account: Account; user: User }> {
+  const made = newAccount(deps, input, by);
+  const { user, entry } = await newUser(deps, made.account.id, login, by);
+  const account = await deps.store.directory.createAccountWithUser(made.account, user, {
+    account: made.entry,
+    user: entry,
   });
-  const user = await deps.store.users.create(
-    {
-      id,
-      accountId,
-      email: input.email,
-      passwordHash: await hashPassword(input.password),
-      createdAt: deps.clock.now(),
-    },
-    entry,
-  );
-  if (!user) throw taken();
-  return user;
+  if (!account) throw emailTaken(login.email);
+  return { account, user: { ...userRow(user), lastSignInAt: null } };
 }

@@ -55,3 +55,21 @@ export function removedOf(record: object): AuditChanges {
   }
   return changes;
 }
+
+/** The longest text an entry keeps of a value: a longer one is cut here, with a marker of its length. */
+export const KEPT_CHARACTERS = 200;
+
+function bounded(value: unknown): unknown {
+  if (typeof value === "string")
+    return value.length > KEPT_CHARACTERS ? `${value.slice(0, KEPT_CHARACTERS)}… [${value.length} characters]` : value;
+  if (Array.isArray(value)) return value.map(bounded);
+  if (value !== null && typeof value === "object")
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, bounded(v)]));
+  return value;
+}
+
+/**
+ * Changes as an entry keeps them: every text longer than KEPT_CHARACTERS cut short with a marker, so
+ * no change makes a large entry. Secrets are replaced before (changesOf), so a cut never shows one.
+ */
+export const boundedChanges = (changes: AuditChanges) => bounded(changes) as AuditChanges;

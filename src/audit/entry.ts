@@ -1,5 +1,6 @@
 import type { Deps } from "../deps.ts";
 import { randomId } from "../runtime/random.ts";
+import { boundedChanges } from "./changes.ts";
 import type { Actor, AuditAction, AuditChanges, AuditEntry } from "../store/audit.ts";
 
 /**
@@ -56,6 +57,21 @@ export function auditEntry(
     object,
     accountId,
     ip: by.ip,
-    changes,
+    changes: boundedChanges(changes),
   };
+}
+
+/**
+ * The entry of an update, as auditEntry's; none when the update changes nothing (a PATCH of the
+ * values already there), so repeating a change never grows the log.
+ */
+export function changeEntry(
+  deps: Pick<Deps, "clock" | "random">,
+  by: AuditContext,
+  action: AuditAction,
+  object: { kind: string; id: string },
+  accountId: string | null,
+  changes: AuditChanges,
+): AuditEntry | undefined {
+  return Object.keys(changes).length === 0 ? undefined : auditEntry(deps, by, action, object, accountId, changes);
 }

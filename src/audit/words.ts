@@ -37,6 +37,7 @@ export const ACTION_WORDS: Record<AuditAction, string> = {
   "operator.create": "Added an operator",
   "operator.delete": "Deleted an operator",
   "operator.reset_password": "Reset an operator's password",
+  "audit.capped": "Counted the account's further changes this hour without recording each",
 };
 
 /** Who, in words: the user's email, or what the operator's side or the service is. */

@@ -174,7 +174,7 @@ export const SETTINGS = {
   ),
   AUDIT_RETENTION: setting(
     "90d",
-    "how long the audit log keeps an entry (`1d` to `3650d`); older ones are purged with retention",
+    "how long the audit log keeps an entry (`1d` to `3650d`); older ones are purged with retention (an account's entries but the operator's go sooner, with its retention setting, when that is shorter)",
     read.duration(86_400_000, 3650 * 86_400_000, "90d"),
   ),
   BACKUP_SCHEDULE: setting(

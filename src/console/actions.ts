@@ -1,9 +1,9 @@
-import { createAccount, createUser, getAccount, updateAccount } from "../accounts/accounts.ts";
+import { createAccountWithUser, createUser, getAccount, updateAccount } from "../accounts/accounts.ts";
 import { revokeApiKey } from "../accounts/keys.ts";
 import type { AuditContext } from "../audit/entry.ts";
 import { AppError } from "../errors/catalog.ts";
 import { syncNumber } from "../numbers/numbers.ts";
-import type { Account, ApiKey, BillingStatus, PhoneNumber, User } from "../store/types.ts";
+import type { ApiKey, BillingStatus, PhoneNumber } from "../store/types.ts";
 import type { CreateAccountForm } from "./forms.ts";
 
 /**
@@ -11,29 +11,16 @@ import type { CreateAccountForm } from "./forms.ts";
  * operations (src/accounts/, src/numbers/), so the console and the API behave alike; `by` (the
  * signed-in operator) is recorded in the audit log.
  */
-type ActionDeps = Parameters<typeof createAccount>[0] & Parameters<typeof syncNumber>[0];
+type ActionDeps = Parameters<typeof createUser>[0] & Parameters<typeof syncNumber>[0];
 
-/** A new account and its first dashboard login; the login's email is checked first, so a taken one creates nothing. */
-export async function createAccountWithUser(
-  deps: ActionDeps,
-  form: CreateAccountForm,
-  by: AuditContext,
-): Promise<{ account: Account; user: User }> {
-  if (await deps.store.users.byEmail(form.user_email))
-    throw new AppError("conflict", `A dashboard user with email ${form.user_email} already exists.`);
-  const account = await createAccount(
+/** A new account and its first dashboard login, in one change: a taken login email creates nothing. */
+export const createAccountWithLogin = (deps: ActionDeps, form: CreateAccountForm, by: AuditContext) =>
+  createAccountWithUser(
     deps,
-    {
-      name: form.name,
-      email: form.email,
-      billing_status: form.billing_status,
-      retention: form.retention,
-    },
+    { name: form.name, email: form.email, billing_status: form.billing_status, retention: form.retention },
+    { email: form.user_email, password: form.user_password },
     by,
   );
-  const user = await createUser(deps, account.id, { email: form.user_email, password: form.user_password }, by);
-  return { account, user };
-}
 
 export const addUser = (
   deps: ActionDeps,

@@ -13,7 +13,7 @@ import { NUMBER_STATES } from "../numbers/condition.ts";
 import { findOperator, OPERATOR_COOKIE, operatorSignIn, operatorSignOut } from "../operators/session.ts";
 import type { Deps } from "../deps.ts";
 import type { Operator } from "../store/operators.ts";
-import { addUser, checkNumber, createAccountWithUser, revokeKey, setBillingStatus } from "./actions.ts";
+import { addUser, checkNumber, createAccountWithLogin, revokeKey, setBillingStatus } from "./actions.ts";
 import { addUserForm, billingForm, checkForm, createAccountForm, resetPasswordForm } from "./forms.ts";
 import { operatorOnly, type ConsoleHandler } from "./guard.ts";
 import { consolePage } from "./layout.tsx";
@@ -160,7 +160,7 @@ export function consoleRoutes(deps: Deps, backups: Backups | null) {
         const form = readForm(createAccountForm, body);
         if (!form.ok) return accountsPage(operator, "", { form: { values: form.raw, errors: form.errors } }, 400);
         try {
-          const { account } = await createAccountWithUser(deps, form.value, by);
+          const { account } = await createAccountWithLogin(deps, form.value, by);
           return seeOther(`${accountPath(account.id)}?done=created`);
         } catch (error) {
           if (!(error instanceof AppError)) throw error;

@@ -102,6 +102,12 @@ export const ERRORS = {
     code: "too_many_signups",
     message: "This account has too many unfinished signups.",
   },
+  number_not_readable: {
+    status: 403,
+    type: "PermissionException",
+    code: "number_not_readable",
+    message: "The business that signed up cannot read this number.",
+  },
   sync_unavailable: {
     status: 409,
     type: "ConflictException",

@@ -1,6 +1,6 @@
 import { getAccount } from "../accounts/accounts.ts";
 import { changesOf } from "../audit/changes.ts";
-import { auditEntry, type AuditContext } from "../audit/entry.ts";
+import { auditEntry, changeEntry, type AuditContext } from "../audit/entry.ts";
 import { AppError } from "../errors/catalog.ts";
 import type { Deps } from "../deps.ts";
 import { orNotFound } from "../errors/not-found.ts";
@@ -164,6 +164,6 @@ export async function updateNumber(
     updatedAt: deps.clock.now(),
   };
   const object = { kind: "number", id: phoneNumberId };
-  const entry = auditEntry(deps, by, "number.update", object, number.accountId, changesOf(number, patch));
+  const entry = changeEntry(deps, by, "number.update", object, number.accountId, changesOf(number, patch));
   return orNotFound(await deps.store.directory.updateNumber(phoneNumberId, patch, entry), `number ${phoneNumberId}`);
 }

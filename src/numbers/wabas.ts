@@ -1,6 +1,6 @@
 import { getAccount } from "../accounts/accounts.ts";
 import { changesOf } from "../audit/changes.ts";
-import { auditEntry, type AuditContext } from "../audit/entry.ts";
+import { auditEntry, changeEntry, type AuditContext } from "../audit/entry.ts";
 import { AppError } from "../errors/catalog.ts";
 import type { Deps } from "../deps.ts";
 import { orNotFound } from "../errors/not-found.ts";
@@ -72,6 +72,6 @@ export async function changeWaba(
   by: AuditContext | undefined,
 ): Promise<Waba> {
   const object = { kind: "waba", id: waba.wabaId };
-  const entry = by && auditEntry(deps, by, "waba.update", object, waba.accountId, changesOf(waba, patch));
+  const entry = by && changeEntry(deps, by, "waba.update", object, waba.accountId, changesOf(waba, patch));
   return orNotFound(await deps.store.directory.updateWaba(waba.wabaId, patch, entry), `WABA ${waba.wabaId}`);
 }

@@ -14,7 +14,7 @@ import { randomId } from "../runtime/random.ts";
 import type { AuditEntry } from "../store/audit.ts";
 import { expired, type Onboarding } from "../store/onboardings.ts";
 import { preflightReceivers, type CoexistenceDeps } from "./coexistence.ts";
-import { RUN_LEASE_MS, runSteps, SIGNUP_STEPS, type SignupDeps } from "./steps.ts";
+import { cannotReadNumber, RUN_LEASE_MS, runSteps, SIGNUP_STEPS, type SignupDeps } from "./steps.ts";
 
 const id = t.String({ minLength: 1, maxLength: 64, pattern: "^[0-9A-Za-z_-]+$" });
 const pin = t.String({ pattern: "^[0-9]{6}$", description: "6 digits; the number's two-step verification PIN" });
@@ -175,10 +175,18 @@ export async function startSignup(
   return run(deps, o, by);
 }
 
-/** Runs the steps; a coexistence number just onboarded gets its syncs' pre-flights at once. */
+/**
+ * Runs the steps; a coexistence number just onboarded gets its syncs' pre-flights at once. A token
+ * that cannot read the number (another business's) is refused as such: the signup holds nothing.
+ */
 async function run(deps: CoexistenceDeps, leased: Onboarding, by: AuditContext): Promise<Onboarding> {
   const firstFinish = leased.finishedAt === null;
   const o = await runSteps(deps, leased, by);
+  if (cannotReadNumber(o))
+    throw new AppError(
+      "number_not_readable",
+      `The business that signed in cannot read number ${o.phoneNumberId}: connect with the platform again as the business the number belongs to.`,
+    );
   if (firstFinish && o.finishedAt !== null && o.kind === "coexistence") await preflightReceivers(deps, o, by);
   return o;
 }

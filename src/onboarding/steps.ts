@@ -42,6 +42,36 @@ function token(o: Onboarding): { accessToken: string; appSecret: null } {
   return { accessToken: o.accessToken, appSecret: null };
 }
 
+/** The platform's error for an object a token cannot see: absent, or another business's. */
+export const NOT_VISIBLE = 100;
+
+/** Why an exchange failed whose token cannot read the number. */
+const notReadable = (phoneNumberId: string) => `The business that signed in cannot read number ${phoneNumberId}`;
+
+/** Whether the last run failed because its token could not read the number: then it holds nothing. */
+export function cannotReadNumber(o: Onboarding): boolean {
+  const outcome = o.steps.exchange;
+  return outcome?.status === "failed" && outcome.reason === notReadable(o.phoneNumberId);
+}
+
+/** The popup's code for the business's token (spent either way: only its hash stays). */
+async function exchangeCode(deps: SignupDeps, o: Onboarding): Promise<StepResult> {
+  const app = deps.config.embeddedSignup;
+  if (!app) return { status: "failed", reason: "Embedded Signup is not enabled on this server" };
+  const result = await graphCall(deps, {
+    method: "GET",
+    path: "oauth/access_token",
+    query: { client_id: app.appId, client_secret: deps.config.appSecret, code: o.code ?? "" },
+  });
+  if (!result.ok) return failed(result);
+  if (typeof result.body.access_token !== "string" || result.body.access_token === "")
+    return { status: "failed", reason: "upstream answered without an access token" };
+  o.accessToken = result.body.access_token;
+  // Spent: only its hash stays, to know the same code sent again as a repeat, not a new signup.
+  o.code = null;
+  return { status: "done" };
+}
+
 /**
  * Embedded Signup's server steps (issue 20), in order: data the runner walks, resuming at the
  * first step not done. Each step is safe to run again: the platform answers a second
@@ -50,24 +80,21 @@ function token(o: Onboarding): { accessToken: string; appSecret: null } {
 export const SIGNUP_STEPS: readonly Step[] = [
   {
     name: "exchange",
-    label: "Exchange the authorization code for the business's token",
+    label: "Exchange the authorization code for the business's token, and read the number with it",
     advice:
-      "An authorization code works once and only for a few minutes: click “Connect with the platform” again for a new one.",
+      "An authorization code works once and only for a few minutes: click “Connect with the platform” again for a new one, signed in as the business the number belongs to.",
     async run(deps, o) {
-      const app = deps.config.embeddedSignup;
-      if (!app) return { status: "failed", reason: "Embedded Signup is not enabled on this server" };
-      const result = await graphCall(deps, {
-        method: "GET",
-        path: "oauth/access_token",
-        query: { client_id: app.appId, client_secret: deps.config.appSecret, code: o.code ?? "" },
-      });
-      if (!result.ok) return failed(result);
-      if (typeof result.body.access_token !== "string" || result.body.access_token === "")
-        return { status: "failed", reason: "upstream answered without an access token" };
-      o.accessToken = result.body.access_token;
-      // Spent: only its hash stays, to know the same code sent again as a repeat, not a new signup.
-      o.code = null;
-      return { status: "done" };
+      if (o.accessToken === null) {
+        const exchanged = await exchangeCode(deps, o);
+        if (exchanged.status === "failed") return exchanged;
+      }
+      // The code says nothing of which number it is for: only a token that reads the number proves
+      // it is the business's, and until then the signup holds no number (yieldsTo).
+      const read = await fetchNumberDetails(deps, { phoneNumberId: o.phoneNumberId }, token(o));
+      if (read.ok) return { status: "done" };
+      if (read.fault?.code !== NOT_VISIBLE) return failed(read); // the token kept: Try again reads again
+      o.accessToken = null;
+      return { status: "failed", reason: notReadable(o.phoneNumberId), code: NOT_VISIBLE };
     },
   },
   {

@@ -9,6 +9,11 @@ const DAY = 24 * HOUR;
 
 /** What an account's retention setting keeps its history for: webhook deliveries, payloads, the request log. */
 export const ACCOUNT_RETENTION_MS: Record<Retention, number> = { "24h": DAY, "7d": 7 * DAY };
+/** How long an account's own audit entries are kept: as its history, never longer than AUDIT_RETENTION (`auditMs`). */
+export const accountAuditKept = (auditMs: number): Record<Retention, number> => ({
+  "24h": Math.min(ACCOUNT_RETENTION_MS["24h"], auditMs),
+  "7d": Math.min(ACCOUNT_RETENTION_MS["7d"], auditMs),
+});
 /** Hourly usage counts outlive the log they come from: long enough to bill a month and compare it with the last. */
 export const USAGE_KEPT_MS = 62 * DAY;
 
@@ -132,7 +137,8 @@ export const RETENTION_POLICIES: readonly RetentionPolicy[] = [
     deletes: "Audit log entries: who changed what, when, from where",
     window: "AUDIT_RETENTION",
     batch: 5_000,
-    purge: (store, { before }, batch) => store.retention.purgeAudit(before, batch),
+    purge: (store, { now, before }, batch) =>
+      store.retention.purgeAudit(before, now, accountAuditKept(now - before), batch),
   },
 ];
 

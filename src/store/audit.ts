@@ -57,6 +57,14 @@ export interface AuditStore {
   record(entry: AuditEntry): Promise<void>;
 }
 
+/**
+ * The operator's side: its entries keep AUDIT_RETENTION; every other entry of an account (its
+ * users', the service's on its behalf) goes with the account's history (docs/operations.md#audit-log).
+ */
+export const OPERATOR_ACTORS: readonly ActorKind[] = ["operator", "operator_token"];
+/** OPERATOR_ACTORS as an SQL list, for both backends' purges. */
+export const OPERATOR_ACTORS_SQL = OPERATOR_ACTORS.map((k) => `'${k}'`).join(", ");
+
 /** Who disables an endpoint that keeps failing (docs/webhooks.md#endpoint-health-and-disabling): the relay, as it records an attempt. */
 export const RELAY_ACTOR: Actor = Object.freeze({ kind: "system", id: "webhook_relay", email: null });
 
@@ -79,6 +87,49 @@ export function automaticDisable(
     accountId: endpoint.accountId,
     ip: null,
     changes: { enabled: [true, false], disabled_reason: [null, reason] },
+  };
+}
+
+/**
+ * How many entries an account's own users may add in an hour of the clock (docs/operations.md#audit-log):
+ * past it their changes still apply, and each is counted in the hour's one `audit.capped` entry
+ * (overflowEntry) instead of an entry of its own, so no account grows the log without bound.
+ */
+export const ACCOUNT_HOURLY_ENTRIES = 300;
+const HOUR = 3_600_000;
+
+/** Who writes the count of an hour's entries past the figure. */
+export const AUDIT_CAP_ACTOR: Actor = Object.freeze({ kind: "system", id: "audit_cap", email: null });
+
+/** The field of an `audit.capped` entry that counts the hour's changes not recorded one by one. */
+export const NOT_RECORDED = "not_recorded";
+
+/** Where an entry counts against the figure: its account and the start of its hour; null when uncapped (not an account's own user's). */
+export interface CapWindow {
+  accountId: string;
+  since: number;
+}
+
+export function capWindow(e: AuditEntry): CapWindow | null {
+  return e.actor.kind === "user" && e.accountId !== null
+    ? { accountId: e.accountId, since: e.at - (e.at % HOUR) }
+    : null;
+}
+
+/**
+ * The entry that counts `e` in place of its own, one per account and hour (its id says which):
+ * written with a count of 1 the first time, then each backend adds 1 to NOT_RECORDED.
+ */
+export function overflowEntry(e: AuditEntry, { accountId, since }: CapWindow): AuditEntry {
+  return {
+    id: `aud_capped_${accountId}_${since}`,
+    at: e.at,
+    actor: AUDIT_CAP_ACTOR,
+    action: "audit.capped",
+    object: { kind: "account", id: accountId },
+    accountId,
+    ip: null,
+    changes: { [NOT_RECORDED]: [null, 1] },
   };
 }
 

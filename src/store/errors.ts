@@ -14,3 +14,6 @@ export function writtenRow<T>(row: T | undefined, what: string): T {
   if (row === undefined) throw new Error(`${what} is not there right after its write`);
   return row;
 }
+
+/** Thrown inside a transaction that creates a user whose email is taken, to roll all of it back; never leaves the store. */
+export class EmailTaken extends Error {}

@@ -77,9 +77,10 @@ export function live(o: Onboarding, now: number): Onboarding | undefined {
 }
 
 /**
- * Whether another account's onboarding of a number gives way to a new one (issue 26). A number is
- * held against other accounts only by a signup past the code exchange (a made-up code holds
- * nothing) that has not expired, or one whose run is under way; never by one when the number is
+ * Whether another account's onboarding of a number gives way to a new one (issues 26, 34). A
+ * number is held against other accounts only by a signup past the code exchange, whose token has
+ * read the number from the platform (a made-up code, or a real one for another business, holds
+ * nothing), that has not expired, or one whose run is under way; never by one when the number is
  * already the new account's (the operator connected it there). A finished one is its account's
  * number and stays.
  */

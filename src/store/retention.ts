@@ -33,8 +33,11 @@ export interface RetentionStore {
   purgeOnboardings(now: number, batch: number): Promise<number>;
   /** Deletes the hourly counts of upstream events of hours that start before `before`. */
   purgeEventCounts(before: number, batch: number): Promise<number>;
-  /** Deletes audit log entries older than `before` (AUDIT_RETENTION). */
-  purgeAudit(before: number, batch: number): Promise<number>;
+  /**
+   * Deletes audit log entries older than `before` (AUDIT_RETENTION), and an account's entries but
+   * its operators' (OPERATOR_ACTORS) older than `keptMs` of its retention at `now`.
+   */
+  purgeAudit(before: number, now: number, keptMs: Record<Retention, number>, batch: number): Promise<number>;
   /** Deletes finished bulk recovers whose last progress is older than their account's retention. */
   purgeRecoveries(now: number, retentionMs: Record<Retention, number>, batch: number): Promise<number>;
 }

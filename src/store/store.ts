@@ -2,6 +2,7 @@ import type {
   Account,
   ApiKey,
   BucketState,
+  NewUser,
   Notification,
   PhoneNumber,
   Session,
@@ -79,6 +80,16 @@ export interface Directory {
   account(id: string): Account | undefined;
   accounts(): Account[];
   createAccount(account: Account, audit?: AuditEntry): Promise<Account>;
+  /**
+   * Creates an account and its first dashboard user in one transaction, each with its entry. Null
+   * when a user has the email already (two submissions at once: one wins): then nothing is
+   * written, neither the account nor an entry.
+   */
+  createAccountWithUser(
+    account: Account,
+    user: NewUser,
+    audit?: { account: AuditEntry; user: AuditEntry },
+  ): Promise<Account | null>;
   updateAccount(
     id: string,
     patch: Partial<Omit<Account, "id" | "createdAt">>,
@@ -136,7 +147,7 @@ export interface UserStore extends SignInFailures {
   /** The account's users, oldest first (the operator console's account page). */
   ofAccount(accountId: string): Promise<User[]>;
   /** Null when a user has this email already (two creations at once: one wins; the other writes no entry). */
-  create(user: Omit<User, "lastSignInAt">, audit?: AuditEntry): Promise<User | null>;
+  create(user: NewUser, audit?: AuditEntry): Promise<User | null>;
   /**
    * Replaces a user's password hash and ends every session of theirs but `keep` (a token hash: the
    * session that changed its own password; "all": the demo's restarts, which keep them), in one

@@ -97,6 +97,12 @@ export interface User {
   lastSignInAt: number | null;
 }
 
+/** A user as created: not signed in yet. */
+export type NewUser = Omit<User, "lastSignInAt">;
+
+/** A new user's row: emails are stored in lower case, so that one address is one login. */
+export const userRow = (user: NewUser): NewUser => ({ ...user, email: user.email.toLowerCase() });
+
 export interface Session {
   tokenHash: string;
   userId: string;

@@ -64,4 +64,5 @@ export const AUDIT_ACTIONS = [
   "operator.create",
   "operator.delete",
   "operator.reset_password",
+  "audit.capped",
 ] as const;

@@ -1,5 +1,5 @@
 import { changesOf, removedOf } from "../audit/changes.ts";
-import { auditEntry, type AuditContext } from "../audit/entry.ts";
+import { auditEntry, changeEntry, type AuditContext } from "../audit/entry.ts";
 import { checkWebhookUrl, type UrlRules } from "../net/url-rules.ts";
 import { AppError } from "../errors/catalog.ts";
 import type { Deps } from "../deps.ts";
@@ -95,7 +95,10 @@ function entryOf(
   endpoint: Pick<Endpoint, "id" | "accountId">,
 ) {
   const object = { kind: "endpoint", id: endpoint.id };
-  return auditEntry(deps, by, action, object, endpoint.accountId, changesOf(before, after));
+  const changes = changesOf(before, after);
+  return before === null
+    ? auditEntry(deps, by, action, object, endpoint.accountId, changes)
+    : changeEntry(deps, by, action, object, endpoint.accountId, changes);
 }
 
 /** Creates an endpoint; its secret is returned only here. */

@@ -91,9 +91,9 @@ describe("the audit log's query", () => {
     const t = deps.clock.now();
     await account(store, "acc_a", t);
     await record(store, [entry("aud_old", t), entry("aud_edge", t + DAY), entry("aud_new", t + 2 * DAY)]);
-    expect(await store.retention.purgeAudit(t + DAY - 1, 2)).toBe(1);
+    expect(await store.retention.purgeAudit(t + DAY - 1, 0, { "24h": 0, "7d": 0 }, 2)).toBe(1);
     expect((await store.audit.list({}, 10)).map((e) => e.id)).toEqual(["aud_new", "aud_edge"]);
-    expect(await store.retention.purgeAudit(t + DAY - 1, 2)).toBe(0);
+    expect(await store.retention.purgeAudit(t + DAY - 1, 0, { "24h": 0, "7d": 0 }, 2)).toBe(0);
   });
 });
 

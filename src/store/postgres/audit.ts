@@ -2,7 +2,17 @@ import { desc, eq } from "drizzle-orm";
 import type { PgColumn, PgTable } from "drizzle-orm/pg-core";
 import type { SQL } from "bun";
 import { auditConditions } from "../audit-filter.ts";
-import { auditRow, fromAuditRow, type AuditEntry, type AuditFilter, type AuditStore } from "../audit.ts";
+import {
+  ACCOUNT_HOURLY_ENTRIES,
+  auditRow,
+  capWindow,
+  fromAuditRow,
+  NOT_RECORDED,
+  overflowEntry,
+  type AuditEntry,
+  type AuditFilter,
+  type AuditStore,
+} from "../audit.ts";
 import { transaction, type PgDb, type Tx } from "./connect.ts";
 import { auditLog } from "./schema.ts";
 
@@ -29,10 +39,39 @@ function values(e: AuditEntry): unknown[] {
 const placeholders = (count: number, after: number) =>
   Array.from({ length: count }, (_, i) => `$${after + i + 1}`).join(", ");
 
+/** Adds one to an `audit.capped` entry's count (its changes are JSON text). */
+const COUNT_ONE_MORE = `'{"${NOT_RECORDED}":[null,' || ((audit_log.changes::json #>> '{${NOT_RECORDED},1}')::int + 1) || ']}'`;
+
+/**
+ * The statement parts that write `entry` (its parameters numbered from `after + 1`) when `when`
+ * holds: its CTEs and its last INSERT. An account's own user's entry past the hourly figure is
+ * counted in the hour's overflow entry instead, decided in the same statement (on PostgreSQL two
+ * writes at once may each see the figure not reached: a few over it, never without bound).
+ */
+function entryStatement(entry: AuditEntry, after: number, when: string) {
+  const window = capWindow(entry);
+  const insert = (from: number) => `INSERT INTO audit_log (${COLUMNS}) SELECT ${placeholders(11, after + from)}`;
+  if (!window) return { ctes: [], last: `${insert(0)} WHERE ${when}`, params: values(entry) };
+  const counted = "(SELECT n FROM counted)";
+  return {
+    ctes: [
+      `counted AS (SELECT count(*) AS n FROM audit_log
+        WHERE account_id = $${after + 23} AND at >= $${after + 24} AND actor_kind = 'user')`,
+      `own AS (${insert(0)} WHERE ${when} AND ${counted} < ${ACCOUNT_HOURLY_ENTRIES})`,
+    ],
+    last: `${insert(11)} WHERE ${when} AND ${counted} >= ${ACCOUNT_HOURLY_ENTRIES}
+      ON CONFLICT (id) DO UPDATE SET changes = ${COUNT_ONE_MORE}`,
+    params: [...values(entry), ...values(overflowEntry(entry, window)), window.accountId, window.since],
+  };
+}
+
+const withCtes = (ctes: string[], last: string) => (ctes.length === 0 ? last : `WITH ${ctes.join(", ")} ${last}`);
+
 /** Writes an entry in the transaction `tx` (nothing when none is given). */
 export async function recordAudit(tx: Pick<SQL, "unsafe">, entry: AuditEntry | undefined): Promise<void> {
   if (!entry) return;
-  await tx.unsafe(`INSERT INTO audit_log (${COLUMNS}) VALUES (${placeholders(11, 0)})`, values(entry));
+  const { ctes, last, params } = entryStatement(entry, 0, "TRUE");
+  await tx.unsafe(withCtes(ctes, last), params);
 }
 
 /** A statement drizzle built, to run as it is or inside a larger one. */
@@ -52,11 +91,11 @@ export async function withAuditStatement(db: PgDb, change: Built, entry: AuditEn
     return;
   }
   const { sql: text, params } = change.toSQL();
-  await db.$client.unsafe(
-    `WITH change AS (${text}) INSERT INTO audit_log (${COLUMNS})
-    SELECT ${placeholders(11, params.length)} WHERE EXISTS (SELECT 1 FROM change)`,
-    [...params, ...values(entry)],
-  );
+  const written = entryStatement(entry, params.length, "EXISTS (SELECT 1 FROM change)");
+  await db.$client.unsafe(withCtes([`change AS (${text})`, ...written.ctes], written.last), [
+    ...params,
+    ...written.params,
+  ]);
 }
 
 /**

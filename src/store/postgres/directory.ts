@@ -4,13 +4,13 @@ import { CachedDirectory, defined } from "../cached-directory.ts";
 import { connectRefusal, type Connected, type Refusal } from "../ownership.ts";
 import { openWaba, reconnectedWaba, sealWaba } from "../sealed-rows.ts";
 import type { AuditEntry } from "../audit.ts";
-import { writtenRow } from "../errors.ts";
+import { EmailTaken, writtenRow } from "../errors.ts";
 import type { Directory, NumberPatch, WabaPatch } from "../store.ts";
-import type { Account, ApiKey, PhoneNumber, Waba } from "../types.ts";
+import { userRow, type Account, type ApiKey, type NewUser, type PhoneNumber, type Waba } from "../types.ts";
 import { recordAudit } from "./audit.ts";
 import type { ChangeFeed, ChangeKind, FedCache } from "./changes.ts";
 import { transaction, type PgDb, type Tx } from "./connect.ts";
-import { accounts, apiKeys, numbers, wabas } from "./schema.ts";
+import { accounts, apiKeys, numbers, users, wabas } from "./schema.ts";
 
 /**
  * The directory in memory, as in SQLite, kept equal to PostgreSQL on every instance by the change
@@ -86,13 +86,13 @@ export class PgDirectory extends CachedDirectory implements Directory, FedCache 
     id: string,
     write: (tx: Tx["orm"]) => Promise<T | undefined>,
     cache: (row: T) => void,
-    audit: AuditEntry | undefined,
+    audit: AuditEntry | AuditEntry[] | undefined,
   ): Promise<T | undefined> {
     const row = await transaction(this.db, async (tx) => {
       const written = await write(tx.orm);
       if (written !== undefined) {
         await this.feed.record(tx, kind, [id]);
-        await recordAudit(tx.raw, audit);
+        for (const entry of [audit].flat()) await recordAudit(tx.raw, entry);
       }
       return written;
     });
@@ -113,6 +113,27 @@ export class PgDirectory extends CachedDirectory implements Directory, FedCache 
       audit,
     );
     return { ...writtenRow(row, `account ${account.id}`) };
+  }
+  async createAccountWithUser(account: Account, user: NewUser, audit?: { account: AuditEntry; user: AuditEntry }) {
+    try {
+      const row = await this.write(
+        "account",
+        account.id,
+        async (tx) => {
+          const [created] = await tx.insert(accounts).values(account).returning();
+          // The email taken: throwing rolls the account back with the transaction.
+          if ((await tx.insert(users).values(userRow(user)).onConflictDoNothing().returning()).length === 0)
+            throw new EmailTaken();
+          return created;
+        },
+        (r) => this.cacheAccount(r),
+        audit && [audit.account, audit.user],
+      );
+      return { ...writtenRow(row, `account ${account.id}`) };
+    } catch (error) {
+      if (error instanceof EmailTaken) return null;
+      throw error;
+    }
   }
   async updateAccount(id: string, given: Partial<Omit<Account, "id" | "createdAt">>, audit?: AuditEntry) {
     const patch = defined(given);

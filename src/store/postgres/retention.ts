@@ -1,6 +1,7 @@
 import { inArray, type SQL } from "drizzle-orm";
 import { inBatches } from "../batches.ts";
 import { HOUR } from "../hours.ts";
+import { OPERATOR_ACTORS_SQL } from "../audit.ts";
 import { expiryConditions, NO_SEALED_SECRETS } from "../onboarding-rows.ts";
 import type { RetentionStore } from "../retention.ts";
 import type { Retention } from "../types.ts";
@@ -94,12 +95,19 @@ export class PgRetention implements RetentionStore {
     );
   }
 
-  purgeAudit(before: number, batch: number) {
-    return this.deleted(
+  async purgeAudit(before: number, now: number, keptMs: Record<Retention, number>, batch: number) {
+    const accounts = await this.deleted(
+      `DELETE FROM audit_log WHERE id IN (SELECT l.id FROM accounts a JOIN audit_log l ON l.account_id = a.id
+      WHERE l.at < ${EXPIRY} AND l.actor_kind NOT IN (${OPERATOR_ACTORS_SQL}) LIMIT $4)`,
+      [now, keptMs["24h"], keptMs["7d"]],
+      batch,
+    );
+    const old = await this.deleted(
       "DELETE FROM audit_log WHERE id IN (SELECT id FROM audit_log WHERE at < $1 LIMIT $2)",
       [before],
       batch,
     );
+    return accounts + old;
   }
 
   async purgeOnboardings(now: number, batch: number) {

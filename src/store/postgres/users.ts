@@ -1,7 +1,7 @@
 import { and, asc, eq, ne } from "drizzle-orm";
 import type { AuditEntry } from "../audit.ts";
 import type { KeptSessions, SessionStore, UserStore } from "../store.ts";
-import type { Session, User } from "../types.ts";
+import { userRow, type NewUser, type Session } from "../types.ts";
 import { deleteAudited, recordAudit, withAudit } from "./audit.ts";
 import { transaction, type PgDb } from "./connect.ts";
 import { sessions, signInFailures, users } from "./schema.ts";
@@ -24,12 +24,11 @@ export class PgUsers extends PgSignInFailures implements UserStore {
       .where(eq(users.accountId, accountId))
       .orderBy(asc(users.createdAt), asc(users.id));
   }
-  async create(user: Omit<User, "lastSignInAt">, audit?: AuditEntry) {
-    const row = { ...user, email: user.email.toLowerCase() };
+  async create(user: NewUser, audit?: AuditEntry) {
     const [created] = await withAudit(
       this.db,
       audit,
-      (tx) => tx.insert(users).values(row).onConflictDoNothing().returning(),
+      (tx) => tx.insert(users).values(userRow(user)).onConflictDoNothing().returning(),
       (rows) => rows.length > 0,
     );
     return created ?? null;

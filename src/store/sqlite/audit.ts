@@ -2,7 +2,17 @@ import { Database } from "bun:sqlite";
 import { desc, eq } from "drizzle-orm";
 import type { SQLiteColumn, SQLiteTable } from "drizzle-orm/sqlite-core";
 import { auditConditions } from "../audit-filter.ts";
-import { auditRow, fromAuditRow, type AuditEntry, type AuditFilter, type AuditStore } from "../audit.ts";
+import {
+  ACCOUNT_HOURLY_ENTRIES,
+  auditRow,
+  capWindow,
+  fromAuditRow,
+  NOT_RECORDED,
+  overflowEntry,
+  type AuditEntry,
+  type AuditFilter,
+  type AuditStore,
+} from "../audit.ts";
 import { statement, type Db } from "./open.ts";
 import { auditLog } from "./schema.ts";
 
@@ -12,18 +22,36 @@ import { auditLog } from "./schema.ts";
  */
 export class AuditWriter {
   private readonly insert;
+  private readonly count;
+  private readonly overflow;
 
   constructor(private readonly sqlite: Database) {
-    this.insert = statement(
+    const insert = `INSERT INTO audit_log (id, at, actor_kind, actor_id, actor_email, action, object_kind, object_id, account_id, ip, changes)
+      VALUES ($id, $at, $actorKind, $actorId, $actorEmail, $action, $objectKind, $objectId, $accountId, $ip, $changes)`;
+    this.insert = statement(sqlite, insert);
+    this.count = statement<{ n: number }, { accountId: string; since: number }>(
       sqlite,
-      `INSERT INTO audit_log (id, at, actor_kind, actor_id, actor_email, action, object_kind, object_id, account_id, ip, changes)
-      VALUES ($id, $at, $actorKind, $actorId, $actorEmail, $action, $objectKind, $objectId, $accountId, $ip, $changes)`,
+      "SELECT count(*) AS n FROM audit_log WHERE account_id = $accountId AND at >= $since AND actor_kind = 'user'",
+    );
+    this.overflow = statement(
+      sqlite,
+      `${insert} ON CONFLICT (id) DO UPDATE SET changes =
+      '{"${NOT_RECORDED}":[null,' || (json_extract(audit_log.changes, '$.${NOT_RECORDED}[1]') + 1) || ']}'`,
     );
   }
 
-  /** Writes `entry` (nothing when none is given) in the transaction the caller has open. */
+  /**
+   * Writes `entry` (nothing when none is given) in the transaction the caller has open; past the
+   * account's hourly figure, counts it in the hour's overflow entry instead.
+   */
   record(entry: AuditEntry | undefined): void {
-    if (entry) this.insert.run({ ...auditRow(entry) });
+    if (!entry) return;
+    const window = capWindow(entry);
+    if (window && (this.count.get(window)?.n ?? 0) >= ACCOUNT_HOURLY_ENTRIES) {
+      this.overflow.run({ ...auditRow(overflowEntry(entry, window)) });
+      return;
+    }
+    this.insert.run({ ...auditRow(entry) });
   }
 
   /**

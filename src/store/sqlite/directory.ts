@@ -4,13 +4,21 @@ import { CachedDirectory, defined } from "../cached-directory.ts";
 import { connectRefusal, type Connected, type Refusal } from "../ownership.ts";
 import { openWaba, reconnectedWaba, sealWaba } from "../sealed-rows.ts";
 import type { AuditEntry } from "../audit.ts";
-import { writtenRow } from "../errors.ts";
+import { EmailTaken, writtenRow } from "../errors.ts";
 import type { Directory, NumberPatch, WabaPatch } from "../store.ts";
-import type { Account, ApiKey, PhoneNumber, StatusCause, Waba } from "../types.ts";
+import {
+  userRow,
+  type Account,
+  type ApiKey,
+  type NewUser,
+  type PhoneNumber,
+  type StatusCause,
+  type Waba,
+} from "../types.ts";
 import type { AuditWriter } from "./audit.ts";
 import { oneRow } from "./one-row.ts";
 import type { Db } from "./open.ts";
-import { accounts, apiKeys, numbers, wabas } from "./schema.ts";
+import { accounts, apiKeys, numbers, users, wabas } from "./schema.ts";
 
 /**
  * Loads the whole directory at start (it is small: accounts, keys, WABAs, numbers) and keeps it in
@@ -56,6 +64,23 @@ export class SqliteDirectory extends CachedDirectory implements Directory {
 
   async createAccount(account: Account, audit?: AuditEntry) {
     this.audit.audited(audit, () => this.db.insert(accounts).values(account).run());
+    this.cacheAccount({ ...account });
+    return { ...account };
+  }
+  async createAccountWithUser(account: Account, user: NewUser, audit?: { account: AuditEntry; user: AuditEntry }) {
+    const created = this.db.$client.transaction(() => {
+      this.db.insert(accounts).values(account).run();
+      // The email taken: throwing rolls the account back with the transaction.
+      if (!this.db.insert(users).values(userRow(user)).onConflictDoNothing().returning().get()) throw new EmailTaken();
+      this.audit.record(audit?.account);
+      this.audit.record(audit?.user);
+    });
+    try {
+      created();
+    } catch (error) {
+      if (error instanceof EmailTaken) return null;
+      throw error;
+    }
     this.cacheAccount({ ...account });
     return { ...account };
   }

@@ -1,6 +1,7 @@
 import { inArray, type SQL } from "drizzle-orm";
 import { inBatches } from "../batches.ts";
 import { HOUR } from "../hours.ts";
+import { OPERATOR_ACTORS_SQL } from "../audit.ts";
 import { expiryConditions, NO_SEALED_SECRETS } from "../onboarding-rows.ts";
 import type { RetentionStore } from "../retention.ts";
 import type { Retention } from "../types.ts";
@@ -59,6 +60,13 @@ function prepare(db: Db) {
     audit: statement<unknown, { before: number } & Batch>(
       sqlite,
       "DELETE FROM audit_log WHERE id IN (SELECT id FROM audit_log WHERE at < $before LIMIT $batch)",
+    ),
+    // Account by account (CROSS JOIN keeps that order), each reading only its expired range.
+    accountAudit: statement<unknown, Window & Batch>(
+      sqlite,
+      `DELETE FROM audit_log WHERE id IN (
+      SELECT l.id FROM accounts a CROSS JOIN audit_log l ON l.account_id = a.id
+      WHERE l.at < ${EXPIRY} AND l.actor_kind NOT IN (${OPERATOR_ACTORS_SQL}) LIMIT $batch)`,
     ),
     recoveries: statement<unknown, Window & Batch>(
       sqlite,
@@ -129,7 +137,9 @@ export class SqliteRetention implements RetentionStore {
     return inBatches(batch, () => this.stmt.eventCounts.run({ before, batch }).changes);
   }
 
-  purgeAudit(before: number, batch: number) {
-    return inBatches(batch, () => this.stmt.audit.run({ before, batch }).changes);
+  async purgeAudit(before: number, now: number, keptMs: Record<Retention, number>, batch: number) {
+    const window = { now, day: keptMs["24h"], week: keptMs["7d"], batch };
+    const accounts = await inBatches(batch, () => this.stmt.accountAudit.run(window).changes);
+    return accounts + (await inBatches(batch, () => this.stmt.audit.run({ before, batch }).changes));
   }
 }

@@ -1,7 +1,7 @@
 import { and, asc, eq, ne } from "drizzle-orm";
 import type { AuditEntry } from "../audit.ts";
 import type { KeptSessions, SessionStore, UserStore } from "../store.ts";
-import type { Session, User } from "../types.ts";
+import { userRow, type NewUser, type Session } from "../types.ts";
 import { deleteAudited, type AuditWriter } from "./audit.ts";
 import type { Db } from "./open.ts";
 import { sessions, signInFailures, users } from "./schema.ts";
@@ -25,11 +25,10 @@ export class SqliteUsers extends SqliteSignInFailures implements UserStore {
       .orderBy(asc(users.createdAt), asc(users.id))
       .all();
   }
-  async create(user: Omit<User, "lastSignInAt">, audit?: AuditEntry) {
-    const row = { ...user, email: user.email.toLowerCase() };
+  async create(user: NewUser, audit?: AuditEntry) {
     return this.audit.audited(
       audit,
-      () => this.db.insert(users).values(row).onConflictDoNothing().returning().get() ?? null,
+      () => this.db.insert(users).values(userRow(user)).onConflictDoNothing().returning().get() ?? null,
       (created) => created !== null,
     );
   }
