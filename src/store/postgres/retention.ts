@@ -1,4 +1,4 @@
-import { inArray, type SQL } from "drizzle-orm";
+import { and, inArray, type SQL } from "drizzle-orm";
 import { inBatches } from "../batches.ts";
 import { HOUR } from "../hours.ts";
 import { OPERATOR_ACTORS_SQL } from "../audit.ts";
@@ -120,7 +120,13 @@ export class PgRetention implements RetentionStore {
     );
     const dropped = await inBatches(batch, () =>
       changed(
-        this.db.update(onboardings).set(NO_SEALED_SECRETS).where(some(dropping)).returning({ id: onboardings.id }),
+        // The condition again on the row itself: an instance that waited for another's update
+        // re-reads the row, not the sub-select, and must not count it twice.
+        this.db
+          .update(onboardings)
+          .set(NO_SEALED_SECRETS)
+          .where(and(dropping, some(dropping)))
+          .returning({ id: onboardings.id }),
       ),
     );
     return deleted + dropped;
