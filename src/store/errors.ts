@@ -14,3 +14,11 @@ export function writtenRow<T>(row: T | undefined, what: string): T {
   if (row === undefined) throw new Error(`${what} is not there right after its write`);
   return row;
 }
+
+/** A starting server gave up on a database that kept refusing its connections (the message says what to change). */
+export class DatabaseRefusedError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "DatabaseRefusedError";
+  }
+}
