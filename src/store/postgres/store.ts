@@ -10,6 +10,7 @@ import { PgDirectory } from "./directory.ts";
 import { PgEndpoints } from "./endpoints.ts";
 import { PgHistory } from "./history.ts";
 import { PgInstances } from "./instances.ts";
+import { hearsItself } from "./listen-probe.ts";
 import { applyMigrations } from "./migrate.ts";
 import { patiently, type StartPatience } from "./patience.ts";
 import { PgNotifications } from "./notifications.ts";
@@ -67,17 +68,20 @@ async function openOnce(url: string, sealer: Sealer, options: PgStoreOptions, se
   const db = connect(url, { max: options.max });
   const direct = options.directUrl ? connect(options.directUrl, { max: 1 }).$client : null;
   const listener = direct ?? db.$client;
+  const random = options.random ?? cryptoRandom;
   try {
+    const probe = await hearsItself(db.$client, listener, randomId(random, "probe", 16), direct !== null);
     await applyMigrations(listener);
     const feed = new ChangeFeed(db, listener, options.onError ?? (() => {}));
     const directory = new PgDirectory(db, sealer, feed);
     const deletions = new PgDeletions(db.$client);
     const endpoints = new PgEndpoints(db, sealer, feed, deletions);
     const queue = new PgQueue(db, listener, endpoints, feed, self);
-    const instances = new PgInstances(db.$client, self, randomId(options.random ?? cryptoRandom, "inc", 16));
+    const instances = new PgInstances(db.$client, self, randomId(random, "inc", 16));
     const requests = new PgRequestLog(db, url);
     await feed.start();
     await queue.start();
+    await probe.unlisten();
     let closed = false;
     return {
       db,
