@@ -5,7 +5,8 @@ import { createSealer } from "./crypto/sealer.ts";
 import { openLimits } from "./limits/open.ts";
 import type { Logger } from "./observability/logger.ts";
 import { createMetrics } from "./observability/metrics.ts";
-import { openStore } from "./store/open.ts";
+import { connectionBudget, openStore } from "./store/open.ts";
+import { postgresName } from "./start/database.ts";
 import { systemClock } from "./runtime/clock.ts";
 import type { Deps } from "./deps.ts";
 import { cryptoRandom } from "./runtime/random.ts";
@@ -48,7 +49,25 @@ export async function systemDeps(config: Config, logger: Logger, server?: Server
     onWalSync: (seconds) => metrics.walSync.observe(seconds),
     onError: (error) => logger.error("reading another instance's change failed; the next refresh reloads", { error }),
     instance: server && instanceId(config),
+    // A server waits for a slot (docs/operations.md#connections); a command line fails at once.
+    patience:
+      server && config.database.kind === "postgres"
+        ? {
+            database: postgresName(config.database.url),
+            timeoutMs: config.postgres.startTimeoutMs,
+            now: () => systemClock.now(),
+            sleep: (ms) => Bun.sleep(ms),
+            onRefused: ({ attempt, reason, retryInMs }) =>
+              logger.warn("PostgreSQL refused the connection; trying again", {
+                attempt,
+                reason,
+                retry_in_ms: retryInMs,
+              }),
+          }
+        : undefined,
   });
+  const budget = connectionBudget(config);
+  if (budget !== null) metrics.databaseConnectionsMax.set(budget);
   return {
     config,
     store,

@@ -13,6 +13,8 @@ export interface Config {
   readonly port: number;
   readonly host: string;
   readonly database: DatabaseConfig;
+  /** The scale-out mode's connections (DATABASE_POOL_SIZE, DATABASE_DIRECT_URL, DATABASE_START_TIMEOUT); unused with SQLite. */
+  readonly postgres: PostgresConfig;
   /** The scale-out mode's shared token buckets; required with PostgreSQL, unused with SQLite. */
   readonly redis: { readonly url: string; readonly keyPrefix: string } | null;
   readonly upstreamUrl: string;
@@ -50,6 +52,15 @@ export interface Config {
   readonly instances: InstancesConfig;
   /** How long the audit log keeps an entry (AUDIT_RETENTION). */
   readonly auditRetentionMs: number;
+}
+
+export interface PostgresConfig {
+  /** Connections in the pool; the instance opens at most this many plus 2 (see connectionBudget). */
+  readonly poolSize: number;
+  /** Where the LISTEN connection and the migrations go when DATABASE_URL is a PgBouncer in transaction mode; null: DATABASE_URL. */
+  readonly directUrl: string | null;
+  /** How long a starting server keeps trying a server that refuses its connections. */
+  readonly startTimeoutMs: number;
 }
 
 export interface InstancesConfig {
@@ -130,6 +141,11 @@ export function parseConfig(env: Env): Config {
     host: get("HOST"),
     database,
     redis: redis(get, database),
+    postgres: Object.freeze({
+      poolSize: get("DATABASE_POOL_SIZE"),
+      directUrl: get("DATABASE_DIRECT_URL"),
+      startTimeoutMs: get("DATABASE_START_TIMEOUT"),
+    }),
     upstreamUrl: get("UPSTREAM_URL"),
     upstreamApiVersion: get("UPSTREAM_API_VERSION"),
     appSecret,

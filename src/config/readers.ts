@@ -57,6 +57,17 @@ export const upstreamUrl: Reader<string> = (raw, name) => {
   return raw;
 };
 
+/** A postgres:// or postgresql:// URL. */
+export const postgresUrl: Reader<string> = (raw, name) => {
+  const problem = !/^postgres(ql)?:\/\//.test(raw)
+    ? "must start with postgres://"
+    : URL.canParse(raw)
+      ? null
+      : "is not a valid postgres:// URL";
+  if (problem) throw new ConfigError(name, problem);
+  return raw;
+};
+
 /** Where state lives: one SQLite file (":memory:" allowed in tests), or PostgreSQL for the scale-out mode. */
 export type DatabaseConfig =
   | { readonly kind: "sqlite"; readonly path: string }
@@ -65,14 +76,7 @@ export type DatabaseConfig =
 export const database: Reader<DatabaseConfig> = (raw, name) => {
   if (raw === ":memory:" || raw === "file::memory:") return { kind: "sqlite", path: ":memory:" };
   if (raw.startsWith("file:")) return { kind: "sqlite", path: raw.slice("file:".length) };
-  if (/^postgres(ql)?:\/\//.test(raw)) {
-    try {
-      new URL(raw);
-    } catch {
-      throw new ConfigError(name, "is not a valid postgres:// URL");
-    }
-    return { kind: "postgres", url: raw };
-  }
+  if (/^postgres(ql)?:\/\//.test(raw)) return { kind: "postgres", url: postgresUrl(raw, name) };
   throw new ConfigError(
     name,
     `must look like file:./data/switchboard.db or postgres://user:pass@host:5432/db, got "${raw}"`,

@@ -36,6 +36,21 @@ export const SETTINGS = {
     "the SQLite file (`file:…`), or `postgres://user:pass@host:5432/db` for the scale-out mode",
     read.database,
   ),
+  DATABASE_POOL_SIZE: setting(
+    "10",
+    "connections in each instance's PostgreSQL pool; an instance opens at most this many plus 2 (the request log's writer and the `LISTEN` connection)",
+    read.integer(1, 1_000),
+  ),
+  DATABASE_DIRECT_URL: setting(
+    null,
+    "a direct `postgres://` URL to the same database, for what needs a session of its own (`LISTEN`, the migrations' lock) when `DATABASE_URL` goes through PgBouncer in transaction mode",
+    read.postgresUrl,
+  ),
+  DATABASE_START_TIMEOUT: setting(
+    "60s",
+    "how long a starting server keeps trying a PostgreSQL server that refuses it (too many clients, not up yet) before it exits",
+    read.duration(1_000, 3_600_000, "60s"),
+  ),
   REDIS_URL: setting(
     null,
     "Redis (`redis://` or `rediss://`) for the rate limits instances share; required with PostgreSQL",

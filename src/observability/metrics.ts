@@ -159,6 +159,11 @@ export function createMetrics() {
       help: "Deliveries waiting for an attempt or a retry.",
       registers: [registry],
     }),
+    databaseConnectionsMax: new Gauge({
+      name: "switchboard_database_connections_max",
+      help: "The most connections this instance opens to PostgreSQL: DATABASE_POOL_SIZE, the LISTEN connection and the request log's writer (absent on SQLite).",
+      registers: [registry],
+    }),
     instancesLive: new Gauge({
       name: "switchboard_instance_live",
       help: "1 for each instance this one saw beating within INSTANCE_DEAD_AFTER_MS (itself included), by instance id.",

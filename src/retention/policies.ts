@@ -133,6 +133,14 @@ export const RETENTION_POLICIES: readonly RetentionPolicy[] = [
     purge: (store, { now }, batch) => store.retention.purgeRecoveries(now, ACCOUNT_RETENTION_MS, batch),
   },
   {
+    name: "instances",
+    deletes:
+      "Instances (scale-out mode) that have not beaten for a day: ones that died with no other alive to take them for dead, or whose id was not used again",
+    window: DAY,
+    batch: 1_000,
+    purge: (store, { before }, batch) => store.instances.forgetGone(before, batch),
+  },
+  {
     name: "audit_log",
     deletes: "Audit log entries: who changed what, when, from where",
     window: "AUDIT_RETENTION",

@@ -6,6 +6,12 @@ export function configurationError(line: string): never {
   process.exit(2);
 }
 
+/** Prints one line saying why the server could not start though its configuration is sound, and exits 1. */
+export function startFailure(line: string): never {
+  console.error(`switchboard: cannot start: ${line}`);
+  process.exit(1);
+}
+
 export function loadConfig(env: Record<string, string | undefined>): Config {
   try {
     return parseConfig(env);

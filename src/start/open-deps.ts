@@ -2,10 +2,11 @@ import { ConfigError, type Config } from "../config/config.ts";
 import { SealError } from "../crypto/sealer.ts";
 import type { Deps } from "../deps.ts";
 import { createLogger, type Logger } from "../observability/logger.ts";
+import { DatabaseRefusedError } from "../store/errors.ts";
 import { DatabaseInUseError } from "../store/sqlite/server-lock.ts";
 import { systemDeps, type ServerOptions } from "../system-deps.ts";
 import { databaseName } from "./database.ts";
-import { configurationError } from "./exits.ts";
+import { configurationError, startFailure } from "./exits.ts";
 
 /** The threads' entries and this program's command, resolved by src/main.ts (see WORKERS there). */
 export interface Workers extends ServerOptions {
@@ -32,6 +33,7 @@ export async function openDeps(
     if (error instanceof SealError) configurationError(`ENCRYPTION_KEY: ${error.message}`);
     if (error instanceof DatabaseInUseError) configurationError(`DATABASE_URL: ${error.message}`);
     if (error instanceof ConfigError) configurationError(error.message);
+    if (error instanceof DatabaseRefusedError) startFailure(`DATABASE_URL: ${error.message}`);
     const { code, message } = error as { code?: unknown; message?: string };
     if (typeof code === "string" && CANNOT_OPEN.test(code))
       configurationError(`DATABASE_URL: cannot open ${databaseName(config)}: ${message}`);

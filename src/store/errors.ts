@@ -17,3 +17,11 @@ export function writtenRow<T>(row: T | undefined, what: string): T {
 
 /** Thrown inside a transaction that creates a user whose email is taken, to roll all of it back; never leaves the store. */
 export class EmailTaken extends Error {}
+
+/** A starting server gave up on a database that kept refusing its connections (the message says what to change). */
+export class DatabaseRefusedError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "DatabaseRefusedError";
+  }
+}

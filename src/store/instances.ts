@@ -48,4 +48,10 @@ export interface InstanceStore {
   takeBack(stopped: StoppedInstance[]): Promise<number>;
   /** Forgets this instance (a clean stop, once its attempts have ended): it is no longer listed as live. */
   leave(): Promise<void>;
+  /**
+   * Forgets instances whose last beat (by their own clock) is before `before`, `batch` at a time:
+   * ones that died with no other instance alive to take them for dead, or whose id was never
+   * used again. Their leases ran out long before. Returns how many it forgot.
+   */
+  forgetGone(before: number, batch: number): Promise<number>;
 }

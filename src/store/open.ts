@@ -1,5 +1,6 @@
 import type { Config } from "../config/config.ts";
 import type { Sealer } from "../crypto/sealer.ts";
+import type { StartPatience } from "./postgres/patience.ts";
 import type { BackgroundCheckpoints } from "./sqlite/checkpointer.ts";
 import type { Store } from "./store.ts";
 
@@ -12,6 +13,18 @@ export interface OpenStoreOptions {
   onError?: (error: unknown) => void;
   /** The instance this process is (see InstanceStore.self). */
   instance?: string;
+  /** A server's: how it waits for a PostgreSQL server that refuses its connections at start. */
+  patience?: StartPatience;
+}
+
+/**
+ * The most connections one instance opens to PostgreSQL (docs/operations.md#connections): its
+ * pool, the LISTEN connection every channel shares, and the request log's writer when the log is
+ * kept. null on SQLite.
+ */
+export function connectionBudget(config: Config): number | null {
+  if (config.database.kind !== "postgres") return null;
+  return config.postgres.poolSize + 1 + (config.requestLog ? 1 : 0);
 }
 
 /**
@@ -31,8 +44,11 @@ export async function openStore(config: Config, sealer: Sealer, options: OpenSto
       });
     case "postgres":
       return (await import("./postgres/store.ts")).openPostgresStore(database.url, sealer, {
+        max: config.postgres.poolSize,
+        directUrl: config.postgres.directUrl,
         onError: options.onError,
         instance: options.instance,
+        patience: options.patience,
       });
   }
 }

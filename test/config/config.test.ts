@@ -91,6 +91,17 @@ describe("parseConfig", () => {
     });
     expect(scaled.database).toEqual({ kind: "postgres", url: "postgres://sb:pw@db.internal:5432/switchboard" });
     expect(scaled.redis).toEqual({ url: "redis://cache.internal:6379", keyPrefix: "switchboard:" });
+    expect(scaled.postgres).toEqual({ poolSize: 10, directUrl: null, startTimeoutMs: 60_000 });
+    expect(
+      parseConfig({
+        ...base,
+        DATABASE_URL: "postgres://sb@pgbouncer.internal:6432/switchboard",
+        DATABASE_DIRECT_URL: "postgres://sb@db.internal:5432/switchboard",
+        DATABASE_POOL_SIZE: "4",
+        DATABASE_START_TIMEOUT: "5m",
+        REDIS_URL: "redis://cache.internal:6379",
+      }).postgres,
+    ).toEqual({ poolSize: 4, directUrl: "postgres://sb@db.internal:5432/switchboard", startTimeoutMs: 300_000 });
     expect(
       parseConfig({
         ...base,
@@ -234,6 +245,10 @@ describe("parseConfig", () => {
     [{ ...base, INSTANCE_ID: "two words" }, "INSTANCE_ID"],
     [{ ...base, INSTANCE_ID: "x".repeat(201) }, "INSTANCE_ID"],
     [{ ...base, INSTANCE_HEARTBEAT_MS: "10" }, "INSTANCE_HEARTBEAT_MS"],
+    [{ ...base, DATABASE_POOL_SIZE: "0" }, "DATABASE_POOL_SIZE"],
+    [{ ...base, DATABASE_POOL_SIZE: "ten" }, "DATABASE_POOL_SIZE"],
+    [{ ...base, DATABASE_DIRECT_URL: "db.internal:5432/switchboard" }, "DATABASE_DIRECT_URL"],
+    [{ ...base, DATABASE_START_TIMEOUT: "500ms" }, "DATABASE_START_TIMEOUT"],
     // Fewer than three missed beats would take an instance that was only a little late for dead.
     [{ ...base, INSTANCE_HEARTBEAT_MS: "1000", INSTANCE_DEAD_AFTER_MS: "2999" }, "INSTANCE_DEAD_AFTER_MS"],
     [{ ...base, HOST: "999.1.1.1" }, "HOST"],

@@ -42,8 +42,9 @@ test("each policy removes what is past its window and nothing else; the metrics 
   }
   // One line per policy that removed something; none for the run that removed nothing.
   const lines = deps.logger.lines.filter((l) => l.msg === "retention purge");
-  expect(Object.fromEntries(lines.map((l) => [l.policy, l.removed]))).toEqual(SEEDED_REMOVALS);
-  expect(lines).toHaveLength(Object.keys(SEEDED_REMOVALS).length);
+  const removing = Object.fromEntries(Object.entries(SEEDED_REMOVALS).filter(([, removed]) => removed > 0));
+  expect(Object.fromEntries(lines.map((l) => [l.policy, l.removed]))).toEqual(removing);
+  expect(lines).toHaveLength(Object.keys(removing).length);
 });
 
 test("a row at the edge of its window stays, and goes a millisecond later", async () => {
@@ -62,6 +63,7 @@ test("a row at the edge of its window stays, and goes a millisecond later", asyn
     onboardings: 1,
     // The week's account's recover is a week from its edge; a running one is never purged.
     recoveries: 0,
+    instances: SEEDED_REMOVALS.instances,
     audit_log: 1,
   });
   expect(await leftOver(deps)).toEqual({

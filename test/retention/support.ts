@@ -1,6 +1,7 @@
 import type { Onboarding } from "../../src/store/onboardings.ts";
 import type { Recovery } from "../../src/store/recoveries.ts";
 import type { Retention } from "../../src/store/types.ts";
+import { onSqlite } from "../support/backend.ts";
 import type { TestDeps } from "../support/harness.ts";
 import { deliveryRow, endpointRow, eventRow } from "../support/queue-rows.ts";
 import { onboardingRow, requestRecord as record } from "../support/store-rows.ts";
@@ -20,6 +21,8 @@ export const SEEDED_REMOVALS = {
   operator_sign_in_failures: 1,
   onboardings: 2,
   recoveries: 1,
+  // Instances beat only on PostgreSQL (on SQLite the server is the only one, and has no row).
+  instances: onSqlite ? 0 : 1,
   audit_log: 1,
 };
 
@@ -157,6 +160,11 @@ export async function seed(deps: TestDeps, now: number): Promise<void> {
       ip: null,
       changes: { name: ["a", "b"] },
     });
+  if (!onSqlite)
+    await deps.query(
+      `INSERT INTO instances (id, incarnation, started_at, beat_at, beats) VALUES
+        ('gone', 'inc_gone', ${now - 2 * DAY}, ${now - DAY - 1}, 9), ('keep_instance', 'inc_keep', ${now - 2 * DAY}, ${now - DAY}, 9)`,
+    );
 }
 
 /** The ids left in every purged table (the request log's by its store: on SQLite it is a file of its own). */

@@ -76,10 +76,22 @@ export async function until(ready: () => boolean | Promise<boolean>, what: strin
   }
 }
 
+/** One request as the receiver saw it: when it came (performance.now(), and the wall clock's ms), and when it was answered or its sender went away. */
+export interface Arrival {
+  webhookId: string;
+  at: number;
+  wallAt: number;
+  /** When its 200 was handed back; null while it waits (and for ever if its sender died first). */
+  answeredAt: number | null;
+  /** When its sender closed the connection before the answer (a killed instance); null otherwise. */
+  abortedAt: number | null;
+}
+
 /**
  * A receiver that answers each request after `holdMs` (or when released, with `hold`), counting
  * the webhooks it got by path and message id, the most requests to a path in flight at once, and
- * each request's webhook-id and arrival time as it arrives.
+ * each request as it arrives, with when it was answered or abandoned (so that a test can prove
+ * that a kill landed before the answer).
  */
 export function countingReceiver(holdMs = 0) {
   const inFlightAt = new Map<string, number>();
@@ -88,13 +100,23 @@ export function countingReceiver(holdMs = 0) {
   let holding = false;
   const held: (() => void)[] = [];
   const seen = new Map<string, string[]>();
-  const arrivals: { webhookId: string; at: number }[] = [];
+  const arrivals: Arrival[] = [];
   const server = Bun.serve({
     port: 0,
     hostname: "127.0.0.1",
     async fetch(req) {
       const path = new URL(req.url).pathname;
-      arrivals.push({ webhookId: req.headers.get("webhook-id") ?? "", at: performance.now() });
+      const arrival: Arrival = {
+        webhookId: req.headers.get("webhook-id") ?? "",
+        at: performance.now(),
+        wallAt: Date.now(),
+        answeredAt: null,
+        abortedAt: null,
+      };
+      arrivals.push(arrival);
+      req.signal.addEventListener("abort", () => {
+        if (arrival.answeredAt === null) arrival.abortedAt = performance.now();
+      });
       inFlight++;
       inFlightAt.set(path, (inFlightAt.get(path) ?? 0) + 1);
       maxAt.set(path, Math.max(maxAt.get(path) ?? 0, inFlightAt.get(path)!));
@@ -105,6 +127,8 @@ export function countingReceiver(holdMs = 0) {
         const list = seen.get(path) ?? [];
         for (const match of body.matchAll(/"id":"(wamid\.[^"]+)"/g)) list.push(match[1]!);
         seen.set(path, list);
+        if (req.signal.aborted) return new Response("gone", { status: 499 });
+        arrival.answeredAt = performance.now();
         return new Response("ok");
       } finally {
         inFlight--;

@@ -6,8 +6,9 @@
  *   bun test/stress/run.ts [--runs 50] [--parallel 4] [--busy <loops>] [--env K=V …] -- <bun test args>
  *
  * e.g. `bun test/stress/run.ts --runs 30 -- test/auth/throttle.test.ts -t "parallel"`.
- * `--busy` defaults to one loop per core. Each failed run's output is kept under `--out`
- * (default a temp folder), named in the report. Exit 0 only when every run passed.
+ * `--busy` defaults to one loop per core. Each run's output is kept under `--out` (default a
+ * temp folder) as run-N.log (what a test printed, such as measured times, for the distribution);
+ * the failed ones are named in the report. Exit 0 only when every run passed.
  */
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { availableParallelism, loadavg, tmpdir } from "node:os";
@@ -63,7 +64,7 @@ async function main(): Promise<number> {
       const index = next++;
       const result = await runOnce(index, options.testArgs, options.env);
       results.push(result);
-      if (!result.passed) writeFileSync(join(out, `run-${index}.log`), result.output);
+      writeFileSync(join(out, `run-${index}.log`), result.output);
       process.stdout.write(result.passed ? "." : "F");
     }
   };

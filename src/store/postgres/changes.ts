@@ -41,8 +41,10 @@ export class ChangeFeed {
   private scheduled = false;
   private closed = false;
 
+  /** `listener`: the client whose one dedicated connection LISTENs (a direct one, behind PgBouncer). */
   constructor(
     private readonly db: PgDb,
+    private readonly listener: Pick<SQL, "listen">,
     private readonly onError: (error: unknown) => void,
   ) {}
 
@@ -56,7 +58,7 @@ export class ChangeFeed {
 
   /** Listens, then loads every cache; notifications that arrive meanwhile are applied after. */
   async start(): Promise<void> {
-    this.subscription = await this.client.listen(
+    this.subscription = await this.listener.listen(
       CHANNEL,
       (payload) => this.notified(payload),
       () => {

@@ -1,4 +1,5 @@
 import type { SQL } from "bun";
+import { inBatches } from "../batches.ts";
 import type { Beat, InstanceRecord, InstanceStore, StoppedInstance } from "../instances.ts";
 import { afterTakingBack, SLOT_RELEASE } from "./slots.ts";
 
@@ -61,6 +62,19 @@ export class PgInstances implements InstanceStore {
       [stopped.map((s) => s.id), stopped.map((s) => s.beats)],
     )) as { leases: number }[];
     return row?.leases ?? 0;
+  }
+
+  forgetGone(before: number, batch: number): Promise<number> {
+    return inBatches(
+      batch,
+      async () =>
+        (
+          await this.sql.unsafe(
+            "DELETE FROM instances WHERE id IN (SELECT id FROM instances WHERE beat_at < $1 LIMIT $2)",
+            [before, batch],
+          )
+        ).count,
+    );
   }
 
   async leave(): Promise<void> {

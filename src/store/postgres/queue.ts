@@ -36,9 +36,10 @@ export class PgQueue implements DeliveryQueue {
   private readonly workListeners = new Set<() => void>();
   private workSubscription: { unlisten(): Promise<void> } | null = null;
 
-  /** `self`: the instance this process is (see PgInstances), which its leases name. */
+  /** `listener`: see ChangeFeed's; `self`: the instance this process is (see PgInstances), which its leases name. */
   constructor(
     private readonly db: PgDb,
+    private readonly listener: Pick<SQL, "listen">,
     private readonly endpoints: PgEndpoints,
     private readonly feed: ChangeFeed,
     private readonly self: string,
@@ -71,7 +72,7 @@ export class PgQueue implements DeliveryQueue {
   /** Listens for other instances' new work (and, after a lost connection, wakes once to catch up). */
   async start(): Promise<void> {
     let listening = false;
-    this.workSubscription = await this.sql.listen(
+    this.workSubscription = await this.listener.listen(
       WORK_CHANNEL,
       () => this.wakeListeners(),
       () => {

@@ -10,7 +10,9 @@ import { PgDirectory } from "./directory.ts";
 import { PgEndpoints } from "./endpoints.ts";
 import { PgHistory } from "./history.ts";
 import { PgInstances } from "./instances.ts";
+import { hearsItself } from "./listen-probe.ts";
 import { applyMigrations } from "./migrate.ts";
+import { patiently, type StartPatience } from "./patience.ts";
 import { PgNotifications } from "./notifications.ts";
 import { PgOnboardings } from "./onboardings.ts";
 import { PgOperators } from "./operators.ts";
@@ -30,6 +32,13 @@ export interface PgStore extends Store {
 export interface PgStoreOptions {
   /** Connections in the pool (POOL_SIZE by default). */
   max?: number;
+  /**
+   * A direct URL to the same database for what needs a session of its own: the LISTEN connection
+   * and the migrations' lock (when `url` is a PgBouncer in transaction mode); `url` by default.
+   */
+  directUrl?: string | null;
+  /** A starting server's: connections refused at start are tried again (see patiently); none: fail at once. */
+  patience?: StartPatience;
   /** Told of failures in the background (a change that could not be read again). */
   onError?: (error: unknown) => void;
   /** The instance this process is (InstanceStore.self); one of its own by default (the CLI's, a test's). */
@@ -49,20 +58,30 @@ const HEALTH_TIMEOUT_MS = 1_000;
  * instances starting), loads the directory and endpoints, and listens for other instances'
  * changes and new work. Rejects when the server cannot be reached: the service does not start.
  */
-export async function openPostgresStore(url: string, sealer: Sealer, options: PgStoreOptions = {}): Promise<PgStore> {
+export function openPostgresStore(url: string, sealer: Sealer, options: PgStoreOptions = {}): Promise<PgStore> {
+  const self = options.instance ?? `process-${process.pid}-${++opened}`;
+  const open = () => openOnce(url, sealer, options, self);
+  return options.patience ? patiently(open, options.patience) : open();
+}
+
+async function openOnce(url: string, sealer: Sealer, options: PgStoreOptions, self: string): Promise<PgStore> {
   const db = connect(url, { max: options.max });
+  const direct = options.directUrl ? connect(options.directUrl, { max: 1 }).$client : null;
+  const listener = direct ?? db.$client;
+  const random = options.random ?? cryptoRandom;
   try {
-    await applyMigrations(db.$client);
-    const feed = new ChangeFeed(db, options.onError ?? (() => {}));
+    const probe = await hearsItself(db.$client, listener, randomId(random, "probe", 16), direct !== null);
+    await applyMigrations(listener);
+    const feed = new ChangeFeed(db, listener, options.onError ?? (() => {}));
     const directory = new PgDirectory(db, sealer, feed);
     const deletions = new PgDeletions(db.$client);
     const endpoints = new PgEndpoints(db, sealer, feed, deletions);
-    const self = options.instance ?? `process-${process.pid}-${++opened}`;
-    const queue = new PgQueue(db, endpoints, feed, self);
-    const instances = new PgInstances(db.$client, self, randomId(options.random ?? cryptoRandom, "inc", 16));
+    const queue = new PgQueue(db, listener, endpoints, feed, self);
+    const instances = new PgInstances(db.$client, self, randomId(random, "inc", 16));
     const requests = new PgRequestLog(db, url);
     await feed.start();
     await queue.start();
+    await probe.unlisten();
     let closed = false;
     return {
       db,
@@ -97,10 +116,12 @@ export async function openPostgresStore(url: string, sealer: Sealer, options: Pg
         await feed.close();
         await requests.close();
         await db.$client.close();
+        await direct?.close();
       },
     };
   } catch (error) {
     await db.$client.close();
+    await direct?.close();
     throw error;
   }
 }

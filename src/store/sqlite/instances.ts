@@ -17,4 +17,8 @@ export class SqliteInstances implements InstanceStore {
   }
 
   async leave(): Promise<void> {}
+
+  async forgetGone(): Promise<number> {
+    return 0;
+  }
 }
