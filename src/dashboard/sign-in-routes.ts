@@ -71,7 +71,8 @@ export function signInRoutes(door: SignInDoor, proxies: TrustedProxies) {
           return seeOther(next, { "set-cookie": sessionCookie(token, context.request, door.cookie) });
         } catch (error) {
           if (!(error instanceof AppError)) throw error;
-          return htmlResponse(SignInPage({ next, email, error: error.message, words: door.words }), error.status);
+          const page = SignInPage({ next, email, error: error.message, words: door.words });
+          return htmlResponse(page, error.status, error.headers);
         }
       },
       { detail: { hide: true } },

@@ -14,6 +14,7 @@ import { applyMigrations } from "./migrate.ts";
 import { PgNotifications } from "./notifications.ts";
 import { PgOnboardings } from "./onboardings.ts";
 import { PgOperators } from "./operators.ts";
+import { PgSignInCounts } from "./sign-in-counts.ts";
 import { PgOverview } from "./overview.ts";
 import { PgQueue } from "./queue.ts";
 import { PgRecoveries } from "./recoveries.ts";
@@ -70,6 +71,7 @@ export async function openPostgresStore(url: string, sealer: Sealer, options: Pg
       users: unavailableAsStoreError(new PgUsers(db)),
       sessions: unavailableAsStoreError(new PgSessions(db)),
       operators: unavailableAsStoreError(new PgOperators(db)),
+      signIns: unavailableAsStoreError(new PgSignInCounts(db)),
       overview: unavailableAsStoreError(new PgOverview(db.$client)),
       notifications: unavailableAsStoreError(new PgNotifications(db)),
       requests: unavailableAsStoreError(requests),
