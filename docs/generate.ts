@@ -73,7 +73,7 @@ const WHEN: Record<ErrorName, string> = {
   event_too_large: "An event over 10 MB posted to `/webhooks/upstream`.",
   payload_expired: "Replaying a delivery whose payload has been deleted: a `history` payload, once its delivery ended.",
   too_many_attempts:
-    "A sign-in too soon after 5 or more failures in a row for its email: the wait starts at 1 s and doubles with each failure, up to 15 minutes; a success or 24 quiet hours clear it.",
+    "A sign-in (`POST /api/session`, `POST /operator/session`, their forms, a password change's current password) from a client address that had 5 wrong passwords for its email within 15 minutes, or 20 for any emails in its current 15-minute window, whatever the password; `Retry-After` says when (see [sign-in throttling](operations.md#sign-in-throttling)).",
   too_many_signups:
     "Starting an Embedded Signup while the account already has `EMBEDDED_SIGNUP_MAX_UNFINISHED` signups neither finished nor expired.",
   number_not_readable:

@@ -16,7 +16,7 @@ export type ChangePasswordInput = typeof changePasswordBody.static;
 
 /**
  * The current password is checked as a sign-in checks it (a wrong one counts as a failed sign-in
- * of their email, so guessing through a stolen session is throttled alike), then every other
+ * of their email from their address, so guessing through a stolen session is throttled alike), then every other
  * session of theirs ends; `sessionToken` is the cookie of the one that asked, which stays.
  */
 export async function changeOwnPassword(
@@ -29,7 +29,8 @@ export async function changeOwnPassword(
   const user = await getUser(deps, userId);
   const object = { kind: "user", id: user.id };
   try {
-    await checkPassword(deps.clock, deps.store.users, user.email, input.current_password, () =>
+    const attempt = { email: user.email, password: input.current_password, ip: by.ip };
+    await checkPassword(deps, "user", deps.store.users, attempt, () =>
       auditEntry(deps, by, "session.failed", object, user.accountId),
     );
   } catch (error) {

@@ -25,7 +25,11 @@ export function adminRoutes(deps: Deps) {
       // `by`: who makes the changes, for the audit log (ADMIN_TOKEN's holder or a signed-in operator), from the
       // request's address.
       .derive(async (context) => ({
-        by: await adminAccess(deps, context.request, clientIp(context.server, (context as Arrived).arrived)),
+        by: await adminAccess(
+          deps,
+          context.request,
+          clientIp(deps.config.trustedProxies, context.server, (context as Arrived).arrived),
+        ),
       }))
       .get(
         "/usage",

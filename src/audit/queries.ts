@@ -60,6 +60,7 @@ export async function listAudit(
   const filter: AuditFilter = {
     accountId: accountId ?? (query.account_id || undefined),
     actor: query.actor?.trim() || undefined,
+    actorKinds: accountId === undefined ? undefined : ACCOUNT_VISIBLE_ACTORS,
     action: actionFilter(query.action),
     objectKind: query.object_kind || undefined,
     objectId: query.object_id || undefined,
@@ -86,3 +87,25 @@ export const auditView = (e: AuditEntry) => ({
 });
 
 export type AuditView = ReturnType<typeof auditView>;
+
+/** Whom an account may look for by id or email in its own Activity: not the people who run the service. */
+const ACCOUNT_VISIBLE_ACTORS = ["user", "system"] as const;
+
+/** How every operator shows in an account's view: no id, email or address of theirs (CONTRACT 8). */
+const AN_OPERATOR = Object.freeze({ kind: "operator" as const });
+
+/**
+ * An entry as the account it belongs to sees it (`GET /api/activity`, the Activity page): a change
+ * by an operator or the operator token is `actor: {kind: "operator"}` with no id, email or
+ * address, and `ip` null; the operator's view (auditView) keeps them.
+ */
+export function accountAuditView(e: AuditEntry): AccountAuditView {
+  const view = auditView(e);
+  return e.actor.kind === "operator" || e.actor.kind === "operator_token"
+    ? { ...view, actor: AN_OPERATOR, ip: null }
+    : view;
+}
+
+export type AccountAuditView = Omit<AuditView, "actor"> & {
+  actor: AuditView["actor"] | typeof AN_OPERATOR;
+};

@@ -41,10 +41,10 @@ export const ACTION_WORDS: Record<AuditAction, string> = {
 };
 
 /** Who, in words: the user's email, or what the operator's side or the service is. */
-export function actorWords(actor: Pick<Actor, "kind" | "id"> & { email?: string | null }): string {
+export function actorWords(actor: Pick<Actor, "kind"> & { id?: string; email?: string | null }): string {
   switch (actor.kind) {
     case "user":
-      return actor.email ?? (actor.id === "unknown" ? "An unknown email" : actor.id);
+      return actor.email ?? (actor.id === "unknown" || actor.id === undefined ? "An unknown email" : actor.id);
     case "operator":
       return actor.email ? `Operator ${actor.email}` : "Operator";
     case "operator_token":

@@ -44,7 +44,7 @@ export function sessionRoutes(deps: Deps) {
       "/api/session",
       async (context) => {
         const { email, password } = context.body;
-        const ip = clientIp(context.server, (context as Arrived).arrived);
+        const ip = clientIp(deps.config.trustedProxies, context.server, (context as Arrived).arrived);
         const { token } = await signIn(deps, email, password, ip);
         context.set.headers["set-cookie"] = sessionCookie(token, context.request);
         context.set.status = 204;
@@ -57,7 +57,11 @@ export function sessionRoutes(deps: Deps) {
     .delete(
       "/api/session",
       async (context) => {
-        await signOut(deps, sessionToken(context.request), clientIp(context.server, (context as Arrived).arrived));
+        await signOut(
+          deps,
+          sessionToken(context.request),
+          clientIp(deps.config.trustedProxies, context.server, (context as Arrived).arrived),
+        );
         context.set.headers["set-cookie"] = clearedSessionCookie;
         context.set.status = 204;
       },
@@ -73,7 +77,7 @@ export function sessionRoutes(deps: Deps) {
 export function requireSession(deps: Deps) {
   return new Elysia({ name: "require-session" }).resolve({ as: "scoped" }, async (context) => {
     const session = await findSession(deps, sessionToken(context.request));
-    const ip = clientIp(context.server, (context as Arrived).arrived);
+    const ip = clientIp(deps.config.trustedProxies, context.server, (context as Arrived).arrived);
     if (!session) throw new AppError("unauthorized", "Sign in first.");
     const by = async (): Promise<AuditContext> => {
       const user = await deps.store.users.byId(session.userId);

@@ -11,9 +11,9 @@ type SessionDeps = Pick<Deps, "store" | "clock" | "random">;
 const UNKNOWN_USER = { id: "unknown", email: null } as const;
 
 /**
- * Checks the password and opens a session; returns the cookie value. A wrong password is recorded
- * (`session.failed`, in its account when the email is a user's) with the failure it counts; a
- * refusal while locked changes nothing and records nothing.
+ * Checks the password (throttled: src/auth/throttle.ts) and opens a session; returns the cookie
+ * value. A wrong password is recorded (`session.failed`, in its account when the email is a
+ * user's); a refused attempt records nothing.
  */
 export async function signIn(
   deps: SessionDeps,
@@ -21,7 +21,7 @@ export async function signIn(
   password: string,
   ip: string | null,
 ): Promise<{ token: string; session: Session }> {
-  const user = await checkPassword(deps.clock, deps.store.users, email, password, (user) => {
+  const user = await checkPassword(deps, "user", deps.store.users, { email, password, ip }, (user) => {
     const who = user ? { id: user.id, email: user.email } : UNKNOWN_USER;
     const by: AuditContext = { actor: { kind: "user", ...who }, ip };
     return auditEntry(deps, by, "session.failed", { kind: "user", id: who.id }, user?.accountId ?? null);

@@ -31,7 +31,10 @@ export function backupRoutes(
     new Elysia({ prefix: "/admin/backups" })
       // A transform hook, before the body is validated: who takes a backup, from the request's address.
       .derive(async (context) => ({
-        by: await access(context.request, clientIp(context.server, (context as Arrived).arrived)),
+        by: await access(
+          context.request,
+          clientIp(deps.config.trustedProxies, context.server, (context as Arrived).arrived),
+        ),
       }))
       .get(
         "",

@@ -2,6 +2,7 @@ import { platformNames, type PlatformNames } from "../platform/names.ts";
 import { ConfigError } from "./errors.ts";
 import { dirname } from "node:path";
 import { type BackupConfig, requireS3Keys, resolveLocation, type S3Settings } from "./backup-config.ts";
+import type { TrustedProxies } from "../http/client-ip.ts";
 import type { DatabaseConfig, SamplerName, SpanDetail } from "./readers.ts";
 import { DEFAULT_SIGNUP_SDK_URL, readSetting, type SettingName, type SettingValue } from "./settings.ts";
 
@@ -26,6 +27,8 @@ export interface Config {
   /** 32 bytes; null only in DEV_MODE, where main.ts supplies a key kept beside the database. */
   readonly encryptionKey: Uint8Array | null;
   readonly devMode: boolean;
+  /** TRUSTED_PROXIES: whose X-Forwarded-For names the client (src/http/client-ip.ts); empty: nobody's. */
+  readonly trustedProxies: TrustedProxies;
   readonly upstreamTimeoutMs: number;
   readonly upstreamMediaTimeoutMs: number;
   /** A proxied body that declares at most this many bytes is read before it is forwarded; 0 streams every body. */
@@ -153,6 +156,7 @@ export function parseConfig(env: Env): Config {
     adminToken: get("ADMIN_TOKEN"),
     encryptionKey,
     devMode,
+    trustedProxies: get("TRUSTED_PROXIES") ?? [],
     upstreamTimeoutMs: get("UPSTREAM_TIMEOUT_MS"),
     upstreamMediaTimeoutMs: get("UPSTREAM_MEDIA_TIMEOUT_MS"),
     proxyBodyBufferBytes: get("PROXY_BODY_BUFFER_BYTES"),

@@ -3,6 +3,7 @@ import { PLATFORM_WORD } from "../platform/names.ts";
 import { parseDuration } from "./duration.ts";
 import { type BackupLocation, parseBackupLocation } from "./backup-config.ts";
 import { ConfigError } from "./errors.ts";
+import { type Cidr, parseCidr } from "../net/cidr.ts";
 
 /** How the settings table (settings.ts) reads a variable's text: each throws ConfigError naming it. */
 type Reader<T> = (raw: string, name: string) => T;
@@ -211,3 +212,17 @@ export const cron: Reader<string> = (raw, name) => {
 
 /** `s3://bucket/prefix` or a directory. */
 export const backupLocation: Reader<BackupLocation> = (raw, name) => parseBackupLocation(name, raw);
+
+/** Comma-separated addresses or CIDR ranges, IPv4 or IPv6: `127.0.0.1,::1`, `10.0.0.0/8`. */
+export const addressRanges: Reader<readonly Cidr[]> = (raw, name) => {
+  const ranges = raw.split(",").map((part) => {
+    const range = parseCidr(part.trim());
+    if (!range)
+      throw new ConfigError(
+        name,
+        `"${part.trim()}" is not an IP address or a CIDR range such as 10.0.0.0/8 or 2001:db8::/32`,
+      );
+    return Object.freeze(range);
+  });
+  return Object.freeze(ranges);
+};

@@ -118,6 +118,11 @@ export const SETTINGS = {
     read.encryptionKey,
     "required unless `DEV_MODE=1`",
   ),
+  TRUSTED_PROXIES: setting(
+    null,
+    "comma-separated addresses or CIDR ranges of the reverse proxies in front; a request from one takes its client address from `X-Forwarded-For` (the right-most address that is not itself one of them), which sign-in throttling, the audit log's `ip` and each request's log line use; unset: `X-Forwarded-For` is ignored",
+    read.addressRanges,
+  ),
   DEV_MODE: setting("0", "`1`: a development deployment (webhook URLs may be `http://` and loopback)", read.flag),
   UPSTREAM_TIMEOUT_MS: setting("30000", "upstream time-out of proxied calls", read.integer(1, 600_000)),
   UPSTREAM_MEDIA_TIMEOUT_MS: setting(

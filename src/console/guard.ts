@@ -37,7 +37,11 @@ export function operatorOnly(deps: Deps, handler: ConsoleHandler) {
         const location = signInLocation(request);
         return isHtmx(request) ? htmlResponse("", 401, { "hx-redirect": location }) : seeOther(location);
       }
-      const result = await handler(ctx, operator, byOperator(operator, clientIp(ctx.server, (ctx as Arrived).arrived)));
+      const result = await handler(
+        ctx,
+        operator,
+        byOperator(operator, clientIp(deps.config.trustedProxies, ctx.server, (ctx as Arrived).arrived)),
+      );
       return typeof result === "string" ? htmlResponse(result) : result;
     } catch (error) {
       if (!(error instanceof AppError)) throw error;

@@ -146,7 +146,7 @@ export function consoleRoutes(deps: Deps, backups: Backups | null) {
   };
 
   return new Elysia({ prefix: "/operator" })
-    .use(signInRoutes(operatorDoor(deps)))
+    .use(signInRoutes(operatorDoor(deps), deps.config.trustedProxies))
     .get("", overviewPage, { detail })
     .get("/", overviewPage, { detail })
     .get(

@@ -1,5 +1,5 @@
 import { Elysia } from "elysia";
-import { ACTION_KINDS, auditView, listAudit } from "../audit/queries.ts";
+import { accountAuditView, ACTION_KINDS, listAudit } from "../audit/queries.ts";
 import type { Deps } from "../deps.ts";
 import { utcField } from "./format.ts";
 import { guarded, page } from "./guard.tsx";
@@ -26,7 +26,7 @@ export function activityPages(deps: Deps) {
         "Activity",
         "activity",
         ActivityPage({
-          entries: result.data.map(auditView),
+          entries: result.data.map(accountAuditView),
           kinds: ACTION_KINDS,
           filter,
           nextCursor: result.nextCursor,

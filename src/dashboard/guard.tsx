@@ -70,7 +70,7 @@ export function guarded(deps: Deps, handler: PageHandler) {
         account,
         userId: user.id,
         userEmail: user.email,
-        by: byUser(user, clientIp(ctx.server, (ctx as Arrived).arrived)),
+        by: byUser(user, clientIp(deps.config.trustedProxies, ctx.server, (ctx as Arrived).arrived)),
       };
       const result = await handler(ctx, viewer);
       return typeof result === "string" ? htmlResponse(result) : result;

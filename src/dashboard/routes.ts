@@ -17,7 +17,7 @@ import type { RelayHandle } from "../webhooks/relay.ts";
 export function dashboardRoutes(deps: Deps, relay: RelayHandle) {
   return new Elysia({ prefix: "/dashboard" })
     .use(assetRoutes())
-    .use(signInRoutes(dashboardDoor(deps)))
+    .use(signInRoutes(dashboardDoor(deps), deps.config.trustedProxies))
     .get("", () => seeOther("/dashboard/endpoints"), { detail: { hide: true } })
     .get("/", () => seeOther("/dashboard/endpoints"), { detail: { hide: true } })
     .use(endpointPages(deps, relay))

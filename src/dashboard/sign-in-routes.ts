@@ -2,7 +2,7 @@ import { Elysia } from "elysia";
 import { clearedCookie, readCookie, sessionCookie } from "../auth/session-routes.ts";
 import { findSession, SESSION_COOKIE, signIn, signOut } from "../auth/session.ts";
 import { checkOrigin } from "../http/browser-guard.ts";
-import { clientIp, type Arrived } from "../http/client-ip.ts";
+import { clientIp, type Arrived, type TrustedProxies } from "../http/client-ip.ts";
 import { AppError } from "../errors/catalog.ts";
 import type { Deps } from "../deps.ts";
 import { formFields } from "./form.ts";
@@ -45,8 +45,8 @@ export function dashboardDoor(deps: Deps): SignInDoor {
   };
 }
 
-/** The sign-in form and sign-out button of a door, mounted under its home. */
-export function signInRoutes(door: SignInDoor) {
+/** The sign-in form and sign-out button of a door, mounted under its home; `proxies`: TRUSTED_PROXIES. */
+export function signInRoutes(door: SignInDoor, proxies: TrustedProxies) {
   const tokenOf = (request: Request) => readCookie(request.headers.get("cookie"), door.cookie);
   return new Elysia()
     .get(
@@ -65,12 +65,13 @@ export function signInRoutes(door: SignInDoor) {
         const email = text(context.body, "email").trim().slice(0, 320);
         try {
           checkOrigin(context.request);
-          const ip = clientIp(context.server, (context as Arrived).arrived);
+          const ip = clientIp(proxies, context.server, (context as Arrived).arrived);
           const token = await door.signIn(email, text(context.body, "password").slice(0, 200), ip);
           return seeOther(next, { "set-cookie": sessionCookie(token, context.request, door.cookie) });
         } catch (error) {
           if (!(error instanceof AppError)) throw error;
-          return htmlResponse(SignInPage({ next, email, error: error.message, words: door.words }), error.status);
+          const page = SignInPage({ next, email, error: error.message, words: door.words });
+          return htmlResponse(page, error.status, error.headers);
         }
       },
       { detail: { hide: true } },
@@ -83,7 +84,7 @@ export function signInRoutes(door: SignInDoor) {
         } catch {
           return htmlResponse("Sign-out must come from these pages themselves.", 403);
         }
-        await door.signOut(tokenOf(context.request), clientIp(context.server, (context as Arrived).arrived));
+        await door.signOut(tokenOf(context.request), clientIp(proxies, context.server, (context as Arrived).arrived));
         return seeOther(`${door.home}/sign-in?signed_out=1`, { "set-cookie": clearedCookie(door.cookie) });
       },
       { detail: { hide: true } },

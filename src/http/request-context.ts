@@ -6,6 +6,7 @@ import type { Metrics } from "../observability/metrics.ts";
 import { randomId } from "../runtime/random.ts";
 import type { Random } from "../runtime/random.ts";
 import { StoreUnavailableError } from "../store/errors.ts";
+import { clientIp, type TrustedProxies } from "./client-ip.ts";
 import { fieldOf, ruleOf } from "./rules.ts";
 
 /** Which part of the service a path belongs to, for metrics and for how a 404 is worded. */
@@ -71,6 +72,8 @@ interface Stamp {
   requestId?: string;
   startedAt?: number;
   arrived?: Request;
+  /** The client's address, for the request log: read on arrival, as the connection may be gone by the log's turn. */
+  ip?: string | null;
 }
 
 /**
@@ -79,7 +82,12 @@ interface Stamp {
  * The id is stamped when the request arrives, before any other hook, so a request refused before
  * routing (its body too large, too slow, not JSON) is logged under the id its answer carries.
  */
-export function requestContext(deps: { random: Random; logger: Logger; metrics: Metrics }) {
+export function requestContext(deps: {
+  random: Random;
+  logger: Logger;
+  metrics: Metrics;
+  config: { trustedProxies: TrustedProxies };
+}) {
   return (
     new Elysia({ name: "request-context" })
       .onRequest((context) => {
@@ -87,11 +95,13 @@ export function requestContext(deps: { random: Random; logger: Logger; metrics: 
         (context as Stamp).startedAt = performance.now();
         // The request as its connection delivered it: a later hook may put a copy in `request`.
         (context as Stamp).arrived = context.request;
+        (context as Stamp).ip = clientIp(deps.config.trustedProxies, context.server, context.request);
       })
       // For handlers' types: the values are the ones stamped above (`arrived`: see client-ip.ts).
       .derive({ as: "global" }, (context) => ({
         requestId: requestIdOf((context as Stamp).requestId, deps.random),
         startedAt: (context as Stamp).startedAt ?? performance.now(),
+        ip: (context as Stamp).ip,
       }))
       .onAfterHandle({ as: "global" }, ({ set, requestId }) => {
         set.headers["x-proxy-request-id"] = requestId;
@@ -130,7 +140,7 @@ export function requestContext(deps: { random: Random; logger: Logger; metrics: 
         set.status = response.status;
         return response;
       })
-      .onAfterResponse({ as: "global" }, ({ request, path, set, responseValue, requestId, startedAt }) => {
+      .onAfterResponse({ as: "global" }, ({ request, path, set, responseValue, requestId, startedAt, ip }) => {
         // A handler may answer with a Response of its own: Elysia sends its status, or set.status in place of a 200.
         const setStatus = typeof set.status === "number" ? set.status : 200;
         const status =
@@ -143,6 +153,7 @@ export function requestContext(deps: { random: Random; logger: Logger; metrics: 
             method: request.method,
             path,
             status,
+            ip: ip ?? null,
             ms: startedAt === undefined ? undefined : Math.round((performance.now() - startedAt) * 10) / 10,
           });
         }

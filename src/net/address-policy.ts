@@ -1,4 +1,5 @@
-import { byteAt, formatIp, parseIp, type IpAddress } from "./ip.ts";
+import { type Cidr, inRange } from "./cidr.ts";
+import { formatIp, parseIp, type IpAddress } from "./ip.ts";
 
 /** The blocked ranges of docs/webhooks.md#url-rules, as data. */
 export const BLOCKED_IPV4 = [
@@ -43,27 +44,11 @@ const LOOPBACK = ["127.0.0.0/8", "::1/128"] as const;
  */
 const EMBEDS_IPV4 = ["::ffff:0:0/96", "::/96", "64:ff9b::/96"] as const;
 
-interface Cidr {
-  family: 4 | 6;
-  bytes: Uint8Array;
-  bits: number;
-}
-
 function cidr(text: string): Cidr {
   const [base = "", bits] = text.split("/");
   const ip = parseIp(base);
   if (!ip) throw new Error(`bad range ${text}`);
   return { family: ip.family, bytes: ip.bytes, bits: Number(bits) };
-}
-
-function inRange(ip: IpAddress, range: Cidr): boolean {
-  if (ip.family !== range.family) return false;
-  for (let bit = 0; bit < range.bits; bit++) {
-    const byte = bit >> 3;
-    const mask = 0x80 >> (bit & 7);
-    if ((byteAt(ip.bytes, byte) & mask) !== (byteAt(range.bytes, byte) & mask)) return false;
-  }
-  return true;
 }
 
 const blocked = [...BLOCKED_IPV4, ...BLOCKED_IPV6].map(cidr);

@@ -12,7 +12,7 @@ export function operatorSessionRoutes(deps: Deps) {
       "/operator/session",
       async (context) => {
         const { email, password } = context.body;
-        const ip = clientIp(context.server, (context as Arrived).arrived);
+        const ip = clientIp(deps.config.trustedProxies, context.server, (context as Arrived).arrived);
         const { token } = await operatorSignIn(deps, email, password, ip);
         context.set.headers["set-cookie"] = sessionCookie(token, context.request, OPERATOR_COOKIE);
         context.set.status = 204;
@@ -25,7 +25,7 @@ export function operatorSessionRoutes(deps: Deps) {
     .delete(
       "/operator/session",
       async (context) => {
-        const ip = clientIp(context.server, (context as Arrived).arrived);
+        const ip = clientIp(deps.config.trustedProxies, context.server, (context as Arrived).arrived);
         await operatorSignOut(deps, operatorToken(context.request), ip);
         context.set.headers["set-cookie"] = clearedCookie(OPERATOR_COOKIE);
         context.set.status = 204;

@@ -30,7 +30,7 @@ const sessionEntry = (
  * Checks the password (throttled as the dashboard's sign-in is) and opens an operator session;
  * returns the cookie value. Each is recorded with `ip`: a wrong password as `session.failed` of
  * the operator of that email, or of an unknown one (the email itself is not kept: it may be a
- * password typed in the wrong box); a refusal while locked records nothing.
+ * password typed in the wrong box); a refused attempt records nothing.
  */
 export async function operatorSignIn(
   deps: SessionDeps,
@@ -38,7 +38,7 @@ export async function operatorSignIn(
   password: string,
   ip: string | null,
 ): Promise<{ token: string; operator: Operator }> {
-  const operator = await checkPassword(deps.clock, deps.store.operators, email, password, (known) =>
+  const operator = await checkPassword(deps, "operator", deps.store.operators, { email, password, ip }, (known) =>
     sessionEntry(deps, known ? byOperator(known, ip) : { actor: UNKNOWN_OPERATOR, ip }, "session.failed"),
   );
   return { token: await openOperatorSession(deps, operator, byOperator(operator, ip)), operator };

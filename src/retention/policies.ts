@@ -1,4 +1,5 @@
-import { FAILURE_MEMORY_MS, SESSION_TTL_MS } from "../auth/sign-in.ts";
+import { SESSION_TTL_MS } from "../auth/sign-in.ts";
+import { SIGN_IN_WINDOW_MS } from "../auth/throttle.ts";
 import type { Config } from "../config/config.ts";
 import type { LogCutoff } from "../store/requests.ts";
 import type { Store } from "../store/store.ts";
@@ -96,11 +97,12 @@ export const RETENTION_POLICIES: readonly RetentionPolicy[] = [
     purge: (store, { now }, batch) => store.retention.purgeSessions(now, batch),
   },
   {
-    name: "sign_in_failures",
-    deletes: "Failed sign-ins per email, counted to slow down guessing",
-    window: FAILURE_MEMORY_MS,
+    name: "sign_in_counts",
+    deletes:
+      "Sign-in attempts counted per email and client address and per address, to slow down guessing (both doors)",
+    window: SIGN_IN_WINDOW_MS,
     batch: 1_000,
-    purge: (store, { before }, batch) => store.retention.purgeSignInFailures(before, batch),
+    purge: (store, { before }, batch) => store.retention.purgeSignInCounts(before, batch),
   },
   {
     name: "operator_sessions",
@@ -108,13 +110,6 @@ export const RETENTION_POLICIES: readonly RetentionPolicy[] = [
     window: "expiry",
     batch: 1_000,
     purge: (store, { now }, batch) => store.retention.purgeOperatorSessions(now, batch),
-  },
-  {
-    name: "operator_sign_in_failures",
-    deletes: "Failed operator sign-ins per email, counted apart from account users'",
-    window: FAILURE_MEMORY_MS,
-    batch: 1_000,
-    purge: (store, { before }, batch) => store.retention.purgeOperatorSignInFailures(before, batch),
   },
   {
     name: "onboardings",

@@ -1,4 +1,4 @@
-import { and, eq, gte, lt, or, sql, type AnyColumn, type SQL } from "drizzle-orm";
+import { and, eq, gte, inArray, lt, or, sql, type AnyColumn, type SQL } from "drizzle-orm";
 import type { AuditFilter } from "./audit.ts";
 
 /** The audit log's columns a filter reads, as both backends' schemas name them. */
@@ -6,6 +6,7 @@ interface Columns {
   at: AnyColumn;
   id: AnyColumn;
   accountId: AnyColumn;
+  actorKind: AnyColumn;
   actorId: AnyColumn;
   actorEmail: AnyColumn;
   action: AnyColumn;
@@ -17,8 +18,10 @@ interface Columns {
 export function auditConditions(t: Columns, filter: AuditFilter): SQL | undefined {
   const parts: (SQL | undefined)[] = [];
   if (filter.accountId !== undefined) parts.push(eq(t.accountId, filter.accountId));
-  if (filter.actor !== undefined)
+  if (filter.actor !== undefined) {
     parts.push(or(eq(t.actorId, filter.actor), sql`lower(${t.actorEmail}) = ${filter.actor.toLowerCase()}`));
+    if (filter.actorKinds) parts.push(inArray(t.actorKind, [...filter.actorKinds]));
+  }
   if (filter.action !== undefined) {
     // `endpoint` means every `endpoint.*`: a comparison of the name's start, not LIKE, whose `_` matches anything.
     const prefix = `${filter.action}.`;

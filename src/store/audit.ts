@@ -36,6 +36,8 @@ export interface AuditFilter {
   accountId?: string;
   /** An actor's id, or an actor's email. */
   actor?: string;
+  /** With `actor`: only actors of these kinds are looked for (an account cannot find an operator by id or email). */
+  actorKinds?: readonly ActorKind[];
   /** One action, or every action on a kind of object (`endpoint` for `endpoint.*`). */
   action?: string;
   objectKind?: string;

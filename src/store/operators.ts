@@ -1,5 +1,4 @@
 import type { AuditEntry } from "./audit.ts";
-import type { SignInFailures } from "./sign-in-failures.ts";
 
 /** A person who runs the service (issue 29): signs in to the operator console; no account is theirs. */
 export interface Operator {
@@ -23,7 +22,7 @@ export interface OperatorSession {
  * user's). Each change takes an optional audit entry (src/store/audit.ts), written in its
  * transaction when it changes a row.
  */
-export interface OperatorStore extends SignInFailures {
+export interface OperatorStore {
   /** Oldest first. */
   list(): Promise<Operator[]>;
   byEmail(email: string): Promise<Operator | undefined>;

@@ -20,12 +20,10 @@ export interface RetentionStore {
   ): Promise<{ deliveries: number; events: number }>;
   /** Deletes sessions whose expiry is at or before `now`. */
   purgeSessions(now: number, batch: number): Promise<number>;
-  /** Forgets the failed sign-ins of emails whose last failure is before `before`. */
-  purgeSignInFailures(before: number, batch: number): Promise<number>;
+  /** Forgets the sign-in attempt counts whose window began before `before`. */
+  purgeSignInCounts(before: number, batch: number): Promise<number>;
   /** Deletes operators' sessions whose expiry is at or before `now`. */
   purgeOperatorSessions(now: number, batch: number): Promise<number>;
-  /** Forgets the failed operator sign-ins of emails whose last failure is before `before`. */
-  purgeOperatorSignInFailures(before: number, batch: number): Promise<number>;
   /**
    * Deletes unfinished onboardings expired at `now`, and drops the code, token and PIN of finished
    * ones whose later run expired (their record stays: a retry knows the run lapsed); counts both.

@@ -23,7 +23,7 @@ import type { Connected } from "./ownership.ts";
 import type { RecoveryStore } from "./recoveries.ts";
 import type { RequestLogStore } from "./requests.ts";
 import type { RetentionStore } from "./retention.ts";
-import type { SignInFailures } from "./sign-in-failures.ts";
+import type { SignInCountStore } from "./sign-in-counts.ts";
 
 /**
  * The storage seam. Each capability sees only its own small interface; a PostgreSQL backend
@@ -36,6 +36,8 @@ export interface Store {
   sessions: SessionStore;
   /** The people who run the service and their sessions (src/store/operators.ts). */
   operators: OperatorStore;
+  /** Sign-in attempts, counted before their password is checked (src/store/sign-in-counts.ts). */
+  signIns: SignInCountStore;
   /** Counts across every account, for the operator console (src/store/overview.ts). */
   overview: OverviewStore;
   notifications: NotificationStore;
@@ -141,7 +143,7 @@ export type WabaPatch = {
 /** Which sessions a new password leaves: one (by its token's hash), or every one ("all"). */
 export type KeptSessions = string | "all";
 
-export interface UserStore extends SignInFailures {
+export interface UserStore {
   byEmail(email: string): Promise<User | undefined>;
   byId(id: string): Promise<User | undefined>;
   /** The account's users, oldest first (the operator console's account page). */

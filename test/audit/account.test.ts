@@ -4,6 +4,10 @@
 // never a secret; a refused change leaves none; an account sees its own entries only, on
 // GET /api/activity and its Activity page.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { BY_CLI } from "../../src/audit/entry.ts";
+import { SIGN_IN_WINDOW_MS } from "../../src/auth/throttle.ts";
+import { createOperator } from "../../src/operators/operations.ts";
+import { operatorCookie } from "../operator/support.ts";
 import { eventually } from "../support/eventually.ts";
 import { admin, TEST_ADMIN_TOKEN } from "../support/harness.ts";
 import { signupWorld, type SignupWorld } from "../onboarding/support.ts";
@@ -82,7 +86,7 @@ describe("an account's own changes leave exactly one entry each, by its user", (
     for (let i = 0; i < 4; i++) expect((await signIn(acme.email, `wrong ${i}`)).status).toBe(401);
     expect((await trail.fresh()).map((e) => e.action)).toEqual(Array(4).fill("session.failed"));
     await trail.none(() => signIn(acme.email, acme.password), 429);
-    t.world.deps.clock.advance(2_000);
+    t.world.deps.clock.advance(SIGN_IN_WINDOW_MS);
     const signedIn = await signIn(acme.email, acme.password);
     expect(signedIn.status).toBe(204);
     const cookie = signedIn.headers.get("set-cookie")!.split(";")[0]!;
@@ -398,5 +402,53 @@ describe("an account sees its own entries, and only those", () => {
   test("no entry holds a password, session, key, token, app secret, signing secret, code or PIN", async () => {
     expect(secrets.size).toBeGreaterThan(12);
     secrets.expectAbsent(await allEntries(t.url), await t.world.deps.query("SELECT * FROM audit_log"));
+  });
+});
+
+// Issue 34 (CONTRACT 8): the people who run the service are one "operator" to a tenant.
+describe("operators, as the account sees them", () => {
+  test('a change by an operator or the operator token is {kind: "operator"}, no id, email or address; /admin/audit keeps them', async () => {
+    const email = "hidden-operator@ops.example";
+    const operator = await createOperator(t.world.deps, { email, password: "operator password 1" }, BY_CLI);
+    const cookie = await operatorCookie(t.url, email, "operator password 1");
+    tick();
+    const byOperator = await fetch(`${t.url}/admin/accounts/${acme.id}`, {
+      method: "PATCH",
+      headers: { cookie, origin: t.url, "content-type": "application/json" },
+      body: JSON.stringify({ max_numbers: 7 }),
+    });
+    expect(byOperator.status).toBe(200);
+    tick();
+    expect((await admin(t.url, "PATCH", `/admin/accounts/${acme.id}`, { max_numbers: 8 })).status).toBe(200);
+
+    const theirs = await allEntries(t.url, { action: "account.update", account_id: acme.id });
+    expect(theirs.slice(0, 2)).toMatchObject([
+      { actor: TOKEN, ip: LOOPBACK, changes: { max_numbers: [7, 8] } },
+      { actor: { kind: "operator", id: operator.id, email }, ip: LOOPBACK, changes: { max_numbers: [null, 7] } },
+    ]);
+
+    const activity = async (query: Record<string, string>) => {
+      const r = await acme.api<Answer>("GET", `/api/activity?${new URLSearchParams(query)}`);
+      expect(r.status).toBe(200);
+      return r.body.data as Answer[];
+    };
+    const seen = await activity({ action: "account" });
+    expect(seen.length).toBeGreaterThanOrEqual(3);
+    for (const e of seen) {
+      expect(e.actor).toEqual({ kind: "operator" });
+      expect(e.ip).toBeNull();
+    }
+    expect(seen.slice(0, 2).map((e) => e.changes)).toEqual([{ max_numbers: [7, 8] }, { max_numbers: [null, 7] }]);
+    const everything = JSON.stringify(await activity({ limit: "200" }));
+    for (const hidden of [operator.id, email, "admin_token", '"operator_token"'])
+      expect(everything).not.toContain(hidden);
+    // Nor can the account find an operator by id or email.
+    for (const actor of [operator.id, email, "admin_token", "cli"]) expect(await activity({ actor })).toEqual([]);
+
+    const page = await (
+      await fetch(`${t.url}/dashboard/activity?action=account`, { headers: { cookie: acme.cookie() } })
+    ).text();
+    expect(page).toContain("Operator");
+    for (const hidden of [operator.id, email, "API token", LOOPBACK]) expect(page).not.toContain(hidden);
   });
 });

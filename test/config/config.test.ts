@@ -37,6 +37,7 @@ describe("parseConfig", () => {
     expect(config.mail).toBeNull();
     expect(config.auditRetentionMs).toBe(90 * 86_400_000);
     expect(config.instances).toEqual({ id: null, heartbeatMs: 1_000, deadAfterMs: 5_000 });
+    expect(config.trustedProxies).toEqual([]);
     expect(Object.isFrozen(config)).toBe(true);
   });
 
@@ -269,11 +270,21 @@ describe("parseConfig", () => {
       "OTEL_TRACES_SAMPLER_ARG",
     ],
     [{ ...base, OTEL_EXPORTER_OTLP_ENDPOINT: "http://c:4318", OTEL_SPAN_DETAIL: "all" }, "OTEL_SPAN_DETAIL"],
+    [{ ...base, TRUSTED_PROXIES: "nginx" }, "TRUSTED_PROXIES"],
+    [{ ...base, TRUSTED_PROXIES: "10.0.0.0/33" }, "TRUSTED_PROXIES"],
+    [{ ...base, TRUSTED_PROXIES: "127.0.0.1,,::1" }, "TRUSTED_PROXIES"],
+    [{ ...base, TRUSTED_PROXIES: "127.1" }, "TRUSTED_PROXIES"],
+    [{ ...base, TRUSTED_PROXIES: "2001:db8::/129" }, "TRUSTED_PROXIES"],
   ])("a bad value names its variable: %j", (env, variable) => {
     const error = errorOf(env as Record<string, string>);
     expect(error.variable).toBe(variable);
     expect(error.message.startsWith(`${variable}: `)).toBe(true);
   });
+});
+
+test("TRUSTED_PROXIES takes IPv4 and IPv6 addresses and ranges, spaces around commas allowed", () => {
+  const { trustedProxies } = parseConfig({ ...base, TRUSTED_PROXIES: "127.0.0.1, ::1 ,10.0.0.0/8,2001:db8::/32" });
+  expect(trustedProxies.map((r) => `${r.family}/${r.bits}`)).toEqual(["4/32", "6/128", "4/8", "6/32"]);
 });
 
 describe("switchboard serve with a bad configuration", () => {
@@ -303,6 +314,7 @@ describe("switchboard serve with a bad configuration", () => {
       "HOST",
       (dir: string) => ({ HOST: "203.0.113.77", PORT: String(freePort()), DATABASE_URL: `file:${dir}/db.sqlite` }),
     ],
+    ["TRUSTED_PROXIES", (dir: string) => ({ TRUSTED_PROXIES: "10.0.0.1/8/8", DATABASE_URL: `file:${dir}/db.sqlite` })],
     ["MAIL_FROM", (dir: string) => ({ SMTP_URL: "smtp://127.0.0.1:2525", DATABASE_URL: `file:${dir}/db.sqlite` })],
   ] as const)("stops with one line naming %s and exit code 2", async (variable, env) => {
     const dir = tempDir();

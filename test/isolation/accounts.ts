@@ -197,13 +197,13 @@ const NOBODYS: Record<string, string> = {
   sqlite_sequence: "SQLite's counters",
   operators: "the people who run the service, no account's",
   operator_sessions: "operators' sessions",
-  operator_sign_in_failures: "operators' failed sign-ins",
+  sign_in_counts: "sign-in attempts of both doors, by a hash of email and client address: no account's",
   event_hours: "the upstream events ingress accepted per hour, of every account together",
 };
 
 /**
  * Every row of every table that belongs to `account`, by table, sorted: rows with its account_id,
- * rows hanging off its endpoints, deliveries or events, its users' sign-in failures, and rate
+ * rows hanging off its endpoints, deliveries or events, and rate
  * buckets keyed by one of its ids. A table nobody has said how to attribute fails the dump, so
  * a new table is covered or named.
  */
@@ -243,11 +243,9 @@ export async function ownedRows(
               ? `delivery_id IN (SELECT id FROM deliveries WHERE account_id = ${owner})`
               : columns.includes("event_id")
                 ? `event_id IN (SELECT id FROM events WHERE account_id = ${owner})`
-                : table === "sign_in_failures"
-                  ? `email IN (SELECT email FROM users WHERE account_id = ${owner})`
-                  : table === "rate_buckets"
-                    ? ids.map((id) => `key LIKE ${lit(`%${id}%`)}`).join(" OR ")
-                    : null;
+                : table === "rate_buckets"
+                  ? ids.map((id) => `key LIKE ${lit(`%${id}%`)}`).join(" OR ")
+                  : null;
     if (where === null)
       throw new Error(`table ${table}: the isolation dump cannot tell which of its rows belong to an account`);
     const rows = await query(`SELECT * FROM ${table} WHERE ${where}`);

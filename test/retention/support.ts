@@ -1,3 +1,4 @@
+import { SIGN_IN_WINDOW_MS } from "../../src/auth/throttle.ts";
 import type { Onboarding } from "../../src/store/onboardings.ts";
 import type { Recovery } from "../../src/store/recoveries.ts";
 import type { Retention } from "../../src/store/types.ts";
@@ -16,9 +17,8 @@ export const SEEDED_REMOVALS = {
   usage: 1,
   event_counts: 1,
   sessions: 1,
-  sign_in_failures: 1,
+  sign_in_counts: 1,
   operator_sessions: 1,
-  operator_sign_in_failures: 1,
   onboardings: 2,
   recoveries: 1,
   // Instances beat only on PostgreSQL (on SQLite the server is the only one, and has no row).
@@ -106,19 +106,20 @@ export async function seed(deps: TestDeps, now: number): Promise<void> {
   ] as const)
     await store.sessions.create({ tokenHash, userId: "usr_1", accountId: "acc_day", createdAt: now - DAY, expiresAt });
 
-  // Failed sign-ins are remembered a day.
-  await store.users.recordFailure("gone@example.com", now - DAY - 1);
-  await store.users.recordFailure("keep@example.com", now - DAY);
+  // Sign-in attempts are remembered for their window.
+  for (const [key, at] of [
+    ["gone", now - SIGN_IN_WINDOW_MS - 1],
+    ["keep", now - SIGN_IN_WINDOW_MS],
+  ] as const)
+    await store.signIns.reserve([{ key, limit: 5, sliding: true }], at, SIGN_IN_WINDOW_MS);
 
-  // Operators' sessions and failed sign-ins, the same windows in tables of their own.
+  // Operators' sessions, the same window in a table of their own.
   await store.operators.create({ id: "opr_1", email: "o@example.com", passwordHash: "x", createdAt: now - DAY });
   for (const [tokenHash, expiresAt] of [
     ["operator_session", now],
     ["keep_operator_session", now + 1],
   ] as const)
     await store.operators.createSession({ tokenHash, operatorId: "opr_1", createdAt: now - DAY, expiresAt });
-  await store.operators.recordFailure("gone@example.com", now - DAY - 1);
-  await store.operators.recordFailure("keep-operator@example.com", now - DAY);
 
   // Onboardings until their expiry: an unfinished one is deleted, a finished one's lapsed run loses its secrets.
   const options = { now: now - HOUR, numberIsTheirs: false };
@@ -179,9 +180,8 @@ export async function leftOver(deps: TestDeps): Promise<Record<string, unknown>>
     usageHours: (await store.requests.usage(null, 0, Number.MAX_SAFE_INTEGER)).length,
     eventHours: (await store.overview.eventsSince([0]))[0]!.received,
     sessions: await ids("SELECT token_hash FROM sessions ORDER BY token_hash"),
-    failures: await ids("SELECT email FROM sign_in_failures ORDER BY email"),
+    signIns: await ids("SELECT key FROM sign_in_counts ORDER BY key"),
     operatorSessions: await ids("SELECT token_hash FROM operator_sessions ORDER BY token_hash"),
-    operatorFailures: await ids("SELECT email FROM operator_sign_in_failures ORDER BY email"),
     onboardings: await ids("SELECT id FROM onboardings ORDER BY id"),
     secrets: await ids("SELECT id FROM onboardings WHERE code_enc IS NOT NULL ORDER BY id"),
     recoveries: await ids("SELECT id FROM recoveries ORDER BY id"),
@@ -199,9 +199,8 @@ export const KEPT = {
   // The later of the two hours' counts.
   eventHours: 2,
   sessions: ["keep_session"],
-  failures: ["keep@example.com"],
+  signIns: ["keep"],
   operatorSessions: ["keep_operator_session"],
-  operatorFailures: ["keep-operator@example.com"],
   onboardings: ["keep_sgn_2", "keep_sgn_3"],
   secrets: ["keep_sgn_2"],
   recoveries: ["keep_rcv_2", "keep_rcv_3"],

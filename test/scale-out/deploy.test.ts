@@ -43,6 +43,16 @@ describe("compose.yaml", () => {
     expect(upstreams.sort()).toEqual(instances.sort());
   });
 
+  test("the instances trust nginx's X-Forwarded-For, which nginx sets to the client's address (TRUSTED_PROXIES)", () => {
+    const lb = compose.services.lb as { networks?: { default?: { ipv4_address?: string } } };
+    const address = lb.networks?.default?.ipv4_address;
+    expect(address).toBeDefined();
+    for (const name of instances) expect(compose.services[name]!.environment!.TRUSTED_PROXIES).toBe(address!);
+    expect(readFileSync(join(ROOT, "deploy/nginx.conf"), "utf8")).toMatch(
+      /^\s*proxy_set_header X-Forwarded-For \$remote_addr;/m,
+    );
+  });
+
   const composeCli = tool("compose");
   test.skipIf(composeCli === null)("docker compose config accepts it", () => {
     const checked = Bun.spawnSync([...(composeCli ?? []), "config", "--quiet"], {

@@ -83,22 +83,6 @@ describe("operators", () => {
     await store.operators.deleteSession("h-unknown");
   });
 
-  test("failed sign-ins are counted apart from account users' of the same email", async () => {
-    const { store, clock } = await fresh();
-    const t = clock.now();
-    await store.operators.recordFailure("Same@example.com", t);
-    await store.operators.recordFailure("same@example.com", t + 1);
-    await store.users.recordFailure("same@example.com", t + 2);
-    expect(await store.operators.failures("SAME@example.com")).toEqual({ count: 2, lastAt: t + 1 });
-    expect(await store.users.failures("same@example.com")).toEqual({ count: 1, lastAt: t + 2 });
-    await store.operators.clearFailures("same@example.com");
-    expect(await store.operators.failures("same@example.com")).toBeUndefined();
-    expect(await store.users.failures("same@example.com")).toBeDefined();
-    await store.operators.recordFailure("old@example.com", t);
-    expect(await store.retention.purgeOperatorSignInFailures(t + 1, 100)).toBe(1);
-    expect(await store.users.failures("same@example.com")).toBeDefined();
-  });
-
   test("an account's users, oldest first, and no other account's", async () => {
     const { store, clock } = await fresh();
     const t = clock.now();

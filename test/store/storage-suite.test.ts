@@ -1096,18 +1096,43 @@ describe("retention purges", () => {
     expect(await store.retention.purgeSessions(q.t, 1)).toBe(0);
   });
 
-  test("failed sign-ins are forgotten once their last failure is before the cut-off, whatever their count", async () => {
+  test("sign-in attempts: counted on every counter or none, in windows fixed or restarting at each, given back, forgotten, purged", async () => {
     const q = await queue();
-    const { users, retention } = q.deps.store;
-    for (let i = 0; i < 3; i++) await users.recordFailure("old@example.com", q.t - 10 + i);
-    await users.recordFailure("other@example.com", q.t - 5);
-    await users.recordFailure("recent@example.com", q.t);
-    expect(await retention.purgeSignInFailures(q.t - 8, 1)).toBe(0);
-    expect(await retention.purgeSignInFailures(q.t - 7, 1)).toBe(1);
-    expect(await users.failures("old@example.com")).toBeUndefined();
-    expect(await users.failures("other@example.com")).toEqual({ count: 1, lastAt: q.t - 5 });
-    expect(await retention.purgeSignInFailures(q.t, 1)).toBe(1);
-    expect(await users.failures("recent@example.com")).toEqual({ count: 1, lastAt: q.t });
+    const { signIns, retention } = q.deps.store;
+    const W = 1000;
+    const email = { key: "email", limit: 2, sliding: true };
+    const address = { key: "address", limit: 3, sliding: false };
+    const t = q.t;
+    expect(await signIns.reserve([email, address], t, W)).toEqual({ held: true, since: [t, t] });
+    expect(await signIns.reserve([email, address], t + 10, W)).toEqual({ held: true, since: [t + 10, t] });
+    // The email's is full until a window after its last attempt; the address's was not counted.
+    expect(await signIns.reserve([email, address], t + 20, W)).toEqual({ held: false, retryAt: t + 10 + W });
+    const other = { ...email, key: "other" };
+    expect(await signIns.reserve([other, address], t + 30, W)).toEqual({ held: true, since: [t + 30, t] });
+    // The address's is full now: the other email's attempt is not counted either.
+    expect(await signIns.reserve([{ ...email, key: "third" }, address], t + 40, W)).toEqual({
+      held: false,
+      retryAt: t + W,
+    });
+    expect((await q.deps.query("SELECT key FROM sign_in_counts ORDER BY key")).map((r) => r.key)).toEqual([
+      "address",
+      "email",
+      "other",
+    ]);
+    // A given-back attempt frees a place in its own window only.
+    await signIns.giveBack("address", t - 1);
+    expect((await signIns.reserve([address], t + 50, W)).held).toBe(false);
+    await signIns.giveBack("address", t);
+    expect(await signIns.reserve([address], t + 60, W)).toEqual({ held: true, since: [t] });
+    // The address's window ends a window after its first attempt, and starts again at one.
+    expect(await signIns.reserve([address], t + W, W)).toEqual({ held: true, since: [t + W] });
+    await signIns.forget("other");
+    expect(await signIns.reserve([other], t + W, W)).toEqual({ held: true, since: [t + W] });
+    expect(await retention.purgeSignInCounts(t + 11, 1)).toBe(1);
+    expect((await q.deps.query("SELECT key FROM sign_in_counts ORDER BY key")).map((r) => r.key)).toEqual([
+      "address",
+      "other",
+    ]);
   });
 
   test("finished recovers go after their account's retention, counted from their last progress; a running one stays", async () => {

@@ -1,5 +1,5 @@
 import { escapeHtml } from "@kitajs/html";
-import type { AuditView } from "../../audit/queries.ts";
+import type { AccountAuditView, AuditView } from "../../audit/queries.ts";
 import { ACTION_WORDS, actorWords } from "../../audit/words.ts";
 import { AUDIT_ACTIONS } from "../../store/vocabulary.ts";
 import { Pager, Time, TimeRangeAndFilter } from "../components.tsx";
@@ -58,7 +58,7 @@ export function ActionChoice(props: { kinds: string[]; value: string | undefined
  * after, from which address; with `account`, each entry's account too (the operator's list).
  */
 export function AuditTable(props: {
-  entries: AuditView[];
+  entries: AccountAuditView[];
   now: number;
   caption: string;
   account?: (accountId: string | null) => JSX.Element;
@@ -97,7 +97,7 @@ export function AuditTable(props: {
 
 /** The account's audit log: who changed what, when, from where, before → after. */
 export function ActivityPage(props: {
-  entries: AuditView[];
+  entries: AccountAuditView[];
   kinds: string[];
   filter: ActivityFilter;
   nextCursor: string | null;

@@ -3,14 +3,10 @@ import type { AuditEntry } from "../audit.ts";
 import type { Operator, OperatorSession, OperatorStore } from "../operators.ts";
 import { deleteAudited, recordAudit, withAudit, withAuditStatement } from "./audit.ts";
 import { transaction, type PgDb } from "./connect.ts";
-import { operatorSessions, operatorSignInFailures, operators, type signInFailures } from "./schema.ts";
-import { PgSignInFailures } from "./sign-in-failures.ts";
+import { operatorSessions, operators } from "./schema.ts";
 
-export class PgOperators extends PgSignInFailures implements OperatorStore {
-  constructor(db: PgDb) {
-    // The same columns as the users' table; only the name differs.
-    super(db, operatorSignInFailures as unknown as typeof signInFailures);
-  }
+export class PgOperators implements OperatorStore {
+  constructor(private readonly db: PgDb) {}
   async list() {
     return this.db.select().from(operators).orderBy(asc(operators.createdAt), asc(operators.id));
   }

@@ -61,9 +61,9 @@ export class PgRetention implements RetentionStore {
     );
   }
 
-  purgeSignInFailures(before: number, batch: number) {
+  purgeSignInCounts(before: number, batch: number) {
     return this.deleted(
-      "DELETE FROM sign_in_failures WHERE email IN (SELECT email FROM sign_in_failures WHERE last_at < $1 LIMIT $2)",
+      "DELETE FROM sign_in_counts WHERE key IN (SELECT key FROM sign_in_counts WHERE since < $1 LIMIT $2)",
       [before],
       batch,
     );
@@ -74,15 +74,6 @@ export class PgRetention implements RetentionStore {
       `DELETE FROM operator_sessions WHERE token_hash IN (
       SELECT token_hash FROM operator_sessions WHERE expires_at <= $1 LIMIT $2)`,
       [now],
-      batch,
-    );
-  }
-
-  purgeOperatorSignInFailures(before: number, batch: number) {
-    return this.deleted(
-      `DELETE FROM operator_sign_in_failures WHERE email IN (
-      SELECT email FROM operator_sign_in_failures WHERE last_at < $1 LIMIT $2)`,
-      [before],
       batch,
     );
   }

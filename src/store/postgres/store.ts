@@ -16,6 +16,7 @@ import { patiently, type StartPatience } from "./patience.ts";
 import { PgNotifications } from "./notifications.ts";
 import { PgOnboardings } from "./onboardings.ts";
 import { PgOperators } from "./operators.ts";
+import { PgSignInCounts } from "./sign-in-counts.ts";
 import { PgOverview } from "./overview.ts";
 import { PgQueue } from "./queue.ts";
 import { PgRecoveries } from "./recoveries.ts";
@@ -89,6 +90,7 @@ async function openOnce(url: string, sealer: Sealer, options: PgStoreOptions, se
       users: unavailableAsStoreError(new PgUsers(db)),
       sessions: unavailableAsStoreError(new PgSessions(db)),
       operators: unavailableAsStoreError(new PgOperators(db)),
+      signIns: unavailableAsStoreError(new PgSignInCounts(db)),
       overview: unavailableAsStoreError(new PgOverview(db.$client)),
       notifications: unavailableAsStoreError(new PgNotifications(db)),
       requests: unavailableAsStoreError(requests),

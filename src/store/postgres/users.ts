@@ -4,13 +4,10 @@ import type { KeptSessions, SessionStore, UserStore } from "../store.ts";
 import { userRow, type NewUser, type Session } from "../types.ts";
 import { deleteAudited, recordAudit, withAudit } from "./audit.ts";
 import { transaction, type PgDb } from "./connect.ts";
-import { sessions, signInFailures, users } from "./schema.ts";
-import { PgSignInFailures } from "./sign-in-failures.ts";
+import { sessions, users } from "./schema.ts";
 
-export class PgUsers extends PgSignInFailures implements UserStore {
-  constructor(db: PgDb) {
-    super(db, signInFailures);
-  }
+export class PgUsers implements UserStore {
+  constructor(private readonly db: PgDb) {}
   async byEmail(email: string) {
     return (await this.db.select().from(users).where(eq(users.email, email.toLowerCase())))[0];
   }

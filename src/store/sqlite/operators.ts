@@ -3,14 +3,13 @@ import type { AuditEntry } from "../audit.ts";
 import type { Operator, OperatorSession, OperatorStore } from "../operators.ts";
 import { deleteAudited, type AuditWriter } from "./audit.ts";
 import type { Db } from "./open.ts";
-import { operatorSessions, operatorSignInFailures, operators, type signInFailures } from "./schema.ts";
-import { SqliteSignInFailures } from "./sign-in-failures.ts";
+import { operatorSessions, operators } from "./schema.ts";
 
-export class SqliteOperators extends SqliteSignInFailures implements OperatorStore {
-  constructor(db: Db, audit: AuditWriter) {
-    // The same columns as the users' table; only the name differs.
-    super(db, audit, operatorSignInFailures as unknown as typeof signInFailures);
-  }
+export class SqliteOperators implements OperatorStore {
+  constructor(
+    private readonly db: Db,
+    private readonly audit: AuditWriter,
+  ) {}
   async list() {
     return this.db.select().from(operators).orderBy(asc(operators.createdAt), asc(operators.id)).all();
   }

@@ -38,20 +38,14 @@ function prepare(db: Db) {
       `DELETE FROM sessions WHERE token_hash IN (
       SELECT token_hash FROM sessions WHERE expires_at <= $now LIMIT $batch)`,
     ),
-    failures: statement<unknown, { before: number } & Batch>(
+    signIns: statement<unknown, { before: number } & Batch>(
       sqlite,
-      `DELETE FROM sign_in_failures WHERE email IN (
-      SELECT email FROM sign_in_failures WHERE last_at < $before LIMIT $batch)`,
+      "DELETE FROM sign_in_counts WHERE key IN (SELECT key FROM sign_in_counts WHERE since < $before LIMIT $batch)",
     ),
     operatorSessions: statement<unknown, { now: number } & Batch>(
       sqlite,
       `DELETE FROM operator_sessions WHERE token_hash IN (
       SELECT token_hash FROM operator_sessions WHERE expires_at <= $now LIMIT $batch)`,
-    ),
-    operatorFailures: statement<unknown, { before: number } & Batch>(
-      sqlite,
-      `DELETE FROM operator_sign_in_failures WHERE email IN (
-      SELECT email FROM operator_sign_in_failures WHERE last_at < $before LIMIT $batch)`,
     ),
     eventCounts: statement<unknown, { before: number } & Batch>(
       sqlite,
@@ -100,16 +94,12 @@ export class SqliteRetention implements RetentionStore {
     return inBatches(batch, () => this.stmt.sessions.run({ now, batch }).changes);
   }
 
-  purgeSignInFailures(before: number, batch: number) {
-    return inBatches(batch, () => this.stmt.failures.run({ before, batch }).changes);
+  purgeSignInCounts(before: number, batch: number) {
+    return inBatches(batch, () => this.stmt.signIns.run({ before, batch }).changes);
   }
 
   purgeOperatorSessions(now: number, batch: number) {
     return inBatches(batch, () => this.stmt.operatorSessions.run({ now, batch }).changes);
-  }
-
-  purgeOperatorSignInFailures(before: number, batch: number) {
-    return inBatches(batch, () => this.stmt.operatorFailures.run({ before, batch }).changes);
   }
 
   async purgeOnboardings(now: number, batch: number) {

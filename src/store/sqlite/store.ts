@@ -14,6 +14,7 @@ import { SqliteHistory } from "./history.ts";
 import { SqliteNotifications } from "./notifications.ts";
 import { SqliteOnboardings } from "./onboardings.ts";
 import { SqliteOperators } from "./operators.ts";
+import { SqliteSignInCounts } from "./sign-in-counts.ts";
 import { SqliteOverview } from "./overview.ts";
 import { SqliteQueue } from "./queue.ts";
 import { SqliteRecoveries } from "./recoveries.ts";
@@ -107,6 +108,7 @@ export function openSqliteStore(path: string, sealer: Sealer, options: SqliteSto
     users: new SqliteUsers(db, audit),
     sessions: new SqliteSessions(db, audit),
     operators: new SqliteOperators(db, audit),
+    signIns: new SqliteSignInCounts(sqlite),
     overview: new SqliteOverview(sqlite),
     notifications: new SqliteNotifications(db),
     requests,

@@ -4,13 +4,13 @@ import type { KeptSessions, SessionStore, UserStore } from "../store.ts";
 import { userRow, type NewUser, type Session } from "../types.ts";
 import { deleteAudited, type AuditWriter } from "./audit.ts";
 import type { Db } from "./open.ts";
-import { sessions, signInFailures, users } from "./schema.ts";
-import { SqliteSignInFailures } from "./sign-in-failures.ts";
+import { sessions, users } from "./schema.ts";
 
-export class SqliteUsers extends SqliteSignInFailures implements UserStore {
-  constructor(db: Db, audit: AuditWriter) {
-    super(db, audit, signInFailures);
-  }
+export class SqliteUsers implements UserStore {
+  constructor(
+    private readonly db: Db,
+    private readonly audit: AuditWriter,
+  ) {}
   async byEmail(email: string) {
     return this.db.select().from(users).where(eq(users.email, email.toLowerCase())).get();
   }

@@ -63,12 +63,6 @@ export const apiKeys = pgTable(
   (t) => [uniqueIndex("api_keys_hash").on(t.keyHash), index("api_keys_account").on(t.accountId)],
 );
 
-export const signInFailures = pgTable("sign_in_failures", {
-  email: text("email").primaryKey(),
-  count: integer("count").notNull(),
-  lastAt: epochMs("last_at").notNull(),
-});
-
 /** The people who run the service (issue 29): they sign in to /operator; no account is theirs. */
 export const operators = pgTable(
   "operators",
@@ -96,9 +90,16 @@ export const operatorSessions = pgTable(
   (t) => [index("operator_sessions_expires").on(t.expiresAt), index("operator_sessions_operator").on(t.operatorId)],
 );
 
-/** Failed operator sign-ins per email, counted apart from account users' (an email may be both). */
-export const operatorSignInFailures = pgTable("operator_sign_in_failures", {
-  email: text("email").primaryKey(),
-  count: integer("count").notNull(),
-  lastAt: epochMs("last_at").notNull(),
-});
+/**
+ * Sign-in attempts counted before their password is checked (src/auth/throttle.ts), per email and
+ * client address and per address, of both doors; `key` is a hash of what is counted, never an email.
+ */
+export const signInCounts = pgTable(
+  "sign_in_counts",
+  {
+    key: text("key").primaryKey(),
+    count: integer("count").notNull(),
+    since: epochMs("since").notNull(),
+  },
+  (t) => [index("sign_in_counts_since").on(t.since)],
+);

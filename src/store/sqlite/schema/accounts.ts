@@ -63,12 +63,6 @@ export const apiKeys = sqliteTable(
   (t) => [uniqueIndex("api_keys_hash").on(t.keyHash), index("api_keys_account").on(t.accountId)],
 );
 
-export const signInFailures = sqliteTable("sign_in_failures", {
-  email: text("email").primaryKey(),
-  count: integer("count").notNull(),
-  lastAt: integer("last_at").notNull(),
-});
-
 /** The people who run the service (issue 29): they sign in to /operator; no account is theirs. */
 export const operators = sqliteTable(
   "operators",
@@ -96,9 +90,16 @@ export const operatorSessions = sqliteTable(
   (t) => [index("operator_sessions_expires").on(t.expiresAt), index("operator_sessions_operator").on(t.operatorId)],
 );
 
-/** Failed operator sign-ins per email, counted apart from account users' (an email may be both). */
-export const operatorSignInFailures = sqliteTable("operator_sign_in_failures", {
-  email: text("email").primaryKey(),
-  count: integer("count").notNull(),
-  lastAt: integer("last_at").notNull(),
-});
+/**
+ * Sign-in attempts counted before their password is checked (src/auth/throttle.ts), per email and
+ * client address and per address, of both doors; `key` is a hash of what is counted, never an email.
+ */
+export const signInCounts = sqliteTable(
+  "sign_in_counts",
+  {
+    key: text("key").primaryKey(),
+    count: integer("count").notNull(),
+    since: integer("since").notNull(),
+  },
+  (t) => [index("sign_in_counts_since").on(t.since)],
+);

@@ -1,0 +1,7 @@
+CREATE TABLE `sign_in_counts` (
+	`key` text PRIMARY KEY NOT NULL,
+	`count` integer NOT NULL,
+	`since` integer NOT NULL
+);
+--> statement-breakpoint
+CREATE INDEX `sign_in_counts_since` ON `sign_in_counts` (`since`);
