@@ -6,7 +6,7 @@ import { openLimits } from "./limits/open.ts";
 import type { Logger } from "./observability/logger.ts";
 import { createMetrics } from "./observability/metrics.ts";
 import { connectionBudget, openStore } from "./store/open.ts";
-import { postgresName } from "./start/database.ts";
+import { postgresName } from "./config/readers.ts";
 import { systemClock } from "./runtime/clock.ts";
 import type { Deps } from "./deps.ts";
 import { cryptoRandom } from "./runtime/random.ts";

@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { AppError } from "../errors/catalog.ts";
-import { parseAddress } from "../net/cidr.ts";
-import { formatIp } from "../net/ip.ts";
+import { parseAddress } from "../ip/cidr.ts";
+import { formatIp } from "../ip/ip.ts";
 import type { AttemptCounter, SignInCountStore } from "../store/sign-in-counts.ts";
 
 /**

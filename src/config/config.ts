@@ -2,7 +2,7 @@ import { platformNames, type PlatformNames } from "../platform/names.ts";
 import { ConfigError } from "./errors.ts";
 import { dirname } from "node:path";
 import { type BackupConfig, requireS3Keys, resolveLocation, type S3Settings } from "./backup-config.ts";
-import type { TrustedProxies } from "../http/client-ip.ts";
+import type { Cidr } from "../ip/cidr.ts";
 import type { DatabaseConfig, SamplerName, SpanDetail } from "./readers.ts";
 import { DEFAULT_SIGNUP_SDK_URL, readSetting, type SettingName, type SettingValue } from "./settings.ts";
 
@@ -28,7 +28,7 @@ export interface Config {
   readonly encryptionKey: Uint8Array | null;
   readonly devMode: boolean;
   /** TRUSTED_PROXIES: whose X-Forwarded-For names the client (src/http/client-ip.ts); empty: nobody's. */
-  readonly trustedProxies: TrustedProxies;
+  readonly trustedProxies: readonly Cidr[];
   readonly upstreamTimeoutMs: number;
   readonly upstreamMediaTimeoutMs: number;
   /** A proxied body that declares at most this many bytes is read before it is forwarded; 0 streams every body. */

@@ -3,7 +3,7 @@ import { PLATFORM_WORD } from "../platform/names.ts";
 import { parseDuration } from "./duration.ts";
 import { type BackupLocation, parseBackupLocation } from "./backup-config.ts";
 import { ConfigError } from "./errors.ts";
-import { type Cidr, parseCidr } from "../net/cidr.ts";
+import { type Cidr, parseCidr } from "../ip/cidr.ts";
 
 /** How the settings table (settings.ts) reads a variable's text: each throws ConfigError naming it. */
 type Reader<T> = (raw: string, name: string) => T;
@@ -57,6 +57,12 @@ export const upstreamUrl: Reader<string> = (raw, name) => {
   if (raw.endsWith("/")) throw new ConfigError(name, "must not end with a slash");
   return raw;
 };
+
+/** A PostgreSQL URL without its user and password, for messages. */
+export function postgresName(postgresUrl: string): string {
+  const url = new URL(postgresUrl);
+  return `postgres://${url.host}${url.pathname}`;
+}
 
 /** A postgres:// or postgresql:// URL. */
 export const postgresUrl: Reader<string> = (raw, name) => {

@@ -1,6 +1,6 @@
 import type { Server } from "bun";
-import { type Cidr, inRange, parseAddress } from "../net/cidr.ts";
-import { formatIp, type IpAddress } from "../net/ip.ts";
+import { type Cidr, inRange, parseAddress } from "../ip/cidr.ts";
+import { formatIp, type IpAddress } from "../ip/ip.ts";
 
 /** What requestContext stamps on a route's context: the request as its connection delivered it. */
 export type Arrived = { arrived?: Request };

@@ -1,5 +1,5 @@
-import { type Cidr, inRange } from "./cidr.ts";
-import { formatIp, parseIp, type IpAddress } from "./ip.ts";
+import { type Cidr, inRange } from "../ip/cidr.ts";
+import { formatIp, parseIp, type IpAddress } from "../ip/ip.ts";
 
 /** The blocked ranges of docs/webhooks.md#url-rules, as data. */
 export const BLOCKED_IPV4 = [

@@ -1,7 +1,7 @@
 import type { Fetch } from "../runtime/fetch.ts";
 import type { Resolver } from "../runtime/resolver.ts";
 import { blockedReason } from "./address-policy.ts";
-import { formatIp, parseIp } from "./ip.ts";
+import { formatIp, parseIp } from "../ip/ip.ts";
 import type { UrlChecker } from "./url-rules.ts";
 
 /** Only this much of a receiver's answer is read and kept (docs/webhooks.md#retries). */

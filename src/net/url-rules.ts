@@ -1,5 +1,5 @@
 import { blockedReason, type AddressPolicy } from "./address-policy.ts";
-import { formatIp, parseIp } from "./ip.ts";
+import { formatIp, parseIp } from "../ip/ip.ts";
 
 export const MAX_URL_LENGTH = 2048;
 

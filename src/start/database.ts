@@ -1,18 +1,13 @@
 import { existsSync } from "node:fs";
 import { resolve } from "node:path";
 import type { Config } from "../config/config.ts";
+import { postgresName } from "../config/readers.ts";
 
 /**
  * Which database a command works on, said before it does anything (docs/operations.md#command-line): only `serve`,
  * `restore` and `migrate --to` may create one, so every other command refuses a SQLite file that
  * is not there rather than make a new, empty one where the operator did not mean to.
  */
-
-/** A PostgreSQL URL without its user and password, for messages. */
-export function postgresName(postgresUrl: string): string {
-  const url = new URL(postgresUrl);
-  return `postgres://${url.host}${url.pathname}`;
-}
 
 /** Where a SQLite file or PostgreSQL database is, for messages: the file's full path, never a URL's password. */
 export function databaseName(config: Config): string {

@@ -2,7 +2,8 @@ import { resolve } from "node:path";
 import type { MigrateArgs } from "../cli/migrate-args.ts";
 import { printCounts } from "../cli/print-counts.ts";
 import { DatabaseInUseError } from "../store/sqlite/server-lock.ts";
-import { announceDatabase, postgresName, requireSqliteFile } from "./database.ts";
+import { postgresName } from "../config/readers.ts";
+import { announceDatabase, requireSqliteFile } from "./database.ts";
 
 /** `switchboard migrate --from --to`: move a SQLite deployment to PostgreSQL. */
 export async function migrate(argv: string[]): Promise<void> {

@@ -13,7 +13,10 @@ import ts from "typescript";
  * is refused until it has a place here. Layers are counted from 0 at the bottom.
  */
 const LAYERS: { modules: string[]; what: string }[] = [
-  { modules: ["errors", "platform"], what: "the error catalog, the platform's words: they import nothing of ours" },
+  {
+    modules: ["errors", "platform", "ip"],
+    what: "the error catalog, the platform's words, IP addresses and ranges: they import nothing of ours",
+  },
   { modules: ["config"], what: "the settings read from the environment" },
   { modules: ["observability"], what: "logger, metrics, tracing" },
   { modules: ["runtime"], what: "the injected primitives: clock, random, resolver, fetch, background workers" },

@@ -2,7 +2,7 @@ import { afterEach, describe, expect, test } from "bun:test";
 import { networkInterfaces } from "node:os";
 import { join } from "node:path";
 import { blockedReason, canonicalAddresses, type AddressPolicy } from "../../src/net/address-policy.ts";
-import { formatIp, parseIp } from "../../src/net/ip.ts";
+import { formatIp, parseIp } from "../../src/ip/ip.ts";
 import { safePost, type SafePostOptions } from "../../src/net/safe-post.ts";
 import { checkWebhookUrl, urlChecker } from "../../src/net/url-rules.ts";
 import type { Resolver } from "../../src/runtime/resolver.ts";
