@@ -81,10 +81,11 @@ export const REQUEST_LOG_SCHEMA: readonly string[] = [
 export function openRequestLogFile(path: string): Database {
   const db = new Database(path, { create: true, strict: true });
   try {
+    // The two threads' connections (and the CLI's) wait for each other's brief writes; first, so
+    // that switching to WAL waits too for a closing connection's last checkpoint (a restart).
+    db.exec("PRAGMA busy_timeout = 5000");
     db.exec("PRAGMA journal_mode = WAL");
     db.exec("PRAGMA synchronous = NORMAL");
-    // The two threads' connections (and the CLI's) wait for each other's brief writes.
-    db.exec("PRAGMA busy_timeout = 5000");
     db.exec("PRAGMA temp_store = MEMORY");
     db.exec(`PRAGMA journal_size_limit = ${WAL_SIZE_LIMIT_BYTES}`);
     const version = () => oneRow<{ user_version: number }>(db, "PRAGMA user_version").user_version;
