@@ -15,6 +15,7 @@ import m12 from "./migrations/0012_request_log_moved.sql" with { type: "text" };
 import m13 from "./migrations/0013_audit_log.sql" with { type: "text" };
 import m14 from "./migrations/0014_operators.sql" with { type: "text" };
 import m15 from "./migrations/0015_first_hour.sql" with { type: "text" };
+import m16 from "./migrations/0016_signature_schemes.sql" with { type: "text" };
 
 export const embeddedMigrations: { tag: string; when: number; breakpoints: boolean; sql: string }[] = [
   { tag: "0000_init", when: 1795303506357, breakpoints: true, sql: m0 },
@@ -33,4 +34,5 @@ export const embeddedMigrations: { tag: string; when: number; breakpoints: boole
   { tag: "0013_audit_log", when: 1795713498396, breakpoints: true, sql: m13 },
   { tag: "0014_operators", when: 1795715915349, breakpoints: true, sql: m14 },
   { tag: "0015_first_hour", when: 1795848181426, breakpoints: true, sql: m15 },
+  { tag: "0016_signature_schemes", when: 1795865312134, breakpoints: true, sql: m16 },
 ];

@@ -16,6 +16,7 @@ import m13 from "./postgres/0013_instances_and_slots.sql" with { type: "text" };
 import m14 from "./postgres/0014_audit_log.sql" with { type: "text" };
 import m15 from "./postgres/0015_operators.sql" with { type: "text" };
 import m16 from "./postgres/0016_first_hour.sql" with { type: "text" };
+import m17 from "./postgres/0017_signature_schemes.sql" with { type: "text" };
 
 export const embeddedMigrations: { tag: string; when: number; breakpoints: boolean; sql: string }[] = [
   { tag: "0000_init", when: 1795545145124, breakpoints: true, sql: m0 },
@@ -35,4 +36,5 @@ export const embeddedMigrations: { tag: string; when: number; breakpoints: boole
   { tag: "0014_audit_log", when: 1795715146936, breakpoints: true, sql: m14 },
   { tag: "0015_operators", when: 1795715916645, breakpoints: true, sql: m15 },
   { tag: "0016_first_hour", when: 1795848182633, breakpoints: true, sql: m16 },
+  { tag: "0017_signature_schemes", when: 1795865312974, breakpoints: true, sql: m17 },
 ];
