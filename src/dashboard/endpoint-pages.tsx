@@ -62,6 +62,8 @@ function readEndpointForm(body: unknown) {
     url: typeof raw.url === "string" ? raw.url : "",
     fields: Array.isArray(raw.fields) ? raw.fields.filter((f): f is string => typeof f === "string") : [],
     phone_number_id: typeof raw.phone_number_id === "string" ? raw.phone_number_id : null,
+    signature: raw.signature === "platform" ? "platform" : "standard",
+    verify_token: typeof raw.verify_token === "string" ? raw.verify_token : "",
   };
   return { form, values };
 }
@@ -132,13 +134,17 @@ export function endpointPages(deps: Deps, relay: RelayHandle) {
     viewer: Viewer,
     id: string | null,
     body: unknown,
-    save: (input: EndpointFormValues) => Promise<Response>,
+    save: (
+      input: Required<Pick<endpoints.EndpointInput, "url" | "fields">> & endpoints.EndpointInput,
+    ) => Promise<Response>,
   ) => {
     const { form, values } = readEndpointForm(body);
     const again = (failure: FormFailure) => htmlResponse(formPage(viewer, id, values, failure), failure.status);
     if (!form.ok) return again(invalidForm(form.errors));
     try {
-      return await save({ url: form.value.url, fields: form.value.fields, phone_number_id: values.phone_number_id });
+      // An empty token field leaves the token as it is.
+      const { verify_token, ...rest } = values;
+      return await save({ ...rest, ...(verify_token ? { verify_token } : {}) });
     } catch (error) {
       if (!(error instanceof AppError)) throw error;
       return again(refusal(error));
@@ -170,7 +176,15 @@ export function endpointPages(deps: Deps, relay: RelayHandle) {
     )
     .get(
       "/endpoints/new",
-      guarded(deps, (_ctx, viewer) => formPage(viewer, null, { url: "", fields: ["messages"], phone_number_id: null })),
+      guarded(deps, (_ctx, viewer) =>
+        formPage(viewer, null, {
+          url: "",
+          fields: ["messages"],
+          phone_number_id: null,
+          signature: "standard",
+          verify_token: "",
+        }),
+      ),
       { detail: { hide: true } },
     )
     .post(
@@ -208,7 +222,13 @@ export function endpointPages(deps: Deps, relay: RelayHandle) {
       "/endpoints/:id/edit",
       guarded(deps, async ({ params }, viewer) => {
         const e = endpointView(await endpoints.mustEndpoint(deps, viewer.accountId, pathId(params)));
-        return formPage(viewer, e.id, { url: e.url, fields: e.fields, phone_number_id: e.phone_number_id });
+        return formPage(viewer, e.id, {
+          url: e.url,
+          fields: e.fields,
+          phone_number_id: e.phone_number_id,
+          signature: e.signature,
+          verify_token: "",
+        });
       }),
       { detail: { hide: true } },
     )

@@ -56,7 +56,9 @@ async function serve(name: string, handler: Handler, extra?: Partial<BotReceiver
       record.body = Buffer.concat(chunks);
       return record.body;
     };
-    const out = await handler(req as Request0, config, readBody).catch(() => ({ status: 500 }));
+    const out = await handler(req as Request0, config, readBody).catch((): { status: number; body?: string } => ({
+      status: 500,
+    }));
     if (post) bot.answers.push(out.status);
     res.statusCode = out.status;
     res.end(out.body ?? "");

@@ -257,6 +257,7 @@ function EndpointUrl(props: { endpoint: EndpointHealth["endpoint"] }) {
       <span safe>{e.url}</span>
       <div class="small muted" safe>
         {e.phoneNumberId === null ? "All numbers" : `Number ${e.phoneNumberId}`}
+        {e.signature === "platform" ? " · platform signature (X-Hub-Signature-256, one change per delivery)" : ""}
       </div>
     </>
   );
