@@ -19,6 +19,8 @@ import { EndpointPage, type ShownSecret } from "./pages/endpoint.tsx";
 import { EditEndpointPage, type EndpointFormValues, NewEndpointPage } from "./pages/endpoint-form.tsx";
 import { EndpointsPage } from "./pages/endpoints.tsx";
 import { RecoverSection } from "./pages/recover.tsx";
+import { VerifyOutcome } from "./pages/verify.tsx";
+import { verifyEndpoint } from "../webhooks/verify.ts";
 
 const numberLabel = (n: PhoneNumber) =>
   `${n.displayPhoneNumber ?? n.phoneNumberId}${n.verifiedName ? ` (${n.verifiedName})` : ""}`;
@@ -73,7 +75,7 @@ function readEndpointForm(body: unknown) {
  * views, the same ones the API answers with.
  */
 export function endpointPages(deps: Deps, relay: RelayHandle) {
-  const endpointDeps = { ...deps, urlRules: relay.urlRules, queue: relay.dispatcher };
+  const endpointDeps = { ...deps, urlRules: relay.urlRules, queue: relay.dispatcher, client: relay.client };
   const choices = (accountId: string) =>
     deps.store.directory.numbers(accountId).map((n) => ({ phone_number_id: n.phoneNumberId, label: numberLabel(n) }));
   const hours = async (accountId: string, id: string) =>
@@ -319,6 +321,24 @@ export function endpointPages(deps: Deps, relay: RelayHandle) {
         return isHtmx(request)
           ? testResult(deps, viewer, deliveryId)
           : seeOther(`/dashboard/deliveries/${encodeURIComponent(deliveryId)}`);
+      }),
+      { detail: { hide: true } },
+    )
+    .post(
+      "/endpoints/:id/verify",
+      guarded(deps, async ({ params, request }, viewer) => {
+        let flash: JSX.Element;
+        try {
+          flash = <VerifyOutcome result={await verifyEndpoint(endpointDeps, viewer.accountId, pathId(params))} />;
+        } catch (error) {
+          if (!(error instanceof AppError) || error.errorName !== "invalid_request") throw error;
+          flash = (
+            <Notice tone="warn">
+              <p safe>{error.message}</p>
+            </Notice>
+          );
+        }
+        return isHtmx(request) ? htmlResponse(flash as string) : endpointPage(viewer, pathId(params), { flash });
       }),
       { detail: { hide: true } },
     );

@@ -135,6 +135,17 @@ export function EndpointPage(props: {
           >
             <button type="submit">Send test</button>
           </form>
+          <form
+            method="post"
+            action={`${base}/verify`}
+            hx-post={`${base}/verify`}
+            hx-target="#test-result"
+            hx-swap="innerHTML"
+          >
+            <button type="submit" class="secondary">
+              Verify
+            </button>
+          </form>
           {e.enabled ? "" : <ActionButton action={`${base}/enable`} label="Enable" tone="primary" />}
           <ActionButton
             action={`${base}/rotate-secret`}
