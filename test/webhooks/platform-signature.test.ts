@@ -83,6 +83,7 @@ describe("platform signature: the published receivers accept every delivery", ()
     const id = kapsoBot.requests[0]!.headers["webhook-id"] as string;
     const detail = await a.api<DeliveryDetailJson & { signature: string }>("GET", `/api/deliveries/${id}`);
     expect(detail.body).toMatchObject({ status: "succeeded", signature: "platform", fields: ["messages"] });
+    expect(await a.page(`/dashboard/deliveries/${id}`)).toContain("Platform: X-Hub-Signature-256 over one change");
   });
 
   test("only the changes an endpoint's fields and number match are delivered to it", async () => {
