@@ -17,6 +17,7 @@ import m14 from "./migrations/0014_operators.sql" with { type: "text" };
 import m15 from "./migrations/0015_first_hour.sql" with { type: "text" };
 import m16 from "./migrations/0016_sign_in_failures_dropped.sql" with { type: "text" };
 import m17 from "./migrations/0017_sign_in_counts.sql" with { type: "text" };
+import m18 from "./migrations/0018_signature_schemes.sql" with { type: "text" };
 
 export const embeddedMigrations: { tag: string; when: number; breakpoints: boolean; sql: string }[] = [
   { tag: "0000_init", when: 1795303506357, breakpoints: true, sql: m0 },
@@ -37,4 +38,5 @@ export const embeddedMigrations: { tag: string; when: number; breakpoints: boole
   { tag: "0015_first_hour", when: 1795848181426, breakpoints: true, sql: m15 },
   { tag: "0016_sign_in_failures_dropped", when: 1795864011644, breakpoints: true, sql: m16 },
   { tag: "0017_sign_in_counts", when: 1795864020244, breakpoints: true, sql: m17 },
+  { tag: "0018_signature_schemes", when: 1795866863582, breakpoints: true, sql: m18 },
 ];

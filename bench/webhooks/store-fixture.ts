@@ -97,6 +97,7 @@ export function eventAndDelivery(
     eventId: event.id,
     nextAttemptAt: at,
     replayOf: null,
+    signature: "standard",
     createdAt: at,
     lease: leaseUntil === undefined ? undefined : { id: BENCH_LEASE, until: leaseUntil },
   };

@@ -19,6 +19,8 @@ import { EndpointPage, type ShownSecret } from "./pages/endpoint.tsx";
 import { EditEndpointPage, type EndpointFormValues, NewEndpointPage } from "./pages/endpoint-form.tsx";
 import { EndpointsPage } from "./pages/endpoints.tsx";
 import { RecoverSection } from "./pages/recover.tsx";
+import { VerifyOutcome } from "./pages/verify.tsx";
+import { verifyEndpoint } from "../webhooks/verify.ts";
 
 const numberLabel = (n: PhoneNumber) =>
   `${n.displayPhoneNumber ?? n.phoneNumberId}${n.verifiedName ? ` (${n.verifiedName})` : ""}`;
@@ -62,6 +64,8 @@ function readEndpointForm(body: unknown) {
     url: typeof raw.url === "string" ? raw.url : "",
     fields: Array.isArray(raw.fields) ? raw.fields.filter((f): f is string => typeof f === "string") : [],
     phone_number_id: typeof raw.phone_number_id === "string" ? raw.phone_number_id : null,
+    signature: raw.signature === "platform" ? "platform" : "standard",
+    verify_token: typeof raw.verify_token === "string" ? raw.verify_token : "",
   };
   return { form, values };
 }
@@ -71,7 +75,7 @@ function readEndpointForm(body: unknown) {
  * views, the same ones the API answers with.
  */
 export function endpointPages(deps: Deps, relay: RelayHandle) {
-  const endpointDeps = { ...deps, urlRules: relay.urlRules, queue: relay.dispatcher };
+  const endpointDeps = { ...deps, urlRules: relay.urlRules, queue: relay.dispatcher, client: relay.client };
   const choices = (accountId: string) =>
     deps.store.directory.numbers(accountId).map((n) => ({ phone_number_id: n.phoneNumberId, label: numberLabel(n) }));
   const hours = async (accountId: string, id: string) =>
@@ -132,13 +136,17 @@ export function endpointPages(deps: Deps, relay: RelayHandle) {
     viewer: Viewer,
     id: string | null,
     body: unknown,
-    save: (input: EndpointFormValues) => Promise<Response>,
+    save: (
+      input: Required<Pick<endpoints.EndpointInput, "url" | "fields">> & endpoints.EndpointInput,
+    ) => Promise<Response>,
   ) => {
     const { form, values } = readEndpointForm(body);
     const again = (failure: FormFailure) => htmlResponse(formPage(viewer, id, values, failure), failure.status);
     if (!form.ok) return again(invalidForm(form.errors));
     try {
-      return await save({ url: form.value.url, fields: form.value.fields, phone_number_id: values.phone_number_id });
+      // An empty token field leaves the token as it is.
+      const { verify_token, ...rest } = values;
+      return await save({ ...rest, ...(verify_token ? { verify_token } : {}) });
     } catch (error) {
       if (!(error instanceof AppError)) throw error;
       return again(refusal(error));
@@ -170,7 +178,15 @@ export function endpointPages(deps: Deps, relay: RelayHandle) {
     )
     .get(
       "/endpoints/new",
-      guarded(deps, (_ctx, viewer) => formPage(viewer, null, { url: "", fields: ["messages"], phone_number_id: null })),
+      guarded(deps, (_ctx, viewer) =>
+        formPage(viewer, null, {
+          url: "",
+          fields: ["messages"],
+          phone_number_id: null,
+          signature: "standard",
+          verify_token: "",
+        }),
+      ),
       { detail: { hide: true } },
     )
     .post(
@@ -208,7 +224,13 @@ export function endpointPages(deps: Deps, relay: RelayHandle) {
       "/endpoints/:id/edit",
       guarded(deps, async ({ params }, viewer) => {
         const e = endpointView(await endpoints.mustEndpoint(deps, viewer.accountId, pathId(params)));
-        return formPage(viewer, e.id, { url: e.url, fields: e.fields, phone_number_id: e.phone_number_id });
+        return formPage(viewer, e.id, {
+          url: e.url,
+          fields: e.fields,
+          phone_number_id: e.phone_number_id,
+          signature: e.signature,
+          verify_token: "",
+        });
       }),
       { detail: { hide: true } },
     )
@@ -299,6 +321,24 @@ export function endpointPages(deps: Deps, relay: RelayHandle) {
         return isHtmx(request)
           ? testResult(deps, viewer, deliveryId)
           : seeOther(`/dashboard/deliveries/${encodeURIComponent(deliveryId)}`);
+      }),
+      { detail: { hide: true } },
+    )
+    .post(
+      "/endpoints/:id/verify",
+      guarded(deps, async ({ params, request }, viewer) => {
+        let flash: JSX.Element;
+        try {
+          flash = <VerifyOutcome result={await verifyEndpoint(endpointDeps, viewer.accountId, pathId(params))} />;
+        } catch (error) {
+          if (!(error instanceof AppError) || error.errorName !== "invalid_request") throw error;
+          flash = (
+            <Notice tone="warn">
+              <p safe>{error.message}</p>
+            </Notice>
+          );
+        }
+        return isHtmx(request) ? htmlResponse(flash as string) : endpointPage(viewer, pathId(params), { flash });
       }),
       { detail: { hide: true } },
     );

@@ -68,7 +68,7 @@ async function readExcerpt(response: Response): Promise<string> {
 }
 
 /**
- * POSTs to a webhook URL without ever reaching a blocked address (docs/webhooks.md#url-rules). The name is resolved
+ * POSTs (or, for Verify, GETs) to a webhook URL without ever reaching a blocked address (docs/webhooks.md#url-rules). The name is resolved
  * once with the injected resolver; every answer must pass the address policy; then the request
  * goes to that checked address itself, with the hostname in `Host` and as TLS SNI and the name
  * the certificate is verified against. Bun's fetch would resolve a name again on its own, so it is
@@ -76,7 +76,7 @@ async function readExcerpt(response: Response): Promise<string> {
  */
 export async function safePost(
   target: string,
-  request: { headers: Record<string, string>; body: Uint8Array<ArrayBuffer> },
+  request: { headers: Record<string, string>; body?: Uint8Array<ArrayBuffer>; method?: "POST" | "GET" },
   options: SafePostOptions,
 ): Promise<PostOutcome> {
   const started = performance.now();
@@ -120,7 +120,7 @@ export async function safePost(
     const port = url.port === "" ? "" : `:${url.port}`;
     const pinned = `${url.protocol}//${hostPart}${port}${url.pathname}${url.search}`;
     const init: BunFetchRequestInit = {
-      method: "POST",
+      method: request.method ?? "POST",
       headers: { ...request.headers, host: url.host },
       body: request.body,
       redirect: "manual",

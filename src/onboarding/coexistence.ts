@@ -135,12 +135,7 @@ export async function runPreflight(
   }
   const o = await onboardingOf(deps, number);
   const now = deps.clock.now();
-  const deliveries = await queueTestEvent(
-    deps,
-    accountId,
-    number,
-    endpoints.map((e) => e.id),
-  );
+  const deliveries = await queueTestEvent(deps, accountId, number, endpoints);
   const entry = auditEntry(deps, by, "coexistence.preflight", { kind: "number", id: phoneNumberId }, accountId, {
     sync_type: [null, type],
     endpoint_ids: [null, deliveries.map((d) => d.endpointId)],

@@ -14,7 +14,7 @@ export type Row = Record<string, unknown>;
  * expression of the delivery's next attempt where a backend does not keep it in the row.
  */
 export const deliveryColumns = (nextAttemptAt = "d.next_attempt_at") => `d.id, d.account_id, d.endpoint_id, d.event_id,
-  d.status, d.attempt_count, ${nextAttemptAt} AS next_attempt_at, d.replay_of, d.parked_reason, d.created_at, d.updated_at,
+  d.status, d.attempt_count, ${nextAttemptAt} AS next_attempt_at, d.replay_of, d.parked_reason, d.signature, d.created_at, d.updated_at,
   e.fields AS event_fields, e.is_test, (e.body IS NOT NULL AND NOT d.payload_deleted) AS payload_available`;
 
 export const DELIVERY_COLUMNS = deliveryColumns();
@@ -42,6 +42,7 @@ export function toDelivery(row: Row): Delivery {
         ? (JSON.parse(row.event_fields) as string[])
         : (row.event_fields as string[]),
     isTest: bool(row.is_test),
+    signature: row.signature as Delivery["signature"],
     createdAt: Number(row.created_at),
     updatedAt: Number(row.updated_at),
   };

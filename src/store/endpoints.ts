@@ -1,9 +1,10 @@
-import type { DISABLED_REASONS } from "./vocabulary.ts";
+import type { DISABLED_REASONS, SIGNATURE_SCHEMES } from "./vocabulary.ts";
 import type { AuditEntry } from "./audit.ts";
 
 /** Webhook endpoints (secrets already decrypted), and their storage. */
 
 export type DisabledReason = (typeof DISABLED_REASONS)[number];
+export type SignatureScheme = (typeof SIGNATURE_SCHEMES)[number];
 
 export interface Endpoint {
   id: string;
@@ -16,6 +17,10 @@ export interface Endpoint {
   /** The secret before the last rotation; also signs until previousSecretExpiresAt. */
   previousSecret: string | null;
   previousSecretExpiresAt: number | null;
+  /** How its deliveries are signed and shaped (docs/webhooks.md#signature-schemes). */
+  signature: SignatureScheme;
+  /** What Verify sends as hub.verify_token; null until the account sets one. */
+  verifyToken: string | null;
   enabled: boolean;
   disabledReason: DisabledReason | null;
   consecutiveFailures: number;
@@ -35,6 +40,7 @@ export interface EndpointTarget {
   id: string;
   fields: string[];
   phoneNumberId: string | null;
+  signature: SignatureScheme;
 }
 
 /** What an attempt needs of its endpoint: no health counters, which change with every attempt. */

@@ -1,3 +1,4 @@
+import type { SignatureScheme } from "./endpoints.ts";
 import type { DELIVERY_STATUSES, MESSAGE_EVENT_KINDS, PARKED_REASONS } from "./vocabulary.ts";
 /** The webhook relay's delivery history: what was delivered, how each attempt went, and per-hour stats. */
 
@@ -19,6 +20,8 @@ export interface Delivery {
   payloadAvailable: boolean;
   fields: string[];
   isTest: boolean;
+  /** The scheme its attempts are signed with (docs/webhooks.md#signature-schemes). */
+  signature: SignatureScheme;
   createdAt: number;
   updatedAt: number;
 }

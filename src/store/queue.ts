@@ -1,5 +1,5 @@
 import type { AuditEntry } from "./audit.ts";
-import type { DeliveryEndpoint, DisabledReason } from "./endpoints.ts";
+import type { DeliveryEndpoint, DisabledReason, SignatureScheme } from "./endpoints.ts";
 import type { Attempt, Delivery, EventMessage, ParkedReason } from "./history.ts";
 
 /** The webhook relay's durable delivery queue: events in, deliveries leased, attempts recorded. */
@@ -26,6 +26,8 @@ export interface NewDelivery {
   eventId: string;
   nextAttemptAt: number;
   replayOf: string | null;
+  /** How it is signed; its event's body has the shape the scheme needs (see fan-out.ts). */
+  signature: SignatureScheme;
   createdAt: number;
   /**
    * When set, the delivery is stored already leased to the caller, exactly as claimDue would leave

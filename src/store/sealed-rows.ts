@@ -3,9 +3,10 @@ import type { Waba } from "./types.ts";
 import type { DeliveryEndpoint, Endpoint, EndpointPatch } from "./endpoints.ts";
 
 /** An endpoints row as every backend's schema reads it (secrets sealed). */
-export interface EndpointRow extends Omit<Endpoint, "secret" | "previousSecret"> {
+export interface EndpointRow extends Omit<Endpoint, "secret" | "previousSecret" | "verifyToken"> {
   secretEnc: string;
   previousSecretEnc: string | null;
+  verifyTokenEnc: string | null;
 }
 
 /** A wabas row as every backend's schema reads it (secrets sealed). */
@@ -16,21 +17,23 @@ export interface WabaRow extends Omit<Waba, "accessToken" | "appSecret"> {
 
 /** An endpoint as its row keeps it. */
 export function sealEndpoint(endpoint: Endpoint, sealer: Sealer): EndpointRow {
-  const { secret, previousSecret, ...rest } = endpoint;
+  const { secret, previousSecret, verifyToken, ...rest } = endpoint;
   return {
     ...rest,
     secretEnc: sealer.seal(secret),
     previousSecretEnc: previousSecret === null ? null : sealer.seal(previousSecret),
+    verifyTokenEnc: verifyToken === null ? null : sealer.seal(verifyToken),
   };
 }
 
 /** The columns a patch of an endpoint sets: those it gives, secrets sealed. */
 export function sealEndpointPatch(patch: EndpointPatch, sealer: Sealer): Partial<EndpointRow> {
-  const { secret, previousSecret, ...rest } = patch;
+  const { secret, previousSecret, verifyToken, ...rest } = patch;
   const row: Partial<EndpointRow> = Object.fromEntries(Object.entries(rest).filter(([, v]) => v !== undefined));
   if (secret !== undefined) row.secretEnc = sealer.seal(secret);
   if (previousSecret !== undefined)
     row.previousSecretEnc = previousSecret === null ? null : sealer.seal(previousSecret);
+  if (verifyToken !== undefined) row.verifyTokenEnc = verifyToken === null ? null : sealer.seal(verifyToken);
   return row;
 }
 
@@ -89,6 +92,8 @@ export class EndpointOpener {
       ...this.deliveryEndpoint(row),
       fields: row.fields,
       phoneNumberId: row.phoneNumberId,
+      signature: row.signature,
+      verifyToken: row.verifyTokenEnc === null ? null : this.sealer.open(row.verifyTokenEnc),
       disabledReason: row.disabledReason,
       consecutiveFailures: row.consecutiveFailures,
       lastSuccessAt: row.lastSuccessAt,

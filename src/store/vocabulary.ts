@@ -13,6 +13,12 @@ export const NUMBER_STATUSES = ["connected", "disconnected", "restricted", "flag
 export const THROUGHPUT_LEVELS = ["STANDARD", "HIGH"] as const;
 /** Why an endpoint was disabled: 50 failures with no success in 24 hours, or a 410. */
 export const DISABLED_REASONS = ["consecutive_failures", "gone"] as const;
+/**
+ * How an endpoint's deliveries are signed and shaped (docs/webhooks.md#signature-schemes): Standard
+ * Webhooks headers over the account's share of an event, or also the platform's own
+ * X-Hub-Signature-256 over one change per delivery, as bots written against the platform expect.
+ */
+export const SIGNATURE_SCHEMES = ["standard", "platform"] as const;
 export const DELIVERY_STATUSES = ["pending", "succeeded", "parked"] as const;
 export const PARKED_REASONS = ["attempts_exhausted", "gone", "endpoint_disabled", "payload_missing"] as const;
 /** What a message id's event is: a status of a sent message, or a message received. */

@@ -6,6 +6,7 @@ import type { DeliveryEndpoint } from "../store/endpoints.ts";
 import type { ClaimedDelivery, Completion, DeliveryNext, EndpointChange } from "../store/queue.ts";
 import { HISTORY_FIELD } from "./fields.ts";
 import { afterAttempt, attemptRecord, classify, FAILURE_RULES } from "./outcome.ts";
+import { hubSignature } from "./hub-signature.ts";
 import { signatureHeader } from "./signing.ts";
 import { attemptSpan, endAttemptSpan } from "./traces.ts";
 
@@ -33,6 +34,9 @@ export function deliveryHeaders(claimed: ClaimedDelivery, body: Uint8Array, now:
     "webhook-signature": signatureHeader(signingSecrets(claimed.endpoint, now), id, timestamp, body),
   };
   if (claimed.upstreamSignature !== null) headers["x-upstream-signature-256"] = claimed.upstreamSignature;
+  // docs/webhooks.md#signature-schemes: one signature, by the newest secret's whole text.
+  if (claimed.delivery.signature === "platform")
+    headers["x-hub-signature-256"] = hubSignature(claimed.endpoint.secret, body);
   return headers;
 }
 

@@ -7,6 +7,10 @@ import { writtenRow } from "../store/errors.ts";
 import type { Attempt, Delivery, DeliverySearch, DeliveryStatus, HourlyStats } from "../store/history.ts";
 import { HOUR } from "../store/hours.ts";
 import { mustEndpoint, type QueueDeps } from "./endpoints.ts";
+import type { Endpoint } from "../store/endpoints.ts";
+import type { NewDelivery, NewEvent } from "../store/queue.ts";
+import { parseEvent } from "./event.ts";
+import { fanOut } from "./fan-out.ts";
 import { newDeliveryId } from "./ids.ts";
 
 type DeliveryDeps = Pick<Deps, "store" | "clock" | "random">;
@@ -135,26 +139,60 @@ export async function replayDelivery(
   if (!original.payloadAvailable) throw new AppError("payload_expired");
   const endpoint = await mustEndpoint(deps, accountId, original.endpointId);
   const now = deps.clock.now();
-  const replayId = newDeliveryId(deps.random, now);
-  await deps.queue.enqueue(
-    [],
-    [
+  const { events, deliveries } = await replaysOf(deps, original, endpoint, now);
+  const replays = deliveries.map((d) => ({
+    ...d,
+    replayOf: original.id,
+    audit: auditEntry(deps, by, "delivery.replay", { kind: "delivery", id: d.id }, accountId, {
+      replay_of: [null, original.id],
+      endpoint_id: [null, endpoint.id],
+    }),
+  }));
+  await deps.queue.enqueue(events, replays);
+  const first = replays[0]?.id ?? "";
+  return writtenRow(await deps.store.history.delivery(first), `delivery ${first}`);
+}
+
+/**
+ * A replay's deliveries, in the endpoint's scheme as it is now: the same event, or, when a
+ * `standard` delivery is replayed to an endpoint since set to `platform`, its changes split into
+ * one-change events (docs/webhooks.md#signature-schemes), one delivery each.
+ */
+async function replaysOf(
+  deps: DeliveryDeps,
+  original: Delivery,
+  endpoint: Endpoint,
+  now: number,
+): Promise<{ events: NewEvent[]; deliveries: NewDelivery[] }> {
+  const same = {
+    events: [],
+    deliveries: [
       {
-        id: replayId,
-        accountId,
+        id: newDeliveryId(deps.random, now),
+        accountId: original.accountId,
         endpointId: endpoint.id,
         eventId: original.eventId,
         nextAttemptAt: now,
-        replayOf: original.id,
+        replayOf: null,
+        signature: endpoint.signature,
         createdAt: now,
-        audit: auditEntry(deps, by, "delivery.replay", { kind: "delivery", id: replayId }, accountId, {
-          replay_of: [null, original.id],
-          endpoint_id: [null, endpoint.id],
-        }),
       },
     ],
-  );
-  return writtenRow(await deps.store.history.delivery(replayId), `delivery ${replayId}`);
+  };
+  if (endpoint.signature === "standard" || original.signature === "platform") return same;
+  const body = await deps.store.history.eventBody(original.eventId);
+  const parsed = body === null ? null : parseEvent(body as Uint8Array<ArrayBuffer>);
+  if (body === null || !parsed?.ok) throw new AppError("payload_expired");
+  const share = {
+    accountId: original.accountId,
+    at: now,
+    event: parsed.event,
+    entries: parsed.event.entries,
+    body,
+    upstreamSignature: null,
+    isTest: original.isTest,
+  };
+  return fanOut(deps.random, share, [endpoint], () => true);
 }
 
 export const MAX_STATS_HOURS = 24 * 7;

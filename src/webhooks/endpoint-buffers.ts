@@ -104,6 +104,7 @@ export function leasedOnEnqueue(
         payloadAvailable: true,
         fields: event.fields,
         isTest: event.isTest,
+        signature: d.signature,
         createdAt: d.createdAt,
         updatedAt: d.createdAt,
       },

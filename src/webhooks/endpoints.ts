@@ -7,11 +7,12 @@ import { orNotFound } from "../errors/not-found.ts";
 import { randomId } from "../runtime/random.ts";
 import type { AuditAction } from "../store/audit.ts";
 import type { PhoneNumber } from "../store/types.ts";
-import type { Endpoint, EndpointPatch } from "../store/endpoints.ts";
+import type { Endpoint, EndpointPatch, EndpointTarget, SignatureScheme } from "../store/endpoints.ts";
 import type { DeliveryQueue } from "../store/queue.ts";
 import { isEventField } from "./fields.ts";
 import { generateSecret } from "./signing.ts";
-import { newDeliveryId, newEventId } from "./ids.ts";
+import { parseEvent } from "./event.ts";
+import { fanOut } from "./fan-out.ts";
 import { testEventBody } from "./test-event.ts";
 
 /** docs/webhooks.md#secret-rotation: the old secret keeps signing for 24 hours after a rotation. */
@@ -26,6 +27,8 @@ export interface EndpointInput {
   url?: string;
   fields?: string[];
   phone_number_id?: string | null;
+  signature?: SignatureScheme;
+  verify_token?: string | null;
 }
 
 export async function mustEndpoint(deps: Pick<Deps, "store">, accountId: string, id: string): Promise<Endpoint> {
@@ -122,6 +125,8 @@ export async function createEndpoint(
     secret: generateSecret(deps.random),
     previousSecret: null,
     previousSecretExpiresAt: null,
+    signature: input.signature ?? "standard",
+    verifyToken: input.verify_token ?? null,
     enabled: true,
     disabledReason: null,
     consecutiveFailures: 0,
@@ -157,6 +162,8 @@ export async function updateEndpoint(
   if (input.url !== undefined) patch.url = checkUrl(deps, input.url);
   if (input.fields !== undefined) patch.fields = checkFields(input.fields);
   if (input.phone_number_id !== undefined) patch.phoneNumberId = checkNumber(deps, accountId, input.phone_number_id);
+  if (input.signature !== undefined) patch.signature = input.signature;
+  if (input.verify_token !== undefined) patch.verifyToken = input.verify_token;
   return change(deps, by, "endpoint.update", endpoint, patch);
 }
 
@@ -208,16 +215,16 @@ export async function rotateSecret(
 
 /**
  * Queues one test event (docs/webhooks.md#test-events) about `number` (Send test, a coexistence pre-flight) through the
- * normal pipeline, retries included, with a delivery to each endpoint; returns the deliveries.
+ * normal pipeline, retries included, with a delivery to each endpoint in its scheme's shape (see
+ * fanOut); returns the deliveries.
  */
 export async function queueTestEvent(
   deps: Pick<Deps, "clock" | "random" | "config"> & QueueDeps,
   accountId: string,
   number: Pick<PhoneNumber, "wabaId" | "phoneNumberId" | "displayPhoneNumber"> | undefined,
-  endpointIds: string[],
+  targets: EndpointTarget[],
 ): Promise<{ endpointId: string; deliveryId: string }[]> {
   const now = deps.clock.now();
-  const eventId = newEventId(deps.random, now);
   const body = testEventBody(deps.config.platform, {
     wabaId: number?.wabaId ?? "0",
     phoneNumberId: number?.phoneNumberId ?? "0",
@@ -225,20 +232,21 @@ export async function queueTestEvent(
     messageId: `wamid.proxy_test.${randomId(deps.random, "t", 20).slice(2)}`,
     now,
   });
-  const deliveries = endpointIds.map((endpointId) => ({ endpointId, deliveryId: newDeliveryId(deps.random, now) }));
-  await deps.queue.enqueue(
-    [{ id: eventId, accountId, receivedAt: now, body, upstreamSignature: null, fields: ["messages"], isTest: true }],
-    deliveries.map((d) => ({
-      id: d.deliveryId,
-      accountId,
-      endpointId: d.endpointId,
-      eventId,
-      nextAttemptAt: now,
-      replayOf: null,
-      createdAt: now,
-    })),
-  );
-  return deliveries;
+  const parsed = parseEvent(body);
+  if (!parsed.ok) throw new Error(`the test event does not parse: ${parsed.reason}`);
+  const share = {
+    accountId,
+    at: now,
+    event: parsed.event,
+    entries: parsed.event.entries,
+    body,
+    upstreamSignature: null,
+    isTest: true,
+  };
+  // A test goes to each endpoint named, whatever its fields.
+  const { events, deliveries } = fanOut(deps.random, share, targets, () => true);
+  await deps.queue.enqueue(events, deliveries);
+  return deliveries.map((d) => ({ endpointId: d.endpointId, deliveryId: d.id }));
 }
 
 /**
@@ -251,7 +259,7 @@ export async function sendTest(deps: EndpointDeps & QueueDeps, accountId: string
     (endpoint.phoneNumberId ? deps.store.directory.number(endpoint.phoneNumberId) : undefined) ??
     deps.store.directory.numbers(accountId).find(isLiveNumber) ??
     deps.store.directory.numbers(accountId)[0];
-  const [delivery] = await queueTestEvent(deps, accountId, number, [endpoint.id]);
+  const [delivery] = await queueTestEvent(deps, accountId, number, [endpoint]);
   if (!delivery) throw new Error(`a test event to endpoint ${endpoint.id} queued no delivery`);
   return delivery.deliveryId;
 }

@@ -5,7 +5,7 @@ import type { EndpointTarget } from "../store/endpoints.ts";
 import type { NewDelivery, NewEvent } from "../store/queue.ts";
 import { parseEvent, wrapEntries, type EventChange, type EventEntry, type UpstreamEvent } from "./event.ts";
 import { hubSignatureMatches } from "./hub-signature.ts";
-import { newDeliveryId, newEventId } from "./ids.ts";
+import { fanOut } from "./fan-out.ts";
 
 /** The platform sends at most about 3 MB; anything past this is refused with 413. */
 export const MAX_EVENT_BYTES = 10 * 1024 * 1024;
@@ -104,31 +104,18 @@ export async function acceptEvent(
   for (const [accountId, entries] of byAccount) {
     const targets = matchingTargets(deps.store.endpoints.targets(accountId), entries);
     if (targets.length === 0) continue;
-    const fields = [...new Set(entries.flatMap((e) => e.changes.map((c) => c.field)))];
-    const eventId = newEventId(deps.random, now);
-    events.push({
-      id: eventId,
+    const share = {
       accountId,
-      receivedAt: now,
+      at: now,
+      event,
+      entries,
       body: untouched ? bytes : wrapEntries(event, entries),
       upstreamSignature: untouched ? signature : null,
-      fields,
       isTest: false,
-      messages: entries.flatMap((e) =>
-        e.changes.flatMap((c) => c.messages.map((m) => ({ ...m, phoneNumberId: c.phoneNumberId }))),
-      ),
-    });
-    for (const target of targets) {
-      deliveries.push({
-        id: newDeliveryId(deps.random, now),
-        accountId,
-        endpointId: target.id,
-        eventId,
-        nextAttemptAt: now,
-        replayOf: null,
-        createdAt: now,
-      });
-    }
+    };
+    const out = fanOut(deps.random, share, targets, changeMatches);
+    events.push(...out.events);
+    deliveries.push(...out.deliveries);
   }
   if (events.length > 0) await deps.queue.enqueue(events, deliveries, origin);
   return { kind: "accepted", events: events.length, deliveries: deliveries.length };

@@ -72,6 +72,8 @@ export async function runRecover(deps: RecoverDeps, start: Recovery): Promise<Re
           eventId: delivery.eventId,
           nextAttemptAt: now,
           replayOf: delivery.id,
+          // The parked delivery's body has its scheme's shape: its replay keeps both.
+          signature: delivery.signature,
           createdAt: now,
         });
         next.replayed++;

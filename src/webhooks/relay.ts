@@ -9,6 +9,7 @@ import type { DeliveryQueue } from "../store/queue.ts";
 import { Dispatcher } from "./dispatcher.ts";
 import { eventCounter } from "./event-counts.ts";
 import { ingressRoutes, webhookApiRoutes } from "./routes.ts";
+import type { VerifyDeps } from "./verify.ts";
 
 export interface RelayOptions {
   /** Loopback receivers allowed; by default only in DEV_MODE (docs/operations.md#configuration). */
@@ -21,6 +22,8 @@ export interface RelayOptions {
 export interface RelayHandle {
   urlRules: UrlRules;
   dispatcher: Pick<DeliveryQueue, "enqueue">;
+  /** How requests to receivers are made (deliveries, Verify). */
+  client: VerifyDeps["client"];
 }
 
 /** Every address of this machine's interfaces, and the listen address when it is a specific one. */
@@ -45,17 +48,14 @@ export function webhookRelay(deps: Deps, options: RelayOptions = {}) {
     },
   };
   const notifier = createNotifier(deps);
-  const dispatcher = new Dispatcher({
-    ...deps,
-    notifier,
-    client: { resolver: deps.resolver, fetch: deps.fetch, urls: urlChecker(urlRules), ca: options.ca },
-  });
+  const client = { resolver: deps.resolver, fetch: deps.fetch, urls: urlChecker(urlRules), ca: options.ca };
+  const dispatcher = new Dispatcher({ ...deps, notifier, client });
   // Counted per upstream event accepted, for the operator's overview.
   const events = eventCounter(deps);
-  const relay = { dispatcher, urlRules, events };
+  const relay = { dispatcher, urlRules, events, client };
   const routes = new Elysia()
     .decorate("webhookRelay", relay)
     .use(ingressRoutes(deps, dispatcher, events))
-    .use(webhookApiRoutes(deps, { ...deps, urlRules, queue: dispatcher }));
+    .use(webhookApiRoutes(deps, { ...deps, urlRules, queue: dispatcher, client }));
   return { ...relay, routes };
 }

@@ -15,6 +15,7 @@ import type { EventCounter } from "./event-counts.ts";
 import { acceptEvent } from "./ingress.ts";
 import { ingressSpan, type IngressSpan } from "./traces.ts";
 import * as s from "./schemas.ts";
+import { verifyEndpoint, type VerifyDeps } from "./verify.ts";
 import { attemptView, deliveryView, endpointView, statsView } from "./views.ts";
 
 /** docs/webhooks.md#intake: the subscription handshake and the event intake. */
@@ -88,7 +89,10 @@ const tag = { tags: ["Webhooks"] };
  * The webhook part of the dashboard API (docs/operations.md#the-dashboard-and-its-api); thin routes over endpoints.ts
  * and deliveries.ts.
  */
-export function webhookApiRoutes(deps: Deps, endpointDeps: endpoints.EndpointDeps & endpoints.QueueDeps) {
+export function webhookApiRoutes(
+  deps: Deps,
+  endpointDeps: endpoints.EndpointDeps & endpoints.QueueDeps & Pick<VerifyDeps, "client">,
+) {
   const open = new Elysia().get("/api/webhooks/fields", () => ({ fields: [...EVENT_FIELDS] }), {
     detail: {
       ...tag,
@@ -205,6 +209,17 @@ export function webhookApiRoutes(deps: Deps, endpointDeps: endpoints.EndpointDep
       {
         params: idParams,
         detail: { ...tag, summary: "Send test: queue a proxy_test messages event to this endpoint" },
+      },
+    )
+    .post(
+      "/api/endpoints/:id/verify",
+      async ({ accountId, params }) => verifyEndpoint(endpointDeps, accountId, params.id),
+      {
+        params: idParams,
+        detail: {
+          ...tag,
+          summary: "Verify: GET the URL with hub.mode, hub.verify_token and hub.challenge, as the platform does",
+        },
       },
     )
     .get(

@@ -104,6 +104,53 @@ function arrayElements(cursor: Cursor): [number, number][] {
   }
 }
 
+/** An entry's ranges: its `id` value, and each element of its `changes` array. */
+export interface EntryRanges {
+  id: [number, number] | null;
+  changes: [number, number][];
+}
+
+/**
+ * The ranges of one entry object at `range` of `bytes` (split one level further than scanBody,
+ * for one change per delivery); a repeated member name's last one wins, as for JSON.parse.
+ */
+export function scanEntry(bytes: Uint8Array, [start, end]: [number, number]): EntryRanges {
+  const cursor = new Cursor(bytes.subarray(0, end), start);
+  const result: EntryRanges = { id: null, changes: [] };
+  eachMember(cursor, (name) => {
+    cursor.skipSpace();
+    if (name === "changes" && bytes[cursor.at] === OPEN_ARRAY) result.changes = arrayElements(cursor);
+    else if (name === "id") result.id = cursor.value();
+    else {
+      cursor.value();
+      if (name === "changes") result.changes = [];
+    }
+  });
+  return result;
+}
+
+/** Calls `member` with each member name of the object at the cursor, the cursor at its value. */
+function eachMember(cursor: Cursor, member: (name: string) => void): void {
+  const { bytes } = cursor;
+  cursor.expect(OPEN_OBJECT);
+  cursor.skipSpace();
+  if (bytes[cursor.at] === CLOSE_OBJECT) {
+    cursor.at++;
+    return;
+  }
+  for (;;) {
+    cursor.skipSpace();
+    if (bytes[cursor.at] !== QUOTE) throw new Error(`expected a member name at byte ${cursor.at}`);
+    const name = memberName(bytes, cursor.string());
+    cursor.expect(COLON);
+    member(name);
+    cursor.skipSpace();
+    const b = bytes[cursor.at++];
+    if (b === CLOSE_OBJECT) return;
+    if (b !== COMMA) throw new Error(`expected ',' or '}' at byte ${cursor.at - 1}`);
+  }
+}
+
 /**
  * The ranges of `object` and of each `entry` element. When a member name repeats, the last one
  * wins, as it does for JSON.parse, so the ranges always describe the parsed value.
@@ -111,29 +158,14 @@ function arrayElements(cursor: Cursor): [number, number][] {
 export function scanBody(bytes: Uint8Array): BodyRanges {
   const cursor = new Cursor(bytes);
   const result: BodyRanges = { object: null, entries: [] };
-  cursor.expect(OPEN_OBJECT);
-  cursor.skipSpace();
-  if (bytes[cursor.at] === CLOSE_OBJECT) return result;
-  for (;;) {
+  eachMember(cursor, (name) => {
     cursor.skipSpace();
-    if (bytes[cursor.at] !== QUOTE) throw new Error(`expected a member name at byte ${cursor.at}`);
-    const name = memberName(bytes, cursor.string());
-    cursor.expect(COLON);
-    if (name === "entry") {
-      cursor.skipSpace();
-      if (bytes[cursor.at] === OPEN_ARRAY) result.entries = arrayElements(cursor);
-      else {
-        cursor.value();
-        result.entries = [];
-      }
-    } else if (name === "object") {
-      result.object = cursor.value();
-    } else {
+    if (name === "entry" && bytes[cursor.at] === OPEN_ARRAY) result.entries = arrayElements(cursor);
+    else if (name === "object") result.object = cursor.value();
+    else {
       cursor.value();
+      if (name === "entry") result.entries = [];
     }
-    cursor.skipSpace();
-    const b = bytes[cursor.at++];
-    if (b === CLOSE_OBJECT) return result;
-    if (b !== COMMA) throw new Error(`expected ',' or '}' at byte ${cursor.at - 1}`);
-  }
+  });
+  return result;
 }

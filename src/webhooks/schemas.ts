@@ -1,6 +1,6 @@
 import { literals } from "../http/literals.ts";
 import { t } from "elysia";
-import { DELIVERY_STATUSES, RETENTIONS } from "../store/vocabulary.ts";
+import { DELIVERY_STATUSES, RETENTIONS, SIGNATURE_SCHEMES } from "../store/vocabulary.ts";
 import { wholeNumber } from "../http/whole-number.ts";
 import { MAX_URL_LENGTH } from "../net/url-rules.ts";
 import { MAX_PAGE, MAX_STATS_HOURS } from "./deliveries.ts";
@@ -17,8 +17,20 @@ const phoneNumberId = t.Union([t.String({ minLength: 1, maxLength: 64 }), t.Null
   description: "deliver only changes for this number; null = every number",
 });
 
+// standard: Standard Webhooks headers; platform: also X-Hub-Signature-256, one change per delivery.
+const signature = literals(SIGNATURE_SCHEMES);
+const verifyToken = t.Union([t.String({ minLength: 1, maxLength: 200 }), t.Null()], {
+  description: "what Verify sends as hub.verify_token; null = none",
+});
+
 export const createEndpointBody = t.Object(
-  { url, fields, phone_number_id: t.Optional(phoneNumberId) },
+  {
+    url,
+    fields,
+    phone_number_id: t.Optional(phoneNumberId),
+    signature: t.Optional(signature),
+    verify_token: t.Optional(verifyToken),
+  },
   { additionalProperties: false },
 );
 export const updateEndpointBody = t.Object(
@@ -26,6 +38,8 @@ export const updateEndpointBody = t.Object(
     url: t.Optional(url),
     fields: t.Optional(fields),
     phone_number_id: t.Optional(phoneNumberId),
+    signature: t.Optional(signature),
+    verify_token: t.Optional(verifyToken),
   },
   { additionalProperties: false },
 );

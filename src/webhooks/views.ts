@@ -12,6 +12,9 @@ export const endpointView = (e: Endpoint) => ({
   url: e.url,
   fields: e.fields,
   phone_number_id: e.phoneNumberId,
+  signature: e.signature,
+  /** The token itself is never shown: the account set it, and knows it. */
+  verify_token_set: e.verifyToken !== null,
   enabled: e.enabled,
   disabled_reason: e.disabledReason,
   consecutive_failures: e.consecutiveFailures,
@@ -33,6 +36,7 @@ export const deliveryView = (d: Delivery) => ({
   replay_of: d.replayOf,
   fields: d.fields,
   is_test: d.isTest,
+  signature: d.signature,
   payload_available: d.payloadAvailable,
   created_at: iso(d.createdAt),
   updated_at: iso(d.updatedAt),

@@ -609,7 +609,7 @@ describe("endpoints", () => {
     const q = await queue();
     const { store, endpoint } = q;
     expect(store.endpoints.targets("acc_suite")).toEqual([
-      { id: endpoint.id, fields: ["messages"], phoneNumberId: null },
+      { id: endpoint.id, fields: ["messages"], phoneNumberId: null, signature: "standard" },
     ]);
     expect(await store.endpoints.forDelivery(endpoint.id)).toMatchObject({
       url: endpoint.url,

@@ -26,6 +26,8 @@ export function endpointRow(id: string, accountId: string, now: number): Endpoin
     secret: "whsec_c2VjcmV0c2VjcmV0c2VjcmV0c2VjcmV0",
     previousSecret: null,
     previousSecretExpiresAt: null,
+    signature: "standard",
+    verifyToken: null,
     enabled: true,
     disabledReason: null,
     consecutiveFailures: 0,
@@ -60,6 +62,7 @@ export function deliveryRow(
     eventId: event.id,
     nextAttemptAt: at,
     replayOf: null,
+    signature: "standard",
     createdAt: at,
     lease,
   };

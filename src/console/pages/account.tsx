@@ -252,11 +252,14 @@ function SuccessRate(props: { e: EndpointHealth }) {
 
 function EndpointUrl(props: { endpoint: EndpointHealth["endpoint"] }) {
   const e = props.endpoint;
+  const numbers = e.phoneNumberId === null ? "All numbers" : `Number ${e.phoneNumberId}`;
+  const scheme =
+    e.signature === "platform" ? " · platform signature (X-Hub-Signature-256, one change per delivery)" : "";
   return (
     <>
       <span safe>{e.url}</span>
       <div class="small muted" safe>
-        {e.phoneNumberId === null ? "All numbers" : `Number ${e.phoneNumberId}`}
+        {numbers + scheme}
       </div>
     </>
   );

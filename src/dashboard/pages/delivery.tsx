@@ -117,6 +117,12 @@ export function DeliveryPage(props: {
             <CodeList items={d.fields} />
             {d.is_test ? " (test event)" : ""}
           </dd>
+          <dt>Signature</dt>
+          <dd>
+            {d.signature === "platform"
+              ? "Platform: X-Hub-Signature-256 over one change, and the Standard Webhooks headers"
+              : "Standard Webhooks"}
+          </dd>
           {d.replay_of ? (
             <>
               <dt>Replay of</dt>

@@ -1,12 +1,30 @@
 import { escapeHtml } from "@kitajs/html";
 import { FieldError, Notice } from "../components.tsx";
 import { FIELD_GUIDE } from "../field-guide.ts";
+import type { SignatureScheme } from "../../store/endpoints.ts";
 import type { NumberChoice } from "./endpoints.tsx";
+
+/** What each signature scheme means to the receiver's owner (docs/webhooks.md#signature-schemes). */
+const SCHEMES: { value: SignatureScheme; label: string; hint: string }[] = [
+  {
+    value: "standard",
+    label: "Standard Webhooks",
+    hint: "webhook-id, webhook-timestamp and webhook-signature headers; replays of old captures are refused by the timestamp. The account's share of each event in one request.",
+  },
+  {
+    value: "platform",
+    label: "Platform (X-Hub-Signature-256)",
+    hint: "For a bot written against the platform with a published library: one change per request, signed as the platform signs, so the bot's code is unchanged. Use the signing secret as the bot's app secret.",
+  },
+];
 
 export interface EndpointFormValues {
   url: string;
   fields: string[];
   phone_number_id: string | null;
+  signature: SignatureScheme;
+  /** Empty: none (an edit leaves a token already set as it is). */
+  verify_token: string;
 }
 
 /** Add or edit: the URL, a checklist of the 14 fields with what each carries, and one number or all. */
@@ -94,6 +112,39 @@ export function EndpointForm(props: {
           ))}
         </select>
         <FieldError id="phone_number_id-error" message={errors.phone_number_id} />
+      </div>
+      <fieldset>
+        <legend>Signature</legend>
+        {SCHEMES.map((s) => (
+          <label class="choice">
+            <input type="radio" name="signature" value={s.value} checked={props.values.signature === s.value} />
+            <span>
+              {escapeHtml(s.label)}
+              <span class="hint" safe>
+                {s.hint}
+              </span>
+            </span>
+          </label>
+        ))}
+      </fieldset>
+      <div>
+        <label for="verify_token">
+          Verify token
+          <span class="hint" id="verify-token-hint">
+            Optional: what Verify sends as hub.verify_token, the token your bot checks (its webhook verify token). Left
+            empty on an edit, a token already set stays.
+          </span>
+        </label>
+        <input
+          type="text"
+          id="verify_token"
+          name="verify_token"
+          maxlength="200"
+          value={props.values.verify_token}
+          autocomplete="off"
+          spellcheck="false"
+          aria-describedby="verify-token-hint"
+        />
       </div>
       <div class="row">
         <button type="submit">{escapeHtml(props.submit)}</button>

@@ -45,6 +45,8 @@ export function EndpointPage(props: {
               {escapeHtml(formatTime(Date.parse(e.previous_secret_expires_at)))} every delivery is signed with both the
               new and the old secret, so update your receiver before then.
             </>
+          ) : e.signature === "platform" ? (
+            "Copy it now: it is shown only this once. Use this as your bot's app secret: it checks X-Hub-Signature-256 with it, unchanged."
           ) : (
             "Copy it now: it is shown only this once. Your receiver verifies webhook-signature with it."
           )}
@@ -88,6 +90,14 @@ export function EndpointPage(props: {
           <dd>
             <CodeList items={e.fields} />
           </dd>
+          <dt>Signature</dt>
+          <dd>
+            {e.signature === "platform"
+              ? "Platform: X-Hub-Signature-256 (the signing secret is the bot's app secret), one change per delivery, and the Standard Webhooks headers"
+              : "Standard Webhooks"}
+          </dd>
+          <dt>Verify token</dt>
+          <dd>{e.verify_token_set ? "set" : "not set"}</dd>
           <dt>Created</dt>
           <dd>
             <Time at={e.created_at} now={props.now} />
@@ -124,6 +134,17 @@ export function EndpointPage(props: {
             hx-swap="innerHTML"
           >
             <button type="submit">Send test</button>
+          </form>
+          <form
+            method="post"
+            action={`${base}/verify`}
+            hx-post={`${base}/verify`}
+            hx-target="#test-result"
+            hx-swap="innerHTML"
+          >
+            <button type="submit" class="secondary">
+              Verify
+            </button>
           </form>
           {e.enabled ? "" : <ActionButton action={`${base}/enable`} label="Enable" tone="primary" />}
           <ActionButton

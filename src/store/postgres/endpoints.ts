@@ -41,6 +41,7 @@ export class PgEndpoints implements EndpointStore, FedCache {
         accountId: endpoints.accountId,
         fields: endpoints.fields,
         phoneNumberId: endpoints.phoneNumberId,
+        signature: endpoints.signature,
         createdAt: endpoints.createdAt,
       })
       .from(endpoints);
@@ -63,6 +64,7 @@ export class PgEndpoints implements EndpointStore, FedCache {
       accountId: row.accountId,
       fields: row.fields,
       phoneNumberId: row.phoneNumberId,
+      signature: row.signature,
       createdAt: row.createdAt,
     });
     this.targetsByAccount.delete(row.accountId);
@@ -130,7 +132,7 @@ export class PgEndpoints implements EndpointStore, FedCache {
       list = [...this.targetsById.values()]
         .filter((t) => t.accountId === accountId)
         .sort((a, b) => a.createdAt - b.createdAt || (a.id < b.id ? -1 : 1))
-        .map((t) => ({ id: t.id, fields: t.fields, phoneNumberId: t.phoneNumberId }));
+        .map((t) => ({ id: t.id, fields: t.fields, phoneNumberId: t.phoneNumberId, signature: t.signature }));
       this.targetsByAccount.set(accountId, list);
     }
     return list;

@@ -113,7 +113,7 @@ export class PgQueue implements DeliveryQueue {
     await sql.unsafe(
       `SELECT switchboard_enqueue(${typedParams(
         "text[] text[] bigint[] bytea[] text[] text[] bool[]",
-        "text[] text[] text[] text[] bigint[] text[] bigint[]",
+        "text[] text[] text[] text[] bigint[] text[] bigint[] text[]",
         "text[] text[] text[] text[] text[] text[] int[] bigint[]",
       )})`,
       [
@@ -131,6 +131,7 @@ export class PgQueue implements DeliveryQueue {
         deliveries.map((d) => d.nextAttemptAt),
         deliveries.map((d) => d.replayOf),
         deliveries.map((d) => d.createdAt),
+        deliveries.map((d) => d.signature),
         mentions.map((m) => m.eventId),
         mentions.map((m) => m.accountId),
         mentions.map((m) => m.messageId),

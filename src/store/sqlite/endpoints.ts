@@ -2,7 +2,14 @@ import type { Database } from "bun:sqlite";
 import { asc, eq, sql } from "drizzle-orm";
 import type { Sealer } from "../../crypto/sealer.ts";
 import type { AuditEntry } from "../audit.ts";
-import type { DeliveryEndpoint, Endpoint, EndpointPatch, EndpointStore, EndpointTarget } from "../endpoints.ts";
+import type {
+  DeliveryEndpoint,
+  Endpoint,
+  EndpointPatch,
+  EndpointStore,
+  EndpointTarget,
+  SignatureScheme,
+} from "../endpoints.ts";
 import { EndpointOpener, sealEndpoint, sealEndpointPatch } from "../sealed-rows.ts";
 import type { AuditWriter } from "./audit.ts";
 import type { Removed, SqliteDeletions } from "./deletions.ts";
@@ -17,9 +24,12 @@ function prepare(db: Db, sqlite: Database) {
       .from(endpoints)
       .where(eq(endpoints.id, sql.placeholder("id")))
       .prepare(),
-    targets: statement<{ id: string; fields: string; phone_number_id: string | null }, { account: string }>(
+    targets: statement<
+      { id: string; fields: string; phone_number_id: string | null; signature: SignatureScheme },
+      { account: string }
+    >(
       sqlite,
-      "SELECT id, fields, phone_number_id FROM endpoints WHERE account_id = $account ORDER BY created_at, id",
+      "SELECT id, fields, phone_number_id, signature FROM endpoints WHERE account_id = $account ORDER BY created_at, id",
     ),
     stopSending: statement<unknown, { id: string }>(sqlite, "UPDATE endpoints SET enabled = 0 WHERE id = $id"),
     deliveries: statement<{ event_id: string }, { endpoint: string }>(
@@ -92,6 +102,7 @@ export class SqliteEndpoints implements EndpointStore {
         id: row.id,
         fields: JSON.parse(row.fields) as string[],
         phoneNumberId: row.phone_number_id,
+        signature: row.signature,
       }));
       this.targetsByAccount.set(accountId, list);
     }

@@ -38,8 +38,8 @@ function prepare(sqlite: Database) {
     insertDelivery: statement(
       sqlite,
       `INSERT INTO deliveries (id, account_id, endpoint_id, event_id, status, attempt_count,
-      next_attempt_at, lease_until, lease_id, replay_of, created_at, updated_at)
-      VALUES ($id, $account, $endpoint, $event, 'pending', 0, COALESCE($leaseUntil, $next), $leaseUntil, $leaseId, $replayOf, $at, $at)`,
+      next_attempt_at, lease_until, lease_id, replay_of, signature, created_at, updated_at)
+      VALUES ($id, $account, $endpoint, $event, 'pending', 0, COALESCE($leaseUntil, $next), $leaseUntil, $leaseId, $replayOf, $signature, $at, $at)`,
     ),
     // Endpoints with due work and room under the per-endpoint cap, oldest due first. Each probe
     // is an index look-up, so a claim costs O(endpoints) and never scans the backlog.
@@ -223,6 +223,7 @@ export class SqliteQueue implements DeliveryQueue {
           leaseUntil: d.lease?.until ?? null,
           leaseId: d.lease?.id ?? null,
           replayOf: d.replayOf,
+          signature: d.signature,
           at: d.createdAt,
         });
         this.audit.record(d.audit);

@@ -1,6 +1,6 @@
 import { sql } from "drizzle-orm";
 import { bigint, boolean, index, integer, pgTable, primaryKey, text } from "drizzle-orm/pg-core";
-import { DELIVERY_STATUSES, DISABLED_REASONS, PARKED_REASONS } from "../../vocabulary.ts";
+import { DELIVERY_STATUSES, DISABLED_REASONS, PARKED_REASONS, SIGNATURE_SCHEMES } from "../../vocabulary.ts";
 import { accounts } from "./accounts.ts";
 import { bytea, epochMs } from "./columns.ts";
 
@@ -17,6 +17,9 @@ export const endpoints = pgTable(
     secretEnc: text("secret_enc").notNull(),
     previousSecretEnc: text("previous_secret_enc"),
     previousSecretExpiresAt: epochMs("previous_secret_expires_at"),
+    signature: text("signature", { enum: SIGNATURE_SCHEMES }).notNull().default("standard"),
+    // What Verify sends as hub.verify_token; set by the account, sealed like the secrets.
+    verifyTokenEnc: text("verify_token_enc"),
     enabled: boolean("enabled").notNull(),
     disabledReason: text("disabled_reason", { enum: DISABLED_REASONS }),
     consecutiveFailures: integer("consecutive_failures").notNull().default(0),
@@ -66,6 +69,8 @@ export const deliveries = pgTable(
       enum: PARKED_REASONS,
     }),
     payloadDeleted: boolean("payload_deleted").notNull().default(false),
+    // The scheme its attempts are signed with, fixed when it is created (its body's shape is too).
+    signature: text("signature", { enum: SIGNATURE_SCHEMES }).notNull().default("standard"),
     createdAt: epochMs("created_at").notNull(),
     updatedAt: epochMs("updated_at").notNull(),
   },

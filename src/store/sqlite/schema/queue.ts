@@ -1,6 +1,6 @@
 import { sql } from "drizzle-orm";
 import { blob, index, integer, sqliteTable, text } from "drizzle-orm/sqlite-core";
-import { DELIVERY_STATUSES, DISABLED_REASONS, PARKED_REASONS } from "../../vocabulary.ts";
+import { DELIVERY_STATUSES, DISABLED_REASONS, PARKED_REASONS, SIGNATURE_SCHEMES } from "../../vocabulary.ts";
 import { accounts } from "./accounts.ts";
 
 export const endpoints = sqliteTable(
@@ -17,6 +17,9 @@ export const endpoints = sqliteTable(
     // Kept for the 24-hour overlap after a rotation, then ignored.
     previousSecretEnc: text("previous_secret_enc"),
     previousSecretExpiresAt: integer("previous_secret_expires_at"),
+    signature: text("signature", { enum: SIGNATURE_SCHEMES }).notNull().default("standard"),
+    // What Verify sends as hub.verify_token; set by the account, sealed like the secrets.
+    verifyTokenEnc: text("verify_token_enc"),
     enabled: integer("enabled", { mode: "boolean" }).notNull(),
     disabledReason: text("disabled_reason", { enum: DISABLED_REASONS }),
     consecutiveFailures: integer("consecutive_failures").notNull().default(0),
@@ -73,6 +76,8 @@ export const deliveries = sqliteTable(
     }),
     // Set when this delivery's `history` payload was deleted on success or park: its replay is 410.
     payloadDeleted: integer("payload_deleted", { mode: "boolean" }).notNull().default(false),
+    // The scheme its attempts are signed with, fixed when it is created (its body's shape is too).
+    signature: text("signature", { enum: SIGNATURE_SCHEMES }).notNull().default("standard"),
     createdAt: integer("created_at").notNull(),
     updatedAt: integer("updated_at").notNull(),
   },
