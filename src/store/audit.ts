@@ -106,15 +106,20 @@ export const AUDIT_CAP_ACTOR: Actor = Object.freeze({ kind: "system", id: "audit
 /** The field of an `audit.capped` entry that counts the hour's changes not recorded one by one. */
 export const NOT_RECORDED = "not_recorded";
 
-/** Where an entry counts against the figure: its account and the start of its hour; null when uncapped (not an account's own user's). */
+/**
+ * Where an entry counts against the figure: its account, the start of its hour, and which of the
+ * two figures (failed sign-ins count apart, so that guesses from outside never push the account's
+ * own changes out of the log); null when uncapped (not an account's own user's).
+ */
 export interface CapWindow {
   accountId: string;
   since: number;
+  failedSignIns: boolean;
 }
 
 export function capWindow(e: AuditEntry): CapWindow | null {
   return e.actor.kind === "user" && e.accountId !== null
-    ? { accountId: e.accountId, since: e.at - (e.at % HOUR) }
+    ? { accountId: e.accountId, since: e.at - (e.at % HOUR), failedSignIns: e.action === "session.failed" }
     : null;
 }
 
@@ -122,13 +127,13 @@ export function capWindow(e: AuditEntry): CapWindow | null {
  * The entry that counts `e` in place of its own, one per account and hour (its id says which):
  * written with a count of 1 the first time, then each backend adds 1 to NOT_RECORDED.
  */
-export function overflowEntry(e: AuditEntry, { accountId, since }: CapWindow): AuditEntry {
+export function overflowEntry(e: AuditEntry, { accountId, since, failedSignIns }: CapWindow): AuditEntry {
   return {
-    id: `aud_capped_${accountId}_${since}`,
+    id: `aud_capped_${accountId}_${since}${failedSignIns ? "_sign_ins" : ""}`,
     at: e.at,
     actor: AUDIT_CAP_ACTOR,
     action: "audit.capped",
-    object: { kind: "account", id: accountId },
+    object: { kind: failedSignIns ? "sign_in" : "account", id: accountId },
     accountId,
     ip: null,
     changes: { [NOT_RECORDED]: [null, 1] },

@@ -102,6 +102,33 @@ test("past the hourly figure the changes apply and are counted in one entry of t
   expect((await entries())[0]).toMatchObject({ action: "endpoint.update", actor: { kind: "user" } });
 });
 
+test("failed sign-ins fill a figure of their own: guesses from many addresses never push the account's changes out", async () => {
+  world.deps.clock.advance(HOUR - (world.deps.clock.now() % HOUR));
+  const user = (await world.deps.store.users.byEmail(acme.email))!;
+  // A wrong password from each of many addresses (no throttle stops one guess an address), past
+  // the hour's figure; written as the sign-in door writes them, without hashing 300 passwords.
+  for (let i = 0; i < ACCOUNT_HOURLY_ENTRIES + 7; i++)
+    await world.deps.store.audit.record({
+      id: `aud_guess_${i}`,
+      at: world.deps.clock.now(),
+      actor: { kind: "user", id: user.id, email: user.email },
+      action: "session.failed",
+      object: { kind: "user", id: user.id },
+      accountId: acme.id,
+      ip: `203.0.${i >> 8}.${i & 255}`,
+      changes: {},
+    });
+  expect((await api("PATCH", `/api/endpoints/${endpointId}`, { url: "http://127.0.0.1:4000/mine" })).status).toBe(200);
+  const thisHour = (await entries()).filter(
+    (e) => Date.parse(e.at!) >= world.deps.clock.now() - (world.deps.clock.now() % HOUR),
+  );
+  expect(thisHour.filter((e) => e.action === "session.failed")).toHaveLength(ACCOUNT_HOURLY_ENTRIES);
+  expect(thisHour.filter((e) => e.action === "audit.capped")).toMatchObject([
+    { object: { kind: "sign_in", id: acme.id }, changes: { not_recorded: [null, 7] } },
+  ]);
+  expect(thisHour[0]).toMatchObject({ action: "endpoint.update", actor: { kind: "user" } });
+});
+
 test("the account's own entries go with its retention; the operator's stay AUDIT_RETENTION", async () => {
   world.deps.clock.advance(DAY + HOUR);
   await world.purge();

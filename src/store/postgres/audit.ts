@@ -56,12 +56,19 @@ function entryStatement(entry: AuditEntry, after: number, when: string) {
   return {
     ctes: [
       `counted AS (SELECT count(*) AS n FROM audit_log
-        WHERE account_id = $${after + 23} AND at >= $${after + 24} AND actor_kind = 'user')`,
+        WHERE account_id = $${after + 23} AND at >= $${after + 24} AND actor_kind = 'user'
+        AND (action = 'session.failed') = $${after + 25}::boolean)`,
       `own AS (${insert(0)} WHERE ${when} AND ${counted} < ${ACCOUNT_HOURLY_ENTRIES})`,
     ],
     last: `${insert(11)} WHERE ${when} AND ${counted} >= ${ACCOUNT_HOURLY_ENTRIES}
       ON CONFLICT (id) DO UPDATE SET changes = ${COUNT_ONE_MORE}`,
-    params: [...values(entry), ...values(overflowEntry(entry, window)), window.accountId, window.since],
+    params: [
+      ...values(entry),
+      ...values(overflowEntry(entry, window)),
+      window.accountId,
+      window.since,
+      window.failedSignIns,
+    ],
   };
 }
 

@@ -29,9 +29,10 @@ export class AuditWriter {
     const insert = `INSERT INTO audit_log (id, at, actor_kind, actor_id, actor_email, action, object_kind, object_id, account_id, ip, changes)
       VALUES ($id, $at, $actorKind, $actorId, $actorEmail, $action, $objectKind, $objectId, $accountId, $ip, $changes)`;
     this.insert = statement(sqlite, insert);
-    this.count = statement<{ n: number }, { accountId: string; since: number }>(
+    this.count = statement<{ n: number }, { accountId: string; since: number; failedSignIns: number }>(
       sqlite,
-      "SELECT count(*) AS n FROM audit_log WHERE account_id = $accountId AND at >= $since AND actor_kind = 'user'",
+      `SELECT count(*) AS n FROM audit_log WHERE account_id = $accountId AND at >= $since AND actor_kind = 'user'
+      AND (action = 'session.failed') = $failedSignIns`,
     );
     this.overflow = statement(
       sqlite,
@@ -47,7 +48,10 @@ export class AuditWriter {
   record(entry: AuditEntry | undefined): void {
     if (!entry) return;
     const window = capWindow(entry);
-    if (window && (this.count.get(window)?.n ?? 0) >= ACCOUNT_HOURLY_ENTRIES) {
+    if (
+      window &&
+      (this.count.get({ ...window, failedSignIns: Number(window.failedSignIns) })?.n ?? 0) >= ACCOUNT_HOURLY_ENTRIES
+    ) {
       this.overflow.run({ ...auditRow(overflowEntry(entry, window)) });
       return;
     }
