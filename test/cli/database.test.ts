@@ -101,3 +101,23 @@ describe("on a terminal", () => {
     expect(backup.output.split("\n")[0]).toBe(`switchboard: database ${path}`);
   });
 });
+
+describe("a command given a PostgreSQL server that cannot be reached", () => {
+  test("exits 1 with one line naming DATABASE_URL and the database, never its password nor a stack", async () => {
+    // A port nothing listens on: the command line does not wait as a server does.
+    const listener = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
+    const port = listener.port;
+    listener.stop(true);
+    const url = `postgres://someone:hunter2secret@127.0.0.1:${port}/nowhere`;
+    const env = processEnv("unused", { DATABASE_URL: url, REDIS_URL: "redis://127.0.0.1:9" });
+    const { code, stdout, stderr } = await runMain(["admin", "accounts", "list"], env);
+    expect(code).toBe(1);
+    expect(stdout).toBe("");
+    const lines = stderr.trim().split("\n");
+    expect(lines.at(-1)).toContain(
+      `DATABASE_URL: PostgreSQL at postgres://127.0.0.1:${port}/nowhere could not be reached`,
+    );
+    expect(stderr).not.toContain("hunter2secret");
+    expect(stderr).not.toMatch(/\n\s+at /);
+  });
+});

@@ -62,3 +62,16 @@ export async function patiently<T>(open: () => Promise<T>, patience: StartPatien
     }
   }
 }
+
+/**
+ * Runs `open` once (a command line does not wait): a failure for want of a connection becomes
+ * DatabaseRefusedError with one line naming the database and the reason, never a stack.
+ */
+export async function atOnce<T>(open: () => Promise<T>, database: string): Promise<T> {
+  try {
+    return await open();
+  } catch (error) {
+    if (!isUnavailable(error)) throw error;
+    throw new DatabaseRefusedError(`PostgreSQL at ${database} could not be reached: ${reasonOf(error)}`);
+  }
+}

@@ -1,3 +1,4 @@
+import { postgresName } from "../../config/readers.ts";
 import type { Sealer } from "../../crypto/sealer.ts";
 import { cryptoRandom, randomId, type Random } from "../../runtime/random.ts";
 import type { Store } from "../store.ts";
@@ -12,7 +13,7 @@ import { PgHistory } from "./history.ts";
 import { PgInstances } from "./instances.ts";
 import { hearsItself } from "./listen-probe.ts";
 import { applyMigrations } from "./migrate.ts";
-import { patiently, type StartPatience } from "./patience.ts";
+import { atOnce, patiently, type StartPatience } from "./patience.ts";
 import { PgNotifications } from "./notifications.ts";
 import { PgOnboardings } from "./onboardings.ts";
 import { PgOperators } from "./operators.ts";
@@ -62,7 +63,7 @@ const HEALTH_TIMEOUT_MS = 1_000;
 export function openPostgresStore(url: string, sealer: Sealer, options: PgStoreOptions = {}): Promise<PgStore> {
   const self = options.instance ?? `process-${process.pid}-${++opened}`;
   const open = () => openOnce(url, sealer, options, self);
-  return options.patience ? patiently(open, options.patience) : open();
+  return options.patience ? patiently(open, options.patience) : atOnce(open, postgresName(url));
 }
 
 async function openOnce(url: string, sealer: Sealer, options: PgStoreOptions, self: string): Promise<PgStore> {
