@@ -60,17 +60,17 @@ export const dayText = (ms: number) => new Date(ms).toISOString().slice(0, 10);
  * injection): the cell's start, and the start of each part after a `,` or `;`, which a spreadsheet
  * set to split on `;` (or splitting naively) reads as a cell of its own, quotes or not.
  */
-const FORMULA_START = /(^|[,;])([=+\-@\t\r])/g;
+const FORMULA_START = /(^|[,;\t])( *)(?=[=+\-@\t\r])/g;
 
 /**
  * A cell of CSV text (docs/operations.md#operator-api): each part a spreadsheet would run as a
- * formula is kept text by an apostrophe before it, and a cell holding a comma, semicolon, quote or
- * line break is quoted.
+ * formula (after the start, a comma, semicolon or tab, and any spaces) is kept text by an
+ * apostrophe before it, and a cell holding a comma, semicolon, tab, quote or line break is quoted.
  */
 function cell(value: string | number): string {
   if (typeof value === "number") return String(value);
-  const text = value.replace(FORMULA_START, "$1'$2");
-  return /[",;\r\n]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
+  const text = value.replace(FORMULA_START, "$1$2'");
+  return /[",;\t\r\n]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
 }
 
 const CSV_HEADER = ["account_id", "account_name", "target_id", "day", "kind", "label", "count"];

@@ -118,10 +118,10 @@ test("the Usage page totals the rows per day or month and links the CSV of the s
   expect((await world.get(cookie, "/operator/usage?by=year")).status).toBe(400);
 });
 
-// Issue 34, item 10: a spreadsheet that splits lines on `;` (or naively on `,`) read the part of a
-// name after one as a cell, and ran it as a formula.
+// Issue 34, item 10: a spreadsheet that splits lines on `;` or a tab (or naively on `,`) read the
+// part of a name after one as a cell, and ran it as a formula, leading spaces or not.
 test("a name whose part after a ; or , would be read as a formula is quoted, and each such part kept text", async () => {
-  const names = ["Acme;=1+1", "Beta,+SUM(A1);-2;@x", "Gamma;\tTab"];
+  const names = ["Acme;=1+1", "Beta,+SUM(A1);-2;@x", "Gamma;\tTab", "Delta\t=1+1", "  =2+2"];
   const rows: string[] = [];
   for (const [i, name] of names.entries()) {
     const account = await createAccount(world.url, name);
@@ -137,11 +137,13 @@ test("a name whose part after a ; or , would be read as a formula is quoted, and
         `${account.id},"Acme;'=1+1",300,2026-01-01,forwarded,x,1`,
         `${account.id},"Beta,'+SUM(A1);'-2;'@x",301,2026-01-01,forwarded,x,1`,
         `${account.id},"Gamma;'\tTab",302,2026-01-01,forwarded,x,1`,
+        `${account.id},"Delta\t'=1+1",303,2026-01-01,forwarded,x,1`,
+        `${account.id},  '=2+2,304,2026-01-01,forwarded,x,1`,
       ][i],
     );
   }
   // Split as such a spreadsheet splits, no cell starts a formula.
   for (const row of rows) {
-    for (const piece of row.split(/[;,]/)) expect(piece).not.toMatch(/^[=+\-@\t\r]/);
+    for (const piece of row.split(/[;,\t]/)) expect(piece).not.toMatch(/^ *[=+\-@\r]/);
   }
 });
