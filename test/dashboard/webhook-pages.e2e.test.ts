@@ -215,6 +215,18 @@ describe.skipIf(browser === null)("dashboard in a browser: endpoints and deliver
     secret = rotated;
   });
 
+  test("Send test sends one change of the field chosen beside the button", async () => {
+    await page.goto(endpointPath);
+    expect(await page.getByLabel("Test event field").inputValue()).toBe("messages");
+    await page.getByLabel("Test event field").selectOption("account_update");
+    await page.getByRole("button", { name: "Send test" }).click();
+    await settle();
+    await page.getByText("Test delivered").waitFor();
+    const body = JSON.parse(rx.received.at(-1)!.body);
+    expect(body.proxy_test).toBe(true);
+    expect(body.entry[0].changes.map((c: { field: string }) => c.field)).toEqual(["account_update"]);
+  });
+
   test("a 410 disables the endpoint with the reason in words; Enable brings it back", async () => {
     rx.respond(() => new Response("gone", { status: 410 }));
     await sendTestAndWait("Test attempt 1 failed");

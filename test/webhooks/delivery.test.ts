@@ -3,6 +3,7 @@ import { Webhook } from "standardwebhooks";
 import { eventBody, messageChange, relayApp, type RelayApp } from "./support.ts";
 import { smtpSink } from "./smtp-sink.ts";
 import { newDeliveryId, newEventId } from "../../src/webhooks/ids.ts";
+import { EVENT_FIELDS } from "../../src/webhooks/fields.ts";
 import { TEST_MESSAGE_TEXT } from "../../src/webhooks/test-event.ts";
 import { deliveryRow, eventRow, LEASED_COUNT } from "../support/queue-rows.ts";
 import type { DeliveryDetailJson, DeliveryJson, EndpointJson, ErrorEnvelope, PageJson } from "../support/api-json.ts";
@@ -586,5 +587,60 @@ describe("Send test (docs/webhooks.md#test-events)", () => {
     expect((await a.api<DeliveryJson>("GET", `/api/deliveries/${queued.body.delivery_id}`)).body.status).toBe(
       "succeeded",
     );
+  });
+
+  test("sends one change of the field chosen, any of the vocabulary, whatever the endpoint's fields", async () => {
+    app = await relayApp();
+    const { a, rx, ep } = await oneEndpoint();
+    for (const field of EVENT_FIELDS) {
+      const queued = await a.api<{ delivery_id: string }>("POST", `/api/endpoints/${ep.id}/test`, { field });
+      expect({ field, status: queued.status }).toEqual({ field, status: 202 });
+    }
+    await app.tick();
+    const bodies = rx.received.map((r) => JSON.parse(r.body));
+    expect(bodies.map((b) => b.entry[0].changes[0].field).toSorted()).toEqual([...EVENT_FIELDS].toSorted());
+    for (const body of bodies) {
+      expect(body).toMatchObject({ proxy_test: true, entry: [{ id: a.wabaId }] });
+      expect(body.entry).toHaveLength(1);
+      expect(body.entry[0].changes).toHaveLength(1);
+      expect(typeof body.entry[0].changes[0].value).toBe("object");
+    }
+    const template = bodies.find((b) => b.entry[0].changes[0].field === "message_template_status_update");
+    expect(template.entry[0].changes[0].value).toMatchObject({
+      event: "APPROVED",
+      message_template_name: "proxy_test",
+    });
+    const echo = bodies.find((b) => b.entry[0].changes[0].field === "smb_message_echoes");
+    expect(echo.entry[0].changes[0].value.metadata.phone_number_id).toBe(a.numbers[0]);
+    expect(echo.entry[0].changes[0].value.message_echoes[0].id).toStartWith("wamid.proxy_test.");
+    const list = await a.api<PageJson<DeliveryJson>>("GET", `/api/deliveries?endpoint_id=${ep.id}&limit=50`);
+    expect(list.body.data.map((d) => d.fields[0]).toSorted()).toEqual([...EVENT_FIELDS].toSorted());
+    for (const d of list.body.data) expect(d).toMatchObject({ is_test: true, status: "succeeded" });
+  });
+
+  test("an unknown field is 422 in the error envelope; another account's endpoint is 404; nothing is queued", async () => {
+    app = await relayApp();
+    const { a, rx, ep } = await oneEndpoint();
+    const other = await app.account();
+    const cases: [string, unknown, number, string][] = [
+      [ep.id, { field: "nope" }, 422, "invalid_fields"],
+      [ep.id, { field: "" }, 422, "invalid_fields"],
+      [ep.id, { field: 7 }, 400, "invalid_request"],
+      [ep.id, { field: "messages", extra: 1 }, 400, "invalid_request"],
+      [ep.id, { field: "x".repeat(65) }, 400, "invalid_request"],
+    ];
+    for (const [id, body, status, code] of cases) {
+      const r = await a.api<ErrorEnvelope>("POST", `/api/endpoints/${id}/test`, body);
+      expect({ body, status: r.status, code: r.body.error?.code }).toEqual({ body, status, code });
+    }
+    for (const body of [undefined, { field: "account_update" }]) {
+      const r = await other.api<ErrorEnvelope>("POST", `/api/endpoints/${ep.id}/test`, body);
+      expect(r.status).toBe(404);
+      expect(r.body.error.type).toBeString();
+    }
+    await app.tick();
+    expect(rx.received).toHaveLength(0);
+    const list = await a.api<PageJson<DeliveryJson>>("GET", `/api/deliveries?endpoint_id=${ep.id}`);
+    expect(list.body.data).toHaveLength(0);
   });
 });
