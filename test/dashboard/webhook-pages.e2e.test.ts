@@ -96,6 +96,10 @@ describe.skipIf(browser === null)("dashboard in a browser: endpoints and deliver
     await page.getByRole("button", { name: "Copied" }).waitFor();
     expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(secret);
     await expect(page.getByRole("heading", { name: "Receiver guide" }).count()).resolves.toBe(1);
+    // The guide also explains the platform scheme, and where each library's settings are.
+    const platform = await page.locator("#platform-scheme").textContent();
+    expect(platform).toContain("X-Hub-Signature-256");
+    expect(platform).toContain("docs/receivers.md");
     await screenshot(page, "endpoint-created");
 
     await page.getByRole("link", { name: "← Endpoints" }).click();
