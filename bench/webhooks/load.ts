@@ -70,11 +70,23 @@ export async function waitReady(base: string): Promise<void> {
   throw new Error(`${base} did not start`);
 }
 
+/** An endpoint setupAccounts made, with the session that can change it. */
+export interface BenchEndpoint {
+  id: string;
+  cookie: string;
+}
+
 /**
  * `accounts` accounts numbered from `first`, each with a WABA `waba<n>`, a number `pn<n>` and an
  * endpoint on the receiver at `/a<n>`.
  */
-export async function setupAccounts(base: string, accounts: number, receiverUrl: string, first = 0): Promise<void> {
+export async function setupAccounts(
+  base: string,
+  accounts: number,
+  receiverUrl: string,
+  first = 0,
+): Promise<BenchEndpoint[]> {
+  const endpoints: BenchEndpoint[] = [];
   const adminCall = (method: string, path: string, body: unknown) =>
     fetch(`${base}${path}`, {
       method,
@@ -105,6 +117,20 @@ export async function setupAccounts(base: string, accounts: number, receiverUrl:
       body: JSON.stringify({ url: `${receiverUrl}/a${n}`, fields: ["messages"] }),
     });
     if (r.status !== 201) throw new Error(`endpoint: ${r.status} ${await r.text()}`);
+    endpoints.push({ id: ((await r.json()) as { id: string }).id, cookie });
+  }
+  return endpoints;
+}
+
+/** Sets every endpoint's signature scheme (docs/webhooks.md#signature-schemes). */
+export async function setSignature(base: string, endpoints: BenchEndpoint[], signature: string): Promise<void> {
+  for (const e of endpoints) {
+    const r = await fetch(`${base}/api/endpoints/${e.id}`, {
+      method: "PATCH",
+      headers: { cookie: e.cookie, "content-type": "application/json" },
+      body: JSON.stringify({ signature }),
+    });
+    if (r.status !== 200) throw new Error(`signature: ${r.status} ${await r.text()}`);
   }
 }
 

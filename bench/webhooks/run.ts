@@ -25,6 +25,11 @@
  * the second's p99 against the first's (target <= 1.5: the log no longer competes for the writer
  * that ingress waits for). Needs `wrk`. REQUEST_LOG=0 runs it with the log off: the floor, what
  * sharing two cores with the proxy costs the relay without the log.
+ * PHASES may also name "platform" (issue 37): flat out as above, four rounds of SECONDS with every
+ * endpoint set in turn to signature standard, platform, standard, platform (the same events, one
+ * change per entry, so as many deliveries either way); reports each round's deliveries/s and the
+ * platform rounds' against the standard ones' (target >= 0.90: splitting one change per delivery
+ * and signing X-Hub-Signature-256 cost at most 10 %).
  * Before all, WARMUP seconds (10 by default) of events at RATE bring the server to its steady state.
  * Run: bun bench/webhooks/run.ts   (env RATE, SECONDS, ACCOUNTS, CONCURRENCY, WARMUP override the defaults;
  * PHASES lists the phases to run, e.g. PHASES=reference,steady; the default is reference, steady and flat; DB_DIR
@@ -36,6 +41,7 @@ import { join } from "node:path";
 import {
   ackLine,
   BENCH_ADMIN,
+  type BenchEndpoint,
   BENCH_APP_SECRET,
   flatOut as postFlatOut,
   fmt,
@@ -43,6 +49,7 @@ import {
   openLoop as postOpenLoop,
   pct,
   postEvent,
+  setSignature,
   setupAccounts,
   startReceiver,
   waitReady,
@@ -318,26 +325,53 @@ async function mixed(script: string): Promise<void> {
   );
 }
 
-async function flatOut(): Promise<void> {
+/** Posts flat out for SECONDS from event `first` on and waits for every delivery of what was acknowledged. */
+async function flatRound(first: number) {
   const arrivedBefore = await arrivedCount();
   let delivered = 0;
   const cpu = await cpuMeter(() => delivered);
   const start = performance.now();
-  const { events, sendSeconds } = await postFlatOut(CONCURRENCY, SECONDS, (i) => post(10_000_000 + i));
+  const { events, sendSeconds } = await postFlatOut(CONCURRENCY, SECONDS, (i) => post(first + i));
   delivered = (await waitArrivals(arrivedBefore + events * ACCOUNTS, 60_000)) - arrivedBefore;
   const seconds = (performance.now() - start) / 1000;
+  return { events, sendSeconds, delivered, seconds, perSecond: delivered / seconds, cpu: await cpu() };
+}
+
+async function flatOut(): Promise<void> {
+  const r = await flatRound(10_000_000);
   console.log(
-    `flat out: ${events} events acknowledged in ${sendSeconds.toFixed(1)} s (${(events / sendSeconds).toFixed(0)} events/s, ${CONCURRENCY} connections)`,
+    `flat out: ${r.events} events acknowledged in ${r.sendSeconds.toFixed(1)} s (${(r.events / r.sendSeconds).toFixed(0)} events/s, ${CONCURRENCY} connections)`,
   );
   console.log(
-    `  delivered                ${delivered} of ${events * ACCOUNTS} in ${seconds.toFixed(1)} s = ${(delivered / seconds).toFixed(0)} deliveries/s sustained`,
+    `  delivered                ${r.delivered} of ${r.events * ACCOUNTS} in ${r.seconds.toFixed(1)} s = ${r.perSecond.toFixed(0)} deliveries/s sustained`,
   );
-  console.log(await cpu());
+  console.log(r.cpu);
+}
+
+async function platformRounds(endpoints: BenchEndpoint[]): Promise<void> {
+  const totals = { standard: { delivered: 0, seconds: 0 }, platform: { delivered: 0, seconds: 0 } };
+  console.log(
+    `platform: flat out, ${CONCURRENCY} connections, ${SECONDS} s a round, ${ACCOUNTS} accounts an event; every endpoint standard, then platform, in turn`,
+  );
+  for (const [round, signature] of (["standard", "platform", "standard", "platform"] as const).entries()) {
+    await setSignature(base, endpoints, signature);
+    const r = await flatRound(80_000_000 + round * 10_000_000);
+    totals[signature].delivered += r.delivered;
+    totals[signature].seconds += r.seconds;
+    console.log(
+      `  round ${round + 1} ${signature.padEnd(9)}${r.delivered} of ${r.events * ACCOUNTS} in ${r.seconds.toFixed(1)} s = ${r.perSecond.toFixed(0)} deliveries/s`,
+    );
+    console.log(r.cpu);
+  }
+  const rate = (t: { delivered: number; seconds: number }) => t.delivered / t.seconds;
+  console.log(
+    `  standard ${rate(totals.standard).toFixed(0)} deliveries/s, platform ${rate(totals.platform).toFixed(0)}: platform / standard ${(rate(totals.platform) / rate(totals.standard)).toFixed(3)}   (target >= 0.90)`,
+  );
 }
 
 try {
   await waitReady(base);
-  await setupAccounts(base, ACCOUNTS, receiverUrl);
+  const endpoints = await setupAccounts(base, ACCOUNTS, receiverUrl);
   // Warm-up: connections, prepared statements, and the JIT, whose compiler thread takes 10-17 % of
   // a core for the first ~10 s of load at 1,000 events/s (bench/RESULTS.md).
   for (let i = 0; i < 200; i++) await post(20_000_000 + i);
@@ -355,6 +389,7 @@ try {
   if (PHASES.includes("reference")) await reference();
   if (PHASES.includes("steady")) await steady();
   if (PHASES.includes("flat")) await flatOut();
+  if (PHASES.includes("platform")) await platformRounds(endpoints);
   if (PHASES.includes("outage")) await outage();
   if (PHASES.includes("mixed")) await mixed(proxyScript);
 } finally {

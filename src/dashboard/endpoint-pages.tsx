@@ -316,8 +316,14 @@ export function endpointPages(deps: Deps, relay: RelayHandle) {
     )
     .post(
       "/endpoints/:id/test",
-      guarded(deps, async ({ params, request }, viewer) => {
-        const deliveryId = await endpoints.sendTest(endpointDeps, viewer.accountId, pathId(params));
+      guarded(deps, async ({ params, request, body }, viewer) => {
+        const { field } = formFields(body);
+        const deliveryId = await endpoints.sendTest(
+          endpointDeps,
+          viewer.accountId,
+          pathId(params),
+          typeof field === "string" && field !== "" ? field : undefined,
+        );
         return isHtmx(request)
           ? testResult(deps, viewer, deliveryId)
           : seeOther(`/dashboard/deliveries/${encodeURIComponent(deliveryId)}`);

@@ -9,7 +9,7 @@ import type { AuditAction } from "../store/audit.ts";
 import type { PhoneNumber } from "../store/types.ts";
 import type { Endpoint, EndpointPatch, EndpointTarget, SignatureScheme } from "../store/endpoints.ts";
 import type { DeliveryQueue } from "../store/queue.ts";
-import { isEventField } from "./fields.ts";
+import { type EventField, isEventField } from "./fields.ts";
 import { generateSecret } from "./signing.ts";
 import { parseEvent } from "./event.ts";
 import { fanOut } from "./fan-out.ts";
@@ -214,8 +214,8 @@ export async function rotateSecret(
 }
 
 /**
- * Queues one test event (docs/webhooks.md#test-events) about `number` (Send test, a coexistence pre-flight) through the
- * normal pipeline, retries included, with a delivery to each endpoint in its scheme's shape (see
+ * Queues one test event (docs/webhooks.md#test-events) of `field` about `number` (Send test, a coexistence pre-flight)
+ * through the normal pipeline, retries included, with a delivery to each endpoint in its scheme's shape (see
  * fanOut); returns the deliveries.
  */
 export async function queueTestEvent(
@@ -223,9 +223,11 @@ export async function queueTestEvent(
   accountId: string,
   number: Pick<PhoneNumber, "wabaId" | "phoneNumberId" | "displayPhoneNumber"> | undefined,
   targets: EndpointTarget[],
+  field: EventField = "messages",
 ): Promise<{ endpointId: string; deliveryId: string }[]> {
   const now = deps.clock.now();
   const body = testEventBody(deps.config.platform, {
+    field,
     wabaId: number?.wabaId ?? "0",
     phoneNumberId: number?.phoneNumberId ?? "0",
     displayPhoneNumber: number?.displayPhoneNumber ?? null,
@@ -250,16 +252,27 @@ export async function queueTestEvent(
 }
 
 /**
- * Send test (docs/webhooks.md#test-events): a synthetic `messages` event queued through the normal pipeline, retries
- * included.
+ * Send test (docs/webhooks.md#test-events): a synthetic event of `field` (`messages` when none is chosen) queued
+ * through the normal pipeline, retries included.
  */
-export async function sendTest(deps: EndpointDeps & QueueDeps, accountId: string, id: string): Promise<string> {
+export async function sendTest(
+  deps: EndpointDeps & QueueDeps,
+  accountId: string,
+  id: string,
+  field = "messages",
+): Promise<string> {
   const endpoint = await mustEndpoint(deps, accountId, id);
+  if (!isEventField(field)) {
+    throw new AppError(
+      "invalid_fields",
+      `Unknown event field ${JSON.stringify(field)}. GET /api/webhooks/fields lists them.`,
+    );
+  }
   const number =
     (endpoint.phoneNumberId ? deps.store.directory.number(endpoint.phoneNumberId) : undefined) ??
     deps.store.directory.numbers(accountId).find(isLiveNumber) ??
     deps.store.directory.numbers(accountId)[0];
-  const [delivery] = await queueTestEvent(deps, accountId, number, [endpoint]);
+  const [delivery] = await queueTestEvent(deps, accountId, number, [endpoint], field);
   if (!delivery) throw new Error(`a test event to endpoint ${endpoint.id} queued no delivery`);
   return delivery.deliveryId;
 }

@@ -201,14 +201,19 @@ export function webhookApiRoutes(
     )
     .post(
       "/api/endpoints/:id/test",
-      async ({ accountId, params, set }) => {
-        const deliveryId = await endpoints.sendTest(endpointDeps, accountId, params.id);
+      async ({ accountId, params, body, set }) => {
+        const deliveryId = await endpoints.sendTest(endpointDeps, accountId, params.id, body?.field);
         set.status = 202;
         return { delivery_id: deliveryId };
       },
       {
         params: idParams,
-        detail: { ...tag, summary: "Send test: queue a proxy_test messages event to this endpoint" },
+        body: s.sendTestBody,
+        detail: {
+          ...tag,
+          summary:
+            "Send test: queue a proxy_test event with one change of `field` (default messages) to this endpoint, in its signature scheme's shape",
+        },
       },
     )
     .post(

@@ -96,6 +96,10 @@ describe.skipIf(browser === null)("dashboard in a browser: endpoints and deliver
     await page.getByRole("button", { name: "Copied" }).waitFor();
     expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(secret);
     await expect(page.getByRole("heading", { name: "Receiver guide" }).count()).resolves.toBe(1);
+    // The guide also explains the platform scheme, and where each library's settings are.
+    const platform = await page.locator("#platform-scheme").textContent();
+    expect(platform).toContain("X-Hub-Signature-256");
+    expect(platform).toContain("docs/receivers.md");
     await screenshot(page, "endpoint-created");
 
     await page.getByRole("link", { name: "← Endpoints" }).click();
@@ -213,6 +217,18 @@ describe.skipIf(browser === null)("dashboard in a browser: endpoints and deliver
     expect(verifies(rotated, got, world.deps.clock.now())).toBe(true);
     expect(verifies(secret, got, world.deps.clock.now())).toBe(true);
     secret = rotated;
+  });
+
+  test("Send test sends one change of the field chosen beside the button", async () => {
+    await page.goto(endpointPath);
+    expect(await page.getByLabel("Test event field").inputValue()).toBe("messages");
+    await page.getByLabel("Test event field").selectOption("account_update");
+    await page.getByRole("button", { name: "Send test" }).click();
+    await settle();
+    await page.getByText("Test delivered").waitFor();
+    const body = JSON.parse(rx.received.at(-1)!.body);
+    expect(body.proxy_test).toBe(true);
+    expect(body.entry[0].changes.map((c: { field: string }) => c.field)).toEqual(["account_update"]);
   });
 
   test("a 410 disables the endpoint with the reason in words; Enable brings it back", async () => {

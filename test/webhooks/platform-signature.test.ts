@@ -135,6 +135,26 @@ describe("platform signature: the published receivers accept every delivery", ()
     expect(bot.answers).toEqual([200, 200]);
   });
 
+  test("Send test of a chosen field is the platform shape with that one change, accepted", async () => {
+    const { bot, endpoint } = await botEndpoint(pywaStrict);
+    const fields = ["message_template_status_update", "smb_message_echoes"];
+    for (const field of fields) {
+      const sent = await a.api("POST", `/api/endpoints/${endpoint.id}/test`, { field });
+      expect(sent.status).toBe(202);
+    }
+    await app.tick();
+    expect(bot.answers).toEqual([200, 200]);
+    const bodies = bot.requests.map((r) => JSON.parse(r.body.toString()));
+    for (const [i, body] of bodies.entries()) {
+      // Only `object` and one entry: the platform's shape has no room for the top-level proxy_test.
+      expect(Object.keys(body)).toEqual(["object", "entry"]);
+      expect(body.entry).toHaveLength(1);
+      expect(body.entry[0].id).toBe(a.wabaId);
+      expect(body.entry[0].changes).toHaveLength(1);
+      expect(body.entry[0].changes[0].field).toBe(fields[i]);
+    }
+  });
+
   test("a standard delivery replayed to an endpoint since set to platform is split into its changes", async () => {
     const bot = await pywaStrict();
     bots.push(bot);

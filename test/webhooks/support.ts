@@ -1,6 +1,7 @@
 import { afterAll, beforeAll } from "bun:test";
 import { hubSignature } from "../../src/webhooks/hub-signature.ts";
 import type { Deps } from "../../src/deps.ts";
+import type { SignatureScheme } from "../../src/store/endpoints.ts";
 import type { SqliteStoreOptions } from "../../src/store/sqlite/store.ts";
 import { admin, startApp, TEST_APP_SECRET, testDeps, type TestDeps } from "../support/harness.ts";
 
@@ -126,11 +127,17 @@ export async function relayAccount(
       headers: response.headers,
     };
   };
-  const endpoint = async (url: string, fields: string[] = ["messages"], phoneNumberId?: string | null) => {
+  const endpoint = async (
+    url: string,
+    fields: string[] = ["messages"],
+    phoneNumberId?: string | null,
+    signature?: SignatureScheme,
+  ) => {
     const r = await api("POST", "/api/endpoints", {
       url,
       fields,
       ...(phoneNumberId !== undefined ? { phone_number_id: phoneNumberId } : {}),
+      ...(signature !== undefined ? { signature } : {}),
     });
     if (r.status !== 201) throw new Error(`endpoint: ${r.status} ${JSON.stringify(r.body)}`);
     return r.body as { id: string; secret: string };

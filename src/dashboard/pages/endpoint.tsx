@@ -2,6 +2,7 @@ import { escapeHtml } from "@kitajs/html";
 import { ActionButton, CodeList, Notice, SecretOnce, Time } from "../components.tsx";
 import { DeliveryChart } from "../chart.tsx";
 import { formatTime } from "../format.ts";
+import { EVENT_FIELDS } from "../../webhooks/fields.ts";
 import type { EndpointShape, HourBucket } from "../webhook-shapes.ts";
 import { disabledText, EndpointState, endpointPath, type NumberChoice, numberLabel } from "./endpoints.tsx";
 import { RecoverSection, type RecoveryShape } from "./recover.tsx";
@@ -24,6 +25,8 @@ export function EndpointPage(props: {
 }) {
   const { endpoint: e, flash = "" } = props;
   const base = endpointPath(e.id);
+  // Send test offers every field; it starts on one the endpoint takes.
+  const testField = e.fields.includes("messages") ? "messages" : (e.fields[0] ?? "messages");
   return (
     <>
       <p class="small">
@@ -132,7 +135,18 @@ export function EndpointPage(props: {
             hx-post={`${base}/test`}
             hx-target="#test-result"
             hx-swap="innerHTML"
+            class="row"
           >
+            <label for="test-field" class="visually-hidden">
+              Test event field
+            </label>
+            <select id="test-field" name="field" title="The field of the test event's one change">
+              {EVENT_FIELDS.map((name) => (
+                <option value={name} selected={name === testField}>
+                  {name}
+                </option>
+              ))}
+            </select>
             <button type="submit">Send test</button>
           </form>
           <form

@@ -51,6 +51,15 @@ export function ReceiverGuide() {
         <code>webhook-id</code> (the delivery id, the same on every retry), <code>webhook-timestamp</code> and{" "}
         <code>webhook-signature</code> (Standard Webhooks, HMAC-SHA256 over <code>id.timestamp.body</code>).
       </p>
+      <p id="platform-scheme">
+        <strong>Platform signature.</strong> An endpoint set to sign like the platform is for a bot already written
+        against it: each delivery holds one change in the platform's own shape and also carries{" "}
+        <code>X-Hub-Signature-256: sha256=…</code>, an HMAC-SHA256 of the exact body keyed by the signing secret, so the
+        bot's library accepts it with the signing secret set as its app secret. That header has no timestamp, so a
+        captured delivery verifies for ever: prefer Standard Webhooks for any receiver you can change.{" "}
+        <code>docs/receivers.md</code> shows the two settings to change for each library (whatsapp-api-js, Kapso, Chat
+        SDK, pywa) and what each of them does that you should know.
+      </p>
       <ul>
         <li>
           <strong>
@@ -64,8 +73,9 @@ export function ReceiverGuide() {
           <strong>
             Skip <code>proxy_test</code> events.
           </strong>{" "}
-          Send test sends a <code>messages</code> event with <code>"proxy_test": true</code> and a message id starting{" "}
-          <code>wamid.proxy_test.</code>; production handlers must not act on it.
+          Send test sends one change of the field you choose (<code>messages</code> unless you pick another) with{" "}
+          <code>"proxy_test": true</code> and message ids starting <code>wamid.proxy_test.</code>; production handlers
+          must not act on it. (A platform-signed endpoint gets the platform's own shape, without the top-level flag.)
         </li>
         <li>
           <strong>
