@@ -19,6 +19,7 @@ import m16 from "./postgres/0016_first_hour.sql" with { type: "text" };
 import m17 from "./postgres/0017_sign_in_failures_dropped.sql" with { type: "text" };
 import m18 from "./postgres/0018_sign_in_counts.sql" with { type: "text" };
 import m19 from "./postgres/0019_signature_schemes.sql" with { type: "text" };
+import m20 from "./postgres/0020_fewer_delivery_writes.sql" with { type: "text" };
 
 export const embeddedMigrations: { tag: string; when: number; breakpoints: boolean; sql: string }[] = [
   { tag: "0000_init", when: 1795545145124, breakpoints: true, sql: m0 },
@@ -41,4 +42,5 @@ export const embeddedMigrations: { tag: string; when: number; breakpoints: boole
   { tag: "0017_sign_in_failures_dropped", when: 1795864013210, breakpoints: true, sql: m17 },
   { tag: "0018_sign_in_counts", when: 1795864022737, breakpoints: true, sql: m18 },
   { tag: "0019_signature_schemes", when: 1795866864331, breakpoints: true, sql: m19 },
+  { tag: "0020_fewer_delivery_writes", when: 1795867478198, breakpoints: true, sql: m20 },
 ];

@@ -165,7 +165,22 @@ async function databaseCounts() {
   const [commits] = await server.unsafe(
     "SELECT xact_commit::bigint AS commits FROM pg_stat_database WHERE datname = 'switchboard'",
   );
-  return { statements: Number(statements.calls), commits: Number(commits.commits) };
+  return { statements: Number(statements.calls), commits: Number(commits.commits), updates: await tableUpdates() };
+}
+
+/** Rows updated so far per queue table, and how many of them were HOT (no index entry written). */
+async function tableUpdates(): Promise<Map<string, { upd: number; hot: number }>> {
+  const db = new SQL({ url: databaseUrl, max: 1 });
+  const rows =
+    await db.unsafe(`SELECT relname, n_tup_upd::bigint AS upd, n_tup_hot_upd::bigint AS hot FROM pg_stat_user_tables
+    WHERE relname IN ('deliveries', 'endpoint_slots', 'endpoint_due', 'endpoints', 'events')`);
+  await db.close();
+  return new Map(
+    rows.map((r: { relname: string; upd: string; hot: string }) => [
+      r.relname,
+      { upd: Number(r.upd), hot: Number(r.hot) },
+    ]),
+  );
 }
 
 async function flatPhase(label: string, bases: string[]): Promise<void> {
@@ -193,6 +208,11 @@ async function flatPhase(label: string, bases: string[]): Promise<void> {
     `  per delivery             ${per(after.statements - before.statements)} SQL statements (each a round trip), ${per(after.commits - before.commits)} transactions (ingress's included)`,
   );
   console.log(await cpu(delivered));
+  const hot = [...after.updates].map(([table, { upd, hot }]) => {
+    const was = before.updates.get(table) ?? { upd: 0, hot: 0 };
+    return `${table} ${per(upd - was.upd)} (${per(hot - was.hot)} HOT)`;
+  });
+  console.log(`  rows updated per delivery ${hot.join(", ")}`);
   const top =
     await server.unsafe(`SELECT calls::bigint AS calls, total_exec_time AS total, rows::bigint AS rows, left(regexp_replace(query, '\\s+', ' ', 'g'), 70) AS query
     FROM pg_stat_statements s JOIN pg_database d ON d.oid = s.dbid WHERE d.datname = 'switchboard' ORDER BY total_exec_time DESC LIMIT 4`);

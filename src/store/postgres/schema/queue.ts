@@ -50,9 +50,9 @@ export const deliveries = pgTable(
   {
     // Sent as webhook-id; identical on every retry.
     id: text("id").primaryKey(),
-    accountId: text("account_id")
-      .notNull()
-      .references(() => accounts.id, { onDelete: "cascade" }),
+    // No key to accounts: its endpoint's and its event's go with the account (cascades), and a
+    // key of its own made every enqueued delivery lock the account's row once more.
+    accountId: text("account_id").notNull(),
     endpointId: text("endpoint_id")
       .notNull()
       .references(() => endpoints.id, { onDelete: "cascade" }),
@@ -83,11 +83,11 @@ export const deliveries = pgTable(
     index("deliveries_event").on(t.eventId),
     // The dashboard's lists (newest first, per endpoint), the retention purge, and the cascade.
     index("deliveries_endpoint_created").on(t.endpointId, t.createdAt, t.id),
-    // The lists filtered by status, for the statuses most deliveries never keep long.
+    // The lists filtered by status, for the statuses most deliveries never keep long (pending:
+    // deliveries_due, its few rows sorted; an index of its own was one more entry per enqueue).
     index("deliveries_parked").on(t.endpointId, t.createdAt, t.id).where(sql`${t.status} = 'parked'`),
     // A delivery's replays: a bulk recover replays nothing twice.
     index("deliveries_replay_of").on(t.replayOf).where(sql`${t.replayOf} IS NOT NULL`),
-    index("deliveries_pending").on(t.endpointId, t.createdAt, t.id).where(sql`${t.status} = 'pending'`),
   ],
 );
 
@@ -96,7 +96,7 @@ export const deliveries = pgTable(
  * made by the first claim that needs it. A claim leases a delivery by writing it into a free slot
  * (never used, released, or whose lease ran out); its completion, fenced on the lease id, frees
  * it. No column a lease changes is indexed, so every lease and release is a HOT update of a small
- * table, and the delivery's own row (and its five indexes) is written only when it changes state.
+ * table, and the delivery's own row (and its indexes) is written only when it changes state.
  */
 export const endpointSlots = pgTable(
   "endpoint_slots",
