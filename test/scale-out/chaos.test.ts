@@ -64,7 +64,10 @@ describe.skipIf(testBackend() !== "postgres")("chaos: two instances killed in tu
     })();
 
     const recoveries: number[] = [];
-    for (let kill = 0; kill < KILLS; kill++) {
+    // The in-flight cap is the endpoint's, across instances: at a kill the victim may hold none of
+    // its slots. Such a kill tests no recovery; it is counted apart and another follows.
+    let idleKills = 0;
+    for (let kill = 0; recoveries.length < KILLS && kill < 3 * KILLS; kill++) {
       await Bun.sleep(600);
       const victim = live[kill % 2]!;
       const before = rx.arrivals.length;
@@ -77,7 +80,11 @@ describe.skipIf(testBackend() !== "postgres")("chaos: two instances killed in tu
         .slice(0, before)
         .filter((a: Arrival) => a.answeredAt === null && a.abortedAt !== null && a.abortedAt >= died - 50);
       // The premise: the kill landed while it had attempts in flight, before the receiver answered them.
-      expect(orphans.length).toBeGreaterThan(0);
+      if (orphans.length === 0) {
+        idleKills++;
+        live[kill % 2] = await cluster.start({}, victim.port);
+        continue;
+      }
       const retried = (o: Arrival) => rx.arrivals.find((a) => a.webhookId === o.webhookId && a.at > died);
       await until(() => orphans.every(retried), `kill ${kill + 1}'s orphans to be attempted again`, 15_000);
       const recovery = Math.max(...orphans.map((o) => retried(o)!.at - died));
@@ -87,8 +94,9 @@ describe.skipIf(testBackend() !== "postgres")("chaos: two instances killed in tu
     streaming = false;
     await stream;
     console.log(
-      `chaos: recovery after each of ${KILLS} kills (ms): ${recoveries.join(", ")}; ${acknowledged.size} events acknowledged`,
+      `chaos: recovery after each of ${KILLS} kills with attempts in flight (ms): ${recoveries.join(", ")}; ${idleKills} kills with none; ${acknowledged.size} events acknowledged`,
     );
+    expect(recoveries).toHaveLength(KILLS);
     for (const ms of recoveries) expect(ms).toBeLessThanOrEqual(10_000);
 
     // Every acknowledged event delivered (answered 200 at least once).
@@ -106,5 +114,5 @@ describe.skipIf(testBackend() !== "postgres")("chaos: two instances killed in tu
     const endedAt = new Map(succeeded.map((row) => [row.delivery_id, row.ended]));
     const late = rx.arrivals.filter((a) => a.wallAt > (endedAt.get(a.webhookId) ?? Number.POSITIVE_INFINITY));
     expect(late).toEqual([]);
-  }, 150_000);
+  }, 240_000);
 });
