@@ -17,7 +17,8 @@ export const BLOCKED_IPV4 = [
 ] as const;
 /**
  * Besides the unspecified, loopback, unique-local, link-local and multicast ranges: site-local
- * (deprecated, still routed inside some networks), and, whole, the ranges that tunnel to IPv4 or
+ * (deprecated, still routed inside some networks), the rest of fe00::/9 (reserved), the
+ * discard-only prefix, and, whole, the ranges that tunnel to IPv4 or
  * to a local network at an address we cannot check as IPv4 (NAT64 for local use, whose prefix
  * length varies; 6to4, deprecated; Teredo, whose client address is obscured). No public receiver
  * needs them.
@@ -25,7 +26,9 @@ export const BLOCKED_IPV4 = [
 export const BLOCKED_IPV6 = [
   "::/128",
   "::1/128",
+  "100::/64",
   "fc00::/7",
+  "fe00::/9",
   "fe80::/10",
   "fec0::/10",
   "ff00::/8",
@@ -39,10 +42,10 @@ const LOOPBACK = ["127.0.0.0/8", "::1/128"] as const;
 
 /**
  * IPv6 prefixes that carry an IPv4 address in their last 32 bits and reach it: IPv4-mapped
- * (docs/webhooks.md#url-rules), IPv4-compatible (deprecated, still routed by some stacks) and NAT64's well-known
- * prefix. Their embedded address is checked against the IPv4 list.
+ * (docs/webhooks.md#url-rules), IPv4-translated (SIIT), IPv4-compatible (deprecated, still routed
+ * by some stacks) and NAT64's well-known prefix. Their embedded address is checked against the IPv4 list.
  */
-const EMBEDS_IPV4 = ["::ffff:0:0/96", "::/96", "64:ff9b::/96"] as const;
+const EMBEDS_IPV4 = ["::ffff:0:0/96", "::ffff:0:0:0/96", "::/96", "64:ff9b::/96"] as const;
 
 function cidr(text: string): Cidr {
   const [base = "", bits] = text.split("/");

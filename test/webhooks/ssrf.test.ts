@@ -85,6 +85,12 @@ describe("blocked ranges (docs/webhooks.md#url-rules)", () => {
     "2002:808:808::1",
     "2001:0:4136:e378:8000:63bf:3fff:fdd2",
     "2001::1",
+    // The outside review's: IPv4-translated, reserved fe00::/9, discard-only.
+    "::ffff:0:7f00:1",
+    "::ffff:0:a00:7",
+    "fe00::1",
+    "fe7f::1",
+    "100::1",
     "0x0a000007",
     "167772167",
     "012.0.0.7",
