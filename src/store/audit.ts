@@ -109,18 +109,33 @@ export const NOT_RECORDED = "not_recorded";
 /**
  * Where an entry counts against the figure: its account, the start of its hour, and which of the
  * two figures (failed sign-ins count apart, so that guesses from outside never push the account's
- * own changes out of the log); null when uncapped (not an account's own user's).
+ * own changes out of the log). Failed sign-ins of no account (an unknown email, an operator) share
+ * one figure of their own. null when uncapped (the operator's changes, the service's).
  */
 export interface CapWindow {
-  accountId: string;
+  accountId: string | null;
   since: number;
   failedSignIns: boolean;
 }
 
 export function capWindow(e: AuditEntry): CapWindow | null {
-  return e.actor.kind === "user" && e.accountId !== null
-    ? { accountId: e.accountId, since: e.at - (e.at % HOUR), failedSignIns: e.action === "session.failed" }
-    : null;
+  const since = e.at - (e.at % HOUR);
+  const failedSignIns = e.action === "session.failed";
+  if (e.accountId === null) return failedSignIns ? { accountId: null, since, failedSignIns } : null;
+  return e.actor.kind === "user" ? { accountId: e.accountId, since, failedSignIns } : null;
+}
+
+/** The entries a window counts, in both backends' SQL, given its parameters' placeholders. */
+export function windowCondition(
+  w: Pick<CapWindow, "accountId">,
+  p: { accountId: string; since: string; failedSignIns: string },
+): string {
+  // Both shapes name every parameter (PostgreSQL types each one it is given).
+  const whose =
+    w.accountId === null
+      ? `account_id IS NULL AND ${p.accountId} IS NULL`
+      : `account_id = ${p.accountId} AND actor_kind = 'user'`;
+  return `${whose} AND at >= ${p.since} AND (action = 'session.failed') = ${p.failedSignIns}`;
 }
 
 /**
@@ -129,11 +144,11 @@ export function capWindow(e: AuditEntry): CapWindow | null {
  */
 export function overflowEntry(e: AuditEntry, { accountId, since, failedSignIns }: CapWindow): AuditEntry {
   return {
-    id: `aud_capped_${accountId}_${since}${failedSignIns ? "_sign_ins" : ""}`,
+    id: `aud_capped_${accountId ?? "none"}_${since}${failedSignIns ? "_sign_ins" : ""}`,
     at: e.at,
     actor: AUDIT_CAP_ACTOR,
     action: "audit.capped",
-    object: { kind: failedSignIns ? "sign_in" : "account", id: accountId },
+    object: { kind: failedSignIns ? "sign_in" : "account", id: accountId ?? "unknown" },
     accountId,
     ip: null,
     changes: { [NOT_RECORDED]: [null, 1] },

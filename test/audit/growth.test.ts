@@ -129,6 +129,27 @@ test("failed sign-ins fill a figure of their own: guesses from many addresses ne
   expect(thisHour[0]).toMatchObject({ action: "endpoint.update", actor: { kind: "user" } });
 });
 
+test("failed sign-ins of no account (unknown emails, operators) share one figure of their own", async () => {
+  world.deps.clock.advance(HOUR - (world.deps.clock.now() % HOUR));
+  const since = world.deps.clock.now();
+  for (let i = 0; i < ACCOUNT_HOURLY_ENTRIES + 3; i++)
+    await world.deps.store.audit.record({
+      id: `aud_unknown_${i}`,
+      at: since,
+      actor: { kind: "user", id: "unknown", email: `nobody${i}@example.com` },
+      action: "session.failed",
+      object: { kind: "user", id: "unknown" },
+      accountId: null,
+      ip: `2001:db8:${i}::1`,
+      changes: {},
+    });
+  const list = await allEntries(world.url, { from: new Date(since).toISOString() });
+  expect(list.filter((e) => e.action === "session.failed")).toHaveLength(ACCOUNT_HOURLY_ENTRIES);
+  expect(list.filter((e) => e.action === "audit.capped")).toMatchObject([
+    { object: { kind: "sign_in", id: "unknown" }, account_id: null, changes: { not_recorded: [null, 3] } },
+  ]);
+});
+
 test("the account's own entries go with its retention; the operator's stay AUDIT_RETENTION", async () => {
   world.deps.clock.advance(DAY + HOUR);
   await world.purge();

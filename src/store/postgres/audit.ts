@@ -6,6 +6,7 @@ import {
   ACCOUNT_HOURLY_ENTRIES,
   auditRow,
   capWindow,
+  windowCondition,
   fromAuditRow,
   NOT_RECORDED,
   overflowEntry,
@@ -55,9 +56,11 @@ function entryStatement(entry: AuditEntry, after: number, when: string) {
   const counted = "(SELECT n FROM counted)";
   return {
     ctes: [
-      `counted AS (SELECT count(*) AS n FROM audit_log
-        WHERE account_id = $${after + 23} AND at >= $${after + 24} AND actor_kind = 'user'
-        AND (action = 'session.failed') = $${after + 25}::boolean)`,
+      `counted AS (SELECT count(*) AS n FROM audit_log WHERE ${windowCondition(window, {
+        accountId: `$${after + 23}::text`,
+        since: `$${after + 24}::bigint`,
+        failedSignIns: `$${after + 25}::boolean`,
+      })})`,
       `own AS (${insert(0)} WHERE ${when} AND ${counted} < ${ACCOUNT_HOURLY_ENTRIES})`,
     ],
     last: `${insert(11)} WHERE ${when} AND ${counted} >= ${ACCOUNT_HOURLY_ENTRIES}

@@ -9,12 +9,15 @@ import {
   fromAuditRow,
   NOT_RECORDED,
   overflowEntry,
+  windowCondition,
   type AuditEntry,
   type AuditFilter,
   type AuditStore,
 } from "../audit.ts";
 import { statement, type Db } from "./open.ts";
 import { auditLog } from "./schema.ts";
+
+const SQLITE_PARAMS = { accountId: "$accountId", since: "$since", failedSignIns: "$failedSignIns" };
 
 /**
  * Writes entries on the connection, with a statement prepared once and shared by every SQLite
@@ -29,11 +32,13 @@ export class AuditWriter {
     const insert = `INSERT INTO audit_log (id, at, actor_kind, actor_id, actor_email, action, object_kind, object_id, account_id, ip, changes)
       VALUES ($id, $at, $actorKind, $actorId, $actorEmail, $action, $objectKind, $objectId, $accountId, $ip, $changes)`;
     this.insert = statement(sqlite, insert);
-    this.count = statement<{ n: number }, { accountId: string; since: number; failedSignIns: number }>(
-      sqlite,
-      `SELECT count(*) AS n FROM audit_log WHERE account_id = $accountId AND at >= $since AND actor_kind = 'user'
-      AND (action = 'session.failed') = $failedSignIns`,
-    );
+    const count = (accountId: string | null) =>
+      statement<{ n: number }, { accountId: string | null; since: number; failedSignIns: number }>(
+        sqlite,
+        `SELECT count(*) AS n FROM audit_log WHERE ${windowCondition({ accountId }, SQLITE_PARAMS)}`,
+      );
+    // An account's window and the one of failed sign-ins of no account differ in their SQL.
+    this.count = { account: count(""), none: count(null) };
     this.overflow = statement(
       sqlite,
       `${insert} ON CONFLICT (id) DO UPDATE SET changes =
@@ -50,7 +55,10 @@ export class AuditWriter {
     const window = capWindow(entry);
     if (
       window &&
-      (this.count.get({ ...window, failedSignIns: Number(window.failedSignIns) })?.n ?? 0) >= ACCOUNT_HOURLY_ENTRIES
+      (this.count[window.accountId === null ? "none" : "account"].get({
+        ...window,
+        failedSignIns: Number(window.failedSignIns),
+      })?.n ?? 0) >= ACCOUNT_HOURLY_ENTRIES
     ) {
       this.overflow.run({ ...auditRow(overflowEntry(entry, window)) });
       return;
