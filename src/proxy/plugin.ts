@@ -1,3 +1,4 @@
+import { closedIfUnread } from "../http/unread-body.ts";
 import { rawTarget, type RawTarget } from "../http/raw-target.ts";
 import { routeGroup } from "../http/request-context.ts";
 
@@ -15,9 +16,12 @@ type Handler = (request: Request) => Response | Promise<Response>;
  */
 export function proxyRoute(handle: ProxyHandler, elysia: Handler): Record<string, Handler> {
   return {
-    "/*": (request) => {
+    "/*": async (request) => {
       const target = rawTarget(request.url);
-      return routeGroup(target.path) === "proxy" ? handle(request, target) : elysia(request);
+      return closedIfUnread(
+        request,
+        await (routeGroup(target.path) === "proxy" ? handle(request, target) : elysia(request)),
+      );
     },
   };
 }
