@@ -36,8 +36,14 @@ const LAYERS: { modules: string[]; what: string }[] = [
   { modules: ["webhooks"], what: "the webhook relay: ingress, endpoints, the delivery queue's dispatcher" },
   { modules: ["messages", "onboarding", "simulator"], what: "capabilities over the relay; the fake upstream" },
   { modules: ["account-api", "admin"], what: "the JSON surfaces: the account's API, the operator API" },
-  { modules: ["dashboard"], what: "the HTML surface, showing what the account API answers" },
-  { modules: ["console"], what: "the operator console: HTML pages across accounts, in the dashboard's parts" },
+  {
+    modules: ["html"],
+    what: "the HTML kit both UIs share: layout, components, forms, lists, charts, the sign-in door, assets",
+  },
+  {
+    modules: ["dashboard", "console"],
+    what: "the HTML surfaces: the account's pages, showing what the account API answers; the operator console across accounts",
+  },
   { modules: ["cli", "demo", "move"], what: "the tools beside the server" },
   { modules: ["app.ts", "system-deps.ts"], what: "the composition root: the app and the real world's parts" },
   { modules: ["start"], what: "each command's wiring: what it opens and runs, and how it fails" },
@@ -154,6 +160,18 @@ describe("src/'s imports", () => {
 
   test("no module imports from its own layer or one above it", () => {
     expect(layerBreaches(graph, LAYERS)).toEqual([]);
+  });
+
+  test("the dashboard and the console are siblings over the HTML kit: neither imports the other", () => {
+    const layerOf = (m: string) => LAYERS.findIndex((layer) => layer.modules.includes(m));
+    expect(layerOf("dashboard")).toBe(layerOf("console"));
+    expect(layerOf("html")).toBe(layerOf("dashboard") - 1);
+    const across = [...graph].flatMap(([from, targets]) =>
+      targets
+        .filter((to) => [moduleOf(from), moduleOf(to)].sort().join() === "console,dashboard")
+        .map((to) => `src/${from} → src/${to}`),
+    );
+    expect(across).toEqual([]);
   });
 
   test("no import circle between files", () => {
