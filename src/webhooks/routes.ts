@@ -3,7 +3,6 @@ import { Elysia, t } from "elysia";
 import { requireSession } from "../auth/session-routes.ts";
 import { AppError } from "../errors/catalog.ts";
 import type { Deps } from "../deps.ts";
-import { orNotFound } from "../errors/not-found.ts";
 import { requestIdOf } from "../http/request-context.ts";
 import * as deliveries from "./deliveries.ts";
 import type { Dispatcher } from "./dispatcher.ts";
