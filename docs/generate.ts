@@ -16,6 +16,7 @@ import { platformNames } from "../src/platform/names.ts";
 import { RETENTION_POLICIES, type Window } from "../src/retention/policies.ts";
 import { allowList, MEDIA_SCOPE_PARAM, type Route } from "../src/proxy/allow-list.ts";
 import { EVENT_FIELDS } from "../src/webhooks/fields.ts";
+import { LAYERS } from "../test/architecture/layers.ts";
 
 /** When each error of the catalog is raised: typed over every name, so a new error needs its line here. */
 const WHEN: Record<ErrorName, string> = {
@@ -210,6 +211,12 @@ function settingsTable(): string {
   return table(["variable", "default", "meaning"], rows);
 }
 
+/** The layers of src/ as test/architecture/layers.ts declares them, top first, as a reader meets them. */
+function layerTable(): string {
+  const rows = LAYERS.map((layer, i) => [i, layer.modules.map((m) => `\`${m}\``).join(", "), layer.what]).reverse();
+  return table(["Layer", "Modules", "What they hold"], rows);
+}
+
 /** Each generated table: the file it lives in (relative to docs/), and its text. */
 export const SECTIONS: Record<string, { file: string; render(): string }> = {
   "allow-list": { file: "proxy.md", render: allowListTable },
@@ -221,6 +228,7 @@ export const SECTIONS: Record<string, { file: string; render(): string }> = {
   metrics: { file: "operations.md", render: metricsTable },
   retention: { file: "operations.md", render: retentionTable },
   settings: { file: "configuration.md", render: settingsTable },
+  layers: { file: "architecture.md", render: layerTable },
 };
 
 const begin = (name: string) => `<!-- BEGIN GENERATED ${name}: bun docs/generate.ts -->`;

@@ -1,15 +1,17 @@
 import { Elysia, t } from "elysia";
 import { createApiKey, revokeApiKey } from "../accounts/keys.ts";
-import { createApiKeyBody } from "../accounts/schemas.ts";
+import { updateAccount } from "../accounts/accounts.ts";
+import { createApiKeyBody, settingsBody } from "../accounts/schemas.ts";
 import { apiKeyView } from "../accounts/views.ts";
 import { requireSession, sessionToken } from "../auth/session-routes.ts";
 import { connectByoNumber, connectNumberBody, resyncNumber } from "../numbers/connect.ts";
 import type { Deps } from "../deps.ts";
+import { orNotFound } from "../errors/not-found.ts";
 import { changeOwnPassword, changePasswordBody } from "./password.ts";
 import { accountNumberView, notificationView } from "./views.ts";
 
 /**
- * The account's own numbers, API keys and notifications (docs/operations.md#the-dashboard-and-its-api): thin routes
+ * The account's own numbers, API keys, settings and notifications (docs/operations.md#the-dashboard-and-its-api): thin routes
  * over the same plain functions the operator API and the dashboard pages call, scoped to the session's account.
  */
 export function accountApiRoutes(deps: Deps) {
@@ -73,6 +75,27 @@ export function accountApiRoutes(deps: Deps) {
         set.status = 204;
       },
       { params: t.Object({ id: t.String() }), detail: detail("Revoke an API key") },
+    )
+    .get(
+      "/settings",
+      ({ accountId }) => ({
+        retention: orNotFound(deps.store.directory.account(accountId), `account ${accountId}`).retention,
+      }),
+      { detail: detail("The account's settings: delivery retention (24h or 7d)") },
+    )
+    .patch(
+      "/settings",
+      async ({ accountId, body, by }) => {
+        const account = await updateAccount(
+          deps,
+          accountId,
+          { retention: body.retention },
+          await by(),
+          "settings.update",
+        );
+        return { retention: account.retention };
+      },
+      { body: settingsBody, detail: detail("Change delivery retention (24h or 7d)") },
     )
     .post(
       "/password",

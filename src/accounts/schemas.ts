@@ -48,3 +48,6 @@ export type CreateAccountInput = typeof createAccountBody.static;
 export type UpdateAccountInput = typeof updateAccountBody.static;
 export type CreateUserInput = typeof createUserBody.static;
 export type CreateApiKeyInput = typeof createApiKeyBody.static;
+
+/** PATCH /api/settings: the account's own settings, as its users may change them. */
+export const settingsBody = t.Object({ retention }, { additionalProperties: false });

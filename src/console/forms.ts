@@ -3,7 +3,7 @@ import { resetPasswordBody } from "../accounts/logins.ts";
 import { createAccountBody, createUserBody } from "../accounts/schemas.ts";
 
 /**
- * The console's forms, each read (dashboard/form.ts) against the operator API's own schemas, so a
+ * The console's forms, each read (html/form.ts) against the operator API's own schemas, so a
  * form and its API call accept exactly the same input.
  */
 

@@ -1,6 +1,6 @@
 import { byOperator, type AuditContext } from "../audit/entry.ts";
-import type { PageContext } from "../dashboard/guard.tsx";
-import { htmlResponse, isHtmx, seeOther } from "../dashboard/http.ts";
+import type { PageContext } from "../html/page-context.ts";
+import { htmlResponse, isHtmx, seeOther } from "../html/http.ts";
 import { AppError } from "../errors/catalog.ts";
 import { clientIp, type Arrived } from "../http/client-ip.ts";
 import { findOperator, operatorToken } from "../operators/session.ts";

@@ -1,7 +1,5 @@
-import { escapeHtml } from "@kitajs/html";
-import { Notice } from "../dashboard/components.tsx";
-import { htmlResponse } from "../dashboard/http.ts";
-import { BarePage, Frame } from "../dashboard/layout.tsx";
+import { errorPage } from "../html/error-page.tsx";
+import { Frame } from "../html/layout.tsx";
 import type { AppError } from "../errors/catalog.ts";
 import type { Operator } from "../store/operators.ts";
 
@@ -40,36 +38,11 @@ export function consolePage(
   ) as string;
 }
 
-/** One of our errors as a page (a fragment for htmx), in place of the API's JSON envelope. */
+/** One of our errors as a page (a fragment for htmx): in the console's frame, or bare before sign-in. */
 export function consoleErrorPage(error: AppError, operator: Operator | null, fragment: boolean): Response {
-  const title = error.status === 404 ? "Not found" : error.status === 403 ? "Not allowed" : "Something went wrong";
-  const message = (
-    <Notice tone="bad">
-      <p safe>{error.message}</p>
-    </Notice>
-  );
-  if (fragment) return htmlResponse(message as string, error.status);
-  const body = operator ? (
-    consolePage(
-      operator,
-      title,
-      null,
-      <>
-        <h1>{escapeHtml(title)}</h1>
-        {message}
-        <p>
-          <a href="/operator">Back to the overview</a>
-        </p>
-      </>,
-    )
-  ) : (
-    <BarePage title={title}>
-      <h1>{escapeHtml(title)}</h1>
-      {message}
-      <p>
-        <a href="/operator/sign-in">Sign in</a>
-      </p>
-    </BarePage>
-  );
-  return htmlResponse(body as string, error.status);
+  return errorPage(error, fragment, {
+    frame: operator ? (title, content) => consolePage(operator, title, null, content) : null,
+    back: { href: "/operator", text: "Back to the overview" },
+    signIn: "/operator/sign-in",
+  });
 }

@@ -1,7 +1,7 @@
 import { getAccount } from "../accounts/accounts.ts";
 import type { Backups } from "../backup/backups.ts";
 import { type BackupState, backupState } from "./backup-report.ts";
-import { numberUsage, USAGE_WINDOW_MS, type NumberUsage } from "../dashboard/usage.ts";
+import { numberUsage, USAGE_WINDOW_MS, type NumberUsage } from "../html/usage.ts";
 import { causeText, numberCondition, type NumberCondition, type NumberState } from "../numbers/condition.ts";
 import type { Deps } from "../deps.ts";
 import type { Endpoint } from "../store/endpoints.ts";

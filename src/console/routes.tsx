@@ -1,12 +1,12 @@
 import { Elysia, t } from "elysia";
 import { ACTION_KINDS, auditQuery, auditView, listAudit } from "../audit/queries.ts";
 import type { Backups } from "../backup/backups.ts";
-import { utcField } from "../dashboard/format.ts";
-import { Notice } from "../dashboard/components.tsx";
-import { readForm } from "../dashboard/form.ts";
-import { htmlResponse, seeOther } from "../dashboard/http.ts";
-import { NotFound } from "../dashboard/pages/not-found.tsx";
-import { signInRoutes, type SignInDoor } from "../dashboard/sign-in-routes.ts";
+import { utcField } from "../html/format.ts";
+import { Notice } from "../html/components.tsx";
+import { readForm } from "../html/form.ts";
+import { htmlResponse, seeOther } from "../html/http.ts";
+import { NotFound } from "../html/not-found.tsx";
+import { signInRoutes, type SignInDoor } from "../html/sign-in-routes.ts";
 import { AppError } from "../errors/catalog.ts";
 import { deleteUser, getUser, resetUserPassword } from "../accounts/logins.ts";
 import { NUMBER_STATES } from "../numbers/condition.ts";

@@ -11,18 +11,18 @@ import { signupBody, signupView, startSignup } from "../onboarding/signup.ts";
 import { signupHeaders, signupSettings } from "./onboarding-pages.tsx";
 import type { RelayHandle } from "../webhooks/relay.ts";
 import type { Deps } from "../deps.ts";
-import { Notice } from "./components.tsx";
-import { formFields, readForm } from "./form.ts";
+import { Notice } from "../html/components.tsx";
+import { formFields, readForm } from "../html/form.ts";
 import { guarded, page, pathId, type Viewer } from "./guard.tsx";
-import { htmlResponse, seeOther } from "./http.ts";
+import { htmlResponse, seeOther } from "../html/http.ts";
 import { ApiKeysPage, type ApiKeysPageProps } from "./pages/api-keys.tsx";
 import { NotificationsPage } from "./pages/notifications.tsx";
 import { NumbersPage, type NumbersPageProps } from "./pages/numbers.tsx";
 import { SettingsPage } from "./pages/settings.tsx";
-import type { FormState } from "./form-fields.tsx";
+import type { FormState } from "../html/form-fields.tsx";
 import { changeOwnPassword, changePasswordBody } from "../account-api/password.ts";
 import { sessionToken } from "../auth/session-routes.ts";
-import { numberUsage, USAGE_WINDOW_MS } from "./usage.ts";
+import { numberUsage, USAGE_WINDOW_MS } from "../html/usage.ts";
 
 const settingsBody = t.Object({ retention: literals(RETENTIONS) });
 

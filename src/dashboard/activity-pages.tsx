@@ -1,7 +1,7 @@
 import { Elysia } from "elysia";
 import { accountAuditView, ACTION_KINDS, listAudit } from "../audit/queries.ts";
 import type { Deps } from "../deps.ts";
-import { utcField } from "./format.ts";
+import { utcField } from "../html/format.ts";
 import { guarded, page } from "./guard.tsx";
 import { filterOf, listOrNone } from "./list-query.ts";
 import { ActivityPage, type ActivityFilter } from "./pages/activity.tsx";

@@ -9,12 +9,12 @@ import { latestRecover, recoveryView, startRecover } from "../webhooks/recover.t
 import type { RelayHandle } from "../webhooks/relay.ts";
 import { createEndpointBody } from "../webhooks/schemas.ts";
 import { endpointView, statsView } from "../webhooks/views.ts";
-import { Notice } from "./components.tsx";
+import { Notice } from "../html/components.tsx";
 import { testResult } from "./delivery-pages.tsx";
-import { utcField } from "./format.ts";
-import { formFields, readForm } from "./form.ts";
+import { utcField } from "../html/format.ts";
+import { formFields, readForm } from "../html/form.ts";
 import { guarded, page, pathId, type Viewer } from "./guard.tsx";
-import { htmlResponse, isHtmx, seeOther } from "./http.ts";
+import { htmlResponse, isHtmx, seeOther } from "../html/http.ts";
 import { EndpointPage, type ShownSecret } from "./pages/endpoint.tsx";
 import { EditEndpointPage, type EndpointFormValues, NewEndpointPage } from "./pages/endpoint-form.tsx";
 import { EndpointsPage } from "./pages/endpoints.tsx";

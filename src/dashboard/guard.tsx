@@ -1,5 +1,3 @@
-import { escapeHtml } from "@kitajs/html";
-import type { Server } from "bun";
 import { byUser, type AuditContext } from "../audit/entry.ts";
 import { sessionToken } from "../auth/session-routes.ts";
 import { findSession } from "../auth/session.ts";
@@ -8,9 +6,10 @@ import { clientIp, type Arrived } from "../http/client-ip.ts";
 import { AppError } from "../errors/catalog.ts";
 import type { Deps } from "../deps.ts";
 import type { Account } from "../store/types.ts";
-import { Notice } from "./components.tsx";
-import { htmlResponse, isHtmx, seeOther } from "./http.ts";
-import { BarePage, Layout, type SectionKey } from "./layout.tsx";
+import { errorPage } from "../html/error-page.tsx";
+import type { PageContext } from "../html/page-context.ts";
+import { htmlResponse, isHtmx, seeOther } from "../html/http.ts";
+import { Layout, type SectionKey } from "./layout.tsx";
 
 /** Who is looking at a page. Every read a page makes is scoped to `accountId`. */
 export interface Viewer {
@@ -20,15 +19,6 @@ export interface Viewer {
   userEmail: string;
   /** Who makes the changes the page posts, for the audit log. */
   by: AuditContext;
-}
-
-/** The parts of Elysia's context that page handlers use. */
-export interface PageContext {
-  request: Request;
-  params: Record<string, string>;
-  query: Record<string, string | undefined>;
-  body: unknown;
-  server: Pick<Server<unknown>, "requestIP"> | null;
 }
 
 /** The `:id` of the page's path; a handler that reads it on a path without one is a fault, said plainly. */
@@ -76,37 +66,14 @@ export function guarded(deps: Deps, handler: PageHandler) {
       return typeof result === "string" ? htmlResponse(result) : result;
     } catch (error) {
       if (!(error instanceof AppError)) throw error;
-      return errorPage(error, viewer, isHtmx(request));
+      const shown = viewer;
+      return errorPage(error, isHtmx(request), {
+        frame: shown ? (title, content) => page(shown, title, null, content) : null,
+        back: { href: "/dashboard", text: "Back to the dashboard" },
+        signIn: "/dashboard/sign-in",
+      });
     }
   };
-}
-
-function errorPage(error: AppError, viewer: Viewer | null, fragment: boolean): Response {
-  const title = error.status === 404 ? "Not found" : error.status === 403 ? "Not allowed" : "Something went wrong";
-  const message = (
-    <Notice tone="bad">
-      <p safe>{error.message}</p>
-    </Notice>
-  );
-  if (fragment) return htmlResponse(message as string, error.status);
-  const body = viewer ? (
-    <Layout title={title} section={null} accountName={viewer.account.name} userEmail={viewer.userEmail}>
-      <h1>{escapeHtml(title)}</h1>
-      {message}
-      <p>
-        <a href="/dashboard">Back to the dashboard</a>
-      </p>
-    </Layout>
-  ) : (
-    <BarePage title={title}>
-      <h1>{escapeHtml(title)}</h1>
-      {message}
-      <p>
-        <a href="/dashboard/sign-in">Sign in</a>
-      </p>
-    </BarePage>
-  );
-  return htmlResponse(body as string, error.status);
 }
 
 /** Renders a page for the viewer inside the dashboard's frame. */

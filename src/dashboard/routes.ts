@@ -2,15 +2,16 @@ import { Elysia } from "elysia";
 import type { Deps } from "../deps.ts";
 import { accountPages } from "./account-pages.tsx";
 import { activityPages } from "./activity-pages.tsx";
-import { assetRoutes } from "./assets/routes.ts";
+import { assetRoutes } from "../html/assets/routes.ts";
 import { deliveryPages } from "./delivery-pages.tsx";
 import { endpointPages } from "./endpoint-pages.tsx";
 import { guarded, page } from "./guard.tsx";
-import { htmlResponse, seeOther } from "./http.ts";
-import { NotFound } from "./pages/not-found.tsx";
+import { htmlResponse, seeOther } from "../html/http.ts";
+import { NotFound } from "../html/not-found.tsx";
 import { onboardingPages } from "./onboarding-pages.tsx";
 import { requestPages } from "./request-pages.tsx";
-import { dashboardDoor, signInRoutes } from "./sign-in-routes.ts";
+import { signInRoutes } from "../html/sign-in-routes.ts";
+import { dashboardDoor } from "./door.ts";
 import type { RelayHandle } from "../webhooks/relay.ts";
 
 /** The web dashboard at /dashboard: server-rendered pages over the dashboard API's plain functions. */

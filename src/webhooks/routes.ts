@@ -1,10 +1,8 @@
 import { constantTimeEqual } from "../crypto/constant-time.ts";
 import { Elysia, t } from "elysia";
-import { updateAccount } from "../accounts/accounts.ts";
 import { requireSession } from "../auth/session-routes.ts";
 import { AppError } from "../errors/catalog.ts";
 import type { Deps } from "../deps.ts";
-import { orNotFound } from "../errors/not-found.ts";
 import { requestIdOf } from "../http/request-context.ts";
 import * as deliveries from "./deliveries.ts";
 import type { Dispatcher } from "./dispatcher.ts";
@@ -289,29 +287,6 @@ export function webhookApiRoutes(
         params: idParams,
         detail: { ...tag, summary: "Replay into a new delivery (new id, replay_of set); 410 payload_expired" },
       },
-    )
-    .get(
-      "/api/settings",
-      ({ accountId }) => ({
-        retention: orNotFound(deps.store.directory.account(accountId), `account ${accountId}`).retention,
-      }),
-      {
-        detail: { ...tag, summary: "The account's settings: delivery retention (24h or 7d)" },
-      },
-    )
-    .patch(
-      "/api/settings",
-      async ({ accountId, body, by }) => {
-        const account = await updateAccount(
-          deps,
-          accountId,
-          { retention: body.retention },
-          await by(),
-          "settings.update",
-        );
-        return { retention: account.retention };
-      },
-      { body: s.settingsBody, detail: { ...tag, summary: "Change delivery retention (24h or 7d)" } },
     );
   return new Elysia().use(open).use(signedIn);
 }

@@ -1,6 +1,6 @@
 import { literals } from "../http/literals.ts";
 import { t } from "elysia";
-import { DELIVERY_STATUSES, RETENTIONS, SIGNATURE_SCHEMES } from "../store/vocabulary.ts";
+import { DELIVERY_STATUSES, SIGNATURE_SCHEMES } from "../store/vocabulary.ts";
 import { wholeNumber } from "../http/whole-number.ts";
 import { MAX_URL_LENGTH } from "../net/url-rules.ts";
 import { MAX_PAGE, MAX_STATS_HOURS } from "./deliveries.ts";
@@ -67,5 +67,3 @@ export const deliveryQuery = t.Object({
 });
 
 export const statsQuery = t.Object({ hours: t.Optional(wholeNumber({ minimum: 1, maximum: MAX_STATS_HOURS })) });
-
-export const settingsBody = t.Object({ retention: literals(RETENTIONS) }, { additionalProperties: false });

@@ -2,47 +2,11 @@ import { describe, expect, test } from "bun:test";
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
 import ts from "typescript";
+import { LAYERS } from "./layers.ts";
 
-// The shape of src/ as data: which module may import which. A module is a folder of src/ or a file
-// at its root. Every import counts, `import type` and `import()` too: a type-only circle still
-// means neither file can be read without the other.
-
-/**
- * The layers of src/, bottom first. A module imports only from its own folder and from layers
- * below its own; the modules of one layer are siblings that do not know each other. A new folder
- * is refused until it has a place here. Layers are counted from 0 at the bottom.
- */
-const LAYERS: { modules: string[]; what: string }[] = [
-  {
-    modules: ["errors", "platform", "ip"],
-    what: "the error catalog, the platform's words, IP addresses and ranges: they import nothing of ours",
-  },
-  { modules: ["config"], what: "the settings read from the environment" },
-  { modules: ["observability"], what: "logger, metrics, tracing" },
-  { modules: ["runtime"], what: "the injected primitives: clock, random, resolver, fetch, background workers" },
-  { modules: ["crypto", "net"], what: "sealing secrets and the development key; the SSRF-safe client and IP rules" },
-  { modules: ["store"], what: "the storage seam and both backends" },
-  { modules: ["limits"], what: "rate limits over the store's token buckets" },
-  { modules: ["deps.ts"], what: "the injected parts createApp is given; each capability takes a slice of them" },
-  { modules: ["instances"], what: "who is alive: this instance's heartbeat, and taking back a dead one's leases" },
-  { modules: ["http", "notify"], what: "the plumbing every route shares (guards, time and JSON formats); notices" },
-  { modules: ["audit"], what: "the audit log's entries (who, what, before → after) and its queries" },
-  { modules: ["auth", "accounts"], what: "sessions and the operator's token; accounts, their users and API keys" },
-  {
-    modules: ["numbers", "requests", "backup", "retention", "operators"],
-    what: "WABAs and numbers; the request log and usage; backups; retention; operator users and their sessions",
-  },
-  { modules: ["proxy"], what: "the proxied API: its checks (key, billing, number, limits), forwarding" },
-  { modules: ["webhooks"], what: "the webhook relay: ingress, endpoints, the delivery queue's dispatcher" },
-  { modules: ["messages", "onboarding", "simulator"], what: "capabilities over the relay; the fake upstream" },
-  { modules: ["account-api", "admin"], what: "the JSON surfaces: the account's API, the operator API" },
-  { modules: ["dashboard"], what: "the HTML surface, showing what the account API answers" },
-  { modules: ["console"], what: "the operator console: HTML pages across accounts, in the dashboard's parts" },
-  { modules: ["cli", "demo", "move"], what: "the tools beside the server" },
-  { modules: ["app.ts", "system-deps.ts"], what: "the composition root: the app and the real world's parts" },
-  { modules: ["start"], what: "each command's wiring: what it opens and runs, and how it fails" },
-  { modules: ["main.ts"], what: "the only reader of the environment" },
-];
+// The shape of src/ as data (./layers.ts, shown in docs/architecture.md): which module may import
+// which. A module is a folder of src/ or a file at its root. Every import counts, `import type` and
+// `import()` too: a type-only circle still means neither file can be read without the other.
 
 const SRC = resolve(import.meta.dir, "../../src");
 
@@ -154,6 +118,18 @@ describe("src/'s imports", () => {
 
   test("no module imports from its own layer or one above it", () => {
     expect(layerBreaches(graph, LAYERS)).toEqual([]);
+  });
+
+  test("the dashboard and the console are siblings over the HTML kit: neither imports the other", () => {
+    const layerOf = (m: string) => LAYERS.findIndex((layer) => layer.modules.includes(m));
+    expect(layerOf("dashboard")).toBe(layerOf("console"));
+    expect(layerOf("html")).toBe(layerOf("dashboard") - 1);
+    const across = [...graph].flatMap(([from, targets]) =>
+      targets
+        .filter((to) => [moduleOf(from), moduleOf(to)].sort().join() === "console,dashboard")
+        .map((to) => `src/${from} → src/${to}`),
+    );
+    expect(across).toEqual([]);
   });
 
   test("no import circle between files", () => {

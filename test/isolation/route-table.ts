@@ -221,7 +221,7 @@ export function plausible(schema: TSchema, name = "", values: Record<string, unk
 
 /**
  * The API route whose body an HTML form post takes. The pages read their forms against the
- * dashboard API's schemas (dashboard/form.ts), which the route table does not show; a page's
+ * dashboard API's schemas (html/form.ts), which the route table does not show; a page's
  * action posts what the API route doing the same takes: same kind of object and same last word
  * (`/dashboard/numbers/:id/preflight` ↔ `/api/numbers/:phone_number_id/preflight`), or, for an
  * `…/edit` page, the object's PATCH.

@@ -1,9 +1,9 @@
 import { escapeHtml } from "@kitajs/html";
-import { UsageChart } from "../../dashboard/chart.tsx";
-import { Badge, Time } from "../../dashboard/components.tsx";
-import { KeysTable } from "../../dashboard/pages/api-keys.tsx";
-import { disabledText, EndpointState } from "../../dashboard/pages/endpoints.tsx";
-import type { NumberUsage } from "../../dashboard/usage.ts";
+import { UsageChart } from "../../html/chart.tsx";
+import { Badge, Time } from "../../html/components.tsx";
+import { KeysTable } from "../../html/keys-table.tsx";
+import { disabledText, EndpointState } from "../../html/endpoint-state.tsx";
+import type { NumberUsage } from "../../html/usage.ts";
 import { causeOf, causeText, KIND_NAMES, NUMBER_STATES } from "../../numbers/condition.ts";
 import type { User, Waba } from "../../store/types.ts";
 import { addUserForm, resetPasswordForm } from "../forms.ts";

@@ -1,5 +1,5 @@
 import { escapeHtml } from "@kitajs/html";
-import { firstBad } from "../../dashboard/form-fields.tsx";
+import { firstBad } from "../../html/form-fields.tsx";
 import { createAccountForm } from "../forms.ts";
 import type { AccountRow } from "../reports.ts";
 import { Choice, ErrorSummary, Field, type FieldSpec, type FormState, SubmitBeside } from "./fields.tsx";

@@ -1,6 +1,6 @@
 import type { AuditView } from "../../audit/queries.ts";
-import { Notice, Pager, TimeRangeAndFilter } from "../../dashboard/components.tsx";
-import { ActionChoice, AuditTable } from "../../dashboard/pages/activity.tsx";
+import { Notice, Pager, TimeRangeAndFilter } from "../../html/components.tsx";
+import { ActionChoice, ActorField, AuditTable } from "../../html/audit.tsx";
 import type { Account } from "../../store/types.ts";
 import { AccountChoice } from "./fields.tsx";
 import { accountPath } from "./words.tsx";
@@ -61,17 +61,7 @@ export function AuditPage(props: AuditPageProps) {
       <search aria-label="Filter the audit log">
         <form method="get" action="/operator/audit" class="row filters">
           <AccountChoice id="filter-account" accounts={props.accounts} value={f.account_id} />
-          <div>
-            <label for="filter-actor">Who (email or id)</label>
-            <input
-              id="filter-actor"
-              name="actor"
-              type="text"
-              maxlength="320"
-              value={f.actor ?? ""}
-              placeholder="someone@example.com"
-            />
-          </div>
+          <ActorField value={f.actor} example="someone@example.com" />
           <ActionChoice kinds={props.kinds} value={f.action} />
           <TimeRangeAndFilter from={f.from} to={f.to} />
         </form>

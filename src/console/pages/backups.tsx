@@ -1,7 +1,7 @@
 import { escapeHtml } from "@kitajs/html";
 import type { Manifest } from "../../backup/manifest.ts";
-import { Notice, Time } from "../../dashboard/components.tsx";
-import { relativeTime } from "../../dashboard/format.ts";
+import { Notice, Time } from "../../html/components.tsx";
+import { relativeTime } from "../../html/format.ts";
 import type { BackupState } from "../backup-report.ts";
 import { Table } from "./table.tsx";
 import { count, Stat } from "./words.tsx";

@@ -1,9 +1,9 @@
 import { escapeHtml } from "@kitajs/html";
-import { FieldError } from "../../dashboard/components.tsx";
-import type { FormState } from "../../dashboard/form-fields.tsx";
+import { FieldError } from "../../html/components.tsx";
+import type { FormState } from "../../html/form-fields.tsx";
 import type { Account } from "../../store/types.ts";
 
-export { ErrorSummary, Field, Fields, type FieldSpec, type FormState } from "../../dashboard/form-fields.tsx";
+export { ErrorSummary, Field, Fields, type FieldSpec, type FormState } from "../../html/form-fields.tsx";
 
 /** A select of fixed choices, the current one chosen: the one sent again after a refused post, else `value`. */
 export function Choice(props: {

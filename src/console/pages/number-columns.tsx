@@ -1,5 +1,5 @@
 import { escapeHtml } from "@kitajs/html";
-import { Time } from "../../dashboard/components.tsx";
+import { Time } from "../../html/components.tsx";
 import type { NumberHealth } from "../reports.ts";
 import { accountColumn, type Column } from "./table.tsx";
 import { accountPath, Health, NumberName, numberName } from "./words.tsx";

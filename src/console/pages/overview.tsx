@@ -1,7 +1,7 @@
 import { escapeHtml } from "@kitajs/html";
-import { Notice, Time } from "../../dashboard/components.tsx";
-import { relativeTime } from "../../dashboard/format.ts";
-import { disabledText } from "../../dashboard/pages/endpoints.tsx";
+import { Notice, Time } from "../../html/components.tsx";
+import { relativeTime } from "../../html/format.ts";
+import { disabledText } from "../../html/endpoint-state.tsx";
 import type { EventCounts } from "../../store/overview.ts";
 import type { BackupState } from "../backup-report.ts";
 import type { CallWindow, Overview } from "../reports.ts";

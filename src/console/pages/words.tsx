@@ -1,5 +1,5 @@
 import { escapeHtml } from "@kitajs/html";
-import { Badge, type Tone } from "../../dashboard/components.tsx";
+import { Badge, type Tone } from "../../html/components.tsx";
 import type { BillingStatus } from "../../store/types.ts";
 import type { NumberHealth } from "../reports.ts";
 

@@ -1,6 +1,6 @@
 import { escapeHtml } from "@kitajs/html";
 import type { CoexistenceView, PreflightResult } from "../../onboarding/coexistence.ts";
-import { Badge, Notice, Time, type Tone } from "../components.tsx";
+import { Badge, Notice, Time, type Tone } from "../../html/components.tsx";
 
 type Sync = CoexistenceView["syncs"][number];
 

@@ -1,7 +1,7 @@
-import { Badge, Pager, Time, TimeRangeAndFilter } from "../components.tsx";
-import { CardsTable, FilterSelect, isFiltered, NumberFilter, pageLinks } from "../list.tsx";
+import { Badge, Pager, Time, TimeRangeAndFilter } from "../../html/components.tsx";
+import { CardsTable, FilterSelect, isFiltered, NumberFilter, pageLinks } from "../../html/list.tsx";
 import { EVENT_FIELDS } from "../../webhooks/fields.ts";
-import type { DeliveryShape, EndpointShape } from "../webhook-shapes.ts";
+import type { DeliveryShape, EndpointShape } from "../../html/webhook-shapes.ts";
 import { DeliveryStatus, deliveryPath } from "./delivery-status.tsx";
 
 /** The status filter's choices, in the words of the status badge. */

@@ -1,5 +1,5 @@
-import { Badge, type Tone } from "../components.tsx";
-import type { AttemptShape, DeliveryShape } from "../webhook-shapes.ts";
+import { Badge, type Tone } from "../../html/components.tsx";
+import type { AttemptShape, DeliveryShape } from "../../html/webhook-shapes.ts";
 
 export const deliveryPath = (id: string) => `/dashboard/deliveries/${encodeURIComponent(id)}`;
 

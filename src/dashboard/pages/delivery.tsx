@@ -1,8 +1,8 @@
 import { escapeHtml } from "@kitajs/html";
-import { ActionButton, CodeList, Notice, Time } from "../components.tsx";
-import { formatDuration } from "../format.ts";
-import { CardsTable } from "../list.tsx";
-import type { AttemptShape, DeliveryShape, EndpointShape } from "../webhook-shapes.ts";
+import { ActionButton, CodeList, Notice, Time } from "../../html/components.tsx";
+import { formatDuration } from "../../html/format.ts";
+import { CardsTable } from "../../html/list.tsx";
+import type { AttemptShape, DeliveryShape, EndpointShape } from "../../html/webhook-shapes.ts";
 import { attemptOutcome, DeliveryStatus, deliveryPath, parkedText } from "./delivery-status.tsx";
 
 function prettyPayload(payload: string): string {

@@ -1,5 +1,5 @@
 import { escapeHtml } from "@kitajs/html";
-import { FieldError, Notice } from "../components.tsx";
+import { FieldError, Notice } from "../../html/components.tsx";
 import { FIELD_GUIDE } from "../field-guide.ts";
 import type { SignatureScheme } from "../../store/endpoints.ts";
 import type { NumberChoice } from "./endpoints.tsx";

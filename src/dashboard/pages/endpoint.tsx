@@ -1,10 +1,11 @@
 import { escapeHtml } from "@kitajs/html";
-import { ActionButton, CodeList, Notice, SecretOnce, Time } from "../components.tsx";
-import { DeliveryChart } from "../chart.tsx";
-import { formatTime } from "../format.ts";
+import { ActionButton, CodeList, Notice, SecretOnce, Time } from "../../html/components.tsx";
+import { DeliveryChart } from "../../html/chart.tsx";
+import { formatTime } from "../../html/format.ts";
 import { EVENT_FIELDS } from "../../webhooks/fields.ts";
-import type { EndpointShape, HourBucket } from "../webhook-shapes.ts";
-import { disabledText, EndpointState, endpointPath, type NumberChoice, numberLabel } from "./endpoints.tsx";
+import type { EndpointShape, HourBucket } from "../../html/webhook-shapes.ts";
+import { disabledText, EndpointState } from "../../html/endpoint-state.tsx";
+import { endpointPath, type NumberChoice, numberLabel } from "./endpoints.tsx";
 import { RecoverSection, type RecoveryShape } from "./recover.tsx";
 import { ReceiverGuide } from "./receiver-guide.tsx";
 

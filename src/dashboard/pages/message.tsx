@@ -1,5 +1,5 @@
 import type { Timeline } from "../../messages/timeline.ts";
-import { Badge, Time, type Tone } from "../components.tsx";
+import { Badge, Time, type Tone } from "../../html/components.tsx";
 import { DeliveryStatus } from "./delivery-status.tsx";
 
 const STATUS_TONE: Record<string, Tone> = { sent: "plain", delivered: "ok", read: "ok", failed: "bad" };

@@ -1,5 +1,5 @@
 import type { Notification } from "../../store/types.ts";
-import { Badge, Time } from "../components.tsx";
+import { Badge, Time } from "../../html/components.tsx";
 
 export function NotificationsPage(props: { notifications: Notification[]; now: number; accountEmail: string }) {
   return (

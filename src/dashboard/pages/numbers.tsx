@@ -2,10 +2,10 @@ import { escapeHtml } from "@kitajs/html";
 import type { accountNumberView } from "../../account-api/views.ts";
 import { KIND_NAMES, WABA_RATE_LIMIT_PER_HOUR } from "../../numbers/condition.ts";
 import type { NumberKind } from "../../store/types.ts";
-import { UsageChart } from "../chart.tsx";
-import { ActionButton, Badge, FieldError, Notice, Time } from "../components.tsx";
-import { CardsTable } from "../list.tsx";
-import type { NumberUsage } from "../usage.ts";
+import { UsageChart } from "../../html/chart.tsx";
+import { ActionButton, Badge, FieldError, Notice, Time } from "../../html/components.tsx";
+import { CardsTable } from "../../html/list.tsx";
+import type { NumberUsage } from "../../html/usage.ts";
 import type { SignupView } from "../../onboarding/signup.ts";
 import { SignupPanel, UnfinishedSignups, type SignupSettings } from "./signup.tsx";
 

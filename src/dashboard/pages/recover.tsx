@@ -1,5 +1,5 @@
 import type { recoveryView } from "../../webhooks/recover.ts";
-import { Time } from "../components.tsx";
+import { Time } from "../../html/components.tsx";
 
 export type RecoveryShape = ReturnType<typeof recoveryView>;
 

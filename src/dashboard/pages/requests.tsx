@@ -1,7 +1,7 @@
 import { escapeHtml } from "@kitajs/html";
 import type { requestView } from "../../requests/queries.ts";
-import { Badge, Pager, Time, TimeRangeAndFilter, type Tone } from "../components.tsx";
-import { CardsTable, FilterSelect, isFiltered, NumberFilter, pageLinks } from "../list.tsx";
+import { Badge, Pager, Time, TimeRangeAndFilter, type Tone } from "../../html/components.tsx";
+import { CardsTable, FilterSelect, isFiltered, NumberFilter, pageLinks } from "../../html/list.tsx";
 
 export type RequestRow = ReturnType<typeof requestView>;
 

@@ -1,6 +1,6 @@
 import { changePasswordBody } from "../../account-api/password.ts";
 import type { Retention } from "../../store/types.ts";
-import { ErrorSummary, Fields, type FieldSpec, type FormState } from "../form-fields.tsx";
+import { ErrorSummary, Fields, type FieldSpec, type FormState } from "../../html/form-fields.tsx";
 
 /** The own-password form's fields, read against POST /api/password's rules. */
 export const PASSWORD_FIELDS = [

@@ -1,6 +1,6 @@
 import { escapeHtml } from "@kitajs/html";
 import type { SignupView } from "../../onboarding/signup.ts";
-import { Badge, Notice, Time, type Tone } from "../components.tsx";
+import { Badge, Notice, Time, type Tone } from "../../html/components.tsx";
 
 /** What the Numbers page's "Connect with the platform" needs: the SDK and what to tell it. */
 export interface SignupSettings {

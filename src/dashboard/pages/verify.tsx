@@ -1,4 +1,4 @@
-import { Notice } from "../components.tsx";
+import { Notice } from "../../html/components.tsx";
 import type { VerifyResult } from "../../webhooks/verify.ts";
 
 /** What Verify found (docs/webhooks.md#verify), in a sentence. */

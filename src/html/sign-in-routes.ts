@@ -1,13 +1,11 @@
 import { Elysia } from "elysia";
 import { clearedCookie, readCookie, sessionCookie } from "../auth/session-routes.ts";
-import { findSession, SESSION_COOKIE, signIn, signOut } from "../auth/session.ts";
 import { checkOrigin } from "../http/browser-guard.ts";
 import { clientIp, type Arrived, type TrustedProxies } from "../http/client-ip.ts";
 import { AppError } from "../errors/catalog.ts";
-import type { Deps } from "../deps.ts";
 import { formFields } from "./form.ts";
 import { htmlResponse, safeNext, seeOther } from "./http.ts";
-import { SignInPage, type SignInWords } from "./pages/sign-in.tsx";
+import { SignInPage, type SignInWords } from "./sign-in-page.tsx";
 
 const text = (body: unknown, key: string): string => {
   const value = formFields(body)[key];
@@ -27,22 +25,6 @@ export interface SignInDoor {
   signIn(email: string, password: string, ip: string | null): Promise<string>;
   isSignedIn(token: string | undefined): Promise<boolean>;
   signOut(token: string | undefined, ip: string | null): Promise<void>;
-}
-
-/** The dashboard's door: account users, over the same session functions as POST/DELETE /api/session. */
-export function dashboardDoor(deps: Deps): SignInDoor {
-  return {
-    home: "/dashboard",
-    words: {
-      action: "/dashboard/sign-in",
-      heading: "Sign in to Switchboard",
-      footnote: "Logins are created by the people who run this service.",
-    },
-    cookie: SESSION_COOKIE,
-    signIn: async (email, password, ip) => (await signIn(deps, email, password, ip)).token,
-    isSignedIn: async (token) => (await findSession(deps, token)) !== null,
-    signOut: (token, ip) => signOut(deps, token, ip),
-  };
 }
 
 /** The sign-in form and sign-out button of a door, mounted under its home; `proxies`: TRUSTED_PROXIES. */

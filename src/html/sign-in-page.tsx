@@ -1,6 +1,6 @@
 import { escapeHtml } from "@kitajs/html";
-import { Notice } from "../components.tsx";
-import { BarePage } from "../layout.tsx";
+import { Notice } from "./components.tsx";
+import { BarePage } from "./layout.tsx";
 
 /** Where the form posts and what it says (the dashboard's, or the operator console's). */
 export interface SignInWords {
