@@ -1,3 +1,4 @@
+import { optionalBody } from "../http/optional-body.ts";
 import { constantTimeEqual } from "../crypto/constant-time.ts";
 import { Elysia, t } from "elysia";
 import { requireSession } from "../auth/session-routes.ts";
@@ -200,13 +201,13 @@ export function webhookApiRoutes(
     .post(
       "/api/endpoints/:id/test",
       async ({ accountId, params, body, set }) => {
-        const deliveryId = await endpoints.sendTest(endpointDeps, accountId, params.id, body?.field);
+        const deliveryId = await endpoints.sendTest(endpointDeps, accountId, params.id, body.field);
         set.status = 202;
         return { delivery_id: deliveryId };
       },
       {
         params: idParams,
-        body: s.sendTestBody,
+        ...optionalBody(s.sendTestBody),
         detail: {
           ...tag,
           summary:

@@ -45,11 +45,10 @@ export const updateEndpointBody = t.Object(
 );
 
 /** Send test's choice: any string, judged against docs/webhooks.md#event-fields (422 `invalid_fields`). */
-export const sendTestBody = t.Optional(
-  t.Object(
-    { field: t.Optional(t.String({ maxLength: 64, description: "the test event's field; default messages" })) },
-    { additionalProperties: false },
-  ),
+/** Send test's body, which may be left out (see optionalBody). */
+export const sendTestBody = t.Object(
+  { field: t.Optional(t.String({ maxLength: 64, description: "the test event's field; default messages" })) },
+  { additionalProperties: false },
 );
 
 // An empty endpoint_id or status (`?endpoint_id=&status=`, as a form or a script may send them) filters nothing.
