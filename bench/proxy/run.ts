@@ -18,6 +18,7 @@
  *
  *   bun bench/proxy/run.ts     (ROWS=abcwdefgpq BENCH_SECONDS=10 ROUNDS=2 NUMBERS=1000 SAMPLED=0.1 UPLOADS=1)
  *   ROWS=wdq bun bench/proxy/run.ts    the issue-40 targets: Switchboard against its floor, log on and off
+ *   PACE=2000 ROWS=wdq bun bench/proxy/run.ts    the same at a fixed rate under every row's capacity: the tail
  * Needs `wrk`, `nginx` and `curl` (Debian: apt-get install -y wrk nginx curl).
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -39,7 +40,7 @@ import {
   waitFor,
 } from "./processes.ts";
 import { report, ROW_NAMES, type Measured, type Row, type Summary } from "./report.ts";
-import { benchNumbers, CONNECTIONS, seedProxyLoad, wrk, writeLoadScript } from "./wrk.ts";
+import { benchNumbers, CONNECTIONS, PACE, seedProxyLoad, wrk, writeLoadScript } from "./wrk.ts";
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const ROUNDS = Number(process.env.ROUNDS ?? 2);
@@ -187,6 +188,8 @@ async function main() {
   const calls = Object.fromEntries(chosen.map((row) => [row, 1])) as Record<Row, number>;
   for (const row of chosen) calls[row] += (await wrk(servers[row].url, servers[row].script, 2)).requests; // warm-up
   await Bun.sleep(1500);
+  // bench/proxy/stalls.ts: what its servers noted until now (start, seeding, warm-up) is not counted.
+  if (process.env.STALLS) for (const row of chosen) process.kill(servers[row].pid, "SIGUSR2");
   const logBefore = chosen.includes("d") ? logFootprint(join(work, "row-d.db")) : null;
   const results = Object.fromEntries(chosen.map((row) => [row, [] as Measured[]])) as Record<Row, Measured[]>;
   for (let round = 0; round < ROUNDS; round++) {
@@ -219,7 +222,7 @@ async function main() {
 
   const summary: Summary = {
     sampled: SAMPLED,
-    header: `wrk -t2 -c${CONNECTIONS} -d${SECONDS}s, ${ROUNDS} round(s) per row (mean shown), ${NUMBERS} numbers; load average before ${loadBefore}, after ${loadAverage()}`,
+    header: `wrk -t2 -c${CONNECTIONS} -d${SECONDS}s${PACE > 0 ? `, paced at ${PACE} req/s` : ""}, ${ROUNDS} round(s) per row (mean shown), ${NUMBERS} numbers; load average before ${loadBefore}, after ${loadAverage()}`,
     results,
     calls,
     exported,

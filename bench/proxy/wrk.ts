@@ -42,13 +42,22 @@ export async function wrk(url: string, script: string, seconds: number): Promise
 /** The numbers a bench account has: `count` ids from 100000000000000 on. */
 export const benchNumbers = (count: number) => Array.from({ length: count }, (_, i) => String(100_000_000_000_000 + i));
 
+/**
+ * Requests a second over all connections when a run is paced (PACE; 0, the default: each
+ * connection sends again as soon as it is answered, the machine's full speed). Paced below every
+ * row's capacity, p99 is the tail a call has, not the queue that 50 connections at full speed
+ * make (latency = connections / throughput there).
+ */
+export const PACE = Number(process.env.PACE ?? 0);
+
 /** wrk's script of message sends with `key`, spread over `numbers`, written to `scriptPath`. */
 export function writeLoadScript(scriptPath: string, key: string, numbers: string[]): void {
   writeFileSync(
     scriptPath,
     readFileSync(join(import.meta.dir, "load.lua.template"), "utf8")
       .replace("__PATHS__", numbers.map((n) => `"/v21.0/${n}/messages"`).join(", "))
-      .replace("__KEY__", key),
+      .replace("__KEY__", key)
+      .replace("__PAUSE_MS__", String(PACE > 0 ? Math.round((CONNECTIONS * 1000) / PACE) : 0)),
   );
 }
 

@@ -18,12 +18,15 @@ export interface Tracing {
   shutdown(): Promise<void>;
 }
 
+/** Read once: the getter costs about as much as performance.now() itself (bench/proxy/tracing-cost.ts's profile). */
+const TIME_ORIGIN = performance.timeOrigin;
+
 /**
  * Now, in epoch milliseconds with sub-millisecond digits, for span times. (A performance.now()
  * value given as a span time is shifted by an offset each span computes against Date.now(), which
  * moved the children of one call up to a millisecond against each other.)
  */
-export const epochNow = () => performance.timeOrigin + performance.now();
+export const epochNow = () => TIME_ORIGIN + performance.now();
 
 /** A context whose active span is `parent`, for children started later (no context manager is used). */
 export const under = (parent: Span | SpanContext): Context =>
