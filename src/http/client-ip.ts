@@ -28,7 +28,7 @@ export function clientAddress(peer: string, forwardedFor: string | null, proxies
   const from = parseAddress(peer);
   if (!from) return peer;
   let client = from;
-  if (proxies.length > 0 && trusted(from, proxies) && forwardedFor) {
+  if (trusted(from, proxies) && forwardedFor) {
     const hops = forwardedFor.split(",");
     for (let i = hops.length - 1; i >= 0; i--) {
       const ip = hop((hops[i] ?? "").trim());

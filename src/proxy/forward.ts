@@ -1,5 +1,5 @@
 import type { ErrorName } from "../errors/catalog.ts";
-import { readWithin } from "../http/read-body.ts";
+import { bytesWithin } from "../http/read-body.ts";
 import type { Clock } from "../runtime/clock.ts";
 import type { Fetch } from "../runtime/fetch.ts";
 import { countedBody, MAX_BODY_BYTES } from "./body-limit.ts";
@@ -72,9 +72,9 @@ export async function forward(
     // Bun has already checked the declared length against the body it reads.
     if (Number(length) <= exchange.bufferBytes) {
       const { clock, ms, missed } = exchange.bodyDeadline;
-      let read: Awaited<ReturnType<typeof readWithin>>;
+      let read: Uint8Array | "late";
       try {
-        read = await readWithin(body, Number(length), ms, clock);
+        read = await bytesWithin(request, ms, clock);
       } catch {
         // The caller went away mid-body; there is nobody left to answer, and nothing was sent.
         return exchange.fail("upstream_unreachable", exchange.headers);
@@ -83,8 +83,6 @@ export async function forward(
         missed();
         return exchange.fail("body_timeout", exchange.headers);
       }
-      // More than it declared: Bun holds a body to its declared length, so only ever a guard.
-      if (read === "too_large") return exchange.fail("payload_too_large");
       body = read;
     }
   } else if (body) {

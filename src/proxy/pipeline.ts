@@ -153,11 +153,7 @@ export function createProxy(deps: ProxyDeps, limiter: RateLimiter, requestLog: R
       token: target.waba.accessToken,
       timeoutMs: target.route.timeout === "media" ? config.upstreamMediaTimeoutMs : config.upstreamTimeoutMs,
       bufferBytes: config.proxyBodyBufferBytes,
-      bodyDeadline: {
-        clock: deps.clock,
-        ms: config.requestBodyTimeoutMs,
-        missed: () => metrics.bodyTimeouts.inc({ group: "proxy" }),
-      },
+      bodyDeadline,
       headers,
       fail,
       onHeaders: (ms) => {
@@ -180,6 +176,12 @@ export function createProxy(deps: ProxyDeps, limiter: RateLimiter, requestLog: R
   }
 
   /** `target` is the request's raw target when the caller has already read it. */
+  // The same for every call: made once, not per call.
+  const bodyDeadline = {
+    clock: deps.clock,
+    ms: config.requestBodyTimeoutMs,
+    missed: () => metrics.bodyTimeouts.inc({ group: "proxy" }),
+  };
   return async function handle(request: Request, target: RawTarget = rawTarget(request.url)): Promise<Response> {
     const at = deps.clock.now();
     const requestId = nextRequestId(at);
