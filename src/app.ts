@@ -8,7 +8,7 @@ import { backupRoutes } from "./backup/routes.ts";
 import { scheduledBackups } from "./backup/schedule.ts";
 import { activityRoutes } from "./account-api/activity.ts";
 import { sessionRoutes } from "./auth/session-routes.ts";
-import { consoleRoutes } from "./console/routes.tsx";
+import { consoleRoutes } from "./console/routes.ts";
 import { dashboardRoutes } from "./dashboard/routes.ts";
 import { apiDocs } from "./http/api-docs.ts";
 import { browserApiGuard } from "./http/browser-guard.ts";
