@@ -3,7 +3,7 @@
  * (`bun test/support/page-snapshot.ts /tmp/a` in each, then `diff -r`): the demo's data on a
  * seeded random and a manual clock, one message proxied and one inbound message relayed, then
  * every same-origin link under /dashboard and /operator followed from the two home pages (and
- * three pages no page links to).
+ * three pages no page links to), and the OpenAPI document.
  */
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -72,6 +72,8 @@ const queue = [
   "/dashboard/requests/lookup",
   `/dashboard/numbers/${demo.numberId}/coexistence`,
   `/dashboard/endpoints/${demo.endpointId}/recover`,
+  // The OpenAPI document, written from the JSON APIs' route tables.
+  "/docs/json",
 ];
 while (queue.length > 0) {
   const path = queue.shift() ?? "";
