@@ -45,6 +45,8 @@ await sim.inbound({ phoneNumberId: demo.numberId, text: "Hi" });
 await sim.webhooksIdle();
 await app.app.decorator.webhookRelay.dispatcher.tick();
 await app.app.requestLog?.flush();
+// The overview's event counts reach the store once a second otherwise: a race with the crawl.
+await app.app.relay.events.flush();
 
 async function cookie(path: string, body: unknown): Promise<string> {
   const res = await fetch(`${app.url}${path}`, {
