@@ -8,7 +8,7 @@ import { backupRoutes } from "./backup/routes.ts";
 import { scheduledBackups } from "./backup/schedule.ts";
 import { activityRoutes } from "./account-api/activity.ts";
 import { sessionRoutes } from "./auth/session-routes.ts";
-import { consoleRoutes } from "./console/routes.tsx";
+import { consoleRoutes } from "./console/routes.ts";
 import { dashboardRoutes } from "./dashboard/routes.ts";
 import { apiDocs } from "./http/api-docs.ts";
 import { browserApiGuard } from "./http/browser-guard.ts";
@@ -43,12 +43,11 @@ import { onboardingRoutes } from "./onboarding/routes.ts";
 const MAX_REQUEST_BODY = Number.MAX_SAFE_INTEGER;
 
 /**
- * Builds the whole service from injected dependencies. Nothing starts until the app listens:
- * background workers start with the server; `shutdown()` stops accepting, lets in-flight requests
- * finish, then stops the workers (which flush their state).
+ * The service's background work, in the order it starts (and stops): the relay's queue and event
+ * counts, the rate limits, the directory's refresh, retention, the request log, scheduled backups
+ * and, last, this instance's heartbeat.
  */
-export function createApp(deps: Deps) {
-  const webhooks = webhookRelay(deps);
+function backgroundWork(deps: Deps, webhooks: ReturnType<typeof webhookRelay>) {
   const retention = new RetentionWorker(deps);
   const workers: Worker[] = [
     webhooks.dispatcher,
@@ -77,6 +76,17 @@ export function createApp(deps: Deps) {
   // Stopped last: this instance leaves the list once its delivery attempts have ended.
   const heartbeat = new Heartbeat(deps);
   workers.push(heartbeat);
+  return { workers, retention, requestLog, backups, backupWorker, heartbeat };
+}
+
+/**
+ * Builds the whole service from injected dependencies. Nothing starts until the app listens:
+ * background workers start with the server; `shutdown()` stops accepting, lets in-flight requests
+ * finish, then stops the workers (which flush their state).
+ */
+export function createApp(deps: Deps) {
+  const webhooks = webhookRelay(deps);
+  const { workers, retention, requestLog, backups, backupWorker, heartbeat } = backgroundWork(deps, webhooks);
   const proxy = createProxy(deps, deps.limits.limiter, requestLog);
   // Set once the app exists: the proxy's native route hands non-proxied paths back to Elysia.
   let elysia: (request: Request) => Response | Promise<Response> = () => new Response(null, { status: 503 });

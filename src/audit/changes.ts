@@ -25,6 +25,12 @@ function shown(field: string, value: unknown): unknown {
   return words(field).at(-1) === "at" && typeof value === "number" ? new Date(value).toISOString() : value;
 }
 
+/** One field's change as an entry shows it: a secret's as whether there was one and whether there is. */
+const changed = (field: string, prev: unknown, next: unknown): AuditChanges[string] =>
+  isSecret(field)
+    ? [prev === null ? null : SECRET_BEFORE, next === null ? null : SECRET_CHANGED]
+    : [shown(field, prev), shown(field, next)];
+
 const same = (a: unknown, b: unknown) => a === b || JSON.stringify(a) === JSON.stringify(b);
 
 /**
@@ -39,9 +45,7 @@ export function changesOf(before: object | null, after: object): AuditChanges {
     if (next === undefined || UNRECORDED.has(field)) continue;
     const prev = was[field] ?? null;
     if (same(prev, next)) continue;
-    changes[apiName(field)] = isSecret(field)
-      ? [prev === null ? null : SECRET_BEFORE, next === null ? null : SECRET_CHANGED]
-      : [shown(field, prev), shown(field, next)];
+    changes[apiName(field)] = changed(field, prev, next);
   }
   return changes;
 }

@@ -86,6 +86,17 @@ export async function* archiveOf(files: readonly string[], mtime: number): Async
 /** An archive that is not one of ours: the message says what is wrong with it. */
 export class ArchiveError extends Error {}
 
+/** The size of the entry a header announces where `expected` belongs, or what is wrong with the header. */
+function entrySize(block: Buffer, expected: EntryName): number | string {
+  if (readNumber(block, 148, 8) !== checksum(block)) return "has a damaged header";
+  const name = block.toString("ascii", 0, 100).replace(/\0.*$/s, "");
+  const type = block.toString("ascii", 156, 157);
+  if (name !== expected || (type !== "0" && type !== "\0")) return `holds "${name}" where ${expected} belongs`;
+  const size = readNumber(block, 124, 12);
+  if (!Number.isSafeInteger(size) || size < 0) return `states no valid size for ${name}`;
+  return size;
+}
+
 /**
  * Writes an archive's entries, as its bytes arrive, to new files (`paths`, by entry name); anything
  * but ENTRIES in order, each a regular file, then the end blocks and nothing after, fails the stream
@@ -107,14 +118,8 @@ export function unpacker(paths: Record<EntryName, string>): Writable {
     }
     const expected = ENTRIES[entry];
     if (ended || expected === undefined) return fail("holds more than its files");
-    if (readNumber(block, 148, 8) !== checksum(block)) return fail("has a damaged header");
-    const name = block.toString("ascii", 0, 100).replace(/\0.*$/s, "");
-    const type = block.toString("ascii", 156, 157);
-    if (name !== expected || (type !== "0" && type !== "\0")) {
-      return fail(`holds "${name}" where ${expected} belongs`);
-    }
-    const size = readNumber(block, 124, 12);
-    if (!Number.isSafeInteger(size) || size < 0) return fail(`states no valid size for ${name}`);
+    const size = entrySize(block, expected);
+    if (typeof size === "string") return fail(size);
     file = { fd: openSync(paths[expected], "wx", PRIVATE_FILE), left: size, pad: padding(size) };
     entry++;
     return null;
@@ -127,22 +132,28 @@ export function unpacker(paths: Record<EntryName, string>): Writable {
     file = null;
   };
 
+  /** Writes what has arrived of the file, then skips its padding; false when more bytes must come first. */
+  const feedFile = (current: { fd: number; left: number; pad: number }): boolean => {
+    if (current.left > 0) {
+      if (pending.length === 0) return false;
+      const part = pending.subarray(0, Math.min(current.left, pending.length));
+      writeSync(current.fd, part);
+      current.left -= part.length;
+      pending = pending.subarray(part.length);
+      return true;
+    }
+    const skip = Math.min(current.pad, pending.length);
+    current.pad -= skip;
+    pending = pending.subarray(skip);
+    if (current.pad > 0) return false;
+    finishFile();
+    return true;
+  };
+
   const consume = (): ArchiveError | null => {
     for (;;) {
       if (file !== null) {
-        if (file.left > 0) {
-          if (pending.length === 0) return null;
-          const part = pending.subarray(0, Math.min(file.left, pending.length));
-          writeSync(file.fd, part);
-          file.left -= part.length;
-          pending = pending.subarray(part.length);
-          continue;
-        }
-        const skip = Math.min(file.pad, pending.length);
-        file.pad -= skip;
-        pending = pending.subarray(skip);
-        if (file.pad > 0) return null;
-        finishFile();
+        if (!feedFile(file)) return null;
         continue;
       }
       if (pending.length < BLOCK) return null;

@@ -116,6 +116,22 @@ export function inspectRequestLog(path: string): DatabaseFacts {
   );
 }
 
+/** Opens every sealed secret of one column; how many it opened. */
+function openColumn(db: Database, table: string, column: string, sealer: Sealer): number {
+  let opened = 0;
+  const values = db.query<{ v: string }, []>(`SELECT "${column}" AS v FROM "${table}" WHERE "${column}" IS NOT NULL`);
+  for (const row of values.iterate()) {
+    try {
+      sealer.open(row.v);
+    } catch (error) {
+      if (error instanceof SealError) throw new SealError(`${table}.${column}: ${error.message}`);
+      throw error;
+    }
+    opened++;
+  }
+  return opened;
+}
+
 /**
  * Opens every sealed secret in the file (the `…_enc` columns: upstream tokens, app secrets, signing
  * secrets, signup codes) with `sealer`. Throws SealError naming the first column it cannot open:
@@ -127,20 +143,8 @@ export function openSealedSecrets(path: string, sealer: Sealer): number {
     let opened = 0;
     for (const table of dataTables(db)) {
       const columns = db.query<{ name: string }, []>(`SELECT name FROM pragma_table_info('${table}')`).all();
-      for (const { name: column } of columns.filter((c) => c.name.endsWith("_enc"))) {
-        const values = db.query<{ v: string }, []>(
-          `SELECT "${column}" AS v FROM "${table}" WHERE "${column}" IS NOT NULL`,
-        );
-        for (const row of values.iterate()) {
-          try {
-            sealer.open(row.v);
-          } catch (error) {
-            if (error instanceof SealError) throw new SealError(`${table}.${column}: ${error.message}`);
-            throw error;
-          }
-          opened++;
-        }
-      }
+      for (const { name: column } of columns.filter((c) => c.name.endsWith("_enc")))
+        opened += openColumn(db, table, column, sealer);
     }
     return opened;
   } finally {

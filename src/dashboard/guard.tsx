@@ -37,6 +37,21 @@ function signInLocation(request: Request): string {
   return `/dashboard/sign-in?next=${encodeURIComponent(back)}`;
 }
 
+/** The signed-in user of a live session, with their account; null when any of the three is gone. */
+async function viewerOf(deps: Deps, ctx: PageContext): Promise<Viewer | null> {
+  const session = await findSession(deps, sessionToken(ctx.request));
+  const account = session ? deps.store.directory.account(session.accountId) : undefined;
+  const user = session ? await deps.store.users.byId(session.userId) : undefined;
+  if (!session || !account || !user) return null;
+  return {
+    accountId: account.id,
+    account,
+    userId: user.id,
+    userEmail: user.email,
+    by: byUser(user, clientIp(deps.config.trustedProxies, ctx.server, (ctx as Arrived).arrived)),
+  };
+}
+
 /**
  * Wraps a page handler: checks Origin on posts, requires a live session (else sends the browser
  * to sign in; htmx gets an HX-Redirect), and turns our errors into an HTML page in place of the
@@ -48,20 +63,11 @@ export function guarded(deps: Deps, handler: PageHandler) {
     let viewer: Viewer | null = null;
     try {
       checkOrigin(request);
-      const session = await findSession(deps, sessionToken(request));
-      const account = session ? deps.store.directory.account(session.accountId) : undefined;
-      const user = session ? await deps.store.users.byId(session.userId) : undefined;
-      if (!session || !account || !user) {
+      viewer = await viewerOf(deps, ctx);
+      if (!viewer) {
         const location = signInLocation(request);
         return isHtmx(request) ? htmlResponse("", 401, { "hx-redirect": location }) : seeOther(location);
       }
-      viewer = {
-        accountId: account.id,
-        account,
-        userId: user.id,
-        userEmail: user.email,
-        by: byUser(user, clientIp(deps.config.trustedProxies, ctx.server, (ctx as Arrived).arrived)),
-      };
       const result = await handler(ctx, viewer);
       return typeof result === "string" ? htmlResponse(result) : result;
     } catch (error) {

@@ -7,28 +7,29 @@ export interface DemoReceiver {
   stop(): Promise<void>;
 }
 
+type Change = {
+  field?: string;
+  value?: {
+    messages?: { id?: string; text?: { body?: string } }[];
+    statuses?: { id?: string; status?: string }[];
+  };
+};
+
+/** What one change says: its statuses, its inbound messages, or else its field. */
+function describeChange(change: Change): string[] {
+  const parts: string[] = [];
+  for (const s of change.value?.statuses ?? []) parts.push(`status ${s.status} for ${s.id}`);
+  for (const m of change.value?.messages ?? [])
+    parts.push(`inbound message ${m.id}${m.text?.body ? `: "${m.text.body}"` : ""}`);
+  if (!change.value?.statuses && !change.value?.messages) parts.push(`${change.field} event`);
+  return parts;
+}
+
 /** One line a person can read: which event, which message or status. */
 export function describeEvent(body: string): string {
   try {
-    const event = JSON.parse(body) as {
-      proxy_test?: boolean;
-      entry?: {
-        changes?: {
-          field?: string;
-          value?: {
-            messages?: { id?: string; text?: { body?: string } }[];
-            statuses?: { id?: string; status?: string }[];
-          };
-        }[];
-      }[];
-    };
-    const parts: string[] = [];
-    for (const change of event.entry?.flatMap((e) => e.changes ?? []) ?? []) {
-      for (const s of change.value?.statuses ?? []) parts.push(`status ${s.status} for ${s.id}`);
-      for (const m of change.value?.messages ?? [])
-        parts.push(`inbound message ${m.id}${m.text?.body ? `: "${m.text.body}"` : ""}`);
-      if (!change.value?.statuses && !change.value?.messages) parts.push(`${change.field} event`);
-    }
+    const event = JSON.parse(body) as { proxy_test?: boolean; entry?: { changes?: Change[] }[] };
+    const parts = (event.entry?.flatMap((e) => e.changes ?? []) ?? []).flatMap(describeChange);
     return `${event.proxy_test ? "[test] " : ""}${parts.join("; ") || "event"}`;
   } catch {
     return "a body that is not JSON";

@@ -32,11 +32,14 @@ function checkBody(value: unknown, path: string): void {
     if (holds(value, isControlInText)) throw refuse(`body field ${path || "(the whole body)"}`);
   } else if (Array.isArray(value)) {
     for (const [i, item] of value.entries()) checkBody(item, `${path}[${i}]`);
-  } else if (value !== null && typeof value === "object" && !(value instanceof Blob)) {
-    for (const [key, item] of Object.entries(value)) {
-      if (holds(key, isControlInText)) throw refuse(`A body field's name${path ? ` in ${path}` : ""}`);
-      checkBody(item, path ? `${path}.${key}` : key);
-    }
+  } else if (value !== null && typeof value === "object" && !(value instanceof Blob)) checkFields(value, path);
+}
+
+/** An object's field names, then each field's value. */
+function checkFields(value: object, path: string): void {
+  for (const [key, item] of Object.entries(value)) {
+    if (holds(key, isControlInText)) throw refuse(`A body field's name${path ? ` in ${path}` : ""}`);
+    checkBody(item, path ? `${path}.${key}` : key);
   }
 }
 

@@ -11,16 +11,22 @@ export const MAX_JSON_DEPTH = 32;
  */
 export function nestsDeeperThan(json: Uint8Array, max: number): boolean {
   let depth = 0;
-  let inString = false;
   for (let i = 0; i < json.length; i++) {
     const c = json[i];
-    if (inString) {
-      if (c === BACKSLASH) i++;
-      else if (c === QUOTE) inString = false;
-    } else if (c === QUOTE) inString = true;
+    if (c === QUOTE) i = closingQuote(json, i);
     else if (c === OPEN_ARRAY || c === OPEN_OBJECT) {
       if (++depth > max) return true;
     } else if (c === CLOSE_ARRAY || c === CLOSE_OBJECT) depth--;
   }
   return false;
+}
+
+/** Where the string opened at `open` ends: its closing quote, or the end of the text when it has none. */
+function closingQuote(json: Uint8Array, open: number): number {
+  for (let i = open + 1; i < json.length; i++) {
+    const c = json[i];
+    if (c === BACKSLASH) i++;
+    else if (c === QUOTE) return i;
+  }
+  return json.length;
 }

@@ -24,6 +24,24 @@ const API_BODIES: BodyRule = { max: API_BODY_LIMIT, tooLarge: "body_too_large", 
 /** Elysia picks its JSON parser by the 13th character of the media type (the "j" of application/json). */
 const parsedAsJson = (contentType: string | null) => contentType?.charCodeAt(12) === 0x6a;
 
+/** The body, once its declared length is one the route's group takes: refused before anything is read otherwise. */
+function declaredBody(request: Request, rule: BodyRule, declared: string | null): ReadableStream<Uint8Array> {
+  if (!request.body) throw new AppError("body_not_expected");
+  if (declared === null && !rule.chunked) throw new AppError("length_required");
+  if (declared !== null && Number(declared) > rule.max) throw new AppError(rule.tooLarge);
+  return request.body;
+}
+
+/** A JSON body nested deeper than MAX_JSON_DEPTH, refused before it is parsed and validated. */
+function checkDepth(request: Request, rule: BodyRule, read: Uint8Array): void {
+  if (rule.json && parsedAsJson(request.headers.get("content-type")) && nestsDeeperThan(read, MAX_JSON_DEPTH)) {
+    throw new AppError(
+      "invalid_request",
+      `The JSON body nests deeper than ${MAX_JSON_DEPTH} levels of arrays and objects.`,
+    );
+  }
+}
+
 /**
  * Every body outside the proxy is read here, whole, before any route sees it (the server itself
  * caps no body, see app.ts):
@@ -47,22 +65,15 @@ export function requestBodies(deps: Pick<Deps, "config" | "metrics" | "clock">, 
     if (declared === "0" || (declared === null && !request.headers.has("transfer-encoding"))) return;
     const group = routeGroup(rawTarget(request.url).path);
     if (group === "proxy") return;
-    if (!request.body) throw new AppError("body_not_expected");
     const rule = group === "webhooks" ? upstreamEvents : API_BODIES;
-    if (declared === null && !rule.chunked) throw new AppError("length_required");
-    if (declared !== null && Number(declared) > rule.max) throw new AppError(rule.tooLarge);
-    const read = await readWithin(request.body, rule.max, ms, deps.clock);
+    const body = declaredBody(request, rule, declared);
+    const read = await readWithin(body, rule.max, ms, deps.clock);
     if (read === "late") {
       deps.metrics.bodyTimeouts.inc({ group });
       throw new AppError("body_timeout", `The request body did not arrive whole within ${ms / 1000} s.`);
     }
     if (read === "too_large") throw new AppError(rule.tooLarge);
-    if (rule.json && parsedAsJson(request.headers.get("content-type")) && nestsDeeperThan(read, MAX_JSON_DEPTH)) {
-      throw new AppError(
-        "invalid_request",
-        `The JSON body nests deeper than ${MAX_JSON_DEPTH} levels of arrays and objects.`,
-      );
-    }
+    checkDepth(request, rule, read);
     // Elysia's parser and every handler read `context.request` after this hook: they get the body in memory.
     (context as { request: Request }).request = new Request(request.url, {
       method: request.method,

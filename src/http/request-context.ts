@@ -76,6 +76,28 @@ interface Stamp {
   ip?: string | null;
 }
 
+/** What a failed request answers: our error as it is, invalid input as invalid_request, the rest by kind (and logged). */
+function errorOf(
+  logger: Logger,
+  failure: { code: unknown; error: unknown; request: Request; path: string } & Parsed,
+): { name: ErrorName; message?: string; headers?: Record<string, string> } {
+  const { code, error, request, path, query, params, body } = failure;
+  if (error instanceof AppError) return { name: error.errorName, message: error.message, headers: error.headers };
+  if (code === "PARSE") return { name: "invalid_request", message: "The request body is not valid JSON." };
+  if (code === "VALIDATION")
+    return { name: "invalid_request", message: validationMessage(error, { query, params, body }) };
+  if (error instanceof StoreUnavailableError) {
+    logger.warn("database unavailable", { method: request.method, path, error: error.message });
+    return { name: "unavailable" };
+  }
+  if (code === "NOT_FOUND") {
+    const group = routeGroup(path);
+    return { name: group === "admin" || group === "api" ? "not_found" : "unknown_route" };
+  }
+  logger.error("unhandled error", { method: request.method, path, error });
+  return { name: "internal" };
+}
+
 /**
  * Gives every request an id (sent back as X-Proxy-Request-Id and used as trace_id), renders every
  * error of ours in the one envelope, logs each request with the status it was sent and counts it.
@@ -111,29 +133,7 @@ export function requestContext(deps: {
       // parsed (about 50 µs per request, bench/RESULTS.md).
       .onError({ as: "global" }, ({ code, error, request, path, set, requestId, query, params, body }) => {
         const traceId = requestIdOf(requestId, deps.random);
-        let name: ErrorName;
-        let message: string | undefined;
-        let headers: Record<string, string> | undefined;
-        if (error instanceof AppError) {
-          name = error.errorName;
-          message = error.message;
-          headers = error.headers;
-        } else if (code === "VALIDATION" || code === "PARSE") {
-          name = "invalid_request";
-          message =
-            code === "PARSE"
-              ? "The request body is not valid JSON."
-              : validationMessage(error, { query, params, body });
-        } else if (error instanceof StoreUnavailableError) {
-          name = "unavailable";
-          deps.logger.warn("database unavailable", { method: request.method, path, error: error.message });
-        } else if (code === "NOT_FOUND") {
-          const group = routeGroup(path);
-          name = group === "admin" || group === "api" ? "not_found" : "unknown_route";
-        } else {
-          name = "internal";
-          deps.logger.error("unhandled error", { method: request.method, path, error });
-        }
+        const { name, message, headers } = errorOf(deps.logger, { code, error, request, path, query, params, body });
         const response = errorResponse(name, traceId, { message, headers });
         // Elysia sets its own status before an error reaches here (422 for any failed validation) and
         // sends this response as it is; the access log reads set.status.

@@ -42,26 +42,24 @@ export function parseIpv4(text: string): Uint8Array | null {
   return out;
 }
 
-/** IPv6, with optional brackets, zone id, `::` and a trailing dotted IPv4. */
-export function parseIpv6(input: string): Uint8Array | null {
-  let text = input.startsWith("[") && input.endsWith("]") ? input.slice(1, -1) : input;
-  const zone = text.indexOf("%");
-  if (zone >= 0) text = text.slice(0, zone);
-  if (!text.includes(":")) return null;
-  let tail: Uint8Array | null = null;
+/** A trailing dotted IPv4 (`::ffff:1.2.3.4`) read off, two zero groups in its place; null when it is malformed. */
+function dottedTail(text: string): { text: string; tail: Uint8Array | null } | null {
   const lastColon = text.lastIndexOf(":");
   const lastGroup = text.slice(lastColon + 1);
-  if (lastGroup.includes(".")) {
-    if (!/^\d{1,3}(\.\d{1,3}){3}$/.test(lastGroup)) return null;
-    tail = parseIpv4(
-      lastGroup
-        .split(".")
-        .map((p) => String(Number(p)))
-        .join("."),
-    );
-    if (!tail) return null;
-    text = `${text.slice(0, lastColon + 1)}0:0`;
-  }
+  if (!lastGroup.includes(".")) return { text, tail: null };
+  if (!/^\d{1,3}(\.\d{1,3}){3}$/.test(lastGroup)) return null;
+  const tail = parseIpv4(
+    lastGroup
+      .split(".")
+      .map((p) => String(Number(p)))
+      .join("."),
+  );
+  if (!tail) return null;
+  return { text: `${text.slice(0, lastColon + 1)}0:0`, tail };
+}
+
+/** The eight groups, `::` filled with zeros; null when there are more or fewer. */
+function eightGroups(text: string): string[] | null {
   const halves = text.split("::");
   if (halves.length > 2) return null;
   const groups = (half: string) => (half === "" ? [] : half.split(":"));
@@ -70,7 +68,18 @@ export function parseIpv6(input: string): Uint8Array | null {
   const rest = after === undefined ? [] : groups(after);
   const missing = 8 - head.length - rest.length;
   if (halves.length === 1 ? missing !== 0 : missing < 1) return null;
-  const all = [...head, ...Array<string>(halves.length === 2 ? missing : 0).fill("0"), ...rest];
+  return [...head, ...Array<string>(halves.length === 2 ? missing : 0).fill("0"), ...rest];
+}
+
+/** IPv6, with optional brackets, zone id, `::` and a trailing dotted IPv4. */
+export function parseIpv6(input: string): Uint8Array | null {
+  let text = input.startsWith("[") && input.endsWith("]") ? input.slice(1, -1) : input;
+  const zone = text.indexOf("%");
+  if (zone >= 0) text = text.slice(0, zone);
+  if (!text.includes(":")) return null;
+  const split = dottedTail(text);
+  const all = split && eightGroups(split.text);
+  if (!split || !all) return null;
   const out = new Uint8Array(16);
   for (const [i, g] of all.entries()) {
     if (!/^[0-9a-fA-F]{1,4}$/.test(g)) return null;
@@ -78,7 +87,7 @@ export function parseIpv6(input: string): Uint8Array | null {
     out[2 * i] = v >> 8;
     out[2 * i + 1] = v & 0xff;
   }
-  if (tail) out.set(tail, 12);
+  if (split.tail) out.set(split.tail, 12);
   return out;
 }
 

@@ -68,6 +68,37 @@ async function readExcerpt(response: Response): Promise<string> {
 }
 
 /**
+ * The address to post to for a hostname: its first answer, once every answer passed the address
+ * policy; or why not (no answer, or one blocked).
+ */
+async function resolvedAddress(
+  hostname: string,
+  options: SafePostOptions,
+  signal: AbortSignal,
+): Promise<string | { kind: "failed" | "blocked"; error: string }> {
+  const answers = await withTimeout(options.resolver(hostname), signal);
+  const [first] = answers;
+  if (first === undefined) return { kind: "failed", error: "DNS lookup returned no address" };
+  for (const answer of answers) {
+    if (blockedReason(answer, options.urls.rules.policy) !== null) {
+      const ip = parseIp(answer);
+      return { kind: "blocked", error: `blocked: resolved to ${ip ? formatIp(ip) : answer}` };
+    }
+  }
+  // blockedReason refuses what is not an IP address, so the first answer is one.
+  const pinnedIp = parseIp(first);
+  if (!pinnedIp) throw new Error(`${first} passed the address policy without being an IP address`);
+  return formatIp(pinnedIp);
+}
+
+/** The URL with the checked address in place of its hostname. */
+function pinnedUrl(url: URL, address: string): string {
+  const hostPart = address.includes(":") ? `[${address}]` : address;
+  const port = url.port === "" ? "" : `:${url.port}`;
+  return `${url.protocol}//${hostPart}${port}${url.pathname}${url.search}`;
+}
+
+/**
  * POSTs (or, for Verify, GETs) to a webhook URL without ever reaching a blocked address (docs/webhooks.md#url-rules). The name is resolved
  * once with the injected resolver; every answer must pass the address policy; then the request
  * goes to that checked address itself, with the hostname in `Host` and as TLS SNI and the name
@@ -93,32 +124,9 @@ export async function safePost(
   );
   const signal = controller.signal;
   try {
-    let address: string;
-    if (checked.address !== null) {
-      address = checked.address;
-    } else {
-      const answers = await withTimeout(options.resolver(url.hostname), signal);
-      const [first] = answers;
-      if (first === undefined)
-        return { kind: "failed", error: "DNS lookup returned no address", durationMs: elapsed() };
-      for (const answer of answers) {
-        if (blockedReason(answer, options.urls.rules.policy) !== null) {
-          const ip = parseIp(answer);
-          return {
-            kind: "blocked",
-            error: `blocked: resolved to ${ip ? formatIp(ip) : answer}`,
-            durationMs: elapsed(),
-          };
-        }
-      }
-      // blockedReason refuses what is not an IP address, so the first answer is one.
-      const pinnedIp = parseIp(first);
-      if (!pinnedIp) throw new Error(`${first} passed the address policy without being an IP address`);
-      address = formatIp(pinnedIp);
-    }
-    const hostPart = address.includes(":") ? `[${address}]` : address;
-    const port = url.port === "" ? "" : `:${url.port}`;
-    const pinned = `${url.protocol}//${hostPart}${port}${url.pathname}${url.search}`;
+    const address = checked.address ?? (await resolvedAddress(url.hostname, options, signal));
+    if (typeof address !== "string") return { ...address, durationMs: elapsed() };
+    const pinned = pinnedUrl(url, address);
     const init: BunFetchRequestInit = {
       method: request.method ?? "POST",
       headers: { ...request.headers, host: url.host },

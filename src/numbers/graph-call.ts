@@ -41,15 +41,21 @@ export async function graphCall(deps: { config: Config; fetch: Fetch }, call: Gr
       signal: AbortSignal.timeout(config.upstreamTimeoutMs),
     });
   } catch (error) {
-    const name = error instanceof Error ? error.name : "Error";
-    return {
-      ok: false,
-      reason:
-        name === "TimeoutError"
-          ? "upstream did not answer in time"
-          : `upstream could not be reached (${String((error as Error).message ?? error)})`,
-    };
+    return { ok: false, reason: unreached(error) };
   }
+  return answered(response);
+}
+
+/** Why upstream gave no answer, in words. */
+function unreached(error: unknown): string {
+  const name = error instanceof Error ? error.name : "Error";
+  return name === "TimeoutError"
+    ? "upstream did not answer in time"
+    : `upstream could not be reached (${String((error as Error).message ?? error)})`;
+}
+
+/** Upstream's answer: its JSON object when it succeeded, else why not, with the platform's error when it sent one. */
+async function answered(response: Response): Promise<GraphResult> {
   const text = await response.text();
   let body: unknown;
   try {

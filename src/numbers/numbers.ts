@@ -43,6 +43,43 @@ export interface SyncOptions {
   by?: AuditContext;
 }
 
+/** What applySync works on: the number before, the patch it fills, and the WABA it may change. */
+interface SyncStep {
+  deps: NumberDeps;
+  number: PhoneNumber;
+  waba: ReturnType<NumberDeps["store"]["directory"]["waba"]>;
+  patch: NumberPatch;
+  now: number;
+  check: boolean;
+  by: AuditContext | undefined;
+}
+
+/** A failed read: its reason on the number; in a check, the state its upstream error sets (the number's or the WABA's). */
+async function failedRead(step: SyncStep, result: Extract<SyncResult, { ok: false }>): Promise<void> {
+  const { deps, number, waba, patch, now, by } = step;
+  const phoneNumberId = number.phoneNumberId;
+  deps.logger.warn("number sync failed", { phone_number_id: phoneNumberId, reason: result.reason });
+  patch.syncError = result.reason;
+  const effect =
+    step.check && result.fault
+      ? effectOfFault(result.fault, { idKind: "number", wabaId: number.wabaId, phoneNumberId })
+      : null;
+  if (!effect) return;
+  logEffect(deps.logger, effect, null);
+  const cause = causeOf(effect.fault, now, null);
+  if (!("waba" in effect)) Object.assign(patch, { status: effect.status, ...cause });
+  else if (waba) await changeWaba(deps, waba, { status: "token_revoked", ...cause, updatedAt: now }, by);
+}
+
+/** A good read: the details; in a check, a revoked token's WABA and a state only upstream sets are connected again. */
+async function goodRead(step: SyncStep, result: Extract<SyncResult, { ok: true }>): Promise<void> {
+  const { deps, number, waba, patch, now, check, by } = step;
+  Object.assign(patch, result.details, { syncedAt: now, syncError: null });
+  if (check && waba?.status === "token_revoked")
+    await changeWaba(deps, waba, { status: "connected", ...NO_CAUSE, updatedAt: now }, by);
+  if (check && UPSTREAM_SET.has(number.status)) Object.assign(patch, { status: "connected", ...NO_CAUSE });
+}
+
 /**
  * Stores what a read of the number's details from upstream gave: its details, or why it failed.
  * With `check` (someone asked to check the number again) the read is also a check of its
@@ -63,25 +100,9 @@ export async function applySync(
   const number = getNumber(deps, phoneNumberId);
   const waba = deps.store.directory.waba(number.wabaId);
   const patch: NumberPatch = { updatedAt: now };
-  if (!result.ok) {
-    deps.logger.warn("number sync failed", { phone_number_id: phoneNumberId, reason: result.reason });
-    patch.syncError = result.reason;
-    const effect =
-      check && result.fault
-        ? effectOfFault(result.fault, { idKind: "number", wabaId: number.wabaId, phoneNumberId })
-        : null;
-    if (effect) {
-      logEffect(deps.logger, effect, null);
-      const cause = causeOf(effect.fault, now, null);
-      if (!("waba" in effect)) Object.assign(patch, { status: effect.status, ...cause });
-      else if (waba) await changeWaba(deps, waba, { status: "token_revoked", ...cause, updatedAt: now }, by);
-    }
-  } else {
-    Object.assign(patch, result.details, { syncedAt: now, syncError: null });
-    if (check && waba?.status === "token_revoked")
-      await changeWaba(deps, waba, { status: "connected", ...NO_CAUSE, updatedAt: now }, by);
-    if (check && UPSTREAM_SET.has(number.status)) Object.assign(patch, { status: "connected", ...NO_CAUSE });
-  }
+  const step: SyncStep = { deps, number, waba, patch, now, check, by };
+  if (result.ok) await goodRead(step, result);
+  else await failedRead(step, result);
   const object = { kind: "number", id: phoneNumberId };
   const entry = by && auditEntry(deps, by, "number.sync", object, number.accountId, changesOf(number, patch));
   return orNotFound(await deps.store.directory.updateNumber(phoneNumberId, patch, entry), `number ${phoneNumberId}`);

@@ -30,24 +30,9 @@ async function installDefaultMetrics(registry: MetricRegistry): Promise<void> {
   for (const module of modules) module.default(registry, config);
 }
 
-/** One registry per app (never prom-client's global one), so two apps in one test process do not mix. */
-export function createMetrics() {
-  const registry = new Registry();
-  let defaults: Promise<void> | null = null;
-  /** Hot paths that count in plain tallies add them to their counters here, before a scrape reads them. */
-  const beforeCollect = new Set<() => void>();
-  const collect = () => {
-    for (const flush of beforeCollect) flush();
-  };
+/** What serving measures: requests by group and status, proxied calls, upstream's latency, events and their 200s. */
+function servingMetrics(registry: MetricRegistry, collect: () => void) {
   return {
-    registry,
-    /** The Prometheus text of every metric (the default ones installed on the first call). */
-    async text(): Promise<string> {
-      defaults ??= installDefaultMetrics(registry);
-      await defaults;
-      return registry.metrics();
-    },
-    beforeCollect,
     httpRequests: new Counter({
       name: "switchboard_http_requests_total",
       help: "HTTP requests answered, by route group and status class.",
@@ -92,6 +77,12 @@ export function createMetrics() {
       buckets: [0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1],
       registers: [registry],
     }),
+  };
+}
+
+/** The parts behind the requests: the request log's writer, the rate limiter, deliveries and backups. */
+function workMetrics(registry: MetricRegistry) {
+  return {
     requestLogDropped: new Counter({
       name: "switchboard_request_log_dropped_total",
       help: "Request log records dropped because the buffer was full or a write failed; the calls themselves were served.",
@@ -135,6 +126,12 @@ export function createMetrics() {
       labelNames: ["stage"] as const,
       registers: [registry],
     }),
+  };
+}
+
+/** Upkeep: retention, the delivery queue's length, PostgreSQL connections and the instances alive. */
+function upkeepMetrics(registry: MetricRegistry) {
+  return {
     retentionRemoved: new Counter({
       name: "switchboard_retention_removed_rows_total",
       help: "Rows the retention purge deleted, by policy (webhook_history counts deliveries and events; attempts go with their delivery).",
@@ -175,6 +172,31 @@ export function createMetrics() {
       help: "Leases this instance took back from instances it took for dead (their deliveries were claimable again at once).",
       registers: [registry],
     }),
+  };
+}
+
+/** One registry per app (never prom-client's global one), so two apps in one test process do not mix. */
+export function createMetrics() {
+  const registry = new Registry();
+  let defaults: Promise<void> | null = null;
+  /** Hot paths that count in plain tallies add them to their counters here, before a scrape reads them. */
+  const beforeCollect = new Set<() => void>();
+  const collect = () => {
+    for (const flush of beforeCollect) flush();
+  };
+  return {
+    registry,
+    /** The Prometheus text of every metric (the default ones installed on the first call). */
+    async text(): Promise<string> {
+      defaults ??= installDefaultMetrics(registry);
+      await defaults;
+      return registry.metrics();
+    },
+    beforeCollect,
+    // In this order: the order they are registered, listed and documented in.
+    ...servingMetrics(registry, collect),
+    ...workMetrics(registry),
+    ...upkeepMetrics(registry),
   };
 }
 

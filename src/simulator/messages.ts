@@ -62,6 +62,27 @@ function fail(ctx: CallContext, code: UpstreamErrorCode, message: string): Answe
   return upstreamErrorBody(code, ctx.traceId, message, ctx.names.product);
 }
 
+/** A status update: mark a received message as read, optionally showing a typing indicator. */
+function markRead(ctx: CallContext, body: Body): Answer {
+  if (body.status !== "read")
+    return fail(ctx, 100, `(#100) Param status must be one of {READ} - got "${String(body.status)}".`);
+  if (!text(body.message_id)) return fail(ctx, 100, "(#100) The parameter message_id is required.");
+  const typing = body.typing_indicator;
+  if (typing !== undefined && object(typing)?.type !== "text")
+    return fail(ctx, 100, "(#100) Param typing_indicator['type'] must be one of {TEXT}.");
+  return { status: 200, body: { success: true } };
+}
+
+/** Whether the WABA has the template the body names, in its language. */
+function knownTemplate(ctx: CallContext, number: NumberRecord, body: Body): boolean {
+  const t = object(body.template);
+  return (
+    ctx.world.templates
+      .get(number.wabaId)
+      ?.some((x) => x.name === t?.name && x.language === object(t?.language)?.code) ?? false
+  );
+}
+
 export function postMessage(
   ctx: CallContext,
   number: NumberRecord,
@@ -77,16 +98,7 @@ export function postMessage(
       `(#100) Param messaging_product must be one of {${ctx.names.product.toUpperCase()}} - got "${String(body.messaging_product)}".`,
     );
   }
-  // A status update: mark a received message as read, optionally showing a typing indicator.
-  if (body.status !== undefined) {
-    if (body.status !== "read")
-      return fail(ctx, 100, `(#100) Param status must be one of {READ} - got "${String(body.status)}".`);
-    if (!text(body.message_id)) return fail(ctx, 100, "(#100) The parameter message_id is required.");
-    const typing = body.typing_indicator;
-    if (typing !== undefined && object(typing)?.type !== "text")
-      return fail(ctx, 100, "(#100) Param typing_indicator['type'] must be one of {TEXT}.");
-    return { status: 200, body: { success: true } };
-  }
+  if (body.status !== undefined) return markRead(ctx, body);
   if (!text(body.to)) return fail(ctx, 100, "(#100) The parameter to is required.");
   const type = body.type === undefined ? "text" : String(body.type);
   const check = TYPES[type];
@@ -98,13 +110,8 @@ export function postMessage(
     );
   const wrong = check(body);
   if (wrong) return fail(ctx, 100, wrong);
-  if (type === "template") {
-    const t = object(body.template);
-    const known = ctx.world.templates
-      .get(number.wabaId)
-      ?.some((x) => x.name === t?.name && x.language === object(t?.language)?.code);
-    if (!known) return fail(ctx, 132001, "(#132001) Template name does not exist in the translation");
-  }
+  if (type === "template" && !knownTemplate(ctx, number, body))
+    return fail(ctx, 132001, "(#132001) Template name does not exist in the translation");
   const to = body.to as string;
   const id = messageId();
   ctx.accepted({ messageId: id, wabaId: number.wabaId, phoneNumberId: number.phoneNumberId, to, type });

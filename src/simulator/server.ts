@@ -1,13 +1,11 @@
-import { randomId, cryptoRandom, type Random } from "../runtime/random.ts";
-import { checkCredentials } from "./auth.ts";
+import { cryptoRandom, type Random } from "../runtime/random.ts";
 import { FaultTable, type Fault } from "./faults.ts";
-import type { AcceptedMessage, Answer, SmbSyncType } from "./call.ts";
-import { answer } from "./handlers.ts";
-import { recordRequest, type RecordedRequest } from "./recorder.ts";
-import { upstreamErrorBody } from "./upstream-errors.ts";
+import type { AcceptedMessage, SmbSyncType } from "./call.ts";
+import type { RecordedRequest } from "./recorder.ts";
 import type { Fetch } from "../runtime/fetch.ts";
 import { platformNames, type PlatformNames } from "../platform/names.ts";
 import { controlRoute } from "./control.ts";
+import { handleCall, type SimServer } from "./serve-call.ts";
 import {
   inboundEvent,
   smbSyncEvent,
@@ -75,67 +73,14 @@ export interface Simulator {
   stop(): Promise<void>;
 }
 
-/** Headers the platform sends with every answer; the last three are ones a proxy must not pass on. */
-function platformHeaders(names: PlatformNames, traceId: string, wabaId: string | undefined): Record<string, string> {
-  const usage = { call_count: 1, total_cputime: 1, total_time: 1 };
-  return {
-    "content-type": "application/json; charset=UTF-8",
-    "x-upstream-trace-id": traceId,
-    "x-upstream-rev": "1019283746",
-    "x-app-usage": JSON.stringify(usage),
-    ...(wabaId
-      ? {
-          "x-business-use-case-usage": JSON.stringify({
-            [wabaId]: [{ type: names.businessManagement, ...usage, estimated_time_to_regain_access: 0 }],
-          }),
-        }
-      : {}),
-    "x-upstream-debug": "simulated-debug-token",
-    "cache-control": "private, no-cache, no-store, must-revalidate",
-    "access-control-allow-origin": "*",
-  };
-}
-
-/** A stream that fails at once with no reason: Bun then closes the connection silently, before any status line. */
-const dropped = () => new Response(new ReadableStream({ pull: (c) => c.error(undefined) }));
-
-function inTwoChunks(body: string | Uint8Array): ReadableStream<Uint8Array> {
-  const bytes = typeof body === "string" ? new TextEncoder().encode(body) : body;
-  const half = Math.floor(bytes.length / 2);
-  const parts = [bytes.slice(0, half), bytes.slice(half)];
-  return new ReadableStream({
-    // The pause makes Bun send the first chunk before the body is known, hence without a length.
-    async pull(controller) {
-      const part = parts.shift();
-      if (!part) return controller.close();
-      if (parts.length === 0) await Bun.sleep(5);
-      controller.enqueue(part);
-    },
-  });
-}
-
-/**
- * A local stand-in for the upstream platform's HTTP API (docs/proxy.md#the-allow-list): realistic answers, the
- * platform's credential checks, trace and usage headers, and faults on demand. It records every
- * request so tests can see exactly what Switchboard sent.
- */
-export function startSimulator(options: SimulatorOptions = {}): Simulator {
-  const random = options.random ?? cryptoRandom;
-  const world = new SimWorld();
-  for (const waba of options.wabas ?? []) world.addWaba(waba);
-  const faults = new FaultTable();
-  const requests: RecordedRequest[] = [];
-  const accepted: AcceptedMessage[] = [];
-  const listeners = new Set<(message: AcceptedMessage) => void>();
-  if (options.onMessageAccepted) listeners.add(options.onMessageAccepted);
-  const requireProof = options.requireProof ?? true;
-  const keepBodyBytes = options.keepBodyBytes ?? 1024 * 1024;
-  const now = options.now ?? Date.now;
-  const names = options.names ?? platformNames();
-  let baseUrl = "";
-
-  // Webhooks back to Switchboard: every send in flight is tracked so tests can wait for them.
-  const hooks = options.webhooks;
+/** Webhooks back to Switchboard: every send in flight is tracked so tests can wait for them. */
+function webhooksOut(
+  hooks: SimulatorWebhooks | undefined,
+  world: SimWorld,
+  names: PlatformNames,
+  random: Random,
+  now: () => number,
+) {
   const post = hooks ? webhookSender({ url: hooks.url, world, fetch: hooks.fetch, onResult: hooks.onResult }) : null;
   const inFlight = new Set<Promise<unknown>>();
   const track = (work: Promise<unknown>) => {
@@ -155,117 +100,96 @@ export function startSimulator(options: SimulatorOptions = {}): Simulator {
       void sending.finally(release);
     });
   };
-  if (post) {
-    listeners.add((message) => {
-      for (const [i, status] of STATUS_SEQUENCE.entries())
-        sendLater(delay * (i + 1), () => statusEvent(world, names, message, status, Math.floor(now() / 1000)));
-    });
-  }
-
-  async function inbound(input: { phoneNumberId: string; from?: string; text?: string }): Promise<string> {
-    if (!post) throw new Error("simulator: start it with `webhooks` to send inbound messages");
-    const messageId = newMessageId(random);
-    const sending = post(
-      inboundEvent(world, names, {
-        phoneNumberId: input.phoneNumberId,
-        from: input.from ?? "15550001234",
-        text: input.text ?? "Hello from a simulated customer",
-        messageId,
-        unixSeconds: Math.floor(now() / 1000),
-      }),
-    );
-    track(sending);
-    await sending;
-    return messageId;
-  }
-
-  const control = controlRoute({ world, faults, inbound });
-  const signup = options.signupApp ? new SignupStandIn(world, random, options.signupApp, names) : null;
-
-  /** A coexistence sync's webhook, a moment after the platform accepted it. */
-  function syncRequested(sync: { phoneNumberId: string; syncType: SmbSyncType }): void {
-    if (!post) return;
-    const event = smbSyncEvent(world, names, {
-      ...sync,
-      messageId: newMessageId(random),
-      unixSeconds: Math.floor(now() / 1000),
-    });
-    sendLater(delay, () => event);
-  }
-
-  async function handle(request: Request): Promise<Response> {
-    const controlled = (await signup?.route(request, baseUrl)) ?? (await control(request));
-    if (controlled) return controlled;
-    const recorded = await recordRequest(request, keepBodyBytes);
-    requests.push(recorded);
-    const params = new URLSearchParams(recorded.query);
-    const traceId = randomId(random, "A", 22).slice(2);
-    const [empty, version, id, edge, ...rest] = recorded.path.split("/");
-    const respond = (a: Answer, wabaId?: string) =>
-      new Response(JSON.stringify(a.body), { status: a.status, headers: platformHeaders(names, traceId, wabaId) });
-    if (empty !== "" || !version || !/^v\d+\.0$/.test(version) || !id || rest.length > 0) {
-      return respond(upstreamErrorBody(100, traceId, "Unknown path components", names.product));
-    }
-    const applied = faults.take([id, params.get("phone_number_id"), `${recorded.method} ${id}`]);
-    for (const f of applied) if ("delayMs" in f) await Bun.sleep(f.delayMs);
-    if (applied.some((f) => "drop" in f)) return dropped();
-    if (id === "oauth" && edge === "access_token" && signup) {
-      const refused = applied.find((f) => "error" in f);
-      return respond(
-        refused && "error" in refused
-          ? upstreamErrorBody(refused.error, traceId, refused.message, names.product)
-          : signup.exchange(params),
+  return {
+    /** Null without `webhooks`: an accepted message then sends no statuses. */
+    statuses: post
+      ? (message: AcceptedMessage) => {
+          for (const [i, status] of STATUS_SEQUENCE.entries())
+            sendLater(delay * (i + 1), () => statusEvent(world, names, message, status, Math.floor(now() / 1000)));
+        }
+      : null,
+    async inbound(input: { phoneNumberId: string; from?: string; text?: string }): Promise<string> {
+      if (!post) throw new Error("simulator: start it with `webhooks` to send inbound messages");
+      const messageId = newMessageId(random);
+      const sending = post(
+        inboundEvent(world, names, {
+          phoneNumberId: input.phoneNumberId,
+          from: input.from ?? "15550001234",
+          text: input.text ?? "Hello from a simulated customer",
+          messageId,
+          unixSeconds: Math.floor(now() / 1000),
+        }),
       );
-    }
-
-    const auth = checkCredentials(world, recorded.headers.authorization, params, id, requireProof);
-    if (!auth.ok) return respond(upstreamErrorBody(auth.code, traceId, auth.message, names.product));
-    const wabaId = auth.waba?.wabaId;
-    const canned = applied.find((f) => "reply" in f);
-    if (canned && "reply" in canned) {
-      const { status, body, headers, chunked } = canned.reply;
-      return new Response(chunked ? inTwoChunks(body) : body, {
-        status,
-        headers: { ...platformHeaders(names, traceId, wabaId), ...headers },
+      track(sending);
+      await sending;
+      return messageId;
+    },
+    /** A coexistence sync's webhook, a moment after the platform accepted it. */
+    syncRequested(sync: { phoneNumberId: string; syncType: SmbSyncType }): void {
+      if (!post) return;
+      const event = smbSyncEvent(world, names, {
+        ...sync,
+        messageId: newMessageId(random),
+        unixSeconds: Math.floor(now() / 1000),
       });
-    }
-    const error = applied.find((f) => "error" in f);
-    if (error && "error" in error)
-      return respond(upstreamErrorBody(error.error, traceId, error.message, names.product), wabaId);
-    if (!auth.waba) return respond(upstreamErrorBody(100, traceId, undefined, names.product), undefined);
+      sendLater(delay, () => event);
+    },
+    async idle() {
+      while (inFlight.size > 0) await Promise.all([...inFlight]);
+    },
+  };
+}
 
-    const result = await answer({
-      world,
-      names,
-      random,
-      request: recorded,
-      params,
-      id,
-      edge: edge ?? null,
-      baseUrl,
-      traceId,
-      accepted(message) {
-        accepted.push(message);
-        for (const listener of listeners) listener(message);
-      },
-      syncRequested,
-    });
-    return respond(result, wabaId);
-  }
+/**
+ * A local stand-in for the upstream platform's HTTP API (docs/proxy.md#the-allow-list): realistic answers, the
+ * platform's credential checks, trace and usage headers, and faults on demand. It records every
+ * request so tests can see exactly what Switchboard sent.
+ */
+export function startSimulator(options: SimulatorOptions = {}): Simulator {
+  const random = options.random ?? cryptoRandom;
+  const world = new SimWorld();
+  for (const waba of options.wabas ?? []) world.addWaba(waba);
+  const faults = new FaultTable();
+  const requests: RecordedRequest[] = [];
+  const accepted: AcceptedMessage[] = [];
+  const listeners = new Set<(message: AcceptedMessage) => void>();
+  if (options.onMessageAccepted) listeners.add(options.onMessageAccepted);
+  const names = options.names ?? platformNames();
+  const out = webhooksOut(options.webhooks, world, names, random, options.now ?? Date.now);
+  if (out.statuses) listeners.add(out.statuses);
+  const { inbound } = out;
+  const signup = options.signupApp ? new SignupStandIn(world, random, options.signupApp, names) : null;
+  const sim: SimServer = {
+    world,
+    names,
+    random,
+    faults,
+    requests,
+    keepBodyBytes: options.keepBodyBytes ?? 1024 * 1024,
+    requireProof: options.requireProof ?? true,
+    baseUrl: "",
+    signup,
+    control: controlRoute({ world, faults, inbound }),
+    accepted(message) {
+      accepted.push(message);
+      for (const listener of listeners) listener(message);
+    },
+    syncRequested: out.syncRequested,
+  };
 
   const server = Bun.serve({
     port: options.port ?? 0,
     hostname: options.hostname ?? "127.0.0.1",
     maxRequestBodySize: 1024 * 1024 * 1024,
     idleTimeout: 255,
-    fetch: handle,
+    fetch: (request) => handleCall(sim, request),
   });
   const port = server.port;
   if (port === undefined) throw new Error("the simulator's server listens on no port");
-  baseUrl = `http://${server.hostname}:${port}`;
+  sim.baseUrl = `http://${server.hostname}:${port}`;
 
   return {
-    url: baseUrl,
+    url: sim.baseUrl,
     port,
     requests,
     accepted,
@@ -288,9 +212,7 @@ export function startSimulator(options: SimulatorOptions = {}): Simulator {
       if (!signup) throw new Error("simulator: start it with `signupApp` to sign businesses up");
       return signup.signUp(input);
     },
-    async webhooksIdle() {
-      while (inFlight.size > 0) await Promise.all([...inFlight]);
-    },
+    webhooksIdle: () => out.idle(),
     stop: () => server.stop(true),
   };
 }

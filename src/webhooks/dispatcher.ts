@@ -3,7 +3,7 @@ import type { SpanContext } from "@opentelemetry/api";
 import type { Deps } from "../deps.ts";
 import type { Worker } from "../runtime/worker.ts";
 import { idSource } from "../runtime/random.ts";
-import type { NewDelivery, NewEvent } from "../store/queue.ts";
+import type { ClaimedDelivery, NewDelivery, NewEvent } from "../store/queue.ts";
 import type { AttemptDeps } from "./attempt.ts";
 import { AttemptSlots } from "./attempt-slots.ts";
 import { CLAIM_BATCH, claimAtCapacity, leasedPerEndpoint, leaseMs } from "./claim-pacing.ts";
@@ -123,29 +123,40 @@ export class Dispatcher implements Worker {
           leaseMs: this.leaseMs,
           maxBytes: MAX_BUFFERED_BYTES - this.buffers.bytes,
         });
-        const endpoints = new Set<string>();
-        for (const { endpoint, ...claimed } of batch) {
-          this.buffers.add(endpoint.id, { claimed, ready: true });
-          endpoints.add(endpoint.id);
-        }
-        // An endpoint a claim took from may have more due; it is claimed again as capacity frees.
-        for (const id of endpoints) {
-          this.backlog.add(id);
-          this.slots.startBuffered(id);
-        }
+        this.bufferClaimed(batch);
         if (batch.length < limit) {
-          // Unless the buffers' byte bound stopped it (no event is larger than MAX_EVENT_BYTES), or
-          // slots were released while it ran (a shared queue's claim may have counted their leases
-          // as still live), the claim stopped short of an endpoint's capacity only because nothing
-          // more of it was due.
-          if (MAX_BUFFERED_BYTES - this.buffers.bytes >= MAX_EVENT_BYTES && this.slots.attemptsEnded === endedBefore) {
-            for (const id of this.backlog) if (this.capacityOf(id) > 0) this.backlog.delete(id);
-          }
+          this.settleBacklog(endedBefore);
           return;
         }
       }
     } catch (error) {
       this.deps.logger.error("delivery queue claim failed", { error });
+    }
+  }
+
+  /** Puts a claim's deliveries in their endpoints' buffers and starts what their slots allow. */
+  private bufferClaimed(batch: ClaimedDelivery[]): void {
+    const endpoints = new Set<string>();
+    for (const { endpoint, ...claimed } of batch) {
+      this.buffers.add(endpoint.id, { claimed, ready: true });
+      endpoints.add(endpoint.id);
+    }
+    // An endpoint a claim took from may have more due; it is claimed again as capacity frees.
+    for (const id of endpoints) {
+      this.backlog.add(id);
+      this.slots.startBuffered(id);
+    }
+  }
+
+  /**
+   * After a claim that stopped short of its limit: unless the buffers' byte bound stopped it (no
+   * event is larger than MAX_EVENT_BYTES), or slots were released while it ran (a shared queue's
+   * claim may have counted their leases as still live), it stopped short of an endpoint's capacity
+   * only because nothing more of it was due, so such endpoints leave the backlog.
+   */
+  private settleBacklog(endedBefore: number): void {
+    if (MAX_BUFFERED_BYTES - this.buffers.bytes >= MAX_EVENT_BYTES && this.slots.attemptsEnded === endedBefore) {
+      for (const id of this.backlog) if (this.capacityOf(id) > 0) this.backlog.delete(id);
     }
   }
 

@@ -32,19 +32,25 @@ const indexable = (v: unknown): v is string =>
   typeof v === "string" && v.length <= MAX_MENTION_CHARS && !v.includes("\u0000");
 const indexableCode = (v: unknown): v is number => Number.isInteger(v) && Math.abs(v as number) <= MAX_INTEGER_COLUMN;
 
+/** A status of a sent message, with its first error's code; null when it names no message we can index. */
+function statusMention(s: unknown): MessageMention | null {
+  if (!isObject(s) || !indexable(s.id)) return null;
+  const code = Array.isArray(s.errors) && isObject(s.errors[0]) ? s.errors[0].code : null;
+  return {
+    messageId: s.id,
+    kind: "status",
+    status: indexable(s.status) ? s.status : null,
+    errorCode: indexableCode(code) ? code : null,
+  };
+}
+
 /** What a `messages` change's value says of message ids, read from the parsed value (nothing is re-encoded). */
 function mentions(field: string, value: Record<string, unknown>): MessageMention[] {
   if (field !== "messages") return [];
   const out: MessageMention[] = [];
   for (const s of Array.isArray(value.statuses) ? value.statuses : []) {
-    if (!isObject(s) || !indexable(s.id)) continue;
-    const code = Array.isArray(s.errors) && isObject(s.errors[0]) ? s.errors[0].code : null;
-    out.push({
-      messageId: s.id,
-      kind: "status",
-      status: indexable(s.status) ? s.status : null,
-      errorCode: indexableCode(code) ? code : null,
-    });
+    const mention = statusMention(s);
+    if (mention) out.push(mention);
   }
   for (const m of Array.isArray(value.messages) ? value.messages : []) {
     if (isObject(m) && indexable(m.id)) out.push({ messageId: m.id, kind: "inbound", status: null, errorCode: null });
@@ -71,6 +77,23 @@ export type ParseResult = { ok: true; event: UpstreamEvent } | { ok: false; reas
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 const strictUtf8 = new TextDecoder("utf-8", { fatal: true });
 
+/** One entry of the event with what routing needs of its changes, or what is wrong with it. */
+function readEntry(entry: unknown, i: number, range: [number, number]): EventEntry | string {
+  if (!isObject(entry) || typeof entry.id !== "string" || !Array.isArray(entry.changes)) {
+    return `entry[${i}] needs a string \`id\` and a \`changes\` array`;
+  }
+  const changes: EventChange[] = [];
+  for (const [j, change] of (entry.changes as unknown[]).entries()) {
+    if (!isObject(change) || typeof change.field !== "string" || !isObject(change.value)) {
+      return `entry[${i}].changes[${j}] needs a string \`field\` and an object \`value\``;
+    }
+    const metadata = change.value.metadata;
+    const phone = isObject(metadata) && indexable(metadata.phone_number_id) ? metadata.phone_number_id : null;
+    changes.push({ field: change.field, phoneNumberId: phone, messages: mentions(change.field, change.value) });
+  }
+  return { wabaId: entry.id, changes, range };
+}
+
 /**
  * Checks the docs/webhooks.md#the-payload shape ({object, entry: [{id, changes: [{field, value}]}]}) with JSON.parse,
  * and finds each entry's byte range with the scanner. The parsed values are only read, never
@@ -92,20 +115,9 @@ export function parseEvent(bytes: Uint8Array): ParseResult {
   }
   const entries: EventEntry[] = [];
   for (const [i, range] of ranges.entries.entries()) {
-    const entry = (parsed.entry as unknown[])[i];
-    if (!isObject(entry) || typeof entry.id !== "string" || !Array.isArray(entry.changes)) {
-      return { ok: false, reason: `entry[${i}] needs a string \`id\` and a \`changes\` array` };
-    }
-    const changes: EventChange[] = [];
-    for (const [j, change] of (entry.changes as unknown[]).entries()) {
-      if (!isObject(change) || typeof change.field !== "string" || !isObject(change.value)) {
-        return { ok: false, reason: `entry[${i}].changes[${j}] needs a string \`field\` and an object \`value\`` };
-      }
-      const metadata = change.value.metadata;
-      const phone = isObject(metadata) && indexable(metadata.phone_number_id) ? metadata.phone_number_id : null;
-      changes.push({ field: change.field, phoneNumberId: phone, messages: mentions(change.field, change.value) });
-    }
-    entries.push({ wabaId: entry.id, changes, range });
+    const entry = readEntry((parsed.entry as unknown[])[i], i, range);
+    if (typeof entry === "string") return { ok: false, reason: entry };
+    entries.push(entry);
   }
   return { ok: true, event: { bytes, objectRange: ranges.object, entries } };
 }

@@ -56,6 +56,40 @@ export function matchingTargets(targets: EndpointTarget[], entries: EventEntry[]
 }
 
 /**
+ * The entries by the account owning their WABA; an entry of an unknown WABA, or of one another app
+ * signed for, is dropped (and counted in one log line per event: a 10 MB body can hold 150,000).
+ */
+function entriesByAccount(
+  deps: IngressDeps,
+  entries: EventEntry[],
+  trust: NonNullable<ReturnType<typeof trustOf>>,
+): { byAccount: Map<string, EventEntry[]>; droppedCount: number } {
+  const byAccount = new Map<string, EventEntry[]>();
+  const dropped = { unknownWaba: 0, anotherApp: 0, firstIds: [] as string[] };
+  for (const entry of entries) {
+    const waba: Waba | undefined = deps.store.directory.waba(entry.wabaId);
+    if (!waba || (!trust.all && waba.appSecret !== trust.appSecret)) {
+      dropped[waba ? "anotherApp" : "unknownWaba"]++;
+      if (dropped.firstIds.length < LOGGED_DROPPED_IDS) dropped.firstIds.push(entry.wabaId);
+      continue;
+    }
+    const list = byAccount.get(waba.accountId);
+    if (list) list.push(entry);
+    else byAccount.set(waba.accountId, [entry]);
+  }
+  const droppedCount = dropped.unknownWaba + dropped.anotherApp;
+  if (droppedCount > 0) {
+    deps.logger.warn("webhook entries dropped", {
+      entries: droppedCount,
+      unknown_waba: dropped.unknownWaba,
+      signed_by_another_app: dropped.anotherApp,
+      first_waba_ids: dropped.firstIds,
+    });
+  }
+  return { byAccount, droppedCount };
+}
+
+/**
  * Checks, splits and stores one upstream event (docs/webhooks.md#intake, docs/webhooks.md#batches). Entries go to the
  * account owning their WABA; when every entry goes to one account the body is kept byte for byte with
  * upstream's signature, otherwise each account gets a new wrapper around its own entries' bytes.
@@ -73,30 +107,7 @@ export async function acceptEvent(
   if (!parsed.ok) return { kind: "rejected", error: "invalid_event", reason: parsed.reason };
   const event = parsed.event;
 
-  const byAccount = new Map<string, EventEntry[]>();
-  const dropped = { unknownWaba: 0, anotherApp: 0, firstIds: [] as string[] };
-  for (const entry of event.entries) {
-    const waba: Waba | undefined = deps.store.directory.waba(entry.wabaId);
-    if (!waba || (!trust.all && waba.appSecret !== trust.appSecret)) {
-      dropped[waba ? "anotherApp" : "unknownWaba"]++;
-      if (dropped.firstIds.length < LOGGED_DROPPED_IDS) dropped.firstIds.push(entry.wabaId);
-      continue;
-    }
-    const list = byAccount.get(waba.accountId);
-    if (list) list.push(entry);
-    else byAccount.set(waba.accountId, [entry]);
-  }
-  const droppedCount = dropped.unknownWaba + dropped.anotherApp;
-  // One line per event, however many entries it drops: a 10 MB body can hold 150,000 of them.
-  if (droppedCount > 0) {
-    deps.logger.warn("webhook entries dropped", {
-      entries: droppedCount,
-      unknown_waba: dropped.unknownWaba,
-      signed_by_another_app: dropped.anotherApp,
-      first_waba_ids: dropped.firstIds,
-    });
-  }
-
+  const { byAccount, droppedCount } = entriesByAccount(deps, event.entries, trust);
   const untouched = droppedCount === 0 && byAccount.size === 1;
   const now = deps.clock.now();
   const events: NewEvent[] = [];

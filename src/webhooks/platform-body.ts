@@ -28,11 +28,8 @@ function putEscape(out: Uint8Array, at: number, unit: number): number {
   return at + 6;
 }
 
-/**
- * `bytes` (valid UTF-8 JSON) with every character outside U+0000–U+007E escaped; the same array
- * when there is none. Such characters only occur inside strings, where an escape means the same.
- */
-export function escapeNonAscii(bytes: Uint8Array<ArrayBuffer>): Uint8Array<ArrayBuffer> {
+/** How many bytes escaping every character outside U+0000–U+007E adds. */
+function escapedExtra(bytes: Uint8Array): number {
   let extra = 0;
   for (let i = 0; i < bytes.length; i++) {
     const b = bytes[i] as number;
@@ -46,29 +43,40 @@ export function escapeNonAscii(bytes: Uint8Array<ArrayBuffer>): Uint8Array<Array
     extra += (n === 4 ? 12 : 6) - n;
     i += n - 1;
   }
+  return extra;
+}
+
+/** The code point of the `n`-byte UTF-8 sequence at `i`. */
+function codePointAt(bytes: Uint8Array, i: number, n: number): number {
+  let cp = (bytes[i] as number) & (n === 2 ? 0x1f : n === 3 ? 0x0f : 0x07);
+  for (let k = 1; k < n; k++) cp = (cp << 6) | ((bytes[i + k] as number) & 0x3f);
+  return cp;
+}
+
+/** A code point as one `\uXXXX`, or two (a surrogate pair) above U+FFFF, written at `at`. */
+function putCodePoint(out: Uint8Array, at: number, cp: number): number {
+  if (cp < 0x10000) return putEscape(out, at, cp);
+  const v = cp - 0x10000;
+  return putEscape(out, putEscape(out, at, 0xd800 | (v >> 10)), 0xdc00 | (v & 0x3ff));
+}
+
+/**
+ * `bytes` (valid UTF-8 JSON) with every character outside U+0000–U+007E escaped; the same array
+ * when there is none. Such characters only occur inside strings, where an escape means the same.
+ */
+export function escapeNonAscii(bytes: Uint8Array<ArrayBuffer>): Uint8Array<ArrayBuffer> {
+  const extra = escapedExtra(bytes);
   if (extra === 0) return bytes;
   const out = new Uint8Array(bytes.length + extra);
   let at = 0;
   for (let i = 0; i < bytes.length; i++) {
     const b = bytes[i] as number;
-    if (b <= LAST_KEPT) {
-      out[at++] = b;
-      continue;
-    }
-    if (b === 0x7f) {
-      at = putEscape(out, at, b);
-      continue;
-    }
-    const n = sequenceLength(b);
-    let cp = b & (n === 2 ? 0x1f : n === 3 ? 0x0f : 0x07);
-    for (let k = 1; k < n; k++) cp = (cp << 6) | ((bytes[i + k] as number) & 0x3f);
-    i += n - 1;
-    if (cp >= 0x10000) {
-      const v = cp - 0x10000;
-      at = putEscape(out, at, 0xd800 | (v >> 10));
-      at = putEscape(out, at, 0xdc00 | (v & 0x3ff));
-    } else {
-      at = putEscape(out, at, cp);
+    if (b <= LAST_KEPT) out[at++] = b;
+    else if (b === 0x7f) at = putEscape(out, at, b);
+    else {
+      const n = sequenceLength(b);
+      at = putCodePoint(out, at, codePointAt(bytes, i, n));
+      i += n - 1;
     }
   }
   return out;

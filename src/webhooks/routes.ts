@@ -3,7 +3,9 @@ import { constantTimeEqual } from "../crypto/constant-time.ts";
 import { Elysia, t } from "elysia";
 import { requireSession } from "../auth/session-routes.ts";
 import { AppError } from "../errors/catalog.ts";
+import type { AuditContext } from "../audit/entry.ts";
 import type { Deps } from "../deps.ts";
+import type { RouteContext } from "../http/route-context.ts";
 import { requestIdOf } from "../http/request-context.ts";
 import * as deliveries from "./deliveries.ts";
 import type { Dispatcher } from "./dispatcher.ts";
@@ -82,7 +84,133 @@ export function ingressRoutes(deps: Deps, dispatcher: Dispatcher, counter: Event
   );
 }
 
-const tag = { tags: ["Webhooks"] };
+/** What the relay's API routes work with: the service's parts and the relay's. */
+type ApiDeps = Deps & endpoints.EndpointDeps & endpoints.QueueDeps & Pick<VerifyDeps, "client">;
+/** A signed-in user's request: their account, and who makes the changes, for the audit log. */
+type Session = { accountId: string; by: () => Promise<AuditContext> };
+type OnEndpoint<Body = unknown, Query = Record<string, unknown>> = Session &
+  Pick<RouteContext<{ id: string }, Body, Query>, "params" | "body" | "query" | "set">;
+
+const listEndpoints =
+  (deps: Deps) =>
+  async ({ accountId }: Session) => ({ data: (await deps.store.endpoints.ofAccount(accountId)).map(endpointView) });
+
+const addEndpoint =
+  (deps: ApiDeps) =>
+  async ({
+    accountId,
+    body,
+    by,
+    set,
+  }: Session & Pick<RouteContext<unknown, typeof s.createEndpointBody.static>, "body" | "set">) => {
+    const endpoint = await endpoints.createEndpoint(deps, accountId, body, await by());
+    set.status = 201;
+    return { ...endpointView(endpoint), secret: endpoint.secret };
+  };
+
+const readEndpoint =
+  (deps: Deps) =>
+  async ({ accountId, params }: OnEndpoint) =>
+    endpointView(await endpoints.mustEndpoint(deps, accountId, params.id));
+
+const changeEndpoint =
+  (deps: ApiDeps) =>
+  async ({ accountId, params, body, by }: OnEndpoint<typeof s.updateEndpointBody.static>) =>
+    endpointView(await endpoints.updateEndpoint(deps, accountId, params.id, body, await by()));
+
+const removeEndpoint =
+  (deps: ApiDeps) =>
+  async ({ accountId, params, by, set }: OnEndpoint) => {
+    await endpoints.deleteEndpoint(deps, accountId, params.id, await by());
+    set.status = 204;
+  };
+
+const enableEndpoint =
+  (deps: ApiDeps) =>
+  async ({ accountId, params, by }: OnEndpoint) =>
+    endpointView(await endpoints.enableEndpoint(deps, accountId, params.id, await by()));
+
+const rotateSecret =
+  (deps: ApiDeps) =>
+  async ({ accountId, params, by }: OnEndpoint) => {
+    const { secret } = await endpoints.rotateSecret(deps, accountId, params.id, await by());
+    return { secret };
+  };
+
+const recoverBody = t.Object({ since: t.String({ maxLength: 40 }) });
+
+const recover =
+  (deps: ApiDeps) =>
+  async ({ accountId, params, body, by, set }: OnEndpoint<typeof recoverBody.static>) => {
+    const recovery = await startRecover(deps, accountId, params.id, body.since, await by());
+    set.status = 202;
+    return recoveryView(recovery);
+  };
+
+const readRecovery =
+  (deps: Deps) =>
+  async ({ accountId, params }: OnEndpoint) => {
+    const recovery = await latestRecover(deps, accountId, params.id);
+    return recovery ? recoveryView(recovery) : null;
+  };
+
+const sendTest =
+  (deps: ApiDeps) =>
+  async ({ accountId, params, body, set }: OnEndpoint<typeof s.sendTestBody.static>) => {
+    const deliveryId = await endpoints.sendTest(deps, accountId, params.id, body.field);
+    set.status = 202;
+    return { delivery_id: deliveryId };
+  };
+
+const verify =
+  (deps: ApiDeps) =>
+  async ({ accountId, params }: OnEndpoint) =>
+    verifyEndpoint(deps, accountId, params.id);
+
+const readStats =
+  (deps: Deps) =>
+  async ({ accountId, params, query }: OnEndpoint<unknown, typeof s.statsQuery.static>) => {
+    const hours = query.hours ?? 24;
+    return { hours, data: (await deliveries.endpointStats(deps, accountId, params.id, hours)).map(statsView) };
+  };
+
+const listDeliveries =
+  (deps: Deps) =>
+  async ({ accountId, query }: Session & { query: typeof s.deliveryQuery.static }) => {
+    const page = await deliveries.listDeliveries(deps, accountId, query);
+    return {
+      data: page.data.map((d) => ({ ...deliveryView(d), about: page.about.get(d.eventId) ?? d.fields.join(" · ") })),
+      next_cursor: page.nextCursor,
+    };
+  };
+
+const readDelivery =
+  (deps: Deps) =>
+  async ({ accountId, params }: OnEndpoint) => {
+    const { delivery, attempts, payload } = await deliveries.getDelivery(deps, accountId, params.id);
+    return { ...deliveryView(delivery), attempts: attempts.map(attemptView), payload };
+  };
+
+const replayDelivery =
+  (deps: ApiDeps) =>
+  async ({ accountId, params, by, set }: OnEndpoint) => {
+    const replay = await deliveries.replayDelivery(deps, accountId, params.id, await by());
+    set.status = 201;
+    return deliveryView(replay);
+  };
+
+const SUMMARY = {
+  add: "Add an endpoint; the signing secret (whsec_…) is shown only in this answer. 409 no_numbers, 422 invalid_url / invalid_fields",
+  recover:
+    "Bulk recover: replay every parked delivery of this endpoint created since `since` (ISO 8601), in the background; payloads already gone and deliveries replayed before are skipped and counted; while one runs, asking again answers it (202)",
+  test: "Send test: queue a proxy_test event with one change of `field` (default messages) to this endpoint, in its signature scheme's shape",
+  verify: "Verify: GET the URL with hub.mode, hub.verify_token and hub.challenge, as the platform does",
+  stats:
+    "Hourly buckets (oldest first) of succeeded and failed attempts and of deliveries parked, for a chart; hours defaults to 24",
+  deliveries:
+    "List deliveries, newest first, each saying what its event is (about); filter by endpoint_id, status (pending, succeeded, parked), field, number, message_id, time (from, to: ISO 8601) and last attempt's status code (last_status); page with next_cursor",
+  delivery: "A delivery with its attempts, next_attempt_at while pending, replay_of, and its payload while kept",
+};
 
 /**
  * The webhook part of the dashboard API (docs/operations.md#the-dashboard-and-its-api); thin routes over endpoints.ts
@@ -92,202 +220,48 @@ export function webhookApiRoutes(
   deps: Deps,
   endpointDeps: endpoints.EndpointDeps & endpoints.QueueDeps & Pick<VerifyDeps, "client">,
 ) {
+  const d: ApiDeps = { ...deps, ...endpointDeps };
+  const doc = (summary: string) => ({ tags: ["Webhooks"], summary });
+  const params = t.Object({ id: t.String({ maxLength: 64 }) });
   const open = new Elysia().get("/api/webhooks/fields", () => ({ fields: [...EVENT_FIELDS] }), {
-    detail: {
-      ...tag,
-      summary: "The event field names an endpoint accepts (docs/webhooks.md#event-fields); needs no login",
-    },
+    detail: doc("The event field names an endpoint accepts (docs/webhooks.md#event-fields); needs no login"),
   });
-  const idParams = t.Object({ id: t.String({ maxLength: 64 }) });
   const signedIn = new Elysia()
     .use(requireSession(deps))
-    .get(
-      "/api/endpoints",
-      async ({ accountId }) => ({ data: (await deps.store.endpoints.ofAccount(accountId)).map(endpointView) }),
-      {
-        detail: { ...tag, summary: "List the account's webhook endpoints" },
-      },
-    )
-    .post(
-      "/api/endpoints",
-      async ({ accountId, body, by, set }) => {
-        const endpoint = await endpoints.createEndpoint(endpointDeps, accountId, body, await by());
-        set.status = 201;
-        return { ...endpointView(endpoint), secret: endpoint.secret };
-      },
-      {
-        body: s.createEndpointBody,
-        detail: {
-          ...tag,
-          summary:
-            "Add an endpoint; the signing secret (whsec_…) is shown only in this answer. 409 no_numbers, 422 invalid_url / invalid_fields",
-        },
-      },
-    )
-    .get(
-      "/api/endpoints/:id",
-      async ({ accountId, params }) => endpointView(await endpoints.mustEndpoint(deps, accountId, params.id)),
-      {
-        params: idParams,
-        detail: { ...tag, summary: "Read an endpoint (never its secret)" },
-      },
-    )
-    .patch(
-      "/api/endpoints/:id",
-      async ({ accountId, params, body, by }) =>
-        endpointView(await endpoints.updateEndpoint(endpointDeps, accountId, params.id, body, await by())),
-      {
-        params: idParams,
-        body: s.updateEndpointBody,
-        detail: { ...tag, summary: "Change an endpoint's url, fields or phone_number_id" },
-      },
-    )
-    .delete(
-      "/api/endpoints/:id",
-      async ({ accountId, params, by, set }) => {
-        await endpoints.deleteEndpoint(endpointDeps, accountId, params.id, await by());
-        set.status = 204;
-      },
-      { params: idParams, detail: { ...tag, summary: "Delete an endpoint with its deliveries" } },
-    )
-    .post(
-      "/api/endpoints/:id/enable",
-      async ({ accountId, params, by }) =>
-        endpointView(await endpoints.enableEndpoint(endpointDeps, accountId, params.id, await by())),
-      {
-        params: idParams,
-        detail: { ...tag, summary: "Enable a disabled endpoint; resets its failure count" },
-      },
-    )
-    .post(
-      "/api/endpoints/:id/rotate-secret",
-      async ({ accountId, params, by }) => {
-        const { secret } = await endpoints.rotateSecret(endpointDeps, accountId, params.id, await by());
-        return { secret };
-      },
-      {
-        params: idParams,
-        detail: { ...tag, summary: "New signing secret, shown once; the old one also signs for 24 hours" },
-      },
-    )
-    .post(
-      "/api/endpoints/:id/recover",
-      async ({ accountId, params, body, by, set }) => {
-        const recovery = await startRecover({ ...deps, ...endpointDeps }, accountId, params.id, body.since, await by());
-        set.status = 202;
-        return recoveryView(recovery);
-      },
-      {
-        params: idParams,
-        body: t.Object({ since: t.String({ maxLength: 40 }) }),
-        detail: {
-          ...tag,
-          summary:
-            "Bulk recover: replay every parked delivery of this endpoint created since `since` (ISO 8601), in the background; payloads already gone and deliveries replayed before are skipped and counted; while one runs, asking again answers it (202)",
-        },
-      },
-    )
-    .get(
-      "/api/endpoints/:id/recover",
-      async ({ accountId, params }) => {
-        const recovery = await latestRecover(deps, accountId, params.id);
-        return recovery ? recoveryView(recovery) : null;
-      },
-      {
-        params: idParams,
-        detail: { ...tag, summary: "The endpoint's latest bulk recover and its progress (null when none ran)" },
-      },
-    )
-    .post(
-      "/api/endpoints/:id/test",
-      async ({ accountId, params, body, set }) => {
-        const deliveryId = await endpoints.sendTest(endpointDeps, accountId, params.id, body.field);
-        set.status = 202;
-        return { delivery_id: deliveryId };
-      },
-      {
-        params: idParams,
-        ...optionalBody(s.sendTestBody),
-        detail: {
-          ...tag,
-          summary:
-            "Send test: queue a proxy_test event with one change of `field` (default messages) to this endpoint, in its signature scheme's shape",
-        },
-      },
-    )
-    .post(
-      "/api/endpoints/:id/verify",
-      async ({ accountId, params }) => verifyEndpoint(endpointDeps, accountId, params.id),
-      {
-        params: idParams,
-        detail: {
-          ...tag,
-          summary: "Verify: GET the URL with hub.mode, hub.verify_token and hub.challenge, as the platform does",
-        },
-      },
-    )
-    .get(
-      "/api/endpoints/:id/stats",
-      async ({ accountId, params, query }) => {
-        const hours = query.hours ?? 24;
-        return { hours, data: (await deliveries.endpointStats(deps, accountId, params.id, hours)).map(statsView) };
-      },
-      {
-        params: idParams,
-        query: s.statsQuery,
-        detail: {
-          ...tag,
-          summary:
-            "Hourly buckets (oldest first) of succeeded and failed attempts and of deliveries parked, for a chart; hours defaults to 24",
-        },
-      },
-    )
-    .get(
-      "/api/deliveries",
-      async ({ accountId, query }) => {
-        const page = await deliveries.listDeliveries(deps, accountId, query);
-        return {
-          data: page.data.map((d) => ({
-            ...deliveryView(d),
-            about: page.about.get(d.eventId) ?? d.fields.join(" · "),
-          })),
-          next_cursor: page.nextCursor,
-        };
-      },
-      {
-        query: s.deliveryQuery,
-        detail: {
-          ...tag,
-          summary:
-            "List deliveries, newest first, each saying what its event is (about); filter by endpoint_id, status (pending, succeeded, parked), field, number, message_id, time (from, to: ISO 8601) and last attempt's status code (last_status); page with next_cursor",
-        },
-      },
-    )
-    .get(
-      "/api/deliveries/:id",
-      async ({ accountId, params }) => {
-        const { delivery, attempts, payload } = await deliveries.getDelivery(deps, accountId, params.id);
-        return { ...deliveryView(delivery), attempts: attempts.map(attemptView), payload };
-      },
-      {
-        params: idParams,
-        detail: {
-          ...tag,
-          summary: "A delivery with its attempts, next_attempt_at while pending, replay_of, and its payload while kept",
-        },
-      },
-    )
-    .post(
-      "/api/deliveries/:id/replay",
-      async ({ accountId, params, by, set }) => {
-        const replay = await deliveries.replayDelivery(endpointDeps, accountId, params.id, await by());
-        set.status = 201;
-        return deliveryView(replay);
-      },
-      {
-        params: idParams,
-        detail: { ...tag, summary: "Replay into a new delivery (new id, replay_of set); 410 payload_expired" },
-      },
-    );
+    .get("/api/endpoints", listEndpoints(deps), { detail: doc("List the account's webhook endpoints") })
+    .post("/api/endpoints", addEndpoint(d), { body: s.createEndpointBody, detail: doc(SUMMARY.add) })
+    .get("/api/endpoints/:id", readEndpoint(deps), { params, detail: doc("Read an endpoint (never its secret)") })
+    .patch("/api/endpoints/:id", changeEndpoint(d), {
+      params,
+      body: s.updateEndpointBody,
+      detail: doc("Change an endpoint's url, fields or phone_number_id"),
+    })
+    .delete("/api/endpoints/:id", removeEndpoint(d), { params, detail: doc("Delete an endpoint with its deliveries") })
+    .post("/api/endpoints/:id/enable", enableEndpoint(d), {
+      params,
+      detail: doc("Enable a disabled endpoint; resets its failure count"),
+    })
+    .post("/api/endpoints/:id/rotate-secret", rotateSecret(d), {
+      params,
+      detail: doc("New signing secret, shown once; the old one also signs for 24 hours"),
+    })
+    .post("/api/endpoints/:id/recover", recover(d), { params, body: recoverBody, detail: doc(SUMMARY.recover) })
+    .get("/api/endpoints/:id/recover", readRecovery(deps), {
+      params,
+      detail: doc("The endpoint's latest bulk recover and its progress (null when none ran)"),
+    })
+    .post("/api/endpoints/:id/test", sendTest(d), {
+      params,
+      ...optionalBody(s.sendTestBody),
+      detail: doc(SUMMARY.test),
+    })
+    .post("/api/endpoints/:id/verify", verify(d), { params, detail: doc(SUMMARY.verify) })
+    .get("/api/endpoints/:id/stats", readStats(deps), { params, query: s.statsQuery, detail: doc(SUMMARY.stats) })
+    .get("/api/deliveries", listDeliveries(deps), { query: s.deliveryQuery, detail: doc(SUMMARY.deliveries) })
+    .get("/api/deliveries/:id", readDelivery(deps), { params, detail: doc(SUMMARY.delivery) })
+    .post("/api/deliveries/:id/replay", replayDelivery(d), {
+      params,
+      detail: doc("Replay into a new delivery (new id, replay_of set); 410 payload_expired"),
+    });
   return new Elysia().use(open).use(signedIn);
 }

@@ -52,24 +52,30 @@ class Cursor {
   /** Skips any value; returns its [start, end). */
   value(): [number, number] {
     this.skipSpace();
-    const start = this.at;
     const first = this.bytes[this.at];
     if (first === QUOTE) return this.string();
-    if (first === OPEN_OBJECT || first === OPEN_ARRAY) {
-      let depth = 0;
-      for (let b = this.bytes[this.at]; b !== undefined; b = this.bytes[this.at]) {
-        if (b === QUOTE) {
-          this.string();
-          continue;
-        }
-        if (b === OPEN_OBJECT || b === OPEN_ARRAY) depth++;
-        else if (b === CLOSE_OBJECT || b === CLOSE_ARRAY) depth--;
-        this.at++;
-        if (depth === 0) return [start, this.at];
+    if (first === OPEN_OBJECT || first === OPEN_ARRAY) return this.container();
+    return this.scalar();
+  }
+  /** Skips an object or array starting at the cursor, strings in it included; returns its [start, end). */
+  private container(): [number, number] {
+    const start = this.at;
+    let depth = 0;
+    for (let b = this.bytes[this.at]; b !== undefined; b = this.bytes[this.at]) {
+      if (b === QUOTE) {
+        this.string();
+        continue;
       }
-      throw new Error("unterminated container");
+      if (b === OPEN_OBJECT || b === OPEN_ARRAY) depth++;
+      else if (b === CLOSE_OBJECT || b === CLOSE_ARRAY) depth--;
+      this.at++;
+      if (depth === 0) return [start, this.at];
     }
-    // number, true, false, null: runs until a delimiter or the end.
+    throw new Error("unterminated container");
+  }
+  /** Skips a number, true, false or null: it runs until a delimiter or the end. */
+  private scalar(): [number, number] {
+    const start = this.at;
     for (let b = this.bytes[this.at]; b !== undefined; b = this.bytes[this.at]) {
       if (b === COMMA || b === CLOSE_OBJECT || b === CLOSE_ARRAY || isSpace(b)) break;
       this.at++;

@@ -60,38 +60,99 @@ function Calls(props: { title: string; calls: CallWindow; id: string; now: numbe
   );
 }
 
+/** When backups are taken and where they go. */
+const backupWhen = (b: NonNullable<BackupState>) =>
+  `${b.schedule === null ? "by hand only (no BACKUP_SCHEDULE)" : `on schedule ${b.schedule}`}, at ${b.location}`;
+
+/** No verified backup yet: the directory cannot be listed, the last attempt failed, or none was taken. */
+function NoBackupYet(props: { state: NonNullable<BackupState>; failure: string | null }) {
+  const b = props.state;
+  if (b.unlisted !== null)
+    return <Stat label="Last backup" value="Unknown" note={`cannot list ${b.location}: ${b.unlisted}`} tone="warn" />;
+  const failed = b.failure !== null;
+  return (
+    <Stat
+      label="Last backup"
+      value={failed ? "Failed" : "None yet"}
+      note={failed && props.failure ? props.failure : backupWhen(b)}
+      tone={failed ? "bad" : b.schedule === null ? "plain" : "warn"}
+    />
+  );
+}
+
 /** The last verified backup and whether a later one failed; where the database is not a SQLite file, none is ours to take. */
 function Backup(props: { state: BackupState; now: number }) {
   const b = props.state;
   if (b === null)
     return <Stat label="Backups" value="Not taken here" note="PostgreSQL: back it up with its own tools" />;
-  const failedSince = b.failure !== null && (b.last === null || b.failure.at > b.last.at);
   const failure = b.failure && `${b.failure.stage} failed ${relativeTime(b.failure.at, props.now)}`;
-  const when = `${b.schedule === null ? "by hand only (no BACKUP_SCHEDULE)" : `on schedule ${b.schedule}`}, at ${b.location}`;
-  if (b.last === null && b.unlisted !== null)
-    return <Stat label="Last backup" value="Unknown" note={`cannot list ${b.location}: ${b.unlisted}`} tone="warn" />;
-  if (b.last === null)
-    return (
-      <Stat
-        label="Last backup"
-        value={failedSince ? "Failed" : "None yet"}
-        note={failedSince && failure ? failure : when}
-        tone={failedSince ? "bad" : b.schedule === null ? "plain" : "warn"}
-      />
-    );
+  if (b.last === null) return <NoBackupYet state={b} failure={failure} />;
+  const failedSince = b.failure !== null && b.failure.at > b.last.at;
   return (
     <Stat
       label="Last backup"
       value={relativeTime(b.last.at, props.now)}
-      note={failedSince && failure ? `a later one: ${failure}` : when}
+      note={failedSince && failure ? `a later one: ${failure}` : backupWhen(b)}
       tone={failedSince ? "warn" : "ok"}
     />
   );
 }
 
+function WebhooksPanel({ o }: { o: Overview }) {
+  const d = o.deliveries.day;
+  return (
+    <section class="panel" aria-labelledby="webhooks-heading">
+      <h2 id="webhooks-heading">Webhooks</h2>
+      <div class="stats">
+        <Events label="Events received, last hour" events={o.events.hour} since={o.calls.hour.since} now={o.now} />
+        <Events label="Events received, last 24 hours" events={o.events.day} since={o.calls.day.since} now={o.now} />
+        <Stat label="Deliveries pending" value={count(o.deliveries.pending)} note="waiting for an attempt or a retry" />
+        <Stat
+          label="Failed attempts, 24 hours"
+          value={count(d.failed)}
+          note={`${count(d.succeeded)} other attempt${d.succeeded === 1 ? "" : "s"} succeeded`}
+          tone={d.failed > 0 ? "warn" : "plain"}
+        />
+        <Stat label="Parked, 24 hours" value={count(d.parked)} tone={d.parked > 0 ? "bad" : "plain"} />
+        <Stat
+          label="Endpoints failing now"
+          value={count(o.failingEndpoints)}
+          note="enabled, last attempts failed"
+          tone={o.failingEndpoints > 0 ? "warn" : "plain"}
+        />
+      </div>
+    </section>
+  );
+}
+
+function ServicePanel({ o }: { o: Overview }) {
+  return (
+    <section class="panel" aria-labelledby="service-heading">
+      <h2 id="service-heading">Service</h2>
+      <div class="stats">
+        <Stat
+          label={o.storage.kind === "postgres" ? "PostgreSQL" : "SQLite"}
+          value={o.storage.healthy ? "Answering" : "Not answering"}
+          tone={o.storage.healthy ? "ok" : "bad"}
+        />
+        {o.redis ? (
+          <Stat
+            label="Redis (rate limits)"
+            value={o.redis.healthy ? "Answering" : "Not answering"}
+            note={o.redis.healthy ? undefined : "the proxy lets calls through unlimited meanwhile"}
+            tone={o.redis.healthy ? "ok" : "bad"}
+          />
+        ) : (
+          <Stat label="Rate limits" value="Local" note="kept in this process: one instance, no Redis" />
+        )}
+        <Backup state={o.backups} now={o.now} />
+      </div>
+    </section>
+  );
+}
+
 export function OverviewPage(props: { o: Overview }) {
   const { o } = props;
-  const d = o.deliveries.day;
   return (
     <>
       <h1>Overview</h1>
@@ -110,52 +171,8 @@ export function OverviewPage(props: { o: Overview }) {
         <Calls title="Proxied calls, last hour" calls={o.calls.hour} id="calls-hour" now={o.now} />
         <Calls title="Proxied calls, last 24 hours" calls={o.calls.day} id="calls-day" now={o.now} />
       </div>
-      <section class="panel" aria-labelledby="webhooks-heading">
-        <h2 id="webhooks-heading">Webhooks</h2>
-        <div class="stats">
-          <Events label="Events received, last hour" events={o.events.hour} since={o.calls.hour.since} now={o.now} />
-          <Events label="Events received, last 24 hours" events={o.events.day} since={o.calls.day.since} now={o.now} />
-          <Stat
-            label="Deliveries pending"
-            value={count(o.deliveries.pending)}
-            note="waiting for an attempt or a retry"
-          />
-          <Stat
-            label="Failed attempts, 24 hours"
-            value={count(d.failed)}
-            note={`${count(d.succeeded)} other attempt${d.succeeded === 1 ? "" : "s"} succeeded`}
-            tone={d.failed > 0 ? "warn" : "plain"}
-          />
-          <Stat label="Parked, 24 hours" value={count(d.parked)} tone={d.parked > 0 ? "bad" : "plain"} />
-          <Stat
-            label="Endpoints failing now"
-            value={count(o.failingEndpoints)}
-            note="enabled, last attempts failed"
-            tone={o.failingEndpoints > 0 ? "warn" : "plain"}
-          />
-        </div>
-      </section>
-      <section class="panel" aria-labelledby="service-heading">
-        <h2 id="service-heading">Service</h2>
-        <div class="stats">
-          <Stat
-            label={o.storage.kind === "postgres" ? "PostgreSQL" : "SQLite"}
-            value={o.storage.healthy ? "Answering" : "Not answering"}
-            tone={o.storage.healthy ? "ok" : "bad"}
-          />
-          {o.redis ? (
-            <Stat
-              label="Redis (rate limits)"
-              value={o.redis.healthy ? "Answering" : "Not answering"}
-              note={o.redis.healthy ? undefined : "the proxy lets calls through unlimited meanwhile"}
-              tone={o.redis.healthy ? "ok" : "bad"}
-            />
-          ) : (
-            <Stat label="Rate limits" value="Local" note="kept in this process: one instance, no Redis" />
-          )}
-          <Backup state={o.backups} now={o.now} />
-        </div>
-      </section>
+      <WebhooksPanel o={o} />
+      <ServicePanel o={o} />
 
       <h2 id="disabled-heading">Endpoints disabled in the last 24 hours</h2>
       <Table

@@ -15,6 +15,95 @@ export interface ShownSecret {
   rotated: boolean;
 }
 
+/** The signing secret, shown once after a create or a rotation, with what to do with it. */
+function NewSecret({ endpoint: e, secret }: { endpoint: EndpointShape; secret: ShownSecret }) {
+  return (
+    <SecretOnce
+      id="signing-secret"
+      label={secret.rotated ? "New signing secret" : "Signing secret"}
+      value={secret.secret}
+    >
+      {secret.rotated && e.previous_secret_expires_at ? (
+        <>
+          Copy it now: it is shown only this once. Until{" "}
+          {escapeHtml(formatTime(Date.parse(e.previous_secret_expires_at)))} every delivery is signed with both the new
+          and the old secret, so update your receiver before then.
+        </>
+      ) : e.signature === "platform" ? (
+        "Copy it now: it is shown only this once. Use this as your bot's app secret: it checks X-Hub-Signature-256 with it, unchanged."
+      ) : (
+        "Copy it now: it is shown only this once. Your receiver verifies webhook-signature with it."
+      )}
+    </SecretOnce>
+  );
+}
+
+function DisabledNotice({ endpoint: e }: { endpoint: EndpointShape }) {
+  return (
+    <Notice tone="bad">
+      <p safe>{disabledText(e.disabled_reason)}</p>
+      <p>
+        While disabled, the endpoint receives nothing and deliveries that come due are parked; replay them after
+        enabling.
+      </p>
+    </Notice>
+  );
+}
+
+function EndpointFacts(props: { endpoint: EndpointShape; numbers: NumberChoice[]; now: number }) {
+  const { endpoint: e } = props;
+  return (
+    <section class="panel" aria-labelledby="state-heading">
+      <h2 id="state-heading">State</h2>
+      <dl class="facts">
+        <dt>State</dt>
+        <dd>
+          <EndpointState endpoint={e} />
+        </dd>
+        <dt>Failures in a row</dt>
+        <dd>
+          {e.consecutive_failures}
+          {e.consecutive_failures >= 20 && e.enabled
+            ? " (you were warned by email; 50 with no success for 24 hours disables it)"
+            : ""}
+        </dd>
+        <dt>Last success</dt>
+        <dd>
+          <Time at={e.last_success_at} now={props.now} />
+        </dd>
+        <dt>Number</dt>
+        <dd safe>{numberLabel(e, props.numbers)}</dd>
+        <dt>Events</dt>
+        <dd>
+          <CodeList items={e.fields} />
+        </dd>
+        <dt>Signature</dt>
+        <dd>
+          {e.signature === "platform"
+            ? "Platform: X-Hub-Signature-256 (the signing secret is the bot's app secret), one change per delivery, and the Standard Webhooks headers"
+            : "Standard Webhooks"}
+        </dd>
+        <dt>Verify token</dt>
+        <dd>{e.verify_token_set ? "set" : "not set"}</dd>
+        <dt>Created</dt>
+        <dd>
+          <Time at={e.created_at} now={props.now} />
+        </dd>
+        {e.previous_secret_expires_at ? (
+          <>
+            <dt>Old secret</dt>
+            <dd>
+              also signs until <Time at={e.previous_secret_expires_at} now={props.now} />
+            </dd>
+          </>
+        ) : (
+          ""
+        )}
+      </dl>
+    </section>
+  );
+}
+
 export function EndpointPage(props: {
   endpoint: EndpointShape;
   hours: HourBucket[];
@@ -37,87 +126,10 @@ export function EndpointPage(props: {
         {e.url}
       </h1>
       {flash}
-      {props.secret ? (
-        <SecretOnce
-          id="signing-secret"
-          label={props.secret.rotated ? "New signing secret" : "Signing secret"}
-          value={props.secret.secret}
-        >
-          {props.secret.rotated && e.previous_secret_expires_at ? (
-            <>
-              Copy it now: it is shown only this once. Until{" "}
-              {escapeHtml(formatTime(Date.parse(e.previous_secret_expires_at)))} every delivery is signed with both the
-              new and the old secret, so update your receiver before then.
-            </>
-          ) : e.signature === "platform" ? (
-            "Copy it now: it is shown only this once. Use this as your bot's app secret: it checks X-Hub-Signature-256 with it, unchanged."
-          ) : (
-            "Copy it now: it is shown only this once. Your receiver verifies webhook-signature with it."
-          )}
-        </SecretOnce>
-      ) : (
-        ""
-      )}
-      {e.enabled ? (
-        ""
-      ) : (
-        <Notice tone="bad">
-          <p safe>{disabledText(e.disabled_reason)}</p>
-          <p>
-            While disabled, the endpoint receives nothing and deliveries that come due are parked; replay them after
-            enabling.
-          </p>
-        </Notice>
-      )}
+      {props.secret ? <NewSecret endpoint={e} secret={props.secret} /> : ""}
+      {e.enabled ? "" : <DisabledNotice endpoint={e} />}
 
-      <section class="panel" aria-labelledby="state-heading">
-        <h2 id="state-heading">State</h2>
-        <dl class="facts">
-          <dt>State</dt>
-          <dd>
-            <EndpointState endpoint={e} />
-          </dd>
-          <dt>Failures in a row</dt>
-          <dd>
-            {e.consecutive_failures}
-            {e.consecutive_failures >= 20 && e.enabled
-              ? " (you were warned by email; 50 with no success for 24 hours disables it)"
-              : ""}
-          </dd>
-          <dt>Last success</dt>
-          <dd>
-            <Time at={e.last_success_at} now={props.now} />
-          </dd>
-          <dt>Number</dt>
-          <dd safe>{numberLabel(e, props.numbers)}</dd>
-          <dt>Events</dt>
-          <dd>
-            <CodeList items={e.fields} />
-          </dd>
-          <dt>Signature</dt>
-          <dd>
-            {e.signature === "platform"
-              ? "Platform: X-Hub-Signature-256 (the signing secret is the bot's app secret), one change per delivery, and the Standard Webhooks headers"
-              : "Standard Webhooks"}
-          </dd>
-          <dt>Verify token</dt>
-          <dd>{e.verify_token_set ? "set" : "not set"}</dd>
-          <dt>Created</dt>
-          <dd>
-            <Time at={e.created_at} now={props.now} />
-          </dd>
-          {e.previous_secret_expires_at ? (
-            <>
-              <dt>Old secret</dt>
-              <dd>
-                also signs until <Time at={e.previous_secret_expires_at} now={props.now} />
-              </dd>
-            </>
-          ) : (
-            ""
-          )}
-        </dl>
-      </section>
+      <EndpointFacts endpoint={e} numbers={props.numbers} now={props.now} />
 
       <section class="panel" aria-labelledby="chart-heading">
         <h2 id="chart-heading">Last 24 hours</h2>

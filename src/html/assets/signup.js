@@ -2,9 +2,55 @@
 // the page's form with the authorization code and the ids the popup reported. A file of its own
 // (not inline) so the Content-Security-Policy keeps forbidding inline scripts. A module: strict, and deferred.
 
-(() => {
-  const panel = document.querySelector("[data-signup]");
-  if (!panel) return;
+/** The platform's signup message from its popup, parsed; null for any other message. */
+function signupEvent(event, origins) {
+  if (!origins.includes(event.origin)) return null;
+  let data = event.data;
+  if (typeof data === "string") {
+    try {
+      data = JSON.parse(data);
+    } catch {
+      return null;
+    }
+  }
+  if (!data || typeof data.type !== "string" || !data.type.endsWith("_EMBEDDED_SIGNUP")) return null;
+  return data;
+}
+
+/** Loads the platform's SDK; the button works once it has. */
+function loadSdk(panel, button, say) {
+  const sdk = document.createElement("script");
+  sdk.src = panel.getAttribute("data-sdk-url");
+  sdk.async = true;
+  sdk.onload = () => {
+    window.FB.init({
+      appId: panel.getAttribute("data-app-id"),
+      autoLogAppEvents: false,
+      xfbml: false,
+      version: panel.getAttribute("data-version"),
+    });
+    button.disabled = false;
+    say("");
+  };
+  sdk.onerror = () => say("The platform's signup could not be loaded. Check the connection and reload the page.");
+  document.head.appendChild(sdk);
+}
+
+/** What the popup is opened with: the signup's configuration, asking for coexistence when chosen. */
+function loginOptions(panel, coexistence) {
+  return {
+    config_id: panel.getAttribute("data-config-id"),
+    response_type: "code",
+    override_default_response_type: true,
+    extras: {
+      setup: {},
+      featureType: coexistence ? panel.getAttribute("data-coexistence-feature") : "",
+      sessionInfoVersion: "3",
+    },
+  };
+}
+
+function signup(panel) {
   const form = panel.querySelector("form");
   const button = panel.querySelector("[data-signup-start]");
   const status = panel.querySelector("[data-signup-status]");
@@ -27,16 +73,8 @@
   }
 
   window.addEventListener("message", (event) => {
-    if (!origins.includes(event.origin)) return;
-    let data = event.data;
-    if (typeof data === "string") {
-      try {
-        data = JSON.parse(data);
-      } catch {
-        return;
-      }
-    }
-    if (!data || typeof data.type !== "string" || !data.type.endsWith("_EMBEDDED_SIGNUP")) return;
+    const data = signupEvent(event, origins);
+    if (!data) return;
     const info = data.data || {};
     if (typeof data.event === "string" && data.event.startsWith("FINISH") && info.waba_id && info.phone_number_id) {
       session = {
@@ -54,21 +92,7 @@
     }
   });
 
-  const sdk = document.createElement("script");
-  sdk.src = panel.getAttribute("data-sdk-url");
-  sdk.async = true;
-  sdk.onload = () => {
-    window.FB.init({
-      appId: panel.getAttribute("data-app-id"),
-      autoLogAppEvents: false,
-      xfbml: false,
-      version: panel.getAttribute("data-version"),
-    });
-    button.disabled = false;
-    say("");
-  };
-  sdk.onerror = () => say("The platform's signup could not be loaded. Check the connection and reload the page.");
-  document.head.appendChild(sdk);
+  loadSdk(panel, button, say);
 
   button.addEventListener("click", () => {
     const coexistence = form.elements.mode.value === "coexistence";
@@ -93,16 +117,10 @@
           say("The signup window closed before it finished. Nothing was saved.");
         }
       },
-      {
-        config_id: panel.getAttribute("data-config-id"),
-        response_type: "code",
-        override_default_response_type: true,
-        extras: {
-          setup: {},
-          featureType: coexistence ? panel.getAttribute("data-coexistence-feature") : "",
-          sessionInfoVersion: "3",
-        },
-      },
+      loginOptions(panel, coexistence),
     );
   });
-})();
+}
+
+const panel = document.querySelector("[data-signup]");
+if (panel) signup(panel);
