@@ -65,8 +65,12 @@ export async function forward(
     const value = request.headers.get(name);
     if (value !== null) headers[name] = value;
   }
-  const body = await bodyFor(request, length, headers, exchange, controller);
-  if (body instanceof Response) return body;
+  let body: ReturnType<typeof bodyFor> | Uint8Array = bodyFor(request, length, headers, exchange, controller);
+  if (body instanceof Promise) {
+    const read = await body;
+    if (read instanceof Response) return read;
+    body = read;
+  }
 
   const started = performance.now();
   const timer = setTimeout(abortWith, exchange.timeoutMs, controller, "timeout");
@@ -100,16 +104,17 @@ function abortWith(controller: AbortController, reason: AbortReason): void {
 }
 
 /**
- * The body to send upstream (a small declared one read whole, a large one as it comes, a chunked
- * one counted), or the answer that ends the call when a small one did not arrive.
+ * The body to send upstream: a large one as it comes, a chunked one counted, a small declared one
+ * read whole (a promise, no async frame for the others), or the answer that ends the call when a
+ * small one did not arrive.
  */
-async function bodyFor(
+function bodyFor(
   request: Request,
   length: string | null,
   headers: Record<string, string>,
   exchange: Exchange,
   controller: AbortController,
-): Promise<ReadableStream<Uint8Array> | Uint8Array | null | Response> {
+): ReadableStream<Uint8Array> | null | Promise<Uint8Array | Response> {
   const declared = length === null ? Number.NaN : Number(length);
   // Bun gives a request a body exactly when it declares a length above 0 or is chunked, and has
   // checked that length against what it reads. A small body is read by Bun's own read without
