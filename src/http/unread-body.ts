@@ -4,7 +4,8 @@
  * as the idle time-out (255 s) allows, and the connection stays open with nothing to serve.
  */
 export function closedIfUnread(request: Request, response: Response): Response {
-  if (request.body === null || request.bodyUsed || request.headers.get("content-length") === "0") return response;
+  // bodyUsed first: asking for `body` makes the request's stream (bench/RESULTS.md, issue 40).
+  if (request.bodyUsed || request.body === null || request.headers.get("content-length") === "0") return response;
   try {
     response.headers.set("connection", "close");
     return response;

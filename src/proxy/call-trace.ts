@@ -119,19 +119,8 @@ export class ProxyCallTrace {
     );
     // Not sampled: its children would not be either.
     if (!call.isRecording()) return;
-    const attributes: Attributes = {
-      [ATTR_HTTP_REQUEST_METHOD]: this.method,
-      [ATTR_URL_PATH]: this.path,
-      [ATTR_HTTP_RESPONSE_STATUS_CODE]: status,
-      [ATTR_REQUEST_ID]: this.requestId,
-    };
-    if (route !== null) attributes[ATTR_HTTP_ROUTE] = route;
-    if (outcome.code !== null) attributes["switchboard.error.code"] = outcome.code;
-    if (outcome.error !== null) attributes["switchboard.error.name"] = outcome.error;
-    if (status >= 500) {
-      attributes[ATTR_ERROR_TYPE] = String(status);
-      call.setStatus({ code: SpanStatusCode.ERROR });
-    }
+    const attributes = this.callAttributes(status, outcome, route);
+    if (status >= 500) call.setStatus({ code: SpanStatusCode.ERROR });
     const failed = this.checksEnd === 0 ? { "switchboard.check.failed": outcome.error ?? "unexpected" } : null;
     const limit = this.rateLimit && {
       "switchboard.ratelimit.bucket": this.rateLimit.bucket,
@@ -144,15 +133,33 @@ export class ProxyCallTrace {
       this.children(call, ended, status, outcome, failed, limit, forwarded);
     } else {
       Object.assign(attributes, failed, limit);
-      if (forwarded) {
-        attributes["switchboard.upstream.duration_ms"] = Math.round((ended - this.limitEnd) * 1000) / 1000;
-        // Our error here means upstream did not answer (time-out, unreachable) or the body was cut off.
-        if (outcome.code === null) attributes["switchboard.upstream.status_code"] = status;
-        else attributes["switchboard.upstream.error"] = outcome.error ?? "unexpected";
-      }
+      if (forwarded) this.upstreamAttributes(attributes, ended, status, outcome);
     }
     call.setAttributes(attributes);
     call.end(ended);
+  }
+
+  /** The call's own attributes, whatever the span detail. */
+  private callAttributes(status: number, outcome: CallOutcome, route: string | null): Attributes {
+    const attributes: Attributes = {
+      [ATTR_HTTP_REQUEST_METHOD]: this.method,
+      [ATTR_URL_PATH]: this.path,
+      [ATTR_HTTP_RESPONSE_STATUS_CODE]: status,
+      [ATTR_REQUEST_ID]: this.requestId,
+    };
+    if (route !== null) attributes[ATTR_HTTP_ROUTE] = route;
+    if (outcome.code !== null) attributes["switchboard.error.code"] = outcome.code;
+    if (outcome.error !== null) attributes["switchboard.error.name"] = outcome.error;
+    if (status >= 500) attributes[ATTR_ERROR_TYPE] = String(status);
+    return attributes;
+  }
+
+  /** With span detail `call`: the upstream request of step 9 on the call's span. */
+  private upstreamAttributes(attributes: Attributes, ended: number, status: number, outcome: CallOutcome): void {
+    attributes["switchboard.upstream.duration_ms"] = Math.round((ended - this.limitEnd) * 1000) / 1000;
+    // Our error here means upstream did not answer (time-out, unreachable) or the body was cut off.
+    if (outcome.code === null) attributes["switchboard.upstream.status_code"] = status;
+    else attributes["switchboard.upstream.error"] = outcome.error ?? "unexpected";
   }
 
   /** OTEL_SPAN_DETAIL=full: the checks of steps 1-7, the rate limit of step 8 and the upstream request of step 9, as the call's children. */

@@ -1,4 +1,6 @@
 import type { RequestRecord } from "../store/requests.ts";
+import type { ApiKey } from "../store/types.ts";
+import type { Target } from "./checks.ts";
 
 /** The largest successful send answer read for its message id (a send's answer is about 150 bytes). */
 export const MESSAGE_ID_SCAN_BYTES = 8 * 1024;
@@ -29,6 +31,19 @@ export function startRecord(id: string, at: number, method: string): RequestReco
     responseBytes: null,
     messageId: null,
   };
+}
+
+/** Step 2 found the caller: the call is logged, on its account. */
+export function noteCaller(record: RequestRecord, key: Pick<ApiKey, "id" | "accountId">): void {
+  record.accountId = key.accountId;
+  record.apiKeyId = key.id;
+}
+
+/** Step 4 found what the call is about. */
+export function noteTarget(record: RequestRecord, target: Target): void {
+  record.route = target.route.label;
+  record.phoneNumberId = target.number?.phoneNumberId ?? null;
+  record.wabaId = target.waba.wabaId;
 }
 
 /** Whether the call's caller was known (only then is its record logged). */

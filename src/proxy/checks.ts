@@ -43,24 +43,34 @@ export function billingError(account: Account | undefined): ErrorName | null {
  */
 export function resolveTarget(directory: Directory, match: Match, accountId: string): Target | null {
   for (const route of match.routes) {
-    if (route.id === "waba") {
-      const waba = directory.waba(match.id);
-      if (waba && waba.accountId === accountId) return { route, waba, number: null };
-      continue;
-    }
-    // Media calls act for the number in `phone_number_id`. An id the directory knows as a number
-    // or WABA is not a media id: forwarding it would let a shared upstream token read an object
-    // that is not on the allow-list (or belongs to another account).
-    if (route.id === "media" && (directory.number(match.id) || directory.waba(match.id))) continue;
-    const numberId = route.id === "media" ? match.scopeNumberId : match.id;
-    // Never null: matchRoute keeps a media route only with its scope.
-    if (numberId === null) continue;
-    const number = directory.number(numberId);
-    if (!number || number.accountId !== accountId) continue;
-    const waba = directory.waba(number.wabaId);
-    if (waba) return { route, waba, number };
+    const target =
+      route.id === "waba"
+        ? wabaTarget(directory, route, match.id, accountId)
+        : numberTarget(directory, route, match, accountId);
+    if (target) return target;
   }
   return null;
+}
+
+/** A WABA row: the WABA itself, when it is on the account. */
+function wabaTarget(directory: Directory, route: Route, wabaId: string, accountId: string): Target | null {
+  const waba = directory.waba(wabaId);
+  return waba && waba.accountId === accountId ? { route, waba, number: null } : null;
+}
+
+/** A number or media row: the number it acts for, when it is on the account, with its WABA. */
+function numberTarget(directory: Directory, route: Route, match: Match, accountId: string): Target | null {
+  // Media calls act for the number in `phone_number_id`. An id the directory knows as a number
+  // or WABA is not a media id: forwarding it would let a shared upstream token read an object
+  // that is not on the allow-list (or belongs to another account).
+  if (route.id === "media" && (directory.number(match.id) || directory.waba(match.id))) return null;
+  const numberId = route.id === "media" ? match.scopeNumberId : match.id;
+  // Never null: matchRoute keeps a media route only with its scope.
+  if (numberId === null) return null;
+  const number = directory.number(numberId);
+  if (!number || number.accountId !== accountId) return null;
+  const waba = directory.waba(number.wabaId);
+  return waba ? { route, waba, number } : null;
 }
 
 /**

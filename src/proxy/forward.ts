@@ -60,37 +60,20 @@ export async function forward(
   exchange: Exchange,
 ): Promise<Response> {
   const controller = new AbortController();
-  const abort = (reason: AbortReason) => controller.abort(reason);
   const headers: Record<string, string> = { authorization: `Bearer ${exchange.token}` };
   for (const name of PASSED_REQUEST_HEADERS) {
     const value = request.headers.get(name);
     if (value !== null) headers[name] = value;
   }
-  let body: ReadableStream<Uint8Array> | Uint8Array | null = request.body;
-  if (body && length !== null) {
-    headers["content-length"] = length;
-    // Bun has already checked the declared length against the body it reads.
-    if (Number(length) <= exchange.bufferBytes) {
-      const { clock, ms, missed } = exchange.bodyDeadline;
-      let read: Uint8Array | "late";
-      try {
-        read = await bytesWithin(request, ms, clock);
-      } catch {
-        // The caller went away mid-body; there is nobody left to answer, and nothing was sent.
-        return exchange.fail("upstream_unreachable", exchange.headers);
-      }
-      if (read === "late") {
-        missed();
-        return exchange.fail("body_timeout", exchange.headers);
-      }
-      body = read;
-    }
-  } else if (body) {
-    body = countedBody(body, MAX_BODY_BYTES, () => abort("too_large"));
+  let body: ReturnType<typeof bodyFor> | Uint8Array = bodyFor(request, length, headers, exchange, controller);
+  if (body instanceof Promise) {
+    const read = await body;
+    if (read instanceof Response) return read;
+    body = read;
   }
 
   const started = performance.now();
-  const timer = setTimeout(() => abort("timeout"), exchange.timeoutMs);
+  const timer = setTimeout(abortWith, exchange.timeoutMs, controller, "timeout");
   let upstream: Response;
   try {
     upstream = await fetch(exchange.url, {
@@ -112,16 +95,62 @@ export async function forward(
     clearTimeout(timer);
   }
   exchange.onHeaders?.(performance.now() - started);
+  return answer(upstream, exchange);
+}
 
+/** Made once, not a closure per call. */
+function abortWith(controller: AbortController, reason: AbortReason): void {
+  controller.abort(reason);
+}
+
+/**
+ * The body to send upstream: a large one as it comes, a chunked one counted, a small declared one
+ * read whole (a promise, no async frame for the others), or the answer that ends the call when a
+ * small one did not arrive.
+ */
+function bodyFor(
+  request: Request,
+  length: string | null,
+  headers: Record<string, string>,
+  exchange: Exchange,
+  controller: AbortController,
+): ReadableStream<Uint8Array> | null | Promise<Uint8Array | Response> {
+  const declared = length === null ? Number.NaN : Number(length);
+  // Bun gives a request a body exactly when it declares a length above 0 or is chunked, and has
+  // checked that length against what it reads. A small body is read by Bun's own read without
+  // making its stream first (`request.body`), which would cost a call a stream it never reads.
+  if (declared > 0 && declared <= exchange.bufferBytes) {
+    headers["content-length"] = length as string;
+    return readWhole(request, exchange);
+  }
+  const body = request.body;
+  if (!body) return null;
+  if (length === null) return countedBody(body, MAX_BODY_BYTES, () => controller.abort("too_large"));
+  headers["content-length"] = length;
+  return body;
+}
+
+/** A small body whole, within the body deadline. */
+async function readWhole(request: Request, exchange: Exchange): Promise<Uint8Array | Response> {
+  const { clock, ms, missed } = exchange.bodyDeadline;
+  let read: Uint8Array | "late";
+  try {
+    read = await bytesWithin(request, ms, clock);
+  } catch {
+    // The caller went away mid-body; there is nobody left to answer, and nothing was sent.
+    return exchange.fail("upstream_unreachable", exchange.headers);
+  }
+  if (read !== "late") return read;
+  missed();
+  return exchange.fail("body_timeout", exchange.headers);
+}
+
+/** What the caller gets once upstream has answered (docs/proxy.md#what-comes-back). */
+async function answer(upstream: Response, exchange: Exchange): Promise<Response> {
   const answerHeaders = keepResponseHeaders(upstream.headers, exchange.headers);
-  const declared = answerHeaders.get("content-length");
-  if (
-    exchange.onSuccessBody &&
-    upstream.status < 300 &&
-    upstream.body &&
-    declared !== null &&
-    Number(declared) <= MESSAGE_ID_SCAN_BYTES
-  ) {
+  const declared = Number(answerHeaders.get("content-length") ?? Number.NaN);
+  // A declared length above 0 means a body: its stream is not made just to ask (see bodyFor).
+  if (exchange.onSuccessBody && upstream.status < 300 && declared > 0 && declared <= MESSAGE_ID_SCAN_BYTES) {
     let bytes: Uint8Array<ArrayBuffer>;
     try {
       bytes = await upstream.bytes();
@@ -131,7 +160,7 @@ export async function forward(
     exchange.onSuccessBody(bytes);
     return new Response(bytes, { status: upstream.status, headers: answerHeaders });
   }
-  if (upstream.status < 400 || Number(declared ?? 0) > INSPECT_LIMIT || !upstream.body) return upstream;
+  if (upstream.status < 400 || declared > INSPECT_LIMIT || !upstream.body) return upstream;
   return new Response(inspectedBody(upstream.body, exchange.inspectError()), {
     status: upstream.status,
     headers: answerHeaders,

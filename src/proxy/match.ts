@@ -23,6 +23,17 @@ function singleParam(rawQuery: string | null, name: string): string | null {
 }
 
 /**
+ * A match with media rows once they have their scope: without a valid, single `phone_number_id`
+ * a media row does not fit.
+ */
+function scoped(match: Match, rawQuery: string | null): Match | null {
+  const scopeNumberId = singleParam(rawQuery, MEDIA_SCOPE_PARAM);
+  if (scopeNumberId !== null && ID.test(scopeNumberId)) return { ...match, scopeNumberId };
+  const routes = match.routes.filter((r) => r.id !== "media");
+  return routes.length === 0 ? null : { ...match, routes };
+}
+
+/**
  * Step 1 of docs/proxy.md#order-of-checks for an allow-list: a function that takes `/{version}/{id}` or
  * `/{version}/{id}/{edge}` with a method and edge on the list (and, for media calls, the scoping
  * parameter) to its rows. Pure; null means 404.
@@ -41,15 +52,9 @@ export function routeMatcher(allowList: readonly Route[]) {
     if (!VERSION.test(version) || !ID.test(id)) return null;
     // An empty edge (a trailing "/") matches no row: it must not be read as the object itself.
     if (edge === "") return null;
-    let routes = rows.get(`${method} ${edge ?? ""}`) ?? [];
-    let scopeNumberId: string | null = null;
-    if (routes.some((r) => r.id === "media")) {
-      scopeNumberId = singleParam(rawQuery, MEDIA_SCOPE_PARAM);
-      if (scopeNumberId === null || !ID.test(scopeNumberId)) {
-        routes = routes.filter((r) => r.id !== "media");
-        scopeNumberId = null;
-      }
-    }
-    return routes.length === 0 ? null : { version, id, routes, scopeNumberId };
+    const routes = rows.get(`${method} ${edge ?? ""}`);
+    if (!routes) return null;
+    const match = { version, id, routes, scopeNumberId: null };
+    return routes.some((r) => r.id === "media") ? scoped(match, rawQuery) : match;
   };
 }

@@ -8,7 +8,7 @@ import { timeOrderedIdSource } from "../runtime/random.ts";
 import { MAX_BODY_BYTES } from "./body-limit.ts";
 import { authenticate, billingError, connectionError, resolveTarget, testKeyRefused, type Target } from "./checks.ts";
 import { proxyCallTracer, type CallOutcome, type ProxyCallTrace } from "./call-trace.ts";
-import { forward } from "./forward.ts";
+import { forward, type Exchange } from "./forward.ts";
 import { allowList } from "./allow-list.ts";
 import { routeMatcher } from "./match.ts";
 import { rateLimitHeaders } from "./headers.ts";
@@ -19,6 +19,8 @@ import {
   finishRecord,
   hasCaller,
   messageIdIn,
+  noteCaller,
+  noteTarget,
   noteUpstreamError,
   noteUpstreamLatency,
   startRecord,
@@ -65,162 +67,228 @@ function outcomeCounter(metrics: ProxyDeps["metrics"]) {
   };
 }
 
-/** A call as it goes: how it ended so far, and how many of its parts have not (see complete). */
-interface Call extends CallOutcome {
-  parts: number;
-}
-
 const bucketOf = (target: Target) =>
   target.route.bucket === "number" && target.number ? numberBucket(target.number) : wabaBucket(target.waba.wabaId);
 
-/** Builds the proxy: a function from a caller's request to the response it gets (docs/proxy.md). */
-export function createProxy(deps: ProxyDeps, limiter: RateLimiter, requestLog: RequestLog | null = null) {
-  const { config, store, logger, metrics } = deps;
-  const directory = store.directory;
-  const proofs = new ProofCache(config.appSecret);
-  // Time-ordered: the request log's rows are keyed by them, and fill its index at one end.
-  const nextRequestId = timeOrderedIdSource(deps.random, "req", 20);
-  const count = outcomeCounter(metrics);
-  const logAll = config.logLevel === "debug";
-  const startTrace = proxyCallTracer(deps.tracing, config.upstreamUrl);
-  const decide = rateLimitStep(limiter, deps);
-  const matchRoute = routeMatcher(allowList(config.platform));
+/** Before the rate limit has decided: no headers of ours yet. */
+const NONE: Record<string, string> = Object.freeze({});
 
+/** What every call shares, made once by createProxy. */
+interface Proxying {
+  deps: ProxyDeps;
+  requestLog: RequestLog | null;
+  proofs: ProofCache;
+  bodyDeadline: Exchange["bodyDeadline"];
   /** An upstream error body has passed: its code goes on the record, and a state change it calls for is made. */
-  function inspected(bytes: Uint8Array, record: RequestRecord, target: Target, requestId: string): void {
-    if (requestLog) noteUpstreamError(record, bytes);
-    const effect = effectOf(bytes, target);
-    // After the caller's answer has gone out: the state write must not hold it back.
-    if (effect)
-      setImmediate(() =>
-        applyEffect({ directory, clock: deps.clock, logger }, effect, requestId).catch((error: unknown) =>
-          logger.error("recording an upstream state change failed", { error }),
-        ),
-      );
+  inspected(bytes: Uint8Array, call: ProxyCall): void;
+}
+
+/**
+ * One proxied call as it goes: how it ended so far (its outcome), its record, and what forward
+ * needs to send it (the Exchange). One object a call, its steps methods, instead of an outcome, an
+ * exchange and a closure for each of its hooks (fewer objects a call for the collector: the tail,
+ * issue 40).
+ */
+class ProxyCall implements CallOutcome, Exchange {
+  code: number | string | null = null;
+  error: ErrorName | null = null;
+  /** How many of the call's parts have not ended (see complete). */
+  parts = 1;
+  url = "";
+  token = "";
+  timeoutMs = 0;
+  headers = NONE;
+  target: Target | null = null;
+  onSuccessBody?: (this: ProxyCall, bytes: Uint8Array) => void;
+  readonly bufferBytes: number;
+  readonly bodyDeadline: Exchange["bodyDeadline"];
+
+  constructor(
+    private readonly proxying: Proxying,
+    readonly requestId: string,
+    readonly record: RequestRecord,
+    readonly trace: ProxyCallTrace | undefined,
+  ) {
+    this.bufferBytes = proxying.deps.config.proxyBodyBufferBytes;
+    this.bodyDeadline = proxying.bodyDeadline;
+  }
+
+  fail(name: ErrorName, headers?: Record<string, string>): Response {
+    this.code = ERRORS[name].code;
+    this.error = name;
+    return errorResponse(name, this.requestId, { headers });
+  }
+
+  /** Step 9's request: where it goes, with which token and time-out. */
+  aim(target: Target, path: string, query: string | null): void {
+    const { config } = this.proxying.deps;
+    this.target = target;
+    this.url = `${config.upstreamUrl}${path}?${upstreamQuery(query, this.proxying.proofs.for(target.waba))}`;
+    this.token = target.waba.accessToken;
+    this.timeoutMs = target.route.timeout === "media" ? config.upstreamMediaTimeoutMs : config.upstreamTimeoutMs;
+    if (this.proxying.requestLog && target.route.edge === "messages" && target.route.method === "POST")
+      this.onSuccessBody = noteMessageId;
+  }
+
+  onHeaders(ms: number): void {
+    noteUpstreamLatency(this.record, ms);
+    this.proxying.deps.metrics.upstreamLatency.observe(ms / 1000);
+  }
+
+  inspectError(): (bytes: Uint8Array | null) => void {
+    // The record waits for the body: its upstream error code is in it.
+    this.parts++;
+    return (bytes) => {
+      if (bytes) this.proxying.inspected(bytes, this);
+      this.complete();
+    };
   }
 
   /**
    * One part of the call has ended (the answer's headers, or an upstream error's body); once every
    * part has, its record is complete and goes to the log (a batch may go to the writer any time).
    */
-  function complete(outcome: Call, record: RequestRecord): void {
-    if (--outcome.parts === 0 && requestLog && hasCaller(record)) requestLog.add(record);
+  complete(): void {
+    const log = this.proxying.requestLog;
+    if (--this.parts === 0 && log && hasCaller(this.record)) log.add(this.record);
   }
+}
+
+/** A send's answer has been read whole: its message id goes on the record. */
+function noteMessageId(this: ProxyCall, bytes: Uint8Array): void {
+  this.record.messageId = messageIdIn(bytes);
+}
+
+/** What the checks look things up in. */
+interface Checking {
+  directory: ProxyDeps["store"]["directory"];
+  matchRoute: ReturnType<typeof routeMatcher>;
+}
+
+/** docs/proxy.md#order-of-checks, steps 1 to 7: the call's target, or why it is refused. */
+function checked(
+  { directory, matchRoute }: Checking,
+  request: Request,
+  { path, query }: RawTarget,
+  length: string | null,
+  record: RequestRecord,
+) {
+  const match = matchRoute(request.method, path, query); //                         1. path shape and method
+  if (!match) return "unknown_route";
+  const key = authenticate(directory, request.headers.get("authorization")); //     2. API key
+  if (!key) return "invalid_api_key";
+  noteCaller(record, key);
+  const billing = billingError(directory.account(key.accountId)); //                  3. billing
+  if (billing) return billing;
+  const target = resolveTarget(directory, match, key.accountId); //                   4. allow-list and ownership
+  if (!target) return "unknown_route";
+  noteTarget(record, target);
+  if (testKeyRefused(directory, key, target)) return "test_key_on_live_number"; //     5. test key
+  const unusable = connectionError(target); //                                         6. number and WABA state
+  if (unusable) return unusable;
+  if (length !== null && Number(length) > MAX_BODY_BYTES) return "payload_too_large"; // 7. declared size
+  return target;
+}
+
+/** What every call shares. */
+function proxyingOf(deps: ProxyDeps, requestLog: RequestLog | null): Proxying {
+  const { config, logger, metrics } = deps;
+  const directory = deps.store.directory;
+  return {
+    deps,
+    requestLog,
+    proofs: new ProofCache(config.appSecret),
+    // The same for every call: made once, not per call.
+    bodyDeadline: {
+      clock: deps.clock,
+      ms: config.requestBodyTimeoutMs,
+      missed: () => metrics.bodyTimeouts.inc({ group: "proxy" }),
+    },
+    inspected(bytes, call) {
+      if (requestLog) noteUpstreamError(call.record, bytes);
+      const target = call.target as Target;
+      const effect = effectOf(bytes, target);
+      // After the caller's answer has gone out: the state write must not hold it back.
+      if (effect)
+        setImmediate(() =>
+          applyEffect({ directory, clock: deps.clock, logger }, effect, call.requestId).catch((error: unknown) =>
+            logger.error("recording an upstream state change failed", { error }),
+          ),
+        );
+    },
+  };
+}
+
+/** Builds the proxy: a function from a caller's request to the response it gets (docs/proxy.md). */
+export function createProxy(deps: ProxyDeps, limiter: RateLimiter, requestLog: RequestLog | null = null) {
+  const { config, store, logger, metrics } = deps;
+  const directory = store.directory;
+  // Time-ordered: the request log's rows are keyed by them, and fill its index at one end.
+  const nextRequestId = timeOrderedIdSource(deps.random, "req", 20);
+  const count = outcomeCounter(metrics);
+  const logAll = config.logLevel === "debug";
+  const startTrace = proxyCallTracer(deps.tracing, config.upstreamUrl);
+  const decide = rateLimitStep(limiter, deps);
+  const checking: Checking = { directory, matchRoute: routeMatcher(allowList(config.platform)) };
+  const proxying = proxyingOf(deps, requestLog);
 
   /** docs/proxy.md#order-of-checks: every check in order, stopping at the first failure. */
-  async function pipeline(
-    request: Request,
-    { path, query }: RawTarget,
-    requestId: string,
-    outcome: Call,
-    record: RequestRecord,
-    trace?: ProxyCallTrace,
-  ): Promise<Response> {
-    const fail = (name: ErrorName, headers?: Record<string, string>) => {
-      outcome.code = ERRORS[name].code;
-      outcome.error = name;
-      return errorResponse(name, requestId, { headers });
-    };
-
-    const match = matchRoute(request.method, path, query); //                         1. path shape and method
-    if (!match) return fail("unknown_route");
-    const key = authenticate(directory, request.headers.get("authorization")); //     2. API key
-    if (!key) return fail("invalid_api_key");
-    record.accountId = key.accountId;
-    record.apiKeyId = key.id;
-    const billing = billingError(directory.account(key.accountId)); //                  3. billing
-    if (billing) return fail(billing);
-    const target = resolveTarget(directory, match, key.accountId); //                   4. allow-list and ownership
-    if (!target) return fail("unknown_route");
-    record.route = target.route.label;
-    record.phoneNumberId = target.number?.phoneNumberId ?? null;
-    record.wabaId = target.waba.wabaId;
-    if (testKeyRefused(directory, key, target)) return fail("test_key_on_live_number"); // 5. test key
-    const unusable = connectionError(target); //                                         6. number and WABA state
-    if (unusable) return fail(unusable);
+  async function pipeline(request: Request, raw: RawTarget, call: ProxyCall): Promise<Response> {
     const length = request.headers.get("content-length");
-    if (length !== null && Number(length) > MAX_BODY_BYTES) return fail("payload_too_large"); // 7. declared size
-    trace?.checked(target.route);
+    const target = checked(checking, request, raw, length, call.record);
+    if (typeof target === "string") return call.fail(target);
+    call.trace?.checked(target.route);
     const bucket = bucketOf(target);
     const decided = decide(bucket); //                                                    8. rate limit
     const decision = decided instanceof Promise ? await decided : decided;
-    trace?.limited(bucket.key, decision);
-    const headers = { ...rateLimitHeaders(decision), "x-proxy-request-id": requestId };
-    if (!decision.allowed) return fail("rate_limited", headers);
-    return forward(deps.fetch, request, length, {
-      //                                     9. forward
-      url: `${config.upstreamUrl}${path}?${upstreamQuery(query, proofs.for(target.waba))}`,
-      token: target.waba.accessToken,
-      timeoutMs: target.route.timeout === "media" ? config.upstreamMediaTimeoutMs : config.upstreamTimeoutMs,
-      bufferBytes: config.proxyBodyBufferBytes,
-      bodyDeadline,
-      headers,
-      fail,
-      onHeaders: (ms) => {
-        noteUpstreamLatency(record, ms);
-        metrics.upstreamLatency.observe(ms / 1000);
-      },
-      onSuccessBody:
-        requestLog && target.route.edge === "messages" && target.route.method === "POST"
-          ? (bytes) => (record.messageId = messageIdIn(bytes))
-          : undefined,
-      inspectError() {
-        // The record waits for the body: its upstream error code is in it.
-        outcome.parts++;
-        return (bytes) => {
-          if (bytes) inspected(bytes, record, target, requestId);
-          complete(outcome, record);
-        };
-      },
-    });
+    call.trace?.limited(bucket.key, decision);
+    const headers = rateLimitHeaders(decision);
+    headers["x-proxy-request-id"] = call.requestId;
+    call.headers = headers;
+    if (!decision.allowed) return call.fail("rate_limited", headers);
+    call.aim(target, raw.path, raw.query);
+    return forward(deps.fetch, request, length, call); //                                9. forward
+  }
+
+  /** Every failure is logged; successes only at debug: a JSON line per call costs about a tenth of the proxy's throughput, and the metrics count them anyway. */
+  function logged(request: Request, path: string, call: ProxyCall, status: number, started: number): void {
+    if (status < 400 && !logAll) return;
+    const fields = {
+      request_id: call.requestId,
+      method: request.method,
+      path,
+      status,
+      ms: Math.round((performance.now() - started) * 10) / 10,
+    };
+    if (status >= 400) logger.info("request", fields);
+    else logger.debug("request", fields);
   }
 
   /** `target` is the request's raw target when the caller has already read it. */
-  // The same for every call: made once, not per call.
-  const bodyDeadline = {
-    clock: deps.clock,
-    ms: config.requestBodyTimeoutMs,
-    missed: () => metrics.bodyTimeouts.inc({ group: "proxy" }),
-  };
   return async function handle(request: Request, target: RawTarget = rawTarget(request.url)): Promise<Response> {
     const at = deps.clock.now();
     const requestId = nextRequestId(at);
     const started = performance.now();
-    const outcome: Call = { code: null, error: null, parts: 1 };
     const record = startRecord(requestId, at, request.method);
-    const trace = startTrace?.(request, target.path, requestId);
+    const call = new ProxyCall(proxying, requestId, record, startTrace?.(request, target.path, requestId));
     let response: Response;
     try {
-      response = await pipeline(request, target, requestId, outcome, record, trace);
+      response = await pipeline(request, target, call);
     } catch (error) {
       logger.error("proxy failed", { request_id: requestId, error });
-      response = errorResponse("upstream_unreachable", requestId);
-      outcome.code = ERRORS.upstream_unreachable.code;
-      outcome.error = "upstream_unreachable";
+      response = call.fail("upstream_unreachable");
     }
-    trace?.end(response.status, outcome);
-    count(outcome.code, response.status);
+    call.trace?.end(response.status, call);
+    count(call.code, response.status);
     if (requestLog && hasCaller(record))
       finishRecord(
         record,
         response,
-        typeof outcome.code === "number" ? outcome.code : null,
+        typeof call.code === "number" ? call.code : null,
         request.headers.get("content-length"),
       );
-    complete(outcome, record);
-    // Every failure is logged; successes only at debug: a JSON line per call costs about a tenth of
-    // the proxy's throughput, and the metrics count them anyway.
-    if (response.status >= 400 || logAll) {
-      const fields = {
-        request_id: requestId,
-        method: request.method,
-        path: target.path,
-        status: response.status,
-        ms: Math.round((performance.now() - started) * 10) / 10,
-      };
-      if (response.status >= 400) logger.info("request", fields);
-      else logger.debug("request", fields);
-    }
+    call.complete();
+    logged(request, target.path, call, response.status, started);
     return response;
   };
 }
