@@ -173,7 +173,7 @@ async function tableUpdates(): Promise<Map<string, { upd: number; hot: number }>
   const db = new SQL({ url: databaseUrl, max: 1 });
   const rows =
     await db.unsafe(`SELECT relname, n_tup_upd::bigint AS upd, n_tup_hot_upd::bigint AS hot FROM pg_stat_user_tables
-    WHERE relname IN ('deliveries', 'endpoint_slots', 'endpoint_due', 'endpoints', 'events')`);
+    WHERE relname IN ('deliveries', 'due_deliveries', 'endpoint_slots', 'endpoint_due', 'endpoints', 'events')`);
   await db.close();
   return new Map(
     rows.map((r: { relname: string; upd: string; hot: string }) => [
