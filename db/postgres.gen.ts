@@ -20,6 +20,7 @@ import m17 from "./postgres/0017_sign_in_failures_dropped.sql" with { type: "tex
 import m18 from "./postgres/0018_sign_in_counts.sql" with { type: "text" };
 import m19 from "./postgres/0019_signature_schemes.sql" with { type: "text" };
 import m20 from "./postgres/0020_fewer_delivery_writes.sql" with { type: "text" };
+import m21 from "./postgres/0021_due_deliveries.sql" with { type: "text" };
 
 export const embeddedMigrations: { tag: string; when: number; breakpoints: boolean; sql: string }[] = [
   { tag: "0000_init", when: 1795545145124, breakpoints: true, sql: m0 },
@@ -43,4 +44,5 @@ export const embeddedMigrations: { tag: string; when: number; breakpoints: boole
   { tag: "0018_sign_in_counts", when: 1795864022737, breakpoints: true, sql: m18 },
   { tag: "0019_signature_schemes", when: 1795866864331, breakpoints: true, sql: m19 },
   { tag: "0020_fewer_delivery_writes", when: 1795867478198, breakpoints: true, sql: m20 },
+  { tag: "0021_due_deliveries", when: 1795874150466, breakpoints: true, sql: m21 },
 ];

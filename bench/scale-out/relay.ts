@@ -173,7 +173,7 @@ async function tableUpdates(): Promise<Map<string, { upd: number; hot: number }>
   const db = new SQL({ url: databaseUrl, max: 1 });
   const rows =
     await db.unsafe(`SELECT relname, n_tup_upd::bigint AS upd, n_tup_hot_upd::bigint AS hot FROM pg_stat_user_tables
-    WHERE relname IN ('deliveries', 'endpoint_slots', 'endpoint_due', 'endpoints', 'events')`);
+    WHERE relname IN ('deliveries', 'due_deliveries', 'endpoint_slots', 'endpoint_due', 'endpoints', 'events')`);
   await db.close();
   return new Map(
     rows.map((r: { relname: string; upd: string; hot: string }) => [
@@ -214,11 +214,11 @@ async function flatPhase(label: string, bases: string[]): Promise<void> {
   });
   console.log(`  rows updated per delivery ${hot.join(", ")}`);
   const top =
-    await server.unsafe(`SELECT calls::bigint AS calls, total_exec_time AS total, rows::bigint AS rows, left(regexp_replace(query, '\\s+', ' ', 'g'), 70) AS query
-    FROM pg_stat_statements s JOIN pg_database d ON d.oid = s.dbid WHERE d.datname = 'switchboard' ORDER BY total_exec_time DESC LIMIT 4`);
+    await server.unsafe(`SELECT calls::bigint AS calls, total_exec_time AS total, total_plan_time AS plan, rows::bigint AS rows, toplevel, left(regexp_replace(query, '\\s+', ' ', 'g'), 70) AS query
+    FROM pg_stat_statements s JOIN pg_database d ON d.oid = s.dbid WHERE d.datname = 'switchboard' ORDER BY total_exec_time + total_plan_time DESC LIMIT ${Number(process.env.PGSS_TOP ?? 4)}`);
   for (const t of top)
     console.log(
-      `    ${(Number(t.total) / 1000).toFixed(2).padStart(6)} s in ${String(t.calls).padStart(6)} calls (${(Number(t.total) / Number(t.calls)).toFixed(2)} ms each, ${t.rows} rows): ${t.query}`,
+      `    ${(Number(t.total) / 1000).toFixed(2).padStart(6)} s in ${String(t.calls).padStart(6)} calls (${(Number(t.total) / Number(t.calls)).toFixed(2)} ms each${Number(t.plan) > 0 ? ` + ${(Number(t.plan) / Number(t.calls)).toFixed(3)} ms planning` : ""}, ${t.rows} rows${t.toplevel ? "" : ", nested"}): ${t.query}`,
     );
   console.log(
     `  load average             ${(await Bun.file("/proc/loadavg").text()).split(" ").slice(0, 3).join(" ")}`,

@@ -6,6 +6,7 @@ import { moveOldLog } from "../store/sqlite/request-log-move.ts";
 import { takeServerLock } from "../store/sqlite/server-lock.ts";
 import { connect } from "../store/postgres/connect.ts";
 import { applyMigrations } from "../store/postgres/migrate.ts";
+import { addDueWork } from "../store/postgres/queue.ts";
 import { jsonBatches, rowAsJson } from "./rows.ts";
 import { planTables, type TablePlan } from "./tables.ts";
 
@@ -95,6 +96,7 @@ export async function moveToPostgres(
         await copyTable(table.file, tx as unknown as SQL, table, (n) => progress.copied(table.name, n));
         progress.finished(table.name);
       }
+      await addDueWork(tx);
     });
     return Object.fromEntries(planned.map((t) => [t.name, t.rows]));
   } finally {

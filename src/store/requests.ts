@@ -127,18 +127,21 @@ export interface WriterTrouble {
 
 const HOUR = 3_600_000;
 
+/** How a record's call ended, as usage counts it: its kind and label. */
+function outcomeOf(r: RequestRecord): [UsageCount["kind"], string] {
+  if (r.errorCode !== null) return ["refused", String(r.errorCode)];
+  if (r.upstreamErrorCode !== null || (r.upstreamStatus ?? 0) >= 400)
+    return ["upstream_error", String(r.upstreamErrorCode ?? `http_${r.upstreamStatus}`)];
+  return ["forwarded", r.route ?? r.method];
+}
+
 /** The usage counts records add: per account, number (or WABA) and hour, by outcome. */
 export function usageOf(records: Iterable<RequestRecord>): UsageCount[] {
   const counts = new Map<string, UsageCount>();
   for (const r of records) {
     const targetId = r.phoneNumberId ?? r.wabaId;
     if (targetId === null) continue;
-    const [kind, label]: [UsageCount["kind"], string] =
-      r.errorCode !== null
-        ? ["refused", String(r.errorCode)]
-        : r.upstreamErrorCode !== null || (r.upstreamStatus ?? 0) >= 400
-          ? ["upstream_error", String(r.upstreamErrorCode ?? `http_${r.upstreamStatus}`)]
-          : ["forwarded", r.route ?? r.method];
+    const [kind, label] = outcomeOf(r);
     const hour = Math.floor(r.at / HOUR) * HOUR;
     const key = `${r.accountId}\u0000${targetId}\u0000${hour}\u0000${kind}\u0000${label}`;
     const count = counts.get(key);

@@ -40,11 +40,12 @@ test("switchboard migrate moves a SQLite deployment into an empty PostgreSQL dat
     () => rx.stop(),
   );
 
-  // A deployment on SQLite: a key, a number, an endpoint with a delivered and a parked delivery.
-  // Its clock is now's: the server it moves to purges deliveries past their retention by the real one.
+  // A deployment on SQLite: a key, a number, an endpoint with a delivered, a parked and a pending
+  // delivery. Its clock is an hour behind the real one, which the server it moves to runs by: within
+  // retention (it purges deliveries past theirs), and the pending one's retry is due at once there.
   const before = await sqliteTestDeps({
     env: { UPSTREAM_URL: sim.url, DEV_MODE: "1" },
-    deps: { clock: new ManualClock(Date.now()) },
+    deps: { clock: new ManualClock(Date.now() - 3_600_000) },
   });
   cleanups.push(() => before.cleanup());
   const old = startApp(before);
@@ -68,6 +69,12 @@ test("switchboard migrate moves a SQLite deployment into an empty PostgreSQL dat
     status: "parked",
     payload_available: true,
   });
+  rx.respond(() => new Response("busy", { status: 503 }));
+  expect((await postUpstream(old.url, event("retried"))).status).toBe(200);
+  await old.app.relay.dispatcher.tick();
+  rx.respond(() => new Response("ok"));
+  const retried = rx.received[2]!.headers["webhook-id"]!;
+  expect((await a.api("GET", `/api/deliveries/${retried}`)).body).toMatchObject({ status: "pending" });
   // A proxied call in the request log (its own file beside the database) and its usage count.
   const logged = await fetch(`${old.url}/v21.0/${a.numbers[0]}/messages`, {
     method: "POST",
@@ -108,16 +115,16 @@ test("switchboard migrate moves a SQLite deployment into an empty PostgreSQL dat
     ["wabas", 1],
     ["numbers", 1],
     ["endpoints", 1],
-    ["events", 2],
-    ["deliveries", 2],
-    ["attempts", 2],
+    ["events", 3],
+    ["deliveries", 3],
+    ["attempts", 3],
     ["request_log", 1],
     ["usage_hours", 1],
   ] as const) {
     expect(moved.stdout).toMatch(new RegExp(`^  ${table} +${rows}$`, "m"));
   }
   // Progress as it went (a line per table when not on a terminal).
-  expect(moved.stderr).toMatch(/^deliveries: 2 rows \(\d+\/\d+\)$/m);
+  expect(moved.stderr).toMatch(/^deliveries: 3 rows \(\d+\/\d+\)$/m);
 
   const again = await runMain(move, env);
   expect(again.code).toBe(1);
@@ -157,11 +164,14 @@ test("switchboard migrate moves a SQLite deployment into an empty PostgreSQL dat
   });
   expect(send.status).toBe(200);
 
-  // New events reach the endpoint, signed with its secret as before.
+  // The pending delivery is retried; new events reach the endpoint, signed with its secret as before.
   expect((await postUpstream(url, event("after the move"))).status).toBe(200);
-  await until(() => rx.received.length >= 3, "the delivery after the move");
-  const fresh = rx.received[2]!;
-  expect(() => new Webhook(ep.secret).verify(fresh.body, fresh.headers)).not.toThrow();
+  await until(() => rx.received.length >= 5, "the retry and the delivery after the move");
+  const after = rx.received.slice(3, 5);
+  const retry = after.find((r) => r.headers["webhook-id"] === retried);
+  const fresh = after.find((r) => r !== retry);
+  expect(retry?.body).toBe(rx.received[2]!.body);
+  expect(() => new Webhook(ep.secret).verify(fresh!.body, fresh!.headers)).not.toThrow();
 
   // The parked delivery, with its payload, replays from PostgreSQL.
   // The user signs in with the same password.
@@ -176,9 +186,9 @@ test("switchboard migrate moves a SQLite deployment into an empty PostgreSQL dat
   const replay = await movedAccount.api<{ id: string; replay_of: string }>("POST", `/api/deliveries/${parked}/replay`);
   expect(replay.status).toBe(201);
   expect(replay.body.replay_of).toBe(parked);
-  await until(() => rx.received.length >= 4, "the replay");
-  expect(rx.received[3]!.body).toBe(rx.received[1]!.body);
-  expect(rx.received[3]!.headers["webhook-id"]).toBe(replay.body.id);
+  await until(() => rx.received.length >= 6, "the replay");
+  expect(rx.received[5]!.body).toBe(rx.received[1]!.body);
+  expect(rx.received[5]!.headers["webhook-id"]).toBe(replay.body.id);
 });
 
 /** The dashboard API of `url`, signed in as `user`. */

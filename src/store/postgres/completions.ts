@@ -74,6 +74,27 @@ export async function recordCompletions(
   const failing = new Set(
     [...byEndpoint].filter(([, list]) => list.some(({ c }) => c.effect !== "success")).map(([id]) => id),
   );
+  const isApplied = await completeAll(tx, inputs, failing);
+  await dropPayloads(
+    tx,
+    inputs.filter((c) => c.deletePayload && isApplied(c)).map((c) => c.deliveryId),
+  );
+  if (failing.size === 0) return { changes, disabled: [] };
+  const failures = [...failing].sort().map((id) => ({
+    id,
+    completions: (byEndpoint.get(id) ?? []).filter(({ c }) => isApplied(c)),
+  }));
+  const disabled = await applyFailures(tx, failures, changes);
+  return { changes, disabled };
+}
+
+/**
+ * Step 1 of recordCompletions: the switchboard_complete function, given the endpoints with a
+ * failure in the batch (whose health step 3 applies). Returns whether a completion was applied: a
+ * delivery that went while its attempt ran, or whose lease another claim holds now, gets nothing
+ * recorded, and changes no endpoint.
+ */
+async function completeAll(tx: Tx, inputs: Completion[], failing: Set<string>) {
   const successes = inputs.filter((c) => c.effect === "success" && !failing.has(c.endpointId));
   const hours = hourRows(inputs);
   const appliedRows = (await tx.unsafe(
@@ -107,39 +128,41 @@ export async function recordCompletions(
     ],
   )) as { id: string; lease_id: string }[];
   const applied = new Set(appliedRows.map((row) => `${row.id} ${row.lease_id}`));
-  // A delivery that went while its attempt ran, or whose lease another claim holds now, gets
-  // nothing recorded, and changes no endpoint.
-  const isApplied = (c: Completion) => applied.has(`${c.deliveryId} ${c.leaseId}`);
+  return (c: Completion) => applied.has(`${c.deliveryId} ${c.leaseId}`);
+}
 
-  const dropping = inputs.filter((c) => c.deletePayload && isApplied(c)).map((c) => c.deliveryId);
-  if (dropping.length > 0) {
-    await tx.unsafe(
-      `UPDATE events SET body = NULL WHERE id IN (SELECT event_id FROM deliveries WHERE id = ANY($1::text[]))
-      AND NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.event_id = events.id AND d.status = 'pending')`,
-      [dropping],
-    );
-  }
-  const disabled: string[] = [];
-  if (failing.size === 0) return { changes, disabled };
+/** Step 2: the payloads of these deliveries' events, dropped once no pending delivery needs them. */
+async function dropPayloads(tx: Tx, deliveryIds: string[]): Promise<void> {
+  if (deliveryIds.length === 0) return;
+  await tx.unsafe(
+    `UPDATE events SET body = NULL WHERE id IN (SELECT event_id FROM deliveries WHERE id = ANY($1::text[]))
+    AND NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.event_id = events.id AND d.status = 'pending')`,
+    [deliveryIds],
+  );
+}
+
+/**
+ * Step 3: the endpoints with a failure (in id order), each with its applied completions that
+ * touch its health in batch order, locked and changed; sets their EndpointChange in `changes` and
+ * returns the endpoints disabled.
+ */
+async function applyFailures(
+  tx: Tx,
+  failures: { id: string; completions: { c: Completion; i: number }[] }[],
+  changes: EndpointChange[],
+): Promise<string[]> {
   const healthRows = (await tx.unsafe(
     `SELECT id, account_id, consecutive_failures, last_success_at, warned_at, enabled, disabled_reason, updated_at
     FROM endpoints WHERE id = ANY($1::text[]) ORDER BY id FOR NO KEY UPDATE`,
-    [[...failing].sort()],
+    [failures.map((f) => f.id)],
   )) as Record<string, unknown>[];
+  const completionsOf = new Map(failures.map((f) => [f.id, f.completions]));
   const updated: (Health & { id: string })[] = [];
   const entries: AuditEntry[] = [];
+  const disabled: string[] = [];
   for (const row of healthRows) {
-    const health: Health & { id: string } = {
-      id: row.id as string,
-      consecutiveFailures: row.consecutive_failures as number,
-      lastSuccessAt: row.last_success_at === null ? null : Number(row.last_success_at),
-      warnedAt: row.warned_at === null ? null : Number(row.warned_at),
-      enabled: row.enabled as boolean,
-      disabledReason: row.disabled_reason as string | null,
-      updatedAt: Number(row.updated_at),
-    };
-    for (const { c, i } of byEndpoint.get(health.id) ?? []) {
-      if (!isApplied(c)) continue;
+    const health = toHealth(row);
+    for (const { c, i } of completionsOf.get(health.id) ?? []) {
       const change = applyEffect(health, c.effect, c.now, c.rules);
       changes[i] = change;
       if (change.disabled)
@@ -150,7 +173,25 @@ export async function recordCompletions(
     if (!health.enabled && row.enabled) disabled.push(health.id);
     updated.push(health);
   }
-  if (updated.length === 0) return { changes, disabled };
+  await writeHealth(tx, updated);
+  for (const entry of entries) await recordAudit(tx, entry);
+  return disabled;
+}
+
+function toHealth(row: Record<string, unknown>): Health & { id: string } {
+  return {
+    id: row.id as string,
+    consecutiveFailures: row.consecutive_failures as number,
+    lastSuccessAt: row.last_success_at === null ? null : Number(row.last_success_at),
+    warnedAt: row.warned_at === null ? null : Number(row.warned_at),
+    enabled: row.enabled as boolean,
+    disabledReason: row.disabled_reason as string | null,
+    updatedAt: Number(row.updated_at),
+  };
+}
+
+async function writeHealth(tx: Tx, updated: (Health & { id: string })[]): Promise<void> {
+  if (updated.length === 0) return;
   await tx.unsafe(
     `UPDATE endpoints e SET consecutive_failures = u.failures, last_success_at = u.last_success, warned_at = u.warned,
       enabled = u.enabled, disabled_reason = u.reason, updated_at = u.updated
@@ -167,8 +208,6 @@ export async function recordCompletions(
       updated.map((h) => h.updatedAt),
     ],
   );
-  for (const entry of entries) await recordAudit(tx, entry);
-  return { changes, disabled };
 }
 
 /** The attempt rows' columns, for the completions that made an attempt. */

@@ -30,9 +30,13 @@ export class PgDeletions {
           ])) as { locked: boolean }[];
           if (!lock?.locked) return null;
         }
-        const gone = (await tx.unsafe(`DELETE FROM deliveries WHERE id IN (${select}) RETURNING event_id`, params)) as {
-          event_id: string;
-        }[];
+        // Their due work with them (due_deliveries has no foreign key, see schema/queue.ts).
+        const gone = (await tx.unsafe(
+          `WITH gone AS (DELETE FROM deliveries WHERE id IN (${select}) RETURNING id, event_id),
+          undue AS (DELETE FROM due_deliveries w USING gone WHERE w.delivery_id = gone.id)
+          SELECT event_id FROM gone`,
+          params,
+        )) as { event_id: string }[];
         return {
           deliveries: gone.length,
           events: await this.dropOrphanEvents(

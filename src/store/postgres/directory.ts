@@ -43,33 +43,49 @@ export class PgDirectory extends CachedDirectory implements Directory, FedCache 
 
   async reload(kind: ChangeKind, ids: string[]): Promise<void> {
     switch (kind) {
-      case "account": {
-        const rows = await this.db.select().from(accounts).where(inArray(accounts.id, ids));
-        for (const id of ids) this.forgetAccount(id);
-        for (const row of rows) this.cacheAccount(row);
-        return;
-      }
-      case "api_key": {
-        const rows = await this.db.select().from(apiKeys).where(inArray(apiKeys.id, ids));
-        for (const id of ids) this.forgetKey(id);
-        for (const row of rows) this.cacheKey(row);
-        return;
-      }
-      case "waba": {
-        const rows = await this.db.select().from(wabas).where(inArray(wabas.wabaId, ids));
-        for (const id of ids) this.forgetWaba(id);
-        for (const row of rows) this.cacheWaba(this.toWaba(row));
-        return;
-      }
-      case "number": {
-        const rows = await this.db.select().from(numbers).where(inArray(numbers.phoneNumberId, ids));
-        for (const id of ids) this.forgetNumber(id);
-        for (const row of rows) this.cacheNumber(row);
-        return;
-      }
+      case "account":
+        return this.reloaded(
+          this.db.select().from(accounts).where(inArray(accounts.id, ids)),
+          ids,
+          (id) => this.forgetAccount(id),
+          (row) => this.cacheAccount(row),
+        );
+      case "api_key":
+        return this.reloaded(
+          this.db.select().from(apiKeys).where(inArray(apiKeys.id, ids)),
+          ids,
+          (id) => this.forgetKey(id),
+          (row) => this.cacheKey(row),
+        );
+      case "waba":
+        return this.reloaded(
+          this.db.select().from(wabas).where(inArray(wabas.wabaId, ids)),
+          ids,
+          (id) => this.forgetWaba(id),
+          (row) => this.cacheWaba(this.toWaba(row)),
+        );
+      case "number":
+        return this.reloaded(
+          this.db.select().from(numbers).where(inArray(numbers.phoneNumberId, ids)),
+          ids,
+          (id) => this.forgetNumber(id),
+          (row) => this.cacheNumber(row),
+        );
       case "endpoint":
         return;
     }
+  }
+
+  /** The cache's entries of `ids` replaced by the rows read (an id with none is forgotten). */
+  private async reloaded<R>(
+    read: PromiseLike<R[]>,
+    ids: string[],
+    forget: (id: string) => void,
+    cache: (row: R) => void,
+  ): Promise<void> {
+    const rows = await read;
+    for (const id of ids) forget(id);
+    for (const row of rows) cache(row);
   }
 
   refresh(): Promise<boolean> {

@@ -192,6 +192,8 @@ export class PgEndpoints implements EndpointStore, FedCache {
       const deleted =
         (await tx.orm.delete(endpoints).where(eq(endpoints.id, id)).returning({ id: endpoints.id })).length > 0;
       if (deleted) await this.feed.record(tx, "endpoint", [id]);
+      // After the delete, which waited for any enqueue to it: this sees that one's due work too.
+      await tx.raw.unsafe("DELETE FROM due_deliveries WHERE endpoint_id = $1", [id]);
       await this.deletions.dropOrphanEvents(
         tx.raw,
         events.map((row) => row.event_id),

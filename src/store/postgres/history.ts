@@ -9,7 +9,7 @@ import {
   toEventMessage,
   type Row,
 } from "../delivery-rows.ts";
-import type { DeliveryFilter, DeliveryHistory, DeliverySearch, MessageEvent } from "../history.ts";
+import type { DeliveryFilter, DeliveryHistory, DeliverySearch, DeliveryStatus, MessageEvent } from "../history.ts";
 import { hourOf } from "../hours.ts";
 import type { PgDb } from "./connect.ts";
 import type { PgEndpoints } from "./endpoints.ts";
@@ -20,6 +20,18 @@ import type { PgEndpoints } from "./endpoints.ts";
  */
 const DELIVERY_COLUMNS = deliveryColumns(`COALESCE((SELECT s.lease_until FROM endpoint_slots s
   WHERE s.endpoint_id = d.endpoint_id AND s.delivery_id = d.id), d.next_attempt_at)`);
+
+/**
+ * The condition of a list filtered by status, on `d` of endpoint `p.endpoint_id`, written so that
+ * it is read through an index: pending ones from their due work, parked ones from
+ * deliveries_parked (whose condition is their reason, see schema/queue.ts).
+ */
+const STATUS_CONDITIONS: Record<DeliveryStatus, string> = {
+  pending:
+    "AND d.status = 'pending' AND d.id IN (SELECT w.delivery_id FROM due_deliveries w WHERE w.endpoint_id = p.endpoint_id)",
+  parked: "AND d.status = 'parked' AND d.parked_reason IS NOT NULL",
+  succeeded: "AND d.status = 'succeeded'",
+};
 
 export class PgHistory implements DeliveryHistory {
   constructor(
@@ -52,8 +64,7 @@ export class PgHistory implements DeliveryHistory {
     const endpointIds =
       filter.endpointId !== undefined ? [filter.endpointId] : this.endpoints.targets(filter.accountId).map((t) => t.id);
     if (endpointIds.length === 0) return [];
-    // The status is written into the text, so that the planner uses the partial index that holds it.
-    const status = filter.status === undefined ? "" : `AND d.status = '${filter.status}'`;
+    const status = filter.status === undefined ? "" : STATUS_CONDITIONS[filter.status];
     const rows = (await this.sql.unsafe(
       `SELECT ${DELIVERY_COLUMNS} FROM unnest($1::text[]) AS p(endpoint_id)
       CROSS JOIN LATERAL (
@@ -106,7 +117,7 @@ export class PgHistory implements DeliveryHistory {
     const rows = (await this.sql.unsafe(
       `SELECT ${DELIVERY_COLUMNS}, EXISTS (SELECT 1 FROM deliveries r WHERE r.replay_of = d.id) AS replayed
       FROM deliveries d JOIN events e ON e.id = d.event_id
-      WHERE d.endpoint_id = $1 AND d.status = 'parked' AND d.created_at >= $2 AND d.created_at <= $3 AND (d.created_at, d.id) > ($4, $5)
+      WHERE d.endpoint_id = $1 AND d.status = 'parked' AND d.parked_reason IS NOT NULL AND d.created_at >= $2 AND d.created_at <= $3 AND (d.created_at, d.id) > ($4, $5)
       ORDER BY d.created_at, d.id LIMIT $6`,
       [endpointId, since, until, after?.createdAt ?? -1, after?.id ?? "", limit],
     )) as Row[];

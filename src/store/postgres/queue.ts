@@ -19,6 +19,15 @@ import { afterTakingBack, SLOT_RELEASE, WORK_CHANNEL } from "./slots.ts";
 import { isUnavailable } from "./unavailable.ts";
 
 /**
+ * Adds the due work (due_deliveries) of the pending deliveries copied in by a move from SQLite
+ * (src/move), which copies the tables both backends have.
+ */
+export async function addDueWork(sql: Pick<SQL, "unsafe">): Promise<void> {
+  await sql.unsafe(`INSERT INTO due_deliveries (delivery_id, endpoint_id, event_id, due_at)
+    SELECT id, endpoint_id, event_id, coalesce(next_attempt_at, 0) FROM deliveries WHERE status = 'pending'`);
+}
+
+/**
  * The queue on PostgreSQL, which any number of instances work at once. A claim leases deliveries
  * in one short transaction (the switchboard_claim function) by writing them into their endpoint's
  * slots (endpoint_slots: at most `perEndpoint` live leases per endpoint across every instance),
@@ -195,7 +204,7 @@ export class PgQueue implements DeliveryQueue {
   }
 
   async pendingCount() {
-    const [row] = (await this.sql.unsafe("SELECT count(*) AS n FROM deliveries WHERE status = 'pending'")) as {
+    const [row] = (await this.sql.unsafe("SELECT count(*) AS n FROM due_deliveries")) as {
       n: string;
     }[];
     return Number(row?.n ?? 0);

@@ -73,6 +73,17 @@ export class SqliteCompletions {
   }
 
   record(c: Completion): EndpointChange {
+    // The delivery went while its attempt ran (its endpoint was deleted, or retention purged it), or
+    // its lease ran out and another claim holds it now: there is nothing to record this against,
+    // nor an endpoint whose health it would change.
+    if (!this.recorded(c)) return noChange();
+    if (c.effect === "success") this.stmt.success.run({ id: c.endpointId, now: c.now });
+    if (c.effect !== "failure" && c.effect !== "gone") return noChange();
+    return this.failed(c, c.effect);
+  }
+
+  /** The delivery's next state, its attempt and its hourly counts; false when its lease is not held. */
+  private recorded(c: Completion): boolean {
     const { attempt: a, next, now } = c;
     const updated = this.stmt.updateDelivery.run({
       id: c.deliveryId,
@@ -84,10 +95,7 @@ export class SqliteCompletions {
       deletePayload: c.deletePayload ? 1 : 0,
       now,
     });
-    // The delivery went while its attempt ran (its endpoint was deleted, or retention purged it), or
-    // its lease ran out and another claim holds it now: there is nothing to record this against,
-    // nor an endpoint whose health it would change.
-    if (updated.changes === 0) return noChange();
+    if (updated.changes === 0) return false;
     if (c.deletePayload) this.stmt.dropEventBody.run({ delivery: c.deliveryId });
     if (a) {
       this.stmt.insertAttempt.run({
@@ -101,8 +109,12 @@ export class SqliteCompletions {
       });
     }
     for (const counts of hourCounts(c)) this.stmt.countHour.run({ endpoint: c.endpointId, ...counts });
-    if (c.effect === "success") this.stmt.success.run({ id: c.endpointId, now });
-    if (c.effect !== "failure" && c.effect !== "gone") return noChange();
+    return true;
+  }
+
+  /** A failure's change of its endpoint's health: a warning, or a disable with its audit entry. */
+  private failed(c: Completion, effect: "failure" | "gone"): EndpointChange {
+    const { now } = c;
     const health = this.stmt.failure.get({ id: c.endpointId });
     if (!health) return noChange();
     const change = failureChange(
@@ -112,7 +124,7 @@ export class SqliteCompletions {
         warnedAt: health.warned_at,
         enabled: health.enabled === 1,
       },
-      c.effect,
+      effect,
       now,
       c.rules,
     );

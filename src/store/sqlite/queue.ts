@@ -238,20 +238,8 @@ export class SqliteQueue implements DeliveryQueue {
 
   claimDue(now: number, options: ClaimOptions): Promise<ClaimedDelivery[]> {
     return this.inTurn(() => {
-      const ids: string[] = [];
-      let bytes = 0;
       this.stmt.expiredLeases.run({ now });
-      claiming: for (const candidate of this.stmt.claimable.all({ now, perEndpoint: options.perEndpoint })) {
-        const room = Math.min(options.perEndpoint - candidate.busy, options.limit - ids.length);
-        if (room <= 0) break;
-        for (const due of this.stmt.dueOfEndpoint.all({ endpoint: candidate.id, now, limit: room })) {
-          const size = due.bytes ?? 0;
-          // The first always goes, so that a body larger than the bound is delivered too.
-          if (ids.length > 0 && bytes + size > options.maxBytes) break claiming;
-          bytes += size;
-          ids.push(due.id);
-        }
-      }
+      const ids = this.dueIds(now, options);
       if (ids.length === 0) return [];
       const list = JSON.stringify(ids);
       this.stmt.lease.run({ ids: list, leaseUntil: now + options.leaseMs, leaseId: options.leaseId });
@@ -261,6 +249,24 @@ export class SqliteQueue implements DeliveryQueue {
       const rows = this.stmt.claimed.all({ ids: list }).sort((a, b) => rank(a.id) - rank(b.id));
       return claimedDeliveries(rows, options.leaseId, (id) => this.endpoints.forDeliveryNow(id));
     });
+  }
+
+  /** The due deliveries a claim takes, in claim order: endpoints with room, oldest due first, within the bounds. */
+  private dueIds(now: number, options: ClaimOptions): string[] {
+    const ids: string[] = [];
+    let bytes = 0;
+    for (const candidate of this.stmt.claimable.all({ now, perEndpoint: options.perEndpoint })) {
+      const room = Math.min(options.perEndpoint - candidate.busy, options.limit - ids.length);
+      if (room <= 0) break;
+      for (const due of this.stmt.dueOfEndpoint.all({ endpoint: candidate.id, now, limit: room })) {
+        const size = due.bytes ?? 0;
+        // The first always goes, so that a body larger than the bound is delivered too.
+        if (ids.length > 0 && bytes + size > options.maxBytes) return ids;
+        bytes += size;
+        ids.push(due.id);
+      }
+    }
+    return ids;
   }
 
   /**

@@ -1,3 +1,4 @@
+import type { Database } from "bun:sqlite";
 import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
@@ -57,48 +58,20 @@ export interface SqliteStoreOptions {
 export function openSqliteStore(path: string, sealer: Sealer, options: SqliteStoreOptions = {}): SqliteStore {
   // A database in memory has no directory, no lock file, no WAL to checkpoint and no disk to wait for.
   const onDisk = path !== ":memory:";
-  if (onDisk) mkdirSync(dirname(path), { recursive: true });
-  // Before the migrations: a newer binary must not change the schema under a running server.
-  const lock = options.serving && onDisk ? takeServerLock(path) : null;
-  let opened: ReturnType<typeof openDatabase>;
+  const { lock, db, sqlite } = openLocked(path, onDisk, options.serving === true);
+  let log: ReturnType<typeof openLog>;
   try {
-    opened = openDatabase(path);
-  } catch (error) {
-    lock?.release();
-    throw error;
-  }
-  const { db, sqlite } = opened;
-  // A database in memory keeps its log in a temporary file: the writer thread needs a file to open.
-  const scratch = onDisk ? null : mkdtempSync(join(tmpdir(), "switchboard-"));
-  const logPath = scratch ? join(scratch, "requests.db") : requestLogPath(path);
-  let logFile: ReturnType<typeof openRequestLogFile>;
-  try {
-    logFile = openRequestLogFile(logPath);
-    if (onDisk) moveOldUsage(logFile, path);
+    log = openLog(path, onDisk, options);
   } catch (error) {
     sqlite.close();
     lock?.release();
     throw error;
   }
-  const requests = new SqliteRequestLog(
-    logFile,
-    { path: logPath, mainPath: onDisk ? path : null },
-    options.requestLogWorker ?? REQUEST_LOG_WORKER,
-  );
-  // An older release's records move into the log's file on its writer thread: a server starts it
-  // now. With none (every new database: migration 0012 renames the empty table) the table goes here,
-  // on this connection: the thread's drop, a write on another connection to this file, could make
-  // a transaction of this thread that read first fail with SQLITE_BUSY_SNAPSHOT.
-  if (onDisk && sqlite.query("SELECT 1 FROM sqlite_master WHERE name = 'moved_request_log'").get()) {
-    if (!sqlite.query("SELECT 1 FROM moved_request_log LIMIT 1").get()) sqlite.run("DROP TABLE moved_request_log");
-    else if (options.serving) requests.thread.start();
-  }
+  const { requests, scratch } = log;
+  if (onDisk) dropOrMoveOldLog(sqlite, requests, options.serving === true);
   const checkpointer =
     options.backgroundCheckpoints && onDisk ? startCheckpointer(sqlite, path, options.backgroundCheckpoints) : null;
-  const ownSync = onDisk && !options.syncWal ? walFileSync(path) : null;
-  const untimed = options.syncWal ?? ownSync;
-  const syncWal = untimed && options.onWalSync ? timedSync(untimed, options.onWalSync) : untimed;
-  const durable = syncWal ? sharedSync(syncWal) : () => Promise.resolve();
+  const { ownSync, durable } = walSync(path, onDisk, options);
   const deletions = new SqliteDeletions(sqlite);
   const audit = new AuditWriter(sqlite);
   const endpoints = new SqliteEndpoints(db, sqlite, sealer, deletions, audit);
@@ -139,4 +112,52 @@ export function openSqliteStore(path: string, sealer: Sealer, options: SqliteSto
       if (scratch) rmSync(scratch, { recursive: true, force: true });
     },
   };
+}
+
+/** The database, migrated, under the file's server lock when `serving` (see SqliteStoreOptions.serving). */
+function openLocked(path: string, onDisk: boolean, serving: boolean) {
+  if (onDisk) mkdirSync(dirname(path), { recursive: true });
+  // Before the migrations: a newer binary must not change the schema under a running server.
+  const lock = serving && onDisk ? takeServerLock(path) : null;
+  try {
+    return { lock, ...openDatabase(path) };
+  } catch (error) {
+    lock?.release();
+    throw error;
+  }
+}
+
+/** The request log on its own file; a database in memory keeps it in a temporary one (`scratch`): the writer thread needs a file to open. */
+function openLog(path: string, onDisk: boolean, options: SqliteStoreOptions) {
+  const scratch = onDisk ? null : mkdtempSync(join(tmpdir(), "switchboard-"));
+  const logPath = scratch ? join(scratch, "requests.db") : requestLogPath(path);
+  const logFile = openRequestLogFile(logPath);
+  if (onDisk) moveOldUsage(logFile, path);
+  const requests = new SqliteRequestLog(
+    logFile,
+    { path: logPath, mainPath: onDisk ? path : null },
+    options.requestLogWorker ?? REQUEST_LOG_WORKER,
+  );
+  return { requests, scratch };
+}
+
+/**
+ * An older release's records move into the log's file on its writer thread: a server starts it
+ * now. With none (every new database: migration 0012 renames the empty table) the table goes here,
+ * on this connection: the thread's drop, a write on another connection to this file, could make
+ * a transaction of this thread that read first fail with SQLITE_BUSY_SNAPSHOT.
+ */
+function dropOrMoveOldLog(sqlite: Database, requests: SqliteRequestLog, serving: boolean): void {
+  if (!sqlite.query("SELECT 1 FROM sqlite_master WHERE name = 'moved_request_log'").get()) return;
+  if (!sqlite.query("SELECT 1 FROM moved_request_log LIMIT 1").get()) sqlite.run("DROP TABLE moved_request_log");
+  else if (serving) requests.thread.start();
+}
+
+/** How the WAL is flushed before an acknowledgement: the options' sync (timed), or the file's own on disk. */
+function walSync(path: string, onDisk: boolean, options: SqliteStoreOptions) {
+  const ownSync = onDisk && !options.syncWal ? walFileSync(path) : null;
+  const untimed = options.syncWal ?? ownSync;
+  const syncWal = untimed && options.onWalSync ? timedSync(untimed, options.onWalSync) : untimed;
+  const durable = syncWal ? sharedSync(syncWal) : () => Promise.resolve();
+  return { ownSync, durable };
 }

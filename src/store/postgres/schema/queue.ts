@@ -75,20 +75,41 @@ export const deliveries = pgTable(
     updatedAt: epochMs("updated_at").notNull(),
   },
   (t) => [
-    // An endpoint's oldest pending work (the claim; the few in flight are skipped by id). The id
-    // breaks ties in the claim's order, so a claim reads its few rows in index order: without it,
-    // every claim sorted the endpoint's whole backlog (27 ms for 6,400 due, bench/RESULTS.md).
-    index("deliveries_due").on(t.endpointId, t.nextAttemptAt, t.id).where(sql`${t.status} = 'pending'`),
+    // No index holds status or next_attempt_at: a completion changes only columns no index holds,
+    // so that it rewrites the row in place (HOT) and writes no index entry. Due work is read from
+    // due_deliveries.
     // Dropping a history payload, purging events, and the foreign keys' cascades.
     index("deliveries_event").on(t.eventId),
     // The dashboard's lists (newest first, per endpoint), the retention purge, and the cascade.
     index("deliveries_endpoint_created").on(t.endpointId, t.createdAt, t.id),
-    // The lists filtered by status, for the statuses most deliveries never keep long (pending:
-    // deliveries_due, its few rows sorted; an index of its own was one more entry per enqueue).
-    index("deliveries_parked").on(t.endpointId, t.createdAt, t.id).where(sql`${t.status} = 'parked'`),
+    // The lists of parked deliveries: a parked one, and only it, has a reason (see above for why
+    // not status).
+    index("deliveries_parked").on(t.endpointId, t.createdAt, t.id).where(sql`${t.parkedReason} IS NOT NULL`),
     // A delivery's replays: a bulk recover replays nothing twice.
     index("deliveries_replay_of").on(t.replayOf).where(sql`${t.replayOf} IS NOT NULL`),
   ],
+);
+
+/**
+ * The deliveries still to be made (status pending), one row each: written when one is enqueued,
+ * its due time moved by a retry, deleted when it succeeds or parks. A claim reads an endpoint's
+ * due work here, from a table as small as the backlog, rather than from an index of `deliveries`
+ * whose every completion would write the row anew with all its index entries. No foreign key:
+ * its checks would cost each enqueue; the deletions of deliveries delete their rows here too
+ * (see PgDeletions), and a claim reads only the rows of endpoints that exist.
+ */
+export const dueDeliveries = pgTable(
+  "due_deliveries",
+  {
+    deliveryId: text("delivery_id").primaryKey(),
+    endpointId: text("endpoint_id").notNull(),
+    // Its event's, so that a claim weighs the body without reading the delivery first.
+    eventId: text("event_id").notNull(),
+    dueAt: epochMs("due_at").notNull(),
+  },
+  // An endpoint's oldest due work, in the claim's order (the id breaks ties, so that a claim
+  // reads its few rows in index order rather than sorting the backlog).
+  (t) => [index("due_deliveries_claim").on(t.endpointId, t.dueAt, t.deliveryId)],
 );
 
 /**
@@ -117,8 +138,8 @@ export const endpointSlots = pgTable(
 );
 
 /**
- * Where an endpoint's claims read its due deliveries from. Their older entries in deliveries_due
- * point to versions of rows that have since changed (the deliveries attempted, thousands a
+ * Where an endpoint's claims read its due deliveries from. Their older entries in
+ * due_deliveries_claim point to rows since deleted or moved (the deliveries attempted, thousands a
  * second), until vacuum removes them: a claim that read from the start would step over all of
  * them. A claim reads from a second before the due time of the last one taken (what a commit that
  * came late brought in behind it), and from the start once a second, or when leases were taken back
