@@ -5,6 +5,11 @@ CREATE TABLE "due_deliveries" (
 	"due_at" bigint NOT NULL
 );
 --> statement-breakpoint
+-- The backfill first, while deliveries_due still finds the pending deliveries without reading the
+-- whole table under the lock the DROP INDEX below takes until the migration commits.
+INSERT INTO due_deliveries (delivery_id, endpoint_id, event_id, due_at)
+SELECT id, endpoint_id, event_id, coalesce(next_attempt_at, 0) FROM deliveries WHERE status = 'pending';
+--> statement-breakpoint
 DROP INDEX "deliveries_due";--> statement-breakpoint
 DROP INDEX "deliveries_parked";--> statement-breakpoint
 CREATE INDEX "due_deliveries_claim" ON "due_deliveries" USING btree ("endpoint_id","due_at","delivery_id");--> statement-breakpoint
@@ -18,9 +23,6 @@ CREATE INDEX "deliveries_parked" ON "deliveries" USING btree ("endpoint_id","cre
 -- old (HOT: no index entry written); the claim reads the small due_deliveries, and the completion
 -- deletes the delivery's row there, or moves its due time for a retry.
 ALTER TABLE "deliveries" SET (fillfactor = 80);
---> statement-breakpoint
-INSERT INTO due_deliveries (delivery_id, endpoint_id, event_id, due_at)
-SELECT id, endpoint_id, event_id, coalesce(next_attempt_at, 0) FROM deliveries WHERE status = 'pending';
 --> statement-breakpoint
 -- Enqueue: each delivery's due row with it.
 CREATE OR REPLACE FUNCTION switchboard_enqueue(
@@ -141,6 +143,9 @@ BEGIN
         SELECT w.delivery_id, w.event_id, w.due_at FROM due_deliveries w
         WHERE w.endpoint_id = l.endpoint_id AND w.due_at <= p_now AND w.delivery_id <> ALL (f.held)
           AND w.due_at >= CASE WHEN r.whole THEN 0 ELSE q.last_taken_at - 1000 END
+          -- A due row whose delivery is gone or done (left by an event's cascade, until the
+          -- retention purge sweeps it) takes no slot and is never sent again.
+          AND EXISTS (SELECT FROM deliveries d WHERE d.id = w.delivery_id AND d.status = 'pending')
         ORDER BY w.due_at, w.delivery_id
         LIMIT greatest(least(coalesce(cardinality(f.slots), 0), p_per_endpoint - cardinality(f.held)), 0)
       ) w

@@ -207,7 +207,7 @@ async function signedIn(url: string, user: { email: string; password: string }) 
   return { api };
 }
 
-test("a row PostgreSQL cannot hold stops the move with its table, id and column named in one line (exit 2); nothing is copied", async () => {
+test("a row PostgreSQL cannot hold stops the move with its table, id and column named in one line (exit 2); nothing is copied; a target holding due work is refused", async () => {
   const before = await sqliteTestDeps({ env: { DEV_MODE: "1" } });
   cleanups.push(() => before.cleanup());
   const old = startApp(before);
@@ -236,5 +236,19 @@ test("a row PostgreSQL cannot hold stops the move with its table, id and column 
   // The whole move is one transaction: the target holds nothing.
   const pg = new SQL({ url: target, max: 1 });
   cleanups.push(() => pg.close());
+  expect(await pg.unsafe("SELECT id FROM accounts")).toEqual([]);
+
+  // A target whose only row is due work, a table of PostgreSQL's own, is not empty either: the
+  // move would otherwise stop on its key or leave it behind for the claim.
+  const fixed = new Database(before.dbPath);
+  fixed.run("DELETE FROM recoveries WHERE id = 'rcv_by_hand'");
+  fixed.close();
+  await pg.unsafe("INSERT INTO due_deliveries VALUES ('dlv_stray', 'ep_stray', 'evt_stray', 0)");
+  const refused = await runMain(
+    ["migrate", "--from", `file:${before.dbPath}`, "--to", target],
+    processEnv(before.dbPath),
+  );
+  expect(refused.code).toBe(1);
+  expect(refused.stderr).toContain("already holds data (due_deliveries)");
   expect(await pg.unsafe("SELECT id FROM accounts")).toEqual([]);
 });

@@ -50,6 +50,14 @@ export class PgRetention implements RetentionStore {
       WHERE h.endpoint_id = p.id AND p.account_id = a.id AND h.hour + ${HOUR} <= ${EXPIRY}`,
       params,
     );
+    // Due rows whose delivery is gone or done: left only by an instance of a release before
+    // due_deliveries, or by a cascade; the claim skips them, and this keeps the table and the
+    // pending count true. A delivery and its due row are written in one statement, so a
+    // delivery being enqueued is never caught between the two.
+    await this.db.$client.unsafe(
+      `DELETE FROM due_deliveries w
+      WHERE NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.id = w.delivery_id AND d.status = 'pending')`,
+    );
     return { deliveries, events };
   }
 
