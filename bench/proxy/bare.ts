@@ -3,12 +3,15 @@
  * all. BODY=stream (row c) hands the caller's body to fetch as a stream; BODY=whole (row w) reads
  * it whole first, as Switchboard does for a body declaring at most PROXY_BODY_BUFFER_BYTES.
  * CLIENT=socket (with BODY=whole) calls upstream with bench/proxy/socket-client.ts instead of
- * fetch: issue 40 item 6's experiment (bench/proxy/socket-floor.ts).
+ * fetch: issue 40 item 6's experiment (bench/proxy/socket-floor.ts). ANSWER=whole (with BODY=whole,
+ * row v of bench/proxy/threads.ts) reads upstream's answer whole and answers with those bytes, as
+ * Switchboard does for a send's answer when the request log reads its message id.
  */
 import { socketFetch } from "./socket-client.ts";
 
 const upstream = process.env.UPSTREAM_URL!;
 const whole = process.env.BODY === "whole";
+const answerWhole = process.env.ANSWER === "whole";
 const client = process.env.CLIENT === "socket" ? (socketFetch as typeof fetch) : fetch;
 const server = Bun.serve({
   port: Number(process.env.PORT ?? 0),
@@ -27,7 +30,7 @@ const server = Bun.serve({
       decompress: false,
       redirect: "manual",
     } as RequestInit);
-    return new Response(response.body, {
+    return new Response(answerWhole ? await response.bytes() : response.body, {
       status: response.status,
       headers: { "content-type": response.headers.get("content-type") ?? "" },
     });

@@ -5,7 +5,10 @@
  * /proc divided by the calls wrk completed. The serving thread is "main"; Bun's fetch runs on "HTTP
  * Client"; the request log's writer is a "Worker"; JIT and GC have their own.
  *
- *   flock /tmp/switchboard-heavy.lock bun bench/proxy/threads.ts    (ROWS=wdq BENCH_SECONDS=5 ROUNDS=2)
+ * Row v is the floor answering with upstream's answer read whole, as Switchboard answers a send
+ * whose message id the request log reads.
+ *
+ *   flock /tmp/switchboard-heavy.lock bun bench/proxy/threads.ts    (ROWS=wdq BENCH_SECONDS=5 ROUNDS=2; ROWS=wvqd)
  */
 import { mkdtempSync, readdirSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -41,9 +44,14 @@ await waitFor(`http://127.0.0.1:${upstreamPort}/`);
 const servers: { row: string; url: string; pid: number; script: string }[] = [];
 for (const row of ROWS) {
   const script = join(work, `${row}.lua`);
-  if (row === "w") {
+  if (row === "w" || row === "v") {
     const port = await freePort();
-    const env = { PORT: String(port), UPSTREAM_URL: `http://127.0.0.1:${upstreamPort}`, BODY: "whole" };
+    const env = {
+      PORT: String(port),
+      UPSTREAM_URL: `http://127.0.0.1:${upstreamPort}`,
+      BODY: "whole",
+      ANSWER: row === "v" ? "whole" : "stream",
+    };
     const child = start([process.execPath, "bench/proxy/bare.ts"], env);
     await waitFor(`http://127.0.0.1:${port}/`);
     writeLoadScript(script, "px_live_unchecked", benchNumbers(1000));
