@@ -3,7 +3,7 @@ import { bytesWithin } from "../http/read-body.ts";
 import type { Clock } from "../runtime/clock.ts";
 import type { Fetch } from "../runtime/fetch.ts";
 import { countedBody, MAX_BODY_BYTES } from "./body-limit.ts";
-import { keepResponseHeaders, PASSED_REQUEST_HEADERS } from "./headers.ts";
+import { keepResponseHeaders, PASSED_REQUEST_HEADERS, passedResponseHeaders } from "./headers.ts";
 import { MESSAGE_ID_SCAN_BYTES } from "./capture.ts";
 import { INSPECT_LIMIT, inspectedBody } from "./side-effects.ts";
 
@@ -147,10 +147,10 @@ async function readWhole(request: Request, exchange: Exchange): Promise<Uint8Arr
 
 /** What the caller gets once upstream has answered (docs/proxy.md#what-comes-back). */
 async function answer(upstream: Response, exchange: Exchange): Promise<Response> {
-  const answerHeaders = keepResponseHeaders(upstream.headers, exchange.headers);
-  const declared = Number(answerHeaders.get("content-length") ?? Number.NaN);
+  const declared = Number(upstream.headers.get("content-length") ?? Number.NaN);
   // A declared length above 0 means a body: its stream is not made just to ask (see bodyFor).
   if (exchange.onSuccessBody && upstream.status < 300 && declared > 0 && declared <= MESSAGE_ID_SCAN_BYTES) {
+    const headers = passedResponseHeaders(upstream.headers, exchange.headers);
     let bytes: Uint8Array<ArrayBuffer>;
     try {
       bytes = await upstream.bytes();
@@ -158,8 +158,9 @@ async function answer(upstream: Response, exchange: Exchange): Promise<Response>
       return exchange.fail("upstream_unreachable", exchange.headers);
     }
     exchange.onSuccessBody(bytes);
-    return new Response(bytes, { status: upstream.status, headers: answerHeaders });
+    return new Response(bytes, { status: upstream.status, headers });
   }
+  const answerHeaders = keepResponseHeaders(upstream.headers, exchange.headers);
   if (upstream.status < 400 || declared > INSPECT_LIMIT || !upstream.body) return upstream;
   return new Response(inspectedBody(upstream.body, exchange.inspectError()), {
     status: upstream.status,

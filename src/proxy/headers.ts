@@ -33,14 +33,27 @@ const PASSED_RESPONSE = new Set<string>(PASSED_RESPONSE_HEADERS);
 /**
  * Turns upstream's response headers, in place, into the caller's: only the passed ones, plus ours.
  * (Editing them lets the proxy answer with upstream's own Response, whose body Bun then streams
- * natively, instead of wrapping it in a new Response and a JavaScript stream.)
+ * natively, instead of wrapping it in a new Response and a JavaScript stream.) Bun's `toJSON` lists
+ * the names in one native call: a third less garbage a call than `forEach`'s callback per header
+ * (the collector's pauses are the proxy's tail, bench/RESULTS.md, issue 40).
  */
 export function keepResponseHeaders(headers: Headers, ours: Record<string, string>): Headers {
-  const dropped: string[] = [];
-  headers.forEach((_, name) => {
-    if (!PASSED_RESPONSE.has(name)) dropped.push(name);
-  });
-  for (const name of dropped) headers.delete(name);
-  for (const [name, value] of Object.entries(ours)) headers.set(name, value);
+  for (const name in headers.toJSON()) if (!PASSED_RESPONSE.has(name)) headers.delete(name);
+  for (const name in ours) headers.set(name, ours[name] as string);
   return headers;
+}
+
+/**
+ * The caller's headers of an answer the proxy makes anew from upstream's bytes (a send's, read for
+ * its message id): the passed ones and ours, as a plain object, so that the new Response copies
+ * neither a whole Headers nor what is dropped from it.
+ */
+export function passedResponseHeaders(headers: Headers, ours: Record<string, string>): Record<string, string> {
+  const kept: Record<string, string> = {};
+  for (const name of PASSED_RESPONSE_HEADERS) {
+    const value = headers.get(name);
+    if (value !== null) kept[name] = value;
+  }
+  for (const name in ours) kept[name] = ours[name] as string;
+  return kept;
 }
