@@ -98,6 +98,19 @@ export async function forward(
   return answer(upstream, exchange);
 }
 
+/** A send's answer read whole and handed to onSuccessBody before the caller gets the same bytes. */
+async function readAnswer(upstream: Response, exchange: Exchange): Promise<Response> {
+  const headers = passedResponseHeaders(upstream.headers, exchange.headers);
+  let bytes: Uint8Array<ArrayBuffer>;
+  try {
+    bytes = await upstream.bytes();
+  } catch {
+    return exchange.fail("upstream_unreachable", exchange.headers);
+  }
+  exchange.onSuccessBody?.(bytes);
+  return new Response(bytes, { status: upstream.status, headers });
+}
+
 /** Made once, not a closure per call. */
 function abortWith(controller: AbortController, reason: AbortReason): void {
   controller.abort(reason);
@@ -145,21 +158,15 @@ async function readWhole(request: Request, exchange: Exchange): Promise<Uint8Arr
   return exchange.fail("body_timeout", exchange.headers);
 }
 
-/** What the caller gets once upstream has answered (docs/proxy.md#what-comes-back). */
-async function answer(upstream: Response, exchange: Exchange): Promise<Response> {
+/**
+ * What the caller gets once upstream has answered (docs/proxy.md#what-comes-back): a promise only
+ * when the answer is read first (a send's, for its message id), so that forward hands on a Response.
+ */
+function answer(upstream: Response, exchange: Exchange): Response | Promise<Response> {
   const declared = Number(upstream.headers.get("content-length") ?? Number.NaN);
   // A declared length above 0 means a body: its stream is not made just to ask (see bodyFor).
-  if (exchange.onSuccessBody && upstream.status < 300 && declared > 0 && declared <= MESSAGE_ID_SCAN_BYTES) {
-    const headers = passedResponseHeaders(upstream.headers, exchange.headers);
-    let bytes: Uint8Array<ArrayBuffer>;
-    try {
-      bytes = await upstream.bytes();
-    } catch {
-      return exchange.fail("upstream_unreachable", exchange.headers);
-    }
-    exchange.onSuccessBody(bytes);
-    return new Response(bytes, { status: upstream.status, headers });
-  }
+  if (exchange.onSuccessBody && upstream.status < 300 && declared > 0 && declared <= MESSAGE_ID_SCAN_BYTES)
+    return readAnswer(upstream, exchange);
   const answerHeaders = keepResponseHeaders(upstream.headers, exchange.headers);
   if (upstream.status < 400 || declared > INSPECT_LIMIT || !upstream.body) return upstream;
   return new Response(inspectedBody(upstream.body, exchange.inspectError()), {

@@ -3,6 +3,7 @@ import { rawTarget, type RawTarget } from "../http/raw-target.ts";
 import { rateLimitStep } from "../limits/fail-open.ts";
 import type { RateLimiter } from "../limits/limiter.ts";
 import { numberBucket, wabaBucket } from "../limits/policy.ts";
+import type { Decision } from "../limits/token-bucket.ts";
 import type { Deps } from "../deps.ts";
 import { timeOrderedIdSource } from "../runtime/random.ts";
 import { MAX_BODY_BYTES } from "./body-limit.ts";
@@ -232,21 +233,39 @@ export function createProxy(deps: ProxyDeps, limiter: RateLimiter, requestLog: R
   const checking: Checking = { directory, matchRoute: routeMatcher(allowList(config.platform)) };
   const proxying = proxyingOf(deps, requestLog);
 
-  /** docs/proxy.md#order-of-checks: every check in order, stopping at the first failure. */
-  async function pipeline(request: Request, raw: RawTarget, call: ProxyCall): Promise<Response> {
+  /**
+   * docs/proxy.md#order-of-checks: every check in order, stopping at the first failure. Not an
+   * async function: a call whose bucket answers at once (in memory) costs no frame of its own and
+   * hands forward's promise straight back, without another turn to resolve one promise with another.
+   */
+  function pipeline(request: Request, raw: RawTarget, call: ProxyCall): Response | Promise<Response> {
     const length = request.headers.get("content-length");
     const target = checked(checking, request, raw, length, call.record);
     if (typeof target === "string") return call.fail(target);
     call.trace?.checked(target.route);
+    call.target = target;
     const bucket = bucketOf(target);
     const decided = decide(bucket); //                                                    8. rate limit
-    const decision = decided instanceof Promise ? await decided : decided;
-    call.trace?.limited(bucket.key, decision);
+    if (decided instanceof Promise)
+      return decided.then((decision) => limited(request, raw, call, length, bucket.key, decision));
+    return limited(request, raw, call, length, bucket.key, decided);
+  }
+
+  /** The rate limit has decided (step 8): refused, or forwarded (step 9). */
+  function limited(
+    request: Request,
+    raw: RawTarget,
+    call: ProxyCall,
+    length: string | null,
+    bucketKey: string,
+    decision: Decision,
+  ): Response | Promise<Response> {
+    call.trace?.limited(bucketKey, decision);
     const headers = rateLimitHeaders(decision);
     headers["x-proxy-request-id"] = call.requestId;
     call.headers = headers;
     if (!decision.allowed) return call.fail("rate_limited", headers);
-    call.aim(target, raw.path, raw.query);
+    call.aim(call.target as Target, raw.path, raw.query);
     return forward(deps.fetch, request, length, call); //                                9. forward
   }
 
