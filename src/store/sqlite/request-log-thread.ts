@@ -115,9 +115,7 @@ export class RequestLogThread {
   /** Starts the thread now rather than with the first message (a server, to move an older release's log). */
   start(): void {
     if (this.worker || this.closed) return;
-    // Not `smol`: its small heap had the thread collect every few batches, 1 µs a record of the
-    // writer's 6 (bench/RESULTS.md, issue 40); the writer's heap settles at about 12 MB.
-    const worker = new Worker(this.workerUrl, { ref: false });
+    const worker = new Worker(this.workerUrl, { ref: false, smol: true });
     this.worker = worker;
     this.started = true;
     this.lastError = null;
