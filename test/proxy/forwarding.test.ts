@@ -92,18 +92,26 @@ describe("docs/proxy.md#what-goes-upstream: what is sent upstream", () => {
 
 describe("docs/proxy.md#what-comes-back: what comes back", () => {
   // A send's answer is read whole for its message id and answered anew; any other passes on as it is.
-  const answers = [
+  const answers: {
+    what: string;
+    status: number;
+    body: string;
+    headers: Record<string, string>;
+    messageId: string | null;
+  }[] = [
     {
       what: "an error answer",
       status: 400,
       body: '{"error" : {"message":"x",  "code":131047,"trace_id":"AbC"}}\n',
       headers: { "content-disposition": "inline", "set-cookie": "s=1", "content-encoding": "identity" },
+      messageId: null,
     },
     {
       what: "a send's answer, read whole for its message id",
       status: 200,
       body: '{"messaging_product":"chat", "contacts":[{"input":"15550100","wa_id":"15550100"}],\n "messages":[{"id" : "wamid.Odd=="}]}',
       headers: { "content-disposition": "inline", "set-cookie": "s=1", "x-fb-debug": "abc", vary: "Origin" },
+      messageId: "wamid.Odd==",
     },
   ];
   test.each(answers)(
@@ -132,6 +140,10 @@ describe("docs/proxy.md#what-comes-back: what comes back", () => {
         "x-proxy-request-id": id!,
         date: expect.any(String),
       });
+      // The send's row took the read-whole path: its message id is on the call's record.
+      await t.world.app().requestLog!.flush();
+      const logged = await t.world.deps.store.requests.get(t.biz.accountId, id!);
+      expect(logged).toMatchObject({ messageId: answer.messageId, responseBytes: answer.body.length });
     },
   );
 

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, test } from "bun:test";
-import type { RateLimiter } from "../../src/limits/limiter.ts";
+import { MemoryLimiter, type RateLimiter } from "../../src/limits/limiter.ts";
 import { createProxy } from "../../src/proxy/pipeline.ts";
 import { onSqlite } from "../support/backend.ts";
 import { bearer, startWorld, type Business, type World } from "../support/world.ts";
@@ -151,6 +151,28 @@ describe.skipIf(!onSqlite)("write-through and restore", () => {
     world.deps.clock.advance(60_000);
     await world.restart();
     expect(limits(await send(biz))).toMatchObject({ status: 200, remaining: "79" });
+  });
+});
+
+// The scale-out mode's buckets answer later (Redis): the same headers and refusals through the
+// promise path. The decisions are the in-memory limiter's under the world's clock, so none refills.
+describe("a limiter that answers later, over HTTP", () => {
+  test("RateLimit-* and the request id on every allowed call; 429 with Retry-After past the limit", async () => {
+    world = await startWorld();
+    const biz = await world.business();
+    const memory = new MemoryLimiter(world.deps.clock);
+    const later: RateLimiter = { take: (spec) => Promise.resolve(memory.take(spec)) };
+    const handle = createProxy(world.deps, later);
+    const server = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: (request) => handle(request) });
+    cleanups.push(() => server.stop(true));
+    const url = `http://127.0.0.1:${server.port}`;
+    const first = await send(biz, biz.phoneNumberId, url);
+    expect(limits(first)).toEqual({ status: 200, limit: "80", remaining: "79", reset: "1", retryAfter: null });
+    expect(first.headers.get("x-proxy-request-id")).toMatch(/^req_/);
+    for (let i = 1; i < 80; i++) expect((await send(biz, biz.phoneNumberId, url)).status).toBe(200);
+    const refused = await send(biz, biz.phoneNumberId, url);
+    expect(limits(refused)).toEqual({ status: 429, limit: "80", remaining: "0", reset: "1", retryAfter: "1" });
+    expect(((await refused.json()) as { error: { code: number } }).error.code).toBe(1006);
   });
 });
 
