@@ -120,10 +120,10 @@ class ProxyCall implements CallOutcome, Exchange {
     return errorResponse(name, this.requestId, { headers });
   }
 
-  /** Step 9's request: where it goes, with which token and time-out. */
-  aim(target: Target, path: string, query: string | null): void {
+  /** Step 9's request to the call's target: where it goes, with which token and time-out. */
+  aim(path: string, query: string | null): void {
     const { config } = this.proxying.deps;
-    this.target = target;
+    const target = this.target as Target;
     this.url = `${config.upstreamUrl}${path}?${upstreamQuery(query, this.proxying.proofs.for(target.waba))}`;
     this.token = target.waba.accessToken;
     this.timeoutMs = target.route.timeout === "media" ? config.upstreamMediaTimeoutMs : config.upstreamTimeoutMs;
@@ -238,8 +238,12 @@ export function createProxy(deps: ProxyDeps, limiter: RateLimiter, requestLog: R
    * async function: a call whose bucket answers at once (in memory) costs no frame of its own and
    * hands forward's promise straight back, without another turn to resolve one promise with another.
    */
-  function pipeline(request: Request, raw: RawTarget, call: ProxyCall): Response | Promise<Response> {
-    const length = request.headers.get("content-length");
+  function pipeline(
+    request: Request,
+    raw: RawTarget,
+    call: ProxyCall,
+    length: string | null,
+  ): Response | Promise<Response> {
     const target = checked(checking, request, raw, length, call.record);
     if (typeof target === "string") return call.fail(target);
     call.trace?.checked(target.route);
@@ -265,7 +269,7 @@ export function createProxy(deps: ProxyDeps, limiter: RateLimiter, requestLog: R
     headers["x-proxy-request-id"] = call.requestId;
     call.headers = headers;
     if (!decision.allowed) return call.fail("rate_limited", headers);
-    call.aim(call.target as Target, raw.path, raw.query);
+    call.aim(raw.path, raw.query);
     return forward(deps.fetch, request, length, call); //                                9. forward
   }
 
@@ -290,9 +294,10 @@ export function createProxy(deps: ProxyDeps, limiter: RateLimiter, requestLog: R
     const started = performance.now();
     const record = startRecord(requestId, at, request.method);
     const call = new ProxyCall(proxying, requestId, record, startTrace?.(request, target.path, requestId));
+    const length = request.headers.get("content-length");
     let response: Response;
     try {
-      response = await pipeline(request, target, call);
+      response = await pipeline(request, target, call, length);
     } catch (error) {
       logger.error("proxy failed", { request_id: requestId, error });
       response = call.fail("upstream_unreachable");
@@ -300,12 +305,7 @@ export function createProxy(deps: ProxyDeps, limiter: RateLimiter, requestLog: R
     call.trace?.end(response.status, call);
     count(call.code, response.status);
     if (requestLog && hasCaller(record))
-      finishRecord(
-        record,
-        response,
-        typeof call.code === "number" ? call.code : null,
-        request.headers.get("content-length"),
-      );
+      finishRecord(record, response, typeof call.code === "number" ? call.code : null, length);
     call.complete();
     logged(request, target.path, call, response.status, started);
     return response;
